@@ -1,0 +1,407 @@
+"""Reporters: exact JSON schema 1, valid SARIF 2.1.0, GitHub escaping, JUnit counts, text.
+
+The SARIF schema in tests/data/sarif-2.1.0.json is the SARIF 2.1.0 (rtm.5, the
+version OASIS published as 2.1.0) JSON schema, taken unchanged from
+lib/schemas/sarif-2.1.0-rtm.5.json of the npm package @microsoft/jest-sarif
+1.0.0-beta.0 (MIT), so the test needs no network.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import jsonschema
+import pytest
+from rich.console import Console
+
+from ctxlint import __version__
+from ctxlint.model import BASELINED, FileError, Finding, Result, RuleInfo, Span, StaleEntry
+from ctxlint.reporters import FORMATS, print_text, render
+from ctxlint.reporters.github import escape_data, escape_property
+
+DATA = Path(__file__).parent / "data"
+RULES = [
+    RuleInfo(
+        "CTX101", "seed-read", "A field read off the process-global seed record.", "rules/CTX101.md"
+    ),
+    RuleInfo("CTX201", "record-mutation", "A write to a field of a record instance."),
+]
+SOURCE = """\
+import os
+
+def serve(self):
+    sa = get_server_args()
+    tp = get_server_args().tp_size
+    return tp
+"""
+TRICKY = "bad: 100% of a, b\nsecond line\r\nthird"
+
+
+def make_result(root: Path, *, strict: bool = False, errors: bool = True) -> Result:
+    (root / "pkg").mkdir(exist_ok=True)
+    (root / "pkg" / "serve.py").write_text(SOURCE, encoding="utf-8")
+    findings = [
+        Finding(
+            "CTX101",
+            "pkg/serve.py",
+            Span(4, 10, 4, 27),
+            "serve",
+            "alias of the seed record",
+            "get_server_args()",
+            "fp-base",
+            BASELINED,
+        ),
+        Finding(
+            "CTX101",
+            "pkg/serve.py",
+            Span(5, 10, 5, 32),
+            "serve",
+            "`tp_size` read off get_server_args()",
+            "get_server_args().tp_size",
+            "fp-new",
+        ),
+        # A file that does not exist on disk (deleted since): no frame, no crash.
+        Finding("CTX201", "pkg/gone.py", Span(7, 1, 7, 12), "<module>", TRICKY, "sa.x = 1", "fp-w"),
+        Finding(
+            "CTX201",
+            "pkg/only base.py",
+            Span(2, 1, 2, 8),
+            "C.m",
+            "m",
+            "rec.y = 2",
+            "fp-b2",
+            BASELINED,
+        ),
+    ]
+    stale = [StaleEntry("CTX101", "pkg/old.py", "Old.run", "fp-stale", "sa.dp_size")]
+    errs = [FileError("pkg/broken.py", "syntax error: invalid syntax (line 3, column 4)")]
+    return Result(
+        root=str(root),
+        rules=RULES,
+        findings=findings,
+        stale=stale,
+        errors=errs if errors else [],
+        strict=strict,
+        files_checked=5,
+    )
+
+
+@pytest.fixture
+def result(tmp_path: Path) -> Result:
+    return make_result(tmp_path)
+
+
+def test_render_knows_every_format_and_rejects_others(result: Result) -> None:
+    for fmt in FORMATS:
+        out = render(result, fmt)
+        assert out.endswith("\n") and render(result, fmt) == out  # deterministic
+    with pytest.raises(ValueError, match="unknown format 'xml'"):
+        render(result, "xml")
+
+
+# -- json ----------------------------------------------------------------------------
+
+
+def test_json_schema_1_exact(result: Result) -> None:
+    out = render(result, "json")
+    doc = json.loads(out)
+    assert list(doc) == ["tool", "version", "schema", "findings", "stale", "summary", "errors"]
+    assert (doc["tool"], doc["version"], doc["schema"]) == ("ctxlint", __version__, 1)
+    assert all(
+        list(f)
+        == [
+            "rule",
+            "path",
+            "line",
+            "column",
+            "end_line",
+            "end_column",
+            "scope",
+            "message",
+            "fingerprint",
+            "status",
+        ]
+        for f in doc["findings"]
+    )
+    assert [f["fingerprint"] for f in doc["findings"]] == ["fp-base", "fp-new", "fp-w", "fp-b2"]
+    assert [f["status"] for f in doc["findings"]] == ["baselined", "new", "new", "baselined"]
+    assert doc["findings"][1] == {
+        "rule": "CTX101",
+        "path": "pkg/serve.py",
+        "line": 5,
+        "column": 10,
+        "end_line": 5,
+        "end_column": 32,
+        "scope": "serve",
+        "message": "`tp_size` read off get_server_args()",
+        "fingerprint": "fp-new",
+        "status": "new",
+    }
+    assert doc["stale"] == [
+        {"rule": "CTX101", "path": "pkg/old.py", "scope": "Old.run", "fingerprint": "fp-stale"}
+    ]
+    assert doc["summary"] == {
+        "CTX101": {"found": 2, "new": 1, "baselined": 1, "stale": 1},
+        "CTX201": {"found": 2, "new": 1, "baselined": 1, "stale": 0},
+    }
+    assert doc["errors"] == [
+        {"path": "pkg/broken.py", "message": "syntax error: invalid syntax (line 3, column 4)"}
+    ]
+    assert out == json.dumps(doc, indent=2) + "\n"  # indent 2, trailing newline
+
+
+def test_json_documentation_lists_every_key() -> None:
+    doc = (Path(__file__).parent.parent / "docs" / "json-schema.md").read_text(encoding="utf-8")
+    for key in ("end_column", "fingerprint", "baselined", "stale", "errors", "summary"):
+        assert f"`{key}`" in doc or f'"{key}"' in doc
+
+
+# -- sarif ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def sarif_validator() -> jsonschema.Draft4Validator:
+    schema = json.loads((DATA / "sarif-2.1.0.json").read_text(encoding="utf-8"))
+    assert schema["$schema"] == "http://json-schema.org/draft-04/schema#"
+    assert "2.1.0" in schema["title"]
+    return jsonschema.Draft4Validator(
+        schema, format_checker=jsonschema.Draft4Validator.FORMAT_CHECKER
+    )
+
+
+def test_sarif_validates_against_the_2_1_0_schema(
+    result: Result, sarif_validator: jsonschema.Draft4Validator
+) -> None:
+    doc = json.loads(render(result, "sarif"))
+    errors = sorted(sarif_validator.iter_errors(doc), key=str)
+    assert errors == [], "\n".join(e.message for e in errors)
+    # The validator is not vacuous: a bad baselineState is rejected.
+    doc["runs"][0]["results"][0]["baselineState"] = "maybe"
+    assert not sarif_validator.is_valid(doc)
+
+
+def test_sarif_content(result: Result) -> None:
+    doc = json.loads(render(result, "sarif"))
+    assert doc["version"] == "2.1.0"
+    (run,) = doc["runs"]
+    driver = run["tool"]["driver"]
+    assert (driver["name"], driver["version"]) == ("ctxlint", __version__)
+    assert [r["id"] for r in driver["rules"]] == ["CTX101", "CTX201"]
+    assert driver["rules"][0]["name"] == "seed-read"
+    assert "rules/CTX101.md" in driver["rules"][0]["help"]["text"]
+    assert "helpUri" not in driver["rules"][0]
+
+    by_fp = {r["partialFingerprints"]["ctxlintFingerprint/v1"]: r for r in run["results"]}
+    assert set(by_fp) == {"fp-base", "fp-new", "fp-w", "fp-b2", "fp-stale"}
+    new = by_fp["fp-new"]
+    assert (new["ruleId"], new["ruleIndex"], new["level"], new["baselineState"]) == (
+        "CTX101",
+        0,
+        "error",
+        "new",
+    )
+    loc = new["locations"][0]["physicalLocation"]
+    assert loc["artifactLocation"] == {"uri": "pkg/serve.py", "uriBaseId": "%SRCROOT%"}
+    assert loc["region"] == {
+        "startLine": 5,
+        "startColumn": 10,
+        "endLine": 5,
+        "endColumn": 32,
+        "snippet": {"text": "get_server_args().tp_size"},
+    }
+    assert by_fp["fp-w"]["ruleIndex"] == 1
+    base = by_fp["fp-base"]
+    assert (base["level"], base["baselineState"]) == ("note", "unchanged")
+    assert base["suppressions"] == [{"kind": "external", "status": "accepted"}]
+    assert "suppressions" not in new
+    # A space in a path is percent-encoded: the uri must be a URI reference.
+    assert by_fp["fp-b2"]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == (
+        "pkg/only%20base.py"
+    )
+    stale = by_fp["fp-stale"]
+    assert (stale["level"], stale["baselineState"]) == ("note", "absent")
+    assert "ctxlint baseline update" in stale["message"]["text"]
+
+    (inv,) = run["invocations"]
+    assert inv["executionSuccessful"] is False
+    (note,) = inv["toolExecutionNotifications"]
+    assert note["level"] == "error"
+    assert note["message"]["text"].startswith("syntax error")
+    assert note["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "pkg/broken.py"
+
+
+def test_sarif_clean_run_and_unknown_rule(
+    tmp_path: Path, sarif_validator: jsonschema.Draft4Validator
+) -> None:
+    clean = Result(str(tmp_path), RULES, [], [], [])
+    doc = json.loads(render(clean, "sarif"))
+    assert sarif_validator.is_valid(doc)
+    assert doc["runs"][0]["invocations"] == [{"executionSuccessful": True}]
+    assert doc["runs"][0]["results"] == []
+    # A stale entry of a rule no longer in the catalogue still gets a valid ruleIndex.
+    retired = Result(str(tmp_path), RULES, [], [StaleEntry("CTX999", "a.py", "f", "fp")], [])
+    doc = json.loads(render(retired, "sarif"))
+    assert sarif_validator.is_valid(doc)
+    rules = doc["runs"][0]["tool"]["driver"]["rules"]
+    (res,) = doc["runs"][0]["results"]
+    assert rules[res["ruleIndex"]]["id"] == "CTX999"
+
+
+# -- github --------------------------------------------------------------------------
+
+
+def test_github_escaping() -> None:
+    assert escape_data("100% a,b: c\r\nd") == "100%25 a,b: c%0D%0Ad"
+    assert escape_property("100% a,b: c\r\nd") == "100%25 a%2Cb%3A c%0D%0Ad"
+
+
+def test_github_annotations(result: Result) -> None:
+    lines = render(result, "github").splitlines()
+    assert lines[0] == (
+        "::error file=pkg/serve.py,line=5,col=10,endLine=5,endColumn=32,"
+        "title=CTX101 seed-read::`tp_size` read off get_server_args()"
+    )
+    assert lines[1] == (
+        "::error file=pkg/gone.py,line=7,col=1,endLine=7,endColumn=12,"
+        "title=CTX201 record-mutation::bad: 100%25 of a, b%0Asecond line%0D%0Athird"
+    )
+    assert not any("fp-base" in line or "serve.py,line=4" in line for line in lines)  # baselined
+    assert lines[2].startswith("::warning file=pkg/old.py,title=CTX101 seed-read%3A stale")
+    assert "run `ctxlint baseline update`" in lines[2]
+    assert lines[3].startswith("::error file=pkg/broken.py,title=ctxlint%3A file not checked::")
+    assert lines[3].endswith("syntax error: invalid syntax (line 3, column 4)")
+    assert len(lines) == 4
+
+
+def test_github_strict_stale_is_an_error(tmp_path: Path) -> None:
+    lines = render(make_result(tmp_path, strict=True), "github").splitlines()
+    assert any(line.startswith("::error file=pkg/old.py,") for line in lines)
+    assert not any(line.startswith("::warning") for line in lines)
+
+
+def test_github_path_with_comma_and_colon_is_escaped(tmp_path: Path) -> None:
+    f = Finding("CTX101", "a,b:c.py", Span(1, 1, 1, 2), "f", "m", "s", "fp")
+    out = render(Result(str(tmp_path), RULES, [f], [], []), "github")
+    assert out.startswith("::error file=a%2Cb%3Ac.py,line=1,")
+
+
+# -- junit ---------------------------------------------------------------------------
+
+
+def _suite(result: Result) -> ET.Element:
+    root = ET.fromstring(render(result, "junit").encode())
+    assert root.tag == "testsuite" and root.get("name") == "ctxlint"
+    return root
+
+
+def test_junit_counts_and_content(result: Result) -> None:
+    suite = _suite(result)
+    cases = suite.findall("testcase")
+    assert [c.get("name") for c in cases] == [
+        "CTX101 seed-read",
+        "CTX201 record-mutation",
+        "pkg/broken.py",
+    ]
+    assert {c.get("classname") for c in cases[:2]} == {"ctxlint"}
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("3", "2", "1")
+    f101 = cases[0].find("failure")
+    assert f101 is not None and f101.get("message") == "1 new finding"
+    assert "pkg/serve.py:5:10: `tp_size` read off get_server_args()" in f101.text
+    assert "fp-stale" not in f101.text  # stale does not fail without --strict
+    assert "pkg/old.py" in cases[0].find("system-out").text
+    f201 = cases[1].find("failure")
+    assert TRICKY.replace("\r\n", "\n") in f201.text  # XML normalises CR LF
+    err = cases[2].find("error")
+    assert err is not None and err.get("message").startswith("syntax error")
+
+
+def test_junit_strict_stale_fails_and_clean_passes(tmp_path: Path) -> None:
+    r = make_result(tmp_path, strict=True)
+    r.findings = [f for f in r.findings if f.status == BASELINED]
+    suite = _suite(r)
+    cases = {c.get("name"): c for c in suite.findall("testcase")}
+    failure = cases["CTX101 seed-read"].find("failure")
+    assert failure is not None and failure.get("message") == "1 stale baseline entry"
+    assert "ctxlint baseline update" in failure.text
+    assert cases["CTX201 record-mutation"].find("failure") is None
+    assert suite.get("failures") == "1"
+
+    clean = Result(str(tmp_path), RULES, [], [], [])
+    suite = _suite(clean)
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("2", "0", "0")
+
+
+def test_junit_strips_characters_xml_cannot_hold(tmp_path: Path) -> None:
+    f = Finding("CTX101", "a.py", Span(1, 1, 1, 2), "f", "nul\x00 and esc\x1b", "s", "fp")
+    suite = _suite(Result(str(tmp_path), RULES, [f], [], []))
+    assert "nul\ufffd and esc\ufffd" in suite.find("testcase/failure").text
+
+
+# -- text ----------------------------------------------------------------------------
+
+
+def text_of(result: Result, **kw) -> str:
+    buf = io.StringIO()
+    console = Console(file=buf, width=100, no_color=True, color_system=None)
+    print_text(result, console, **kw)
+    return buf.getvalue()
+
+
+def test_text_code_frame_and_grouping(result: Result) -> None:
+    out = text_of(result)
+    lines = out.splitlines()
+    assert "pkg/serve.py  (1 new finding, 1 baselined)" in lines
+    assert "  pkg/serve.py:5:10  CTX101 seed-read  NEW" in lines
+    assert "     > 5 |     tp = get_server_args().tp_size" in lines
+    caret = lines[lines.index("     > 5 |     tp = get_server_args().tp_size") + 1]
+    assert caret == "         |          " + "^" * 22
+    assert "       4 |     sa = get_server_args()" in lines  # context above
+    assert "  + 1 baselined finding not shown" in lines
+    # The baselined finding on line 4 is not shown in full.
+    assert "pkg/serve.py:4:10" not in out
+    # Missing file: the finding is printed, with no frame.
+    assert "  pkg/gone.py:7:1  CTX201 record-mutation  NEW" in lines
+    assert "    second line" in lines  # multi-line messages stay indented
+    # A file with only baselined findings is collapsed to a count.
+    assert "  pkg/only base.py: 1" in lines
+    assert text_of(result, show_source=False).count(" | ") == 0
+
+
+def test_text_stale_errors_summary_and_closing_line(result: Result) -> None:
+    lines = text_of(result).splitlines()
+    stale_head = next(line for line in lines if line.startswith("1 stale baseline entry"))
+    assert "ctxlint baseline update" in stale_head
+    assert any("pkg/old.py  CTX101  in Old.run" in line for line in lines)
+    assert "1 error: these files were not checked" in lines
+    assert "  pkg/broken.py: syntax error: invalid syntax (line 3, column 4)" in lines
+
+    head = lines.index(next(line for line in lines if line.startswith("Rule ")))
+    assert lines[head].split() == ["Rule", "Name", "Found", "Baselined", "New", "Stale"]
+    assert lines[head + 1].split() == ["CTX101", "seed-read", "2", "1", "1", "1"]
+    assert lines[head + 2].split() == ["CTX201", "record-mutation", "2", "1", "1", "0"]
+    assert lines[head + 3].split() == ["total", "4", "2", "2", "1"]
+    assert lines[-1] == "2 new findings, 1 stale baseline entry, 1 error"
+
+
+def test_text_all_clear(tmp_path: Path) -> None:
+    r = make_result(tmp_path, errors=False)
+    r.findings = [f for f in r.findings if f.status == BASELINED]
+    r.stale = []
+    out = text_of(r)
+    assert out.splitlines()[-1] == "All clear: 5 files checked, 2 baselined findings"
+    assert " NEW" not in out
+
+
+def test_text_markup_in_messages_is_literal(tmp_path: Path) -> None:
+    f = Finding("CTX101", "a.py", Span(1, 1, 1, 2), "f", "x[red]y[/red] :smile:", "s", "fp")
+    out = text_of(Result(str(tmp_path), RULES, [f], [], []))
+    assert "x[red]y[/red] :smile:" in out
+
+
+def test_render_text_is_plain(result: Result) -> None:
+    out = render(result, "text")
+    assert "\x1b[" not in out
+    assert "     > 5 |     tp = get_server_args().tp_size" in out
