@@ -1,0 +1,364 @@
+"""Command line: check, baseline update|show, rules, explain, sets.
+
+Exit codes: 0 clean, 1 findings or a baseline regression, 2 usage, config or
+tool error (one line on stderr, never a traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.markdown import Markdown
+from rich.table import Table
+from rich.tree import Tree
+
+from ctxlint import __version__
+from ctxlint.baseline import BaselineError, compare, load_baseline, show, update
+from ctxlint.config import Config, _did_you_mean, check_rule_ids, find_config, load_config
+from ctxlint.engine import Engine, RunOutput
+from ctxlint.errors import ConfigError, CtxlintError
+from ctxlint.model import Result
+from ctxlint.reporters import FORMATS, print_text, print_timings, render
+from ctxlint.rule import Rule, load_rules, spec_path
+
+
+def _csv(value: str) -> list[str]:
+    return [v.strip().upper() for v in value.split(",") if v.strip()]
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("paths", nargs="*", help="tree to check (with --config) or paths to report on")
+    p.add_argument("--config", help="config file (pyproject.toml or ctxlint.toml)")
+    p.add_argument("--select", type=_csv, help="only these rules (comma separated)")
+    p.add_argument("--ignore", type=_csv, help="skip these rules (comma separated)")
+    p.add_argument("--baseline", help="baseline file (default: from config)")
+    p.add_argument("--no-cache", action="store_true", help="do not read or write the fact cache")
+    p.add_argument("--jobs", "-j", type=int, default=None, help="worker processes (default: cores)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ctxlint", description="Keep a runtime-context design true: derived sets, exact pins."
+    )
+    parser.add_argument("--version", action="version", version=f"ctxlint {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    check = sub.add_parser("check", help="check the tree against the rules and the baseline")
+    _common(check)
+    check.add_argument("--format", choices=FORMATS, default="text")
+    check.add_argument("--output", "-o", help="write the report to FILE")
+    check.add_argument("--strict", action="store_true", help="stale baseline entries fail too (CI)")
+    check.add_argument("--statistics", action="store_true", help="counts per rule, not findings")
+    check.add_argument("--timings", action="store_true", help="time per phase and per rule")
+    check.add_argument(
+        "--ignore-errors", action="store_true", help="files that fail to parse do not fail the run"
+    )
+
+    base = sub.add_parser("baseline", help="update or show the pinned baseline")
+    bsub = base.add_subparsers(dest="action", required=True)
+    upd = bsub.add_parser(
+        "update", help="drop entries no longer found (growth needs --allow-growth)"
+    )
+    _common(upd)
+    upd.add_argument("--allow-growth", action="store_true", help="also pin new findings")
+    upd.add_argument("--reason", help="why the baseline grows (stored with the new entries)")
+    shw = bsub.add_parser("show", help="print the baseline's entries and counts")
+    _common(shw)
+
+    sub.add_parser("rules", help="the rule catalogue")
+    exp = sub.add_parser("explain", help="show a rule's spec")
+    exp.add_argument("rule")
+    sets = sub.add_parser("sets", help="print every derived set the checks use")
+    _common(sets)
+    sets.add_argument("--format", choices=("text", "json"), default="text")
+    return parser
+
+
+# -- helpers -------------------------------------------------------------------
+def resolve_config(args: argparse.Namespace, rules: list[Rule]) -> tuple[Config, list[str]]:
+    """The config and the path filters (relative to the project root)."""
+    ids = [r.id for r in rules]
+    options = {k: v for r in rules for k, v in r.options.items()}
+    paths = [Path(p) for p in args.paths]
+    root = None
+    if args.config:
+        cfg_path = Path(args.config)
+        if not cfg_path.is_file():
+            raise ConfigError(f"config file {cfg_path} not found")
+        if paths:
+            if not paths[0].is_dir():
+                raise ConfigError(
+                    f"{paths[0]} is not a folder (with --config, PATH is the tree to check)"
+                )
+            root, paths = paths[0], paths[1:]
+    else:
+        start = paths[0] if paths else Path.cwd()
+        cfg_path = find_config(start.resolve())
+    config = load_config(cfg_path, root=root, rule_ids=ids, rule_options=options)
+    if getattr(args, "baseline", None):
+        config = _replace(config, baseline=Path(args.baseline).resolve())
+    filters = []
+    for p in paths:
+        try:
+            filters.append(p.resolve().relative_to(config.root).as_posix())
+        except ValueError:
+            raise ConfigError(f"{p} is outside the project root {config.root}") from None
+    return config, filters
+
+
+def _replace(config: Config, **changes: Any) -> Config:
+    from dataclasses import replace
+
+    return replace(config, **changes)
+
+
+def selected_rules(args: argparse.Namespace, config: Config, rules: list[Rule]) -> list[Rule]:
+    ids = [r.id for r in rules]
+    select = args.select or list(config.select) or ids
+    ignore = args.ignore or list(config.ignore)
+    check_rule_ids(select, ids, "--select")
+    check_rule_ids(ignore, ids, "--ignore")
+    return [r for r in rules if r.id in select and r.id not in ignore]
+
+
+def _progress(console: Console) -> Any:
+    if not console.is_terminal:
+        return None, None
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    bar = Progress(
+        TextColumn("parsing"), BarColumn(), MofNCompleteColumn(), console=console, transient=True
+    )
+    task = bar.add_task("facts", total=None)
+
+    def update(done: int, total: int) -> None:
+        bar.update(task, completed=done, total=total)
+
+    return bar, update
+
+
+def run_engine(
+    args: argparse.Namespace, config: Config, rules: list[Rule], selected: list[Rule]
+) -> RunOutput:
+    err = Console(stderr=True)
+    bar, callback = _progress(err)
+    engine = Engine(
+        config,
+        rules,
+        jobs=args.jobs,
+        selected={r.id for r in selected},
+        use_cache=not args.no_cache,
+        progress=callback,
+    )
+    if bar is None:
+        return engine.run()
+    with bar:
+        return engine.run()
+
+
+def _under(path: str, filters: list[str]) -> bool:
+    return not filters or any(
+        f in (".", "") or path == f or path.startswith(f.rstrip("/") + "/") for f in filters
+    )
+
+
+# -- commands ------------------------------------------------------------------
+def cmd_check(args: argparse.Namespace) -> int:
+    rules = load_rules()
+    config, filters = resolve_config(args, rules)
+    selected = selected_rules(args, config, rules)
+    out = run_engine(args, config, rules, selected)
+    baseline = load_baseline(config.baseline) if config.baseline else None
+    ids = {r.id for r in selected}
+    if baseline is not None:
+        findings, stale = compare(out.findings, baseline, rules=ids)
+    else:
+        findings, stale = out.findings, []
+    result = Result(
+        root=str(config.root),
+        rules=[r.info() for r in selected],
+        findings=[f for f in findings if _under(f.path, filters)],
+        stale=[s for s in stale if _under(s.path, filters)],
+        errors=[e for e in out.errors if _under(e.path, filters)],
+        strict=args.strict,
+        files_checked=out.files_checked,
+        timings=out.timings,
+    )
+    console = Console()
+    if args.output:
+        text = render(result, args.format)
+        Path(args.output).write_text(text, encoding="utf-8")
+    elif args.format == "text":
+        if args.statistics:
+            _print_statistics(result, console)
+        else:
+            print_text(result, console)
+    else:
+        sys.stdout.write(render(result, args.format))
+    if args.timings:
+        print_timings(result, Console(stderr=True))
+    if result.stale and args.strict and args.format == "text":
+        Console(stderr=True).print(
+            f"{len(result.stale)} stale baseline entr{'y' if len(result.stale) == 1 else 'ies'}: "
+            "the code got better; run `ctxlint baseline update` to lock it in"
+        )
+    return result.exit_code(ignore_errors=args.ignore_errors)
+
+
+def _print_statistics(result: Result, console: Console) -> None:
+    table = Table(title="ctxlint statistics")
+    for col in ("rule", "name", "found", "new", "baselined", "stale"):
+        table.add_column(col, justify="right" if col not in ("rule", "name") else "left")
+    names = {r.id: r.name for r in result.rules}
+    for rid, s in result.summary().items():
+        table.add_row(
+            rid, names.get(rid, ""), str(s.found), str(s.new), str(s.baselined), str(s.stale)
+        )
+    console.print(table)
+
+
+def cmd_baseline(args: argparse.Namespace) -> int:
+    rules = load_rules()
+    config, _ = resolve_config(args, rules)
+    if config.baseline is None:
+        raise ConfigError("no baseline file configured")
+    console = Console()
+    if args.action == "show":
+        console.print(show(load_baseline(config.baseline)).to_text(), markup=False, highlight=False)
+        return 0
+    if args.allow_growth and not (args.reason or "").strip():
+        raise ConfigError('--allow-growth needs --reason "why these findings are accepted"')
+    selected = selected_rules(args, config, rules)
+    out = run_engine(args, config, rules, selected)
+    if out.errors:
+        for e in out.errors:
+            Console(stderr=True).print(f"{e.path}: {e.message}", markup=False)
+        raise CtxlintError("files failed to parse; fix them before updating the baseline")
+    old = load_baseline(config.baseline)
+    new, report = update(
+        old,
+        out.findings,
+        allow_growth=args.allow_growth,
+        reason=args.reason,
+        rules={r.id for r in selected},
+    )
+    if report.changed or not config.baseline.exists():
+        new.save(config.baseline)
+    rel = os.path.relpath(config.baseline)
+    console.print(
+        f"{rel}: removed {len(report.removed)}, added {len(report.added)}, kept {len(report.kept)}",
+        markup=False,
+    )
+    if report.left_out:
+        console.print(
+            f"{len(report.left_out)} new finding(s) were NOT added: fix them, or accept them with "
+            '`ctxlint baseline update --allow-growth --reason "..."`',
+            markup=False,
+        )
+        return 1
+    return 0
+
+
+def cmd_rules(args: argparse.Namespace) -> int:
+    table = Table(title="ctxlint rules")
+    table.add_column("id")
+    table.add_column("name")
+    table.add_column("what it reports")
+    for r in load_rules():
+        table.add_row(r.id, r.name, r.summary)
+    Console().print(table)
+    return 0
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    rules = {r.id: r for r in load_rules()}
+    rid = args.rule.upper()
+    if rid not in rules:
+        raise ConfigError(f"unknown rule {args.rule!r}" + _did_you_mean(rid, sorted(rules)))
+    path = spec_path(rid)
+    console = Console()
+    if path.is_file():
+        console.print(Markdown(path.read_text(encoding="utf-8")))
+    else:  # installed without the source tree: the module docstring is the summary
+        module = sys.modules[type(rules[rid]).__module__]
+        console.print(
+            Markdown(f"# {rid} {rules[rid].name}\n\n{module.__doc__ or rules[rid].summary}")
+        )
+    return 0
+
+
+def cmd_sets(args: argparse.Namespace) -> int:
+    rules = load_rules()
+    config, _ = resolve_config(args, rules)
+    selected = selected_rules(args, config, rules)
+    out = run_engine(args, config, rules, selected)
+    vocab = out.program.vocab
+    namespaces: dict[str, list[str]] = {}
+    for field, ns in vocab.fields.items():
+        namespaces.setdefault(ns or "(record)", []).append(field)
+    data: dict[str, Any] = {
+        "vocabulary": {
+            "runtime module": vocab.runtime_module,
+            "record class": vocab.record_class,
+            "seed accessors": list(vocab.seed_accessors),
+            "bag accessors": dict(vocab.bag_accessors),
+            "field classes": dict(vocab.field_classes),
+            "record fields by namespace": {k: sorted(v) for k, v in sorted(namespaces.items())},
+            "record properties": list(vocab.properties),
+        },
+        **{r.id: out.program.sets.get(r.id, {}) for r in selected if out.program.sets.get(r.id)},
+    }
+    if args.format == "json":
+        sys.stdout.write(json.dumps(data, indent=2, sort_keys=True) + "\n")
+        return 0
+    tree = Tree(f"derived sets of {config.root}")
+    for section, sets in data.items():
+        branch = tree.add(f"[bold]{section}[/]")
+        for name, value in sets.items():
+            size = len(value) if isinstance(value, (list, dict)) else None
+            node = branch.add(f"{name}" + (f" ({size})" if size is not None else f": {value}"))
+            if isinstance(value, dict):
+                for k, v in value.items():
+                    node.add(f"{k}: {', '.join(v) if isinstance(v, list) else v}", highlight=False)
+            elif isinstance(value, list):
+                for v in value:
+                    node.add(str(v), highlight=False)
+    Console().print(tree)
+    return 0
+
+
+COMMANDS = {
+    "check": cmd_check,
+    "baseline": cmd_baseline,
+    "rules": cmd_rules,
+    "explain": cmd_explain,
+    "sets": cmd_sets,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return COMMANDS[args.command](args)
+    except (CtxlintError, BaselineError) as exc:
+        print(f"ctxlint: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("ctxlint: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+
+__all__ = ["main", "subprocess"]

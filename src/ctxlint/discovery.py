@@ -1,0 +1,107 @@
+"""Which files are checked, and the module name each one has.
+
+In a git checkout the file list comes from git itself (tracked plus untracked,
+minus what `.gitignore` excludes), so ignored build trees never leak in.
+Elsewhere (an unpacked wheel) the tree is walked.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pathspec
+
+SKIP_DIRS = {
+    ".git",
+    "__pycache__",
+    ".venv",
+    "venv",
+    ".tox",
+    ".nox",
+    "node_modules",
+    ".ctxlint_cache",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class SourceFile:
+    rel: str  # posix path relative to the project root
+    module: str  # dotted module name derived from the deepest src root holding it
+
+
+def _git_files(root: Path) -> list[str] | None:
+    # ls-files run from `root` prints paths relative to it; outside a work tree
+    # (or without git) it fails and the caller walks the tree instead.
+    try:
+        out = subprocess.run(
+            [
+                "git",
+                "-C",
+                str(root),
+                "ls-files",
+                "-z",
+                "--cached",
+                "--others",
+                "--exclude-standard",
+            ],
+            capture_output=True,
+            check=False,
+        )
+    except OSError:
+        return None
+    if out.returncode != 0:
+        return None
+    return [p for p in out.stdout.decode("utf-8", "surrogateescape").split("\0") if p]
+
+
+def _walk_files(root: Path) -> list[str]:
+    found: list[str] = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.endswith(".egg-info"))
+        rel_folder = os.path.relpath(folder, root)
+        for name in files:
+            found.append(name if rel_folder == "." else f"{rel_folder}/{name}".replace(os.sep, "/"))
+    return found
+
+
+def module_name(rel: str, roots: list[str]) -> str:
+    """Dotted module name of `rel` under the deepest root that holds it."""
+    best = ""
+    for r in roots:
+        prefix = "" if r in (".", "") else r.rstrip("/") + "/"
+        if rel.startswith(prefix) and len(prefix) >= len(best):
+            best = prefix
+    parts = rel[len(best) :].removesuffix(".py").split("/")
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def discover(root: Path, src: tuple[str, ...], exclude: tuple[str, ...]) -> list[SourceFile]:
+    """All Python files under the src roots, minus excludes, sorted by path."""
+    roots = [os.path.normpath(s).replace(os.sep, "/") for s in src]
+    for r in roots:
+        if not (root / r).is_dir():
+            raise FileNotFoundError(f"src root {r!r} is not a folder under {root}")
+    listed = _git_files(root)
+    files = listed if listed is not None else _walk_files(root)
+    spec = pathspec.PathSpec.from_lines("gitwildmatch", exclude)
+    chosen: dict[str, SourceFile] = {}
+    for rel in files:
+        if not rel.endswith(".py") or spec.match_file(rel):
+            continue
+        if any(part in SKIP_DIRS for part in rel.split("/")[:-1]):
+            continue
+        if not any(r in (".", "") or rel.startswith(r.rstrip("/") + "/") for r in roots):
+            continue
+        if not (root / rel).is_file():  # deleted in the work tree, still in the index
+            continue
+        chosen[rel] = SourceFile(rel, module_name(rel, roots))
+    return [chosen[k] for k in sorted(chosen)]
+
+
+def path_matcher(globs: tuple[str, ...]) -> pathspec.PathSpec:
+    return pathspec.PathSpec.from_lines("gitwildmatch", globs)

@@ -1,0 +1,268 @@
+"""The run: discover, hash, vocabulary, facts (cached, pooled), derive, check.
+
+Facts for a file depend only on its bytes, the ctxlint version and the
+vocabulary, so they are cached under exactly that key. Files are chosen by a
+byte-level prefilter built from derived names, iterated to a fixed point as
+rules learn new names from facts (record parameter names, say).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import multiprocessing
+import os
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from ctxlint import __version__
+from ctxlint.cache import FactCache
+from ctxlint.config import Config
+from ctxlint.discovery import SourceFile, discover, path_matcher
+from ctxlint.errors import CtxlintError, DerivationError
+from ctxlint.extract import extract_file
+from ctxlint.model import FileError, Finding, Span
+from ctxlint.rule import Program, RawFinding, Rule
+from ctxlint.rules.ctx001_suppressions import apply_suppressions
+from ctxlint.vocab import Vocabulary, derive_vocabulary
+
+Progress = Callable[[int, int], None]  # (done, total)
+
+
+@dataclass
+class RunOutput:
+    program: Program
+    findings: list[Finding]  # all statuses "new"; the baseline decides later
+    errors: list[FileError]
+    files_checked: int
+    files_parsed: int
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def content_hash(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def fingerprint(rule: str, path: str, scope: str, snippet: str, index: int) -> str:
+    raw = "\0".join((rule, path, scope, snippet, str(index))).encode()
+    return hashlib.sha256(raw).hexdigest()[:20]
+
+
+# -- pool workers -------------------------------------------------------------
+_WORKER: dict[str, Any] = {}
+
+
+def _init_worker(vocab_json: dict[str, Any] | None) -> None:
+    from ctxlint.rule import load_rules
+
+    _WORKER["vocab"] = vocab_json
+    _WORKER["rules"] = load_rules()
+
+
+def _work(item: tuple[str, str, bytes]) -> tuple[str, bytes]:
+    path, module, source = item
+    facts = extract_file(path, module, source, _WORKER["vocab"], _WORKER["rules"])
+    return path, json.dumps(facts, sort_keys=True, separators=(",", ":")).encode()
+
+
+class Engine:
+    def __init__(
+        self,
+        config: Config,
+        rules: list[Rule],
+        *,
+        jobs: int | None = None,
+        selected: set[str] | None = None,
+        use_cache: bool = True,
+        progress: Progress | None = None,
+    ) -> None:
+        self.config = config
+        # Every rule extracts facts and derives its sets (so the cache does not
+        # depend on the selection); only the selected rules' checks run.
+        self.rules = rules
+        self.selected = selected if selected is not None else {r.id for r in rules}
+        self.jobs = max(1, jobs or os.cpu_count() or 1)
+        self.cache = FactCache(config.cache_dir if use_cache else None)
+        self.progress = progress
+        self.timings: dict[str, float] = {}
+        self.parsed = 0
+
+    # -- phases -------------------------------------------------------------
+    def _timed(self, name: str, start: float) -> None:
+        self.timings[name] = self.timings.get(name, 0.0) + time.perf_counter() - start
+
+    def read_sources(self) -> tuple[list[SourceFile], dict[str, bytes], list[FileError]]:
+        t = time.perf_counter()
+        try:
+            files = discover(self.config.root, self.config.src, self.config.exclude)
+        except FileNotFoundError as exc:
+            raise CtxlintError(str(exc)) from None
+        sources: dict[str, bytes] = {}
+        errors: list[FileError] = []
+        for f in files:
+            try:
+                sources[f.rel] = (self.config.root / f.rel).read_bytes()
+            except OSError as exc:
+                errors.append(FileError(f.rel, f"cannot read: {exc.strerror or exc}"))
+        self._timed("discover+read", t)
+        return files, sources, errors
+
+    def _extract(
+        self, items: list[tuple[str, str, bytes]], vocab: Vocabulary | None
+    ) -> dict[str, dict[str, Any]]:
+        """Facts per path: cache hits first, misses on the pool."""
+        tag = f"{__version__}:{vocab.key() if vocab else 'schema'}"
+        keys = {p: f"{content_hash(src)}:{tag}" for p, _, src in items}
+        cached = self.cache.get_many(keys.values())
+        out: dict[str, dict[str, Any]] = {}
+        misses = []
+        for item in items:
+            blob = cached.get(keys[item[0]])
+            if blob is not None:
+                out[item[0]] = json.loads(blob)
+            else:
+                misses.append(item)
+        fresh: dict[str, bytes] = {}
+        vocab_json = vocab.to_json() if vocab else None
+        if len(misses) > 1 and self.jobs > 1:
+            ctx = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
+            with ProcessPoolExecutor(
+                max_workers=min(self.jobs, len(misses)),
+                mp_context=ctx,
+                initializer=_init_worker,
+                initargs=(vocab_json,),
+            ) as pool:
+                for n, (path, blob) in enumerate(pool.map(_work, misses, chunksize=4), 1):
+                    fresh[path] = blob
+                    if self.progress:
+                        self.progress(n, len(misses))
+        else:
+            _init_worker(vocab_json)
+            for n, item in enumerate(misses, 1):
+                path, blob = _work(item)
+                fresh[path] = blob
+                if self.progress:
+                    self.progress(n, len(misses))
+        self.parsed += len(misses)
+        self.cache.put_many({keys[p]: blob for p, blob in fresh.items()})
+        for path, blob in fresh.items():
+            out[path] = json.loads(blob)
+        return out
+
+    def vocabulary(self, files: list[SourceFile], sources: dict[str, bytes]) -> Vocabulary:
+        t = time.perf_counter()
+        by_module = {f.module: f for f in files}
+        schemas: dict[str, dict[str, Any] | None] = {}
+
+        def load(module: str) -> dict[str, Any] | None:
+            if module not in schemas:
+                f = by_module.get(module)
+                if f is None or f.rel not in sources:
+                    schemas[module] = None
+                else:
+                    facts = self._extract([(f.rel, f.module, sources[f.rel])], None)[f.rel]
+                    if "error" in facts:
+                        raise DerivationError(f"{f.rel}: {facts['error']}")
+                    schemas[module] = facts["schema"]
+            return schemas[module]
+
+        def may_hold_field_class(qualname: str) -> bool:
+            module = qualname
+            while module:
+                f = by_module.get(module)
+                if f is not None:
+                    return b"_NS_PATH" in sources.get(f.rel, b"")
+                module = module.rpartition(".")[0]
+            return False
+
+        vocab = derive_vocabulary(
+            self.config.runtime_module, self.config.record_class, load, may_hold_field_class
+        )
+        self._timed("vocabulary", t)
+        return vocab
+
+    def run(self) -> RunOutput:
+        files, sources, errors = self.read_sources()
+        vocab = self.vocabulary(files, sources)
+        t = time.perf_counter()
+        program = Program(self.config, vocab, {})
+        tokens: set[str] = {"ctxlint:"}
+        everything = False
+        for rule in self.rules:
+            more = rule.tokens(vocab)
+            if more is None:
+                everything = True
+            else:
+                tokens |= more
+        module_of = {f.rel: f.module for f in files}
+        done: set[str] = set()
+        while True:
+            needles = [tok.encode() for tok in sorted(tokens)]
+            todo = [
+                (p, module_of[p], src)
+                for p, src in sorted(sources.items())
+                if p not in done and (everything or any(n in src for n in needles))
+            ]
+            if not todo:
+                break
+            for path, facts in self._extract(todo, vocab).items():
+                done.add(path)
+                if "error" in facts:
+                    errors.append(FileError(path, facts["error"]))
+                else:
+                    program.files[path] = facts
+            new = set().union(*(r.more_tokens(program) for r in self.rules)) - tokens
+            if not new:
+                break
+            tokens |= new
+        self._timed("facts", t)
+        self.cache.close()
+
+        t = time.perf_counter()
+        for rule in self.rules:
+            program.sets[rule.id] = rule.derive(program)
+        self._timed("derive", t)
+        raw: list[RawFinding] = []
+        for rule in self.rules:
+            if rule.id not in self.selected:
+                continue
+            t = time.perf_counter()
+            found = list(rule.check(program))
+            excluded = self.config.per_rule_exclude.get(rule.id)
+            if excluded:
+                spec = path_matcher(excluded)
+                found = [f for f in found if not spec.match_file(f.path)]
+            raw.extend(found)
+            self._timed(f"rule {rule.id}", t)
+        raw = apply_suppressions(raw, program, self.selected)
+        findings = to_findings(raw)
+        errors.sort(key=lambda e: e.path)
+        return RunOutput(program, findings, errors, len(files), self.parsed, dict(self.timings))
+
+
+def to_findings(raw: list[RawFinding]) -> list[Finding]:
+    """Fingerprint each finding by its occurrence among identical ones in a scope."""
+    groups: dict[tuple[str, str, str, str], list[RawFinding]] = defaultdict(list)
+    for r in raw:
+        groups[(r.rule, r.path, r.scope, r.snippet)].append(r)
+    out: list[Finding] = []
+    for (rule, path, scope, snippet), members in groups.items():
+        members.sort(key=lambda r: tuple(r.span))
+        for i, r in enumerate(members):
+            out.append(
+                Finding(
+                    rule=rule,
+                    path=path,
+                    span=Span(*r.span),
+                    scope=scope,
+                    message=r.message,
+                    snippet=snippet,
+                    fingerprint=fingerprint(rule, path, scope, snippet, i),
+                )
+            )
+    out.sort(key=Finding.sort_key)
+    return out

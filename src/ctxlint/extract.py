@@ -1,0 +1,111 @@
+"""Per-file work: decode, parse once with LibCST, run every rule's visitor in
+one traversal, and return plain serialisable facts.
+
+This runs in pool workers, so it takes and returns only plain data.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from collections.abc import Callable
+from typing import Any
+
+import libcst as cst
+
+from ctxlint import schema, suppressions
+from ctxlint.filecontext import Anchor, FileContext
+from ctxlint.records import RecordTracker
+from ctxlint.rule import FileVisitor, Rule
+from ctxlint.vocab import Vocabulary
+
+SCOPE_NODES = (cst.ClassDef, cst.FunctionDef)
+
+
+class Dispatcher(cst.CSTVisitor):
+    """Batches every visitor's `visit_X`/`leave_X` into a single walk, keeping
+    the file context's scopes and local imports current around them."""
+
+    def __init__(self, ctx: FileContext, visitors: list[FileVisitor]) -> None:
+        self.ctx = ctx
+        self.visits: dict[str, list[Callable[[Any], Any]]] = defaultdict(list)
+        self.leaves: dict[str, list[Callable[[Any], Any]]] = defaultdict(list)
+        for v in visitors:
+            for attr in dir(type(v)):
+                if attr.startswith("visit_"):
+                    self.visits[attr[6:]].append(getattr(v, attr))
+                elif attr.startswith("leave_"):
+                    self.leaves[attr[6:]].append(getattr(v, attr))
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, SCOPE_NODES):
+            self.ctx.push(node)
+        elif isinstance(node, (cst.Import, cst.ImportFrom)):
+            self.ctx.add_local_import(node)
+        for fn in self.visits.get(type(node).__name__, ()):
+            fn(node)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        for fn in self.leaves.get(type(original_node).__name__, ()):
+            fn(original_node)
+        if isinstance(original_node, SCOPE_NODES):
+            self.ctx.pop()
+
+
+def _plain(value: Any) -> Any:
+    """JSON round trip: Anchors become spans, and cold and warm runs see
+    exactly the same data types."""
+    return json.loads(
+        json.dumps(value, default=lambda o: o.to_json() if isinstance(o, Anchor) else str(o))
+    )
+
+
+def parse(source: bytes) -> tuple[cst.Module | None, str | None]:
+    try:
+        text = source.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return None, f"not valid UTF-8 (byte {exc.start})"
+    try:
+        return cst.parse_module(text), None
+    except cst.ParserSyntaxError as exc:
+        return (
+            None,
+            f"syntax error at line {exc.raw_line}, column {exc.raw_column + 1}: {exc.message}",
+        )
+    except (RecursionError, ValueError) as exc:  # pathological nesting, odd bytes
+        return None, f"cannot parse: {type(exc).__name__}: {exc}"
+
+
+def extract_file(
+    path: str,
+    module: str,
+    source: bytes,
+    vocab_json: dict[str, Any] | None,
+    rules: list[Rule],
+) -> dict[str, Any]:
+    """Facts of one file: {"module", "facts": {rule_id: ...}, "suppressions", "schema"?}
+    or {"error": message}."""
+    tree, error = parse(source)
+    if tree is None:
+        return {"module": module, "error": error}
+    is_package = path.endswith("__init__.py")
+    vocab = Vocabulary.from_json(vocab_json) if vocab_json else None
+    out: dict[str, Any] = {"module": module, "facts": {}}
+    if vocab is None:  # the vocabulary round only needs declarations
+        out["schema"] = schema.schema_facts(tree, module, is_package)
+        return _plain(out)
+    ctx = FileContext(
+        path=path, module=module, is_package=is_package, module_node=tree, vocab=vocab
+    )
+    tracker = RecordTracker(ctx)
+    ctx.records = tracker
+    visitors: list[tuple[str, FileVisitor]] = [("records", tracker)]
+    visitors += [(r.id, r.visitor(ctx)) for r in rules if r.visitor is not None]
+    tree.visit(Dispatcher(ctx, [v for _, v in visitors]))
+    facts = {rid: v.finish() for rid, v in visitors}
+    ctx.resolve_anchors()
+    out["facts"] = {k: v for k, v in facts.items() if v}
+    if b"ctxlint:" in source:
+        out["suppressions"] = suppressions.scan(source.decode("utf-8"))
+    return _plain(out)

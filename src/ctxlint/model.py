@@ -1,0 +1,151 @@
+"""The plain data every phase exchanges: findings, stale entries, errors, results.
+
+Everything here is immutable and serialisable so it can cross a process pool,
+sit in the cache and be rendered by any reporter without touching the engine.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+NEW = "new"
+BASELINED = "baselined"
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A source range: 1-based lines, 1-based columns, end column exclusive."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    rule: str
+    path: str  # relative to the project root, forward slashes
+    span: Span
+    scope: str  # enclosing qualname ("<module>" at top level)
+    message: str
+    snippet: str  # normalised source of the offending node
+    fingerprint: str
+    status: str = NEW  # NEW or BASELINED
+
+    @property
+    def line(self) -> int:
+        return self.span.line
+
+    def sort_key(self) -> tuple[Any, ...]:
+        s = self.span
+        return (self.path, s.line, s.column, self.rule, self.fingerprint)
+
+    def to_json(self) -> dict[str, Any]:
+        s = self.span
+        return {
+            "rule": self.rule,
+            "path": self.path,
+            "line": s.line,
+            "column": s.column,
+            "end_line": s.end_line,
+            "end_column": s.end_column,
+            "scope": self.scope,
+            "message": self.message,
+            "fingerprint": self.fingerprint,
+            "status": self.status,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class StaleEntry:
+    """A baseline entry that no finding matches any more."""
+
+    rule: str
+    path: str
+    scope: str
+    fingerprint: str
+    snippet: str = ""
+
+    def sort_key(self) -> tuple[str, str, str, str]:
+        return (self.path, self.rule, self.scope, self.fingerprint)
+
+    def to_json(self) -> dict[str, str]:
+        return {
+            "rule": self.rule,
+            "path": self.path,
+            "scope": self.scope,
+            "fingerprint": self.fingerprint,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class FileError:
+    """A file the engine could not check (unreadable, not UTF-8, syntax error)."""
+
+    path: str
+    message: str
+
+    def to_json(self) -> dict[str, str]:
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class RuleInfo:
+    """Catalogue metadata of a rule, for `ctxlint rules`, SARIF and JUnit."""
+
+    id: str  # "CTX101"
+    name: str  # "seed-read"
+    summary: str  # one line
+    spec_path: str = ""  # rules/CTX101.md, for help links
+
+
+@dataclass(frozen=True, slots=True)
+class RuleSummary:
+    found: int = 0
+    new: int = 0
+    baselined: int = 0
+    stale: int = 0
+
+    def to_json(self) -> dict[str, int]:
+        return asdict(self)
+
+
+@dataclass(slots=True)
+class Result:
+    """The outcome of one `ctxlint check`: what every reporter renders."""
+
+    root: str  # absolute project root; finding paths are relative to it
+    rules: list[RuleInfo]
+    findings: list[Finding]  # sorted by Finding.sort_key
+    stale: list[StaleEntry]  # sorted by StaleEntry.sort_key
+    errors: list[FileError]  # sorted by path
+    strict: bool = False
+    files_checked: int = 0
+    timings: dict[str, float] = field(default_factory=dict)  # phase or rule -> seconds
+
+    def summary(self) -> dict[str, RuleSummary]:
+        counts: dict[str, dict[str, int]] = {
+            r.id: {"found": 0, "new": 0, "baselined": 0, "stale": 0} for r in self.rules
+        }
+        for f in self.findings:
+            c = counts.setdefault(f.rule, {"found": 0, "new": 0, "baselined": 0, "stale": 0})
+            c["found"] += 1
+            c[f.status] += 1
+        for s in self.stale:
+            c = counts.setdefault(s.rule, {"found": 0, "new": 0, "baselined": 0, "stale": 0})
+            c["stale"] += 1
+        return {rule: RuleSummary(**counts[rule]) for rule in sorted(counts)}
+
+    @property
+    def new_findings(self) -> list[Finding]:
+        return [f for f in self.findings if f.status == NEW]
+
+    def exit_code(self, *, ignore_errors: bool = False) -> int:
+        """0 clean, 1 new findings (or stale entries under --strict), 2 file errors."""
+        if self.errors and not ignore_errors:
+            return 2
+        if self.new_findings or (self.strict and self.stale):
+            return 1
+        return 0

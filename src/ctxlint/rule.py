@@ -1,0 +1,113 @@
+"""What a rule is: a file visitor that emits facts, derivations, and a check.
+
+A rule is one module in `ctxlint.rules` defining `RULE`, plus one spec
+`rules/<ID>.md`; the registry finds both, so adding a rule touches nothing else.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from ctxlint.model import RuleInfo
+
+if TYPE_CHECKING:
+    from ctxlint.config import Config
+    from ctxlint.filecontext import FileContext
+    from ctxlint.vocab import Vocabulary
+
+SPEC_DIR = Path(__file__).resolve().parents[2] / "rules"
+
+
+class FileVisitor:
+    """Base of a rule's per-file visitor: `visit_<Node>`/`leave_<Node>` methods
+    are batched with every other rule's into one traversal."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        self.ctx = ctx
+
+    def finish(self) -> Any:
+        """Plain, serialisable facts for this file (Anchors become spans)."""
+        return None
+
+
+@dataclass(slots=True)
+class RawFinding:
+    rule: str
+    path: str
+    scope: str
+    snippet: str
+    span: list[int]  # line, column, end_line, end_column
+    message: str
+
+
+@dataclass
+class Program:
+    """Everything the whole-program phase sees."""
+
+    config: Config
+    vocab: Vocabulary
+    files: dict[str, dict[str, Any]]  # path -> {"module", "facts": {rule: ...}, "suppressions"}
+    sets: dict[str, dict[str, Any]] = field(default_factory=dict)  # rule -> derived sets
+
+    def facts(self, rule_id: str) -> Iterator[tuple[str, str, Any]]:
+        """(path, module, facts) of every file that has facts for `rule_id`, by path."""
+        for path in sorted(self.files):
+            entry = self.files[path]
+            f = entry["facts"].get(rule_id)
+            if f:
+                yield path, entry["module"], f
+
+    def module_path(self, module: str) -> str | None:
+        for path, entry in self.files.items():
+            if entry["module"] == module:
+                return path
+        return None
+
+
+class Rule:
+    id: ClassVar[str]
+    name: ClassVar[str]
+    summary: ClassVar[str]
+    visitor: ClassVar[type[FileVisitor] | None] = None
+    # Extra config keys this rule reads from [tool.ctxlint], with defaults.
+    options: ClassVar[dict[str, Any]] = {}
+
+    def info(self) -> RuleInfo:
+        return RuleInfo(self.id, self.name, self.summary, f"rules/{self.id}.md")
+
+    def tokens(self, vocab: Vocabulary) -> set[str] | None:
+        """Byte strings a file must contain to matter; None means every file."""
+        return set()
+
+    def more_tokens(self, program: Program) -> set[str]:
+        """Tokens learnt from the facts gathered so far (a fixed point is iterated)."""
+        return set()
+
+    def derive(self, program: Program) -> dict[str, Any]:
+        """Named derived sets (shown by `ctxlint sets`), stored in program.sets[id]."""
+        return {}
+
+    def check(self, program: Program) -> Iterable[RawFinding]:
+        return ()
+
+
+def load_rules() -> list[Rule]:
+    """Every rule module in ctxlint.rules, ordered by id."""
+    from ctxlint import rules as package
+
+    found: list[Rule] = []
+    for info in pkgutil.iter_modules(package.__path__):
+        module = importlib.import_module(f"{package.__name__}.{info.name}")
+        rule = getattr(module, "RULE", None)
+        if isinstance(rule, Rule):
+            found.append(rule)
+    return sorted(found, key=lambda r: r.id)
+
+
+def spec_path(rule_id: str) -> Path:
+    return SPEC_DIR / f"{rule_id}.md"

@@ -1,0 +1,143 @@
+"""CTX101 seed-read: a field read off the process-global seed record.
+
+`get_server_args()` answers with what the operator typed, not with what
+resolution decided or what a post-publish override set; business code reads
+the namespace bags instead. Forms: the direct read, literal `getattr`, the
+accessor under another name or through its module, local aliases and their
+copies, module-level aliases (respecting local shadowing), and an alias parked
+on `self` read in any method of the class. The runtime module is exempt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import libcst as cst
+
+from ctxlint.filecontext import FileContext, string_value
+from ctxlint.rule import FileVisitor, Program, RawFinding, Rule
+from ctxlint.rules._shared import bag_spelling, positional
+from ctxlint.vocab import Vocabulary
+
+ID = "CTX101"
+
+
+class SeedReadVisitor(FileVisitor):
+    def __init__(self, ctx: FileContext) -> None:
+        super().__init__(ctx)
+        vocab = ctx.vocab
+        assert vocab is not None
+        self.active = ctx.module != vocab.runtime_module
+        self.readable = set(vocab.fields) | set(vocab.properties)
+        self.targets: set[int] = set()  # attribute nodes being written, not read
+        self.reads: list[dict[str, Any]] = []
+        self.pending: list[tuple[str | None, str, dict[str, Any]]] = []
+
+    # writes are CTX201's business
+    def _mark(self, target: cst.BaseExpression) -> None:
+        self.targets.add(id(target))
+        if isinstance(target, (cst.Tuple, cst.List)):
+            for e in target.elements:
+                self._mark(e.value)
+        elif isinstance(target, cst.StarredElement):
+            self._mark(target.value)
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._mark(node.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._mark(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._mark(node.target)
+
+    def visit_Del(self, node: cst.Del) -> None:
+        self._mark(node.target)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._mark(node.target)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self._mark(node.asname.name)
+
+    def _record(self, node: cst.CSTNode, base: cst.BaseExpression, field: str, form: str) -> None:
+        rec = self.ctx.records
+        entry = {
+            "field": field,
+            "form": form,
+            "scope": self.ctx.qualname,
+            "snippet": self.ctx.snippet(node),
+            "span": self.ctx.anchor(node),
+        }
+        if rec.is_seed(base):
+            if rec.is_seed_call(base):
+                entry["via"] = "call"
+            else:
+                entry["via"] = "alias"
+            self.reads.append(entry)
+            return
+        attr = rec.self_attr(base)
+        if attr is not None:
+            entry["via"] = f"self.{attr}"
+            self.pending.append((self.ctx.enclosing_class(), attr, entry))
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if self.active and node.attr.value in self.readable and id(node) not in self.targets:
+            self._record(node, node.value, node.attr.value, "attribute")
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not (self.active and isinstance(node.func, cst.Name) and node.func.value == "getattr"):
+            return
+        args = positional(node)
+        if len(args) >= 2:
+            name = string_value(args[1])
+            if name is not None and name in self.readable:
+                self._record(node, args[0], name, "getattr")
+
+    def finish(self) -> Any:
+        rec = self.ctx.records
+        for cls, attr, entry in self.pending:
+            if rec.parked(cls, attr):
+                self.reads.append(entry)
+        return self.reads
+
+
+class SeedRead(Rule):
+    id = ID
+    name = "seed-read"
+    summary = "A field read off the process-global seed record (get_server_args()) in business code"
+    visitor = SeedReadVisitor
+
+    def tokens(self, vocab: Vocabulary) -> set[str]:
+        return set(vocab.seed_accessors)
+
+    def derive(self, program: Program) -> dict[str, Any]:
+        return {
+            "seed accessors": [program.vocab.qualified(a) for a in program.vocab.seed_accessors],
+            "files reading the seed": sorted({p for p, _, _ in program.facts(ID)}),
+        }
+
+    def check(self, program: Program) -> Iterable[RawFinding]:
+        for path, _, reads in program.facts(ID):
+            for r in reads:
+                how = {"call": "", "alias": " through an alias"}.get(
+                    r["via"], f" through self.{r['via'][5:]}"
+                )
+                where = bag_spelling(program.vocab, r["field"])
+                fix = (
+                    f"read {where}" if where else "read its bag leaf or a runtime_context accessor"
+                )
+                yield RawFinding(
+                    ID,
+                    path,
+                    r["scope"],
+                    r["snippet"],
+                    r["span"],
+                    f"`{r['field']}` read off the seed record{how}: it is the operator's raw "
+                    f"input and misses resolution and overrides; {fix}",
+                )
+
+
+RULE = SeedRead()

@@ -1,0 +1,191 @@
+"""CTX201 record-mutation: a write to a field of a record instance.
+
+The record is the operator's raw input, sealed after resolution; a write
+outside the resolution pipeline desyncs it from the bags it was projected into
+(and raises at run time under the strict guard). Instances are the seed and
+its aliases, names and attributes annotated with the record class, and the
+names the codebase itself gives record parameters (derived from annotations).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import libcst as cst
+
+from ctxlint.filecontext import FileContext, dotted, string_value
+from ctxlint.rule import FileVisitor, Program, RawFinding, Rule
+from ctxlint.rules._shared import positional
+from ctxlint.vocab import Vocabulary
+
+ID = "CTX201"
+SETATTR_CALLS = {"setattr": "setattr()", "delattr": "delattr()"}
+
+
+class RecordWriteVisitor(FileVisitor):
+    def __init__(self, ctx: FileContext) -> None:
+        super().__init__(ctx)
+        assert ctx.vocab is not None
+        self.fields = set(ctx.vocab.fields)
+        self.writes: list[dict[str, Any]] = []
+
+    def _base(self, expr: cst.BaseExpression) -> dict[str, Any] | None:
+        """What kind of record holder `expr` is, or None if it cannot be one."""
+        rec = self.ctx.records
+        if rec.is_seed(expr):
+            return {"k": "seed"}
+        if isinstance(expr, cst.Name):
+            if rec.is_annotated_name(expr.value):
+                return {"k": "annotated"}
+            if expr.value in ("self", "cls"):
+                return None
+            return {"k": "name", "n": expr.value}
+        attr = rec.self_attr(expr)
+        if attr is not None:
+            return {"k": "self", "cls": self.ctx.enclosing_class(), "n": attr}
+        if isinstance(expr, cst.Attribute):
+            return {"k": "attr", "n": expr.attr.value}
+        return None
+
+    def _write(
+        self, node: cst.CSTNode, base: cst.BaseExpression, field: str | None, form: str
+    ) -> None:
+        if field is not None and field not in self.fields:
+            return
+        kind = self._base(base)
+        if kind is None:
+            return
+        self.writes.append(
+            {
+                "field": field,
+                "form": form,
+                "base": kind,
+                "scope": self.ctx.qualname,
+                "snippet": self.ctx.snippet(node),
+                "span": self.ctx.anchor(node),
+            }
+        )
+
+    def _target(self, target: cst.BaseExpression, form: str) -> None:
+        if isinstance(target, cst.Attribute):
+            self._write(target, target.value, target.attr.value, form)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for e in target.elements:
+                self._target(e.value, form)
+        elif isinstance(target, cst.StarredElement):
+            self._target(target.value, form)
+        elif isinstance(target, cst.Subscript):
+            self._dict_write(target, form)
+
+    def _dict_write(self, target: cst.Subscript, form: str) -> None:
+        """`vars(rec)["f"] = v` and `rec.__dict__["f"] = v`."""
+        holder = target.value
+        base: cst.BaseExpression | None = None
+        if isinstance(holder, cst.Call) and dotted(holder.func) == "vars" and holder.args:
+            base, how = holder.args[0].value, "vars()[...]"
+        elif isinstance(holder, cst.Attribute) and holder.attr.value == "__dict__":
+            base, how = holder.value, "__dict__[...]"
+        if base is None or len(target.slice) != 1:
+            return
+        index = target.slice[0].slice
+        key = string_value(index.value) if isinstance(index, cst.Index) else None
+        self._write(target, base, key, f"{how} {form}")
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._target(node.target, "assignment")
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._target(node.target, "annotated assignment")
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._target(node.target, "augmented assignment")
+
+    def visit_For(self, node: cst.For) -> None:
+        self._target(node.target, "for target")
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self._target(node.asname.name, "with target")
+
+    def visit_Del(self, node: cst.Del) -> None:
+        self._target(node.target, "del")
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        args = positional(node)
+        name = dotted(func)
+        if name in SETATTR_CALLS and len(args) >= 2:
+            self._write(node, args[0], string_value(args[1]), SETATTR_CALLS[name])
+        elif isinstance(func, cst.Attribute) and func.attr.value == "__setattr__":
+            if name is not None and len(args) >= 3 and name.count(".") >= 1:
+                # object.__setattr__(rec, "f", v) / SomeClass.__setattr__(rec, "f", v)
+                self._write(node, args[0], string_value(args[1]), f"{name}()")
+            if len(args) == 2:  # rec.__setattr__("f", v)
+                self._write(node, func.value, string_value(args[0]), "__setattr__()")
+        elif isinstance(func, cst.Attribute) and func.attr.value == "update":
+            holder = func.value
+            if isinstance(holder, cst.Call) and dotted(holder.func) == "vars" and holder.args:
+                self._write(node, holder.args[0].value, None, "vars().update()")
+            elif isinstance(holder, cst.Attribute) and holder.attr.value == "__dict__":
+                self._write(node, holder.value, None, "__dict__.update()")
+
+    def finish(self) -> Any:
+        rec = self.ctx.records
+        for w in self.writes:
+            b = w["base"]
+            if b["k"] == "self":
+                if rec.parked(b["cls"], b["n"]):
+                    w["base"] = {"k": "seed"}
+                elif rec.annotated_attr(b["cls"], b["n"]):
+                    w["base"] = {"k": "annotated"}
+                else:
+                    w["base"] = {"k": "attr", "n": b["n"]}
+        return self.writes
+
+
+def record_names(program: Program) -> set[str]:
+    """Parameter names the codebase annotates with the record class."""
+    names: set[str] = set()
+    for entry in program.files.values():
+        names.update((entry["facts"].get("records") or {}).get("record_params", ()))
+    return names
+
+
+class RecordMutation(Rule):
+    id = ID
+    name = "record-mutation"
+    summary = "A write to a field of a record instance outside the resolution pipeline"
+    visitor = RecordWriteVisitor
+
+    def tokens(self, vocab: Vocabulary) -> set[str]:
+        return {*vocab.seed_accessors, vocab.record_name}
+
+    def more_tokens(self, program: Program) -> set[str]:
+        return record_names(program)
+
+    def derive(self, program: Program) -> dict[str, Any]:
+        return {"record parameter names": sorted(record_names(program))}
+
+    def check(self, program: Program) -> Iterable[RawFinding]:
+        holders = set(program.sets.get(ID, {}).get("record parameter names", ()))
+        for path, _, writes in program.facts(ID):
+            for w in writes:
+                b = w["base"]
+                if b["k"] in ("name", "attr") and b["n"] not in holders:
+                    continue
+                field = f"`{w['field']}`" if w["field"] else "a field named at run time"
+                yield RawFinding(
+                    ID,
+                    path,
+                    w["scope"],
+                    w["snippet"],
+                    w["span"],
+                    f"write to record field {field} ({w['form']}): the record is read-only "
+                    "after resolution; change config with get_context().override(source, ...) "
+                    "or pass the value as a constructor argument",
+                )
+
+
+RULE = RecordMutation()
