@@ -1,0 +1,60 @@
+"""Config bags: the projected, sealed, resolved config of one namespace.
+
+Leaves and sub-bags are plain instance attributes (``get_exec().moe.moe_runner_backend``
+is two ordinary attribute loads), which keeps reads as cheap as any attribute and
+traceable by ``torch.compile``. Assignment raises; ``get_context().override`` is the
+process-wide write and ``bag.override(**kw)`` the scoped one."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ctxrt.errors import BagSealedError, UnknownLeafError
+from ctxrt.scoped import ScopedAssign
+
+
+class ConfigBag:
+    def __init__(
+        self,
+        path: str,
+        leaves: Mapping[str, Any],
+        children: Mapping[str, ConfigBag] | None = None,
+    ) -> None:
+        object.__setattr__(self, "_path", path)
+        object.__setattr__(self, "_leaf_names", frozenset(leaves))
+        for name, value in leaves.items():
+            object.__setattr__(self, name, value)
+        for name, child in (children or {}).items():
+            object.__setattr__(self, name, child)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise BagSealedError(
+            f"{self._path}.{name} is sealed: use get_context().override(source, {name}=...) "
+            "or a scoped bag .override(...)"
+        )
+
+    def __delattr__(self, name: str) -> None:
+        raise BagSealedError(f"{self._path}.{name} is sealed")
+
+    def __repr__(self) -> str:
+        leaves = ", ".join(f"{n}={self.__dict__[n]!r}" for n in sorted(self._leaf_names))
+        return f"ConfigBag[{self._path}]({leaves})"
+
+    def override(self, **leaves: Any) -> ScopedAssign:
+        """Scoped, transactional override of this bag's own leaves (tests, and a
+        build step that must see a different value for its duration)."""
+        unknown = sorted(n for n in leaves if n not in self._leaf_names)
+        if unknown:
+            raise UnknownLeafError(f"not leaves of {self._path!r}: {unknown}")
+        return ScopedAssign(leaves, self._leaf, self._set_leaf)
+
+    def _leaf(self, name: str) -> Any:
+        return self.__dict__[name]
+
+    def _set_leaf(self, name: str, value: Any) -> None:
+        # The one write path; callers have validated ``name``.
+        object.__setattr__(self, name, value)
+
+    def _leaf_items(self) -> dict[str, Any]:
+        return {name: self.__dict__[name] for name in self._leaf_names}

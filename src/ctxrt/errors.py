@@ -1,0 +1,52 @@
+"""Every way the runtime context fails closed, as its own exception type."""
+
+from __future__ import annotations
+
+
+class ConfigNotPublishedError(ValueError):
+    """A config namespace was read before ``publish`` ran in this process."""
+
+    def __init__(self, namespace: str) -> None:
+        super().__init__(
+            f"config namespace {namespace!r} not published: call "
+            "ctxrt.context.publish(server_args, role=...) at the process entry first"
+        )
+        self.namespace = namespace
+
+
+class SealedError(RuntimeError):
+    """A write to something that is read-only after resolution / projection."""
+
+
+class RecordMutationError(SealedError):
+    """A field of a resolved ``ServerArgs`` was assigned or deleted."""
+
+
+class BagSealedError(SealedError):
+    """A config bag leaf was assigned directly instead of through ``override``."""
+
+
+class DeclarationError(ValueError):
+    """``declare_resolution`` was refused: unknown or non-resolvable field, or a
+    record that is already published."""
+
+
+class UnknownLeafError(LookupError):
+    """A name is not a config leaf (``override`` / ``config_leaf`` / bag override)."""
+
+
+class RoleNamespaceError(PermissionError):
+    """A process read a namespace outside its role's ``ROLE_NAMESPACE_SETS`` entry
+    while ``CTXRT_ROLE_NAMESPACES=enforce``."""
+
+
+class PublishAssertionError(RuntimeError):
+    """A constructor found that its process entry did not publish its record."""
+
+
+class CaptureViolationError(RuntimeError):
+    """A stream or buffer was created while a graph capture is in progress."""
+
+
+class TopologyNotInitializedError(RuntimeError):
+    """A rank or group was read before the live topology was initialised."""

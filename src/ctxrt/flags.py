@@ -1,0 +1,77 @@
+"""Runtime flags (``get_flags()``): state that is not a pure function of config.
+
+Each group is a typed dataclass whose writes are typo-safe (an unknown name or a
+value of the wrong type raises) and whose ``override(**kw)`` is a transactional
+scope for tests. Defaults equal the pre-init behaviour; the owning subsystem
+materialises a group at its init (see ``ctxrt.subsystems``)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from ctxrt.scoped import ScopedAssign
+
+
+class FlagGroup:
+    """Base of the typed groups: validated writes and a transactional override."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        self._check(name, value)
+        object.__setattr__(self, name, value)
+
+    @classmethod
+    def _check(cls, name: str, value: Any) -> None:
+        fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+        if name not in fields:
+            raise AttributeError(f"{cls.__name__} has no flag {name!r} (typo?)")
+        default = fields[name].default
+        if default is not None and default is not dataclasses.MISSING:
+            expected = (int, float) if type(default) is float else (type(default),)
+            if not isinstance(value, expected) or (
+                isinstance(value, bool) and type(default) is not bool
+            ):
+                raise TypeError(f"{cls.__name__}.{name} is {type(default).__name__}, got {value!r}")
+
+    def override(self, **values: Any) -> ScopedAssign:
+        """Scoped, all-or-nothing: every name and type is checked before any write."""
+        for name, value in values.items():
+            self._check(name, value)
+        return ScopedAssign(values, self.__getattribute__, self.__setattr__)
+
+
+@dataclasses.dataclass
+class CaptureFlags(FlagGroup):
+    """CUDA-graph lifecycle."""
+
+    capturing: bool = False
+    capture_batch_size: int = 0
+    graphs_captured: int = 0
+
+
+@dataclasses.dataclass
+class MoeFlags(FlagGroup):
+    """ACTIVE MoE backends (swappable around draft forwards)."""
+
+    runner_backend: str = "auto"
+    a2a_backend: str = "none"
+    shared_experts_fusion_disabled: bool = False
+    initialized: bool = False
+
+
+@dataclasses.dataclass
+class DpFlags(FlagGroup):
+    """DP-attention runtime state."""
+
+    enabled: bool = False
+    attn_tp_size: int = 1
+    attn_dp_size: int = 1
+    attn_dp_rank: int = 0
+    initialized: bool = False
+
+
+@dataclasses.dataclass
+class Flags(FlagGroup):
+    capture: CaptureFlags = dataclasses.field(default_factory=CaptureFlags)
+    moe: MoeFlags = dataclasses.field(default_factory=MoeFlags)
+    dp: DpFlags = dataclasses.field(default_factory=DpFlags)

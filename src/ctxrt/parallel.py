@@ -1,0 +1,86 @@
+"""``get_parallel()``: one spelling per name.
+
+Ranks and groups are read-through properties over the live topology (raising before
+``initialize_model_parallel``); every other name, sizes and the quotients included,
+is a leaf of the published ``parallel`` bag, stored as a plain instance attribute so
+it traces under ``torch.compile``."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from typing import Any
+
+from ctxrt import topology
+from ctxrt.bag import ConfigBag
+from ctxrt.errors import ConfigNotPublishedError, UnknownLeafError
+from ctxrt.scoped import ScopedAssign
+
+
+def _live(name: str) -> property:
+    def read(self: ParallelContext) -> Any:
+        scoped = self._live_overrides
+        if name in scoped:
+            return scoped[name]
+        return getattr(topology.live_topology(), name)
+
+    return property(read, doc=f"Live {name} (raises before initialize_model_parallel).")
+
+
+class ParallelContext(ConfigBag):
+    """The parallel bag plus the live ranks/groups. Unpublished, it still answers
+    ranks and groups; a leaf read raises ``ConfigNotPublishedError``."""
+
+    world_rank = _live("world_rank")
+    world_size = _live("world_size")
+    tp_rank = _live("tp_rank")
+    tp_group = _live("tp_group")
+    pp_rank = _live("pp_rank")
+    pp_group = _live("pp_group")
+    attn_tp_rank = _live("attn_tp_rank")
+    attn_tp_group = _live("attn_tp_group")
+    attn_dp_rank = _live("attn_dp_rank")
+    moe_ep_rank = _live("moe_ep_rank")
+    moe_ep_group = _live("moe_ep_group")
+    dcp_rank = _live("dcp_rank")
+    dcp_group = _live("dcp_group")
+
+    def __init__(self, leaves: Mapping[str, Any] | None, leaf_names: Collection[str]) -> None:
+        super().__init__("parallel", leaves or {})
+        object.__setattr__(self, "_published", leaves is not None)
+        object.__setattr__(self, "_known_leaves", frozenset(leaf_names))
+        object.__setattr__(self, "_live_overrides", {})
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached for a name that is not an instance attribute: an unpublished
+        # leaf (fail closed, naming the namespace) or a typo.
+        if name in self.__dict__.get("_known_leaves", ()):
+            raise ConfigNotPublishedError("parallel")
+        raise AttributeError(f"get_parallel() has no {name!r}")
+
+    def __repr__(self) -> str:
+        state = "published" if self._published else "unpublished"
+        return f"ParallelContext[{state}]({super().__repr__()})"
+
+    def override(self, **names: Any) -> ScopedAssign:
+        """Scoped override of leaves and/or live names (a draft scope running under a
+        different TP group overrides ``tp_size``, ``tp_rank`` and ``tp_group``).
+        Overriding a size does not move its quotient: name the width as well."""
+        bad = sorted(n for n in names if n not in topology.LIVE_NAMES and n not in self._leaf_names)
+        if bad:
+            raise UnknownLeafError(f"not parallel leaves or live names: {bad}")
+        return ScopedAssign(names, self._scoped_read, self._scoped_write)
+
+    _MISSING = object()
+
+    def _scoped_read(self, name: str) -> Any:
+        if name in topology.LIVE_NAMES:
+            return self._live_overrides.get(name, self._MISSING)
+        return self.__dict__[name]
+
+    def _scoped_write(self, name: str, value: Any) -> None:
+        if name not in topology.LIVE_NAMES:
+            self._set_leaf(name, value)
+        elif value is self._MISSING:
+            self._live_overrides.pop(name, None)
+        else:
+            self._live_overrides[name] = value

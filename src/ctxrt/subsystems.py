@@ -1,0 +1,51 @@
+"""Subsystem init: materialise the runtime-flag groups and the live topology from the
+published bags. Each reads bags only (never a record), so it runs after ``publish``.
+
+The public accessors below are thin shims over the flags with lazy defaults."""
+
+from __future__ import annotations
+
+from ctxrt import topology
+from ctxrt.context import get_exec, get_flags, get_parallel, get_spec
+
+
+def initialize_moe_config() -> None:
+    """Scheduler init: the ACTIVE MoE backends start as the configured ones."""
+    moe = get_exec().moe
+    flags = get_flags().moe
+    flags.runner_backend = moe.moe_runner_backend
+    flags.a2a_backend = moe.moe_a2a_backend if moe.moe_uses_a2a else "none"
+    # A speculative draft shares the target's experts only when the target is unfused.
+    flags.shared_experts_fusion_disabled = get_spec().speculative_algorithm is not None
+    flags.initialized = True
+
+
+def initialize_dp_attention() -> None:
+    parallel = get_parallel()
+    flags = get_flags().dp
+    flags.enabled = parallel.enable_dp_attention
+    flags.attn_tp_size = parallel.attn_tp_size
+    flags.attn_dp_size = parallel.attn_dp_size
+    flags.initialized = True
+
+
+def initialize_model_parallel() -> topology.Topology:
+    """Build the live groups at the published widths (torch.distributed must be up)."""
+    parallel = get_parallel()
+    topo = topology.initialize_model_parallel(
+        tp_size=parallel.tp_size,
+        pp_size=parallel.pp_size,
+        attn_tp_size=parallel.attn_tp_size,
+        moe_ep_size=parallel.moe_ep_size,
+        dcp_size=parallel.dcp_size,
+    )
+    get_flags().dp.attn_dp_rank = topo.attn_dp_rank
+    return topo
+
+
+def get_moe_runner_backend() -> str:
+    return get_flags().moe.runner_backend
+
+
+def is_dp_attention_enabled() -> bool:
+    return get_flags().dp.enabled
