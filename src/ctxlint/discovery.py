@@ -88,7 +88,7 @@ def discover(root: Path, src: tuple[str, ...], exclude: tuple[str, ...]) -> list
             raise FileNotFoundError(f"src root {r!r} is not a folder under {root}")
     listed = _git_files(root)
     files = listed if listed is not None else _walk_files(root)
-    spec = pathspec.PathSpec.from_lines("gitwildmatch", exclude)
+    spec = pathspec.GitIgnoreSpec.from_lines(exclude)
     chosen: dict[str, SourceFile] = {}
     for rel in files:
         if not rel.endswith(".py") or spec.match_file(rel):
@@ -104,4 +104,4 @@ def discover(root: Path, src: tuple[str, ...], exclude: tuple[str, ...]) -> list
 
 
 def path_matcher(globs: tuple[str, ...]) -> pathspec.PathSpec:
-    return pathspec.PathSpec.from_lines("gitwildmatch", globs)
+    return pathspec.GitIgnoreSpec.from_lines(globs)

@@ -112,7 +112,10 @@ class RecordTracker(FileVisitor):
         self.annotated: dict[str, set[str]] = {}  # scope -> names annotated as the record
         self.parked_seed: dict[str, set[str]] = {}  # class -> self attrs holding the seed
         self.annotated_attrs: dict[str, set[str]] = {}  # class -> attrs annotated as the record
-        self.record_params: set[str] = set()  # parameter names annotated as the record
+        self.record_params: dict[
+            str, int
+        ] = {}  # parameter name -> functions annotating it as the record
+        self.other_params: dict[str, int] = {}  # ... annotated with another concrete type
         self._locals_cache: dict[int, _LocalNames] = {}
 
     # -- queries ------------------------------------------------------------
@@ -249,9 +252,16 @@ class RecordTracker(FileVisitor):
             *(x for x in (params.star_arg,) if isinstance(x, cst.Param)),
         ):
             self.aliases.setdefault(scope, {})[p.name.value] = False
-            if p.annotation is not None and self.is_record_annotation(p.annotation.annotation):
+            if p.annotation is None:
+                continue
+            if self.is_record_annotation(p.annotation.annotation):
                 self.annotated.setdefault(scope, set()).add(p.name.value)
-                self.record_params.add(p.name.value)
+                self.record_params[p.name.value] = self.record_params.get(p.name.value, 0) + 1
+            elif (dotted(p.annotation.annotation) or "").rpartition(".")[2] not in (
+                "Any",
+                "object",
+            ):
+                self.other_params[p.name.value] = self.other_params.get(p.name.value, 0) + 1
 
     # -- pending references -------------------------------------------------
     def parked(self, cls: str | None, attr: str) -> bool:
@@ -261,4 +271,11 @@ class RecordTracker(FileVisitor):
         return cls is not None and attr in self.annotated_attrs.get(cls, ())
 
     def finish(self) -> Any:
-        return {"record_params": sorted(self.record_params)} if self.record_params else None
+        if not self.record_params:
+            return None
+        return {
+            "record_params": dict(sorted(self.record_params.items())),
+            "other_params": {
+                k: v for k, v in sorted(self.other_params.items()) if k in self.record_params
+            },
+        }

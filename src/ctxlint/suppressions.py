@@ -11,7 +11,8 @@ import re
 import tokenize
 from typing import Any
 
-_DIRECTIVE = re.compile(r"#\s*ctxlint:\s*ignore\[([A-Za-z0-9_, ]*)\]\s*(.*)$")
+# The reason runs to the end of the comment or to a second `#` comment on it.
+_DIRECTIVE = re.compile(r"#\s*ctxlint:\s*ignore\[([A-Za-z0-9_, ]*)\]\s*([^#]*)")
 
 
 def scan(text: str) -> list[dict[str, Any]]:

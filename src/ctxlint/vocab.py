@@ -191,8 +191,8 @@ def derive_vocabulary(
         )
     bags: dict[str, str] = {}
     for name, f in sorted(rt["functions"].items()):
-        if f["required"] != 0 or name in seed:
-            continue
+        if f["required"] != 0 or name in seed or name.startswith("_"):
+            continue  # an accessor is public API of the runtime module
         for ns in namespaces:
             if name == f"get_{ns}" or ns in f["return_strings"]:
                 bags[name] = ns

@@ -146,11 +146,23 @@ class RecordWriteVisitor(FileVisitor):
 
 
 def record_names(program: Program) -> set[str]:
-    """Parameter names the codebase annotates with the record class."""
-    names: set[str] = set()
+    """The codebase's naming convention for a record parameter.
+
+    A name qualifies when functions annotate a parameter of that name with the
+    record class more than once, and more often than with any other concrete
+    type (`Any` does not count against it): one `args: ServerArgs` among many
+    `args: dict` is not a convention, and every `args.x = ...` in the tree must
+    not become a record write because of it.
+    """
+    counts: dict[str, int] = {}
+    other: dict[str, int] = {}
     for entry in program.files.values():
-        names.update((entry["facts"].get("records") or {}).get("record_params", ()))
-    return names
+        facts = entry["facts"].get("records") or {}
+        for name, n in facts.get("record_params", {}).items():
+            counts[name] = counts.get(name, 0) + n
+        for name, n in facts.get("other_params", {}).items():
+            other[name] = other.get(name, 0) + n
+    return {name for name, n in counts.items() if n >= 2 and n > other.get(name, 0)}
 
 
 class RecordMutation(Rule):
