@@ -1,0 +1,75 @@
+"""ModelRunner: owns one model and its per-runner values.
+
+Everything that can differ between a target and a draft runner (model path, context
+length, attention backend, load format) is a constructor argument and lives on the
+runner; the runner never reads those from config, so a second runner cannot inherit
+the first one's answer."""
+
+from __future__ import annotations
+
+import torch
+
+from ctxrt.context import assert_published, get_buffer, get_exec, get_model
+from ctxrt.hf_configs import load_hf_config
+from ctxrt.record import ServerArgs
+from examples.serving_app.byte_tokenizer import PRINTABLE_IDS, VOCAB_SIZE
+from examples.serving_app.model_loader import load_model
+
+
+class ModelRunner:
+    def __init__(
+        self,
+        server_args: ServerArgs,
+        *,
+        model_path: str,
+        context_length: int,
+        attention_backend: str,
+        load_format: str,
+        is_draft: bool = False,
+    ) -> None:
+        assert_published(server_args, role="scheduler")
+        self.model_path = model_path
+        self.context_length = context_length
+        self.attention_backend = attention_backend
+        self.load_format = load_format
+        self.is_draft = is_draft
+        self.dtype = getattr(torch, get_model().dtype)
+        hf_config = load_hf_config(model_path)
+        if hf_config["vocab_size"] != VOCAB_SIZE:
+            raise ValueError(f"{model_path!r} does not use the byte tokenizer's vocabulary")
+        with self._load_format_scope():
+            model = load_model(
+                hf_config,
+                model_path=model_path,
+                attention_backend=attention_backend,
+                dtype=self.dtype,
+            )
+        self.model = (
+            torch.compile(model, backend="eager") if get_exec().enable_torch_compile else model
+        )
+        # One mask shared by every runner in the process: a named persistent buffer.
+        self.allowed = get_buffer("printable_logit_mask", _printable_mask)
+
+    def _load_format_scope(self):  # type: ignore[no-untyped-def]
+        """Model construction reads ``get_model().load_format``; a draft build sees its
+        own format for exactly the duration of the build, and nothing outlives it."""
+        return get_model().override(load_format=self.load_format)
+
+    @torch.inference_mode()
+    def logits(self, token_ids: list[int]) -> torch.Tensor:
+        if len(token_ids) > self.context_length:
+            raise ValueError(f"{len(token_ids)} tokens exceed context length {self.context_length}")
+        out = self.model(torch.tensor(token_ids, dtype=torch.long))
+        return out.float().masked_fill(~self.allowed, float("-inf"))
+
+    def greedy(self, token_ids: list[int], num_tokens: int) -> list[int]:
+        tokens = list(token_ids)
+        for _ in range(num_tokens):
+            tokens.append(int(self.logits(tokens)[-1].argmax()))
+        return tokens[len(token_ids) :]
+
+
+def _printable_mask() -> torch.Tensor:
+    mask = torch.zeros(VOCAB_SIZE, dtype=torch.bool)
+    mask[list(PRINTABLE_IDS)] = True
+    return mask

@@ -1,0 +1,80 @@
+"""The tokenizer process: tokenizes requests, owns the post-startup control plane
+(``record_config_updates``) and the readback surface (``server_info``)."""
+
+from __future__ import annotations
+
+import dataclasses
+from multiprocessing.queues import Queue
+from typing import Any
+
+from ctxrt.context import (
+    assert_published,
+    get_context,
+    get_model,
+    get_schedule,
+    get_server_args,
+    get_serving,
+    publish,
+)
+from ctxrt.record import ServerArgs
+from examples.serving_app import byte_tokenizer
+from examples.serving_app.logs import configure_logging
+from examples.serving_app.messages import (
+    ConfigUpdateRequest,
+    GenerateRequest,
+    ServerInfo,
+    ServerInfoRequest,
+    Shutdown,
+    TokenizedRequest,
+)
+
+
+def server_info() -> dict[str, Any]:
+    """The readback: what resolution decided, what changed since, and the live value
+    of every changed leaf. Answers in whichever process has published."""
+    ctx = get_context()
+    overrides = [dataclasses.asdict(entry) for entry in ctx.overrides_log()]
+    return {
+        "role": ctx.role,
+        "resolved_config": get_server_args().resolved_dict(),
+        "overrides": overrides,
+        "effective_overridden": {e["field"]: ctx.config_leaf(e["field"]) for e in overrides},
+    }
+
+
+class TokenizerManager:
+    def __init__(self, server_args: ServerArgs) -> None:
+        assert_published(server_args, role="tokenizer")
+
+    def tokenize(self, req: GenerateRequest) -> TokenizedRequest:
+        max_new = req.max_new_tokens or get_schedule().max_new_tokens_default
+        ids = byte_tokenizer.encode(req.text)
+        if get_serving().skip_tokenizer_init:
+            ids = [int(x) for x in req.text.split()]
+        budget = get_model().context_length - max_new
+        if budget < 1:
+            raise ValueError(f"max_new_tokens {max_new} leaves no room in the context")
+        return TokenizedRequest(req.rid, ids[-budget:], max_new)
+
+    def record_config_updates(self, source: str, **fields: Any) -> None:
+        """The named control-plane wrapper over ``get_context().override``."""
+        get_context().override(source, **fields)
+
+
+def run_tokenizer_process(
+    server_args: ServerArgs, inbox: Queue[Any], to_scheduler: Queue[Any], to_client: Queue[Any]
+) -> None:
+    publish(server_args, role="tokenizer")
+    configure_logging("tokenizer")
+    manager = TokenizerManager(server_args)
+    while True:
+        msg = inbox.get()
+        if isinstance(msg, Shutdown):
+            to_scheduler.put(msg)
+            return
+        if isinstance(msg, ConfigUpdateRequest):
+            manager.record_config_updates(msg.source, **msg.fields)
+        elif isinstance(msg, ServerInfoRequest):
+            to_client.put(ServerInfo(server_info()))
+        else:
+            to_scheduler.put(manager.tokenize(msg))
