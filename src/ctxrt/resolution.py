@@ -21,7 +21,7 @@ logger = logging.getLogger(__name__)
 # Bookkeeping slots on the record (written with object.__setattr__, never via fields).
 STASH_SLOT = "_ctx_declarations"
 RESOLVED_SLOT = "_ctx_resolved"
-PUBLISHED_SLOT = "_ctx_published"
+PUBLISHED_SLOT = "_ctx_published"  # see mark_published
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,7 +54,8 @@ def is_published(record: Any) -> bool:
 
 
 def mark_published(record: Any) -> None:
-    object.__setattr__(record, PUBLISHED_SLOT, True)
+    # A bookkeeping slot, not a field: spelled literally so that is visible here.
+    object.__setattr__(record, "_ctx_published", True)
 
 
 def declare_resolution(record: Any, source: str, **fields: Any) -> None:
