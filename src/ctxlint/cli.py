@@ -156,6 +156,7 @@ def run_engine(
         selected={r.id for r in selected},
         use_cache=not args.no_cache,
         progress=callback,
+        pinned=pinned,
     )
     if bar is None:
         return engine.run()
@@ -174,8 +175,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     rules = load_rules()
     config, filters = resolve_config(args, rules)
     selected = selected_rules(args, config, rules)
-    out = run_engine(args, config, rules, selected)
     baseline = load_baseline(config.baseline) if config.baseline else None
+    out = run_engine(args, config, rules, selected, baseline.pins if baseline else None)
     ids = {r.id for r in selected}
     if baseline is not None:
         findings, stale = compare(out.findings, baseline, rules=ids)
@@ -236,18 +237,24 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     if args.allow_growth and not (args.reason or "").strip():
         raise ConfigError('--allow-growth needs --reason "why these findings are accepted"')
     selected = selected_rules(args, config, rules)
-    out = run_engine(args, config, rules, selected)
+    old = load_baseline(config.baseline)
+    out = run_engine(args, config, rules, selected, old.pins)
     if out.errors:
         for e in out.errors:
             Console(stderr=True).print(f"{e.path}: {e.message}", markup=False)
         raise CtxlintError("files failed to parse; fix them before updating the baseline")
-    old = load_baseline(config.baseline)
+    ids = {r.id for r in selected}
+    # Pins are acknowledged, not ratcheted: updating records what the code
+    # derives now, and the change shows up as a reviewed baseline diff.
+    pins = {k: v for k, v in old.pins.items() if k not in ids} | out.pins
+    findings = [f for f in out.findings if not f.snippet.startswith("pin ")]
     new, report = update(
         old,
-        out.findings,
+        findings,
         allow_growth=args.allow_growth,
         reason=args.reason,
-        rules={r.id for r in selected},
+        rules=ids,
+        pins=pins,
     )
     if report.changed or not config.baseline.exists():
         new.save(config.baseline)

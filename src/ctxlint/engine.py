@@ -41,6 +41,7 @@ class RunOutput:
     files_checked: int
     files_parsed: int
     timings: dict[str, float] = field(default_factory=dict)
+    pins: dict[str, dict[str, Any]] = field(default_factory=dict)  # rule -> current pins
 
 
 def content_hash(data: bytes) -> str:
@@ -79,6 +80,7 @@ class Engine:
         selected: set[str] | None = None,
         use_cache: bool = True,
         progress: Progress | None = None,
+        pinned: dict[str, dict[str, Any]] | None = None,
     ) -> None:
         self.config = config
         # Every rule extracts facts and derives its sets (so the cache does not
@@ -88,6 +90,7 @@ class Engine:
         self.jobs = max(1, jobs or os.cpu_count() or 1)
         self.cache = FactCache(config.cache_dir if use_cache else None)
         self.progress = progress
+        self.pinned = pinned or {}
         self.timings: dict[str, float] = {}
         self.parsed = 0
 
@@ -189,7 +192,7 @@ class Engine:
         files, sources, errors = self.read_sources()
         vocab = self.vocabulary(files, sources)
         t = time.perf_counter()
-        program = Program(self.config, vocab, {})
+        program = Program(self.config, vocab, {}, pinned=self.pinned)
         tokens: set[str] = {"ctxlint:"}
         everything = False
         for rule in self.rules:
@@ -241,7 +244,16 @@ class Engine:
         raw = apply_suppressions(raw, program, self.selected)
         findings = to_findings(raw)
         errors.sort(key=lambda e: e.path)
-        return RunOutput(program, findings, errors, len(files), self.parsed, dict(self.timings))
+        pins = {r.id: r.pins(program) for r in self.rules if r.id in self.selected}
+        return RunOutput(
+            program,
+            findings,
+            errors,
+            len(files),
+            self.parsed,
+            dict(self.timings),
+            {k: v for k, v in pins.items() if v},
+        )
 
 
 def to_findings(raw: list[RawFinding]) -> list[Finding]:

@@ -53,6 +53,7 @@ class Program:
     vocab: Vocabulary
     files: dict[str, dict[str, Any]]  # path -> {"module", "facts": {rule: ...}, "suppressions"}
     sets: dict[str, dict[str, Any]] = field(default_factory=dict)  # rule -> derived sets
+    pinned: dict[str, dict[str, Any]] = field(default_factory=dict)  # rule -> baseline pins
 
     def facts(self, rule_id: str) -> Iterator[tuple[str, str, Any]]:
         """(path, module, facts) of every file that has facts for `rule_id`, by path."""
@@ -94,6 +95,59 @@ class Rule:
 
     def check(self, program: Program) -> Iterable[RawFinding]:
         return ()
+
+    def pins(self, program: Program) -> dict[str, Any]:
+        """Derived facts pinned in the baseline (hook signatures, say): any
+        difference from `program.pinned[id]` is a finding until `baseline update`
+        records it, so changing one is a visible, reviewed baseline diff."""
+        return {}
+
+
+@dataclass(frozen=True, slots=True)
+class PinSite:
+    """Where a pinned key lives in the code, for the finding a change produces."""
+
+    path: str
+    scope: str
+    snippet: str
+    span: list[int]
+
+
+def pin_findings(
+    rule_id: str, program: Program, current: dict[str, Any], sites: dict[str, PinSite]
+) -> list[RawFinding]:
+    """Findings for every key whose value differs from the baseline's pin.
+
+    A key with no site (it was removed from the code) is reported at the site
+    of the first remaining key, or not at all when nothing remains to anchor it.
+    """
+    pinned = program.pinned.get(rule_id, {})
+    out: list[RawFinding] = []
+    fallback = sites[min(sites)] if sites else None
+    for key in sorted(set(pinned) | set(current)):
+        old, new = pinned.get(key), current.get(key)
+        if old == new:
+            continue
+        site = sites.get(key, fallback)
+        if site is None:
+            continue
+        if old is None:
+            what = f"{key} is not pinned in the baseline (now {new})"
+        elif new is None:
+            what = f"{key} was pinned as {old} and is gone"
+        else:
+            what = f"{key} changed: pinned {old}, now {new}"
+        out.append(
+            RawFinding(
+                rule_id,
+                site.path,
+                site.scope,
+                f"pin {key}",
+                site.span,
+                f"{what}; if intended, record it with `ctxlint baseline update`",
+            )
+        )
+    return out
 
 
 def load_rules() -> list[Rule]:
