@@ -145,7 +145,11 @@ def _progress(console: Console) -> Any:
 
 
 def run_engine(
-    args: argparse.Namespace, config: Config, rules: list[Rule], selected: list[Rule]
+    args: argparse.Namespace,
+    config: Config,
+    rules: list[Rule],
+    selected: list[Rule],
+    pinned: dict[str, dict[str, Any]] | None = None,
 ) -> RunOutput:
     err = Console(stderr=True)
     bar, callback = _progress(err)
