@@ -367,6 +367,15 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except Exception as exc:  # a bug in ctxlint: one line, unless asked for more
+        if os.environ.get("CTXLINT_DEBUG"):
+            raise
+        print(
+            f"ctxlint: internal error: {type(exc).__name__}: {exc} "
+            "(rerun with CTXLINT_DEBUG=1 for the traceback, and please report it)",
+            file=sys.stderr,
+        )
+        return 2
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ import json
 import multiprocessing
 import os
 import time
+from pathlib import Path
 from collections import defaultdict
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
@@ -42,6 +43,20 @@ class RunOutput:
     files_parsed: int
     timings: dict[str, float] = field(default_factory=dict)
     pins: dict[str, dict[str, Any]] = field(default_factory=dict)  # rule -> current pins
+
+
+def _code_version() -> str:
+    """The version plus a hash of ctxlint's own sources: facts made by other
+    code (an edited checkout, an upgrade) are never read back."""
+    digest = hashlib.blake2b(__version__.encode(), digest_size=8)
+    package = Path(__file__).resolve().parent
+    for path in sorted(package.rglob("*.py")):
+        digest.update(path.relative_to(package).as_posix().encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+CODE_VERSION = _code_version()
 
 
 def content_hash(data: bytes) -> str:
@@ -118,7 +133,7 @@ class Engine:
         self, items: list[tuple[str, str, bytes]], vocab: Vocabulary | None
     ) -> dict[str, dict[str, Any]]:
         """Facts per path: cache hits first, misses on the pool."""
-        tag = f"{__version__}:{vocab.key() if vocab else 'schema'}"
+        tag = f"{CODE_VERSION}:{vocab.key() if vocab else 'schema'}"
         keys = {p: f"{content_hash(src)}:{tag}" for p, _, src in items}
         cached = self.cache.get_many(keys.values())
         out: dict[str, dict[str, Any]] = {}
