@@ -13,11 +13,11 @@ import json
 import multiprocessing
 import os
 import time
-from pathlib import Path
 from collections import defaultdict
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ctxlint import __version__
