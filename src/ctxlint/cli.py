@@ -264,7 +264,7 @@ def cmd_baseline(args: argparse.Namespace) -> int:
         new.save(config.baseline)
     rel = os.path.relpath(config.baseline)
     console.print(
-        f"{rel}: removed {len(report.removed)}, added {len(report.added)}, kept {len(report.kept)}",
+        f"{rel}: removed {len(report.removed)}, added {len(report.added)}, kept {report.kept}",
         markup=False,
     )
     if report.left_out:
