@@ -21,7 +21,7 @@ from ctxrt.errors import ConfigNotPublishedError, PublishAssertionError, Unknown
 from ctxrt.fields.layout import TOP_NAMESPACES
 from ctxrt.flags import Flags
 from ctxrt.forward import ForwardState
-from ctxrt.parallel import ParallelContext
+from ctxrt.parallel import ParallelContext, UnpublishedParallelContext
 from ctxrt.record import LAYOUT, ServerArgs, derive_leaves
 from ctxrt.resolution import RESOLVED_SLOT, mark_published, resolved_values
 from ctxrt.resources import Resources
@@ -64,7 +64,7 @@ def _project(record: ServerArgs) -> tuple[dict[str, ConfigBag], ParallelContext]
         return ConfigBag(path, by_path.get(path, {}), children)
 
     bags = {ns: build(ns) for ns in TOP_NAMESPACES if ns != "parallel"}
-    return bags, ParallelContext(by_path["parallel"], _PARALLEL_LEAVES)
+    return bags, ParallelContext(by_path["parallel"])
 
 
 class RuntimeContext:
@@ -75,7 +75,7 @@ class RuntimeContext:
         self._record: ServerArgs | None = None
         self._role: str | None = None
         self._bags: dict[str, ConfigBag] = {}
-        self._parallel = ParallelContext(None, _PARALLEL_LEAVES)
+        self._parallel = UnpublishedParallelContext(_PARALLEL_LEAVES)
         self._leaf_bags: dict[str, ConfigBag] = {}
         self._log: list[OverrideEntry] = []
         self._audit: RoleAudit | None = None
@@ -100,9 +100,10 @@ class RuntimeContext:
 
     # ------------------------------------------------------------------ reads
     def config_bag(self, namespace: str) -> ConfigBag:
-        bag = self._bags.get(namespace)
-        if bag is None:
-            raise ConfigNotPublishedError(namespace)
+        try:
+            bag = self._bags[namespace]  # a subscript, not .get(): this is the hot path
+        except KeyError:
+            raise ConfigNotPublishedError(namespace) from None
         if self._audit is not None:
             self._observe(namespace)
         return bag
@@ -203,7 +204,7 @@ class RuntimeContext:
     def reset(self) -> None:
         """Drop the published config; fresh flags, resources and forward tiers."""
         self._restore_config_state(
-            (None, None, None, {}, ParallelContext(None, _PARALLEL_LEAVES), {}, [])
+            (None, None, None, {}, UnpublishedParallelContext(_PARALLEL_LEAVES), {}, [])
         )
         self.flags = Flags()
         self.resources = Resources(self.flags)

@@ -27,8 +27,8 @@ def _live(name: str) -> property:
 
 
 class ParallelContext(ConfigBag):
-    """The parallel bag plus the live ranks/groups. Unpublished, it still answers
-    ranks and groups; a leaf read raises ``ConfigNotPublishedError``."""
+    """The parallel bag plus the live ranks/groups. It has no ``__getattr__``: that
+    hook would take every leaf read off CPython's fast attribute path."""
 
     world_rank = _live("world_rank")
     world_size = _live("world_size")
@@ -44,22 +44,12 @@ class ParallelContext(ConfigBag):
     dcp_rank = _live("dcp_rank")
     dcp_group = _live("dcp_group")
 
-    def __init__(self, leaves: Mapping[str, Any] | None, leaf_names: Collection[str]) -> None:
-        super().__init__("parallel", leaves or {})
-        object.__setattr__(self, "_published", leaves is not None)
-        object.__setattr__(self, "_known_leaves", frozenset(leaf_names))
+    def __init__(self, leaves: Mapping[str, Any]) -> None:
+        super().__init__("parallel", leaves)
         object.__setattr__(self, "_live_overrides", {})
 
-    def __getattr__(self, name: str) -> Any:
-        # Only reached for a name that is not an instance attribute: an unpublished
-        # leaf (fail closed, naming the namespace) or a typo.
-        if name in self.__dict__.get("_known_leaves", ()):
-            raise ConfigNotPublishedError("parallel")
-        raise AttributeError(f"get_parallel() has no {name!r}")
-
     def __repr__(self) -> str:
-        state = "published" if self._published else "unpublished"
-        return f"ParallelContext[{state}]({super().__repr__()})"
+        return f"ParallelContext({super().__repr__()})"
 
     def override(self, **names: Any) -> ScopedAssign:
         """Scoped override of leaves and/or live names (a draft scope running under a
@@ -84,3 +74,18 @@ class ParallelContext(ConfigBag):
             self._live_overrides.pop(name, None)
         else:
             self._live_overrides[name] = value
+
+
+class UnpublishedParallelContext(ParallelContext):
+    """What ``get_parallel()`` answers before publish: ranks and groups still read
+    through; a leaf read fails closed, naming the namespace."""
+
+    def __init__(self, leaf_names: Collection[str]) -> None:
+        super().__init__({})
+        object.__setattr__(self, "_known_leaves", frozenset(leaf_names))
+
+    def __getattr__(self, name: str) -> Any:
+        # Only reached for a name that is not an attribute: an unpublished leaf, or a typo.
+        if name in self.__dict__.get("_known_leaves", ()):
+            raise ConfigNotPublishedError("parallel")
+        raise AttributeError(f"get_parallel() has no {name!r}")
