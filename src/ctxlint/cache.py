@@ -16,6 +16,18 @@ SCHEMA = "CREATE TABLE IF NOT EXISTS facts (key TEXT PRIMARY KEY, data BLOB NOT 
 _CHUNK = 500
 
 
+def _connect(path: Path) -> sqlite3.Connection:
+    db = sqlite3.connect(path, timeout=30, isolation_level=None)
+    try:
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.execute(SCHEMA)
+    except sqlite3.Error:
+        db.close()
+        raise
+    return db
+
+
 class FactCache:
     def __init__(self, folder: Path | None) -> None:
         self.db: sqlite3.Connection | None = None
@@ -28,10 +40,15 @@ class FactCache:
             if not gitignore.exists():
                 gitignore.write_text("# created by ctxlint\n*\n")
             self.path = folder / "facts.sqlite"
-            self.db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=NORMAL")
-            self.db.execute(SCHEMA)
+            try:
+                self.db = _connect(self.path)
+            except sqlite3.DatabaseError as exc:
+                if getattr(exc, "sqlite_errorname", "") != "SQLITE_NOTADB":
+                    raise
+                # garbage where the cache belongs: start afresh, or every run stays cold
+                for suffix in ("", "-wal", "-shm"):
+                    Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+                self.db = _connect(self.path)
         except (OSError, sqlite3.Error):
             self.db = None  # read-only tree or broken file: run uncached
 
