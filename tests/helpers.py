@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
+import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from ctxlint.config import find_config, load_config
@@ -32,3 +36,67 @@ def write(root: Path, files: dict[str, str]) -> None:
             if parent != Path(".") and not init.exists():
                 init.write_text("")
         path.write_text(text)
+
+
+# -- appended for the engine/CLI suite ---------------------------------------------
+
+
+@dataclass
+class CliResult:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def cli(*args: str, cwd: Path) -> CliResult:
+    """`ctxlint ARGS` in-process (fast): main() with `cwd` as the working folder
+    and stdout/stderr captured. Use conftest.run_cli for the real subprocess."""
+    from ctxlint.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    old = os.getcwd()
+    os.chdir(cwd)
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            try:
+                rc = main(list(args))
+            except SystemExit as exc:  # argparse: --version, usage errors
+                rc = exc.code if isinstance(exc.code, int) else 2
+    finally:
+        os.chdir(old)
+    return CliResult(rc, out.getvalue(), err.getvalue())
+
+
+SEED_READER = """\
+from specrt.context import get_server_args
+
+
+def read_{n}() -> int:
+    return get_server_args().tp_size + {n}
+"""
+
+RECORD_WRITER = """\
+from specrt.record import ServerArgs
+
+
+def write_{n}(server_args: ServerArgs) -> None:
+    server_args.dp_size = {n}
+"""
+
+UNUSED_SUPPRESSION = """\
+from specrt.context import get_parallel
+
+
+def size_{n}() -> int:
+    return get_parallel().tp_size  # ctxlint: ignore[CTX101] no longer needed
+"""
+
+
+def populate(root: Path, n: int = 12) -> dict[str, str]:
+    """Write `n` modules under app/ with CTX101, CTX201 and CTX001 findings
+    (one kind per module, in rotation) plus some clean modules; returns them."""
+    kinds = (SEED_READER, RECORD_WRITER, UNUSED_SUPPRESSION)
+    files = {f"app/mod{i:02d}.py": kinds[i % 3].format(n=i) for i in range(n)}
+    files.update({f"app/clean{i}.py": f"VALUE_{i} = {i}\n" for i in range(3)})
+    write(root, files)
+    return files

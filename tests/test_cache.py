@@ -1,0 +1,125 @@
+"""The sqlite fact cache: warm runs parse nothing, edits re-parse one file, a
+broken cache file is never fatal, and concurrent runs share it safely."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from helpers import cli, populate, run_engine
+
+from ctxlint.cache import FactCache
+
+CACHE = ".ctxlint_cache"
+
+
+def _key(out: object) -> list[tuple[str, str, int, str]]:
+    return [(f.rule, f.path, f.line, f.fingerprint) for f in out.findings]  # type: ignore[attr-defined]
+
+
+def test_second_run_parses_nothing(project: Path) -> None:
+    """A warm run answers every file from the cache and finds the same things."""
+    populate(project, n=6)
+    cold = run_engine(project, use_cache=True)
+    assert cold.files_parsed > 6
+    warm = run_engine(project, use_cache=True)
+    assert warm.files_parsed == 0
+    assert _key(warm) == _key(cold) and len(_key(cold)) == 6
+
+
+def test_editing_one_file_reparses_only_that_file(project: Path) -> None:
+    """Only the edited file misses; its new findings replace the old ones."""
+    populate(project, n=6)
+    run_engine(project, use_cache=True)
+    edited = project / "app" / "mod00.py"
+    edited.write_text(edited.read_text().replace(".tp_size", ".dp_size"))
+    out = run_engine(project, use_cache=True)
+    assert out.files_parsed == 1
+    mine = [f for f in out.findings if f.path == "app/mod00.py"]
+    assert [f.snippet for f in mine] == ["get_server_args().dp_size"]
+    assert run_engine(project, use_cache=True).files_parsed == 0
+
+
+def test_garbage_cache_file_is_not_fatal(project: Path) -> None:
+    """A cache file that is not sqlite at all: the run completes correctly, and
+    the cache is rebuilt so the next run is warm again."""
+    populate(project, n=6)
+    expected = _key(run_engine(project))
+    db = project / CACHE / "facts.sqlite"
+    db.parent.mkdir()
+    db.write_bytes(b"this is not a database\x00" * 200)
+    assert _key(run_engine(project, use_cache=True)) == expected
+    warm = run_engine(project, use_cache=True)
+    assert _key(warm) == expected
+    assert warm.files_parsed == 0
+
+
+def test_cache_with_a_foreign_table_is_not_fatal(project: Path) -> None:
+    """A real sqlite file whose `facts` table has another shape is skipped."""
+    import sqlite3
+
+    populate(project, n=3)
+    expected = _key(run_engine(project))
+    db = project / CACHE / "facts.sqlite"
+    db.parent.mkdir()
+    con = sqlite3.connect(db)
+    con.execute("CREATE TABLE facts (something INTEGER)")
+    con.commit()
+    con.close()
+    assert _key(run_engine(project, use_cache=True)) == expected
+
+
+def test_corrupt_rows_are_misses(tmp_path: Path) -> None:
+    """A row that does not decompress is treated as absent, not raised."""
+    cache = FactCache(tmp_path / "c")
+    cache.put_many({"good": b"{}"})
+    assert cache.db is not None
+    cache.db.execute("INSERT INTO facts (key, data) VALUES ('bad', x'00ff00')")
+    got = cache.get_many(["good"])
+    assert got == {"good": b"{}"}
+    assert "bad" not in cache.get_many(["bad"])
+    cache.close()
+
+
+def test_cache_folder_gets_a_gitignore(project: Path) -> None:
+    """The cache folder ignores itself so it is never committed."""
+    populate(project, n=1)
+    run_engine(project, use_cache=True)
+    gitignore = project / CACHE / ".gitignore"
+    assert gitignore.is_file()
+    assert "*" in gitignore.read_text().split()
+
+
+def test_no_cache_writes_no_cache(project: Path) -> None:
+    """--no-cache neither reads nor creates the cache folder."""
+    populate(project, n=3)
+    assert cli("check", "--no-cache", cwd=project).returncode == 1
+    assert not (project / CACHE).exists()
+
+
+def test_cache_dir_is_configurable(project: Path) -> None:
+    """`cache-dir` moves the cache."""
+    populate(project, n=3)
+    cfg = project / "pyproject.toml"
+    cfg.write_text(cfg.read_text() + 'cache-dir = "build/lintcache"\n')
+    run_engine(project, use_cache=True)
+    assert (project / "build" / "lintcache" / "facts.sqlite").is_file()
+    assert not (project / CACHE).exists()
+    assert run_engine(project, use_cache=True).files_parsed == 0
+
+
+def test_concurrent_runs_share_a_cold_cache(project: Path) -> None:
+    """Two processes starting on a cold cache both succeed with identical output,
+    and leave a cache that a third run reads without parsing."""
+    populate(project, n=24)
+    cmd = [sys.executable, "-m", "ctxlint.cli", "check", "--format", "json", "--jobs", "1"]
+    procs = [
+        subprocess.Popen(cmd, cwd=project, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        for _ in range(2)
+    ]
+    results = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [1, 1], [err for _, err in results]
+    assert results[0][0] == results[1][0]
+    assert b'"CTX201"' in results[0][0]
+    assert run_engine(project, use_cache=True).files_parsed == 0

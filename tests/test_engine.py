@@ -1,0 +1,168 @@
+"""The engine end to end: determinism across cache/jobs, the process pool, and
+files that cannot be checked (syntax errors, bad encodings, unreadable files)."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from conftest import run_cli
+from helpers import cli, populate, run_engine, write
+
+import ctxlint.engine as engine_module
+
+
+def test_json_output_is_byte_identical_cold_warm_uncached_and_for_any_job_count(
+    project: Path,
+) -> None:
+    """Cold cache, warm cache, --no-cache, --jobs 1 and --jobs 2 print the same bytes."""
+    populate(project, n=15)
+    cache = project / ".ctxlint_cache" / "facts.sqlite"
+    cold = run_cli("check", "--format", "json", "--jobs", "2", cwd=project)
+    assert cache.is_file(), "the cold run should have filled the cache"
+    warm = run_cli("check", "--format", "json", "--jobs", "1", cwd=project)
+    serial = run_cli("check", "--format", "json", "--no-cache", "--jobs", "1", cwd=project)
+    pooled = run_cli("check", "--format", "json", "--no-cache", "--jobs", "2", cwd=project)
+    runs = [cold, warm, serial, pooled]
+    assert [r.returncode for r in runs] == [1] * 4, [r.stderr for r in runs]
+    assert all(r.stdout == cold.stdout for r in runs)
+    doc = json.loads(cold.stdout)
+    rules = Counter(f["rule"] for f in doc["findings"])
+    assert rules == {"CTX101": 5, "CTX201": 5, "CTX001": 5}
+    assert doc["errors"] == []
+
+
+def test_the_pool_runs_and_agrees_with_the_serial_path(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With --jobs 2 and many misses the facts really come from worker processes,
+    and the findings equal the in-process (jobs=1) ones."""
+    populate(project, n=15)
+    pools: list[int] = []
+    real = engine_module.ProcessPoolExecutor
+
+    class SpyPool(real):  # type: ignore[misc, valid-type]
+        def __init__(self, *args: object, **kwargs: object) -> None:
+            pools.append(int(kwargs["max_workers"]))  # type: ignore[call-overload]
+            super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(engine_module, "ProcessPoolExecutor", SpyPool)
+    pooled = run_engine(project, jobs=2)
+    assert pools and max(pools) == 2, "the pool never ran"
+    pools.clear()
+    serial = run_engine(project, jobs=1)
+    assert pools == []
+    assert pooled.findings == serial.findings
+    assert pooled.files_parsed == serial.files_parsed > 15
+
+
+# -- files that cannot be checked ---------------------------------------------------
+# The prefilter only parses files that mention a derived name, so each broken
+# file mentions the seed accessor to be looked at at all.
+BROKEN = {
+    "app/syntax.py": "from specrt.context import get_server_args\ndef broken(:\n    pass\n",
+    "app/latin1.py": b"# get_server_args\nNAME = '\xe9t\xe9'\n",
+}
+GOOD = {
+    "app/reader.py": (
+        "from specrt.context import get_server_args\n\n"
+        "def f() -> int:\n    return get_server_args().tp_size\n"
+    )
+}
+
+
+def _write_broken(root: Path) -> None:
+    write(root, GOOD)
+    for rel, data in BROKEN.items():
+        path = root / rel
+        if isinstance(data, bytes):
+            path.write_bytes(data)
+        else:
+            path.write_text(data)
+
+
+def test_unparsable_files_become_errors_and_the_rest_is_still_checked(project: Path) -> None:
+    """A syntax error and a non-UTF-8 file are entries in `errors` with a clear
+    message; the other files' findings are still reported."""
+    _write_broken(project)
+    out = run_engine(project)
+    errors = {e.path: e.message for e in out.errors}
+    assert set(errors) == {"app/syntax.py", "app/latin1.py"}
+    assert errors["app/syntax.py"].startswith("syntax error at line ")
+    assert "not valid UTF-8" in errors["app/latin1.py"]
+    assert [(f.rule, f.path) for f in out.findings] == [("CTX101", "app/reader.py")]
+
+
+def test_unreadable_file_is_an_error(project: Path) -> None:
+    """A file that cannot be read is an error entry, not a crash."""
+    write(project, GOOD)
+    secret = project / "app" / "secret.py"
+    secret.write_text("X = 1\n")
+    secret.chmod(0)
+    try:
+        if os.access(secret, os.R_OK):
+            pytest.skip("running with privileges that read a chmod 000 file")
+        out = run_engine(project)
+    finally:
+        secret.chmod(0o644)
+    assert [e.path for e in out.errors] == ["app/secret.py"]
+    assert out.errors[0].message.startswith("cannot read")
+    assert [f.path for f in out.findings] == ["app/reader.py"]
+
+
+def test_file_errors_exit_2_unless_ignored(project: Path) -> None:
+    """Errors exit 2 and are listed in the JSON; --ignore-errors exits per findings."""
+    _write_broken(project)
+    res = cli("check", "--format", "json", "--no-cache", cwd=project)
+    assert res.returncode == 2
+    doc = json.loads(res.stdout)
+    assert [e["path"] for e in doc["errors"]] == ["app/latin1.py", "app/syntax.py"]
+    assert [f["path"] for f in doc["findings"]] == ["app/reader.py"]
+    assert cli("check", "--ignore-errors", "--no-cache", cwd=project).returncode == 1
+    (project / "app" / "reader.py").write_text("X = 1\n")
+    assert cli("check", "--ignore-errors", "--no-cache", cwd=project).returncode == 0
+    assert cli("check", "--no-cache", cwd=project).returncode == 2
+
+
+def test_text_report_lists_errors(project: Path) -> None:
+    """The human report names each file that could not be checked."""
+    _write_broken(project)
+    res = cli("check", "--no-cache", cwd=project)
+    assert res.returncode == 2
+    assert "app/syntax.py" in res.stdout and "syntax error" in res.stdout
+    assert "2 errors" in res.stdout
+
+
+def test_per_rule_exclude_drops_only_that_rule(project: Path) -> None:
+    """`per-rule-exclude` silences one rule under a glob; others still report there."""
+    write(
+        project,
+        {
+            "app/pipeline/resolve.py": (
+                "from specrt.context import get_server_args\n"
+                "from specrt.record import ServerArgs\n\n"
+                "def resolve(server_args: ServerArgs) -> int:\n"
+                "    server_args.tp_size = 2\n"
+                "    return get_server_args().dp_size\n"
+            ),
+            "app/biz.py": (
+                "from specrt.record import ServerArgs\n\n"
+                "def tune(server_args: ServerArgs) -> None:\n"
+                "    server_args.tp_size = 2\n"
+            ),
+        },
+    )
+    cfg = project / "pyproject.toml"
+    cfg.write_text(
+        cfg.read_text().replace(
+            'CTX201 = ["specrt/record.py"]', 'CTX201 = ["specrt/record.py", "app/pipeline/**"]'
+        )
+    )
+    got = sorted((f.rule, f.path) for f in run_engine(project).findings)
+    assert got == [
+        ("CTX101", "app/pipeline/resolve.py"),
+        ("CTX201", "app/biz.py"),
+    ]
