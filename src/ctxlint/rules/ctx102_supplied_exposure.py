@@ -1,0 +1,307 @@
+"""CTX102 supplied-exposure: a field read off a record instance the code was handed.
+
+The instance a function receives is the same object the process published, so
+a field read off it answers with the operator's raw input: a value resolution
+decided, or a post-publish override set, passes it by. The design pins these
+reads at zero outside named exemptions. Spellings: `server_args.f` on a
+parameter (the codebase's record-parameter names, or one annotated with the
+record class), `self.server_args.f`, literal `getattr(server_args, "f"[, d])`,
+the parked form (`self.x = server_args` in a method taking it, read as
+`self.x.f` anywhere in the class), and chains through another object's record
+(`runner.server_args.f`). Reads off the seed are CTX101's.
+
+Facts carry the holder's shape only; whether a name is a record parameter is
+a whole-program question (ctx201's `record_names`), and every exemption is
+decided in check() so that config changes never invalidate cached facts.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterable
+from typing import Any, ClassVar
+
+import libcst as cst
+
+from ctxlint.filecontext import FileContext, dotted, string_value
+from ctxlint.rule import FileVisitor, Program, RawFinding, Rule
+from ctxlint.rules._shared import bag_spelling, positional
+from ctxlint.rules.ctx201_record_mutation import record_names
+from ctxlint.vocab import Vocabulary
+
+ID = "CTX102"
+ALLOWED_CLASSES = "exposure-allowed-classes"
+FACTORIES = "exposure-factories"
+# Factories whose contract is "build X from the record you are handed".
+BUILTIN_FACTORIES = ("from_server_args", "create_*_from_server_args")
+# A parameter annotated with one of these is not a claim about its type.
+_UNTYPED = ("Any", "object")
+
+
+class ExposureVisitor(FileVisitor):
+    def __init__(self, ctx: FileContext) -> None:
+        super().__init__(ctx)
+        vocab = ctx.vocab
+        assert vocab is not None
+        self.active = ctx.module != vocab.runtime_module
+        self.readable = set(vocab.fields) | set(vocab.properties)
+        self.targets: set[int] = set()  # attributes being written: CTX201's business
+        # function qualname -> parameter -> "rec" (annotated record) | "plain" | "other"
+        self.params: dict[str, dict[str, str]] = {}
+        self.reads: list[dict[str, Any]] = []
+        self.parks: list[dict[str, Any]] = []
+
+    # -- writes are not reads ---------------------------------------------------
+    def _mark(self, target: cst.BaseExpression) -> None:
+        self.targets.add(id(target))
+        if isinstance(target, (cst.Tuple, cst.List)):
+            for e in target.elements:
+                self._mark(e.value)
+        elif isinstance(target, cst.StarredElement):
+            self._mark(target.value)
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._mark(node.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._mark(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._mark(node.target)
+
+    def visit_Del(self, node: cst.Del) -> None:
+        self._mark(node.target)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._mark(node.target)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self._mark(node.asname.name)
+
+    # -- parameters -------------------------------------------------------------
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if not self.active:
+            return
+        rec = self.ctx.records
+        kinds: dict[str, str] = {}
+        p = node.params
+        for param in (*p.posonly_params, *p.params, *p.kwonly_params):
+            ann = param.annotation
+            if ann is None:
+                kinds[param.name.value] = "plain"
+            elif rec.is_record_annotation(ann.annotation):
+                kinds[param.name.value] = "rec"
+            elif (dotted(ann.annotation) or "").rpartition(".")[2] in _UNTYPED:
+                kinds[param.name.value] = "plain"
+            else:
+                kinds[param.name.value] = "other"
+        scope = self.ctx.scope
+        if scope.self_name is not None and scope.class_qualname == self._outer_class():
+            kinds.pop(scope.self_name, None)
+        self.params[self.ctx.qualname] = kinds
+
+    def _outer_class(self) -> str | None:
+        scopes = self.ctx.scopes
+        return scopes[-2].qualname if len(scopes) > 1 and scopes[-2].kind == "class" else None
+
+    def _param(self, name: str) -> str | None:
+        """The kind of parameter `name` is in the nearest function binding it."""
+        for s in reversed(self.ctx.scopes):
+            if s.kind == "class":
+                return None  # a class body does not see the method's parameters
+            if s.kind == "function":
+                kind = self.params.get(s.qualname, {}).get(name)
+                if kind is not None:
+                    return kind
+        return None
+
+    # -- holders ----------------------------------------------------------------
+    def _holder(self, base: cst.BaseExpression) -> dict[str, Any] | None:
+        rec = self.ctx.records
+        if rec.is_seed(base):
+            return None  # the seed: CTX101
+        if isinstance(base, cst.Name):
+            kind = self._param(base.value)
+            if kind in ("rec", "plain"):
+                return {"k": "param", "n": base.value, "ann": kind == "rec"}
+            return None
+        attr = rec.self_attr(base)
+        if attr is not None:
+            return {"k": "self", "cls": self.ctx.enclosing_class(), "n": attr}
+        if isinstance(base, cst.Attribute):
+            return {"k": "chain", "n": base.attr.value, "via": dotted(base.value) or "(...)"}
+        return None
+
+    def _record(self, node: cst.CSTNode, base: cst.BaseExpression, field: str, form: str) -> None:
+        holder = self._holder(base)
+        if holder is None:
+            return
+        self.reads.append(
+            {
+                "field": field,
+                "form": form,
+                "h": holder,
+                "scope": self.ctx.qualname,
+                "cls": self.ctx.enclosing_class(),
+                "snippet": self.ctx.snippet(node),
+                "span": self.ctx.anchor(node),
+            }
+        )
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if self.active and node.attr.value in self.readable and id(node) not in self.targets:
+            self._record(node, node.value, node.attr.value, "attribute")
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not (self.active and isinstance(node.func, cst.Name) and node.func.value == "getattr"):
+            return
+        args = positional(node)
+        if len(args) >= 2:
+            name = string_value(args[1])
+            if name is not None and name in self.readable:
+                self._record(node, args[0], name, "getattr")
+
+    def leave_Assign(self, node: cst.Assign) -> None:
+        """`self.x = server_args` in a method that takes it: the parked form."""
+        if not (self.active and isinstance(node.value, cst.Name)):
+            return
+        kind = self._param(node.value.value)
+        if kind not in ("rec", "plain"):
+            return
+        for t in node.targets:
+            attr = self.ctx.records.self_attr(t.target)
+            cls = self.ctx.enclosing_class()
+            if attr is not None and cls is not None:
+                self.parks.append(
+                    {"cls": cls, "attr": attr, "n": node.value.value, "ann": kind == "rec"}
+                )
+
+    def finish(self) -> Any:
+        rec = self.ctx.records
+        reads = []
+        for r in self.reads:
+            h = r["h"]
+            if h["k"] == "self":
+                if rec.parked(h["cls"], h["n"]):
+                    continue  # the seed parked on self: CTX101
+                h["ann"] = rec.annotated_attr(h["cls"], h["n"])
+            reads.append(r)
+        if not reads:
+            return None
+        return {"reads": reads, "parks": self.parks}
+
+
+def _matches(patterns: Iterable[str], name: str) -> bool:
+    return any(fnmatch.fnmatchcase(name, p) for p in patterns)
+
+
+class SuppliedExposure(Rule):
+    id = ID
+    name = "supplied-exposure"
+    summary = (
+        "A field read off a record instance the code was handed (a parameter, self.server_args, "
+        "a parked alias, another object's record) instead of its bag"
+    )
+    visitor = ExposureVisitor
+    options: ClassVar[dict[str, Any]] = {ALLOWED_CLASSES: [], FACTORIES: []}
+
+    def tokens(self, vocab: Vocabulary) -> set[str]:
+        return {vocab.record_name}
+
+    def more_tokens(self, program: Program) -> set[str]:
+        return record_names(program)
+
+    # -- derivation -------------------------------------------------------------
+    def _option(self, program: Program, key: str) -> list[str]:
+        value = program.config.options.get(key, self.options[key])
+        return [str(v) for v in value]
+
+    def _parked(self, program: Program, names: set[str]) -> dict[tuple[str, str, str], str]:
+        """(path, class, attr) -> the parameter parked there, for record parameters."""
+        out: dict[tuple[str, str, str], str] = {}
+        for path, _, facts in program.facts(ID):
+            for p in facts["parks"]:
+                if p["ann"] or p["n"] in names:
+                    out[(path, p["cls"], p["attr"])] = p["n"]
+        return out
+
+    def derive(self, program: Program) -> dict[str, Any]:
+        names = record_names(program)
+        allowed = self._option(program, ALLOWED_CLASSES)
+        classes = {
+            (module, r["cls"])
+            for _, module, facts in program.facts(ID)
+            for r in facts["reads"]
+            if r["cls"]
+        }
+        return {
+            "record parameter names": sorted(names),
+            "parked record attributes": sorted(
+                f"{path}:{cls}.{attr} = {n}"
+                for (path, cls, attr), n in self._parked(program, names).items()
+            ),
+            "exempt factory patterns": [*BUILTIN_FACTORIES, *self._option(program, FACTORIES)],
+            "allowed classes": allowed,
+            # a stale allow-list entry passes green forever: show it
+            "allowed classes with no read": sorted(
+                a for a in allowed if not any(_class_matches(a, m, c) for m, c in classes)
+            ),
+        }
+
+    # -- check ------------------------------------------------------------------
+    def check(self, program: Program) -> Iterable[RawFinding]:
+        names = record_names(program)
+        parked = self._parked(program, names)
+        factories = [*BUILTIN_FACTORIES, *self._option(program, FACTORIES)]
+        allowed = self._option(program, ALLOWED_CLASSES)
+        rname = program.vocab.record_name
+        for path, module, facts in program.facts(ID):
+            for r in facts["reads"]:
+                h = r["h"]
+                if h["k"] == "param":
+                    if not (h["ann"] or h["n"] in names):
+                        continue
+                    how = f"parameter `{h['n']}`"
+                elif h["k"] == "self":
+                    via = parked.get((path, r["cls"], h["n"]))
+                    if via is not None and h["n"] != via:
+                        how = f"`self.{h['n']}`, parked from parameter `{via}`"
+                    elif h["ann"] or h["n"] in names or via is not None:
+                        how = f"`self.{h['n']}`"
+                    else:
+                        continue
+                else:
+                    if h["n"] not in names:
+                        continue
+                    how = f"`{h['via']}.{h['n']}`, another object's record"
+                if any(_matches(factories, part) for part in r["scope"].split(".")):
+                    continue
+                if r["cls"] and any(_class_matches(a, module, r["cls"]) for a in allowed):
+                    continue
+                where = bag_spelling(program.vocab, r["field"])
+                source = where or "its bag leaf or a runtime-context accessor"
+                spelled = " (literal getattr)" if r["form"] == "getattr" else ""
+                yield RawFinding(
+                    ID,
+                    path,
+                    r["scope"],
+                    r["snippet"],
+                    r["span"],
+                    f"`{r['field']}` read off a supplied {rname} instance{spelled} through "
+                    f"{how}: it is the operator's raw input, so what resolution decided and a "
+                    f"post-publish override both pass it by; read {source}, a runner stamp, "
+                    "or a constructor argument",
+                )
+
+
+def _class_matches(allowed: str, module: str, cls: str) -> bool:
+    """`GrammarManager` names any class of that name (or one nested in it);
+    `pkg.mod.Class` names exactly that one."""
+    if "." in allowed:
+        full = f"{module}.{cls}"
+        return full == allowed or full.startswith(allowed + ".")
+    return allowed in cls.split(".")
+
+
+RULE = SuppliedExposure()
