@@ -116,6 +116,7 @@ class RecordTracker(FileVisitor):
             str, int
         ] = {}  # parameter name -> functions annotating it as the record
         self.other_params: dict[str, int] = {}  # ... annotated with another concrete type
+        self.other_typed: dict[str, set[str]] = {}  # scope -> parameters of another type
         self._locals_cache: dict[int, _LocalNames] = {}
 
     # -- queries ------------------------------------------------------------
@@ -131,6 +132,11 @@ class RecordTracker(FileVisitor):
             if head.rpartition(".")[2] in ("Optional", "Annotated"):
                 first = ann.slice[0].slice
                 return isinstance(first, cst.Index) and self.is_record_annotation(first.value)
+            if head.rpartition(".")[2] == "Union":
+                return any(
+                    isinstance(e.slice, cst.Index) and self.is_record_annotation(e.slice.value)
+                    for e in ann.slice
+                )
             return False
         if isinstance(ann, cst.BinaryOperation) and isinstance(ann.operator, cst.BitOr):
             return self.is_record_annotation(ann.left) or self.is_record_annotation(ann.right)
@@ -188,6 +194,18 @@ class RecordTracker(FileVisitor):
         for s in reversed(self.ctx.scopes):
             if name in self.annotated.get(s.qualname, ()):
                 return True
+            if s.kind == "class":
+                return False
+        return False
+
+    def is_other_typed(self, name: str) -> bool:
+        """`name` is a parameter annotated with a concrete type that is not the record
+        (an explicit annotation beats the codebase's naming convention)."""
+        for s in reversed(self.ctx.scopes):
+            if name in self.aliases.get(s.qualname, {}) or name in self.annotated.get(
+                s.qualname, ()
+            ):
+                return name in self.other_typed.get(s.qualname, ())
             if s.kind == "class":
                 return False
         return False
@@ -262,6 +280,7 @@ class RecordTracker(FileVisitor):
                 "object",
             ):
                 self.other_params[p.name.value] = self.other_params.get(p.name.value, 0) + 1
+                self.other_typed.setdefault(scope, set()).add(p.name.value)
 
     # -- pending references -------------------------------------------------
     def parked(self, cls: str | None, attr: str) -> bool:

@@ -38,7 +38,7 @@ class RecordWriteVisitor(FileVisitor):
         if isinstance(expr, cst.Name):
             if rec.is_annotated_name(expr.value):
                 return {"k": "annotated"}
-            if expr.value in ("self", "cls"):
+            if expr.value in ("self", "cls") or rec.is_other_typed(expr.value):
                 return None
             return {"k": "name", "n": expr.value}
         attr = rec.self_attr(expr)
