@@ -1,0 +1,667 @@
+"""CTX501 plugin-signature: plugin hooks, their dispatch sites and implementations agree.
+
+Plugin bases are derived, not listed: a class in the tree that defines abstract
+methods (`@abstractmethod`) or methods whose body only raises
+`NotImplementedError` (unless that method overrides one of an ancestor: then it
+is an implementation declining a hook, not a new one), plus the classes named
+in `plugin-bases`. Their hooks are those methods (every public method, for a
+configured base). Each hook's signature is pinned in the baseline; every call
+of a hook on an object of a base is checked against the base signature, and
+every in-tree implementation (transitively, across modules) must accept what
+the base and its dispatch sites pass.
+
+Facts are per file and resolution-free beyond the file's import table: class
+definitions (resolved base names, method signatures, attribute types) and
+method calls on receivers whose class can be told (`self`, `super()`,
+annotated parameters/locals/attributes, objects constructed in the scope);
+derive() joins them into the class graph.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any, ClassVar
+
+import libcst as cst
+
+from ctxlint.filecontext import FileContext, dotted, string_value
+from ctxlint.rule import FileVisitor, PinSite, Program, RawFinding, Rule, pin_findings
+from ctxlint.vocab import Vocabulary
+
+ID = "CTX501"
+PLUGIN_BASES = "plugin-bases"
+_UNION_HEADS = ("Optional", "Union", "Annotated", "ClassVar", "Final")
+_TYPE_HEADS = ("type", "Type")
+_NOT_METHODS = frozenset(
+    ("property", "cached_property", "setter", "deleter", "getter", "overload", "register")
+)
+_MAPPING_HEADS = ("dict", "Dict", "Mapping", "MutableMapping", "OrderedDict", "defaultdict")
+
+# Param kinds: po (positional-only), pk (positional-or-keyword), va (*args),
+# ko (keyword-only), vk (**kwargs). A param is [name, kind, default-source|None].
+Param = list[Any]
+
+
+# -- per-file extraction ---------------------------------------------------------
+def _raises_not_implemented(body: cst.BaseSuite) -> bool:
+    """The body is (a docstring and) only `raise NotImplementedError[(...)]`."""
+    if not isinstance(body, cst.IndentedBlock):
+        stmts: list[cst.BaseSmallStatement] = list(body.body)
+    else:
+        stmts = []
+        for s in body.body:
+            if not isinstance(s, cst.SimpleStatementLine):
+                return False
+            stmts.extend(s.body)
+    if stmts and isinstance(stmts[0], cst.Expr) and string_value(stmts[0].value) is not None:
+        stmts = stmts[1:]
+    if len(stmts) != 1 or not isinstance(stmts[0], cst.Raise) or stmts[0].exc is None:
+        return False
+    exc = stmts[0].exc
+    if isinstance(exc, cst.Call):
+        exc = exc.func
+    return (dotted(exc) or "").rpartition(".")[2] == "NotImplementedError"
+
+
+class PluginVisitor(FileVisitor):
+    def __init__(self, ctx: FileContext) -> None:
+        super().__init__(ctx)
+        self.classes: dict[str, dict[str, Any]] = {}
+        self.calls: list[dict[str, Any]] = []
+        # scope qualname -> name -> (instance types, factory types), statement order
+        self.env: dict[str, dict[str, tuple[list[str], list[str]]]] = {}
+
+    # -- types ------------------------------------------------------------------
+    def _ann(self, ann: cst.BaseExpression, depth: int = 0) -> tuple[list[str], list[str]]:
+        """(instance types, factory types) an annotation names, as resolved names."""
+        if depth > 4:
+            return [], []
+        text = string_value(ann)
+        if text is not None:
+            try:
+                ann = cst.parse_expression(text)
+            except (cst.ParserSyntaxError, ValueError):
+                return [], []
+        if isinstance(ann, cst.BinaryOperation) and isinstance(ann.operator, cst.BitOr):
+            a, b = self._ann(ann.left, depth + 1), self._ann(ann.right, depth + 1)
+            return a[0] + b[0], a[1] + b[1]
+        if isinstance(ann, cst.Subscript):
+            head = (dotted(ann.value) or "").rpartition(".")[2]
+            elems = [e.slice.value for e in ann.slice if isinstance(e.slice, cst.Index)]
+            if head in _UNION_HEADS:
+                inst: list[str] = []
+                fact: list[str] = []
+                for e in elems[:1] if head in ("Annotated", "ClassVar", "Final") else elems:
+                    i, f = self._ann(e, depth + 1)
+                    inst += i
+                    fact += f
+                return inst, fact
+            if head in _TYPE_HEADS and elems:
+                return [], self._ann(elems[0], depth + 1)[0]
+            if head in _MAPPING_HEADS and len(elems) == 2:
+                return [], self._ann(elems[1], depth + 1)[1]  # a registry of classes
+            return [], []
+        if isinstance(ann, (cst.Name, cst.Attribute)):
+            name = self.ctx.resolve(ann)
+            if name and name.rpartition(".")[2] not in ("None", "Any", "object"):
+                return [name], []
+        return [], []
+
+    def _lookup(self, name: str) -> tuple[list[str], list[str]] | None:
+        for s in reversed(self.ctx.scopes):
+            if s.kind == "class":
+                continue
+            found = self.env.get(s.qualname, {}).get(name)
+            if found is not None:
+                return found
+        return None
+
+    def _value_types(self, value: cst.BaseExpression) -> tuple[list[str], list[str]]:
+        """What an assigned value is: constructed, a registry pick, a typed name."""
+        if isinstance(value, cst.Call):
+            func = value.func
+            if isinstance(func, cst.Name):
+                known = self._lookup(func.value)
+                if known is not None:
+                    return list(known[1]), []  # `spec_class(...)` with spec_class: type[T]
+            holder = func
+            if isinstance(holder, cst.Subscript):
+                holder = holder.value  # REGISTRY[name]()
+            elif isinstance(holder, cst.Call) and isinstance(holder.func, cst.Attribute):
+                if holder.func.attr.value == "get":
+                    holder = holder.func.value  # REGISTRY.get(name)()
+            if holder is not func and isinstance(holder, cst.Name):
+                known = self._lookup(holder.value)
+                return (list(known[1]), []) if known else ([], [])
+            if isinstance(func, (cst.Name, cst.Attribute)):
+                name = self.ctx.resolve(func)
+                return ([name], []) if name else ([], [])
+        if isinstance(value, cst.Name):
+            known = self._lookup(value.value)
+            if known is not None:
+                return list(known[0]), list(known[1])
+        return [], []
+
+    def _bind(self, name: str, types: tuple[list[str], list[str]]) -> None:
+        env = self.env.setdefault(self.ctx.qualname, {})
+        if types[0] or types[1]:
+            env[name] = types
+        else:
+            env.pop(name, None)
+            if self.ctx.in_function():
+                env[name] = ([], [])  # a local rebinding hides an outer typed name
+
+    def _attr_types(self, attr: str, types: list[str]) -> None:
+        cls = self.ctx.enclosing_class()
+        if cls in self.classes and types:
+            known = self.classes[cls]["attrs"].setdefault(attr, [])
+            known.extend(t for t in types if t not in known)
+
+    # -- classes and methods ----------------------------------------------------
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        bases = []
+        for arg in node.bases:
+            if arg.keyword is None:
+                name = self.ctx.resolve(arg.value)
+                if name:
+                    bases.append(name)
+        self.classes[self.ctx.qualname] = {"bases": bases, "methods": {}, "attrs": {}}
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        scopes = self.ctx.scopes
+        outer = scopes[-2]
+        env = self.env.setdefault(self.ctx.qualname, {})
+        p = node.params
+        for param in (*p.posonly_params, *p.params, *p.kwonly_params):
+            if param.annotation is not None:
+                types = self._ann(param.annotation.annotation)
+                if types[0] or types[1]:
+                    env[param.name.value] = types
+        if outer.kind != "class" or outer.qualname not in self.classes:
+            return
+        decorators = {(dotted(d.decorator) or "").rpartition(".")[2] for d in node.decorators}
+        if decorators & _NOT_METHODS:
+            return  # properties, overload stubs, dispatch registrations: never called as hooks
+        flavor = (
+            "static"
+            if "staticmethod" in decorators
+            else "class"
+            if "classmethod" in decorators
+            else "inst"
+        )
+        abstract = "abstractmethod" in decorators or (
+            "abstractproperty" not in decorators and _raises_not_implemented(node.body)
+        )
+        self.classes[outer.qualname]["methods"][node.name.value] = {
+            "params": self._params(node.params),
+            "flavor": flavor,
+            "abstract": "decorator"
+            if "abstractmethod" in decorators
+            else "raise"
+            if abstract
+            else None,
+            "span": self.ctx.anchor(node.name),
+        }
+
+    def _params(self, p: cst.Parameters) -> list[Param]:
+        code = self.ctx.module_node.code_for_node
+
+        def one(param: cst.Param, kind: str) -> Param:
+            default = code(param.default) if param.default is not None else None
+            return [param.name.value, kind, default]
+
+        out = [one(x, "po") for x in p.posonly_params]
+        out += [one(x, "pk") for x in p.params]
+        if isinstance(p.star_arg, cst.Param):
+            out.append(one(p.star_arg, "va"))
+        out += [one(x, "ko") for x in p.kwonly_params]
+        if p.star_kwarg is not None:
+            out.append(one(p.star_kwarg, "vk"))
+        return out
+
+    # -- bindings ---------------------------------------------------------------
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        types = self._ann(node.annotation.annotation)
+        target = node.target
+        if isinstance(target, cst.Name):
+            if self.ctx.scope.kind == "class":
+                self._attr_types(target.value, types[0])
+            else:
+                self._bind(target.value, types)
+        elif self.ctx.records.self_attr(target) is not None:
+            self._attr_types(target.attr.value, types[0])  # type: ignore[attr-defined]
+
+    def leave_Assign(self, node: cst.Assign) -> None:
+        types = self._value_types(node.value)
+        for t in node.targets:
+            target = t.target
+            if isinstance(target, cst.Name):
+                if self.ctx.scope.kind != "class":
+                    self._bind(target.value, types)
+            elif self.ctx.records.self_attr(target) is not None:
+                self._attr_types(target.attr.value, types[0])  # type: ignore[attr-defined]
+
+    # -- calls ------------------------------------------------------------------
+    def _receiver(self, recv: cst.BaseExpression) -> dict[str, Any] | None:
+        scope = self.ctx.scope
+        cls = self.ctx.enclosing_class()
+        if isinstance(recv, cst.Name):
+            if scope.self_name is not None and recv.value == scope.self_name and cls:
+                flavor = self._flavor()
+                return {"k": "self", "cls": cls} if flavor == "inst" else None
+            known = self._lookup(recv.value)
+            if known is not None and known[0]:
+                return {"k": "types", "t": known[0]}
+            return None
+        if (
+            isinstance(recv, cst.Call)
+            and isinstance(recv.func, cst.Name)
+            and recv.func.value == "super"
+            and cls
+        ):
+            return {"k": "super", "cls": cls}
+        attr = self.ctx.records.self_attr(recv)
+        if attr is not None and cls and self._flavor() == "inst":
+            return {"k": "attr", "cls": cls, "n": attr}
+        return None
+
+    def _flavor(self) -> str:
+        """Whether the method we are in (not a closure) takes an instance."""
+        for s in reversed(self.ctx.scopes):
+            if s.kind == "function" and s.self_name is not None and s.node is not None:
+                decorators = {
+                    (dotted(d.decorator) or "").rpartition(".")[2]
+                    for d in s.node.decorators  # type: ignore[attr-defined]
+                }
+                if "classmethod" in decorators:
+                    return "class"
+                if "staticmethod" in decorators:
+                    return "static"
+                return "inst"
+        return "inst"
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if not isinstance(func, cst.Attribute):
+            return
+        method = func.attr.value
+        if method.startswith("__") and method.endswith("__"):
+            return
+        recv = self._receiver(func.value)
+        if recv is None:
+            return
+        self.calls.append(
+            {
+                "m": method,
+                "r": recv,
+                "npos": sum(1 for a in node.args if a.keyword is None and not a.star),
+                "star": any(a.star == "*" for a in node.args),
+                "kws": [a.keyword.value for a in node.args if a.keyword is not None],
+                "dstar": any(a.star == "**" for a in node.args),
+                "scope": self.ctx.qualname,
+                "snippet": self.ctx.snippet(node),
+                "span": self.ctx.anchor(node),
+            }
+        )
+
+    def finish(self) -> Any:
+        if not self.classes and not self.calls:
+            return {"imports": self.ctx.imports}
+        return {"classes": self.classes, "calls": self.calls, "imports": self.ctx.imports}
+
+
+# -- signatures ------------------------------------------------------------------
+def sig_text(params: list[Param]) -> str:
+    """`(self, batch, /, k=1, *args, flag=False, **kw)`, from the param list."""
+    parts: list[str] = []
+    star_done = False
+    for i, (name, kind, default) in enumerate(params):
+        if kind == "va":
+            parts.append(f"*{name}")
+            star_done = True
+            continue
+        if kind == "vk":
+            parts.append(f"**{name}")
+            continue
+        if kind == "ko" and not star_done:
+            parts.append("*")
+            star_done = True
+        parts.append(f"{name}={default}" if default is not None else name)
+        if kind == "po" and (i + 1 == len(params) or params[i + 1][1] != "po"):
+            parts.append("/")
+    return f"({', '.join(parts)})"
+
+
+def bound(method: dict[str, Any]) -> list[Param]:
+    """The params a caller of an instance's method supplies (self/cls dropped)."""
+    params = method["params"]
+    if method["flavor"] != "static" and params and params[0][1] in ("po", "pk"):
+        return params[1:]
+    return params
+
+
+def call_problems(params: list[Param], call: dict[str, Any]) -> list[str]:
+    """Why `call` cannot bind to `params`; nothing when it can or cannot be told."""
+    positional = [p for p in params if p[1] in ("po", "pk")]
+    has_va = any(p[1] == "va" for p in params)
+    has_vk = any(p[1] == "vk" for p in params)
+    out: list[str] = []
+    npos = call["npos"]
+    if not call["star"] and npos > len(positional) and not has_va:
+        out.append(f"{npos} positional arguments, the hook takes {len(positional)}")
+    by_keyword = {p[0] for p in params if p[1] in ("pk", "ko")}
+    for kw in call["kws"]:
+        if kw not in by_keyword and not has_vk:
+            out.append(f"unknown keyword `{kw}`")
+    given = set(call["kws"])
+    if not (call["star"] or call["dstar"]):  # unpacked arguments may fill any positional
+        for i, (name, _kind, default) in enumerate(positional):
+            if default is None and i >= npos and name not in given:
+                out.append(f"missing required `{name}`")
+    if not call["dstar"]:
+        for name, kind, default in params:
+            if kind == "ko" and default is None and name not in given:
+                out.append(f"missing required keyword `{name}`")
+    return out
+
+
+def accept_problems(impl: list[Param], base: list[Param], kws: set[str], max_pos: int) -> list[str]:
+    """Why an override cannot take every call the base hook (and its dispatch) allows."""
+    b_pos = [p for p in base if p[1] in ("po", "pk")]
+    i_pos = [p for p in impl if p[1] in ("po", "pk")]
+    b_va = any(p[1] == "va" for p in base)
+    b_vk = any(p[1] == "vk" for p in base)
+    i_va = any(p[1] == "va" for p in impl)
+    i_vk = any(p[1] == "vk" for p in impl)
+    out: list[str] = []
+    need = max(len(b_pos), max_pos)
+    if not i_va and len(i_pos) < need:
+        out.append(f"takes {len(i_pos)} positional arguments where the base passes {need}")
+    for j, (name, _, default) in enumerate(i_pos):
+        if default is not None:
+            continue
+        if j >= len(b_pos) and not b_va:
+            out.append(f"requires `{name}`, which the base does not pass")
+        elif j < len(b_pos) and b_pos[j][2] is not None:
+            out.append(f"requires `{name}`, which the base makes optional")
+    i_names = {p[0] for p in impl if p[1] in ("pk", "ko")}
+    b_ko = {p[0]: p for p in base if p[1] == "ko"}
+    for name, kind, default in impl:
+        if kind == "ko" and default is None and name not in b_ko and not b_vk:
+            out.append(f"requires keyword `{name}`, which the base does not pass")
+    for name, (_, _, default) in sorted(b_ko.items()):
+        if name not in i_names and not i_vk:
+            out.append(f"does not accept keyword `{name}`")
+        elif default is not None and any(
+            p[0] == name and p[2] is None and p[1] in ("pk", "ko") for p in impl
+        ):
+            out.append(f"requires `{name}`, which the base makes optional")
+    for kw in sorted(kws - set(b_ko)):
+        if kw not in i_names and not i_vk:
+            out.append(f"does not accept keyword `{kw}`, which dispatch passes")
+    return list(dict.fromkeys(out))
+
+
+# -- the whole program -------------------------------------------------------------
+class Graph:
+    """Classes of every file, their resolved bases, and the plugin bases."""
+
+    def __init__(self, program: Program) -> None:
+        self.program = program
+        self.classes: dict[str, dict[str, Any]] = {}  # qualified -> class facts
+        self.where: dict[str, tuple[str, str]] = {}  # qualified -> (path, class qualname)
+        self.imports: dict[str, dict[str, str]] = {}  # module -> import table
+        for path, module, facts in program.facts(ID):
+            self.imports[module] = facts.get("imports", {})
+            for qual, cls in facts.get("classes", {}).items():
+                self.classes[f"{module}.{qual}"] = cls
+                self.where[f"{module}.{qual}"] = (path, qual)
+        self._resolved: dict[str, str | None] = {}
+        self._mro: dict[str, list[str]] = {}
+        configured = program.config.options.get(PLUGIN_BASES, [])
+        self.configured = [str(c) for c in configured]
+        self.bases = self._bases()
+
+    def resolve(self, name: str, depth: int = 0) -> str | None:
+        """The class a qualified name denotes, through re-exports."""
+        if name in self.classes:
+            return name
+        if depth > 8:
+            return None
+        if name in self._resolved:
+            return self._resolved[name]
+        self._resolved[name] = None  # cycles
+        module, _, attr = name.rpartition(".")
+        target = self.imports.get(module, {}).get(attr)
+        found = self.resolve(target, depth + 1) if target and target != name else None
+        self._resolved[name] = found
+        return found
+
+    def mro(self, cls: str) -> list[str]:
+        """The class and its in-tree ancestors, nearest first (a linear walk)."""
+        if cls in self._mro:
+            return self._mro[cls]
+        self._mro[cls] = [cls]
+        out = [cls]
+        for b in self.classes[cls]["bases"]:
+            real = self.resolve(b)
+            if real is None:
+                continue
+            for a in self.mro(real):
+                if a not in out:
+                    out.append(a)
+        self._mro[cls] = out
+        return out
+
+    def _bases(self) -> dict[str, dict[str, dict[str, Any]]]:
+        """Plugin base -> hook -> method facts."""
+        out: dict[str, dict[str, dict[str, Any]]] = {}
+        for qual, cls in self.classes.items():
+            ancestors = self.mro(qual)[1:]
+            hooks = {}
+            for name, m in cls["methods"].items():
+                if name.startswith("__") or m["abstract"] is None:
+                    continue
+                if m["abstract"] == "raise" and any(
+                    name in self.classes[a]["methods"] for a in ancestors
+                ):
+                    continue  # an implementation declining a hook, not a new hook
+                hooks[name] = m
+            if hooks:
+                out[qual] = hooks
+        for name in self.configured:
+            real = self.resolve(name)
+            if real is None:
+                continue
+            hooks = out.setdefault(real, {})
+            for mname, m in self.classes[real]["methods"].items():
+                if not mname.startswith("_"):
+                    hooks.setdefault(mname, m)
+        return out
+
+    def hook_base(self, cls: str, hook: str) -> str | None:
+        """The nearest plugin base in `cls`'s ancestry (itself included) declaring `hook`."""
+        if cls not in self.classes:
+            return None
+        for a in self.mro(cls):
+            if hook in self.bases.get(a, ()):
+                return a
+        return None
+
+    def implementations(self) -> dict[str, list[str]]:
+        """In-tree subclass -> the plugin bases it derives from."""
+        out: dict[str, list[str]] = {}
+        for qual in self.classes:
+            bases = [a for a in self.mro(qual)[1:] if a in self.bases]
+            if bases:
+                out[qual] = bases
+        return out
+
+    def receiver_types(self, module: str, recv: dict[str, Any]) -> list[str]:
+        k = recv["k"]
+        if k == "self":
+            return [f"{module}.{recv['cls']}"]
+        if k == "super":
+            cls = f"{module}.{recv['cls']}"
+            return self.mro(cls)[1:2] if cls in self.classes else []
+        if k == "attr":
+            cls = f"{module}.{recv['cls']}"
+            if cls not in self.classes:
+                return []
+            for a in self.mro(cls):
+                types = self.classes[a]["attrs"].get(recv["n"])
+                if types:
+                    return [r for t in types if (r := self.resolve(t))]
+            return []
+        return [r for t in recv["t"] if (r := self.resolve(t))]
+
+    def dispatches(self) -> Iterator[tuple[str, dict[str, Any], str, str]]:
+        """(path, call, base, definer) for every call of a hook on a plugin object.
+
+        `definer` is the nearest class defining the method for the receiver's
+        type: the base itself, or an override between (whose own signature
+        binds the call, and which is checked against the base separately)."""
+        for path, module, facts in self.program.facts(ID):
+            for call in facts.get("calls", ()):
+                seen: set[str] = set()
+                for t in self.receiver_types(module, call["r"]):
+                    base = self.hook_base(t, call["m"])
+                    if base is None or base in seen:
+                        continue
+                    seen.add(base)
+                    definer = next(
+                        a for a in self.mro(t) if call["m"] in self.classes[a]["methods"]
+                    )
+                    yield path, call, base, definer
+
+
+class PluginSignature(Rule):
+    id = ID
+    name = "plugin-signature"
+    summary = (
+        "A plugin hook called, or implemented, with a signature the plugin base does not "
+        "declare; hook signatures are pinned in the baseline"
+    )
+    visitor = PluginVisitor
+    options: ClassVar[dict[str, Any]] = {PLUGIN_BASES: []}
+
+    def tokens(self, vocab: Vocabulary) -> set[str]:
+        return {"NotImplementedError", "abstractmethod"}
+
+    def more_tokens(self, program: Program) -> set[str]:
+        """Names of bases and their subclasses so far: implementations and
+        dispatch sites in other files mention one of them."""
+        graph = Graph(program)
+        names = {c.rpartition(".")[2] for c in graph.configured}
+        names |= {b.rpartition(".")[2] for b in graph.bases}
+        names |= {i.rpartition(".")[2] for i in graph.implementations()}
+        return names
+
+    def derive(self, program: Program) -> dict[str, Any]:
+        graph = Graph(program)
+        return {
+            "plugin bases": {
+                base: {h: sig_text(m["params"]) for h, m in sorted(hooks.items())}
+                for base, hooks in sorted(graph.bases.items())
+            },
+            "configured plugin bases not found": sorted(
+                c for c in graph.configured if graph.resolve(c) is None
+            ),
+            "implementations": {
+                impl: sorted(bases) for impl, bases in sorted(graph.implementations().items())
+            },
+            "dispatch sites": sorted(
+                f"{path}:{call['span'][0]} {call['snippet'][:80]} -> {base}.{call['m']}"
+                for path, call, base, _ in graph.dispatches()
+            ),
+        }
+
+    def pins(self, program: Program) -> dict[str, Any]:
+        graph = Graph(program)
+        return {
+            f"{base}.{hook}": sig_text(m["params"])
+            for base, hooks in graph.bases.items()
+            for hook, m in hooks.items()
+        }
+
+    def check(self, program: Program) -> Iterable[RawFinding]:
+        graph = Graph(program)
+        out: list[RawFinding] = []
+        # dispatch sites against the base signature
+        kws: dict[tuple[str, str], set[str]] = {}
+        max_pos: dict[tuple[str, str], int] = {}
+        for path, call, base, definer in graph.dispatches():
+            hook = graph.classes[definer]["methods"][call["m"]]
+            if definer == base:  # through the base's contract: implementations must take it
+                key = (base, call["m"])
+                kws.setdefault(key, set()).update(call["kws"])
+                if not call["star"]:
+                    max_pos[key] = max(max_pos.get(key, 0), call["npos"])
+            problems = call_problems(bound(hook), call)
+            if problems:
+                whose = "plugin hook" if definer == base else f"{_short(base)} hook override"
+                out.append(
+                    RawFinding(
+                        ID,
+                        path,
+                        call["scope"],
+                        call["snippet"],
+                        call["span"],
+                        f"call of {whose} {_short(definer)}.{call['m']}"
+                        f"{sig_text(hook['params'])} does not fit it: {'; '.join(problems)}; "
+                        "a plugin that follows the signature fails here with a TypeError",
+                    )
+                )
+        # implementations against the base (and what dispatch passes)
+        for impl, _ in sorted(graph.implementations().items()):
+            path, qual = graph.where[impl]
+            for name, m in sorted(graph.classes[impl]["methods"].items()):
+                base = next(
+                    (a for a in graph.mro(impl)[1:] if name in graph.bases.get(a, ())), None
+                )
+                if base is None:
+                    continue
+                hook = graph.bases[base][name]
+                if m["flavor"] != hook["flavor"]:
+                    continue  # a static/class override of an instance hook: not comparable
+                problems = accept_problems(
+                    bound(m),
+                    bound(hook),
+                    kws.get((base, name), set()),
+                    max_pos.get((base, name), 0),
+                )
+                if problems:
+                    out.append(
+                        RawFinding(
+                            ID,
+                            path,
+                            f"{qual}.{name}",
+                            f"def {name}{sig_text(m['params'])}",
+                            m["span"],
+                            f"{_short(impl)}.{name}{sig_text(m['params'])} does not accept "
+                            f"what the plugin base {_short(base)}.{name}"
+                            f"{sig_text(hook['params'])} is called with: {'; '.join(problems)}",
+                        )
+                    )
+        out.extend(self._pin_findings(program, graph))
+        return out
+
+    def _pin_findings(self, program: Program, graph: Graph) -> list[RawFinding]:
+        """Pins are enforced once the baseline records CTX501 pins at all: a run
+        with no baseline (spec examples, a first look at a tree) has nowhere to
+        record them, and `baseline update` writes the section."""
+        if ID not in program.pinned:
+            return []
+        sites: dict[str, PinSite] = {}
+        for base, hooks in graph.bases.items():
+            path, qual = graph.where[base]
+            for hook, m in hooks.items():
+                sites[f"{base}.{hook}"] = PinSite(path, f"{qual}.{hook}", f"def {hook}", m["span"])
+        return pin_findings(ID, program, self.pins(program), sites)
+
+
+def _short(qual: str) -> str:
+    return qual.rpartition(".")[2]
+
+
+RULE = PluginSignature()
