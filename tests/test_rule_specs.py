@@ -12,7 +12,13 @@ from ctxlint.rule import SPEC_DIR, load_rules
 from ctxlint.specs import examples
 
 RULES = load_rules()
-ALL_EXAMPLES = [ex for r in RULES for ex in examples(SPEC_DIR / f"{r.id}.md")]
+# a missing spec fails test_every_rule_has_a_spec..., not the collection
+ALL_EXAMPLES = [
+    ex
+    for r in RULES
+    if (SPEC_DIR / f"{r.id}.md").is_file()
+    for ex in examples(SPEC_DIR / f"{r.id}.md")
+]
 
 
 @pytest.mark.parametrize("rule", RULES, ids=lambda r: r.id)

@@ -11,6 +11,8 @@ import re
 import tokenize
 from typing import Any
 
+# A comment that means to suppress (prose mentioning "ctxlint:" does not).
+_INTENT = re.compile(r"#\s*ctxlint:\s*ignore")
 # The reason runs to the end of the comment or to a second `#` comment on it.
 _DIRECTIVE = re.compile(r"#\s*ctxlint:\s*ignore\[([A-Za-z0-9_, ]*)\]\s*([^#]*)")
 
@@ -20,7 +22,7 @@ def scan(text: str) -> list[dict[str, Any]]:
     found: list[dict[str, Any]] = []
     try:
         for tok in tokenize.generate_tokens(io.StringIO(text).readline):
-            if tok.type != tokenize.COMMENT or "ctxlint:" not in tok.string:
+            if tok.type != tokenize.COMMENT or not _INTENT.search(tok.string):
                 continue
             m = _DIRECTIVE.search(tok.string)
             if m is None:
