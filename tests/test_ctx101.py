@@ -1,0 +1,240 @@
+"""CTX101 seed-read: every form the issue lists, beyond the spec examples, and
+the negatives (strings, comments, shadowing, non-field attributes, the runtime
+module itself)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from rulecase import assert_case
+
+from ctxlint.filecontext import MODULE_SCOPE
+
+RULE = "CTX101"
+
+FIXTURE_CONTEXT = (Path(__file__).parent / "fixtures/specrt/specrt/context.py").read_text()
+
+BAD = {
+    "direct-and-getattr": """
+        from specrt.context import get_server_args
+
+        def f() -> object:
+            a = get_server_args().context_length  # expect
+            b = getattr(get_server_args(), "model_path")  # expect
+            c = getattr(get_server_args(), "tp_size", 1)  # expect
+            return a, b, c
+        """,
+    "module-attribute-chain": """
+        import specrt.context
+        import specrt.context as ctx
+
+        def f() -> object:
+            return (
+                specrt.context.get_server_args().tp_size,  # expect
+                ctx.get_server_args().dp_size,  # expect
+            )
+        """,
+    "function-local-import-under-another-name": """
+        def f() -> int:
+            from specrt.context import get_server_args as seed
+            return seed().tp_size  # expect
+        """,
+    "alias-copies-and-walrus": """
+        from specrt.context import get_server_args
+
+        def f() -> object:
+            sa = get_server_args()
+            sb = sa
+            sc = sb
+            if (sw := get_server_args()) is not None:
+                pass
+            return sc.tp_size, getattr(sb, "dp_size", 0), sw.model_path  # expect x3
+        """,
+    "read-in-a-comparison-is-still-a-read": """
+        from specrt.context import get_server_args
+
+        def f() -> bool:
+            return get_server_args().tp_size == 2  # expect
+        """,
+    "module-alias-with-global-declaration": """
+        from specrt.context import get_server_args
+
+        SEED = get_server_args()
+
+        def f() -> int:
+            global SEED
+            n = SEED.tp_size  # expect
+            SEED = None  # rebinds the global: SEED is not a local of f
+            return n
+        """,
+    "module-alias-in-a-nested-function": """
+        from specrt.context import get_server_args
+
+        SEED = get_server_args()
+
+        def outer() -> object:
+            def inner() -> int:
+                return SEED.dp_size  # expect
+            return inner
+        """,
+    "closure-reads-a-local-alias": """
+        from specrt.context import get_server_args
+
+        def outer() -> object:
+            sa = get_server_args()
+            def inner() -> int:
+                return sa.tp_size  # expect
+            return inner
+        """,
+    "parked-alias-read-in-an-earlier-method-and-in-a-closure": """
+        from specrt.context import get_server_args
+
+        class Worker:
+            def early(self) -> int:
+                return self._sa.tp_size  # expect
+
+            def __init__(self) -> None:
+                self._sa = get_server_args()
+
+            def later(self) -> object:
+                def inner() -> int:
+                    return self._sa.dp_size  # expect
+                return [self._sa.model_path for _ in range(2)], inner  # expect
+        """,
+    "module-level-read": """
+        from specrt.context import get_server_args
+
+        TP = get_server_args().tp_size  # expect
+        """,
+}
+
+GOOD = {
+    "strings-comments-docstrings": '''
+        from specrt.context import get_server_args
+
+        def f() -> str:
+            """get_server_args().tp_size"""
+            # get_server_args().tp_size
+            return "get_server_args().tp_size" + f"{'sa.tp_size'}"
+        ''',
+    "module-alias-shadowed-by-a-later-local-assignment": """
+        from specrt.context import get_server_args
+
+        SEED = get_server_args()
+
+        def f() -> int:
+            n = SEED.tp_size  # Python: SEED is local in all of f (UnboundLocalError)
+            SEED = 3
+            return n
+
+        def g(SEED: object) -> int:
+            return SEED.tp_size
+
+        def h() -> int:
+            for SEED in range(3):
+                pass
+            return SEED.tp_size
+        """,
+    "enclosing-function-shadows-the-module-alias": """
+        from specrt.context import get_server_args
+
+        SEED = get_server_args()
+
+        def outer() -> object:
+            SEED = object()
+            def inner() -> int:
+                return SEED.tp_size
+            return inner
+        """,
+    "alias-rebound-to-something-else": """
+        from specrt.context import get_server_args
+
+        def f() -> int:
+            sa = get_server_args()
+            sa = make()
+            return sa.tp_size
+        """,
+    "non-field-attributes-methods-and-hand-offs": """
+        from specrt.context import get_server_args
+
+        def f(name: str) -> object:
+            dump(get_server_args())
+            return (
+                get_server_args().resolved_dict(),
+                get_server_args().not_a_field,
+                getattr(get_server_args(), name),
+            )
+        """,
+    "a-write-is-not-a-read": """
+        from specrt.context import get_server_args
+
+        def f() -> None:
+            get_server_args().tp_size = 1
+            sa = get_server_args()
+            del sa.dp_size
+        """,
+    "accessor-of-the-same-name-from-another-module": """
+        from other.acc import get_server_args
+
+        def f() -> int:
+            return get_server_args().tp_size
+        """,
+    "parked-alias-belongs-to-its-own-class": """
+        from specrt.context import get_server_args
+
+        class Holder:
+            def __init__(self) -> None:
+                self._sa = get_server_args()
+
+        class Other:
+            def m(self) -> int:
+                return self._sa.tp_size
+        """,
+}
+
+
+@pytest.mark.parametrize("source", BAD.values(), ids=BAD.keys())
+def test_bad(project: Path, source: str) -> None:
+    """Each marked line carries exactly one CTX101 finding, no other line does."""
+    assert_case(
+        project, RULE, source, extra={"other/acc.py": "def get_server_args():\n    return 1\n"}
+    )
+
+
+@pytest.mark.parametrize("source", GOOD.values(), ids=GOOD.keys())
+def test_good(project: Path, source: str) -> None:
+    """None of these is a seed field read."""
+    assert_case(
+        project, RULE, source, extra={"other/acc.py": "def get_server_args():\n    return 1\n"}
+    )
+
+
+def test_the_runtime_module_is_exempt(project: Path) -> None:
+    """The runtime module may read its own slot."""
+    reader = "\n\ndef tp() -> int:\n    return get_server_args().tp_size\n"
+    assert_case(project, RULE, FIXTURE_CONTEXT + reader, path="specrt/context.py")
+
+
+def test_finding_names_the_bag_leaf_and_the_scope(project: Path) -> None:
+    """The message tells the user where to read instead; scope is the qualname."""
+    from helpers import run_engine, write
+
+    write(
+        project,
+        {
+            "app/m.py": (
+                "from specrt.context import get_server_args\n\n"
+                "class K:\n    def m(self) -> str:\n"
+                "        return get_server_args().attention_backend\n\n"
+                "X = get_server_args().tp_size\n"
+            )
+        },
+    )
+    out = run_engine(project, select={RULE})
+    assert [(f.scope, f.snippet) for f in out.findings] == [
+        ("K.m", "get_server_args().attention_backend"),
+        (MODULE_SCOPE, "get_server_args().tp_size"),
+    ]
+    assert "get_exec().kernel.attention_backend" in out.findings[0].message
+    assert "get_parallel().tp_size" in out.findings[1].message

@@ -1,0 +1,284 @@
+"""CTX201 record-mutation: every write form and every kind of record instance
+the issue lists, and the negatives (strings, comparisons, dicts, another
+module's class of the same name, explicit non-record annotations)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from helpers import run_engine, write
+from rulecase import assert_case
+
+RULE = "CTX201"
+OTHER_RECORD = {"other/record.py": "class ServerArgs:\n    tp_size: int = 1\n"}
+
+BAD = {
+    "assignment-forms": """
+        from specrt.record import ServerArgs
+
+        def f(rec: ServerArgs) -> None:
+            rec.tp_size = 1  # expect
+            rec.dp_size: int = 2  # expect
+            rec.context_length += 1  # expect
+            rec.tp_size = rec.dp_size = 3  # expect x2
+            x = rec.model_path = "m"  # expect
+        """,
+    "tuple-list-starred-targets": """
+        from specrt.record import ServerArgs
+
+        def f(rec: ServerArgs) -> None:
+            (rec.tp_size, rec.dp_size) = 1, 2  # expect x2
+            [rec.model_path, *rec.context_length] = ["m", 1]  # expect x2
+            a, (b, rec.chunked_prefill_size) = 1, (2, 3)  # expect
+        """,
+    "for-with-del-targets": """
+        from specrt.record import ServerArgs
+
+        def f(rec: ServerArgs) -> None:
+            for rec.tp_size in range(2):  # expect
+                pass
+            for i, rec.dp_size in enumerate([1]):  # expect
+                pass
+            with open("x") as rec.model_path:  # expect
+                pass
+            del rec.tp_size, rec.dp_size  # expect x2
+        """,
+    "setattr-family": """
+        from specrt.record import ServerArgs
+
+        class Sealed:
+            pass
+
+        def f(rec: ServerArgs, name: str) -> None:
+            setattr(rec, "tp_size", 1)  # expect
+            setattr(rec, name, 1)  # expect
+            delattr(rec, "dp_size")  # expect
+            object.__setattr__(rec, "tp_size", 1)  # expect
+            Sealed.__setattr__(rec, "tp_size", 1)  # expect
+            rec.__setattr__("dp_size", 1)  # expect
+        """,
+    "dict-backdoors": """
+        from specrt.record import ServerArgs
+
+        def f(rec: ServerArgs) -> None:
+            vars(rec)["tp_size"] = 1  # expect
+            rec.__dict__["dp_size"] = 1  # expect
+            vars(rec).update(tp_size=1)  # expect
+            rec.__dict__.update(dp_size=2)  # expect
+        """,
+    "the-seed-and-its-aliases": """
+        from specrt.context import get_server_args
+
+        SEED = get_server_args()
+
+        def f() -> None:
+            get_server_args().tp_size = 1  # expect
+            sa = get_server_args()
+            copy = sa
+            copy.dp_size = 2  # expect
+            SEED.model_path = "m"  # expect
+        """,
+    "annotation-spellings": """
+        import typing
+        from typing import Optional, Union
+        import specrt.record as records
+        from specrt.record import ServerArgs
+
+        def a(x: Optional[ServerArgs]) -> None:
+            x.tp_size = 1  # expect
+
+        def b(x: "ServerArgs") -> None:
+            x.tp_size = 1  # expect
+
+        def c(x: ServerArgs | None) -> None:
+            x.tp_size = 1  # expect
+
+        def d(x: "ServerArgs | None", y: None | ServerArgs) -> None:
+            x.tp_size = y.tp_size = 1  # expect x2
+
+        def e(x: typing.Optional["ServerArgs"], y: Union[ServerArgs, None]) -> None:
+            x.tp_size = y.tp_size = 1  # expect x2
+
+        def g(x: records.ServerArgs) -> None:
+            x.tp_size = 1  # expect
+
+        def h() -> None:
+            local: ServerArgs = make()
+            local.tp_size = 1  # expect
+        """,
+    "annotated-attributes": """
+        from specrt.record import ServerArgs
+
+        class Runner:
+            config: ServerArgs
+
+            def __init__(self, args: ServerArgs) -> None:
+                self.held: ServerArgs = args
+
+            def tweak(self) -> None:
+                self.config.tp_size = 1  # expect
+                self.held.dp_size = 1  # expect
+        """,
+    "parked-seed": """
+        from specrt.context import get_server_args
+
+        class Runner:
+            def __init__(self) -> None:
+                self._sa = get_server_args()
+
+            def tweak(self) -> None:
+                self._sa.tp_size = 1  # expect
+        """,
+    "record-parameter-naming-convention": """
+        from specrt.record import ServerArgs
+
+        def build(cfg: ServerArgs) -> None:
+            pass
+
+        def launch(cfg: ServerArgs) -> None:
+            pass
+
+        def unannotated(cfg) -> None:
+            cfg.tp_size = 1  # expect
+
+        class Holder:
+            def __init__(self, cfg) -> None:
+                self.cfg = cfg
+
+        def through_an_attribute(h: Holder) -> None:
+            h.cfg.dp_size = 2  # expect
+        """,
+}
+
+GOOD = {
+    "strings-comments-comparisons": '''
+        from specrt.record import ServerArgs
+
+        def f(server_args: ServerArgs) -> bool:
+            """server_args.tp_size = 1"""
+            # server_args.tp_size = 1
+            print("server_args.tp_size = 1", f"{'setattr(server_args, 1)'}")
+            return server_args.tp_size == 1 and server_args.dp_size != 2
+        ''',
+    "dicts-and-other-objects": """
+        from specrt.context import get_server_args
+        from specrt.record import ServerArgs
+
+        def f(server_args: ServerArgs, opts: dict) -> None:
+            values = {"tp_size": get_server_args()}
+            values["tp_size"] = 1
+            opts["dp_size"] = 2
+            server_args.not_a_field = 3
+            server_args.__dict__["not_a_field"] = 4
+            setattr(server_args, "not_a_field", 5)
+        """,
+    "walrus-binds-a-name-not-a-field": """
+        from specrt.context import get_server_args
+
+        def f() -> int:
+            if (tp_size := get_server_args()) is not None:
+                return 1
+            return 0
+        """,
+    "same-named-class-from-another-module": """
+        from other.record import ServerArgs
+
+        def f(args: ServerArgs) -> None:
+            args.tp_size = 1
+
+        def g(server_args: ServerArgs) -> None:
+            server_args.tp_size = 1  # annotation beats the `server_args` naming convention
+        """,
+    "explicit-other-annotation-beats-the-convention": """
+        from types import SimpleNamespace
+
+        def f(server_args: SimpleNamespace) -> None:
+            server_args.tp_size = 1
+
+            def inner() -> None:
+                server_args.dp_size = 2
+        """,
+    "a-name-that-is-not-a-convention": """
+        from specrt.record import ServerArgs
+
+        def once(args: ServerArgs) -> None:
+            pass
+
+        def other(args: dict) -> None:
+            pass
+
+        def another(args: list) -> None:
+            pass
+
+        def g(args) -> None:
+            args.tp_size = 1
+        """,
+    "self-and-plain-runner-attributes": """
+        from specrt.record import ServerArgs
+
+        class Worker:
+            def __init__(self, tp_size: int) -> None:
+                self.tp_size = tp_size
+
+            def method(self, args: ServerArgs) -> None:
+                self.dp_size = args.dp_size
+        """,
+}
+
+
+def _extra() -> dict[str, str]:
+    return dict(OTHER_RECORD)
+
+
+@pytest.mark.parametrize("source", BAD.values(), ids=BAD.keys())
+def test_bad(project: Path, source: str) -> None:
+    """Each marked line carries its CTX201 findings, no other line does."""
+    assert_case(project, RULE, source, extra=_extra())
+
+
+@pytest.mark.parametrize("source", GOOD.values(), ids=GOOD.keys())
+def test_good(project: Path, source: str) -> None:
+    """None of these writes a field of the record."""
+    assert_case(project, RULE, source, extra=_extra())
+
+
+def test_relative_import_of_the_record(project: Path) -> None:
+    """`from .record import ServerArgs` inside the runtime package is the record."""
+    source = """
+        from .record import ServerArgs
+
+        def f(x: ServerArgs) -> None:
+            x.tp_size = 1  # expect
+        """
+    assert_case(project, RULE, source, path="specrt/user.py")
+
+
+def test_resolution_pipeline_is_excluded_by_config(project: Path) -> None:
+    """The fixture's `per-rule-exclude` keeps the record module's own writes out."""
+    record = project / "specrt" / "record.py"
+    record.write_text(
+        record.read_text() + "\n\ndef resolve(sa: ServerArgs) -> None:\n    sa.tp_size = 2\n"
+    )
+    write(project, {"app/m.py": "from specrt.record import ServerArgs\n"})
+    assert run_engine(project, select={RULE}).findings == []
+
+
+def test_message_names_the_field_and_the_form(project: Path) -> None:
+    """The message says which field, how it was written, and what to do instead."""
+    write(
+        project,
+        {
+            "app/m.py": (
+                "from specrt.record import ServerArgs\n\n"
+                "def f(rec: ServerArgs, name: str) -> None:\n"
+                "    rec.tp_size += 1\n"
+                "    setattr(rec, name, 1)\n"
+            )
+        },
+    )
+    first, second = run_engine(project, select={RULE}).findings
+    assert "`tp_size`" in first.message and "augmented assignment" in first.message
+    assert "get_context().override" in first.message
+    assert "a field named at run time" in second.message and "setattr()" in second.message
+    assert (first.scope, first.snippet) == ("f", "rec.tp_size")
