@@ -171,6 +171,28 @@ class Engine:
             out[path] = json.loads(blob)
         return out
 
+    def _prefilter(
+        self, paths: list[str], sources: dict[str, bytes], hashes: dict[str, str], tokens: set[str]
+    ) -> set[str]:
+        """Paths whose bytes contain any token; decisions are cached per content
+        hash and token set, so a warm run scans nothing."""
+        needles = [tok.encode() for tok in sorted(tokens)]
+        tag = hashlib.blake2b(b"\0".join(needles), digest_size=8).hexdigest()
+        keys = {p: f"pf:{hashes[p]}:{tag}" for p in paths}
+        cached = self.cache.get_many(keys.values())
+        matched: set[str] = set()
+        fresh: dict[str, bytes] = {}
+        for p in paths:
+            hit = cached.get(keys[p])
+            if hit is None:
+                src = sources[p]
+                hit = b"1" if any(n in src for n in needles) else b"0"
+                fresh[keys[p]] = hit
+            if hit == b"1":
+                matched.add(p)
+        self.cache.put_many(fresh)
+        return matched
+
     def vocabulary(self, files: list[SourceFile], sources: dict[str, bytes]) -> Vocabulary:
         t = time.perf_counter()
         by_module = {f.module: f for f in files}
@@ -217,14 +239,17 @@ class Engine:
             else:
                 tokens |= more
         module_of = {f.rel: f.module for f in files}
+        hashes = {p: content_hash(src) for p, src in sources.items()}
         done: set[str] = set()
+        round_tokens = set(tokens)  # each round scans only for tokens it has not seen
         while True:
-            needles = [tok.encode() for tok in sorted(tokens)]
-            todo = [
-                (p, module_of[p], src)
-                for p, src in sorted(sources.items())
-                if p not in done and (everything or any(n in src for n in needles))
-            ]
+            waiting = [p for p in sorted(sources) if p not in done]
+            matched = (
+                set(waiting)
+                if everything
+                else self._prefilter(waiting, sources, hashes, round_tokens)
+            )
+            todo = [(p, module_of[p], sources[p]) for p in waiting if p in matched]
             if not todo:
                 break
             for path, facts in self._extract(todo, vocab).items():
@@ -233,10 +258,10 @@ class Engine:
                     errors.append(FileError(path, facts["error"]))
                 else:
                     program.files[path] = facts
-            new = set().union(*(r.more_tokens(program) for r in self.rules)) - tokens
-            if not new:
+            round_tokens = set().union(*(r.more_tokens(program) for r in self.rules)) - tokens
+            if not round_tokens:
                 break
-            tokens |= new
+            tokens |= round_tokens
         self._timed("facts", t)
         self.cache.close()
 
