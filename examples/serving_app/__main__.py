@@ -1,6 +1,8 @@
 import sys
 
-from examples.serving_app.launcher import main
+if __name__ == "__main__":
+    # Imported under the guard: spawned children re-import this module as
+    # __mp_main__, and only the scheduler should pay for importing torch.
+    from examples.serving_app.launcher import main
 
-if __name__ == "__main__":  # spawned children re-import this module as __mp_main__
     sys.exit(main())

@@ -137,15 +137,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         info = _await(replies, procs, ServerInfo).info
         print("[server_info] " + json.dumps(_summary(info), sort_keys=True))
     finally:
-        requests.put(Shutdown())
-        for proc in procs:
-            proc.join(timeout=30)
-            if proc.is_alive():
-                proc.kill()
-                proc.join()
+        _shutdown(procs, requests, outputs)
     codes = {p.name: p.exitcode for p in procs}
     print(f"[launcher] shutdown: exit codes {codes}")
     return 0 if all(code == 0 for code in codes.values()) else 1
+
+
+def _shutdown(procs: list[BaseProcess], requests: Any, outputs: Any) -> None:
+    """Shutdown travels tokenizer -> scheduler -> detokenizer; if the scheduler died,
+    hand it to the detokenizer directly so nothing waits forever."""
+    requests.put(Shutdown())
+    for proc in procs:
+        proc.join(timeout=30)
+        if proc.name == "scheduler" and proc.exitcode != 0:
+            outputs.put(Shutdown())
+        if proc.is_alive():
+            proc.kill()
+            proc.join()
 
 
 def _summary(info: dict[str, Any]) -> dict[str, Any]:

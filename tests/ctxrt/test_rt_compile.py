@@ -1,12 +1,17 @@
 """Bag and parallel leaves are plain attributes: a compiled forward reads them with
-no graph break (fullgraph=True fails on one), and dynamo's guards follow overrides."""
+no graph break (fullgraph=True fails on one), and dynamo's guards follow overrides.
+Role auditing does not see reads inside traced code (audit with compilation off)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
 import torch
 
-from ctxrt.context import get_context, get_exec, get_model, get_parallel, publish
+from ctxrt.context import get_context, get_exec, get_memory, get_model, get_parallel, publish
 from ctxrt.record import ServerArgs
+from ctxrt.roles import MODE_ENV, OUT_ENV, read_role_audit
 
 
 def _forward(x: torch.Tensor) -> torch.Tensor:
@@ -28,4 +33,23 @@ def test_bag_and_parallel_reads_compile_without_graph_breaks() -> None:
     assert compiled(x)[0].item() == (1 * 2 + 4 + 1) * 128
     get_context().override("test", moe_runner_backend="triton", context_length=64)
     assert compiled(x)[0].item() == (1 * 2 + 4) * 64  # guards saw the override
+    torch._dynamo.reset()
+
+
+def test_reads_inside_compiled_code_are_not_role_audited(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    audit = tmp_path / "roles.tsv"
+    monkeypatch.setenv(MODE_ENV, "record")
+    monkeypatch.setenv(OUT_ENV, str(audit))
+    publish(ServerArgs(model_path="dummy"), role="scheduler")
+
+    def scaled(x: torch.Tensor) -> torch.Tensor:
+        return x * get_memory().page_size
+
+    compiled = torch.compile(scaled, fullgraph=True, backend="eager")
+    assert compiled(torch.ones(1)).item() == 1.0
+    assert not audit.exists()  # the traced read was not observed ...
+    scaled(torch.ones(1))
+    assert read_role_audit(audit) == {"scheduler": {"memory"}}  # ... the eager one was
     torch._dynamo.reset()
