@@ -1,0 +1,251 @@
+"""CTX202 record-copy: the no-copy contract.
+
+A record is never copied-and-edited: resolution reads only its own input, so a
+copy re-resolves to the parent's answers (or, marked resolved, arrives without
+its memo), and a per-process difference travels as a declaration inside the
+one object. Reported: the record class (or an ancestor) defining `override`,
+`derive` or `replace_resolved`; a call of one of those on a record instance or
+on the record class; `dataclasses.replace`, `copy.copy`, `copy.deepcopy`,
+`copy.replace` and `msgspec.structs.replace` of a record, under any import
+spelling. Record instances are the ones CTX201 knows (seed and aliases,
+annotated names and attributes, the derived record-parameter names), plus
+`self` inside the record class.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import libcst as cst
+
+from ctxlint.filecontext import FileContext
+from ctxlint.rule import FileVisitor, Program, RawFinding, Rule
+from ctxlint.rules._shared import positional
+from ctxlint.rules.ctx201_record_mutation import record_names
+from ctxlint.vocab import Vocabulary
+
+ID = "CTX202"
+COPY_METHODS = ("override", "derive", "replace_resolved")
+COPY_FUNCTIONS = {
+    "dataclasses.replace": "dataclasses.replace()",
+    "copy.copy": "copy.copy()",
+    "copy.deepcopy": "copy.deepcopy()",
+    "copy.replace": "copy.replace()",
+    "msgspec.structs.replace": "msgspec.structs.replace()",
+}
+FIX = (
+    "declare a decision on the record you hold with declare_resolution(record, source, "
+    "**fields); pass a per-runner value as a constructor argument; test doubles use "
+    "get_context().override_server_args(...)"
+)
+
+
+class RecordCopyVisitor(FileVisitor):
+    def __init__(self, ctx: FileContext) -> None:
+        super().__init__(ctx)
+        vocab = ctx.vocab
+        assert vocab is not None
+        self.record_class = vocab.record_class
+        self.record_local = (
+            vocab.record_name if ctx.module == vocab.record_module else None
+        )  # the record's qualname inside this module, when this is the record module
+        self.classes: list[dict[str, Any]] = []
+        self.calls: list[dict[str, Any]] = []
+        self._open: list[dict[str, Any]] = []  # class facts being filled, innermost last
+
+    # -- class definitions ---------------------------------------------------
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        # the dispatcher has pushed the class scope already
+        entry: dict[str, Any] = {
+            "q": f"{self.ctx.module}.{self.ctx.qualname}",
+            "bases": sorted({b for a in node.bases if (b := self.ctx.resolve(a.value))}),
+            "defs": [],
+        }
+        self._open.append(entry)
+
+    def leave_ClassDef(self, node: cst.ClassDef) -> None:
+        entry = self._open.pop()
+        if entry["bases"] or entry["defs"]:
+            self.classes.append(entry)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        name = node.name.value
+        outer = self.ctx.scopes[-2] if len(self.ctx.scopes) > 1 else None
+        if name in COPY_METHODS and outer is not None and outer.kind == "class" and self._open:
+            self._open[-1]["defs"].append(
+                {
+                    "name": name,
+                    "scope": self.ctx.qualname,
+                    "snippet": f"def {name}",
+                    "span": self.ctx.anchor(node.name),
+                }
+            )
+
+    # -- calls ----------------------------------------------------------------
+    def _in_record_class(self) -> bool:
+        return self.record_local is not None and self.ctx.enclosing_class() == self.record_local
+
+    def _holder(self, expr: cst.BaseExpression) -> dict[str, Any] | None:
+        """What kind of record holder `expr` is (as CTX201 decides), or None."""
+        rec = self.ctx.records
+        if rec.is_seed(expr):
+            return {"k": "seed"}
+        if isinstance(expr, cst.Name):
+            if rec.is_annotated_name(expr.value):
+                return {"k": "annotated"}
+            if expr.value == self.ctx.scope.self_name or expr.value in ("self", "cls"):
+                return {"k": "self"} if self._in_record_class() else None
+            return {"k": "name", "n": expr.value}
+        attr = rec.self_attr(expr)
+        if attr is not None:
+            return {"k": "selfattr", "cls": self.ctx.enclosing_class(), "n": attr}
+        if isinstance(expr, cst.Attribute):
+            return {"k": "attr", "n": expr.attr.value}
+        return None
+
+    def _add(self, node: cst.Call, form: str, holder: dict[str, Any]) -> None:
+        self.calls.append(
+            {
+                "form": form,
+                "base": holder,
+                "scope": self.ctx.qualname,
+                "snippet": self.ctx.snippet(node),
+                "span": self.ctx.anchor(node),
+            }
+        )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value in COPY_METHODS:
+            method = func.attr.value
+            if self.ctx.resolve(func.value) == self.record_class:
+                # ServerArgs.derive(rec, ...): the unbound spelling of the same copy
+                self._add(node, f"{self.record_class.rpartition('.')[2]}.{method}()", {"k": "cls"})
+                return
+            holder = self._holder(func.value)
+            if holder is not None:
+                self._add(node, f".{method}()", holder)
+            return
+        # cheap reject before resolving: a dotted copy function ends in one of these
+        if isinstance(func, cst.Attribute):
+            if func.attr.value not in ("replace", "copy", "deepcopy"):
+                return
+        elif not isinstance(func, cst.Name):
+            return
+        form = COPY_FUNCTIONS.get(self.ctx.resolve(func) or "")
+        if form is None:
+            return
+        args = positional(node)
+        if args:
+            holder = self._holder(args[0])
+            if holder is not None:
+                self._add(node, form, holder)
+
+    def finish(self) -> Any:
+        rec = self.ctx.records
+        for c in self.calls:
+            b = c["base"]
+            if b["k"] == "selfattr":
+                if rec.parked(b["cls"], b["n"]):
+                    c["base"] = {"k": "seed"}
+                elif rec.annotated_attr(b["cls"], b["n"]):
+                    c["base"] = {"k": "annotated"}
+                else:
+                    c["base"] = {"k": "attr", "n": b["n"]}
+        if not self.calls and not self.classes:
+            return None
+        return {"classes": self.classes, "calls": self.calls}
+
+
+def _classes(program: Program) -> dict[str, tuple[str, dict[str, Any]]]:
+    """Qualified class name -> (path, class facts) over every parsed file."""
+    out: dict[str, tuple[str, dict[str, Any]]] = {}
+    for path, _, facts in program.facts(ID):
+        for c in facts["classes"]:
+            out.setdefault(c["q"], (path, c))
+    return out
+
+
+def record_lineage(program: Program) -> list[str]:
+    """The record class and its ancestors that the parsed tree defines, record first."""
+    classes = _classes(program)
+    order: list[str] = []
+    todo = [program.vocab.record_class]
+    while todo:
+        q = todo.pop(0)
+        if q in order:
+            continue
+        order.append(q)
+        if q in classes:
+            todo.extend(classes[q][1]["bases"])
+    return order
+
+
+class RecordCopy(Rule):
+    id = ID
+    name = "record-copy"
+    summary = (
+        "A record is never copied-and-edited: no override/derive/replace_resolved on it, "
+        "no dataclasses.replace/copy/msgspec.structs.replace of one"
+    )
+    visitor = RecordCopyVisitor
+
+    def tokens(self, vocab: Vocabulary) -> set[str]:
+        return {*vocab.seed_accessors, vocab.record_name}
+
+    def more_tokens(self, program: Program) -> set[str]:
+        # record parameter names (calls on them), and the record's ancestors'
+        # definitions (an inherited `derive` is defined on the record too)
+        ancestors = {f"class {q.rpartition('.')[2]}" for q in record_lineage(program)[1:]}
+        return record_names(program) | ancestors
+
+    def derive(self, program: Program) -> dict[str, Any]:
+        classes = _classes(program)
+        defined = []
+        for q in record_lineage(program):
+            if q in classes:
+                defined += [f"{q}.{d['name']}" for d in classes[q][1]["defs"]]
+        return {
+            "record lineage": record_lineage(program),
+            "copy entry points defined on the record": sorted(defined),
+        }
+
+    def check(self, program: Program) -> Iterable[RawFinding]:
+        record = program.vocab.record_name
+        classes = _classes(program)
+        for q in record_lineage(program):
+            if q not in classes:
+                continue
+            path, c = classes[q]
+            where = "" if q == program.vocab.record_class else f" (inherited by {record})"
+            for d in c["defs"]:
+                yield RawFinding(
+                    ID,
+                    path,
+                    d["scope"],
+                    d["snippet"],
+                    d["span"],
+                    f"`{q.rpartition('.')[2]}.{d['name']}` defined on the record{where}: the "
+                    f"no-copy contract allows no copy-and-edit entry point on {record}; "
+                    f"remove it: {FIX}",
+                )
+        holders = record_names(program)
+        for path, _, facts in program.facts(ID):
+            for c in facts["calls"]:
+                b = c["base"]
+                if b["k"] in ("name", "attr") and b["n"] not in holders:
+                    continue
+                yield RawFinding(
+                    ID,
+                    path,
+                    c["scope"],
+                    c["snippet"],
+                    c["span"],
+                    f"copy-and-edit of a record ({c['form']}): a record is never copied "
+                    f"(a copy re-resolves to the parent's answers and its edits reach no bag); "
+                    f"{FIX}",
+                )
+
+
+RULE = RecordCopy()
