@@ -1,0 +1,315 @@
+"""CTX301 publish-before-read: a bag read that can run before its process publishes.
+
+Process entries are derived: functions and constructors that call the runtime
+module's `publish` (directly or through a same-module helper), and every target
+handed to a process start (`Process(target=...)`, a process pool's `submit`, a
+Ray actor's `__init__` or a Ray task). From each entry the calls are followed in
+statement order, across modules, and a bag read reached before the publish is
+reported on the entry's statement that leads to it, with the path. A publisher
+that reaches no read at all is pinned in the baseline, so a derivation that
+silently stops finding reads fails; a constructor that reads bags, is reached
+from no publishing entry and does not `assert_published` first is reported too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from ctxlint.rule import PinSite, Program, RawFinding, Rule, pin_findings
+from ctxlint.rules._callgraph import CallFactsVisitor, CallGraph, Func, short
+from ctxlint.vocab import Vocabulary
+
+ID = "CTX301"
+NO_READ = "publishes, reaches no bag read"
+# Names shorter than this are not used as prefilter tokens: a byte match on
+# `run` or `init` pulls in nearly every file for no call that could resolve.
+MIN_TOKEN = 5
+
+
+@dataclass(frozen=True)
+class Hit:
+    chain: tuple[str, ...]  # qualnames from the callee to the reading function
+    accessor: str
+    path: str  # of the reading function
+    line: int  # 0 when the read was not anchored
+
+
+class Analysis:
+    """The derived call graph, entries and walks of one program (cached per Program)."""
+
+    def __init__(self, program: Program) -> None:
+        self.graph = g = CallGraph(program, ID)
+        self.funcs = g.funcs
+        # functions that reach a bag read along any calls (backwards from the reads)
+        callers: dict[str, set[str]] = {}
+        for q, per_event in g.edges.items():
+            for targets in per_event:
+                for t in targets:
+                    callers.setdefault(t, set()).add(q)
+
+        def backwards(seed: set[str]) -> set[str]:
+            out, todo = set(seed), list(seed)
+            while todo:
+                for c in callers.get(todo.pop(), ()):
+                    if c not in out:
+                        out.add(c)
+                        todo.append(c)
+            return out
+
+        self.reaches_read = backwards({q for q, f in g.funcs.items() if _has(f, "r")})
+        self.reaches_publish = backwards({q for q, f in g.funcs.items() if _has(f, "p")})
+        self.publishers = self._publishers()
+        self.entries: dict[str, list[str]] = {q: ["publishes"] for q in sorted(self.publishers)}
+        self.entry_start: dict[str, tuple[str, dict[str, Any]]] = {}
+        for path, start in g.starts:
+            for q in g.start_targets(path, start):
+                role = {"process": "process target", "submit": "pool task", "ray": "ray"}[
+                    start["kind"]
+                ]
+                if start["kind"] == "ray" and q.endswith(".__init__"):
+                    role = "ray actor"
+                label = f"{role} ({path}:{start['span'][0]})"
+                self.entries.setdefault(q, [])
+                if label not in self.entries[q]:
+                    self.entries[q].append(label)
+                self.entry_start.setdefault(q, (path, start))
+        self._pre: dict[str, tuple[Hit | None, bool]] = {}
+        self._busy: set[str] = set()
+
+    def _publishers(self) -> set[str]:
+        """Direct publishers, and same-module functions that call one."""
+        g = self.graph
+        out = {q for q, f in g.funcs.items() if _has(f, "p")}
+        changed = True
+        while changed:
+            changed = False
+            for q, f in g.funcs.items():
+                if q in out:
+                    continue
+                for targets in g.edges[q]:
+                    if any(t in out and g.funcs[t].module == f.module for t in targets):
+                        out.add(q)
+                        changed = True
+                        break
+        return out
+
+    # -- walks ----------------------------------------------------------------
+    def pre(self, q: str) -> tuple[Hit | None, bool]:
+        """(first read reachable from `q` before a publish, whether `q` publishes)."""
+        if q in self._pre:
+            return self._pre[q]
+        if q in self._busy or (q not in self.reaches_read and q not in self.reaches_publish):
+            return None, False  # recursion, or nothing to find below
+        self._busy.add(q)
+        found: Hit | None = None
+        stops = False
+        fn = self.funcs[q]
+        for event, targets in zip(fn.events, self.graph.edges[q], strict=True):
+            kind = event[0]
+            if kind == "p":
+                stops = True
+                break
+            if kind == "r":
+                found = found or Hit((), event[1], fn.path, _line(event))
+            elif kind == "c" and targets:
+                all_stop = True
+                for t in targets:
+                    hit, t_stops = self.pre(t)
+                    if hit is not None and found is None:
+                        found = Hit((t, *hit.chain), hit.accessor, hit.path, hit.line)
+                    all_stop = all_stop and t_stops
+                if all_stop:
+                    stops = True
+                    break
+        self._busy.discard(q)
+        self._pre[q] = (found, stops)
+        return found, stops
+
+    def first_steps(
+        self, q: str, stop_at: tuple[str, ...] = ("p",), same_module: bool = False
+    ) -> tuple[list[tuple[list[Any], Hit]], list[Any] | None]:
+        """Events in `q`'s own body leading to a read before its publish, and that
+        publish event (None if it never publishes)."""
+        fn = self.funcs[q]
+        steps: list[tuple[list[Any], Hit]] = []
+        for event, targets in zip(fn.events, self.graph.edges[q], strict=True):
+            kind = event[0]
+            if kind in stop_at:
+                return steps, event
+            if kind == "r":
+                steps.append((event, Hit((), event[1], fn.path, _line(event))))
+            elif kind == "c" and targets:
+                callees = [
+                    t for t in targets if not same_module or self.funcs[t].module == fn.module
+                ]
+                for t in callees:
+                    hit = self.pre(t)[0]
+                    if hit is not None:
+                        steps.append(
+                            (event, Hit((t, *hit.chain), hit.accessor, hit.path, hit.line))
+                        )
+                        break
+                if "p" in stop_at and callees and all(self.pre(t)[1] for t in callees):
+                    return steps, event
+        return steps, None
+
+    def reached_from_publishers(self) -> set[str]:
+        seen: set[str] = set()
+        todo = [q for q in self.entries if self.pre(q)[1] or q in self.publishers]
+        while todo:
+            q = todo.pop()
+            if q in seen:
+                continue
+            seen.add(q)
+            for targets in self.graph.edges.get(q, ()):
+                todo += [t for t in targets if t not in seen]
+        return seen
+
+
+def _has(fn: Func, kind: str) -> bool:
+    return any(e[0] == kind for e in fn.events)
+
+
+def _line(event: list[Any]) -> int:
+    return event[3][0] if len(event) > 3 else 0
+
+
+_LAST: list[tuple[Program, int, Analysis]] = []
+
+
+def analysis(program: Program) -> Analysis:
+    """One analysis per finished program (derive, pins and check share it)."""
+    if _LAST and _LAST[0][0] is program and _LAST[0][1] == len(program.files):
+        return _LAST[0][2]
+    a = Analysis(program)
+    _LAST[:] = [(program, len(program.files), a)]
+    return a
+
+
+class PublishBeforeRead(Rule):
+    id = ID
+    name = "publish-before-read"
+    summary = "A bag read that can run before its process entry publishes the config"
+    visitor = CallFactsVisitor
+
+    def tokens(self, vocab: Vocabulary) -> set[str]:
+        return set(vocab.bag_accessors) | {
+            "publish",
+            "assert_published",
+            "Process",
+            "submit",
+            "remote",
+        }
+
+    def more_tokens(self, program: Program) -> set[str]:
+        """Names of module-level functions and classes that reach a bag read: a
+        module calling one may sit between an entry and the read."""
+        a = Analysis(program)
+        out: set[str] = set()
+        for q in a.reaches_read:
+            f = a.funcs[q]
+            local = short(q, f.module)
+            head = local.split(".")[0]
+            if len(head) >= MIN_TOKEN and (f.cls is None or local.endswith(".__init__")):
+                out.add(head)
+        return out
+
+    def derive(self, program: Program) -> dict[str, Any]:
+        a = analysis(program)
+        entries = []
+        for q, roles in sorted(a.entries.items()):
+            if q not in a.funcs:
+                continue
+            entries.append(f"{q} ({', '.join(roles)})")
+        silent = sorted(q for q in a.publishers if q not in a.reaches_read)
+        starts = []
+        for path, s in a.graph.starts:
+            got = a.graph.start_targets(path, s)
+            starts.append(
+                f"{path}:{s['span'][0]} {s['kind']} -> {', '.join(got) if got else 'unresolved'}"
+            )
+        return {
+            "process entries": entries,
+            "publishers reaching no bag read": silent,
+            "process starts": sorted(starts),
+            "functions reaching a bag read": len(a.reaches_read),
+        }
+
+    def pins(self, program: Program) -> dict[str, Any]:
+        a = analysis(program)
+        return {q: NO_READ for q in a.publishers if q not in a.reaches_read}
+
+    def _pin_sites(self, a: Analysis) -> dict[str, PinSite]:
+        sites: dict[str, PinSite] = {}
+        for q in a.publishers:
+            fn = a.funcs[q]
+            publish = next((e for e in fn.events if e[0] == "p" and len(e) > 3), None)
+            if publish is not None:
+                sites[q] = PinSite(fn.path, short(q, fn.module), publish[2], publish[3])
+        return sites
+
+    def check(self, program: Program) -> Iterable[RawFinding]:
+        a = analysis(program)
+        yield from pin_findings(ID, program, self.pins(program), self._pin_sites(a))
+        for q in sorted(a.entries):
+            if q in a.funcs:
+                yield from self._entry(a, q)
+        reached = a.reached_from_publishers()
+        for q in sorted(a.funcs):
+            if q.endswith(".__init__") and q not in reached and q not in a.entries:
+                yield from self._constructor(a, q)
+
+    def _entry(self, a: Analysis, q: str) -> Iterable[RawFinding]:
+        fn = a.funcs[q]
+        steps, publish = a.first_steps(q)
+        if not steps:
+            return
+        name = short(q, fn.module)
+        if publish is not None:
+            when = f"before publish at line {_line(publish)}"
+        else:
+            when = "in a process entry that never publishes (add publish(...) at its top)"
+        start = a.entry_start.get(q)
+        for event, hit in steps:
+            path_text = _path(a, name, hit)
+            msg = f"{path_text} {when}"
+            if len(event) > 3:
+                yield RawFinding(ID, fn.path, name, event[2], event[3], msg)
+            elif start is not None:  # the entry's module anchored nothing: the start site
+                spath, s = start
+                yield RawFinding(
+                    ID, spath, s["scope"], s["snippet"], s["span"], f"{msg} (entry {q})"
+                )
+                return
+
+    def _constructor(self, a: Analysis, q: str) -> Iterable[RawFinding]:
+        fn = a.funcs[q]
+        steps, _ = a.first_steps(q, stop_at=("p", "a"), same_module=True)
+        name = short(q, fn.module)
+        for event, hit in steps:
+            if len(event) <= 3:
+                continue
+            yield RawFinding(
+                ID,
+                fn.path,
+                name,
+                event[2],
+                event[3],
+                f"{_path(a, name, hit)} in a constructor that no publishing entry reaches and "
+                "that does not call assert_published first: a process that forgot to publish "
+                "fails here, far from the cause",
+            )
+
+
+def _path(a: Analysis, name: str, hit: Hit) -> str:
+    parts = [name]
+    for q in hit.chain:
+        f = a.funcs[q]
+        parts.append(short(q, f.module))
+    where = f" ({hit.path}:{hit.line})" if hit.chain and hit.line else ""
+    return " -> ".join(parts) + f" -> {hit.accessor}(){where}"
+
+
+RULE = PublishBeforeRead()
