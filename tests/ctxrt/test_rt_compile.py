@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from rt_fixtures import fresh_context  # noqa: F401 - autouse: empty context per test
 
 from ctxrt.context import get_context, get_exec, get_memory, get_model, get_parallel, publish
 from ctxrt.record import ServerArgs

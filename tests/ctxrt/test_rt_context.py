@@ -4,6 +4,7 @@ declarations, sealed bags, last-publish-wins, reset, assert_published."""
 from __future__ import annotations
 
 import pytest
+from rt_fixtures import fresh_context  # noqa: F401 - autouse: empty context per test
 
 from ctxrt import context
 from ctxrt.bag import ConfigBag

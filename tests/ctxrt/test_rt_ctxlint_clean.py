@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from rt_fixtures import fresh_context  # noqa: F401 - autouse: empty context per test
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import pytest
+from rt_fixtures import fresh_context  # noqa: F401 - autouse: empty context per test
 
 from ctxrt.context import (
     get_context,

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 import torch.distributed as dist
+from rt_fixtures import fresh_context  # noqa: F401 - autouse: empty context per test
 
 from ctxrt import topology
 from ctxrt.context import get_context, get_parallel, publish

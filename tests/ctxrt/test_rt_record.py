@@ -7,6 +7,7 @@ import copy
 import pickle
 
 import pytest
+from rt_fixtures import fresh_context  # noqa: F401 - autouse: empty context per test
 
 from ctxrt.context import get_parallel, publish
 from ctxrt.errors import DeclarationError, RecordMutationError, SealedError

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 import rt_spawn_probes
+from rt_fixtures import fresh_context  # noqa: F401 - autouse: empty context per test
 
 from ctxrt.record import ServerArgs
 from ctxrt.roles import MODE_ENV, OUT_ENV, ROLE_NAMESPACE_SETS, read_role_audit

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from rt_fixtures import fresh_context  # noqa: F401 - autouse: empty context per test
 
 from ctxrt.context import get_context, get_model, publish
 from ctxrt.errors import PublishAssertionError

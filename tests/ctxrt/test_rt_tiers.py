@@ -6,6 +6,7 @@ import threading
 
 import pytest
 import torch
+from rt_fixtures import fresh_context  # noqa: F401 - autouse: empty context per test
 
 from ctxrt.context import (
     get_buffer,
