@@ -180,7 +180,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     config, filters = resolve_config(args, rules)
     selected = selected_rules(args, config, rules)
     baseline = load_baseline(config.baseline) if config.baseline else None
-    out = run_engine(args, config, rules, selected, baseline.pins if baseline else None)
+    out = run_engine(args, config, rules, selected, baseline.pins if baseline is not None else None)
     ids = {r.id for r in selected}
     if baseline is not None:
         findings, stale = compare(out.findings, baseline, rules=ids)
