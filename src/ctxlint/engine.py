@@ -169,7 +169,7 @@ class Engine:
         self.cache.put_many({keys[p]: blob for p, blob in fresh.items()})
         for path, blob in fresh.items():
             out[path] = json.loads(blob)
-        return out
+        return {p: out[p] for p, _, _ in items}  # input order, whatever was cached
 
     def _prefilter(
         self, paths: list[str], sources: dict[str, bytes], hashes: dict[str, str], tokens: set[str]
