@@ -128,3 +128,16 @@ def test_concurrent_runs_share_a_cold_cache(project: Path) -> None:
     finally:
         con.close()
     assert rows >= 24  # keyed by content: both runs wrote the same keys, no duplicates
+
+
+def test_partly_warm_run_sees_files_in_the_same_order(project: Path) -> None:
+    """Hits and misses mixed: the whole-program phase sees the files in the same
+    order as a cold run (rules must not see cache state)."""
+    populate(project, n=6)
+    cold = run_engine(project, use_cache=True)
+    edited = project / "app" / "mod00.py"
+    edited.write_text(edited.read_text() + "\n")
+    mixed = run_engine(project, use_cache=True)
+    assert mixed.files_parsed == 1
+    assert list(mixed.program.files) == list(cold.program.files)
+    assert _key(mixed) == _key(cold)
