@@ -59,7 +59,7 @@ class RecordCopyVisitor(FileVisitor):
         # the dispatcher has pushed the class scope already
         entry: dict[str, Any] = {
             "q": f"{self.ctx.module}.{self.ctx.qualname}",
-            "bases": sorted({b for a in node.bases if (b := self.ctx.resolve(a.value))}),
+            "bases": [b for a in node.bases if (b := self.ctx.resolve(a.value))],
             "defs": [],
         }
         self._open.append(entry)

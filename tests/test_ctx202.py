@@ -1,0 +1,248 @@
+"""CTX202 record-copy: every copy form on every kind of record instance, the
+entry points on the record (inherited ones too), the derived sets, and the
+negatives (context and bag overrides, copies of non-records, another class's
+`derive`, a guard on the record that refuses copies)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from helpers import run_engine, write
+from rulecase import assert_case
+
+RULE = "CTX202"
+FIELDS = "from specrt.fields import ExecKernel, ExecMoe, Memory, Model, Parallel, Schedule\n"
+BASES = "Parallel, Model, ExecKernel, ExecMoe, Schedule, Memory"
+
+BAD = {
+    "instance-kinds": """
+        from specrt.context import get_server_args
+        from specrt.record import ServerArgs
+
+        SEED = get_server_args()
+
+        def local_alias() -> None:
+            sa = get_server_args()
+            sa.derive(tp_size=2)  # expect
+
+        def module_alias() -> None:
+            SEED.override(tp_size=2)  # expect
+
+        def annotated_local() -> None:
+            cfg: ServerArgs = make()
+            cfg.replace_resolved(tp_size=2)  # expect
+
+        class Holder:
+            cfg: ServerArgs
+
+            def __init__(self) -> None:
+                self._sa = get_server_args()
+
+            def go(self) -> None:
+                self._sa.derive(dp_size=2)  # expect
+                self.cfg.override(dp_size=2)  # expect
+        """,
+    "import-spellings": """
+        import copy as cp
+        import dataclasses as dc
+        import msgspec.structs
+        from copy import copy
+        from copy import replace as copy_replace
+        from dataclasses import replace as dreplace
+        from msgspec.structs import replace as sreplace
+
+        from specrt.record import ServerArgs
+
+        def f(sa: ServerArgs) -> list:
+            return [
+                cp.deepcopy(sa),  # expect
+                dc.replace(sa, tp_size=1),  # expect
+                msgspec.structs.replace(sa, tp_size=1),  # expect
+                copy(sa),  # expect
+                copy_replace(sa, tp_size=1),  # expect
+                dreplace(sa, tp_size=1),  # expect
+                sreplace(sa, tp_size=1),  # expect
+            ]
+        """,
+    "derived-record-parameter-names": """
+        import copy
+
+        from specrt.record import ServerArgs
+
+        def a(server_args: ServerArgs) -> None: ...
+        def b(server_args: ServerArgs) -> None: ...
+
+        def c(server_args) -> None:
+            copy.deepcopy(server_args)  # expect
+            server_args.derive(tp_size=1)  # expect
+
+        class Worker:
+            def __init__(self, server_args) -> None:
+                self.server_args = server_args
+
+            def draft(self) -> None:
+                self.server_args.replace_resolved(tp_size=1)  # expect
+        """,
+    "unbound-class-call": """
+        from specrt import record
+        from specrt.record import ServerArgs
+
+        def f(sa: ServerArgs) -> None:
+            ServerArgs.derive(sa, tp_size=1)  # expect
+            record.ServerArgs.override(sa, tp_size=1)  # expect
+        """,
+    "local-import-spelling": """
+        from specrt.record import ServerArgs
+
+        def f(sa: ServerArgs) -> None:
+            from dataclasses import replace
+
+            replace(sa, tp_size=1)  # expect
+        """,
+}
+
+GOOD = {
+    "overrides-that-are-not-on-a-record": """
+        from specrt.context import get_context, get_exec, get_server_args
+
+        def f() -> None:
+            get_context().override("src", tp_size=2)
+            get_exec().override(attention_backend="x")
+            with get_context().override_server_args(tp_size=2):
+                pass
+            get_server_args().resolved_dict()
+        """,
+    "copies-of-non-records": """
+        import copy
+        from dataclasses import replace
+
+        from specrt.record import ServerArgs
+
+        class Config:
+            def derive(self) -> "Config":
+                return self
+
+        def f(sa: ServerArgs, cfg: Config, batch: list, args) -> list:
+            return [
+                copy.deepcopy(batch),
+                copy.copy(sa.tp_size),  # a field value, not the record
+                replace(cfg, x=1),
+                cfg.derive(),
+                args.derive(),  # `args` is not this codebase's record name
+                "sa".replace("s", "t"),
+                copy.deepcopy([sa]),  # a container holding it: not the call's subject
+            ]
+        """,
+    "same-named-class-elsewhere": """
+        import copy
+
+        from other.record import ServerArgs
+
+        def f(sa: ServerArgs) -> None:
+            copy.deepcopy(sa)
+            sa.derive()
+        """,
+    "shadowed-copy-module": """
+        from specrt.record import ServerArgs
+
+        class copy:
+            @staticmethod
+            def deepcopy(x: object) -> object:
+                return x
+
+        def f(sa: ServerArgs) -> None:
+            copy.deepcopy(sa)  # this module's own class, not the stdlib
+        """,
+}
+
+
+@pytest.mark.parametrize("source", BAD.values(), ids=BAD.keys())
+def test_bad(project: Path, source: str) -> None:
+    assert_case(project, RULE, source)
+
+
+@pytest.mark.parametrize("source", GOOD.values(), ids=GOOD.keys())
+def test_good(project: Path, source: str) -> None:
+    assert_case(
+        project, RULE, source, extra={"other/record.py": "class ServerArgs:\n    tp_size = 1\n"}
+    )
+
+
+def test_entry_points_on_the_record_and_inherited(project: Path) -> None:
+    """A copy method on the record, and one it inherits from an in-tree mixin,
+    are both reported at their definitions and listed as derived."""
+    write(
+        project,
+        {
+            "specrt/mixins.py": (
+                "class Copyable:\n"
+                "    def derive(self, **kw: object) -> object:\n"
+                "        return self\n\n\n"
+                "class Unrelated:\n"
+                "    def override(self) -> None:\n"
+                "        pass\n"
+            ),
+            "specrt/record.py": (
+                FIELDS + "from specrt.mixins import Copyable\n\n\n"
+                f"class ServerArgs(Copyable, {BASES}):\n"
+                "    def replace_resolved(self) -> 'ServerArgs':\n"
+                "        return self\n"
+            ),
+        },
+    )
+    out = run_engine(project, select={RULE})
+    assert not out.errors
+    got = sorted((f.path, f.line) for f in out.findings)
+    assert got == [("specrt/mixins.py", 2), ("specrt/record.py", 6)]
+    inherited = next(f for f in out.findings if f.path == "specrt/mixins.py")
+    assert "inherited by ServerArgs" in inherited.message
+    sets = out.program.sets[RULE]
+    assert sets["copy entry points defined on the record"] == [
+        "specrt.mixins.Copyable.derive",
+        "specrt.record.ServerArgs.replace_resolved",
+    ]
+    assert sets["record lineage"][:2] == ["specrt.record.ServerArgs", "specrt.mixins.Copyable"]
+
+
+def test_record_copying_itself(project: Path) -> None:
+    """Inside the record class, `self` is a record: `dataclasses.replace(self)`
+    and `self.derive()` are copies; a guard that refuses copies is not."""
+    source = (
+        "import copy\nimport dataclasses\n" + FIELDS + f"\n\nclass ServerArgs({BASES}):\n"
+        "    def __copy__(self) -> 'ServerArgs':\n"
+        "        raise TypeError('records are not copied')\n\n"
+        "    def snapshot(self) -> 'ServerArgs':\n"
+        "        return dataclasses.replace(self, tp_size=1)  # expect\n\n"
+        "    def also(this) -> object:\n"
+        "        return copy.copy(this)  # expect\n"
+    )
+    assert_case(project, RULE, source, path="specrt/record.py")
+
+
+def test_message_names_the_form_and_the_fix(project: Path) -> None:
+    write(
+        project,
+        {
+            "app/m.py": (
+                "import copy\nfrom specrt.record import ServerArgs\n\n"
+                "def f(sa: ServerArgs) -> None:\n"
+                "    copy.deepcopy(sa)\n"
+                "    sa.derive(tp_size=1)\n"
+            )
+        },
+    )
+    first, second = run_engine(project, select={RULE}).findings
+    assert "copy.deepcopy()" in first.message and ".derive()" in second.message
+    for text in ("declare_resolution", "constructor argument", "override_server_args"):
+        assert text in first.message
+    assert (first.scope, first.snippet) == ("f", "copy.deepcopy(sa)")
+
+
+def test_nothing_defined_is_an_empty_set_not_an_error(project: Path) -> None:
+    """The contract holds when the record defines no copy entry point: that is
+    the expected state, so an empty set is not a derivation failure."""
+    write(project, {"app/m.py": "from specrt.record import ServerArgs\n"})
+    out = run_engine(project, select={RULE})
+    assert out.findings == [] and not out.errors
+    assert out.program.sets[RULE]["copy entry points defined on the record"] == []

@@ -1,0 +1,329 @@
+"""CTX401 accessor-binding: every binding form, the shadowing hazard, calls with
+arguments, member shapes against the derived class graph (across modules and
+through inheritance), ruff's F811 merged and deduplicated, and the negatives
+(the runtime module, re-exports, library types, real methods)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from helpers import run_engine, write
+from rulecase import assert_case
+
+from ctxlint.rules import ctx401_accessor_binding as ctx401
+
+RULE = "CTX401"
+LOADER = {
+    "app/loader.py": """
+        class Loader:
+            def get_model(self) -> object:
+                return object()
+
+
+        current: Loader = Loader()
+        """,
+}
+
+BAD = {
+    "import-spellings": """
+        import app.other as get_exec  # expect
+        from specrt.context import get_schedule as get_model  # expect
+        from .other import get_memory  # expect
+        """,
+    "module-level-forms": """
+        from specrt.context import get_exec
+
+        get_model, x = None, 1  # expect
+        get_memory: object = None  # expect
+        get_schedule += 1  # expect
+        with open("f") as get_parallel:  # expect
+            pass
+        if (get_server_args := 1):  # expect
+            pass
+
+        def f() -> None:
+            global get_exec
+            get_exec = None  # expect
+        """,
+    "function-local-forms": """
+        def f(*get_model, **get_exec) -> None:  # expect x2
+            a, *get_memory = [1, 2]  # expect
+            g = lambda get_schedule: get_schedule  # expect
+
+            class get_parallel:  # expect
+                pass
+
+            from app.other import get_server_args  # expect
+        """,
+    "shadowing-the-imported-accessor": """
+        from specrt.context import get_exec, get_model
+
+        def f() -> object:
+            bag = get_exec()
+            for get_exec in range(2):  # expect
+                pass
+            return bag
+
+        def g() -> object:
+            bag = get_model()
+            from specrt.context import get_model  # expect
+            return bag
+        """,
+    "calls-with-arguments": """
+        from specrt import context
+        from specrt.context import get_exec
+        from app.bags import get_model
+
+        def f(*args: object, **kw: object) -> None:
+            get_exec(*args)  # expect
+            get_exec(**kw)  # expect
+            context.get_schedule(1)  # expect
+            get_model("m")  # expect
+        """,
+    "member-shapes": """
+        import app.other as other
+        from app.loader import Loader, current
+        from specrt import context as rc
+
+        class Plain:
+            pass
+
+        class Child(Loader):
+            def m(self) -> None:
+                super().get_exec()  # expect
+
+        class Holder:
+            def __init__(self, thing) -> None:
+                self.thing = thing
+                self.plain = Plain()
+
+            def go(self) -> None:
+                self.thing.get_model()  # expect
+                self.plain.get_model()  # expect
+
+        def f(p: Plain, unknown) -> None:
+            p.get_exec()  # expect
+            unknown.get_model()  # expect
+            make().get_model()  # expect
+            other.get_model()  # expect
+            current.get_exec()  # expect
+            Plain.get_model(p)  # expect
+            fn = p.get_schedule  # expect
+            rc.get_model = None  # expect
+            p.get_model = fn  # expect
+        """,
+    "class-body-bindings": """
+        from specrt.context import get_exec
+
+        class Exporter:
+            get_model = staticmethod(get_exec)  # expect
+            get_exec: object  # expect
+
+            class get_memory:  # expect
+                pass
+        """,
+}
+
+GOOD = {
+    "runtime-imports-and-reexports": """
+        from specrt import context as rc
+        from specrt.context import get_exec
+        from app.bags import get_model
+
+        def f() -> object:
+            from specrt.context import get_schedule
+
+            return get_exec(), get_model(), rc.get_memory(), get_schedule()
+        """,
+    "real-methods": """
+        from app.loader import Loader, current
+        from app import loader as loader_module
+
+        class Sub(Loader):
+            def go(self) -> object:
+                return self.get_model(), super().get_model()
+
+        class Holder:
+            loader: Loader
+
+            def __init__(self) -> None:
+                self.sub = Sub()
+
+            def go(self) -> object:
+                return self.loader.get_model(), self.sub.get_model()
+
+        def f(l: Loader, maybe: "Loader | None") -> object:
+            built = Sub()
+            return (
+                l.get_model(),
+                maybe.get_model(),
+                built.get_model(),
+                Loader.get_model(l),
+                current.get_model(),
+                loader_module.current.get_model(),
+            )
+        """,
+    "library-types": """
+        import torch
+        from hub import Client
+
+        class Wrapped(Client):
+            def go(self) -> object:
+                return self.get_model()  # may come from the library base
+
+        def f(t: torch.Tensor, c: Client) -> object:
+            return t.get_model(), c.get_exec("x"), torch.get_model()
+        """,
+    "not-bindings": """
+        from specrt.context import get_model
+
+        def f(builder) -> None:
+            builder(get_model=lambda: None)
+            builder.get_model_path()
+            d = {"get_model": 1}
+            print("get_exec = 1")  # get_schedule = 2
+        """,
+}
+
+
+def _extra() -> dict[str, str]:
+    return {
+        **LOADER,
+        "app/other.py": "def get_model() -> None: ...\n",
+        "app/bags.py": "from specrt.context import get_model\n",
+    }
+
+
+@pytest.mark.parametrize("source", BAD.values(), ids=BAD.keys())
+def test_bad(project: Path, source: str) -> None:
+    assert_case(project, RULE, source, extra=_extra())
+
+
+@pytest.mark.parametrize("source", GOOD.values(), ids=GOOD.keys())
+def test_good(project: Path, source: str) -> None:
+    assert_case(project, RULE, source, extra=_extra())
+
+
+def test_runtime_module_is_exempt_from_binding_checks(project: Path) -> None:
+    runtime = project / "specrt" / "context.py"
+    runtime.write_text(
+        runtime.read_text()
+        + "\n\ndef _helper(get_model: object = None) -> object:\n    return get_model\n"
+    )
+    write(project, {"app/m.py": "from specrt.context import get_model\n"})
+    assert run_engine(project, select={RULE}).findings == []
+
+
+def test_inheritance_through_a_file_without_accessor_tokens(project: Path) -> None:
+    """The middle class's file names no accessor; the derivation still reaches it
+    (its base's name is a learnt token) and sees the inherited method."""
+    write(
+        project,
+        {
+            **{k: v.replace("\n        ", "\n") for k, v in LOADER.items()},
+            "app/middle.py": "from app.loader import Loader\n\n\nclass Middle(Loader):\n    pass\n",
+            "app/leaf.py": (
+                "from app.middle import Middle\n\n\n"
+                "class Leaf(Middle):\n"
+                "    def go(self) -> object:\n"
+                "        return self.get_model()\n"
+            ),
+        },
+    )
+    out = run_engine(project, select={RULE})
+    assert out.findings == [], [f.message for f in out.findings]
+    assert out.program.sets[RULE]["classes defining accessor-named methods"] == {
+        "get_model": ["app.loader.Loader"]
+    }
+
+
+def test_ruff_f811_is_merged_with_its_origin_and_deduplicated(project: Path) -> None:
+    write(
+        project,
+        {
+            "app/m.py": (
+                "from specrt.context import get_model\n"
+                "from specrt.context import get_model\n"
+                "from specrt.context import get_exec\n\n\n"
+                "def get_exec() -> None:\n"
+                "    pass\n"
+            )
+        },
+    )
+    out = run_engine(project, select={RULE})
+    lines = sorted((f.line, f.message.startswith("ruff F811")) for f in out.findings)
+    # line 2 is ruff's alone; line 6 is reported once, by the rule itself
+    assert lines == [(2, True), (6, False)]
+    ruff_finding = out.findings[0]
+    assert "ruff F811: redefinition of unused `get_model` from line 1" in ruff_finding.message
+    assert ruff_finding.scope == "<module>"
+    sets = out.program.sets[RULE]
+    assert sets["ruff"] == "ran on 1 file(s)"
+    assert sets["ruff F811 on accessor names"] == [
+        "app/m.py:2:28: Redefinition of unused `get_model` from line 1",
+        "app/m.py:6:5: Redefinition of unused `get_exec` from line 3",
+    ]
+
+
+def test_ruff_is_only_run_for_candidates(project: Path, monkeypatch) -> None:
+    calls: list[object] = []
+    monkeypatch.setattr(ctx401, "_ruff_command", lambda: calls.append(1) or None)
+    write(project, {"app/m.py": "from specrt.context import get_model\n"})
+    out = run_engine(project, select={RULE})
+    assert calls == [] and out.program.sets[RULE]["ruff"].startswith("not run")
+
+
+def test_without_ruff_the_rule_still_works(project: Path, monkeypatch) -> None:
+    monkeypatch.setattr(ctx401, "_ruff_command", lambda: None)
+    write(
+        project,
+        {
+            "app/m.py": (
+                "from specrt.context import get_model\n"
+                "from specrt.context import get_model\n\n\n"
+                "def get_exec() -> None:\n"
+                "    pass\n"
+            )
+        },
+    )
+    out = run_engine(project, select={RULE})
+    assert [f.line for f in out.findings] == [5]
+    assert out.program.sets[RULE]["ruff"].startswith("unavailable: ruff is not installed")
+
+
+def test_messages(project: Path) -> None:
+    write(
+        project,
+        {
+            "app/m.py": (
+                "from specrt.context import get_exec\n"
+                "from app.other import get_model\n\n\n"
+                "def f(get_exec) -> None:\n"
+                "    get_exec\n"
+            ),
+            "app/other.py": "def get_model() -> None: ...\n",
+        },
+    )
+    out = run_engine(project, select={RULE})
+    by_line = {(f.path, f.line): f for f in out.findings}
+    imported = by_line[("app/m.py", 2)]
+    assert "imported from `app.other.get_model`" in imported.message
+    assert "specrt.context.get_model" in imported.message
+    shadow = by_line[("app/m.py", 5)]
+    assert "shadows the imported accessor" in shadow.message
+    assert "UnboundLocalError" in shadow.message
+    assert by_line[("app/other.py", 1)].snippet == "def get_model"
+
+
+def test_accessor_names_are_derived(project: Path) -> None:
+    write(project, {"app/m.py": "x = 1\n"})
+    sets = run_engine(project, select={RULE}).program.sets[RULE]
+    assert sets["accessor names"] == [
+        "get_exec",
+        "get_memory",
+        "get_model",
+        "get_parallel",
+        "get_schedule",
+        "get_server_args",
+    ]
