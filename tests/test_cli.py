@@ -23,8 +23,11 @@ BASELINE = "ctxlint-baseline.json"
 
 @pytest.fixture
 def findings_project(project: Path) -> Path:
-    """The fixture project with one CTX101 (app/a.py) and one CTX201 (app/b.py)."""
+    """The fixture project with one CTX101 (app/a.py) and one CTX201 (app/b.py);
+    the config's `select` keeps later rules out of these exact assertions."""
     write(project, {"app/a.py": READ, "app/b.py": WRITE})
+    cfg = project / "pyproject.toml"
+    cfg.write_text(cfg.read_text() + 'select = ["CTX001", "ctx101", "CTX201"]\n')
     return project
 
 
