@@ -231,7 +231,12 @@ def _print_statistics(result: Result, console: Console) -> None:
 
 def cmd_baseline(args: argparse.Namespace) -> int:
     rules = load_rules()
-    config, _ = resolve_config(args, rules)
+    config, filters = resolve_config(args, rules)
+    if filters and args.action == "update":
+        raise ConfigError(
+            "baseline update works on the whole tree; drop the PATH arguments "
+            "(--allow-growth would otherwise pin findings outside them)"
+        )
     if config.baseline is None:
         raise ConfigError("no baseline file configured")
     console = Console()
