@@ -116,6 +116,15 @@ def test_baseline_ratchet_end_to_end(findings_project: Path) -> None:
     assert cli("baseline", "update", cwd=root).returncode == 1  # a move is growth
 
 
+def test_baseline_update_refuses_path_filters(findings_project: Path) -> None:
+    """`baseline update PATH` would grow the baseline outside PATH: refused."""
+    root = findings_project
+    res = cli("baseline", "update", "--allow-growth", "--reason", "r", "app/a.py", cwd=root)
+    assert res.returncode == 2
+    assert "whole tree" in res.stderr
+    assert not (root / BASELINE).exists()
+
+
 def test_baseline_show_prints_counts(findings_project: Path) -> None:
     """`baseline show` lists the total, per-rule counts and the entries."""
     root = findings_project
