@@ -435,6 +435,7 @@ class CallGraph:
             self.starts += [(path, s) for s in facts["starts"]]
         self._global: dict[str, list[str]] = {}
         self._mro: dict[str, list[str]] = {}
+        self._subclasses: dict[str, list[str]] | None = None
         self.edges: dict[str, list[list[str]]] = {
             q: [self.targets(f, e[1]) if e[0] == "c" else [] for e in f.events]
             for q, f in self.funcs.items()
@@ -516,6 +517,18 @@ class CallGraph:
                 return [q]
         return []
 
+    def overrides(self, cls: str, name: str) -> list[str]:
+        if self._subclasses is None:
+            self._subclasses = {}
+            for c in self.classes:
+                for base in self.mro(c)[1:]:
+                    self._subclasses.setdefault(base, []).append(c)
+        return [
+            f"{sub}.{name}"
+            for sub in self._subclasses.get(cls, ())
+            if f"{sub}.{name}" in self.funcs
+        ]
+
     def targets(self, fn: Func, payload: Iterable[str], depth: int = 0) -> list[str]:
         out: list[str] = []
         for t in payload:
@@ -524,7 +537,8 @@ class CallGraph:
             if kind == "g":
                 found = self.resolve_global(rest)
             elif fn.cls is not None and kind == "s":
-                found = self.method(fn.cls, rest)
+                # the class's own method, else a subclass's (a hook the base calls)
+                found = self.method(fn.cls, rest) or self.overrides(fn.cls, rest)
                 if not found and depth < 3:  # a callable parked on self
                     for c in self.mro(fn.cls):
                         parked = self.classes.get(c, {}).get("attrs", {}).get(rest)

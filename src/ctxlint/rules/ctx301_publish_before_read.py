@@ -204,10 +204,16 @@ class PublishBeforeRead(Rule):
         }
 
     def more_tokens(self, program: Program) -> set[str]:
-        """Names of module-level functions and classes that reach a bag read: a
-        module calling one may sit between an entry and the read."""
+        """Names of module-level functions and classes that reach a bag read (a
+        module calling one may sit between an entry and the read), and of process
+        start targets (so the module defining each entry is read)."""
         a = Analysis(program)
         out: set[str] = set()
+        for _, start in a.graph.starts:
+            for t in start["targets"]:
+                name = t.rpartition(".")[2] if t.startswith("g:") else ""
+                if len(name) >= MIN_TOKEN:
+                    out.add(name)
         for q in a.reaches_read:
             f = a.funcs[q]
             local = short(q, f.module)

@@ -1,0 +1,675 @@
+"""CTX301 publish-before-read: the derivations themselves (an entry through every
+shape, a publisher reaching nothing, a stale pin), multi-level chains, and the
+negatives (reads after publish, assert_published constructors, lambdas)."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import run_cli
+from helpers import write
+from rulecase import assert_case
+
+from ctxlint.config import find_config, load_config
+from ctxlint.engine import Engine, RunOutput
+from ctxlint.rule import load_rules
+from ctxlint.rules.ctx301_publish_before_read import NO_READ
+
+RULE = "CTX301"
+
+
+def run(project: Path, files: dict[str, str], pinned: dict[str, Any] | None = None) -> RunOutput:
+    write(project, {k: textwrap.dedent(v).lstrip("\n") for k, v in files.items()})
+    rules = load_rules()
+    config = load_config(
+        find_config(project),  # type: ignore[arg-type]
+        rule_ids=[r.id for r in rules],
+        rule_options={k: v for r in rules for k, v in r.options.items()},
+    )
+    out = Engine(
+        config, rules, jobs=1, use_cache=False, selected={RULE}, pinned={RULE: pinned or {}}
+    ).run()
+    assert not out.errors, out.errors
+    return out
+
+
+def entries(out: RunOutput) -> dict[str, str]:
+    """Entry qualname -> its roles, from the derived set."""
+    found = {}
+    for line in out.program.sets[RULE]["process entries"]:
+        name, _, roles = line.partition(" (")
+        found[name] = roles.rstrip(")")
+    return found
+
+
+def findings(out: RunOutput) -> list[tuple[str, int, str]]:
+    return sorted((f.path, f.line, f.message) for f in out.findings if f.rule == RULE)
+
+
+# -- entry derivation: every shape ----------------------------------------------------
+SHAPES = {
+    "publish-caller": (
+        """
+        from specrt.context import publish
+
+        def run_scheduler_process(server_args):
+            publish(server_args, role="scheduler")
+        """,
+        "app.case.run_scheduler_process",
+        "publishes",
+    ),
+    "publish-through-a-module-alias": (
+        """
+        import specrt.context as rc
+
+        def run_tokenizer(server_args):
+            rc.publish(server_args, role="tokenizer")
+        """,
+        "app.case.run_tokenizer",
+        "publishes",
+    ),
+    "publish-through-a-same-module-helper": (
+        """
+        from specrt.context import publish
+
+        def _pub(server_args):
+            publish(server_args, role="scheduler")
+
+        def run_dp_controller(server_args):
+            _pub(server_args)
+        """,
+        "app.case.run_dp_controller",
+        "publishes",
+    ),
+    "publishing-constructor": (
+        """
+        def helper():
+            pass
+
+        class Daemon:
+            def __init__(self, server_args):
+                from specrt.context import publish
+                publish(server_args, role="weight_cache")
+        """,
+        "app.case.Daemon.__init__",
+        "publishes",
+    ),
+    "multiprocessing-Process": (
+        """
+        import multiprocessing
+
+        def worker(sa):
+            pass
+
+        def launch(sa):
+            multiprocessing.Process(target=worker, args=(sa,)).start()
+        """,
+        "app.case.worker",
+        "process target",
+    ),
+    "mp-Process-local-alias": (
+        """
+        import multiprocessing as mp
+
+        def a(sa):
+            pass
+
+        def b(sa):
+            pass
+
+        def launch(sa, flag):
+            target = a if flag else b
+            target = a
+            p = mp.Process(target=target, args=(sa,))
+        """,
+        "app.case.a",
+        "process target",
+    ),
+    "spawn-context-Process-partial": (
+        """
+        import functools
+        import multiprocessing as mp
+
+        def worker(sa, rank):
+            pass
+
+        def launch(sa):
+            ctx = mp.get_context("spawn")
+            ctx.Process(target=functools.partial(worker, sa), args=(0,)).start()
+        """,
+        "app.case.worker",
+        "process target",
+    ),
+    "from-import-Process-param-default": (
+        """
+        from multiprocessing import Process
+
+        def worker(sa):
+            pass
+
+        def launch(sa, run_func=worker):
+            Process(target=run_func, args=(sa,)).start()
+        """,
+        "app.case.worker",
+        "process target",
+    ),
+    "Process-target-parked-on-self": (
+        """
+        import multiprocessing as mp
+
+        def run_scheduler(sa):
+            pass
+
+        class Controller:
+            def __init__(self, run_func=run_scheduler):
+                self.run_func = run_func
+
+            def launch(self, sa):
+                mp.Process(target=self.run_func, args=(sa,)).start()
+        """,
+        "app.case.run_scheduler",
+        "process target",
+    ),
+    "ProcessPoolExecutor-with-submit": (
+        """
+        from concurrent.futures import ProcessPoolExecutor
+
+        def task(sa):
+            pass
+
+        def bench(sa):
+            with ProcessPoolExecutor(2) as pool:
+                pool.submit(task, sa)
+        """,
+        "app.case.task",
+        "pool task",
+    ),
+    "ProcessPoolExecutor-on-self": (
+        """
+        import concurrent.futures
+
+        def task(sa):
+            pass
+
+        class Bench:
+            def __init__(self):
+                self.pool = concurrent.futures.ProcessPoolExecutor(2)
+
+            def go(self, sa):
+                return self.pool.submit(task, sa)
+        """,
+        "app.case.task",
+        "pool task",
+    ),
+    "ProcessPoolExecutor-direct": (
+        """
+        from concurrent.futures import ProcessPoolExecutor
+
+        def task(sa):
+            pass
+
+        def bench(sa):
+            ProcessPoolExecutor().submit(task, sa)
+        """,
+        "app.case.task",
+        "pool task",
+    ),
+    "ray-remote-decorated-actor": (
+        """
+        import ray
+
+        @ray.remote
+        class SchedulerActor:
+            def __init__(self, sa):
+                pass
+        """,
+        "app.case.SchedulerActor.__init__",
+        "ray actor",
+    ),
+    "ray-remote-with-options-inherited-init": (
+        """
+        import ray
+
+        class Base:
+            def __init__(self, sa):
+                pass
+
+        @ray.remote(num_gpus=1)
+        class Actor(Base):
+            pass
+        """,
+        "app.case.Base.__init__",
+        "ray actor",
+    ),
+    "ray-remote-call-on-class": (
+        """
+        from ray import remote
+
+        class EncoderActor:
+            def __init__(self, sa):
+                pass
+
+        Handle = remote(EncoderActor)
+        Handle2 = remote(num_cpus=1)(EncoderActor)
+        """,
+        "app.case.EncoderActor.__init__",
+        "ray actor",
+    ),
+    "ray-task": (
+        """
+        import ray
+
+        def outer():
+            @ray.remote(num_cpus=0)
+            def get_node_ip():
+                return 1
+            return get_node_ip
+        """,
+        "app.case.outer.get_node_ip",
+        "ray",
+    ),
+}
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_an_entry_is_derived_from_each_shape(project: Path, shape: str) -> None:
+    source, qual, role = SHAPES[shape]
+    out = run(project, {"app/case.py": source})
+    found = entries(out)
+    assert qual in found, found
+    assert found[qual].startswith(role), found[qual]
+
+
+def test_a_thread_or_unknown_submit_is_not_an_entry(project: Path) -> None:
+    out = run(
+        project,
+        {
+            "app/case.py": """
+            import threading
+            from concurrent.futures import ThreadPoolExecutor
+
+            def task():
+                pass
+
+            def go(executor):
+                threading.Thread(target=task).start()
+                with ThreadPoolExecutor() as pool:
+                    pool.submit(task)
+                executor.submit(task)
+            """
+        },
+    )
+    assert entries(out) == {}
+
+
+def test_a_cross_module_target_resolves_through_imports_and_reexports(project: Path) -> None:
+    out = run(
+        project,
+        {
+            "app/launch.py": """
+            import multiprocessing as mp
+            from app import workers
+
+            def launch(sa):
+                mp.Process(target=workers.run_encoder, args=(sa,)).start()
+            """,
+            "app/workers/__init__.py": "from app.workers.encoder import run_encoder\n",
+            "app/workers/encoder.py": """
+            def run_encoder(sa):
+                pass
+            """,
+        },
+    )
+    assert "app.workers.encoder.run_encoder" in entries(out)
+
+
+# -- publishers reaching nothing: listed and pinned ----------------------------------------
+SILENT = {
+    "app/case.py": """
+    from specrt.context import get_exec, publish
+
+    def set_global_server_args_for_scheduler(sa):
+        publish(sa, role="scheduler")
+
+    def run_scheduler(sa):
+        publish(sa, role="scheduler")
+        return get_exec()
+    """
+}
+
+
+def test_a_publisher_reaching_no_read_is_listed_and_pinned(project: Path) -> None:
+    out = run(project, SILENT)
+    silent = "app.case.set_global_server_args_for_scheduler"
+    assert out.program.sets[RULE]["publishers reaching no bag read"] == [silent]
+    assert out.pins == {RULE: {silent: NO_READ}}
+    # unpinned, it is a finding on its publish
+    assert [(f.line, f.snippet) for f in out.findings] == [(4, "pin " + silent)]
+    assert "not pinned" in out.findings[0].message
+    # pinned, nothing to report
+    assert run(project, SILENT, pinned={silent: NO_READ}).findings == []
+
+
+def test_a_pin_whose_function_now_reads_is_reported(project: Path) -> None:
+    files = {
+        "app/case.py": """
+        from specrt.context import get_exec, publish
+
+        def quiet(sa):
+            publish(sa, role="scheduler")
+            get_exec()
+        """
+    }
+    out = run(project, files, pinned={"app.case.quiet": NO_READ})
+    assert [f.snippet for f in out.findings] == ["pin app.case.quiet"]
+    assert "was pinned as" in out.findings[0].message and "is gone" in out.findings[0].message
+
+
+def test_a_stale_pin_naming_a_function_that_no_longer_exists_is_reported(
+    project: Path,
+) -> None:
+    pinned = {
+        "app.case.set_global_server_args_for_scheduler": NO_READ,
+        "app.case.removed_entry": NO_READ,
+    }
+    out = run(project, SILENT, pinned=pinned)
+    assert [f.snippet for f in out.findings] == ["pin app.case.removed_entry"]
+    assert "app.case.removed_entry was pinned" in out.findings[0].message
+    assert "is gone" in out.findings[0].message
+
+
+def test_a_derivation_that_finds_nothing_fails_against_its_pins(project: Path) -> None:
+    """The design's failure mode: an entry list naming code that no longer exists
+    passes green forever. Here every pinned publisher is gone and nothing else
+    publishes: the stale pins are still findings, on any remaining entry."""
+    files = {
+        "app/case.py": """
+        from specrt.context import get_exec, publish
+
+        def run(sa):
+            publish(sa, role="scheduler")
+            get_exec()
+        """
+    }
+    out = run(project, files, pinned={"app.case.old_shim": NO_READ})
+    assert [f.snippet for f in out.findings] == ["pin app.case.old_shim"]
+
+
+def test_baseline_update_records_the_pin_and_check_strict_passes(project: Path) -> None:
+    write(project, {k: textwrap.dedent(v).lstrip("\n") for k, v in SILENT.items()})
+    baseline = project / "ctx.json"
+    args = ["--config", str(project / "pyproject.toml"), "--baseline", str(baseline)]
+    failing = run_cli("check", "--strict", "--no-cache", "--select", RULE, *args)
+    assert failing.returncode == 1, failing.stdout + failing.stderr
+    upd = run_cli("baseline", "update", "--no-cache", *args)
+    assert upd.returncode == 0, upd.stdout + upd.stderr
+    assert json.loads(baseline.read_text())["pins"][RULE] == {
+        "app.case.set_global_server_args_for_scheduler": NO_READ
+    }
+    ok = run_cli("check", "--strict", "--no-cache", "--select", RULE, *args)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    sets = run_cli("sets", "--no-cache", "--select", RULE, "--format", "json", *args)
+    assert sets.returncode == 0, sets.stderr
+    assert "set_global_server_args_for_scheduler" in sets.stdout
+
+
+# -- chains ---------------------------------------------------------------------------
+def test_a_multi_level_chain_across_modules_names_the_path(project: Path) -> None:
+    out = run(
+        project,
+        {
+            "app/entry.py": """
+            from specrt.context import publish
+            from app.sched import Scheduler
+
+            def run_scheduler(sa):
+                s = Scheduler(sa)
+                publish(sa, role="scheduler")
+                return s
+            """,
+            "app/sched.py": """
+            from app import runner
+
+            class Base:
+                def __init__(self, sa):
+                    self.setup()
+
+            class Scheduler(Base):
+                def __init__(self, sa):
+                    super().__init__(sa)
+
+                def setup(self):
+                    self.worker = runner.Worker()
+            """,
+            "app/runner.py": """
+            from app.model import load_model
+
+            class Worker:
+                def __init__(self, loader=load_model):
+                    self.model = loader()
+            """,
+            "app/model.py": """
+            from specrt.context import get_model
+
+            def load_model():
+                return get_model().model_path
+            """,
+        },
+    )
+    assert findings(out) == [
+        (
+            "app/entry.py",
+            5,
+            "run_scheduler -> Scheduler.__init__ -> Base.__init__ -> Scheduler.setup -> "
+            "Worker.__init__ -> load_model -> get_model() before publish at line 6",
+        )
+    ]
+
+
+def test_the_middle_module_without_tokens_is_pulled_in_by_more_tokens(project: Path) -> None:
+    out = run(
+        project,
+        {
+            "app/entry.py": """
+            from specrt.context import publish
+            from app.middle import relay_config
+
+            def run_detokenizer(sa):
+                relay_config()  # expect
+                publish(sa, role="detokenizer")
+            """,
+            # no bag accessor, publish, Process, submit or remote in this file
+            "app/middle.py": """
+            from app.leaf import read_leaf
+
+            def relay_config():
+                return read_leaf()
+            """,
+            "app/leaf.py": """
+            from specrt.context import get_schedule
+
+            def read_leaf():
+                return get_schedule().chunked_prefill_size
+            """,
+        },
+    )
+    assert [(p, n) for p, n, _ in findings(out)] == [("app/entry.py", 5)]
+    assert "relay_config -> read_leaf -> get_schedule()" in findings(out)[0][2]
+
+
+def test_instances_and_self_attributes_are_followed(project: Path) -> None:
+    assert_case(
+        project,
+        RULE,
+        """
+        from specrt.context import get_exec, get_memory, publish
+
+        class Pool:
+            def size(self):
+                return get_memory().mem_fraction_static
+
+        class Runner:
+            def __init__(self):
+                self.pool = Pool()
+
+            def plan(self):
+                return self.pool.size()
+
+        def run(sa):
+            r = Runner()
+            r.plan()  # expect
+            publish(sa, role="scheduler")
+            r.plan()
+        """,
+    )
+
+
+def test_reads_after_publish_and_in_uncalled_nested_code_are_fine(project: Path) -> None:
+    assert_case(
+        project,
+        RULE,
+        """
+        from specrt.context import get_exec, get_parallel, publish
+
+        def later():
+            return get_parallel().tp_size
+
+        def run(sa):
+            def nested():
+                return get_exec()
+            callback = lambda: get_exec()
+            publish(sa, role="scheduler")
+            later()
+            nested()
+            return callback, get_exec()
+
+        def run_called_nested(sa):
+            def nested():
+                return get_exec()
+            nested()  # expect
+            publish(sa, role="scheduler")
+        """,
+    )
+
+
+def test_arguments_of_publish_run_before_it(project: Path) -> None:
+    assert_case(
+        project,
+        RULE,
+        """
+        from specrt.context import get_parallel, publish
+
+        def run(sa):
+            publish(sa, role="scheduler", rank=get_parallel().tp_size)  # expect
+            get_parallel()
+        """,
+    )
+
+
+def test_a_callee_that_publishes_ends_the_walk(project: Path) -> None:
+    assert_case(
+        project,
+        RULE,
+        """
+        from specrt.context import get_exec
+        from app.shims import set_global_server_args_for_scheduler
+
+        def bench(sa):
+            set_global_server_args_for_scheduler(sa)
+            return get_exec()
+
+        def main(sa):
+            import multiprocessing as mp
+            mp.Process(target=bench, args=(sa,)).start()
+        """,
+        extra={
+            "app/shims.py": """
+            from specrt.context import get_exec, publish
+
+            def set_global_server_args_for_scheduler(sa):
+                publish(sa, role="scheduler")
+                get_exec()
+            """
+        },
+    )
+
+
+def test_recursion_terminates(project: Path) -> None:
+    assert_case(
+        project,
+        RULE,
+        """
+        from specrt.context import get_exec, publish
+
+        def a(n):
+            return b(n - 1) if n else get_exec()
+
+        def b(n):
+            return a(n)
+
+        def run(sa):
+            a(3)  # expect
+            publish(sa, role="scheduler")
+        """,
+    )
+
+
+# -- constructors ----------------------------------------------------------------------
+def test_constructors(project: Path) -> None:
+    assert_case(
+        project,
+        RULE,
+        """
+        from specrt.context import assert_published, get_exec, get_model, publish
+
+        class Unreached:
+            def __init__(self, sa):
+                self.a = get_model().model_path  # expect
+
+        class ThroughHelper:
+            def __init__(self, sa):
+                self.a = self._load()  # expect
+
+            def _load(self):
+                return get_model()
+
+        class Asserts:
+            def __init__(self, sa):
+                assert_published(sa, role="scheduler")
+                self.a = get_model()
+
+        class ReadsBeforeAssert:
+            def __init__(self, sa):
+                x = get_exec()  # expect
+                assert_published(sa, role="scheduler")
+
+        class Reached:
+            def __init__(self, sa):
+                self.a = get_model()
+
+        class NoReads:
+            def __init__(self, sa):
+                self.sa = sa
+
+        def run(sa):
+            publish(sa, role="scheduler")
+            Reached(sa)
+        """,
+    )
+
+
+def test_the_repo_example_server_derives_its_three_spawned_entries() -> None:
+    """`examples/serving_app`: launcher publishes, and each spawned target publishes
+    before it reads; the entries are found through the spawn context."""
+    from conftest import REPO
+
+    res = run_cli("sets", "--no-cache", "--select", RULE, "--format", "json", cwd=REPO)
+    assert res.returncode == 0, res.stderr
+    data = json.loads(res.stdout)
+    got = data[RULE]["process entries"]
+    for name in ("run_tokenizer_process", "run_scheduler_process", "run_detokenizer_process"):
+        assert any(name in e and "process target" in e for e in got), got
