@@ -1,0 +1,286 @@
+"""CTX102 supplied-exposure: each spelling of a read off a handed record, the
+exemptions (factories by name and by config, allowed classes, per-rule-exclude),
+and the negatives (the seed, methods, writes, non-record parameters)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from helpers import run_engine, write
+from rulecase import assert_case
+
+RULE = "CTX102"
+# Two annotated `server_args` parameters make the name the codebase's convention.
+CONVENTION = {
+    "app/conv.py": """\
+from specrt.record import ServerArgs
+
+
+def a(server_args: ServerArgs) -> None:
+    pass
+
+
+def b(server_args: ServerArgs) -> None:
+    pass
+"""
+}
+
+BAD = {
+    "annotated-parameter-any-name": """
+        from specrt.record import ServerArgs
+
+        def f(cfg: ServerArgs, other: "ServerArgs | None") -> int:
+            a = cfg.tp_size  # expect
+            return a + other.dp_size  # expect
+        """,
+    "convention-name-unannotated": """
+        def f(server_args) -> int:
+            return server_args.tp_size  # expect
+        """,
+    "literal-getattr": """
+        from specrt.record import ServerArgs
+
+        def f(server_args: ServerArgs) -> str:
+            return getattr(server_args, "model_path", "") + getattr(server_args, "model_path")  # expect x2
+        """,
+    "closure-sees-the-parameter": """
+        from specrt.record import ServerArgs
+
+        def f(server_args: ServerArgs):
+            def inner() -> int:
+                return server_args.context_length  # expect
+            return inner
+        """,
+    "self-server-args": """
+        class W:
+            def run(self) -> int:
+                return self.server_args.max_running_requests  # expect
+        """,
+    "parked-under-another-name": """
+        from specrt.record import ServerArgs
+
+        class W:
+            def __init__(self, cfg: ServerArgs) -> None:
+                self.cfg = cfg
+
+            def later(self) -> float:
+                return self.cfg.mem_fraction_static  # expect
+
+            def closure(self):
+                return lambda: self.cfg.tp_size  # expect
+        """,
+    "parked-from-convention-name": """
+        class W:
+            def __init__(self, server_args) -> None:
+                self._args = server_args
+
+            def later(self) -> int:
+                return getattr(self._args, "dp_size", 1)  # expect
+        """,
+    "class-annotated-attribute": """
+        from specrt.record import ServerArgs
+
+        class W:
+            sa: ServerArgs
+
+            def later(self) -> int:
+                return self.sa.tp_size  # expect
+        """,
+    "chains-through-another-object": """
+        def f(runner) -> str:
+            return runner.server_args.attention_backend  # expect
+
+        class C:
+            def g(self) -> int:
+                return self.worker.model_runner.server_args.tp_size  # expect
+
+        def h(make) -> int:
+            return make().server_args.dp_size  # expect
+        """,
+}
+
+GOOD = {
+    "seed-is-ctx101": """
+        from specrt.context import get_server_args
+
+        class W:
+            def __init__(self) -> None:
+                self.server_args = get_server_args()
+
+            def later(self) -> int:
+                return self.server_args.tp_size
+
+        def f() -> int:
+            server_args = get_server_args()
+            return server_args.dp_size + get_server_args().tp_size
+        """,
+    "methods-handoffs-writes": """
+        from specrt.record import ServerArgs
+
+        def f(server_args: ServerArgs) -> dict:
+            g(server_args)
+            server_args.tp_size = 2  # a write: CTX201
+            return server_args.resolved_dict()
+
+        def g(x) -> None:
+            pass
+        """,
+    "non-record-parameters": """
+        def f(args: dict, runner) -> int:
+            return args.tp_size + runner.config.tp_size + runner.server_args_dict.tp_size
+
+        def g(server_args: dict) -> int:
+            return server_args.tp_size  # explicitly not the record
+        """,
+    "local-record-is-not-handed": """
+        from specrt.record import ServerArgs
+
+        def build() -> int:
+            sa = ServerArgs()
+            return sa.tp_size
+
+        class K:
+            tp_size = 1
+
+            def f(self) -> int:
+                return self.tp_size + self.other.tp_size
+        """,
+    "factories-by-name": """
+        from specrt.record import ServerArgs
+
+        class Cfg:
+            @classmethod
+            def from_server_args(cls, server_args: ServerArgs):
+                def helper() -> int:
+                    return server_args.dp_size
+                return cls(server_args.tp_size, helper())
+
+        def create_lora_config_from_server_args(server_args: ServerArgs) -> int:
+            return server_args.tp_size
+        """,
+    "class-level-names-are-not-parameters": """
+        from specrt.record import ServerArgs
+
+        def f(server_args: ServerArgs):
+            class Inner:
+                size = 1
+            return Inner
+        """,
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD))
+def test_bad(project: Path, name: str) -> None:
+    assert_case(project, RULE, BAD[name], extra=CONVENTION)
+
+
+@pytest.mark.parametrize("name", sorted(GOOD))
+def test_good(project: Path, name: str) -> None:
+    assert_case(project, RULE, GOOD[name], extra=CONVENTION)
+
+
+def test_without_the_convention_an_unannotated_name_is_not_a_record(project: Path) -> None:
+    # specrt itself annotates `server_args` twice; `args` is nobody's convention
+    assert_case(
+        project,
+        RULE,
+        """
+        from specrt.record import ServerArgs
+
+        def f(args) -> int:
+            return args.tp_size
+
+        def g(args: ServerArgs) -> int:
+            return args.tp_size  # expect
+        """,
+    )
+
+
+def _configure(project: Path, extra: str) -> None:
+    cfg = project / "pyproject.toml"
+    cfg.write_text(cfg.read_text() + extra)
+
+
+CLASSES = """\
+from specrt.record import ServerArgs
+
+
+class GrammarManager:
+    def __init__(self, server_args: ServerArgs) -> None:
+        self.server_args = server_args
+        self.backend = server_args.attention_backend
+
+    def vocab(self) -> int:
+        return self.server_args.context_length
+
+
+class Other:
+    def __init__(self, server_args: ServerArgs) -> None:
+        self.size = server_args.tp_size
+
+
+def build_kt_config(server_args: ServerArgs) -> int:
+    return server_args.dp_size
+"""
+
+
+def test_config_allowed_classes_and_factories(project: Path) -> None:
+    write(project, {"app/managers.py": CLASSES})
+    out = run_engine(project, select={RULE})
+    assert sorted(f.line for f in out.findings) == [7, 10, 15, 19]
+
+    _configure(
+        project,
+        'exposure-allowed-classes = ["GrammarManager", "app.managers.Missing"]\n'
+        'exposure-factories = ["build_*_config"]\n',
+    )
+    out = run_engine(project, select={RULE})
+    assert [f.line for f in out.findings] == [15]
+    sets = out.program.sets[RULE]
+    assert sets["allowed classes with no read"] == ["app.managers.Missing"]
+    assert "build_*_config" in sets["exempt factory patterns"]
+
+
+def test_dotted_allowed_class_names_exactly_that_class(project: Path) -> None:
+    write(project, {"app/managers.py": CLASSES, "app/other.py": CLASSES})
+    _configure(project, 'exposure-allowed-classes = ["app.managers.GrammarManager"]\n')
+    out = run_engine(project, select={RULE})
+    got = sorted((f.path, f.line) for f in out.findings)
+    assert ("app/managers.py", 7) not in got
+    assert ("app/other.py", 7) in got and ("app/other.py", 10) in got
+
+
+def test_resolution_pipeline_is_excluded_by_config(project: Path) -> None:
+    write(project, {"app/pipeline.py": CLASSES})
+    text = (project / "pyproject.toml").read_text()
+    text = text.replace(
+        'per-rule-exclude = { CTX201 = ["specrt/record.py"] }',
+        'per-rule-exclude = { CTX201 = ["specrt/record.py"], CTX102 = ["app/pipeline.py"] }',
+    )
+    (project / "pyproject.toml").write_text(text)
+    out = run_engine(project, select={RULE})
+    assert not out.findings
+
+
+def test_message_names_the_field_and_its_bag(project: Path) -> None:
+    write(
+        project,
+        {
+            "app/m.py": (
+                "from specrt.record import ServerArgs\n\n\n"
+                "def f(sa: ServerArgs) -> str:\n"
+                "    return sa.attention_backend\n"
+            )
+        },
+    )
+    (finding,) = run_engine(project, select={RULE}).findings
+    assert "`attention_backend`" in finding.message
+    assert "get_exec().kernel.attention_backend" in finding.message
+    assert "runner stamp" in finding.message and "constructor argument" in finding.message
+
+
+def test_parked_sets_are_derived(project: Path) -> None:
+    write(project, {"app/w.py": BAD["parked-under-another-name"].replace("\n        ", "\n")})
+    sets = run_engine(project, select={RULE}).program.sets[RULE]
+    assert sets["parked record attributes"] == ["app/w.py:W.cfg = cfg"]
