@@ -592,12 +592,13 @@ class PluginSignature(Rule):
         max_pos: dict[tuple[str, str], int] = {}
         for path, call, base, definer in graph.dispatches():
             hook = graph.classes[definer]["methods"][call["m"]]
-            if definer == base:  # through the base's contract: implementations must take it
+            problems = call_problems(bound(hook), call)
+            if definer == base and not problems:
+                # a call the base contract allows: implementations must take it too
                 key = (base, call["m"])
                 kws.setdefault(key, set()).update(call["kws"])
                 if not call["star"]:
                     max_pos[key] = max(max_pos.get(key, 0), call["npos"])
-            problems = call_problems(bound(hook), call)
             if problems:
                 whose = "plugin hook" if definer == base else f"{_short(base)} hook override"
                 out.append(
