@@ -36,6 +36,7 @@ def _csv(value: str) -> list[str]:
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("paths", nargs="*", help="tree to check (with --config) or paths to report on")
     p.add_argument("--config", help="config file (pyproject.toml or ctxlint.toml)")
+    p.add_argument("--profile", help="a built-in config (e.g. sglang); PATH is the tree to check")
     p.add_argument("--select", type=_csv, help="only these rules (comma separated)")
     p.add_argument("--ignore", type=_csv, help="skip these rules (comma separated)")
     p.add_argument("--baseline", help="baseline file (default: from config)")
@@ -59,6 +60,11 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--timings", action="store_true", help="time per phase and per rule")
     check.add_argument(
         "--ignore-errors", action="store_true", help="files that fail to parse do not fail the run"
+    )
+    check.add_argument(
+        "--changed-since",
+        metavar="REF",
+        help="report only findings in files changed since git REF (the derivations see the whole tree)",
     )
 
     base = sub.add_parser("baseline", help="update or show the pinned baseline")
@@ -88,6 +94,10 @@ def resolve_config(args: argparse.Namespace, rules: list[Rule]) -> tuple[Config,
     options = {k: v for r in rules for k, v in r.options.items()}
     paths = [Path(p) for p in args.paths]
     root = None
+    if getattr(args, "profile", None):
+        if args.config:
+            raise ConfigError("give --profile or --config, not both")
+        args.config = str(profile_path(args.profile))
     if args.config:
         cfg_path = Path(args.config)
         if not cfg_path.is_file():
@@ -111,6 +121,18 @@ def resolve_config(args: argparse.Namespace, rules: list[Rule]) -> tuple[Config,
         except ValueError:
             raise ConfigError(f"{p} is outside the project root {config.root}") from None
     return config, filters
+
+
+PROFILES = Path(__file__).resolve().parent / "profiles"
+
+
+def profile_path(name: str) -> Path:
+    known = sorted(p.stem for p in PROFILES.glob("*.toml"))
+    if name not in known:
+        raise ConfigError(
+            f"unknown profile {name!r} (known: {', '.join(known)})" + _did_you_mean(name, known)
+        )
+    return PROFILES / f"{name}.toml"
 
 
 def _replace(config: Config, **changes: Any) -> Config:
@@ -168,6 +190,26 @@ def run_engine(
         return engine.run()
 
 
+def changed_files(root: Path, ref: str) -> set[str]:
+    """Files changed since `ref` (committed or not) plus untracked ones, relative to root."""
+
+    def git(*argv: str) -> list[str]:
+        try:
+            done = subprocess.run(
+                ["git", "-C", str(root), *argv], capture_output=True, text=True, check=False
+            )
+        except OSError as exc:
+            raise ConfigError(f"--changed-since needs git: {exc}") from None
+        if done.returncode != 0:
+            detail = (done.stderr.strip().splitlines() or ["git failed"])[-1]
+            raise ConfigError(f"--changed-since {ref}: {detail}")
+        return [line for line in done.stdout.splitlines() if line]
+
+    changed = git("diff", "--name-only", "--relative", ref, "--")
+    untracked = git("ls-files", "--others", "--exclude-standard")
+    return set(changed) | set(untracked)
+
+
 def _under(path: str, filters: list[str]) -> bool:
     return not filters or any(
         f in (".", "") or path == f or path.startswith(f.rstrip("/") + "/") for f in filters
@@ -186,6 +228,11 @@ def cmd_check(args: argparse.Namespace) -> int:
         findings, stale = compare(out.findings, baseline, rules=ids)
     else:
         findings, stale = out.findings, []
+    if args.changed_since:
+        changed = changed_files(config.root, args.changed_since)
+        findings = [f for f in findings if f.path in changed]
+        stale = [s for s in stale if s.path in changed]
+        out.errors = [e for e in out.errors if e.path in changed]
     result = Result(
         root=str(config.root),
         rules=[r.info() for r in selected],
