@@ -110,3 +110,13 @@ def test_src_layout_module_names(tmp_path: Path, project: Path) -> None:
 def test_module_name_uses_the_deepest_root(rel: str, roots: list[str], module: str) -> None:
     """The deepest src root holding a file decides its module name."""
     assert module_name(rel, roots) == module
+
+
+def test_an_ignored_tree_inside_a_checkout_is_walked_not_skipped(tmp_path: Path) -> None:
+    """An unpacked wheel under a gitignored cache folder is still a tree to check."""
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / ".gitignore").write_text("cache/\n")
+    (tmp_path / "cache" / "pkg").mkdir(parents=True)
+    (tmp_path / "cache" / "pkg" / "mod.py").write_text("x = 1\n")
+    assert [f.rel for f in discover(tmp_path / "cache", (".",), ())] == ["pkg/mod.py"]
+    assert discover(tmp_path, (".",), ()) == []  # from the checkout, git's view stands

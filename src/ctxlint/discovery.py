@@ -36,6 +36,11 @@ def _git_files(root: Path) -> list[str] | None:
     # ls-files run from `root` prints paths relative to it; outside a work tree
     # (or without git) it fails and the caller walks the tree instead.
     try:
+        ignored = subprocess.run(
+            ["git", "-C", str(root), "check-ignore", "-q", "."], capture_output=True, check=False
+        )
+        if ignored.returncode == 0:  # an ignored tree inside a checkout (a cache): walk it
+            return None
         out = subprocess.run(
             [
                 "git",
