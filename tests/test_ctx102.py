@@ -146,6 +146,16 @@ GOOD = {
             def f(self) -> int:
                 return self.tp_size + self.other.tp_size
         """,
+    "record-the-class-builds-itself": """
+        from specrt.record import ServerArgs
+
+        class Runtime:
+            def __init__(self, **kwargs) -> None:
+                self.server_args = ServerArgs(**kwargs)
+
+            def launch(self) -> int:
+                return self.server_args.tp_size
+        """,
     "factories-by-name": """
         from specrt.record import ServerArgs
 

@@ -162,19 +162,34 @@ class ExposureVisitor(FileVisitor):
             if name is not None and name in self.readable:
                 self._record(node, args[0], name, "getattr")
 
+    def _constructs_record(self, value: cst.BaseExpression) -> bool:
+        """`ServerArgs(...)` / `ServerArgs.from_cli_args(...)`: a record the code owns."""
+        if not isinstance(value, cst.Call):
+            return False
+        target = self.ctx.resolve(value.func) or ""
+        record = self.ctx.vocab.record_class  # type: ignore[union-attr]
+        return target == record or target.rpartition(".")[0] == record
+
     def leave_Assign(self, node: cst.Assign) -> None:
-        """`self.x = server_args` in a method that takes it: the parked form."""
-        if not (self.active and isinstance(node.value, cst.Name)):
+        """`self.x = server_args` in a method that takes it: the parked form;
+        `self.x = ServerArgs(...)`: a record the class builds, not one handed."""
+        if not self.active:
             return
-        kind = self._param(node.value.value)
-        if kind not in ("rec", "plain"):
+        value = node.value
+        kind = self._param(value.value) if isinstance(value, cst.Name) else None
+        owned = kind is None and self._constructs_record(value)
+        if kind not in ("rec", "plain") and not owned:
             return
+        cls = self.ctx.enclosing_class()
         for t in node.targets:
             attr = self.ctx.records.self_attr(t.target)
-            cls = self.ctx.enclosing_class()
-            if attr is not None and cls is not None:
+            if attr is None or cls is None:
+                continue
+            if owned:
+                self.parks.append({"cls": cls, "attr": attr, "owned": True})
+            else:
                 self.parks.append(
-                    {"cls": cls, "attr": attr, "n": node.value.value, "ann": kind == "rec"}
+                    {"cls": cls, "attr": attr, "n": value.value, "ann": kind == "rec"}  # type: ignore[attr-defined]
                 )
 
     def finish(self) -> Any:
@@ -222,9 +237,19 @@ class SuppliedExposure(Rule):
         out: dict[tuple[str, str, str], str] = {}
         for path, _, facts in program.facts(ID):
             for p in facts["parks"]:
-                if p["ann"] or p["n"] in names:
+                if not p.get("owned") and (p["ann"] or p["n"] in names):
                     out[(path, p["cls"], p["attr"])] = p["n"]
         return out
+
+    @staticmethod
+    def _owned(program: Program) -> set[tuple[str, str, str]]:
+        """(path, class, attr) the class assigns a record it constructs itself."""
+        return {
+            (path, p["cls"], p["attr"])
+            for path, _, facts in program.facts(ID)
+            for p in facts["parks"]
+            if p.get("owned")
+        }
 
     def derive(self, program: Program) -> dict[str, Any]:
         names = record_names(program)
@@ -253,6 +278,7 @@ class SuppliedExposure(Rule):
     def check(self, program: Program) -> Iterable[RawFinding]:
         names = record_names(program)
         parked = self._parked(program, names)
+        owned = self._owned(program)
         factories = [*BUILTIN_FACTORIES, *self._option(program, FACTORIES)]
         allowed = self._option(program, ALLOWED_CLASSES)
         rname = program.vocab.record_name
@@ -264,7 +290,10 @@ class SuppliedExposure(Rule):
                         continue
                     how = f"parameter `{h['n']}`"
                 elif h["k"] == "self":
-                    via = parked.get((path, r["cls"], h["n"]))
+                    key = (path, r["cls"], h["n"])
+                    via = parked.get(key)
+                    if via is None and key in owned:
+                        continue  # the class built this record itself: nobody handed it
                     if via is not None and h["n"] != via:
                         how = f"`self.{h['n']}`, parked from parameter `{via}`"
                     elif h["ann"] or h["n"] in names or via is not None:

@@ -366,7 +366,13 @@ def call_problems(params: list[Param], call: dict[str, Any]) -> list[str]:
 
 
 def accept_problems(impl: list[Param], base: list[Param], kws: set[str], max_pos: int) -> list[str]:
-    """Why an override cannot take every call the base hook (and its dispatch) allows."""
+    """Why an override cannot take every call the base hook allows and dispatch makes.
+
+    Required: the base's required parameters, whatever the dispatch sites pass
+    through the base's named parameters, and nothing newly required. A base
+    catch-all (`*args`, `**kwargs`) declares no contract for what it absorbs, so
+    arguments dispatch passes through it constrain no implementation.
+    """
     b_pos = [p for p in base if p[1] in ("po", "pk")]
     i_pos = [p for p in impl if p[1] in ("po", "pk")]
     b_va = any(p[1] == "va" for p in base)
@@ -374,7 +380,8 @@ def accept_problems(impl: list[Param], base: list[Param], kws: set[str], max_pos
     i_va = any(p[1] == "va" for p in impl)
     i_vk = any(p[1] == "vk" for p in impl)
     out: list[str] = []
-    need = max(len(b_pos), max_pos)
+    required = sum(1 for p in b_pos if p[2] is None)
+    need = max(required, min(max_pos, len(b_pos)))
     if not i_va and len(i_pos) < need:
         out.append(f"takes {len(i_pos)} positional arguments where the base passes {need}")
     for j, (name, _, default) in enumerate(i_pos):
@@ -390,13 +397,14 @@ def accept_problems(impl: list[Param], base: list[Param], kws: set[str], max_pos
         if kind == "ko" and default is None and name not in b_ko and not b_vk:
             out.append(f"requires keyword `{name}`, which the base does not pass")
     for name, (_, _, default) in sorted(b_ko.items()):
-        if name not in i_names and not i_vk:
+        if name not in i_names and not i_vk and (default is None or name in kws):
             out.append(f"does not accept keyword `{name}`")
         elif default is not None and any(
             p[0] == name and p[2] is None and p[1] in ("pk", "ko") for p in impl
         ):
             out.append(f"requires `{name}`, which the base makes optional")
-    for kw in sorted(kws - set(b_ko)):
+    b_named = {p[0] for p in base if p[1] == "pk"}
+    for kw in sorted((kws & b_named) - set(b_ko)):
         if kw not in i_names and not i_vk:
             out.append(f"does not accept keyword `{kw}`, which dispatch passes")
     return list(dict.fromkeys(out))
@@ -600,7 +608,12 @@ class PluginSignature(Rule):
                 if not call["star"]:
                     max_pos[key] = max(max_pos.get(key, 0), call["npos"])
             if problems:
-                whose = "plugin hook" if definer == base else f"{_short(base)} hook override"
+                if definer == base:
+                    whose = "plugin hook"
+                    result = "a plugin that follows the base signature fails here with a TypeError"
+                else:
+                    whose = f"{_short(base)} hook override"
+                    result = "this call raises TypeError"
                 out.append(
                     RawFinding(
                         ID,
@@ -610,7 +623,7 @@ class PluginSignature(Rule):
                         call["span"],
                         f"call of {whose} {_short(definer)}.{call['m']}"
                         f"{sig_text(hook['params'])} does not fit it: {'; '.join(problems)}; "
-                        "a plugin that follows the signature fails here with a TypeError",
+                        + result,
                     )
                 )
         # implementations against the base (and what dispatch passes)

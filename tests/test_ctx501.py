@@ -1,0 +1,416 @@
+"""CTX501 plugin-signature: base derivation (abstract, NotImplementedError,
+configured, through re-exports), receivers of each shape, implementations
+across modules, and the pins through the real CLI."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+from conftest import run_cli
+from helpers import run_engine, write
+from rulecase import assert_case
+
+from ctxlint.rules.ctx501_plugin_signature import accept_problems, call_problems, sig_text
+
+RULE = "CTX501"
+
+BASE = {
+    "app/plug/base.py": """\
+import abc
+
+
+class Algo(abc.ABC):
+    @abc.abstractmethod
+    def build(self, server_args, target, *, scoped=False) -> None: ...
+
+    def run(self, tokens) -> list:
+        return []
+""",
+    "app/plug/__init__.py": "from app.plug.base import Algo\n",
+}
+
+DISPATCH = {
+    "annotated-parameter-through-reexport": """
+        from app.plug import Algo
+
+        def f(a: Algo, b: "Algo", c: "Algo | None", d: Algo | None) -> None:
+            a.build(1, 2)
+            a.build(1)  # expect
+            b.build(1, 2, 3)  # expect
+            c.build(1, 2, scope=True)  # expect
+            d.build(server_args=1, target=2, scoped=True)
+            a.run([1], 2)  # not a hook: concrete methods are not checked
+        """,
+    "self-and-super-in-subclass": """
+        from app.plug.base import Algo
+
+        class Mine(Algo):
+            def build(self, server_args, target, *, scoped=False) -> None:
+                super().build(server_args)  # expect
+
+            def go(self) -> None:
+                self.build(1, 2, scoped=True)
+                self.build(1, 2, 3)  # expect
+        """,
+    "constructed-local-and-attribute": """
+        from app.plug.base import Algo
+
+        class Mine(Algo):
+            def build(self, server_args, target, *, scoped=False) -> None:
+                pass
+
+        class Owner:
+            algo: Algo
+
+            def __init__(self, other: Algo) -> None:
+                self.mine = Mine()
+                self.other = other
+
+            def go(self) -> None:
+                self.algo.build()  # expect
+                self.mine.build(1)  # expect
+                self.other.build(1, 2, 3)  # expect
+
+        def f() -> None:
+            m = Mine()
+            m.build(1, 2, bogus=1)  # expect
+            m = object()
+            m.build(1)  # rebound: no longer known
+        """,
+    "registry-and-type-parameter": """
+        from typing import Dict, Type
+        from app.plug.base import Algo
+
+        REG: Dict[str, Type[Algo]] = {}
+
+        def f(name: str, cls: type[Algo]) -> None:
+            REG[name]().build(1)  # a call on a call: not a typed name
+            algo = REG[name]()
+            algo.build(1)  # expect
+            other = REG.get(name)()
+            other.build(1, 2, 3)  # expect
+            made = cls()
+            made.build()  # expect
+        """,
+    "unpacking-and-kwargs": """
+        from app.plug.base import Algo
+
+        def f(a: Algo, args: tuple, kw: dict) -> None:
+            a.build(*args)
+            a.build(**kw)
+            a.build(1, *args, target=2)
+            a.build(*args, bogus=1)  # expect
+        """,
+}
+
+
+@pytest.mark.parametrize("name", sorted(DISPATCH))
+def test_dispatch(project: Path, name: str) -> None:
+    assert_case(project, RULE, DISPATCH[name], extra=BASE)
+
+
+IMPLS = """
+    from app.plug import Algo
+
+    class Drops(Algo):
+        def build(self, server_args) -> None:  # expect
+            pass
+
+    class Renames(Algo):
+        def build(self, server_args, target, *, scope=False) -> None:  # expect
+            pass
+
+    class ExtraRequired(Algo):
+        def build(self, server_args, target, extra, *, scoped=False) -> None:  # expect
+            pass
+
+    class RequiredKwonly(Algo):
+        def build(self, server_args, target, *, scoped=False, k) -> None:  # expect
+            pass
+
+    class Fine(Algo):
+        def build(self, server_args, target, extra=None, *, scoped=False, k=1) -> None:
+            pass
+
+    class Star(Algo):
+        def build(self, *args, **kwargs) -> None:
+            pass
+
+    class Deep(Fine):
+        def build(self, server_args, *, scoped=False) -> None:  # expect
+            pass
+
+    class Static(Algo):
+        @staticmethod
+        def build(server_args, target, *, scoped=False) -> None:
+            pass
+    """
+
+
+USE = {
+    "app/use.py": "from app.plug import Algo\n\n\ndef f(a: Algo) -> None:\n    a.build(1, 2, scoped=True)\n"
+}
+
+
+def test_implementations_across_modules(project: Path) -> None:
+    assert_case(project, RULE, IMPLS, path="app/impls/all.py", extra={**BASE, **USE})
+
+
+def test_optional_keyword_nobody_passes_constrains_nothing(project: Path) -> None:
+    # without a dispatch passing `scoped`, renaming it breaks no call
+    source = IMPLS.replace(
+        "def build(self, server_args, target, *, scope=False) -> None:  # expect",
+        "def build(self, server_args, target, *, scope=False) -> None:",
+    )
+    assert_case(project, RULE, source, path="app/impls/all.py", extra=BASE)
+
+
+def test_base_catch_all_declares_no_contract(project: Path) -> None:
+    base = """\
+class Method:
+    def apply(self, layer, *args, **kwargs):
+        raise NotImplementedError
+"""
+    assert_case(
+        project,
+        RULE,
+        """
+        from app.m import Method
+
+        class Linear(Method):
+            def apply(self, layer, x, bias=None):
+                return x
+
+        class Moe(Method):
+            def apply(self, layer, dispatch_output):
+                return dispatch_output
+
+        class Broken(Method):
+            def apply(self):  # expect
+                return None
+
+        def run(m: Method, layer, x) -> None:
+            m.apply(layer, x, 1, bias=None, extra=2)
+        """,
+        extra={"app/m.py": base},
+    )
+
+
+def test_implementation_must_take_what_dispatch_passes(project: Path) -> None:
+    base = """\
+class Sampler:
+    def sample(self, logits, temperature=1.0):
+        raise NotImplementedError
+"""
+    assert_case(
+        project,
+        RULE,
+        """
+        from app.s import Sampler
+
+        class A(Sampler):
+            def sample(self, logits, temp=1.0):  # expect
+                return 0
+
+        class B(Sampler):
+            def sample(self, logits, temperature=1.0):
+                return 0
+
+        def use(s: Sampler) -> None:
+            s.sample([1], temperature=0.5)
+        """,
+        extra={"app/s.py": base},
+    )
+
+
+def test_derived_sets(project: Path) -> None:
+    write(project, {**BASE, "app/impl.py": textwrap.dedent(IMPLS)})
+    write(
+        project,
+        {
+            "app/use.py": "from app.plug import Algo\n\n\ndef f(a: Algo) -> None:\n"
+            "    a.build(1, 2)\n"
+        },
+    )
+    sets = run_engine(project, select={RULE}).program.sets[RULE]
+    assert sets["plugin bases"] == {
+        "app.plug.base.Algo": {"build": "(self, server_args, target, *, scoped=False)"}
+    }
+    assert sets["implementations"]["app.impl.Deep"] == ["app.plug.base.Algo"]
+    assert len(sets["implementations"]) == 8
+    assert sets["dispatch sites"] == ["app/use.py:5 a.build(1, 2) -> app.plug.base.Algo.build"]
+    assert sets["configured plugin bases not found"] == []
+
+
+def test_declining_override_is_not_a_new_hook(project: Path) -> None:
+    write(
+        project,
+        {
+            "app/b.py": """\
+class B:
+    def f(self, x):
+        raise NotImplementedError
+
+
+class C(B):
+    def f(self, x):
+        raise NotImplementedError("C does not support f")
+
+    def g(self):
+        raise NotImplementedError
+"""
+        },
+    )
+    sets = run_engine(project, select={RULE}).program.sets[RULE]
+    assert sets["plugin bases"] == {"app.b.B": {"f": "(self, x)"}, "app.b.C": {"g": "(self)"}}
+
+
+def _configure(project: Path, extra: str) -> None:
+    cfg = project / "pyproject.toml"
+    cfg.write_text(cfg.read_text() + extra)
+
+
+def test_configured_plugin_base_without_abstract_methods(project: Path) -> None:
+    write(
+        project,
+        {
+            "app/reg.py": """\
+class CustomSpecAlgo:
+    def __init__(self, name):
+        self.name = name
+
+    def is_eagle(self) -> bool:
+        return False
+
+    def create_worker(self, server_args):
+        return None
+
+    def _private(self):
+        pass
+""",
+            "app/use.py": """\
+from typing import Union
+
+from app.reg import CustomSpecAlgo
+
+
+def f(algo: Union[CustomSpecAlgo, int], server_args) -> None:
+    algo.create_worker(server_args, True)
+    algo.is_eagle()
+""",
+        },
+    )
+    assert not run_engine(project, select={RULE}).findings
+    _configure(project, 'plugin-bases = ["app.reg.CustomSpecAlgo", "app.nowhere.Gone"]\n')
+    out = run_engine(project, select={RULE})
+    assert [(f.path, f.line) for f in out.findings] == [("app/use.py", 7)]
+    sets = out.program.sets[RULE]
+    assert sets["plugin bases"] == {
+        "app.reg.CustomSpecAlgo": {
+            "create_worker": "(self, server_args)",
+            "is_eagle": "(self)",
+        }
+    }
+    assert sets["configured plugin bases not found"] == ["app.nowhere.Gone"]
+
+
+def test_signature_text() -> None:
+    p = [
+        ["self", "po", None],
+        ["a", "pk", None],
+        ["b", "pk", "(1, 2)"],
+        ["args", "va", None],
+        ["k", "ko", "None"],
+        ["kw", "vk", None],
+    ]
+    assert sig_text(p) == "(self, /, a, b=(1, 2), *args, k=None, **kw)"
+    assert sig_text([["self", "pk", None], ["k", "ko", None]]) == "(self, *, k)"
+
+
+def test_binding_helpers() -> None:
+    params = [["a", "po", None], ["b", "pk", "1"], ["c", "ko", None]]
+    call = {"npos": 1, "star": False, "kws": ["a", "c"], "dstar": False}
+    assert call_problems(params, call) == ["unknown keyword `a`"]
+    call = {"npos": 0, "star": False, "kws": [], "dstar": False}
+    assert call_problems(params, call) == [
+        "missing required `a`",
+        "missing required keyword `c`",
+    ]
+    base = [["x", "pk", None], ["y", "pk", "0"]]
+    assert accept_problems([["x", "pk", None], ["y", "pk", None]], base, set(), 0) == [
+        "requires `y`, which the base makes optional"
+    ]
+    assert accept_problems([["x", "pk", None]], base, set(), 0) == []
+    assert accept_problems([["x", "pk", None]], base, set(), 2) == [
+        "takes 1 positional arguments where the base passes 2"
+    ]
+    assert accept_problems([["x", "pk", None], ["z", "pk", "0"]], base, {"y"}, 1) == [
+        "does not accept keyword `y`, which dispatch passes"
+    ]
+
+
+# -- pins through the CLI -------------------------------------------------------------
+
+PLUGIN = """\
+import abc
+
+
+class Algo(abc.ABC):
+    @abc.abstractmethod
+    def build(self, server_args, target) -> None: ...
+"""
+
+
+def _check(project: Path) -> tuple[int, list[dict]]:
+    r = run_cli("check", "--strict", "--format", "json", "--no-cache", cwd=project)
+    doc = json.loads(r.stdout)
+    return r.returncode, [f for f in doc["findings"] if f["rule"] == RULE]
+
+
+def test_pins_recorded_by_baseline_update_and_changes_fail_until_recorded(
+    project: Path,
+) -> None:
+    write(project, {"app/plugin.py": PLUGIN})
+    # no CTX501 pins yet: nothing to enforce (see the spec's pin policy)
+    rc, found = _check(project)
+    assert rc == 0 and found == []
+
+    r = run_cli("baseline", "update", "--no-cache", cwd=project)
+    assert r.returncode == 0, r.stdout + r.stderr
+    doc = json.loads((project / "ctxlint-baseline.json").read_text())
+    assert doc["pins"][RULE] == {"app.plugin.Algo.build": "(self, server_args, target)"}
+    assert doc["entries"] == []
+    assert _check(project) == (0, [])
+
+    # drop a hook parameter: a finding at the hook until the baseline records it
+    (project / "app/plugin.py").write_text(
+        PLUGIN.replace("server_args, target", "server_args, *, target=None")
+    )
+    rc, found = _check(project)
+    assert rc == 1
+    (f,) = found
+    assert f["path"] == "app/plugin.py" and f["line"] == 6
+    assert (
+        "pinned (self, server_args, target), now (self, server_args, *, target=None)"
+        in (f["message"])
+    )
+    assert "ctxlint baseline update" in f["message"]
+
+    r = run_cli("baseline", "update", "--no-cache", cwd=project)
+    assert r.returncode == 0, r.stdout + r.stderr
+    doc = json.loads((project / "ctxlint-baseline.json").read_text())
+    assert doc["pins"][RULE] == {"app.plugin.Algo.build": "(self, server_args, *, target=None)"}
+    assert _check(project) == (0, [])
+
+    # a new hook is not pinned yet; a removed one was pinned and is gone
+    (project / "app/plugin.py").write_text(
+        PLUGIN.replace("def build(self, server_args, target)", "def make(self)")
+    )
+    rc, found = _check(project)
+    assert rc == 1
+    messages = sorted(f["message"] for f in found)
+    assert "app.plugin.Algo.build was pinned as" in messages[0]
+    assert "app.plugin.Algo.make is not pinned" in messages[1]
