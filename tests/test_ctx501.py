@@ -414,3 +414,55 @@ def test_pins_recorded_by_baseline_update_and_changes_fail_until_recorded(
     messages = sorted(f["message"] for f in found)
     assert "app.plugin.Algo.build was pinned as" in messages[0]
     assert "app.plugin.Algo.make is not pinned" in messages[1]
+
+
+def test_objects_typed_by_return_annotations(project: Path) -> None:
+    """The design's shape: `from_string` returns `Union[Builtin, CustomSpecAlgo]`,
+    and the dispatch calls whatever it got with the built-in's argument list."""
+    registry = """\
+from typing import Union
+
+
+class CustomSpecAlgo:
+    def create_worker(self, server_args):
+        return None
+
+
+class Builtin:
+    @classmethod
+    def from_string(cls, name) -> Union["Builtin", CustomSpecAlgo]:
+        return cls()
+
+    def create_worker(self, server_args, draft=False):
+        return None
+
+
+def lookup(name) -> "CustomSpecAlgo | None":
+    return None
+"""
+    _configure(project, 'plugin-bases = ["app.reg.CustomSpecAlgo"]\n')
+    assert_case(
+        project,
+        RULE,
+        """
+        from app import reg
+
+        class Scheduler:
+            def __init__(self, name) -> None:
+                self.algo = reg.Builtin.from_string(name)
+
+            @property
+            def custom(self) -> reg.CustomSpecAlgo:
+                return reg.lookup("x")
+
+            def init(self, server_args) -> None:
+                self.algo.create_worker(server_args, draft=True)  # expect
+                self.custom.create_worker(server_args, 1)  # expect
+
+        def f(server_args) -> None:
+            algo = reg.lookup("x")
+            algo.create_worker()  # expect
+            algo.create_worker(server_args)
+        """,
+        extra={"app/reg.py": registry},
+    )

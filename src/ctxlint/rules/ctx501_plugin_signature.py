@@ -68,6 +68,8 @@ class PluginVisitor(FileVisitor):
         super().__init__(ctx)
         self.classes: dict[str, dict[str, Any]] = {}
         self.calls: list[dict[str, Any]] = []
+        # function qualname -> instance types its return annotation names
+        self.returns: dict[str, list[str]] = {}
         # scope qualname -> name -> (instance types, factory types), statement order
         self.env: dict[str, dict[str, tuple[list[str], list[str]]]] = {}
 
@@ -177,9 +179,15 @@ class PluginVisitor(FileVisitor):
                 types = self._ann(param.annotation.annotation)
                 if types[0] or types[1]:
                     env[param.name.value] = types
+        returns = self._ann(node.returns.annotation)[0] if node.returns is not None else []
+        if returns and outer.kind != "function":
+            self.returns[self.ctx.qualname] = returns  # `x = make()` / `X.from_string()`
         if outer.kind != "class" or outer.qualname not in self.classes:
             return
         decorators = {(dotted(d.decorator) or "").rpartition(".")[2] for d in node.decorators}
+        if decorators & {"property", "cached_property"} and returns:
+            attrs = self.classes[outer.qualname]["attrs"].setdefault(node.name.value, [])
+            attrs.extend(t for t in returns if t not in attrs)  # `self.algo.hook()`
         if decorators & _NOT_METHODS:
             return  # properties, overload stubs, dispatch registrations: never called as hooks
         flavor = (
@@ -305,9 +313,15 @@ class PluginVisitor(FileVisitor):
         )
 
     def finish(self) -> Any:
-        if not self.classes and not self.calls:
-            return {"imports": self.ctx.imports}
-        return {"classes": self.classes, "calls": self.calls, "imports": self.ctx.imports}
+        out: dict[str, Any] = {"imports": self.ctx.imports}
+        for key, value in (
+            ("classes", self.classes),
+            ("calls", self.calls),
+            ("returns", self.returns),
+        ):
+            if value:
+                out[key] = value
+        return out
 
 
 # -- signatures ------------------------------------------------------------------
@@ -419,11 +433,14 @@ class Graph:
         self.classes: dict[str, dict[str, Any]] = {}  # qualified -> class facts
         self.where: dict[str, tuple[str, str]] = {}  # qualified -> (path, class qualname)
         self.imports: dict[str, dict[str, str]] = {}  # module -> import table
+        self.returns: dict[str, list[str]] = {}  # qualified function -> return types
         for path, module, facts in program.facts(ID):
             self.imports[module] = facts.get("imports", {})
             for qual, cls in facts.get("classes", {}).items():
                 self.classes[f"{module}.{qual}"] = cls
                 self.where[f"{module}.{qual}"] = (path, qual)
+            for qual, types in facts.get("returns", {}).items():
+                self.returns[f"{module}.{qual}"] = types
         self._resolved: dict[str, str | None] = {}
         self._mro: dict[str, list[str]] = {}
         configured = program.config.options.get(PLUGIN_BASES, [])
@@ -431,8 +448,8 @@ class Graph:
         self.bases = self._bases()
 
     def resolve(self, name: str, depth: int = 0) -> str | None:
-        """The class a qualified name denotes, through re-exports."""
-        if name in self.classes:
+        """The class (or annotated function) a qualified name denotes, through re-exports."""
+        if name in self.classes or name in self.returns:
             return name
         if depth > 8:
             return None
@@ -445,6 +462,24 @@ class Graph:
         self._resolved[name] = found
         return found
 
+    def instances(self, name: str) -> list[str]:
+        """Classes of the object a name yields when called: the class itself, or
+        what a function's (or a class's method's) return annotation names."""
+        real = self.resolve(name)
+        if real is None:
+            owner, _, method = name.rpartition(".")
+            cls = self.resolve(owner) if owner else None
+            if cls is None or cls not in self.classes:
+                return []
+            real = next(
+                (f"{a}.{method}" for a in self.mro(cls) if f"{a}.{method}" in self.returns), None
+            )
+            if real is None:
+                return []
+        if real in self.classes:
+            return [real]
+        return [c for t in self.returns.get(real, ()) if (c := self.resolve(t)) in self.classes]
+
     def mro(self, cls: str) -> list[str]:
         """The class and its in-tree ancestors, nearest first (a linear walk)."""
         if cls in self._mro:
@@ -453,7 +488,7 @@ class Graph:
         out = [cls]
         for b in self.classes[cls]["bases"]:
             real = self.resolve(b)
-            if real is None:
+            if real not in self.classes:
                 continue
             for a in self.mro(real):
                 if a not in out:
@@ -479,7 +514,7 @@ class Graph:
                 out[qual] = hooks
         for name in self.configured:
             real = self.resolve(name)
-            if real is None:
+            if real not in self.classes:
                 continue
             hooks = out.setdefault(real, {})
             for mname, m in self.classes[real]["methods"].items():
@@ -519,9 +554,9 @@ class Graph:
             for a in self.mro(cls):
                 types = self.classes[a]["attrs"].get(recv["n"])
                 if types:
-                    return [r for t in types if (r := self.resolve(t))]
+                    return [c for t in types for c in self.instances(t)]
             return []
-        return [r for t in recv["t"] if (r := self.resolve(t))]
+        return [c for t in recv["t"] for c in self.instances(t)]
 
     def dispatches(self) -> Iterator[tuple[str, dict[str, Any], str, str]]:
         """(path, call, base, definer) for every call of a hook on a plugin object.
@@ -573,7 +608,7 @@ class PluginSignature(Rule):
                 for base, hooks in sorted(graph.bases.items())
             },
             "configured plugin bases not found": sorted(
-                c for c in graph.configured if graph.resolve(c) is None
+                c for c in graph.configured if graph.resolve(c) not in graph.classes
             ),
             "implementations": {
                 impl: sorted(bases) for impl, bases in sorted(graph.implementations().items())
