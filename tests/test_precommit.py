@@ -1,0 +1,142 @@
+"""The real `pre-commit` running this repository's `ctxlint` hook on a temporary repo.
+
+pre-commit clones the hook repository at `rev`, so the hook runs ctxlint as
+committed at this checkout's HEAD (uncommitted edits are not seen). Building
+the hook's virtualenv installs libcst, rich and pathspec from PyPI: one
+PRE_COMMIT_HOME is shared by the module so that happens once.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURE = REPO / "tests" / "fixtures" / "specrt"
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+
+APP = """\
+from specrt.context import get_parallel
+
+
+def tensor_parallel_size() -> int:
+    return get_parallel().tp_size
+"""
+
+BAD = """\
+from specrt.context import get_server_args
+
+
+def tensor_parallel_size() -> int:
+    return get_server_args().tp_size
+"""
+
+
+def _git(cwd: Path, *args: str) -> str:
+    out = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True)
+    return out.stdout.strip()
+
+
+def _env(home: Path) -> dict[str, str]:
+    env = dict(os.environ, PRE_COMMIT_HOME=str(home), PRE_COMMIT_COLOR="never")
+    for key in ("PYTHONPATH", "VIRTUAL_ENV"):  # the hook must use its own environment
+        env.pop(key, None)
+    return env
+
+
+def _pre_commit(repo: Path, home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pre_commit", *args],
+        cwd=repo,
+        env=_env(home),
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
+
+
+def _make_repo(root: Path) -> Path:
+    """A git repo in the design's shape: the specrt runtime plus an app package."""
+    shutil.copytree(FIXTURE, root, ignore=shutil.ignore_patterns("__pycache__"))
+    (root / "app").mkdir()
+    (root / "app" / "__init__.py").write_text("")
+    (root / "app" / "service.py").write_text(APP)
+    rev = _git(REPO, "rev-parse", "HEAD")
+    (root / ".pre-commit-config.yaml").write_text(
+        f"repos:\n  - repo: {REPO.as_posix()}\n    rev: {rev}\n    hooks:\n      - id: ctxlint\n"
+    )
+    _git(root, "init", "--quiet")
+    _git(root, "add", ".")
+    return root
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """PRE_COMMIT_HOME with the hook environment built once (skip only if the build fails)."""
+    if subprocess.run(
+        ["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True
+    ).returncode:
+        pytest.skip("not a git checkout: pre-commit needs a committed hook repository")
+    if not (REPO / ".pre-commit-hooks.yaml").is_file():
+        pytest.fail(".pre-commit-hooks.yaml is missing")
+    home = tmp_path_factory.mktemp("pre-commit-home")
+    repo = _make_repo(tmp_path_factory.mktemp("install") / "repo")
+    start = time.perf_counter()
+    out = _pre_commit(repo, home, "install-hooks")
+    if out.returncode != 0:
+        text = out.stdout + out.stderr
+        if "Installing environment" in text or "CalledProcessError" in text:
+            log = home / "pre-commit.log"
+            detail = log.read_text()[-1500:] if log.is_file() else text[-1500:]
+            pytest.skip(f"pre-commit could not build the hook environment:\n{detail}")
+        pytest.fail(f"pre-commit install-hooks failed:\n{text}")
+    print(f"\npre-commit hook environment built in {time.perf_counter() - start:.1f} s")
+    return home
+
+
+@pytest.mark.slow  # builds the hook's virtualenv from PyPI: about a minute
+def test_hook_passes_clean_then_fails_on_a_seed_read(home: Path, tmp_path: Path) -> None:
+    repo = _make_repo(tmp_path / "repo")
+
+    clean = _pre_commit(repo, home, "run", "--all-files")
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+    assert "ctxlint" in clean.stdout and "Passed" in clean.stdout
+
+    # the cache lives in the checked repository and keeps itself out of git
+    cache = repo / ".ctxlint_cache"
+    assert cache.is_dir()
+    assert (cache / ".gitignore").read_text().splitlines()[-1] == "*"
+    assert ".ctxlint_cache" not in _git(repo, "status", "--porcelain", "--untracked-files=all")
+
+    start = time.perf_counter()
+    warm = _pre_commit(repo, home, "run", "--all-files")
+    took = time.perf_counter() - start
+    assert warm.returncode == 0, warm.stdout + warm.stderr
+    print(f"\nwarm `pre-commit run --all-files` (ctxlint hook): {took:.2f} s")
+
+    (repo / "app" / "bad.py").write_text(BAD)
+    _git(repo, "add", "app/bad.py")
+    bad = _pre_commit(repo, home, "run", "--all-files")
+    text = bad.stdout + bad.stderr
+    assert bad.returncode == 1, text
+    assert "CTX101" in text and "app/bad.py" in text, text
+    assert "Failed" in text
+
+
+def test_hook_definition_is_whole_program() -> None:
+    yaml = pytest.importorskip("yaml")
+    hooks = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())
+    (hook,) = (h for h in hooks if h["id"] == "ctxlint")
+    assert hook["entry"].split()[:2] == ["ctxlint", "check"] and "--strict" in hook["entry"]
+    assert hook["language"] == "python"
+    assert hook["pass_filenames"] is False
+    assert hook["require_serial"] is True
+    assert hook["types"] == ["python"]
