@@ -1,0 +1,102 @@
+"""Fast checks of the bench's plumbing and the CI workflow (no download, no sglang)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _bench() -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "bench_sglang", REPO / "bench" / "bench_sglang.py"
+    )
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses resolve annotations through it
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_config_is_valid_and_cache_dir_is_redirected(tmp_path: Path) -> None:
+    from ctxlint.config import load_config
+    from ctxlint.rule import load_rules
+
+    bench = _bench()
+    path = bench.bench_config(REPO / "bench" / "sglang.toml", tmp_path)
+    rules = load_rules()
+    config = load_config(
+        path,
+        root=tmp_path,
+        rule_ids=[r.id for r in rules],
+        rule_options={k: v for r in rules for k, v in r.options.items()},
+    )
+    assert config.cache_dir == tmp_path / "ctxlint_cache"
+    assert config.runtime_module == "sglang.srt.runtime_context"
+    assert config.record_class == "sglang.srt.server_args.ServerArgs"
+    assert {"sglang/test/**", "sglang/multimodal_gen/**"} <= set(config.exclude)
+    for rule in ("CTX101", "CTX201"):
+        assert set(config.per_rule_exclude[rule]) == {
+            "sglang/srt/server_args.py",
+            "sglang/srt/arg_groups/**",
+        }
+
+
+def test_timed_run_reports_wall_cpu_and_memory(tmp_path: Path) -> None:
+    bench = _bench()
+    m = bench.timed_run([sys.executable, "-c", "x = bytearray(50 * 2**20)"], cwd=tmp_path)
+    assert m.exit_code == 0 and m.wall > 0
+    assert m.cpu is not None and m.cpu >= 0
+    assert m.peak_rss is not None and m.peak_rss >= 50 * 2**20
+
+
+def test_judge_marks_targets_and_renders() -> None:
+    bench = _bench()
+    b = bench.Bench(meta={"sglang": "0.5.23", "files": 3, "bytes": 10, "date": "d"})
+    b.meta |= {"machine": "m", "load_average_at_start": [0], "findings": {}}
+    b.meta["findings_identical_cold_warm"] = True
+    mib = 2**20
+    b.rows = [
+        bench.Row("ctxlint cold", 10.0, cpu=18.0, peak_rss=300 * mib, peak_tree=500 * mib),
+        bench.Row("ctxlint warm", 0.5, cpu=0.5, peak_rss=90 * mib, peak_tree=90 * mib),
+        bench.Row("ctxlint one file edited", 2.5, cpu=2.4, peak_rss=90 * mib, peak_tree=90 * mib),
+        bench.Row("ast.parse serial", 3.0),
+        bench.Row("libcst.parse_module serial", 60.0, cpu=60.0),
+        bench.Row("ruff check --select F811 --no-cache", 0.4),
+    ]
+    bench.judge(b)
+    verdicts = {r.name: r.verdict for r in b.rows if r.verdict}
+    assert verdicts == {
+        "ctxlint cold": "PASS",  # 10 <= 60 / 4
+        "ctxlint warm": "FAIL",  # slower than ruff
+        "ctxlint one file edited": "FAIL",  # over 2 s
+    }
+    assert b.meta["peak_memory_verdict"] == "PASS"
+    assert b.meta["failed"] == ["ctxlint warm", "ctxlint one file edited"]
+    assert b.row("ctxlint cold").ratio == pytest.approx(10 / 60)
+    text = bench.render(b)
+    assert "EXTRAPOLATED" not in text and "FAIL" in text and "500 MiB" in text
+
+
+def test_ci_workflow_runs_the_suite_and_the_linter() -> None:
+    yaml = pytest.importorskip("yaml")
+    workflow = yaml.safe_load((REPO / ".github" / "workflows" / "ci.yml").read_text())
+    assert {"push", "pull_request"} <= set(workflow[True])  # YAML 1.1 reads `on` as True
+    steps = workflow["jobs"]["test"]["steps"]
+    runs = [s.get("run", "") for s in steps]
+    uses = [s.get("uses", "") for s in steps]
+    assert "bash .ci/run" in runs
+    assert "ctxlint check --strict" in runs
+    assert any("--format sarif --output ctxlint.sarif" in r for r in runs)
+    upload = next(
+        s for s in steps if s.get("uses", "").startswith("github/codeql-action/upload-sarif")
+    )
+    assert upload["if"].startswith("always()")
+    assert any(u.startswith("actions/setup-python") for u in uses)
+    setup = next(s for s in steps if s.get("uses", "").startswith("actions/setup-python"))
+    assert setup["with"]["python-version"] == "3.11"
