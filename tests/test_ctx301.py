@@ -625,39 +625,45 @@ def test_constructors(project: Path) -> None:
         RULE,
         """
         from specrt.context import assert_published, get_exec, get_model, publish
+        from specrt.record import ServerArgs
 
         class Unreached:
-            def __init__(self, sa):
+            def __init__(self, server_args):
                 self.a = get_model().model_path  # expect
 
         class ThroughHelper:
-            def __init__(self, sa):
+            def __init__(self, args: ServerArgs):
                 self.a = self._load()  # expect
 
             def _load(self):
                 return get_model()
 
         class Asserts:
-            def __init__(self, sa):
-                assert_published(sa, role="scheduler")
+            def __init__(self, server_args):
+                assert_published(server_args, role="scheduler")
                 self.a = get_model()
 
         class ReadsBeforeAssert:
-            def __init__(self, sa):
+            def __init__(self, server_args):
                 x = get_exec()  # expect
-                assert_published(sa, role="scheduler")
+                assert_published(server_args, role="scheduler")
 
         class Reached:
-            def __init__(self, sa):
+            def __init__(self, server_args):
                 self.a = get_model()
 
         class NoReads:
-            def __init__(self, sa):
-                self.sa = sa
+            def __init__(self, server_args):
+                self.server_args = server_args
 
-        def run(sa):
-            publish(sa, role="scheduler")
-            Reached(sa)
+        class NotHandedTheRecord:
+            # a layer built deep under a model loader: it cannot assert_published
+            def __init__(self, hidden_size):
+                self.tp = get_model()
+
+        def run(server_args):
+            publish(server_args, role="scheduler")
+            Reached(server_args)
         """,
     )
 

@@ -27,6 +27,7 @@ from ctxlint.filecontext import FileContext, dotted
 from ctxlint.rule import FileVisitor, Program
 
 PROCESS_POOL = "ProcessPoolExecutor"
+RECORD_PARAM = "server_args"  # the design's name for a handed record
 
 
 def _module_names(module: cst.Module) -> set[str]:
@@ -62,6 +63,7 @@ class _Func:
     self_name: str | None
     params: set[str]
     defaults: dict[str, list[str]]  # parameter -> targets of its callable default
+    takes_record: bool = False  # a parameter annotated as the record, or named server_args
     aliases: dict[str, list[str]] = field(default_factory=dict)  # local = name
     instances: dict[str, list[str]] = field(default_factory=dict)  # local = Cls(...)
     pools: set[str] = field(default_factory=set)  # locals holding a process pool
@@ -170,7 +172,17 @@ class CallFactsVisitor(FileVisitor):
         if self.stack:
             self.stack[-1].nested[node.name.value] = qual
         cls = self._q(scope.class_qualname) if scope.class_qualname else None
-        fn = _Func(qual, cls, scope.self_name, params, defaults)
+        records = self.ctx.records
+        takes_record = any(
+            x.name.value == RECORD_PARAM
+            or (
+                x.annotation is not None
+                and records is not None
+                and records.is_record_annotation(x.annotation.annotation)
+            )
+            for x in (*p.posonly_params, *p.params, *p.kwonly_params)
+        )
+        fn = _Func(qual, cls, scope.self_name, params, defaults, takes_record)
         self.stack.append(fn)
         self.funcs[qual] = fn
         if any(self._is_ray_remote(d.decorator) for d in node.decorators):
@@ -354,7 +366,7 @@ class CallFactsVisitor(FileVisitor):
                 or q in local_targets
                 or (fn.cls in local_targets and q.endswith(".__init__"))
             )
-            ctor = q.endswith(".__init__") and q in reads
+            ctor = q.endswith(".__init__") and q in reads and fn.takes_record
             events: list[list[Any]] = []
             for kind, payload, node in fn.events:
                 ev: list[Any] = [kind, payload]
@@ -371,6 +383,8 @@ class CallFactsVisitor(FileVisitor):
                     ev += [self.ctx.snippet(node)[:160], self.ctx.anchor(node)]
                 events.append(ev)
             out_funcs[q] = {"cls": fn.cls, "events": events}
+            if fn.takes_record:
+                out_funcs[q]["record"] = True
         return {
             "module": module,
             "funcs": out_funcs,
@@ -414,6 +428,7 @@ class Func:
     module: str
     cls: str | None
     events: list[list[Any]]
+    takes_record: bool = False
 
 
 class CallGraph:
@@ -428,7 +443,7 @@ class CallGraph:
         for path, module, facts in program.facts(rule_id):
             self.modules[module] = facts["imports"]
             for q, f in facts["funcs"].items():
-                self.funcs[q] = Func(q, path, module, f["cls"], f["events"])
+                self.funcs[q] = Func(q, path, module, f["cls"], f["events"], bool(f.get("record")))
             for q, c in facts["classes"].items():
                 self.classes[q] = c
                 self.class_path[q] = path

@@ -23,9 +23,6 @@ from ctxlint.vocab import Vocabulary
 
 ID = "CTX301"
 NO_READ = "publishes, reaches no bag read"
-# Names shorter than this are not used as prefilter tokens: a byte match on
-# `run` or `init` pulls in nearly every file for no call that could resolve.
-MIN_TOKEN = 5
 
 
 @dataclass(frozen=True)
@@ -77,6 +74,52 @@ class Analysis:
                 self.entry_start.setdefault(q, (path, start))
         self._pre: dict[str, tuple[Hit | None, bool]] = {}
         self._busy: set[str] = set()
+
+    def wanted_tokens(self) -> set[str]:
+        g = self.graph
+        tops = {m.partition(".")[0] for m in g.modules}
+        out: set[str] = set()
+
+        def want(name: str) -> None:
+            parts = name.split(".")
+            if parts[0] not in tops or g.resolve_global(name):
+                return  # outside the tree, or already known
+            last = parts[-1]
+            # the definition, and a package re-exporting it (`from .mod import last`)
+            out.update((f"def {last}(", f"class {last}(", f"class {last}:", f"import {last}"))
+            if len(parts) > 1 and parts[-2][:1].isupper():  # Cls.method: the class
+                out.update((f"class {parts[-2]}(", f"class {parts[-2]}:"))
+
+        seen: set[tuple[str, bool]] = set()
+
+        def walk(q: str, pre_only: bool) -> None:
+            if (q, pre_only) in seen:
+                return
+            seen.add((q, pre_only))
+            fn = self.funcs[q]
+            for event, targets in zip(fn.events, g.edges[q], strict=True):
+                if pre_only and event[0] == "p":
+                    return
+                if event[0] != "c":
+                    continue
+                for t in event[1]:
+                    if t.startswith("g:"):
+                        want(t[2:])
+                for t in targets:
+                    walk(t, pre_only)
+                if pre_only and targets and all(self.pre(t)[1] for t in targets):
+                    return
+
+        for _, start in g.starts:
+            for t in start["targets"]:
+                if t.startswith("g:"):
+                    want(t[2:])
+        for q in self.entries:
+            if q in self.funcs:
+                walk(q, True)
+        for q in self.publishers - self.reaches_read:
+            walk(q, False)
+        return out
 
     def _publishers(self) -> set[str]:
         """Direct publishers, and same-module functions that call one."""
@@ -204,23 +247,11 @@ class PublishBeforeRead(Rule):
         }
 
     def more_tokens(self, program: Program) -> set[str]:
-        """Names of module-level functions and classes that reach a bag read (a
-        module calling one may sit between an entry and the read), and of process
-        start targets (so the module defining each entry is read)."""
-        a = Analysis(program)
-        out: set[str] = set()
-        for _, start in a.graph.starts:
-            for t in start["targets"]:
-                name = t.rpartition(".")[2] if t.startswith("g:") else ""
-                if len(name) >= MIN_TOKEN:
-                    out.add(name)
-        for q in a.reaches_read:
-            f = a.funcs[q]
-            local = short(q, f.module)
-            head = local.split(".")[0]
-            if len(head) >= MIN_TOKEN and (f.cls is None or local.endswith(".__init__")):
-                out.add(head)
-        return out
+        """Definitions the walks need and have not seen: `def name(` / `class Name`
+        for every unresolved call on a path the checks follow (before an entry's
+        publish, and all of a publisher that reaches no read yet). Definition
+        tokens match the defining module, not every module that says the name."""
+        return Analysis(program).wanted_tokens()
 
     def derive(self, program: Program) -> dict[str, Any]:
         a = analysis(program)
@@ -264,7 +295,14 @@ class PublishBeforeRead(Rule):
                 yield from self._entry(a, q)
         reached = a.reached_from_publishers()
         for q in sorted(a.funcs):
-            if q.endswith(".__init__") and q not in reached and q not in a.entries:
+            f = a.funcs[q]
+            # only a constructor handed the record can assert_published(server_args)
+            if (
+                f.takes_record
+                and q.endswith(".__init__")
+                and q not in reached
+                and q not in a.entries
+            ):
                 yield from self._constructor(a, q)
 
     def _entry(self, a: Analysis, q: str) -> Iterable[RawFinding]:
