@@ -1,0 +1,119 @@
+"""`ctxlint audit`: run the engine once (plus the history, if asked) and render."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+from rich.console import Console
+
+from ctxlint.audit.history import history
+from ctxlint.audit.html import render_html
+from ctxlint.audit.model import Audit, build_audit, folder_of
+from ctxlint.audit.terminal import print_audit, render_terminal
+from ctxlint.baseline import compare, load_baseline
+from ctxlint.discovery import discover
+from ctxlint.errors import ConfigError
+from ctxlint.rule import load_rules
+
+
+def add_audit_options(p: argparse.ArgumentParser) -> None:
+    """Options beyond the common ones (paths, --config/--profile, --select, ...)."""
+    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("--output", "-o", metavar="FILE", help="write the text or JSON report to FILE")
+    p.add_argument("--html", metavar="FILE", help="also write a self-contained HTML report")
+    p.add_argument(
+        "--history",
+        type=int,
+        default=0,
+        metavar="N",
+        help="findings per rule over the last N commits touching the tree (burn-down)",
+    )
+
+
+def under(path: str, filters: list[str]) -> bool:
+    return not filters or any(
+        f in (".", "") or path == f or path.startswith(f.rstrip("/") + "/") for f in filters
+    )
+
+
+def collect(args: argparse.Namespace) -> Audit:
+    from ctxlint import cli  # cli imports this package: resolve it at call time
+
+    if args.history < 0:
+        raise ConfigError("--history N needs N >= 0")
+    rules = load_rules()
+    config, filters = cli.resolve_config(args, rules)
+    selected = cli.selected_rules(args, config, rules)
+    baseline = load_baseline(config.baseline) if config.baseline else None
+    pins = baseline.pins if baseline is not None else None
+    out = cli.run_engine(args, config, rules, selected, pins)
+    ids = {r.id for r in selected}
+    if baseline is not None:
+        findings, stale = compare(out.findings, baseline, rules=ids)
+    else:
+        findings, stale = out.findings, []
+    files = [f.rel for f in discover(config.root, config.src, config.exclude)]
+    files = [p for p in files if under(p, filters)]
+    baseline_path = None
+    if config.baseline is not None:
+        try:
+            baseline_path = config.baseline.relative_to(config.root).as_posix()
+        except ValueError:
+            baseline_path = str(config.baseline)
+    audit = build_audit(
+        root=config.root.as_posix(),
+        paths=filters,
+        rules=[r.info() for r in selected],
+        findings=[f for f in findings if under(f.path, filters)],
+        stale=[s for s in stale if under(s.path, filters)],
+        baseline=baseline,
+        baseline_path=baseline_path,
+        program=out.program,
+        files_by_folder=dict(Counter(folder_of(p) for p in files)),
+        files_checked=len(files),
+        errors=[e.to_json() for e in out.errors if under(e.path, filters)],
+    )
+    if args.history:
+        err = Console(stderr=True)
+
+        def progress(i: int, n: int, short: str) -> None:
+            if err.is_terminal:
+                err.print(f"history {i}/{n} {short}", highlight=False)
+
+        audit.history = history(
+            config,
+            rules,
+            selected,
+            args.history,
+            under=lambda p: under(p, filters),
+            jobs=args.jobs,
+            use_cache=not args.no_cache,
+            pins=pins,
+            progress=progress,
+        )
+    return audit
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    """Exit 0 whatever the findings (an audit reports, `check` gates); 2 on errors."""
+    audit = collect(args)
+    if args.html:
+        Path(args.html).write_text(render_html(audit), encoding="utf-8")
+    if args.format == "json":
+        text = json.dumps(audit.to_json(), indent=2, ensure_ascii=False) + "\n"
+    elif args.output:
+        text = render_terminal(audit)
+    else:
+        print_audit(audit, Console())
+        if args.html:
+            Console(stderr=True).print(f"HTML report: {args.html}", highlight=False)
+        return 0
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    return 0

@@ -1,0 +1,214 @@
+"""The audit in the terminal, with rich: tables, bars and a heat table.
+
+User-controlled text (paths, scopes, messages) always goes through `Text` or
+plain cells with markup off, so "[red]" in a scope name prints literally.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+from rich import box
+from rich.console import Console, Group
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from ctxlint.audit.model import Audit, DerivedSet, Tally
+
+TOP = 10  # rows of the "top" tables
+HEAT = ("grey50", "yellow", "dark_orange", "red", "bold white on red")
+SPARK = "▁▂▃▄▅▆▇█"
+
+
+def _heat(n: int, top: int) -> Text:
+    if n == 0:
+        return Text("·", style="grey35")
+    level = min(len(HEAT) - 1, 1 + (n * (len(HEAT) - 2)) // max(top, 1))
+    return Text(str(n), style=HEAT[level])
+
+
+def _bar(n: int, top: int, width: int = 20) -> Text:
+    cells = round(width * n / top) if top else 0
+    return Text("█" * cells + "·" * (width - cells) if n else "", style="red")
+
+
+def _left_trim(text: str, width: int) -> str:
+    """Paths lose their head, not their tail: the file name is what matters."""
+    return text if len(text) <= width else "…" + text[-(width - 1) :]
+
+
+def _breakdown(counts: dict[str, int]) -> str:
+    return "  ".join(f"{rule}×{n}" for rule, n in counts.items())
+
+
+def _table(title: str, *cols: str, **kw: Any) -> Table:
+    table = Table(title=title, title_justify="left", title_style="bold", box=box.SIMPLE_HEAD, **kw)
+    for col in cols:
+        right = col in ("found", "new", "baselined", "stale", "allowed", "files", "total", "reads")
+        table.add_column(col, justify="right" if right else "left")
+    return table
+
+
+def _header(audit: Audit) -> Panel:
+    new = sum(r.new for r in audit.rules)
+    stale = sum(r.stale for r in audit.rules)
+    line = Text()
+    line.append(f"{audit.total}", style="bold")
+    line.append(f" findings in {len(audit.files)} of {audit.files_checked} files   ")
+    line.append(f"{new} new", style="bold red" if new else "green")
+    line.append(f"   {audit.total - new} baselined   ")
+    line.append(f"{stale} stale", style="yellow" if stale else "")
+    if audit.errors:
+        line.append(f"   {len(audit.errors)} unparsable", style="bold red")
+    where = audit.root + (f"  ({', '.join(audit.paths)})" if audit.paths else "")
+    sub = Text(where, style="dim")
+    if audit.baseline:
+        sub.append(f"   baseline {audit.baseline}", style="dim")
+    return Panel(Group(line, sub), title=f"ctxlint audit · {audit.project}", title_align="left")
+
+
+def _rules(audit: Audit) -> Table:
+    table = _table("Findings by rule", "rule", "name", "found", "new", "baselined", "stale")
+    table.add_column("allowed", justify="right")
+    table.add_column("")
+    top = max((r.found for r in audit.rules), default=0)
+    for r in audit.rules:
+        table.add_row(
+            r.id,
+            r.name,
+            str(r.found),
+            Text(str(r.new), style="bold red" if r.new else ""),
+            str(r.baselined),
+            Text(str(r.stale), style="yellow" if r.stale else ""),
+            str(r.allowed),
+            _bar(r.found, top),
+        )
+    return table
+
+
+def _heat_table(audit: Audit) -> Table:
+    ids = audit.rule_ids
+    table = _table(f"Heat by package folder (top {TOP} of {len(audit.folders)})", "folder")
+    table.add_column("files", justify="right")
+    for rid in ids:
+        table.add_column(rid.removeprefix("CTX"), justify="right")
+    table.add_column("total", justify="right", style="bold")
+    top = max((n for t in audit.folders for n in t.counts.values()), default=0)
+    for t in audit.folders[:TOP]:
+        cells = [_heat(t.counts.get(rid, 0), top) for rid in ids]
+        table.add_row(_left_trim(t.key, 44), str(t.files), *cells, str(t.total))
+    return table
+
+
+def _tally_table(title: str, rows: list[Tally], scoped: bool) -> Table:
+    table = _table(title, "file" if not scoped else "scope", "total", "by rule")
+    for t in rows[:TOP]:
+        if scoped:
+            path, _, scope = t.key.partition("::")
+            label = Text(_left_trim(scope, 48), style="bold")
+            label.append(f"\n{_left_trim(path, 48)}", style="dim")
+        else:
+            label = Text(_left_trim(t.key, 56))
+        table.add_row(label, str(t.total), _breakdown(t.counts))
+    return table
+
+
+def _fields(audit: Audit) -> Table:
+    table = _table(
+        f"Fields read off records most often (top {TOP + 5} of {len(audit.fields)})",
+        "field",
+        "reads",
+        "by rule",
+        "should come from",
+    )
+    for f in audit.fields[: TOP + 5]:
+        source = f.bag or (f"namespace {f.namespace}" if f.namespace else "(no bag: not a field)")
+        table.add_row(f.field, str(f.reads), _breakdown(f.counts), Text(source, style="cyan"))
+    return table
+
+
+def _preview(s: DerivedSet, width: int = 60) -> str:
+    value = s.value
+    if isinstance(value, dict):
+        items = [f"{k}: {v}" if isinstance(v, str) else str(k) for k, v in value.items()]
+    elif isinstance(value, list):
+        items = [str(v) for v in value]
+    else:
+        return str(value)
+    text = ", ".join(items)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _sets(audit: Audit, width: int) -> Table:
+    # rich drops whole no_wrap columns when a row is too wide: size the preview
+    # to what the other columns leave instead
+    name_w = min(34, max((len(s.name) for s in audit.sets), default=4))
+    room = max(12, width - name_w - 10 - 9 - 12)
+    table = _table("Derived sets", "from", "set", "size")
+    table.add_column("entries", no_wrap=True, overflow="ellipsis", max_width=room)
+    last = None
+    for s in audit.sets:
+        size = "" if s.size is None else str(s.size)
+        if s.members is not None:
+            size += f" ({s.members})"
+        preview = "" if isinstance(s.value, int) else _preview(s, room)
+        table.add_row(
+            s.section if s.section != last else "", Text(s.name), size, Text(preview, style="dim")
+        )
+        last = s.section
+    return table
+
+
+def _spark(values: list[int]) -> str:
+    top = max(values, default=0)
+    if not top:
+        return SPARK[0] * len(values)
+    return "".join(SPARK[min(len(SPARK) - 1, v * (len(SPARK) - 1) // top)] for v in values)
+
+
+def _history(audit: Audit) -> Table:
+    points = audit.history or []
+    table = _table(f"Burn-down over the last {len(points)} commits (oldest first)", "rule")
+    table.add_column("trend")
+    table.add_column("first", justify="right")
+    table.add_column("now", justify="right")
+    table.add_column("change", justify="right")
+    for rid in audit.rule_ids:
+        values = [p.counts.get(rid, 0) for p in points]
+        first, last = (values[0], values[-1]) if values else (0, 0)
+        delta = last - first
+        style = "green" if delta < 0 else "red" if delta > 0 else "dim"
+        table.add_row(rid, _spark(values), str(first), str(last), Text(f"{delta:+d}", style=style))
+    broken = [p for p in points if p.error]
+    if broken:
+        table.caption = f"{len(broken)} commit(s) could not be checked (counted as 0)"
+    return table
+
+
+def print_audit(audit: Audit, console: Console) -> None:
+    console.print(_header(audit))
+    console.print(_rules(audit))
+    if audit.folders:
+        console.print(_heat_table(audit))
+        console.print(_tally_table(f"Top files (of {len(audit.files)})", audit.files, False))
+        console.print(_tally_table(f"Top scopes (of {len(audit.scopes)})", audit.scopes, True))
+    if audit.fields:
+        console.print(_fields(audit))
+    console.print(_sets(audit, console.width))
+    if audit.history is not None:
+        console.print(_history(audit))
+    if audit.errors:
+        table = _table("Files that could not be checked", "path", "error")
+        for e in audit.errors:
+            table.add_row(e["path"], e["message"])
+        console.print(table)
+
+
+def render_terminal(audit: Audit, *, width: int = 110) -> str:
+    """The terminal report as plain text (for --output and the docs)."""
+    buf = io.StringIO()
+    console = Console(file=buf, width=width, no_color=True, color_system=None, highlight=False)
+    print_audit(audit, console)
+    return buf.getvalue()
