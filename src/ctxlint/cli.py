@@ -20,6 +20,7 @@ from rich.table import Table
 from rich.tree import Tree
 
 from ctxlint import __version__
+from ctxlint.audit import add_audit_options, cmd_audit
 from ctxlint.baseline import BaselineError, compare, load_baseline, show, update
 from ctxlint.config import Config, _did_you_mean, check_rule_ids, find_config, load_config
 from ctxlint.engine import Engine, RunOutput
@@ -84,6 +85,9 @@ def build_parser() -> argparse.ArgumentParser:
     sets = sub.add_parser("sets", help="print every derived set the checks use")
     _common(sets)
     sets.add_argument("--format", choices=("text", "json"), default="text")
+    audit = sub.add_parser("audit", help="where the tree stands: per rule, folder, set, commit")
+    _common(audit)
+    add_audit_options(audit)
     return parser
 
 
@@ -403,6 +407,7 @@ COMMANDS = {
     "rules": cmd_rules,
     "explain": cmd_explain,
     "sets": cmd_sets,
+    "audit": cmd_audit,
 }
 
 
