@@ -1,0 +1,359 @@
+"""`ctxlint audit`: data, terminal and JSON reports, HTML page, history burn-down."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURE, REPO
+from helpers import cli
+
+from ctxlint.audit import history as history_mod
+from ctxlint.audit.charts import squarify
+from ctxlint.audit.fields import field_of
+from ctxlint.model import Finding, Span
+
+HEAD = """\
+from specrt.context import get_exec, get_parallel, get_schedule, get_server_args
+from specrt.record import ServerArgs
+"""
+# (file, rule, field, bad body, fixed body): one finding each, fixed in this order
+# by the scripted history. Bodies are the inside of `def f{i}(server_args: ServerArgs)`.
+STEPS: list[tuple[str, str, str | None, str, str]] = [
+    ("app/serving/server.py", "CTX101", "tp_size", "return get_server_args().tp_size",
+     "return get_parallel().tp_size"),
+    ("app/serving/scheduler.py", "CTX102", "max_running_requests",
+     "return server_args.max_running_requests", "return get_schedule().max_running_requests"),
+    ("app/models/runner.py", "CTX201", None, "server_args.dp_size = 2", "return None"),
+    ("app/kernels/attn.py", "CTX101", "attention_backend",
+     "return get_server_args().attention_backend", "return get_exec().kernel.attention_backend"),
+    ("app/serving/server.py", "CTX101", "tp_size", "return get_server_args().tp_size + 1",
+     "return get_parallel().tp_size + 1"),
+    ("app/serving/scheduler.py", "CTX102", "chunked_prefill_size",
+     'return getattr(server_args, "chunked_prefill_size")',
+     "return get_schedule().chunked_prefill_size"),
+    ("app/kernels/attn.py", "CTX001", None,
+     "return 1  # ctxlint: ignore[CTX101] nothing to suppress here", "return 1"),
+    ("app/serving/server.py", "CTX101", "model_path", "return get_server_args().model_path",
+     "return get_parallel().tp_size"),
+]  # fmt: skip
+RULES = 8  # ctxlint's catalogue (the audit shows every selected rule, zeros included)
+
+
+def make_codebase(root: Path, fixed: int = 0) -> Path:
+    """The specrt runtime plus an `app` package whose findings are STEPS[fixed:]."""
+    if not root.exists():
+        shutil.copytree(FIXTURE, root)
+    files: dict[str, list[str]] = {}
+    for i, (path, _, _, bad, good) in enumerate(STEPS):
+        body = good if i < fixed else bad
+        files.setdefault(path, [HEAD]).append(
+            f"\n\ndef f{i}(server_args: ServerArgs):\n    {body}\n"
+        )
+    files["app/util.py"] = ["VALUE = 1\n"]
+    for rel, parts in files.items():
+        target = root / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        for folder in target.relative_to(root).parents:
+            if str(folder) != ".":
+                (root / folder / "__init__.py").touch()
+        target.write_text("".join(parts))
+    return root
+
+
+def expected(fixed: int = 0) -> Counter[str]:
+    return Counter(rule for _, rule, _, _, _ in STEPS[fixed:])
+
+
+def audit_json(*args: str, cwd: Path, cache: bool = False) -> dict:
+    res = cli(
+        "audit", "--format", "json", *([] if cache else ["--no-cache", "-j", "1"]), *args, cwd=cwd
+    )
+    assert res.returncode == 0, res.stderr
+    return json.loads(res.stdout)
+
+
+@pytest.fixture
+def codebase(tmp_path: Path) -> Path:
+    return make_codebase(tmp_path / "proj")
+
+
+# -- the data -----------------------------------------------------------------------------
+
+
+def test_json_counts_per_rule_folder_file_scope(codebase: Path) -> None:
+    doc = audit_json(cwd=codebase)
+    assert (doc["tool"], doc["kind"], doc["schema"]) == ("ctxlint", "ctxlint-audit", 1)
+    found = {r["id"]: r["found"] for r in doc["rules"]}
+    assert len(found) == RULES
+    assert {k: v for k, v in found.items() if v} == dict(expected())
+    assert doc["summary"]["found"] == len(STEPS)
+    folders = {f["folder"]: f for f in doc["folders"]}
+    assert folders["app/serving"]["total"] == 5
+    assert folders["app/serving"]["counts"] == {"CTX101": 3, "CTX102": 2}
+    assert folders["app/serving"]["files"] == 3  # __init__, scheduler, server
+    assert doc["files"][0]["path"] == "app/serving/server.py"
+    assert doc["files"][0]["total"] == 3
+    scopes = {(s["path"], s["scope"]): s["total"] for s in doc["scopes"]}
+    assert scopes[("app/serving/server.py", "f0")] == 1
+    assert sum(scopes.values()) == len(STEPS)
+
+
+def test_fields_come_with_their_bag(codebase: Path) -> None:
+    doc = audit_json(cwd=codebase)
+    fields = {f["field"]: f for f in doc["fields"]}
+    assert doc["fields"][0]["field"] == "tp_size"  # read most often
+    assert fields["tp_size"] == {
+        "field": "tp_size",
+        "namespace": "parallel",
+        "bag": "get_parallel().tp_size",
+        "reads": 2,
+        "counts": {"CTX101": 2},
+    }
+    assert fields["attention_backend"]["bag"] == "get_exec().kernel.attention_backend"
+    assert fields["chunked_prefill_size"]["counts"] == {"CTX102": 1}  # the getattr spelling
+    assert sum(f["reads"] for f in doc["fields"]) == expected()["CTX101"] + expected()["CTX102"]
+
+
+def test_every_derived_set_has_its_size(codebase: Path) -> None:
+    doc = audit_json(cwd=codebase)
+    sets = {(s["section"], s["name"]): s for s in doc["sets"]}
+    assert sets[("vocabulary", "bag accessors")]["size"] == 5
+    assert sets[("vocabulary", "record fields: exec.kernel")]["value"] == ["attention_backend"]
+    assert sets[("vocabulary", "record fields")]["size"] == 9
+    assert sets[("CTX201", "record parameter names")]["value"] == ["server_args"]
+    sections = {s["section"] for s in doc["sets"]}
+    assert {"vocabulary", "CTX101", "CTX301", "CTX501"} <= sections
+    for s in doc["sets"]:
+        if isinstance(s["value"], (list, dict)):
+            assert s["size"] == len(s["value"])
+
+
+def test_baseline_columns(codebase: Path) -> None:
+    res = cli(
+        "baseline", "update", "--allow-growth", "--reason", "legacy", "--no-cache", cwd=codebase
+    )
+    assert res.returncode == 0, res.stderr
+    make_codebase(codebase, fixed=1)  # one fixed: its allowance is stale
+    server = codebase / "app/serving/server.py"
+    server.write_text(server.read_text() + "\n\ndef g():\n    return get_server_args().dp_size\n")
+    doc = audit_json(cwd=codebase)
+    row = next(r for r in doc["rules"] if r["id"] == "CTX101")
+    assert (row["found"], row["new"], row["baselined"], row["stale"], row["allowed"]) == (
+        4,
+        1,
+        3,
+        1,
+        4,
+    )
+    assert doc["baseline"] == "ctxlint-baseline.json"
+
+
+def test_path_filter_reports_only_below_it(codebase: Path) -> None:
+    doc = audit_json("app/kernels", cwd=codebase)
+    assert doc["paths"] == ["app/kernels"]
+    assert {f["path"] for f in doc["files"]} == {"app/kernels/attn.py"}
+    assert doc["files_checked"] == 2
+
+
+# -- the terminal report ------------------------------------------------------------------
+
+
+def test_terminal_report(codebase: Path) -> None:
+    res = cli("audit", "--no-cache", cwd=codebase)
+    assert res.returncode == 0, res.stderr
+    out = res.stdout
+    for title in (
+        "ctxlint audit · proj",
+        "Findings by rule",
+        "Heat by package folder",
+        "Top files",
+        "Top scopes",
+        "Fields read off records most often",
+        "Derived sets",
+    ):
+        assert title in out
+    assert "8 findings in 4 of" in out
+    assert "get_parallel().tp_size" in out
+    assert "app/serving" in out
+
+
+def test_output_file_and_markup_is_literal(codebase: Path, tmp_path: Path) -> None:
+    weird = codebase / "app" / "[red]x"
+    weird.mkdir()
+    (weird / "__init__.py").write_text("")
+    (weird / "m.py").write_text(HEAD + "\n\ndef h():\n    return get_server_args().tp_size\n")
+    out = tmp_path / "audit.txt"
+    res = cli("audit", "--no-cache", "--output", str(out), cwd=codebase)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout == ""
+    assert "app/[red]x" in out.read_text()
+
+
+# -- the HTML page ------------------------------------------------------------------------
+
+
+def test_html_is_self_contained_with_counted_charts(codebase: Path, tmp_path: Path) -> None:
+    page = tmp_path / "audit.html"
+    res = cli("audit", "--no-cache", "--format", "json", "--html", str(page), cwd=codebase)
+    assert res.returncode == 0, res.stderr
+    html = page.read_text()
+    assert html.startswith("<!DOCTYPE html>")
+    for remote in ("http://", "https://", "<link", "src=", "@import", "url("):
+        assert remote not in html, remote
+    assert f'data-chart="rules" data-points="{RULES}"' in html
+    assert html.count('class="bar" data-point=""') == RULES
+    assert 'data-chart="treemap" data-points="4"' in html  # four files have findings
+    assert html.count('class="cell" data-point=""') == 4
+    assert 'data-chart="burndown"' not in html  # no --history
+
+
+def test_same_input_same_output(codebase: Path, tmp_path: Path) -> None:
+    outs = []
+    for jobs in ("1", "2"):
+        page = tmp_path / f"a{jobs}.html"
+        res = cli("audit", "--format", "json", "-j", jobs, "--html", str(page), cwd=codebase)
+        assert res.returncode == 0, res.stderr
+        outs.append((res.stdout, page.read_bytes()))
+    assert outs[0] == outs[1]
+
+
+# -- history --------------------------------------------------------------------------------
+
+
+def git(repo: Path, *argv: str) -> str:
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.com",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.com",
+        "GIT_AUTHOR_DATE": "2025-01-01T00:00:00Z",
+        "GIT_COMMITTER_DATE": "2025-01-01T00:00:00Z",
+    }
+    done = subprocess.run(
+        ["git", "-C", str(repo), *argv], capture_output=True, text=True, check=True, env=env
+    )
+    return done.stdout
+
+
+def scripted_history(repo: Path, fixes: int = len(STEPS)) -> Path:
+    """A repository whose project lives in `proj/`; commit k fixes STEPS[k-1]."""
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    (repo / "README").write_text("outside the project\n")
+    project = make_codebase(repo / "proj")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "legacy code")
+    for k in range(1, fixes + 1):
+        make_codebase(project, fixed=k)
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", f"fix step {k}")
+        if k == 2:  # a commit outside the project does not count
+            (repo / "README").write_text("edited\n")
+            git(repo, "commit", "-q", "-am", "docs only")
+    return project
+
+
+def test_history_burndown_counts_exactly(tmp_path: Path) -> None:
+    project = scripted_history(tmp_path / "repo")
+    n = len(STEPS) + 1
+    page = tmp_path / "h.html"
+    doc = audit_json("--history", str(n), "--html", str(page), cwd=project)
+    points = doc["history"]
+    assert len(points) == n
+    assert [p["subject"] for p in points] == ["legacy code"] + [
+        f"fix step {k}" for k in range(1, n)
+    ]
+    assert [p["total"] for p in points] == list(range(len(STEPS), -1, -1))
+    for k, p in enumerate(points):
+        assert p["error"] is None
+        assert {r: c for r, c in p["counts"].items() if c} == dict(expected(k))
+        assert len(p["counts"]) == RULES
+    html = page.read_text()
+    assert f'data-chart="burndown" data-points="{n * RULES}"' in html
+    assert html.count('class="dot" data-point=""') == n * RULES
+    # the last N only, oldest first
+    doc3 = audit_json("--history", "3", cwd=project)
+    assert [p["total"] for p in doc3["history"]] == [2, 1, 0]
+
+
+def test_history_shares_one_fact_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Unchanged files are parsed once across commits: the cost is the changes."""
+    project = scripted_history(tmp_path / "repo", fixes=4)
+    parsed: list[int] = []
+
+    class Counting(history_mod.Engine):
+        def run(self):  # type: ignore[no-untyped-def]
+            out = super().run()
+            parsed.append(self.parsed)
+            return out
+
+    monkeypatch.setattr(history_mod, "Engine", Counting)
+    audit_json("--history", "5", cwd=project)  # --no-cache: a shared temporary cache
+    assert len(parsed) == 5
+    # each fix edits one module; the first commit parses everything the prefilter lets through
+    assert all(n <= 1 for n in parsed[1:]), parsed
+    assert parsed[0] >= 4
+
+
+def test_history_outside_git_is_a_clean_error(codebase: Path) -> None:
+    res = cli("audit", "--history", "3", "--no-cache", cwd=codebase)
+    assert res.returncode == 2
+    assert res.stderr.startswith("ctxlint: error: --history")
+    assert "Traceback" not in res.stderr
+
+
+# -- on real trees ----------------------------------------------------------------------
+
+
+def test_audit_of_the_examples() -> None:
+    """examples/legacy_app (the legacy codebase) if present, else the serving example."""
+    target = REPO / "examples" / "legacy_app"
+    if not target.is_dir():
+        target = REPO / "examples" / "serving_app"
+    doc = audit_json(str(target.relative_to(REPO)), cwd=REPO, cache=True)
+    assert doc["files_checked"] > 0
+    assert len(doc["rules"]) == RULES
+    assert all(f["path"].startswith(doc["paths"][0]) for f in doc["files"])
+
+
+def test_audit_of_ctxrt_with_the_repo_config() -> None:
+    res = cli("audit", "src/ctxrt", "--format", "json", cwd=REPO)
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert doc["paths"] == ["src/ctxrt"] and doc["files_checked"] > 10
+    assert doc["summary"]["new"] == 0  # the reference runtime is clean
+    sets = {(s["section"], s["name"]): s for s in doc["sets"]}
+    assert sets[("vocabulary", "bag accessors")]["size"] >= 10
+    assert sets[("CTX501", "plugin bases")]["members"] >= 1  # hooks of the bases
+
+
+# -- units --------------------------------------------------------------------------------
+
+
+def _finding(rule: str, message: str, snippet: str) -> Finding:
+    return Finding(rule, "a.py", Span(1, 1, 1, 2), "<module>", message, snippet, "fp")
+
+
+def test_field_of_falls_back_to_message_and_snippet() -> None:
+    known = {"tp_size", "dp_size"}
+    assert field_of(_finding("CTX101", "`tp_size` read off", "x.y"), {}, known) == "tp_size"
+    assert field_of(_finding("CTX102", "?", 'getattr(sa, "dp_size", 1)'), {}, known) == "dp_size"
+    assert field_of(_finding("CTX102", "?", "self.server_args.dp_size"), {}, known) == "dp_size"
+    assert field_of(_finding("CTX102", "?", "self.server_args.other"), {}, known) is None
+
+
+def test_squarify_fills_the_box_proportionally() -> None:
+    values = [("a", 6.0), ("b", 6.0), ("c", 4.0), ("d", 3.0), ("e", 2.0), ("f", 2.0), ("g", 1.0)]
+    rects = squarify(values, 0, 0, 600, 400)
+    assert [r[0] for r in rects] == [k for k, _ in values]
+    total = sum(v for _, v in values)
+    for (_, v), (_, x, y, w, h) in zip(values, rects, strict=True):
+        assert w * h == pytest.approx(600 * 400 * v / total)
+        assert -1e-6 <= x and x + w <= 600 + 1e-6 and -1e-6 <= y and y + h <= 400 + 1e-6
