@@ -679,3 +679,38 @@ def test_the_repo_example_server_derives_its_three_spawned_entries() -> None:
     got = data[RULE]["process entries"]
     for name in ("run_tokenizer_process", "run_scheduler_process", "run_detokenizer_process"):
         assert any(name in e and "process target" in e for e in got), got
+
+
+def test_a_constructor_handed_around_by_name_counts_as_reached(project: Path) -> None:
+    """Registries and factories construct where no call names the class: a
+    reference from code a publishing entry runs (or from the import-time code of
+    a module it enters) is enough to keep the constructor check quiet."""
+    assert_case(
+        project,
+        RULE,
+        """
+        from specrt.context import get_model, get_spec, publish
+
+        class EagleWorker:
+            def __init__(self, server_args):
+                self.k = get_spec()
+
+        class NgramWorker:
+            def __init__(self, server_args):
+                self.k = get_spec()
+
+        class Orphan:
+            def __init__(self, server_args):
+                self.k = get_model()  # expect
+
+        WORKERS = {"ngram": NgramWorker}
+
+        def pick(name):
+            return EagleWorker if name == "eagle" else WORKERS[name]
+
+        def run(server_args):
+            publish(server_args, role="scheduler")
+            get_model()
+            return pick("eagle")(server_args)
+        """,
+    )

@@ -69,6 +69,7 @@ class _Func:
     pools: set[str] = field(default_factory=set)  # locals holding a process pool
     nested: dict[str, str] = field(default_factory=dict)  # nested def -> qualname
     events: list[list[Any]] = field(default_factory=list)  # [kind, payload, node]
+    refs: set[str] = field(default_factory=set)  # in-package names referenced, not called
 
 
 class CallFactsVisitor(FileVisitor):
@@ -86,6 +87,10 @@ class CallFactsVisitor(FileVisitor):
         self.classes: dict[str, dict[str, Any]] = {}
         self.starts: list[dict[str, Any]] = []
         self.pool_attrs: set[tuple[str, str]] = set()  # (class, attr) holding a process pool
+        self.package = ctx.module.partition(".")[0]
+        self.module_refs: set[str] = set()  # referenced by import-time code
+        self.in_import = False
+        self.def_names: set[int] = set()  # the name nodes of def/class statements
 
     # -- names --------------------------------------------------------------
     def _q(self, local: str) -> str:
@@ -143,6 +148,7 @@ class CallFactsVisitor(FileVisitor):
 
     # -- scopes -------------------------------------------------------------
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.def_names.add(id(node.name))
         qual = self._q(self.ctx.qualname)
         bases = [t for arg in node.bases if arg.keyword is None for t in self._targets(arg.value)]
         self.classes[qual] = {"bases": [b[2:] for b in bases if b.startswith("g:")], "attrs": {}}
@@ -155,6 +161,7 @@ class CallFactsVisitor(FileVisitor):
         return any(t == "g:ray.remote" for t in self._targets(expr))
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.def_names.add(id(node.name))
         scope = self.ctx.scope
         qual = self._q(scope.qualname)
         p = node.params
@@ -256,6 +263,41 @@ class CallFactsVisitor(FileVisitor):
         name = dotted(call.func)
         return bool(name) and name.rpartition(".")[2] == PROCESS_POOL  # type: ignore[union-attr]
 
+    # -- references ---------------------------------------------------------
+    # A class handed around by name (a registry, a factory's `return Cls`) is
+    # constructed where the graph cannot see; references make the constructor
+    # check's reachability liberal instead of reporting every such class.
+    def _ref(self, expr: cst.BaseExpression) -> None:
+        if self.lambdas:
+            return
+        for t in self._targets(expr):
+            if t.startswith("g:") and t[2:].partition(".")[0] == self.package:
+                (self.stack[-1].refs if self.stack else self.module_refs).add(t[2:])
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if self.in_import or id(node) in self.def_names:
+            return
+        if node.value in self.ctx.imports or node.value in self.module_names:
+            self._ref(node)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if self.in_import:
+            return
+        if isinstance(node.value, cst.Name) and node.value.value in self.ctx.imports:
+            self._ref(node)
+
+    def visit_Import(self, node: cst.Import) -> None:
+        self.in_import = True
+
+    def leave_Import(self, node: cst.Import) -> None:
+        self.in_import = False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        self.in_import = True
+
+    def leave_ImportFrom(self, node: cst.ImportFrom) -> None:
+        self.in_import = False
+
     # -- calls --------------------------------------------------------------
     def _start(self, kind: str, targets: list[str], node: cst.CSTNode) -> dict[str, Any]:
         return {
@@ -275,12 +317,15 @@ class CallFactsVisitor(FileVisitor):
                 if arg.keyword is not None and arg.keyword.value == "target":
                     self.starts.append(self._start("process", self._targets(arg.value), node))
             return
-        if name is not None and name.rpartition(".")[2] == "remote" and node.args:
-            if "g:ray.remote" in self._targets(func):  # ray.remote(Cls)
-                self.starts.append(self._start("ray", self._targets(node.args[0].value), node))
+        # ray.remote(Cls) and ray.remote(num_gpus=1)(Cls); ray.remote(num_gpus=1)
+        # alone is a decorator factory, and the decorator is seen on the def
+        positional = [a.value for a in node.args if a.keyword is None and not a.star]
+        if name is not None and name.rpartition(".")[2] == "remote":
+            if positional and "g:ray.remote" in self._targets(func):
+                self.starts.append(self._start("ray", self._targets(positional[0]), node))
             return
-        if isinstance(func, cst.Call) and node.args and self._is_ray_remote(func.func):
-            self.starts.append(self._start("ray", self._targets(node.args[0].value), node))
+        if isinstance(func, cst.Call) and positional and self._is_ray_remote(func.func):
+            self.starts.append(self._start("ray", self._targets(positional[0]), node))
             return
         if (
             isinstance(func, cst.Attribute)
@@ -385,12 +430,15 @@ class CallFactsVisitor(FileVisitor):
             out_funcs[q] = {"cls": fn.cls, "events": events}
             if fn.takes_record:
                 out_funcs[q]["record"] = True
+            if fn.refs:
+                out_funcs[q]["refs"] = sorted(fn.refs)
         return {
             "module": module,
             "funcs": out_funcs,
             "classes": self.classes,
             "starts": self.starts,
             "imports": dict(self.ctx.imports),
+            "module_refs": sorted(self.module_refs),
         }
 
     def _local_targets(self, fn: _Func, target: str, local: set[str]) -> Iterator[str]:
@@ -429,6 +477,7 @@ class Func:
     cls: str | None
     events: list[list[Any]]
     takes_record: bool = False
+    refs: tuple[str, ...] = ()
 
 
 class CallGraph:
@@ -439,11 +488,21 @@ class CallGraph:
         self.classes: dict[str, dict[str, Any]] = {}
         self.class_path: dict[str, str] = {}
         self.modules: dict[str, dict[str, str]] = {}  # module -> import table
+        self.module_refs: dict[str, list[str]] = {}  # module -> names import-time code uses
         self.starts: list[tuple[str, dict[str, Any]]] = []
         for path, module, facts in program.facts(rule_id):
             self.modules[module] = facts["imports"]
             for q, f in facts["funcs"].items():
-                self.funcs[q] = Func(q, path, module, f["cls"], f["events"], bool(f.get("record")))
+                self.funcs[q] = Func(
+                    q,
+                    path,
+                    module,
+                    f["cls"],
+                    f["events"],
+                    bool(f.get("record")),
+                    tuple(f.get("refs", ())),
+                )
+            self.module_refs[module] = facts.get("module_refs", [])
             for q, c in facts["classes"].items():
                 self.classes[q] = c
                 self.class_path[q] = path

@@ -199,15 +199,26 @@ class Analysis:
         return steps, None
 
     def reached_from_publishers(self) -> set[str]:
+        """Functions a publishing entry may run: calls, plus anything it references
+        by name and the import-time references of every module it enters."""
+        g = self.graph
         seen: set[str] = set()
-        todo = [q for q in self.entries if self.pre(q)[1] or q in self.publishers]
+        modules: set[str] = set()
+        todo = [q for q in self.entries if q in self.funcs and self.pre(q)[1]]
         while todo:
             q = todo.pop()
             if q in seen:
                 continue
             seen.add(q)
-            for targets in self.graph.edges.get(q, ()):
+            fn = self.funcs[q]
+            refs = list(fn.refs)
+            if fn.module not in modules:
+                modules.add(fn.module)
+                refs += g.module_refs.get(fn.module, ())
+            for targets in g.edges.get(q, ()):
                 todo += [t for t in targets if t not in seen]
+            for name in refs:
+                todo += [t for t in g.resolve_global(name) if t not in seen]
         return seen
 
 
