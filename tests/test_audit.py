@@ -226,15 +226,17 @@ def test_same_input_same_output(codebase: Path, tmp_path: Path) -> None:
 # -- history --------------------------------------------------------------------------------
 
 
-def git(repo: Path, *argv: str) -> str:
+def git(repo: Path, *argv: str, day: int = 1) -> str:
+    """git with a fixed identity and date (`day` of January 2025): same history, same ids."""
+    date = f"2025-01-{day:02d}T12:00:00Z"
     env = {
         **os.environ,
         "GIT_AUTHOR_NAME": "t",
         "GIT_AUTHOR_EMAIL": "t@example.com",
         "GIT_COMMITTER_NAME": "t",
         "GIT_COMMITTER_EMAIL": "t@example.com",
-        "GIT_AUTHOR_DATE": "2025-01-01T00:00:00Z",
-        "GIT_COMMITTER_DATE": "2025-01-01T00:00:00Z",
+        "GIT_AUTHOR_DATE": date,
+        "GIT_COMMITTER_DATE": date,
     }
     done = subprocess.run(
         ["git", "-C", str(repo), *argv], capture_output=True, text=True, check=True, env=env

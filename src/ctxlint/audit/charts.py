@@ -170,6 +170,8 @@ def treemap(folders: list[Tally], files: list[Tally], width: int = 1000, height:
         f'<svg class="chart treemap" data-chart="treemap" data-points="{len(files)}" '
         f'viewBox="0 0 {width} {height}" role="img" aria-label="findings by folder and file">'
     )
+    if not files:  # an empty box would only be blank space on the page
+        return head.replace(f'viewBox="0 0 {width} {height}"', 'width="0" height="0"') + "</svg>"
     by_folder: dict[str, list[Tally]] = {}
     for f in files:
         by_folder.setdefault(folder_of(f.key), []).append(f)
@@ -224,7 +226,7 @@ def treemap(folders: list[Tally], files: list[Tally], width: int = 1000, height:
 def burndown(points: list[HistoryPoint], ids: list[str]) -> str:
     """Stacked areas, one layer per rule, oldest commit left; a dot per (commit, rule)."""
     width, height = 1000, 380
-    left, right, top_m, bottom = 52, 24, 16, 64
+    left, right, top_m, bottom = 52, 44, 16, 64
     plot_w, plot_h = width - left - right, height - top_m - bottom
     colors = rule_colors(ids)
     n = len(points)
@@ -267,7 +269,7 @@ def burndown(points: list[HistoryPoint], ids: list[str]) -> str:
         upper = [f"{_n(px(i))},{_n(py(t))}" for i, t in enumerate(tops)]
         lower = [f"{_n(px(i))},{_n(py(b))}" for i, b in reversed(list(enumerate(base)))]
         color = colors[rid]
-        if n > 1:
+        if n > 1 and any(values):  # an all-zero layer would only redraw the edge below
             layers.append(
                 f'<g class="layer" data-rule="{_a(rid)}">'
                 f'<polygon points="{" ".join(upper + lower)}" fill="{color}" fill-opacity="0.55"/>'

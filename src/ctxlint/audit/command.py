@@ -16,7 +16,7 @@ from ctxlint.audit.model import Audit, build_audit, folder_of
 from ctxlint.audit.terminal import print_audit, render_terminal
 from ctxlint.baseline import compare, load_baseline
 from ctxlint.discovery import discover
-from ctxlint.errors import ConfigError
+from ctxlint.errors import ConfigError, CtxlintError
 from ctxlint.rule import load_rules
 
 
@@ -98,11 +98,18 @@ def collect(args: argparse.Namespace) -> Audit:
     return audit
 
 
+def _write(path: str, text: str) -> None:
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise CtxlintError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
 def cmd_audit(args: argparse.Namespace) -> int:
     """Exit 0 whatever the findings (an audit reports, `check` gates); 2 on errors."""
     audit = collect(args)
     if args.html:
-        Path(args.html).write_text(render_html(audit), encoding="utf-8")
+        _write(args.html, render_html(audit))
     if args.format == "json":
         text = json.dumps(audit.to_json(), indent=2, ensure_ascii=False) + "\n"
     elif args.output:
@@ -113,7 +120,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
             Console(stderr=True).print(f"HTML report: {args.html}", highlight=False)
         return 0
     if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
+        _write(args.output, text)
     else:
         sys.stdout.write(text)
     return 0

@@ -169,6 +169,11 @@ def _tally_table(rows: list[Tally], colors: dict[str, str], scoped: bool) -> str
 
 def _top(audit: Audit) -> str:
     colors = rule_colors(audit.rule_ids)
+    if not audit.files:
+        return (
+            '<section id="top"><h2>Top offenders</h2><p class="empty">No findings: '
+            "nothing to migrate.</p></section>"
+        )
     return (
         '<section id="top"><h2>Top offenders</h2><p class="lead">The files and scopes '
         "(functions, methods, module level) with the most findings: where a migration "
@@ -267,10 +272,10 @@ def _errors(audit: Audit) -> str:
 
 def render_html(audit: Audit) -> str:
     charts = page_charts(audit)
-    toc = [("rules", "Rules"), ("package", "Package")]
+    toc = [("rules", "Rules")]
     if audit.history is not None:
         toc.append(("history", "Burn-down"))
-    toc += [("top", "Top offenders")]
+    toc += [("package", "Package"), ("top", "Top offenders")]
     if audit.fields:
         toc.append(("fields", "Fields"))
     toc.append(("sets", "Derived sets"))
@@ -281,8 +286,8 @@ def render_html(audit: Audit) -> str:
         _header(audit)
         + f'<main><nav class="toc">{nav}</nav>'
         + _rules(audit, charts["rules"])
-        + _package(audit, charts["treemap"])
         + (_history(audit, charts["burndown"]) if audit.history is not None else "")
+        + _package(audit, charts["treemap"])
         + _top(audit)
         + _fields(audit)
         + _sets(audit)

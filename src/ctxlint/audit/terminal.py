@@ -39,6 +39,10 @@ def _left_trim(text: str, width: int) -> str:
     return text if len(text) <= width else "…" + text[-(width - 1) :]
 
 
+def _of(shown: int, total: int) -> str:
+    return f" (top {shown} of {total})" if total > shown else f" ({total})"
+
+
 def _breakdown(counts: dict[str, int]) -> str:
     return "  ".join(f"{rule}×{n}" for rule, n in counts.items())
 
@@ -90,7 +94,7 @@ def _rules(audit: Audit) -> Table:
 
 def _heat_table(audit: Audit) -> Table:
     ids = audit.rule_ids
-    table = _table(f"Heat by package folder (top {TOP} of {len(audit.folders)})", "folder")
+    table = _table(f"Heat by package folder{_of(TOP, len(audit.folders))}", "folder")
     table.add_column("files", justify="right")
     for rid in ids:
         table.add_column(rid.removeprefix("CTX"), justify="right")
@@ -117,7 +121,7 @@ def _tally_table(title: str, rows: list[Tally], scoped: bool) -> Table:
 
 def _fields(audit: Audit) -> Table:
     table = _table(
-        f"Fields read off records most often (top {TOP + 5} of {len(audit.fields)})",
+        f"Fields read off records most often{_of(TOP + 5, len(audit.fields))}",
         "field",
         "reads",
         "by rule",
@@ -170,7 +174,7 @@ def _spark(values: list[int]) -> str:
 
 def _history(audit: Audit) -> Table:
     points = audit.history or []
-    table = _table(f"Burn-down over the last {len(points)} commits (oldest first)", "rule")
+    table = _table(f"Burn-down: last {len(points)} commits", "rule", min_width=56)
     table.add_column("trend")
     table.add_column("first", justify="right")
     table.add_column("now", justify="right")
@@ -181,6 +185,17 @@ def _history(audit: Audit) -> Table:
         delta = last - first
         style = "green" if delta < 0 else "red" if delta > 0 else "dim"
         table.add_row(rid, _spark(values), str(first), str(last), Text(f"{delta:+d}", style=style))
+    totals = [p.total for p in points]
+    if totals:
+        delta = totals[-1] - totals[0]
+        table.add_section()
+        table.add_row(
+            Text("total", style="bold"),
+            _spark(totals),
+            str(totals[0]),
+            str(totals[-1]),
+            Text(f"{delta:+d}", style="bold green" if delta < 0 else "bold"),
+        )
     broken = [p for p in points if p.error]
     if broken:
         table.caption = f"{len(broken)} commit(s) could not be checked (counted as 0)"
@@ -192,8 +207,8 @@ def print_audit(audit: Audit, console: Console) -> None:
     console.print(_rules(audit))
     if audit.folders:
         console.print(_heat_table(audit))
-        console.print(_tally_table(f"Top files (of {len(audit.files)})", audit.files, False))
-        console.print(_tally_table(f"Top scopes (of {len(audit.scopes)})", audit.scopes, True))
+        console.print(_tally_table(f"Top files{_of(TOP, len(audit.files))}", audit.files, False))
+        console.print(_tally_table(f"Top scopes{_of(TOP, len(audit.scopes))}", audit.scopes, True))
     if audit.fields:
         console.print(_fields(audit))
     console.print(_sets(audit, console.width))
