@@ -714,3 +714,29 @@ def test_a_constructor_handed_around_by_name_counts_as_reached(project: Path) ->
             return pick("eagle")(server_args)
         """,
     )
+
+
+def test_an_instance_built_in_a_classmethod_is_followed(project: Path) -> None:
+    """`self = cls.__new__(cls)` then `self._init(...)`: the walk follows it, so the
+    publisher is not mistaken for one reaching no read."""
+    out = run(
+        project,
+        {
+            "app/case.py": """
+            from specrt.context import get_model, publish
+
+            class Engine:
+                @classmethod
+                def attach(cls, server_args):
+                    publish(server_args, role="tokenizer")
+                    self = cls.__new__(cls)
+                    self._init_worker()
+                    return self
+
+                def _init_worker(self):
+                    return get_model()
+            """
+        },
+    )
+    assert out.program.sets[RULE]["publishers reaching no bag read"] == []
+    assert findings(out) == []

@@ -67,6 +67,7 @@ class _Func:
     aliases: dict[str, list[str]] = field(default_factory=dict)  # local = name
     instances: dict[str, list[str]] = field(default_factory=dict)  # local = Cls(...)
     pools: set[str] = field(default_factory=set)  # locals holding a process pool
+    self_aliases: set[str] = field(default_factory=set)  # `self = cls.__new__(cls)`
     nested: dict[str, str] = field(default_factory=dict)  # nested def -> qualname
     events: list[list[Any]] = field(default_factory=list)  # [kind, payload, node]
     refs: set[str] = field(default_factory=set)  # in-package names referenced, not called
@@ -114,7 +115,7 @@ class CallFactsVisitor(FileVisitor):
         head, _, rest = name.partition(".")
         fn = self.stack[-1] if self.stack else None
         if fn is not None:
-            if head == fn.self_name:
+            if head == fn.self_name or head in fn.self_aliases:
                 if not rest:
                     return []
                 parts = rest.split(".")
@@ -214,6 +215,8 @@ class CallFactsVisitor(FileVisitor):
             name = target.value
             if pool:
                 fn.pools.add(name)
+            elif isinstance(value, cst.Call) and self._makes_own_instance(fn, value):
+                fn.self_aliases.add(name)
             elif isinstance(value, cst.Call):
                 found = [t for t in self._targets(value.func) if t.startswith("g:")]
                 if found:
@@ -246,6 +249,12 @@ class CallFactsVisitor(FileVisitor):
                 if found:
                     attrs.setdefault(attr, [])
                     attrs[attr] += [t for t in found if t not in attrs[attr]]
+
+    @staticmethod
+    def _makes_own_instance(fn: _Func, call: cst.Call) -> bool:
+        """`cls.__new__(cls)` or `cls(...)` in a classmethod: an instance of the class."""
+        name = dotted(call.func)
+        return fn.self_name is not None and name in (fn.self_name, f"{fn.self_name}.__new__")
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for t in node.targets:
