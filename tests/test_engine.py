@@ -169,3 +169,35 @@ def test_per_rule_exclude_drops_only_that_rule(project: Path) -> None:
         ("CTX101", "app/pipeline/resolve.py"),
         ("CTX201", "app/biz.py"),
     ]
+
+
+def test_warm_run_replays_the_stored_outcome_exactly(project: Path) -> None:
+    """Byte-identical inputs replay the stored run: same findings, sets and pins as a
+    full derivation, nothing parsed; any edit falls back to a real run."""
+    populate(project)
+    from ctxlint.config import find_config, load_config
+    from ctxlint.engine import Engine
+    from ctxlint.rule import load_rules
+
+    rules = load_rules()
+    cfg_path = find_config(project)
+    assert cfg_path is not None
+    config = load_config(
+        cfg_path,
+        rule_ids=[r.id for r in rules],
+        rule_options={k: v for r in rules for k, v in r.options.items()},
+    )
+    full = Engine(config, rules, memo=False).run()
+    Engine(config, rules).run()  # records the outcome
+    replayed = Engine(config, rules).run()
+    assert replayed.files_parsed == 0 and not replayed.program.files  # nothing reloaded
+    assert replayed.findings == full.findings and replayed.findings
+    assert json.dumps(replayed.program.sets, sort_keys=True, default=sorted) == json.dumps(
+        full.program.sets, sort_keys=True, default=sorted
+    )
+    assert replayed.pins == full.pins
+
+    first = sorted(project.rglob("app/*.py"))[-1]
+    first.write_text(first.read_text() + "\n# edited\n")
+    edited = Engine(config, rules).run()
+    assert edited.files_parsed == 1 and edited.program.files
