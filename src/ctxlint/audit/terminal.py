@@ -70,7 +70,9 @@ def _header(audit: Audit) -> Panel:
     sub = Text(where, style="dim")
     if audit.baseline:
         sub.append(f"   baseline {audit.baseline}", style="dim")
-    return Panel(Group(line, sub), title=f"ctxlint audit · {audit.project}", title_align="left")
+    return Panel(
+        Group(line, sub), title=f"ctxlint audit · {audit.project}", title_align="left", expand=False
+    )
 
 
 def _rules(audit: Audit) -> Table:
@@ -226,4 +228,5 @@ def render_terminal(audit: Audit, *, width: int = 110) -> str:
     buf = io.StringIO()
     console = Console(file=buf, width=width, no_color=True, color_system=None, highlight=False)
     print_audit(audit, console)
-    return buf.getvalue()
+    # rich pads every line to the width: trailing blanks only bloat files and diffs
+    return "\n".join(line.rstrip() for line in buf.getvalue().splitlines()) + "\n"
