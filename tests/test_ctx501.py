@@ -340,16 +340,14 @@ def test_binding_helpers() -> None:
         "missing required keyword `c`",
     ]
     base = [["x", "pk", None], ["y", "pk", "0"]]
-    assert accept_problems([["x", "pk", None], ["y", "pk", None]], base, set(), 0) == [
+    assert accept_problems([["x", "pk", None], ["y", "pk", None]], base, dispatched=False) == [
         "requires `y`, which the base makes optional"
     ]
-    assert accept_problems([["x", "pk", None]], base, set(), 0) == []
-    assert accept_problems([["x", "pk", None]], base, set(), 2) == [
-        "takes 1 positional arguments where the base passes 2"
+    assert accept_problems([["x", "pk", None]], base, dispatched=False) == []
+    assert accept_problems([], base, dispatched=False) == [
+        "takes 0 positional arguments where the base passes 1"
     ]
-    assert accept_problems([["x", "pk", None], ["z", "pk", "0"]], base, {"y"}, 1) == [
-        "does not accept keyword `y`, which dispatch passes"
-    ]
+    assert accept_problems([], base, dispatched=True) == []
 
 
 # -- pins through the CLI -------------------------------------------------------------
@@ -465,4 +463,51 @@ def lookup(name) -> "CustomSpecAlgo | None":
             algo.create_worker(server_args)
         """,
         extra={"app/reg.py": registry},
+    )
+
+
+def test_isinstance_narrows_and_keyword_dispatch_needs_no_positional_slot(project: Path) -> None:
+    base = """\
+class Finalize:
+    def complete(self):
+        raise NotImplementedError
+
+
+class Processor:
+    async def process(self, image_data, audio_data, text, **kwargs):
+        raise NotImplementedError
+"""
+    assert_case(
+        project,
+        RULE,
+        """
+        from typing import Union
+        from app.b import Finalize, Processor
+
+        class Sum:
+            def complete(self, value):
+                return value
+
+        class Stream:
+            owed: Union[Sum, Finalize, None] = None
+
+            def done(self, v) -> None:
+                if isinstance(self.owed, Sum):
+                    self.owed.complete(v)
+                elif self.owed is not None:
+                    self.owed.complete()
+                    self.owed.complete(v)  # expect
+
+        class Audio(Processor):
+            async def process(self, audio_data, text, **kwargs):
+                return None
+
+        class Strict(Processor):
+            async def process(self, audio_data, text):  # expect
+                return None
+
+        async def run(p: Processor) -> None:
+            await p.process(image_data=None, audio_data=1, text="t", extra=2)
+        """,
+        extra={"app/b.py": base},
     )

@@ -70,6 +70,8 @@ class PluginVisitor(FileVisitor):
         self.calls: list[dict[str, Any]] = []
         # function qualname -> instance types its return annotation names
         self.returns: dict[str, list[str]] = {}
+        # `if isinstance(x, T):` bodies: [receiver text, types, active, id(orelse)] or None
+        self.narrow: list[list[Any] | None] = []
         # scope qualname -> name -> (instance types, factory types), statement order
         self.env: dict[str, dict[str, tuple[list[str], list[str]]]] = {}
 
@@ -288,6 +290,42 @@ class PluginVisitor(FileVisitor):
                 return "inst"
         return "inst"
 
+    # -- isinstance narrowing --------------------------------------------------
+    def _leave_branch(self, node: cst.CSTNode) -> None:
+        for n in self.narrow:
+            if n is not None and n[3] == id(node):
+                n[2] = False  # the else/elif of a narrowing `if` is not narrowed
+
+    def visit_If(self, node: cst.If) -> None:
+        self._leave_branch(node)
+        test = node.test
+        while isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+            test = test.left
+        entry = None
+        if (
+            isinstance(test, cst.Call)
+            and isinstance(test.func, cst.Name)
+            and test.func.value == "isinstance"
+            and len(test.args) == 2
+        ):
+            target = dotted(test.args[0].value)
+            spec = test.args[1].value
+            elems = [e.value for e in spec.elements] if isinstance(spec, cst.Tuple) else [spec]
+            types = [
+                r
+                for e in elems
+                if isinstance(e, (cst.Name, cst.Attribute)) and (r := self.ctx.resolve(e))
+            ]
+            if target and types:
+                entry = [target, types, True, id(node.orelse) if node.orelse else None]
+        self.narrow.append(entry)
+
+    def visit_Else(self, node: cst.Else) -> None:
+        self._leave_branch(node)
+
+    def leave_If(self, node: cst.If) -> None:
+        self.narrow.pop()
+
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         if not isinstance(func, cst.Attribute):
@@ -295,7 +333,14 @@ class PluginVisitor(FileVisitor):
         method = func.attr.value
         if method.startswith("__") and method.endswith("__"):
             return
-        recv = self._receiver(func.value)
+        recv = None
+        if self.narrow:
+            text = dotted(func.value)
+            for n in reversed(self.narrow):
+                if n is not None and n[2] and n[0] == text:
+                    recv = {"k": "types", "t": n[1]}
+                    break
+        recv = recv or self._receiver(func.value)
         if recv is None:
             return
         self.calls.append(
@@ -361,7 +406,7 @@ def call_problems(params: list[Param], call: dict[str, Any]) -> list[str]:
     has_vk = any(p[1] == "vk" for p in params)
     out: list[str] = []
     npos = call["npos"]
-    if not call["star"] and npos > len(positional) and not has_va:
+    if npos > len(positional) and not has_va:  # unpacking can only add more
         out.append(f"{npos} positional arguments, the hook takes {len(positional)}")
     by_keyword = {p[0] for p in params if p[1] in ("pk", "ko")}
     for kw in call["kws"]:
@@ -379,13 +424,16 @@ def call_problems(params: list[Param], call: dict[str, Any]) -> list[str]:
     return out
 
 
-def accept_problems(impl: list[Param], base: list[Param], kws: set[str], max_pos: int) -> list[str]:
-    """Why an override cannot take every call the base hook allows and dispatch makes.
+def accept_problems(impl: list[Param], base: list[Param], *, dispatched: bool) -> list[str]:
+    """Where an override breaks the base hook's contract.
 
-    Required: the base's required parameters, whatever the dispatch sites pass
-    through the base's named parameters, and nothing newly required. A base
-    catch-all (`*args`, `**kwargs`) declares no contract for what it absorbs, so
-    arguments dispatch passes through it constrain no implementation.
+    Always: nothing newly required (a parameter the base lacks, or makes
+    optional) and the base's required keyword-only parameters accepted. The
+    base's required positional count matters only while no dispatch site is
+    known: once one is, what the dispatch passes is checked call by call (a
+    dispatch passing the base's parameters by keyword needs no positional
+    slot for them). A base catch-all (`*args`, `**kwargs`) declares no
+    contract for what it absorbs.
     """
     b_pos = [p for p in base if p[1] in ("po", "pk")]
     i_pos = [p for p in impl if p[1] in ("po", "pk")]
@@ -395,9 +443,8 @@ def accept_problems(impl: list[Param], base: list[Param], kws: set[str], max_pos
     i_vk = any(p[1] == "vk" for p in impl)
     out: list[str] = []
     required = sum(1 for p in b_pos if p[2] is None)
-    need = max(required, min(max_pos, len(b_pos)))
-    if not i_va and len(i_pos) < need:
-        out.append(f"takes {len(i_pos)} positional arguments where the base passes {need}")
+    if not dispatched and not i_va and len(i_pos) < required:
+        out.append(f"takes {len(i_pos)} positional arguments where the base passes {required}")
     for j, (name, _, default) in enumerate(i_pos):
         if default is not None:
             continue
@@ -411,16 +458,12 @@ def accept_problems(impl: list[Param], base: list[Param], kws: set[str], max_pos
         if kind == "ko" and default is None and name not in b_ko and not b_vk:
             out.append(f"requires keyword `{name}`, which the base does not pass")
     for name, (_, _, default) in sorted(b_ko.items()):
-        if name not in i_names and not i_vk and (default is None or name in kws):
+        if default is None and name not in i_names and not i_vk:
             out.append(f"does not accept keyword `{name}`")
         elif default is not None and any(
             p[0] == name and p[2] is None and p[1] in ("pk", "ko") for p in impl
         ):
             out.append(f"requires `{name}`, which the base makes optional")
-    b_named = {p[0] for p in base if p[1] == "pk"}
-    for kw in sorted((kws & b_named) - set(b_ko)):
-        if kw not in i_names and not i_vk:
-            out.append(f"does not accept keyword `{kw}`, which dispatch passes")
     return list(dict.fromkeys(out))
 
 
@@ -558,7 +601,7 @@ class Graph:
             return []
         return [c for t in recv["t"] for c in self.instances(t)]
 
-    def dispatches(self) -> Iterator[tuple[str, dict[str, Any], str, str]]:
+    def dispatches(self) -> Iterator[tuple[str, dict[str, Any], str, str, int]]:
         """(path, call, base, definer) for every call of a hook on a plugin object.
 
         `definer` is the nearest class defining the method for the receiver's
@@ -567,7 +610,8 @@ class Graph:
         for path, module, facts in self.program.facts(ID):
             for call in facts.get("calls", ()):
                 seen: set[str] = set()
-                for t in self.receiver_types(module, call["r"]):
+                types = self.receiver_types(module, call["r"])
+                for t in types:
                     base = self.hook_base(t, call["m"])
                     if base is None or base in seen:
                         continue
@@ -575,7 +619,7 @@ class Graph:
                     definer = next(
                         a for a in self.mro(t) if call["m"] in self.classes[a]["methods"]
                     )
-                    yield path, call, base, definer
+                    yield path, call, base, definer, len(set(types))
 
 
 class PluginSignature(Rule):
@@ -615,7 +659,7 @@ class PluginSignature(Rule):
             },
             "dispatch sites": sorted(
                 f"{path}:{call['span'][0]} {call['snippet'][:80]} -> {base}.{call['m']}"
-                for path, call, base, _ in graph.dispatches()
+                for path, call, base, _, _ in graph.dispatches()
             ),
         }
 
@@ -631,37 +675,34 @@ class PluginSignature(Rule):
         graph = Graph(program)
         out: list[RawFinding] = []
         # dispatch sites against the base signature
-        kws: dict[tuple[str, str], set[str]] = {}
-        max_pos: dict[tuple[str, str], int] = {}
-        for path, call, base, definer in graph.dispatches():
+        sites: dict[tuple[str, str], list[tuple[str, dict[str, Any]]]] = {}
+        for path, call, base, definer, ntypes in graph.dispatches():
             hook = graph.classes[definer]["methods"][call["m"]]
             problems = call_problems(bound(hook), call)
             if definer == base and not problems:
                 # a call the base contract allows: implementations must take it too
-                key = (base, call["m"])
-                kws.setdefault(key, set()).update(call["kws"])
-                if not call["star"]:
-                    max_pos[key] = max(max_pos.get(key, 0), call["npos"])
-            if problems:
-                if definer == base:
-                    whose = "plugin hook"
-                    result = "a plugin that follows the base signature fails here with a TypeError"
-                else:
-                    whose = f"{_short(base)} hook override"
-                    result = "this call raises TypeError"
-                out.append(
-                    RawFinding(
-                        ID,
-                        path,
-                        call["scope"],
-                        call["snippet"],
-                        call["span"],
-                        f"call of {whose} {_short(definer)}.{call['m']}"
-                        f"{sig_text(hook['params'])} does not fit it: {'; '.join(problems)}; "
-                        + result,
-                    )
+                sites.setdefault((base, call["m"]), []).append((path, call))
+            if not problems or (definer != base and ntypes > 1):
+                # an override binds the call only when it is the receiver's one class
+                continue
+            if definer == base:
+                whose = "plugin hook"
+                result = "a plugin that follows the base signature fails here with a TypeError"
+            else:
+                whose = f"{_short(base)} hook override"
+                result = "this call raises TypeError"
+            out.append(
+                RawFinding(
+                    ID,
+                    path,
+                    call["scope"],
+                    call["snippet"],
+                    call["span"],
+                    f"call of {whose} {_short(definer)}.{call['m']}"
+                    f"{sig_text(hook['params'])} does not fit it: {'; '.join(problems)}; " + result,
                 )
-        # implementations against the base (and what dispatch passes)
+            )
+        # implementations against the base contract and what its dispatch passes
         for impl, _ in sorted(graph.implementations().items()):
             path, qual = graph.where[impl]
             for name, m in sorted(graph.classes[impl]["methods"].items()):
@@ -673,12 +714,11 @@ class PluginSignature(Rule):
                 hook = graph.bases[base][name]
                 if m["flavor"] != hook["flavor"]:
                     continue  # a static/class override of an instance hook: not comparable
-                problems = accept_problems(
-                    bound(m),
-                    bound(hook),
-                    kws.get((base, name), set()),
-                    max_pos.get((base, name), 0),
-                )
+                calls = sites.get((base, name), [])
+                problems = accept_problems(bound(m), bound(hook), dispatched=bool(calls))
+                for site_path, call in calls:
+                    for p in call_problems(bound(m), _through(call, bound(hook))):
+                        problems.append(f"{p} at the dispatch {site_path}:{call['span'][0]}")
                 if problems:
                     out.append(
                         RawFinding(
@@ -689,7 +729,8 @@ class PluginSignature(Rule):
                             m["span"],
                             f"{_short(impl)}.{name}{sig_text(m['params'])} does not accept "
                             f"what the plugin base {_short(base)}.{name}"
-                            f"{sig_text(hook['params'])} is called with: {'; '.join(problems)}",
+                            f"{sig_text(hook['params'])} is called with: "
+                            + "; ".join(dict.fromkeys(problems)),
                         )
                     )
         out.extend(self._pin_findings(program, graph))
@@ -707,6 +748,21 @@ class PluginSignature(Rule):
             for hook, m in hooks.items():
                 sites[f"{base}.{hook}"] = PinSite(path, f"{qual}.{hook}", f"def {hook}", m["span"])
         return pin_findings(ID, program, self.pins(program), sites)
+
+
+def _through(call: dict[str, Any], base: list[Param]) -> dict[str, Any]:
+    """The part of a dispatch call that the base's named parameters take: what
+    a base catch-all absorbs is no implementation's contract."""
+    named = {p[0] for p in base if p[1] in ("pk", "ko")}
+    npos = min(call["npos"], sum(1 for p in base if p[1] in ("po", "pk")))
+    return {
+        **call,
+        "npos": npos,
+        "kws": [k for k in call["kws"] if k in named],
+        # what the catch-all carries is unknown: it may fill any further parameter
+        "star": call["star"] or any(p[1] == "va" for p in base),
+        "dstar": call["dstar"] or any(p[1] == "vk" for p in base),
+    }
 
 
 def _short(qual: str) -> str:
