@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from collections import Counter
@@ -192,7 +193,9 @@ def test_output_file_and_markup_is_literal(codebase: Path, tmp_path: Path) -> No
     res = cli("audit", "--no-cache", "--output", str(out), cwd=codebase)
     assert res.returncode == 0, res.stderr
     assert res.stdout == ""
-    assert "app/[red]x" in out.read_text()
+    text = out.read_text()
+    assert "app/[red]x/m.py" in text  # top files
+    assert "\n  app/[red]x " in text  # the heat table's folder column
 
 
 # -- the HTML page ------------------------------------------------------------------------
@@ -304,6 +307,26 @@ def test_history_shares_one_fact_cache(tmp_path: Path, monkeypatch: pytest.Monke
     assert parsed[0] >= 4
 
 
+def test_history_point_for_a_tree_that_cannot_be_checked(tmp_path: Path) -> None:
+    """Before the runtime existed there is nothing to derive: an error point, not a crash."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    (repo / "proj").mkdir()
+    (repo / "proj" / "pyproject.toml").write_text((FIXTURE / "pyproject.toml").read_text())
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "config first")
+    shutil.rmtree(repo / "proj")
+    make_codebase(repo / "proj", fixed=len(STEPS) - 1)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "the code", day=2)
+    doc = audit_json("--history", "5", cwd=repo / "proj")
+    first, last = doc["history"]
+    assert first["subject"] == "config first" and first["total"] == 0
+    assert "specrt.context" in first["error"]
+    assert last["error"] is None and last["total"] == 1
+
+
 def test_history_outside_git_is_a_clean_error(codebase: Path) -> None:
     res = cli("audit", "--history", "3", "--no-cache", cwd=codebase)
     assert res.returncode == 2
@@ -359,3 +382,61 @@ def test_squarify_fills_the_box_proportionally() -> None:
     for (_, v), (_, x, y, w, h) in zip(values, rects, strict=True):
         assert w * h == pytest.approx(600 * 400 * v / total)
         assert -1e-6 <= x and x + w <= 600 + 1e-6 and -1e-6 <= y and y + h <= 400 + 1e-6
+
+
+# -- the sglang wheel (slow: a cold run parses ~2000 files) -------------------------------
+
+SGLANG = "0.5.23"
+WHEELS = Path.home() / ".cache" / "ctxlint" / "wheels"  # outside any git checkout
+
+
+def sglang_tree() -> Path:
+    """The unpacked sglang wheel: $CTXLINT_SGLANG_TREE or /tmp/sg/wheel when present,
+    else downloaded once (`pip download --no-deps`) and unpacked under WHEELS."""
+    for candidate in (os.environ.get("CTXLINT_SGLANG_TREE"), "/tmp/sg/wheel"):
+        if candidate and (Path(candidate) / "sglang" / "srt").is_dir():
+            return Path(candidate)
+    root = WHEELS / f"sglang-{SGLANG}"
+    marker = root / ".unpacked"  # written last: a half-finished unzip is redone
+    if not marker.exists():
+        import sys
+        import zipfile
+
+        WHEELS.mkdir(parents=True, exist_ok=True)
+        wheels = sorted(WHEELS.glob(f"sglang-{SGLANG}-*.whl"))
+        if not wheels:
+            pip = [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet"]
+            subprocess.run([*pip, f"sglang=={SGLANG}", "-d", str(WHEELS)], check=True)
+            wheels = sorted(WHEELS.glob(f"sglang-{SGLANG}-*.whl"))
+        shutil.rmtree(root, ignore_errors=True)
+        with zipfile.ZipFile(wheels[0]) as zf:
+            zf.extractall(root)
+        marker.write_text(wheels[0].name + "\n")
+    return root
+
+
+@pytest.mark.slow
+def test_audit_of_the_sglang_wheel(tmp_path: Path) -> None:
+    tree = sglang_tree()
+    page = tmp_path / "sglang.html"
+    res = cli(
+        "audit", "--profile", "sglang", str(tree), "--format", "json", "--html", str(page),
+        cwd=tmp_path,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert doc["files_checked"] > 1000
+    assert doc["errors"] == []
+    assert len(doc["rules"]) == RULES
+    assert doc["summary"]["found"] == sum(r["found"] for r in doc["rules"]) > 0
+    assert sum(f["total"] for f in doc["folders"]) == doc["summary"]["found"]
+    assert all(f["folder"].startswith("sglang") for f in doc["folders"])
+    sets = {(s["section"], s["name"]): s for s in doc["sets"]}
+    assert sets[("vocabulary", "bag accessors")]["size"] >= 8
+    assert sum(1 for s in doc["sets"] if s["name"].startswith("record fields: ")) >= 8
+    # every field the vocabulary knows comes with the bag to read it from
+    assert all(f["bag"] for f in doc["fields"] if f["namespace"])
+    html = page.read_text()
+    assert f'data-chart="rules" data-points="{RULES}"' in html
+    assert f'data-chart="treemap" data-points="{len(doc["files"])}"' in html
+    assert "<link" not in html and not re.search(r'(src|href)="https?:', html)

@@ -9,7 +9,6 @@ twenty commits cost little more than one run plus the unpacking.
 
 from __future__ import annotations
 
-import io
 import shutil
 import subprocess
 import tarfile
@@ -58,13 +57,36 @@ def commits(root: Path, n: int) -> tuple[Path, str, list[tuple[str, str, str, st
 
 
 def unpack(top: Path, sha: str, prefix: str, into: Path) -> Path:
-    """Write the tree of `sha` (under `prefix`) into `into`; returns the re-rooted root."""
-    argv = ["archive", "--format=tar", sha]
+    """Write the tree of `sha` (under `prefix`) into `into`; returns the re-rooted root.
+
+    The archive is streamed, so a large repository never sits in memory whole.
+    """
+    argv = ["git", "-C", str(top), "archive", "--format=tar", sha]
     if prefix:
         argv += ["--", prefix]
-    blob = _git(top, *argv)
-    with tarfile.open(fileobj=io.BytesIO(blob)) as tar:
-        tar.extractall(into, filter="data")
+    try:
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    except OSError as exc:
+        raise ConfigError(f"--history needs git: {exc}") from None
+    assert proc.stdout is not None and proc.stderr is not None
+    failure: tarfile.TarError | None = None
+    try:
+        with tarfile.open(fileobj=proc.stdout, mode="r|") as tar:
+            if hasattr(tarfile, "data_filter"):  # refuse links and paths leaving `into`
+                tar.extractall(into, filter="data")
+            else:  # pragma: no cover - Python without the extraction filters
+                tar.extractall(into)
+    except tarfile.TarError as exc:
+        failure = exc
+    finally:
+        proc.stdout.close()
+        detail = proc.stderr.read().decode(errors="replace").strip()
+        proc.stderr.close()
+        code = proc.wait()
+    if code != 0:
+        raise CtxlintError(f"git archive {sha[:12]}: {(detail.splitlines() or ['failed'])[-1]}")
+    if failure is not None:
+        raise failure
     return into / PurePosixPath(prefix) if prefix else into
 
 

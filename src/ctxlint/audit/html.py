@@ -124,7 +124,6 @@ def _package(audit: Audit, chart: str) -> str:
 def _history(audit: Audit, chart: str) -> str:
     points = audit.history or []
     names = {r.id: r.name for r in audit.rules}
-    colors = rule_colors(audit.rule_ids)
     head = "".join(f'<th class="num">{_e(rid)}</th>' for rid in audit.rule_ids)
     rows = "".join(
         f'<tr><td class="mono">{_e(p.short)}</td><td class="mono">{_e(p.date[:10])}</td>'
@@ -137,7 +136,6 @@ def _history(audit: Audit, chart: str) -> str:
     )
     first, last = (points[0].total, points[-1].total) if points else (0, 0)
     trend = f"{first} → {last} findings" if points else "no commits touch this tree"
-    del colors
     return (
         f'<section id="history"><h2>Burn-down</h2><p class="lead">Findings per rule at each of '
         f"the last {len(points)} commits touching the tree, oldest on the left: {_e(trend)}."

@@ -104,7 +104,7 @@ def _heat_table(audit: Audit) -> Table:
     top = max((n for t in audit.folders for n in t.counts.values()), default=0)
     for t in audit.folders[:TOP]:
         cells = [_heat(t.counts.get(rid, 0), top) for rid in ids]
-        table.add_row(_left_trim(t.key, 44), str(t.files), *cells, str(t.total))
+        table.add_row(Text(_left_trim(t.key, 44)), str(t.files), *cells, str(t.total))
     return table
 
 
@@ -219,7 +219,7 @@ def print_audit(audit: Audit, console: Console) -> None:
     if audit.errors:
         table = _table("Files that could not be checked", "path", "error")
         for e in audit.errors:
-            table.add_row(e["path"], e["message"])
+            table.add_row(Text(e["path"]), Text(e["message"]))
         console.print(table)
 
 
