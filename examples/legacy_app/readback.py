@@ -1,0 +1,25 @@
+"""The readback: what ``/server_info`` answers, straight off the seed record."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from ctxrt.context import get_observability, get_server_args
+
+
+def server_info() -> dict[str, Any]:
+    snapshot = copy.copy(get_server_args())
+    return {
+        "model_path": get_server_args().model_path,  # ctxlint: ignore[CTX101]
+        "served_model_name": get_server_args().served_model_name,
+        "context_length": snapshot.context_length,
+        "log_level": get_observability().log_level,  # ctxlint: ignore[CTX101] was a seed read
+        "tp_size": get_server_args().tp_size,  # ctxlint: ignore[CTX110] dump path reads raw input
+        "config": vars(snapshot),
+    }
+
+
+def max_total_tokens() -> int:
+    seed = get_server_args()
+    return seed.max_running_requests * seed.context_length
