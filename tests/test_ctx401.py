@@ -69,6 +69,16 @@ BAD = {
             bag = get_model()
             from specrt.context import get_model  # expect
             return bag
+
+        def h(again: bool) -> object:
+            from specrt.context import get_schedule
+
+            first = get_schedule()
+            if again:
+                from specrt.context import get_schedule  # bound above: no hazard
+
+                return get_schedule()
+            return first
         """,
     "calls-with-arguments": """
         from specrt import context
@@ -147,11 +157,14 @@ GOOD = {
         class Holder:
             loader: Loader
 
-            def __init__(self) -> None:
+            def __init__(self, handed: Loader) -> None:
                 self.sub = Sub()
+                self.handed = handed
+                alias = handed
+                alias.get_model()
 
             def go(self) -> object:
-                return self.loader.get_model(), self.sub.get_model()
+                return self.loader.get_model(), self.sub.get_model(), self.handed.get_model()
 
         def f(l: Loader, maybe: "Loader | None") -> object:
             built = Sub()

@@ -108,7 +108,9 @@ class AccessorBindingVisitor(FileVisitor):
         self._pending: list[tuple[str, str, dict[str, Any]]] = []  # (class, attr, member)
         self._legit: list[tuple[cst.CSTNode, str, str]] = []  # runtime imports: node, name, scope
         self._counts: dict[str, int] = {}  # accessor name -> bindings of it (for F811)
-        self._called: dict[str, set[str]] = {}  # function scope -> accessor names called so far
+        # function scope -> accessor names called before any local binding of them
+        self._called: dict[str, set[str]] = {}
+        self._bound_so_far: dict[str, set[str]] = {}  # function scope -> names bound so far
 
     # -- helpers ------------------------------------------------------------
     def _qual(self, local: str) -> str:
@@ -145,6 +147,8 @@ class AccessorBindingVisitor(FileVisitor):
         if name not in self.names:
             return
         self._counts[name] = self._counts.get(name, 0) + 1
+        if scope_kind == "function":
+            self._bound_so_far.setdefault(scope, set()).add(name)
         if scope_kind == "module":  # the last module-level binding is what others import
             if target is not None:
                 self.imports[name] = target
@@ -155,7 +159,8 @@ class AccessorBindingVisitor(FileVisitor):
         if target == f"{self.runtime}.{name}":
             self._legit.append((node or name_node, name, scope))
             if scope_kind == "function" and name in self._called.get(scope, ()):
-                # used above its own local import: UnboundLocalError on that path
+                # called above the function's first binding of the name (this
+                # import): UnboundLocalError on that path
                 self.bindings.append(self._fact(name_node, name, "late import", scope, "function"))
             return
         fact = self._fact(name_node, name, kind, scope, scope_kind, node)
@@ -189,6 +194,10 @@ class AccessorBindingVisitor(FileVisitor):
     def _value_type(self, value: cst.BaseExpression | None) -> tuple[Any, ...]:
         if isinstance(value, cst.Call) and isinstance(value.func, (cst.Name, cst.Attribute)):
             return ("call", value.func)
+        if isinstance(value, cst.Name):  # `self.loader = loader`: the parameter's type
+            local = self._local_type(value.value)
+            if local is not _MISSING:
+                return local
         return ("other",)
 
     def _target(self, target: cst.BaseExpression, kind: str, value: tuple[Any, ...]) -> None:
@@ -397,7 +406,11 @@ class AccessorBindingVisitor(FileVisitor):
         if name not in self.names:
             return
         chain = self._function_chain()
-        if chain and isinstance(func, cst.Name):
+        if (
+            chain
+            and isinstance(func, cst.Name)
+            and name not in self._bound_so_far.get(chain[0], ())
+        ):
             self._called.setdefault(chain[0], set()).add(name)
         if node.args:
             self.calls.append(
