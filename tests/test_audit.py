@@ -338,14 +338,20 @@ def test_history_outside_git_is_a_clean_error(codebase: Path) -> None:
 
 
 def test_audit_of_the_examples() -> None:
-    """examples/legacy_app (the legacy codebase) if present, else the serving example."""
-    target = REPO / "examples" / "legacy_app"
-    if not target.is_dir():
-        target = REPO / "examples" / "serving_app"
-    doc = audit_json(str(target.relative_to(REPO)), cwd=REPO, cache=True)
+    """examples/legacy_app (the pre-migration example, with its own config) if present,
+    else the serving example under the repository's config."""
+    legacy = REPO / "examples" / "legacy_app"
+    if (legacy / "ctxlint.toml").is_file():
+        argv = ["--config", str(legacy / "ctxlint.toml"), ".", "examples/legacy_app"]
+    else:
+        argv = ["examples/serving_app"]
+    doc = audit_json(*argv, cwd=REPO, cache=True)
     assert doc["files_checked"] > 0
     assert len(doc["rules"]) == RULES
-    assert all(f["path"].startswith(doc["paths"][0]) for f in doc["files"])
+    assert all(f["path"].startswith(doc["paths"][0] + "/") for f in doc["files"])
+    if legacy.is_dir():
+        assert doc["summary"]["found"] > 0
+        assert doc["fields"] and all(f["bag"] for f in doc["fields"] if f["namespace"])
 
 
 def test_audit_of_ctxrt_with_the_repo_config() -> None:

@@ -75,7 +75,7 @@ def _header(audit: Audit) -> Panel:
     )
 
 
-def _rules(audit: Audit) -> Table:
+def _rules(audit: Audit, width: int) -> Table:
     table = _table("Findings by rule", "rule", "name", "found", "new", "baselined", "stale")
     table.add_column("allowed", justify="right")
     table.add_column("")
@@ -89,12 +89,12 @@ def _rules(audit: Audit) -> Table:
             str(r.baselined),
             Text(str(r.stale), style="yellow" if r.stale else ""),
             str(r.allowed),
-            _bar(r.found, top),
+            _bar(r.found, top, 20 if width >= 100 else 8),
         )
     return table
 
 
-def _heat_table(audit: Audit) -> Table:
+def _heat_table(audit: Audit, width: int) -> Table:
     ids = audit.rule_ids
     table = _table(f"Heat by package folder{_of(TOP, len(audit.folders))}", "folder")
     table.add_column("files", justify="right")
@@ -102,21 +102,25 @@ def _heat_table(audit: Audit) -> Table:
         table.add_column(rid.removeprefix("CTX"), justify="right")
     table.add_column("total", justify="right", style="bold")
     top = max((n for t in audit.folders for n in t.counts.values()), default=0)
+    # paths lose their head, not rich's ellipsis on their tail: leave the numbers their room
+    room = max(12, min(44, width - 6 * len(ids) - 24))
     for t in audit.folders[:TOP]:
         cells = [_heat(t.counts.get(rid, 0), top) for rid in ids]
-        table.add_row(Text(_left_trim(t.key, 44)), str(t.files), *cells, str(t.total))
+        table.add_row(Text(_left_trim(t.key, room)), str(t.files), *cells, str(t.total))
     return table
 
 
-def _tally_table(title: str, rows: list[Tally], scoped: bool) -> Table:
+def _tally_table(title: str, rows: list[Tally], scoped: bool, width: int) -> Table:
     table = _table(title, "file" if not scoped else "scope", "total", "by rule")
+    widest = max((len(_breakdown(t.counts)) for t in rows[:TOP]), default=0)
+    room = max(16, min(56, width - widest - 16))
     for t in rows[:TOP]:
         if scoped:
             path, _, scope = t.key.partition("::")
-            label = Text(_left_trim(scope, 48), style="bold")
-            label.append(f"\n{_left_trim(path, 48)}", style="dim")
+            label = Text(_left_trim(scope, room), style="bold")
+            label.append(f"\n{_left_trim(path, room)}", style="dim")
         else:
-            label = Text(_left_trim(t.key, 56))
+            label = Text(_left_trim(t.key, room))
         table.add_row(label, str(t.total), _breakdown(t.counts))
     return table
 
@@ -206,14 +210,17 @@ def _history(audit: Audit) -> Table:
 
 def print_audit(audit: Audit, console: Console) -> None:
     console.print(_header(audit))
-    console.print(_rules(audit))
+    width = console.width
+    console.print(_rules(audit, width))
     if audit.folders:
-        console.print(_heat_table(audit))
-        console.print(_tally_table(f"Top files{_of(TOP, len(audit.files))}", audit.files, False))
-        console.print(_tally_table(f"Top scopes{_of(TOP, len(audit.scopes))}", audit.scopes, True))
+        console.print(_heat_table(audit, width))
+        files = f"Top files{_of(TOP, len(audit.files))}"
+        console.print(_tally_table(files, audit.files, False, width))
+        scopes = f"Top scopes{_of(TOP, len(audit.scopes))}"
+        console.print(_tally_table(scopes, audit.scopes, True, width))
     if audit.fields:
         console.print(_fields(audit))
-    console.print(_sets(audit, console.width))
+    console.print(_sets(audit, width))
     if audit.history is not None:
         console.print(_history(audit))
     if audit.errors:
