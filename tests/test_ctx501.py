@@ -192,6 +192,10 @@ class Method:
             def apply(self):  # expect
                 return None
 
+        class Keyworded(Method):
+            def apply(self, layer, metadata, **kwargs):  # the base's **kwargs may carry it
+                return None
+
         def run(m: Method, layer, x) -> None:
             m.apply(layer, x, 1, bias=None, extra=2)
         """,
@@ -348,6 +352,18 @@ def test_binding_helpers() -> None:
         "takes 0 positional arguments where the base passes 1"
     ]
     assert accept_problems([], base, dispatched=True) == []
+    # a base **kwargs may carry an extra parameter by keyword; a *args-less base
+    # without it cannot
+    kw_base = [["x", "pk", None], ["kw", "vk", None]]
+    assert (
+        accept_problems([["x", "pk", None], ["meta", "pk", None]], kw_base, dispatched=False) == []
+    )
+    assert accept_problems([["x", "pk", None], ["meta", "pk", None]], base, dispatched=False) == [
+        "requires `meta`, which the base makes optional"
+    ]
+    assert accept_problems(
+        [["x", "pk", None], ["y", "pk", "0"], ["meta", "pk", None]], base, dispatched=False
+    ) == ["requires `meta`, which the base does not pass"]
 
 
 # -- pins through the CLI -------------------------------------------------------------

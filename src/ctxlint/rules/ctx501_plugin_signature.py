@@ -445,10 +445,11 @@ def accept_problems(impl: list[Param], base: list[Param], *, dispatched: bool) -
     required = sum(1 for p in b_pos if p[2] is None)
     if not dispatched and not i_va and len(i_pos) < required:
         out.append(f"takes {len(i_pos)} positional arguments where the base passes {required}")
-    for j, (name, _, default) in enumerate(i_pos):
+    for j, (name, kind, default) in enumerate(i_pos):
         if default is not None:
             continue
-        if j >= len(b_pos) and not b_va:
+        if j >= len(b_pos) and not b_va and not (b_vk and kind == "pk"):
+            # (a base `**kwargs` may carry it by keyword)
             out.append(f"requires `{name}`, which the base does not pass")
         elif j < len(b_pos) and b_pos[j][2] is not None:
             out.append(f"requires `{name}`, which the base makes optional")
