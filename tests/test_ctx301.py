@@ -740,3 +740,53 @@ def test_an_instance_built_in_a_classmethod_is_followed(project: Path) -> None:
     )
     assert out.program.sets[RULE]["publishers reaching no bag read"] == []
     assert findings(out) == []
+
+
+def test_a_factory_importing_the_class_locally_reaches_it(project: Path) -> None:
+    """SGLang's shape: `self.spec = Algorithm.from_string(...)` then
+    `self.spec.create_worker()` returns a class imported inside the method."""
+    assert_case(
+        project,
+        RULE,
+        """
+        from specrt.context import get_model, publish
+
+        class Algorithm:
+            @classmethod
+            def from_string(cls, name):
+                return cls()
+
+            def create_worker(self):
+                from app.workers import DraftWorker
+                return DraftWorker
+
+        class Scheduler:
+            def __init__(self, server_args):
+                self.spec = Algorithm.from_string("eagle")
+                self.worker = self.spec.create_worker()(server_args)
+
+        def run_scheduler_process(server_args):
+            publish(server_args, role="scheduler")
+            get_model()
+            Scheduler(server_args)
+        """,
+        extra={
+            "app/workers.py": """
+            from specrt.context import get_exec, get_model
+
+            class DraftWorker:
+                def __init__(self, server_args):
+                    self.k = get_exec()
+                    self.m = get_model()
+
+            class Orphan:
+                def __init__(self, server_args):
+                    self.k = get_exec()
+                    self.m = get_model()
+            """
+        },
+    )
+    out = run(project, {})
+    got = [(f.path, f.line) for f in out.findings]
+    assert got == [("app/workers.py", 11)], got  # Orphan only, once
+    assert "and 1 more statements" in out.findings[0].message

@@ -286,7 +286,12 @@ class CallFactsVisitor(FileVisitor):
     def visit_Name(self, node: cst.Name) -> None:
         if self.in_import or id(node) in self.def_names:
             return
-        if node.value in self.ctx.imports or node.value in self.module_names:
+        name = node.value
+        if (
+            name in self.ctx.imports
+            or name in self.module_names
+            or any(name in sc.imports for sc in self.ctx.scopes[1:])  # `from x import C` in a def
+        ):
             self._ref(node)
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
@@ -636,7 +641,8 @@ class CallGraph:
                     held = self.classes.get(c, {}).get("attrs", {}).get(f"inst:{attr}")
                     if held:
                         for h in held:
-                            real = self.resolve_class(h)
+                            # `Cls.from_string(...)`: an alternate constructor's class
+                            real = self.resolve_class(h) or self.resolve_class(h.rpartition(".")[0])
                             if real is not None:
                                 found += self.method(real, meth)
                         break

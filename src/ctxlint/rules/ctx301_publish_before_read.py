@@ -340,22 +340,26 @@ class PublishBeforeRead(Rule):
                 return
 
     def _constructor(self, a: Analysis, q: str) -> Iterable[RawFinding]:
+        """One finding per constructor, on its first statement leading to a read."""
         fn = a.funcs[q]
-        steps, _ = a.first_steps(q, stop_at=("p", "a"), same_module=True)
+        steps = [
+            s for s in a.first_steps(q, stop_at=("p", "a"), same_module=True)[0] if len(s[0]) > 3
+        ]
+        if not steps:
+            return
         name = short(q, fn.module)
-        for event, hit in steps:
-            if len(event) <= 3:
-                continue
-            yield RawFinding(
-                ID,
-                fn.path,
-                name,
-                event[2],
-                event[3],
-                f"{_path(a, name, hit)} in a constructor that no publishing entry reaches and "
-                "that does not call assert_published first: a process that forgot to publish "
-                "fails here, far from the cause",
-            )
+        event, hit = steps[0]
+        more = f" (and {len(steps) - 1} more statements reading bags)" if len(steps) > 1 else ""
+        yield RawFinding(
+            ID,
+            fn.path,
+            name,
+            event[2],
+            event[3],
+            f"{_path(a, name, hit)}{more} in a constructor handed the record that no "
+            "publishing entry reaches and that does not call assert_published first: a "
+            "process that forgot to publish fails here, far from the cause",
+        )
 
 
 def _path(a: Analysis, name: str, hit: Hit) -> str:
