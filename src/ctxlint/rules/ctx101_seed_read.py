@@ -64,14 +64,8 @@ class SeedReadVisitor(FileVisitor):
 
     def _record(self, node: cst.CSTNode, base: cst.BaseExpression, field: str, form: str) -> None:
         rec = self.ctx.records
-        entry = {
-            "field": field,
-            "form": form,
-            "scope": self.ctx.qualname,
-            "snippet": self.ctx.snippet(node),
-            "span": self.ctx.anchor(node),
-        }
         if rec.is_seed(base):
+            entry = self._entry(node, field, form)
             if rec.is_seed_call(base):
                 entry["via"] = "call"
             else:
@@ -80,8 +74,20 @@ class SeedReadVisitor(FileVisitor):
             return
         attr = rec.self_attr(base)
         if attr is not None:
-            entry["via"] = f"self.{attr}"
-            self.pending.append((self.ctx.enclosing_class(), attr, entry))
+            # Only known to be the seed once the class is complete; anchoring
+            # (which costs a positions pass) waits until it is confirmed.
+            pending = {"field": field, "form": form, "scope": self.ctx.qualname, "node": node}
+            pending["via"] = f"self.{attr}"
+            self.pending.append((self.ctx.enclosing_class(), attr, pending))
+
+    def _entry(self, node: cst.CSTNode, field: str, form: str) -> dict[str, Any]:
+        return {
+            "field": field,
+            "form": form,
+            "scope": self.ctx.qualname,
+            "snippet": self.ctx.snippet(node),
+            "span": self.ctx.anchor(node),
+        }
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if self.active and node.attr.value in self.readable and id(node) not in self.targets:
@@ -98,9 +104,12 @@ class SeedReadVisitor(FileVisitor):
 
     def finish(self) -> Any:
         rec = self.ctx.records
-        for cls, attr, entry in self.pending:
+        for cls, attr, pending in self.pending:
             if rec.parked(cls, attr):
-                self.reads.append(entry)
+                node = pending.pop("node")
+                pending["snippet"] = self.ctx.snippet(node)
+                pending["span"] = self.ctx.anchor(node)
+                self.reads.append(pending)
         return self.reads
 
 
