@@ -790,3 +790,30 @@ def test_a_factory_importing_the_class_locally_reaches_it(project: Path) -> None
     got = [(f.path, f.line) for f in out.findings]
     assert got == [("app/workers.py", 11)], got  # Orphan only, once
     assert "and 1 more statements" in out.findings[0].message
+
+
+def test_a_subclass_of_a_class_reached_code_names_counts_as_reached(project: Path) -> None:
+    """Plugin registries found by scanning modules (`issubclass(cls, Base)`)."""
+    assert_case(
+        project,
+        RULE,
+        """
+        from specrt.context import get_model, publish
+
+        class BaseProcessor:
+            def __init__(self, server_args):
+                self.sa = server_args
+
+        class LlavaProcessor(BaseProcessor):
+            def __init__(self, server_args):
+                self.n = get_model()
+
+        def find(classes):
+            return [c for c in classes if issubclass(c, BaseProcessor)]
+
+        def run_tokenizer(server_args):
+            publish(server_args, role="tokenizer")
+            get_model()
+            find([])
+        """,
+    )

@@ -73,6 +73,7 @@ class Analysis:
                     self.entries[q].append(label)
                 self.entry_start.setdefault(q, (path, start))
         self._pre: dict[str, tuple[Hit | None, bool]] = {}
+        self.reached_refs: set[str] = set()  # classes reached code names
         self._busy: set[str] = set()
 
     def wanted_tokens(self) -> set[str]:
@@ -218,6 +219,9 @@ class Analysis:
             for targets in g.edges.get(q, ()):
                 todo += [t for t in targets if t not in seen]
             for name in refs:
+                cls = g.resolve_class(name)
+                if cls is not None:
+                    self.reached_refs.add(cls)
                 todo += [t for t in g.resolve_global(name) if t not in seen]
         return seen
 
@@ -305,6 +309,9 @@ class PublishBeforeRead(Rule):
             if q in a.funcs:
                 yield from self._entry(a, q)
         reached = a.reached_from_publishers()
+        # A subclass of a class reached code names is plausibly built through it
+        # (plugin registries discovered by scanning modules, `get_kv_class(...)`).
+        named = {f.cls for q, f in a.funcs.items() if q in reached and f.cls} | a.reached_refs
         for q in sorted(a.funcs):
             f = a.funcs[q]
             # only a constructor handed the record can assert_published(server_args)
@@ -312,6 +319,7 @@ class PublishBeforeRead(Rule):
                 f.takes_record
                 and q.endswith(".__init__")
                 and q not in reached
+                and not (f.cls and any(c in named for c in a.graph.mro(f.cls)[1:]))
                 and q not in a.entries
             ):
                 yield from self._constructor(a, q)
