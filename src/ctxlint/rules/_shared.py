@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from ctxlint.filecontext import FileContext
+from ctxlint.rule import FileVisitor
 from ctxlint.vocab import Vocabulary
 
 
@@ -26,3 +28,43 @@ def is_builtin_call(ctx_resolve: object, call: cst.Call, name: str) -> bool:
 
 def positional(call: cst.Call) -> list[cst.BaseExpression]:
     return [a.value for a in call.args if a.keyword is None and not a.star]
+
+
+class ReadVisitor(FileVisitor):
+    """A visitor of attribute *reads*: it marks the nodes being written (assignment,
+    `del`, `for`/`with` targets), which are CTX201's business, so `is_write`
+    tells a load from a store."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        super().__init__(ctx)
+        self.targets: set[int] = set()
+
+    def is_write(self, node: cst.CSTNode) -> bool:
+        return id(node) in self.targets
+
+    def _mark(self, target: cst.BaseExpression) -> None:
+        self.targets.add(id(target))
+        if isinstance(target, (cst.Tuple, cst.List)):
+            for e in target.elements:
+                self._mark(e.value)
+        elif isinstance(target, cst.StarredElement):
+            self._mark(target.value)
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._mark(node.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._mark(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._mark(node.target)
+
+    def visit_Del(self, node: cst.Del) -> None:
+        self._mark(node.target)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._mark(node.target)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self._mark(node.asname.name)

@@ -16,51 +16,22 @@ from typing import Any
 import libcst as cst
 
 from ctxlint.filecontext import FileContext, string_value
-from ctxlint.rule import FileVisitor, Program, RawFinding, Rule
-from ctxlint.rules._shared import bag_spelling, positional
+from ctxlint.rule import Program, RawFinding, Rule
+from ctxlint.rules._shared import ReadVisitor, bag_spelling, positional
 from ctxlint.vocab import Vocabulary
 
 ID = "CTX101"
 
 
-class SeedReadVisitor(FileVisitor):
+class SeedReadVisitor(ReadVisitor):
     def __init__(self, ctx: FileContext) -> None:
         super().__init__(ctx)
         vocab = ctx.vocab
         assert vocab is not None
         self.active = ctx.module != vocab.runtime_module
         self.readable = set(vocab.fields) | set(vocab.properties)
-        self.targets: set[int] = set()  # attribute nodes being written, not read
         self.reads: list[dict[str, Any]] = []
         self.pending: list[tuple[str | None, str, dict[str, Any]]] = []
-
-    # writes are CTX201's business
-    def _mark(self, target: cst.BaseExpression) -> None:
-        self.targets.add(id(target))
-        if isinstance(target, (cst.Tuple, cst.List)):
-            for e in target.elements:
-                self._mark(e.value)
-        elif isinstance(target, cst.StarredElement):
-            self._mark(target.value)
-
-    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        self._mark(node.target)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._mark(node.target)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._mark(node.target)
-
-    def visit_Del(self, node: cst.Del) -> None:
-        self._mark(node.target)
-
-    def visit_For(self, node: cst.For) -> None:
-        self._mark(node.target)
-
-    def visit_WithItem(self, node: cst.WithItem) -> None:
-        if node.asname is not None:
-            self._mark(node.asname.name)
 
     def _record(self, node: cst.CSTNode, base: cst.BaseExpression, field: str, form: str) -> None:
         rec = self.ctx.records
@@ -90,7 +61,7 @@ class SeedReadVisitor(FileVisitor):
         }
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
-        if self.active and node.attr.value in self.readable and id(node) not in self.targets:
+        if self.active and node.attr.value in self.readable and not self.is_write(node):
             self._record(node, node.value, node.attr.value, "attribute")
 
     def visit_Call(self, node: cst.Call) -> None:

@@ -24,8 +24,8 @@ from typing import Any, ClassVar
 import libcst as cst
 
 from ctxlint.filecontext import FileContext, dotted, string_value
-from ctxlint.rule import FileVisitor, Program, RawFinding, Rule
-from ctxlint.rules._shared import bag_spelling, positional
+from ctxlint.rule import Program, RawFinding, Rule
+from ctxlint.rules._shared import ReadVisitor, bag_spelling, positional
 from ctxlint.rules.ctx201_record_mutation import record_names
 from ctxlint.vocab import Vocabulary
 
@@ -38,46 +38,17 @@ BUILTIN_FACTORIES = ("from_server_args", "create_*_from_server_args")
 _UNTYPED = ("Any", "object")
 
 
-class ExposureVisitor(FileVisitor):
+class ExposureVisitor(ReadVisitor):
     def __init__(self, ctx: FileContext) -> None:
         super().__init__(ctx)
         vocab = ctx.vocab
         assert vocab is not None
         self.active = ctx.module != vocab.runtime_module
         self.readable = set(vocab.fields) | set(vocab.properties)
-        self.targets: set[int] = set()  # attributes being written: CTX201's business
         # function qualname -> parameter -> "rec" (annotated record) | "plain" | "other"
         self.params: dict[str, dict[str, str]] = {}
         self.reads: list[dict[str, Any]] = []
         self.parks: list[dict[str, Any]] = []
-
-    # -- writes are not reads ---------------------------------------------------
-    def _mark(self, target: cst.BaseExpression) -> None:
-        self.targets.add(id(target))
-        if isinstance(target, (cst.Tuple, cst.List)):
-            for e in target.elements:
-                self._mark(e.value)
-        elif isinstance(target, cst.StarredElement):
-            self._mark(target.value)
-
-    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        self._mark(node.target)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._mark(node.target)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._mark(node.target)
-
-    def visit_Del(self, node: cst.Del) -> None:
-        self._mark(node.target)
-
-    def visit_For(self, node: cst.For) -> None:
-        self._mark(node.target)
-
-    def visit_WithItem(self, node: cst.WithItem) -> None:
-        if node.asname is not None:
-            self._mark(node.asname.name)
 
     # -- parameters -------------------------------------------------------------
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -150,7 +121,7 @@ class ExposureVisitor(FileVisitor):
         )
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
-        if self.active and node.attr.value in self.readable and id(node) not in self.targets:
+        if self.active and node.attr.value in self.readable and not self.is_write(node):
             self._record(node, node.value, node.attr.value, "attribute")
 
     def visit_Call(self, node: cst.Call) -> None:
