@@ -289,6 +289,15 @@ class RecordTracker(FileVisitor):
     def annotated_attr(self, cls: str | None, attr: str) -> bool:
         return cls is not None and attr in self.annotated_attrs.get(cls, ())
 
+    def settle(self, pending: dict[str, Any]) -> dict[str, Any]:
+        """What a holder left pending on `self.X` turned out to be, once the
+        class is complete: the seed, an annotated record, or just `<x>.X`."""
+        if self.parked(pending["cls"], pending["n"]):
+            return {"k": "seed"}
+        if self.annotated_attr(pending["cls"], pending["n"]):
+            return {"k": "annotated"}
+        return {"k": "attr", "n": pending["n"]}
+
     def finish(self) -> Any:
         if not self.record_params:
             return None

@@ -134,14 +134,8 @@ class RecordWriteVisitor(FileVisitor):
     def finish(self) -> Any:
         rec = self.ctx.records
         for w in self.writes:
-            b = w["base"]
-            if b["k"] == "self":
-                if rec.parked(b["cls"], b["n"]):
-                    w["base"] = {"k": "seed"}
-                elif rec.annotated_attr(b["cls"], b["n"]):
-                    w["base"] = {"k": "annotated"}
-                else:
-                    w["base"] = {"k": "attr", "n": b["n"]}
+            if w["base"]["k"] == "self":
+                w["base"] = rec.settle(w["base"])
         return self.writes
 
 

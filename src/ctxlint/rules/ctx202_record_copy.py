@@ -145,14 +145,8 @@ class RecordCopyVisitor(FileVisitor):
     def finish(self) -> Any:
         rec = self.ctx.records
         for c in self.calls:
-            b = c["base"]
-            if b["k"] == "selfattr":
-                if rec.parked(b["cls"], b["n"]):
-                    c["base"] = {"k": "seed"}
-                elif rec.annotated_attr(b["cls"], b["n"]):
-                    c["base"] = {"k": "annotated"}
-                else:
-                    c["base"] = {"k": "attr", "n": b["n"]}
+            if c["base"]["k"] == "selfattr":
+                c["base"] = rec.settle(c["base"])
         if not self.calls and not self.classes:
             return None
         return {"classes": self.classes, "calls": self.calls}
