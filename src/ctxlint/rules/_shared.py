@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from ctxlint.filecontext import FileContext
+from ctxlint.filecontext import FileContext, string_value
 from ctxlint.rule import FileVisitor
 from ctxlint.vocab import Vocabulary
 
@@ -31,13 +31,33 @@ def positional(call: cst.Call) -> list[cst.BaseExpression]:
 
 
 class ReadVisitor(FileVisitor):
-    """A visitor of attribute *reads*: it marks the nodes being written (assignment,
-    `del`, `for`/`with` targets), which are CTX201's business, so `is_write`
-    tells a load from a store."""
+    """A visitor of field *reads* (`x.f` and literal `getattr(x, "f")`): it marks
+    the nodes being written (assignment, `del`, `for`/`with` targets), which are
+    CTX201's business, and hands each read of a field in `readable` to
+    `_record`; subclasses set `active` and `readable` and decide what `x` is."""
+
+    active: bool
+    readable: set[str]
 
     def __init__(self, ctx: FileContext) -> None:
         super().__init__(ctx)
         self.targets: set[int] = set()
+
+    def _record(self, node: cst.CSTNode, base: cst.BaseExpression, field: str, form: str) -> None:
+        raise NotImplementedError
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if self.active and node.attr.value in self.readable and not self.is_write(node):
+            self._record(node, node.value, node.attr.value, "attribute")
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not (self.active and isinstance(node.func, cst.Name) and node.func.value == "getattr"):
+            return
+        args = positional(node)
+        if len(args) >= 2:
+            name = string_value(args[1])
+            if name is not None and name in self.readable:
+                self._record(node, args[0], name, "getattr")
 
     def is_write(self, node: cst.CSTNode) -> bool:
         return id(node) in self.targets

@@ -15,9 +15,9 @@ from typing import Any
 
 import libcst as cst
 
-from ctxlint.filecontext import FileContext, string_value
+from ctxlint.filecontext import FileContext
 from ctxlint.rule import Program, RawFinding, Rule
-from ctxlint.rules._shared import ReadVisitor, bag_spelling, positional
+from ctxlint.rules._shared import ReadVisitor, bag_spelling
 from ctxlint.vocab import Vocabulary
 
 ID = "CTX101"
@@ -59,19 +59,6 @@ class SeedReadVisitor(ReadVisitor):
             "snippet": self.ctx.snippet(node),
             "span": self.ctx.anchor(node),
         }
-
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        if self.active and node.attr.value in self.readable and not self.is_write(node):
-            self._record(node, node.value, node.attr.value, "attribute")
-
-    def visit_Call(self, node: cst.Call) -> None:
-        if not (self.active and isinstance(node.func, cst.Name) and node.func.value == "getattr"):
-            return
-        args = positional(node)
-        if len(args) >= 2:
-            name = string_value(args[1])
-            if name is not None and name in self.readable:
-                self._record(node, args[0], name, "getattr")
 
     def finish(self) -> Any:
         rec = self.ctx.records

@@ -23,9 +23,9 @@ from typing import Any, ClassVar
 
 import libcst as cst
 
-from ctxlint.filecontext import FileContext, dotted, string_value
+from ctxlint.filecontext import FileContext, dotted
 from ctxlint.rule import Program, RawFinding, Rule
-from ctxlint.rules._shared import ReadVisitor, bag_spelling, positional
+from ctxlint.rules._shared import ReadVisitor, bag_spelling
 from ctxlint.rules.ctx201_record_mutation import record_names
 from ctxlint.vocab import Vocabulary
 
@@ -119,19 +119,6 @@ class ExposureVisitor(ReadVisitor):
                 "span": self.ctx.anchor(node),
             }
         )
-
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        if self.active and node.attr.value in self.readable and not self.is_write(node):
-            self._record(node, node.value, node.attr.value, "attribute")
-
-    def visit_Call(self, node: cst.Call) -> None:
-        if not (self.active and isinstance(node.func, cst.Name) and node.func.value == "getattr"):
-            return
-        args = positional(node)
-        if len(args) >= 2:
-            name = string_value(args[1])
-            if name is not None and name in self.readable:
-                self._record(node, args[0], name, "getattr")
 
     def _constructs_record(self, value: cst.BaseExpression) -> bool:
         """`ServerArgs(...)` / `ServerArgs.from_cli_args(...)`: a record the code owns."""
