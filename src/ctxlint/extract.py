@@ -18,11 +18,13 @@ from ctxlint.filecontext import Anchor, FileContext
 from ctxlint.records import RecordTracker
 from ctxlint.rule import FileVisitor, Rule
 from ctxlint.vocab import Vocabulary
+from ctxlint.walk import TRIVIA, walk
 
 SCOPE_NODES = (cst.ClassDef, cst.FunctionDef)
+TRIVIA_NAMES = frozenset(t.__name__ for t in TRIVIA)
 
 
-class Dispatcher(cst.CSTVisitor):
+class Dispatcher:
     """Batches every visitor's `visit_X`/`leave_X` into a single walk, keeping
     the file context's scopes and local imports current around them."""
 
@@ -36,6 +38,9 @@ class Dispatcher(cst.CSTVisitor):
                     self.visits[attr[6:]].append(getattr(v, attr))
                 elif attr.startswith("leave_"):
                     self.leaves[attr[6:]].append(getattr(v, attr))
+        skipped = set(self.visits).union(self.leaves) & TRIVIA_NAMES
+        if skipped:  # the walk never reaches layout nodes
+            raise TypeError(f"visitors ask for layout nodes the walk skips: {sorted(skipped)}")
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         if isinstance(node, SCOPE_NODES):
@@ -102,7 +107,8 @@ def extract_file(
     ctx.records = tracker
     visitors: list[tuple[str, FileVisitor]] = [("records", tracker)]
     visitors += [(r.id, r.visitor(ctx)) for r in rules if r.visitor is not None]
-    tree.visit(Dispatcher(ctx, [v for _, v in visitors]))
+    dispatcher = Dispatcher(ctx, [v for _, v in visitors])
+    walk(tree, dispatcher.on_visit, dispatcher.on_leave)
     facts = {rid: v.finish() for rid, v in visitors}
     ctx.resolve_anchors()
     out["facts"] = {k: v for k, v in facts.items() if v}

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, PositionProvider
+
+from ctxlint.positions import spans
 
 if TYPE_CHECKING:
     from ctxlint.vocab import Vocabulary
@@ -167,11 +168,9 @@ class FileContext:
     def resolve_anchors(self) -> None:
         if not self.anchors:
             return
-        wrapper = MetadataWrapper(self.module_node, unsafe_skip_copy=True)
-        positions = wrapper.resolve(PositionProvider)
+        found = spans(self.module_node, [a.node for a in self.anchors])
         for a in self.anchors:
-            rng = positions[a.node]
-            a.span[:] = [rng.start.line, rng.start.column + 1, rng.end.line, rng.end.column + 1]
+            a.span[:] = found[a.node]
             a.node = None  # type: ignore[assignment]  # release the tree
 
 

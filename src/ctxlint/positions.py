@@ -1,0 +1,111 @@
+"""Line/column spans for a few nodes of a parsed module, cheaply.
+
+LibCST's PositionProvider builds a CodeRange object for every node of the tree
+through a regex split per token; on large trees that costs twice the parse. This
+codegen state keeps the same rules (syntactic positions where a node records
+one, whitespace-inclusive otherwise) with plain tuples, a newline fast path, and
+no metadata wrapper, and answers only for the nodes asked about.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+import libcst as cst
+from libcst._nodes.internal import CodegenState
+
+_NEWLINE = re.compile(r"\r\n?|\n")
+Pos = tuple[int, int]  # line (1-based), column (0-based)
+
+
+class _SpanState(CodegenState):
+    """CodegenState that tracks the cursor and records (start, end) per node."""
+
+    def __init__(self, module: cst.Module) -> None:
+        super().__init__(
+            default_indent=module.default_indent, default_newline=module.default_newline
+        )
+        self.line = 1
+        self.column = 0
+        self.stack: list[Pos] = []
+        self.computed: dict[int, tuple[Pos, Pos]] = {}  # by id(): CSTNode.__hash__ is Python code
+
+    def _advance(self, value: str) -> None:
+        if "\n" not in value and "\r" not in value:
+            self.column += len(value)
+            return
+        segments = _NEWLINE.split(value)
+        self.line += len(segments) - 1
+        self.column = len(segments[-1])
+
+    def add_indent_tokens(self) -> None:
+        for token in self.indent_tokens:
+            self._advance(token)
+
+    def add_token(self, value: str) -> None:
+        self._advance(value)
+
+    def pop_trailing_newline(self) -> None:
+        pass  # positions are taken before the module's last newline matters
+
+    def before_codegen(self, node: cst.CSTNode) -> None:
+        self.stack.append((self.line, self.column))
+
+    def after_codegen(self, node: cst.CSTNode) -> None:
+        start = self.stack.pop()
+        key = id(node)
+        if key not in self.computed:
+            self.computed[key] = (start, (self.line, self.column))
+
+    def record_syntactic_position(
+        self,
+        node: cst.CSTNode,
+        *,
+        start_node: cst.CSTNode | None = None,
+        end_node: cst.CSTNode | None = None,
+    ) -> _Syntactic:
+        return _Syntactic(self, node, start_node, end_node)
+
+
+class _Syntactic:
+    """The syntactic span of a node, hoisted from children where LibCST says so
+    (a plain class: contextlib's generator wrapper costs more than the codegen)."""
+
+    __slots__ = ("end_node", "node", "start", "start_node", "state")
+
+    def __init__(
+        self,
+        state: _SpanState,
+        node: cst.CSTNode,
+        start_node: cst.CSTNode | None,
+        end_node: cst.CSTNode | None,
+    ) -> None:
+        self.state, self.node = state, node
+        self.start_node, self.end_node = start_node, end_node
+        self.start = (state.line, state.column)
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> bool:
+        state = self.state
+        start, end = self.start, (state.line, state.column)
+        if self.start_node is not None:
+            start = state.computed[id(self.start_node)][0]
+        if self.end_node is not None:
+            end = state.computed[id(self.end_node)][1]
+        state.computed[id(self.node)] = (start, end)
+        return False
+
+
+def spans(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> dict[cst.CSTNode, list[int]]:
+    """[line, column, end_line, end_column] (columns 1-based) for each node,
+    exactly as PositionProvider would place it."""
+    state = _SpanState(module)
+    module._codegen(state)
+    out: dict[cst.CSTNode, list[int]] = {}
+    for node in nodes:
+        (line, col), (end_line, end_col) = state.computed[id(node)]
+        out[node] = [line, col + 1, end_line, end_col + 1]
+    return out

@@ -1,0 +1,114 @@
+"""A read-only pre/post-order walk of a LibCST tree.
+
+`CSTNode.visit` rebuilds every node through `_visit_and_replace_children`
+(dataclass construction and validation per node), which costs as much as the
+parse even for a visitor that changes nothing. This walk reads the same
+children in the same order straight off the fields, and skips whitespace,
+comment and punctuation nodes, which no rule visits.
+
+The child order per node class is read once from LibCST's own
+`_visit_and_replace_children` (the field names it passes, in source order), so
+the walk follows LibCST's order without a hand-kept table; a test compares the
+two walks node for node.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import textwrap
+from collections.abc import Callable
+
+import libcst as cst
+
+# Node classes that carry layout only (whitespace, comments, brackets, commas,
+# operators' tokens): never visited, never descended into.
+_TRIVIA_BASES: tuple[type, ...] = (
+    cst.BaseParenthesizableWhitespace,
+    cst.EmptyLine,
+    cst.TrailingWhitespace,
+    cst.Newline,
+    cst.Comment,
+    cst.LeftParen,
+    cst.RightParen,
+    cst.LeftSquareBracket,
+    cst.RightSquareBracket,
+    cst.LeftCurlyBrace,
+    cst.RightCurlyBrace,
+    cst.Comma,
+    cst.Dot,
+    cst.Colon,
+    cst.Semicolon,
+    cst.AssignEqual,
+    cst.ImportStar,
+)
+
+
+def _subclasses(base: type) -> set[type]:
+    out = {base}
+    for sub in base.__subclasses__():
+        out |= _subclasses(sub)
+    return out
+
+
+TRIVIA: frozenset[type] = frozenset().union(*(_subclasses(b) for b in _TRIVIA_BASES))
+# Node classes the walk descends into. Exact type lookups: CSTNode is an ABC, and
+# isinstance against an ABC costs a slow __instancecheck__ per call.
+_WALKED: frozenset[type] = frozenset(_subclasses(cst.CSTNode) - TRIVIA)
+_SEQUENCES = (list, tuple)
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _field_order(cls: type) -> tuple[str, ...]:
+    """The field names `_visit_and_replace_children` visits, in its order."""
+    try:
+        source = textwrap.dedent(inspect.getsource(cls._visit_and_replace_children))  # type: ignore[attr-defined]
+    except (OSError, TypeError):  # no source: fall back to the declared order
+        return tuple(f for f in cls.__dataclass_fields__)  # type: ignore[attr-defined]
+    calls = [
+        node
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and node.func.id.startswith("visit_")
+        and len(node.args) >= 2
+        and isinstance(node.args[1], ast.Constant)
+        and isinstance(node.args[1].value, str)
+    ]
+    calls.sort(key=lambda c: (c.lineno, c.col_offset))
+    names: list[str] = []
+    for c in calls:
+        name = c.args[1].value  # type: ignore[attr-defined]
+        if name not in names:
+            names.append(name)
+    return tuple(names)
+
+
+def fields_of(cls: type) -> tuple[str, ...]:
+    names = _FIELDS.get(cls)
+    if names is None:
+        names = _FIELDS[cls] = _field_order(cls)
+    return names
+
+
+def walk(
+    node: cst.CSTNode,
+    on_visit: Callable[[cst.CSTNode], object],
+    on_leave: Callable[[cst.CSTNode], object],
+) -> None:
+    """Call on_visit before and on_leave after each non-trivia node's children."""
+    on_visit(node)
+    names = _FIELDS.get(type(node))
+    if names is None:
+        names = fields_of(type(node))
+    for name in names:
+        value = getattr(node, name)
+        kind = type(value)
+        if kind in _WALKED:
+            walk(value, on_visit, on_leave)
+        elif kind in _SEQUENCES:
+            for child in value:
+                if type(child) in _WALKED:
+                    walk(child, on_visit, on_leave)
+    on_leave(node)

@@ -1,0 +1,98 @@
+"""The fast walk and span resolution agree exactly with LibCST's own visit and
+PositionProvider, node for node, on real code and on awkward syntax."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import libcst as cst
+import pytest
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from ctxlint.positions import spans
+from ctxlint.walk import TRIVIA, walk
+
+REPO = Path(__file__).resolve().parents[1]
+
+AWKWARD = '''\
+@deco(1)\r
+@other
+async def f(a, /, b: int = (1), *args, c, d=2, **kw) -> "X":
+    x = [i for i in range(3) if i]; y = {k: v for k, v in kw.items()}
+    async with a as (p, q), b:
+        yield (await g(*args, **kw))[1:2, ::3]
+    match a:
+        case {"k": [1, *rest]} | Point(x=0) if rest:
+            pass
+    return lambda z=1: z if z else -z
+
+
+class C(B, metaclass=M):
+    """doc"""
+
+    def m(self): return f"{self.x!r:>{width}}" + r'raw' \\
+        'joined'
+    try:
+        pass
+    except* (E, F) as e:
+        del e
+    t: tuple[int, ...] = (yield)
+    global_ = [*a, *b] if (n := len(a)) else None
+'''
+
+
+def _sources() -> list[str]:
+    files = sorted((REPO / "src").rglob("*.py")) + sorted((REPO / "examples").rglob("*.py"))
+    return [AWKWARD] + [p.read_text() for p in files]
+
+
+class _Recorder(cst.CSTVisitor):
+    """LibCST's own order, with layout subtrees left out as the walk does."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, int]] = []
+        self.hidden = 0
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self.hidden or type(node) in TRIVIA:
+            self.hidden += 1
+        else:
+            self.events.append(("visit", id(node)))
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        if self.hidden:
+            self.hidden -= 1
+        else:
+            self.events.append(("leave", id(original_node)))
+
+
+def _recorder(events: list[tuple[str, int]], kind: str) -> Callable[[cst.CSTNode], None]:
+    return lambda node: events.append((kind, id(node)))
+
+
+@pytest.mark.parametrize("index", range(0, 60, 6))
+def test_walk_matches_libcst_visit_order(index: int) -> None:
+    for source in _sources()[index : index + 6]:
+        module = cst.parse_module(source)
+        expected = _Recorder()
+        module.visit(expected)
+        got: list[tuple[str, int]] = []
+        walk(module, _recorder(got, "visit"), _recorder(got, "leave"))
+        assert got == expected.events
+        assert len(got) > 2
+
+
+def test_spans_match_position_provider_for_every_node() -> None:
+    checked = 0
+    for source in _sources()[:25]:
+        module = cst.parse_module(source)
+        reference = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        nodes = [n for n in reference if not isinstance(n, cst.Module)]
+        mine = spans(module, nodes)
+        for node in nodes:
+            r = reference[node]
+            assert mine[node] == [r.start.line, r.start.column + 1, r.end.line, r.end.column + 1]
+            checked += 1
+    assert checked > 10_000
