@@ -14,7 +14,12 @@ from ctxlint.rule import load_rules
 
 
 def run_engine(
-    root: Path, *, jobs: int = 1, use_cache: bool = False, select: set[str] | None = None
+    root: Path,
+    *,
+    jobs: int = 1,
+    use_cache: bool = False,
+    select: set[str] | None = None,
+    memo: bool = True,
 ) -> RunOutput:
     rules = load_rules()
     cfg_path = find_config(root)
@@ -24,7 +29,7 @@ def run_engine(
         rule_ids=[r.id for r in rules],
         rule_options={k: v for r in rules for k, v in r.options.items()},
     )
-    return Engine(config, rules, jobs=jobs, use_cache=use_cache, selected=select).run()
+    return Engine(config, rules, jobs=jobs, use_cache=use_cache, selected=select, memo=memo).run()
 
 
 def write(root: Path, files: dict[str, str]) -> None:

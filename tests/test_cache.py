@@ -47,6 +47,32 @@ def test_editing_one_file_reparses_only_that_file(project: Path) -> None:
     assert run_engine(project, use_cache=True).files_parsed == 0
 
 
+def test_edit_that_keeps_the_facts_replays_the_derivation(project: Path) -> None:
+    """Early cutoff: an edited file whose facts come out the same (a comment
+    added below the code) is re-parsed, and the whole-program
+    phase is replayed from the cache instead of re-derived; the outcome is the
+    one a cold run gives."""
+    populate(project, n=6)
+    run_engine(project, use_cache=True)
+    edited = project / "app" / "mod00.py"
+    edited.write_text(edited.read_text() + "\n# a comment, and a blank line\n\n")
+    replayed = run_engine(project, use_cache=True)
+    assert replayed.files_parsed == 1
+    assert replayed.program.files == {}  # nothing was decoded or derived
+    assert _key(replayed) == _key(run_engine(project)) and len(_key(replayed)) == 6
+
+
+def test_edit_that_changes_the_facts_derives_again(project: Path) -> None:
+    populate(project, n=6)
+    run_engine(project, use_cache=True)
+    edited = project / "app" / "mod00.py"
+    edited.write_text(edited.read_text() + "\nEXTRA = get_server_args().dp_size\n")
+    out = run_engine(project, use_cache=True)
+    assert out.files_parsed == 1
+    assert out.program.files  # derived afresh
+    assert _key(out) == _key(run_engine(project)) and len(_key(out)) == 7
+
+
 def test_garbage_cache_file_is_not_fatal(project: Path) -> None:
     """A cache file that is not sqlite at all: the run completes correctly, and
     the cache is rebuilt so the next run is warm again."""
@@ -139,10 +165,10 @@ def test_partly_warm_run_sees_files_in_the_same_order(project: Path) -> None:
     """Hits and misses mixed: the whole-program phase sees the files in the same
     order as a cold run (rules must not see cache state)."""
     populate(project, n=6)
-    cold = run_engine(project, use_cache=True)
+    cold = run_engine(project, use_cache=True, memo=False)
     edited = project / "app" / "mod00.py"
     edited.write_text(edited.read_text() + "\n")
-    mixed = run_engine(project, use_cache=True)
+    mixed = run_engine(project, use_cache=True, memo=False)
     assert mixed.files_parsed == 1
     assert list(mixed.program.files) == list(cold.program.files)
     assert _key(mixed) == _key(cold)

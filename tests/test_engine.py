@@ -173,7 +173,8 @@ def test_per_rule_exclude_drops_only_that_rule(project: Path) -> None:
 
 def test_warm_run_replays_the_stored_outcome_exactly(project: Path) -> None:
     """Byte-identical inputs replay the stored run: same findings, sets and pins as a
-    full derivation, nothing parsed; any edit falls back to a real run."""
+    full derivation, nothing parsed; an edit re-parses the file, and one that
+    changes its facts derives again."""
     populate(project)
     from ctxlint.config import find_config, load_config
     from ctxlint.engine import Engine
@@ -199,5 +200,9 @@ def test_warm_run_replays_the_stored_outcome_exactly(project: Path) -> None:
 
     first = sorted(project.rglob("app/*.py"))[-1]
     first.write_text(first.read_text() + "\n# edited\n")
+    commented = Engine(config, rules).run()
+    assert commented.files_parsed == 1 and not commented.program.files  # same facts
+    assert commented.findings == full.findings
+    first.write_text(first.read_text() + "\nEXTRA = get_server_args().dp_size\n")
     edited = Engine(config, rules).run()
     assert edited.files_parsed == 1 and edited.program.files

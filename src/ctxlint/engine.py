@@ -150,17 +150,17 @@ class Engine:
 
     def _extract(
         self, items: list[tuple[str, str, bytes]], vocab: Vocabulary | None
-    ) -> dict[str, dict[str, Any]]:
-        """Facts per path: cache hits first, misses on the pool."""
+    ) -> dict[str, bytes]:
+        """Encoded facts per path: cache hits first, misses on the pool."""
         tag = f"{CODE_VERSION}:{vocab.key() if vocab else 'schema'}"
         keys = {p: f"{content_hash(src)}:{tag}" for p, _, src in items}
         cached = self.cache.get_many(keys.values())
-        out: dict[str, dict[str, Any]] = {}
+        out: dict[str, bytes] = {}
         misses = []
         for item in items:
             blob = cached.get(keys[item[0]])
             if blob is not None:
-                out[item[0]] = json.loads(blob)
+                out[item[0]] = blob
             else:
                 misses.append(item)
         fresh: dict[str, bytes] = {}
@@ -186,8 +186,7 @@ class Engine:
                     self.progress(n, len(misses))
         self.parsed += len(misses)
         self.cache.put_many({keys[p]: blob for p, blob in fresh.items()})
-        for path, blob in fresh.items():
-            out[path] = json.loads(blob)
+        out.update(fresh)
         return {p: out[p] for p, _, _ in items}  # input order, whatever was cached
 
     def _prefilter(
@@ -223,7 +222,8 @@ class Engine:
                 if f is None or f.rel not in sources:
                     schemas[module] = None
                 else:
-                    facts = self._extract([(f.rel, f.module, sources[f.rel])], None)[f.rel]
+                    blob = self._extract([(f.rel, f.module, sources[f.rel])], None)[f.rel]
+                    facts = json.loads(blob)
                     if "error" in facts:
                         raise DerivationError(f"{f.rel}: {facts['error']}")
                     schemas[module] = facts["schema"]
@@ -244,9 +244,10 @@ class Engine:
         self._timed("vocabulary", t)
         return vocab
 
-    def _memo_key(self, sources: dict[str, bytes], errors: list[FileError]) -> str:
+    def _inputs(self) -> dict[str, Any]:
+        """What an outcome depends on besides the tree: code, config, selection, pins."""
         c = self.config
-        inputs = {
+        return {
             "code": RUN_VERSION,
             "config": [
                 c.runtime_module,
@@ -258,13 +259,16 @@ class Engine:
             ],
             "selected": sorted(self.selected),
             "pinned": self.pinned,
-            "files": sorted((p, content_hash(src)) for p, src in sources.items()),
-            "unreadable": [e.path for e in errors],
         }
+
+    def _memo_key(self, sources: dict[str, bytes], errors: list[FileError]) -> str:
+        inputs = self._inputs()
+        inputs["files"] = sorted((p, content_hash(src)) for p, src in sources.items())
+        inputs["unreadable"] = [e.path for e in errors]
         raw = json.dumps(inputs, sort_keys=True, default=list).encode()
         return "run:" + hashlib.blake2b(raw, digest_size=16).hexdigest()
 
-    def _replay(self, blob: bytes, files: int) -> RunOutput:
+    def _replay(self, blob: bytes, files: int, parsed: int = 0) -> RunOutput:
         data = json.loads(blob)
         vocab = Vocabulary.from_json(data["vocab"])
         program = Program(self.config, vocab, {}, sets=data["sets"], pinned=self.pinned)
@@ -281,7 +285,7 @@ class Engine:
             for f in data["findings"]
         ]
         errors = [FileError(e["path"], e["message"]) for e in data["errors"]]
-        return RunOutput(program, findings, errors, files, 0, dict(self.timings), data["pins"])
+        return RunOutput(program, findings, errors, files, parsed, dict(self.timings), data["pins"])
 
     @staticmethod
     def _record(out: RunOutput) -> bytes:
@@ -327,6 +331,7 @@ class Engine:
         self, files: list[SourceFile], sources: dict[str, bytes], errors: list[FileError]
     ) -> RunOutput:
         vocab = self.vocabulary(files, sources)
+        unreadable = list(errors)  # parse errors come later, inside the facts
         t = time.perf_counter()
         program = Program(self.config, vocab, {}, pinned=self.pinned)
         tokens: set[str] = {"ctxlint:"}
@@ -339,10 +344,22 @@ class Engine:
                 tokens |= more
         module_of = {f.rel: f.module for f in files}
         hashes = {p: content_hash(src) for p, src in sources.items()}
-        done: set[str] = set()
+        blobs: dict[str, bytes] = {}
+        decoded: set[str] = set()
+
+        def decode() -> None:
+            """Facts into the program, for the paths not decoded yet."""
+            for path in sorted(set(blobs) - decoded):
+                facts = json.loads(blobs[path])
+                decoded.add(path)
+                if "error" in facts:
+                    errors.append(FileError(path, facts["error"]))
+                else:
+                    program.files[path] = facts
+
         round_tokens = set(tokens)  # each round scans only for tokens it has not seen
         while True:
-            waiting = [p for p in sorted(sources) if p not in done]
+            waiting = [p for p in sorted(sources) if p not in blobs]
             matched = (
                 set(waiting)
                 if everything
@@ -351,18 +368,56 @@ class Engine:
             todo = [(p, module_of[p], sources[p]) for p in waiting if p in matched]
             if not todo:
                 break
-            for path, facts in self._extract(todo, vocab).items():
-                done.add(path)
-                if "error" in facts:
-                    errors.append(FileError(path, facts["error"]))
-                else:
-                    program.files[path] = facts
-            round_tokens = set().union(*(r.more_tokens(program) for r in self.rules)) - tokens
+            blobs.update(self._extract(todo, vocab))
+            # What a round learns depends only on the facts so far: an edit that
+            # leaves every file's facts as they were replays it (early cutoff).
+            key = self._facts_key("round", vocab, blobs, tokens) if self.memo else None
+            learnt = self.cache.get_many([key]).get(key) if key else None
+            if learnt is not None:
+                round_tokens = set(json.loads(learnt)) - tokens
+            else:
+                decode()
+                round_tokens = set().union(*(r.more_tokens(program) for r in self.rules)) - tokens
+                if key:
+                    self.cache.put_many({key: json.dumps(sorted(round_tokens)).encode()})
             if not round_tokens:
                 break
             tokens |= round_tokens
         self._timed("facts", t)
 
+        key = self._facts_key("derived", vocab, blobs, tokens, unreadable) if self.memo else None
+        outcome = self.cache.get_many([key]).get(key) if key else None
+        if outcome is not None:
+            return self._replay(outcome, len(files), self.parsed)
+        decode()
+        out = self._derive_and_check(program, errors, len(files))
+        if key:
+            self.cache.put_many({key: self._record(out)})
+        return out
+
+    def _facts_key(
+        self,
+        kind: str,
+        vocab: Vocabulary,
+        blobs: dict[str, bytes],
+        tokens: set[str],
+        errors: list[FileError] | None = None,
+    ) -> str:
+        """A key for what whole-program work does with these facts: the run's
+        inputs other than sources (code, config, selection, pins), the
+        vocabulary, the facts of every file gathered, the prefilter tokens, and
+        the unreadable files."""
+        head = json.dumps([self._inputs(), vocab.key()], sort_keys=True, default=list)
+        digest = hashlib.blake2b(head.encode(), digest_size=16)
+        for path in sorted(blobs):
+            digest.update(
+                path.encode() + b"\0" + hashlib.blake2b(blobs[path], digest_size=16).digest()
+            )
+        digest.update("\0".join(sorted(tokens)).encode())
+        digest.update("\0".join(e.path for e in errors or ()).encode())
+        return f"{kind}:{digest.hexdigest()}"
+
+    def _derive_and_check(self, program: Program, errors: list[FileError], files: int) -> RunOutput:
         t = time.perf_counter()
         for rule in self.rules:
             program.sets[rule.id] = rule.derive(program)
@@ -387,7 +442,7 @@ class Engine:
             program,
             findings,
             errors,
-            len(files),
+            files,
             self.parsed,
             dict(self.timings),
             {k: v for k, v in pins.items() if v},

@@ -266,7 +266,7 @@ class PublishBeforeRead(Rule):
         for every unresolved call on a path the checks follow (before an entry's
         publish, and all of a publisher that reaches no read yet). Definition
         tokens match the defining module, not every module that says the name."""
-        return Analysis(program).wanted_tokens()
+        return analysis(program).wanted_tokens()
 
     def derive(self, program: Program) -> dict[str, Any]:
         a = analysis(program)
