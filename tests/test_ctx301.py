@@ -327,6 +327,29 @@ def test_a_cross_module_target_resolves_through_imports_and_reexports(project: P
     assert "app.workers.encoder.run_encoder" in entries(out)
 
 
+def test_only_the_modules_a_target_runs_through_are_parsed(project: Path) -> None:
+    """An unresolved target asks for the modules its name (and the re-exports
+    it passes) runs through, never for every file defining the same name."""
+    out = run(
+        project,
+        {
+            "app/launch.py": """
+            import multiprocessing as mp
+            from app import workers
+
+            def launch(sa):
+                mp.Process(target=workers.run_encoder, args=(sa,)).start()
+            """,
+            "app/workers/__init__.py": "from app.workers.encoder import run_encoder\n",
+            "app/workers/encoder.py": "def run_encoder(sa):\n    pass\n",
+            "app/elsewhere.py": "def run_encoder(sa):\n    pass\n",
+        },
+    )
+    assert "app.workers.encoder.run_encoder" in entries(out)
+    assert {"app/workers/__init__.py", "app/workers/encoder.py"} <= set(out.program.files)
+    assert "app/elsewhere.py" not in out.program.files
+
+
 # -- publishers reaching nothing: listed and pinned ----------------------------------------
 SILENT = {
     "app/case.py": """

@@ -206,3 +206,17 @@ def test_warm_run_replays_the_stored_outcome_exactly(project: Path) -> None:
     first.write_text(first.read_text() + "\nEXTRA = get_server_args().dp_size\n")
     edited = Engine(config, rules).run()
     assert edited.files_parsed == 1 and edited.program.files
+
+
+def test_token_matcher_words_whole_and_other_tokens_as_substrings() -> None:
+    from ctxlint.engine import token_matcher
+
+    match = token_matcher({"get_exec", "Process", "def run(", "ctxlint:"})
+    assert match(b"x = get_exec().a")
+    assert match(b"mp.Process(target=f)")
+    assert not match(b"x = get_exec_all() + my_get_exec")  # not the whole word
+    assert not match(b"from torch import ProcessGroup")
+    assert match(b"    def run(self):")
+    assert match(b"# ctxlint: ignore[CTX101] why")
+    assert not match(b"def running(): pass")
+    assert not token_matcher(set())(b"anything")

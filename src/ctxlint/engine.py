@@ -12,6 +12,7 @@ import hashlib
 import json
 import multiprocessing
 import os
+import re
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -192,10 +193,10 @@ class Engine:
     def _prefilter(
         self, paths: list[str], sources: dict[str, bytes], hashes: dict[str, str], tokens: set[str]
     ) -> set[str]:
-        """Paths whose bytes contain any token; decisions are cached per content
-        hash and token set, so a warm run scans nothing."""
-        needles = [tok.encode() for tok in sorted(tokens)]
-        tag = hashlib.blake2b(b"\0".join(needles), digest_size=8).hexdigest()
+        """Paths whose bytes hold any token (see Rule.tokens); decisions are
+        cached per content hash and token set, so a warm run scans nothing."""
+        matcher = token_matcher({t for t in tokens if not t.startswith(MODULE_TOKEN)})
+        tag = hashlib.blake2b("\0".join(sorted(tokens)).encode(), digest_size=8).hexdigest()
         keys = {p: f"pf:{hashes[p]}:{tag}" for p in paths}
         cached = self.cache.get_many(keys.values())
         matched: set[str] = set()
@@ -203,8 +204,7 @@ class Engine:
         for p in paths:
             hit = cached.get(keys[p])
             if hit is None:
-                src = sources[p]
-                hit = b"1" if any(n in src for n in needles) else b"0"
+                hit = b"1" if matcher(sources[p]) else b"0"
                 fresh[keys[p]] = hit
             if hit == b"1":
                 matched.add(p)
@@ -365,6 +365,9 @@ class Engine:
                 if everything
                 else self._prefilter(waiting, sources, hashes, round_tokens)
             )
+            # a module token names a file, not bytes: decided by path, never cached
+            wanted = {t[len(MODULE_TOKEN) :] for t in round_tokens if t.startswith(MODULE_TOKEN)}
+            matched |= {p for p in waiting if module_of[p] in wanted}
             todo = [(p, module_of[p], sources[p]) for p in waiting if p in matched]
             if not todo:
                 break
@@ -447,6 +450,30 @@ class Engine:
             dict(self.timings),
             {k: v for k, v in pins.items() if v},
         )
+
+
+MODULE_TOKEN = "module:"
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def token_matcher(tokens: set[str]) -> Callable[[bytes], bool]:
+    """A test for "these bytes hold one of the tokens": identifiers as whole
+    words through one alternation (one pass, whatever the number of names: a
+    substring scan per name costs minutes on a large tree), others as substrings."""
+    words = sorted((t for t in tokens if _IDENTIFIER.fullmatch(t)), key=lambda t: (-len(t), t))
+    others = [t.encode() for t in sorted(tokens) if not _IDENTIFIER.fullmatch(t)]
+    pattern = (
+        re.compile(rb"\b(?:" + b"|".join(re.escape(w.encode()) for w in words) + rb")\b")
+        if words
+        else None
+    )
+
+    def match(source: bytes) -> bool:
+        if any(o in source for o in others):
+            return True
+        return pattern is not None and pattern.search(source) is not None
+
+    return match
 
 
 def to_findings(raw: list[RawFinding]) -> list[Finding]:

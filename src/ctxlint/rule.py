@@ -82,7 +82,12 @@ class Rule:
         return RuleInfo(self.id, self.name, self.summary, f"rules/{self.id}.md")
 
     def tokens(self, vocab: Vocabulary) -> set[str] | None:
-        """Byte strings a file must contain to matter; None means every file."""
+        """What makes a file matter; None means every file.
+
+        An identifier token (`get_exec`) matches the whole word only; any other
+        token (`def get(`, `ctxlint:`) matches as a substring; `module:a.b`
+        selects the file of module `a.b` itself (a definition the facts so far
+        name but do not hold)."""
         return set()
 
     def more_tokens(self, program: Program) -> set[str]:

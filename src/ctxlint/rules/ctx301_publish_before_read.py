@@ -81,15 +81,24 @@ class Analysis:
         tops = {m.partition(".")[0] for m in g.modules}
         out: set[str] = set()
 
-        def want(name: str) -> None:
+        def want(name: str, depth: int = 0) -> None:
             parts = name.split(".")
-            if parts[0] not in tops or g.resolve_global(name):
+            if parts[0] not in tops or depth > 8 or g.resolve_global(name):
                 return  # outside the tree, or already known
-            last = parts[-1]
-            # the definition, and a package re-exporting it (`from .mod import last`)
-            out.update((f"def {last}(", f"class {last}(", f"class {last}:", f"import {last}"))
-            if len(parts) > 1 and parts[-2][:1].isupper():  # Cls.method: the class
-                out.update((f"class {parts[-2]}(", f"class {parts[-2]}:"))
+            # the module that defines it, or a package on the way that re-exports
+            # it (resolution goes through import tables only, so no other file
+            # can define it); `Cls.method` names its class's module too
+            out.update(f"module:{'.'.join(parts[:i])}" for i in range(1, len(parts) + 1))
+            # and where a module seen so far re-exports it from
+            for i in range(len(parts) - 1, 0, -1):
+                imports = g.modules.get(".".join(parts[:i]))
+                if imports is None:
+                    continue
+                if parts[i] in imports:
+                    target = ".".join([imports[parts[i]], *parts[i + 1 :]])
+                    if target != name:
+                        want(target, depth + 1)
+                break
 
         seen: set[tuple[str, bool]] = set()
 
@@ -262,10 +271,10 @@ class PublishBeforeRead(Rule):
         }
 
     def more_tokens(self, program: Program) -> set[str]:
-        """Definitions the walks need and have not seen: `def name(` / `class Name`
-        for every unresolved call on a path the checks follow (before an entry's
-        publish, and all of a publisher that reaches no read yet). Definition
-        tokens match the defining module, not every module that says the name."""
+        """Modules the walks need and have not seen: for every unresolved call on
+        a path the checks follow (before an entry's publish, and all of a
+        publisher that reaches no read yet), the modules its qualified name runs
+        through (`module:` tokens select exactly those files)."""
         return analysis(program).wanted_tokens()
 
     def derive(self, program: Program) -> dict[str, Any]:
