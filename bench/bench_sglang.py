@@ -332,26 +332,35 @@ def measure(args: argparse.Namespace) -> Bench:
         warm = min(warm_runs, key=lambda r: r.seconds)
         target = edit_target(files, tree)
         original = (tree / target).read_bytes()
-        edit_runs = []
+        edit_runs, comment_runs = [], []
         try:
             for i in range(args.repeat):  # a new line each time: every run is a real miss
                 with (tree / target).open("ab") as fh:
                     fh.write(f"\n_CTXLINT_BENCH_EDIT_{i} = {i}\n".encode())
                 edit_runs.append(ctxlint(f"edit {i}", ""))
+            for i in range(args.repeat):  # a comment: the file's facts stay the same
+                with (tree / target).open("ab") as fh:
+                    fh.write(f"\n# ctxlint bench comment {i}\n".encode())
+                comment_runs.append(ctxlint(f"comment {i}", ""))
         finally:
             (tree / target).write_bytes(original)
         edited = min(edit_runs, key=lambda r: r.seconds)
         same = _same_findings(reports, cold.name, warm.name)
-        bench.rows = [r for r in bench.rows if r not in warm_runs + edit_runs]
+        commented = min(comment_runs, key=lambda r: r.seconds)
+        bench.rows = [r for r in bench.rows if r not in warm_runs + edit_runs + comment_runs]
         spread = lambda rs: ", ".join(f"{r.seconds:.2f}" for r in rs)  # noqa: E731
         warm.name, warm.note = "ctxlint warm", f"best of {len(warm_runs)}: {spread(warm_runs)}"
         edited.name = "ctxlint one file edited"
-        edited.note = f"{target}; best of {len(edit_runs)}: {spread(edit_runs)}"
+        edited.note = f"{target}, a new statement (facts change, derived again); best of {len(edit_runs)}: {spread(edit_runs)}"
         edited.peak_rss = max(r.peak_rss or 0 for r in edit_runs) or None
         edited.peak_tree = max(r.peak_tree or 0 for r in edit_runs)
         warm.peak_rss = max(r.peak_rss or 0 for r in warm_runs) or None
         warm.peak_tree = max(r.peak_tree or 0 for r in warm_runs)
-        bench.rows += [warm, edited]
+        commented.name = "ctxlint one file commented"
+        commented.note = (
+            f"same facts, derivation replayed; best of {len(comment_runs)}: {spread(comment_runs)}"
+        )
+        bench.rows += [warm, edited, commented]
         bench.meta["findings_identical_cold_warm"] = same
         bench.meta["findings"] = _summary(reports / "ctxlint_cold.json")
 
