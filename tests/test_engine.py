@@ -98,6 +98,27 @@ def test_unparsable_files_become_errors_and_the_rest_is_still_checked(project: P
     assert [(f.rule, f.path) for f in out.findings] == [("CTX101", "app/reader.py")]
 
 
+def test_a_broken_file_no_rule_needs_is_still_an_error(project: Path) -> None:
+    """Files the prefilter leaves out are not parsed with LibCST, but one that
+    does not parse is still reported (checked with ast), cold and warm alike,
+    and editing it into another error is seen."""
+    write(project, GOOD)
+    broken = project / "app" / "unrelated.py"
+    broken.write_text("def f(:\n    return 1\n")
+    for _ in range(2):  # cold, then from the cache and the memo
+        out = run_engine(project, select=CORE, use_cache=True)
+        assert [e.path for e in out.errors] == ["app/unrelated.py"]
+        assert out.errors[0].message.startswith("syntax error at line 1")
+        assert "app/unrelated.py" not in out.program.files
+    broken.write_text("X = 1\n\nY = (\n")
+    out = run_engine(project, select=CORE, use_cache=True)
+    assert [e.message.split(",")[0] for e in out.errors] == ["syntax error at line 3"]
+    broken.write_bytes(b"X = '\xe9'\n")
+    assert "not valid UTF-8" in run_engine(project, select=CORE).errors[0].message
+    broken.write_text("X = 1\n")
+    assert run_engine(project, select=CORE, use_cache=True).errors == []
+
+
 def test_unreadable_file_is_an_error(project: Path) -> None:
     """A file that cannot be read is an error entry, not a crash."""
     write(project, GOOD)

@@ -26,7 +26,7 @@ from ctxlint.cache import FactCache
 from ctxlint.config import Config
 from ctxlint.discovery import SourceFile, discover, path_matcher
 from ctxlint.errors import CtxlintError, DerivationError
-from ctxlint.extract import extract_file
+from ctxlint.extract import extract_file, syntax_error
 from ctxlint.model import FileError, Finding, Span
 from ctxlint.rule import Program, RawFinding, Rule
 from ctxlint.rules.ctx001_suppressions import apply_suppressions
@@ -87,7 +87,10 @@ def fingerprint(rule: str, path: str, scope: str, snippet: str, index: int) -> s
 _WORKER: dict[str, Any] = {}
 
 
-def _init_worker(vocab_json: dict[str, Any] | None) -> None:
+SYNTAX_ONLY = "syntax"  # the mode for files no rule needs: only "does it parse"
+
+
+def _init_worker(vocab_json: dict[str, Any] | str | None) -> None:
     from ctxlint.rule import load_rules
 
     _WORKER["vocab"] = vocab_json
@@ -96,7 +99,11 @@ def _init_worker(vocab_json: dict[str, Any] | None) -> None:
 
 def _work(item: tuple[str, str, bytes]) -> tuple[str, bytes]:
     path, module, source = item
-    facts = extract_file(path, module, source, _WORKER["vocab"], _WORKER["rules"])
+    if _WORKER["vocab"] == SYNTAX_ONLY:
+        error = syntax_error(source)
+        facts: dict[str, Any] = {"module": module} | ({"error": error} if error else {})
+    else:
+        facts = extract_file(path, module, source, _WORKER["vocab"], _WORKER["rules"])
     return path, json.dumps(facts, sort_keys=True, separators=(",", ":")).encode()
 
 
@@ -150,10 +157,15 @@ class Engine:
         return files, sources, errors
 
     def _extract(
-        self, items: list[tuple[str, str, bytes]], vocab: Vocabulary | None
+        self, items: list[tuple[str, str, bytes]], vocab: Vocabulary | str | None
     ) -> dict[str, bytes]:
-        """Encoded facts per path: cache hits first, misses on the pool."""
-        tag = f"{CODE_VERSION}:{vocab.key() if vocab else 'schema'}"
+        """Encoded facts per path (for a vocabulary; None: schema facts;
+        SYNTAX_ONLY: just a parse error, if any): cache hits first, misses on
+        the pool."""
+        if isinstance(vocab, Vocabulary):
+            tag, vocab_json = f"{CODE_VERSION}:{vocab.key()}", vocab.to_json()
+        else:
+            tag, vocab_json = f"{CODE_VERSION}:{vocab or 'schema'}", vocab
         keys = {p: f"{content_hash(src)}:{tag}" for p, _, src in items}
         cached = self.cache.get_many(keys.values())
         out: dict[str, bytes] = {}
@@ -165,7 +177,6 @@ class Engine:
             else:
                 misses.append(item)
         fresh: dict[str, bytes] = {}
-        vocab_json = vocab.to_json() if vocab else None
         if len(misses) > 1 and self.jobs > 1:
             ctx = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
             with ProcessPoolExecutor(
@@ -185,7 +196,8 @@ class Engine:
                 fresh[path] = blob
                 if self.progress:
                     self.progress(n, len(misses))
-        self.parsed += len(misses)
+        if vocab != SYNTAX_ONLY:
+            self.parsed += len(misses)
         self.cache.put_many({keys[p]: blob for p, blob in fresh.items()})
         out.update(fresh)
         return {p: out[p] for p, _, _ in items}  # input order, whatever was cached
@@ -331,7 +343,7 @@ class Engine:
         self, files: list[SourceFile], sources: dict[str, bytes], errors: list[FileError]
     ) -> RunOutput:
         vocab = self.vocabulary(files, sources)
-        unreadable = list(errors)  # parse errors come later, inside the facts
+        unreadable = list(errors)  # and broken files no rule needed; the others' are in facts
         t = time.perf_counter()
         program = Program(self.config, vocab, {}, pinned=self.pinned)
         tokens: set[str] = {"ctxlint:"}
@@ -386,6 +398,14 @@ class Engine:
             if not round_tokens:
                 break
             tokens |= round_tokens
+        # Files no rule needed are still checked for parse errors (cheaply, with
+        # ast): a broken file is reported whether or not it can matter.
+        rest = [(p, module_of[p], sources[p]) for p in sorted(sources) if p not in blobs]
+        for path, blob in self._extract(rest, SYNTAX_ONLY).items():
+            facts = json.loads(blob)
+            if "error" in facts:
+                unreadable.append(FileError(path, facts["error"]))
+                errors.append(unreadable[-1])
         self._timed("facts", t)
 
         key = self._facts_key("derived", vocab, blobs, tokens, unreadable) if self.memo else None
@@ -417,7 +437,7 @@ class Engine:
                 path.encode() + b"\0" + hashlib.blake2b(blobs[path], digest_size=16).digest()
             )
         digest.update("\0".join(sorted(tokens)).encode())
-        digest.update("\0".join(e.path for e in errors or ()).encode())
+        digest.update(json.dumps([[e.path, e.message] for e in errors or ()]).encode())
         return f"{kind}:{digest.hexdigest()}"
 
     def _derive_and_check(self, program: Program, errors: list[FileError], files: int) -> RunOutput:

@@ -6,6 +6,7 @@ This runs in pool workers, so it takes and returns only plain data.
 
 from __future__ import annotations
 
+import ast
 import json
 from collections import defaultdict
 from collections.abc import Callable
@@ -80,6 +81,21 @@ def parse(source: bytes) -> tuple[cst.Module | None, str | None]:
         )
     except (RecursionError, ValueError) as exc:  # pathological nesting, odd bytes
         return None, f"cannot parse: {type(exc).__name__}: {exc}"
+
+
+def syntax_error(source: bytes) -> str | None:
+    """Why a file no rule needs would not parse (ast: a fraction of a LibCST parse)."""
+    try:
+        text = source.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return f"not valid UTF-8 (byte {exc.start})"
+    try:
+        ast.parse(text)
+    except SyntaxError as exc:
+        return f"syntax error at line {exc.lineno}, column {exc.offset}: {exc.msg}"
+    except (RecursionError, ValueError, MemoryError) as exc:
+        return f"cannot parse: {type(exc).__name__}: {exc}"
+    return None
 
 
 def extract_file(
