@@ -550,42 +550,32 @@ class CallGraph:
         self._global[name] = out
         return out
 
-    def _reexport(self, name: str, depth: int) -> list[str]:
-        """`pkg.name` where `pkg` imports `name` from elsewhere."""
+    def reexported(self, name: str) -> str | None:
+        """What `pkg.name` stands for when the nearest module on its path that has
+        been seen imports `name` from elsewhere; None when it does not (or the
+        import is the name itself)."""
         parts = name.split(".")
         for i in range(len(parts) - 1, 0, -1):
-            module = ".".join(parts[:i])
-            imports = self.modules.get(module)
+            imports = self.modules.get(".".join(parts[:i]))
             if imports is None:
                 continue
-            head = parts[i]
-            if head in imports:
-                rest = ".".join(parts[i + 1 :])
-                target = imports[head] + (f".{rest}" if rest else "")
-                if target != name:
-                    return self.resolve_global(target, depth + 1)
-            return []
-        return []
+            if parts[i] in imports:
+                target = ".".join([imports[parts[i]], *parts[i + 1 :]])
+                return target if target != name else None
+            return None
+        return None
+
+    def _reexport(self, name: str, depth: int) -> list[str]:
+        target = self.reexported(name)
+        return self.resolve_global(target, depth + 1) if target else []
 
     def resolve_class(self, name: str, depth: int = 0) -> str | None:
         if name in self.classes:
             return name
         if depth > 8:
             return None
-        parts = name.split(".")
-        for i in range(len(parts) - 1, 0, -1):
-            module = ".".join(parts[:i])
-            imports = self.modules.get(module)
-            if imports is None:
-                continue
-            head = parts[i]
-            if head in imports:
-                rest = ".".join(parts[i + 1 :])
-                target = imports[head] + (f".{rest}" if rest else "")
-                if target != name:
-                    return self.resolve_class(target, depth + 1)
-            return None
-        return None
+        target = self.reexported(name)
+        return self.resolve_class(target, depth + 1) if target else None
 
     def mro(self, cls: str) -> list[str]:
         if cls not in self._mro:

@@ -90,15 +90,9 @@ class Analysis:
             # can define it); `Cls.method` names its class's module too
             out.update(f"module:{'.'.join(parts[:i])}" for i in range(1, len(parts) + 1))
             # and where a module seen so far re-exports it from
-            for i in range(len(parts) - 1, 0, -1):
-                imports = g.modules.get(".".join(parts[:i]))
-                if imports is None:
-                    continue
-                if parts[i] in imports:
-                    target = ".".join([imports[parts[i]], *parts[i + 1 :]])
-                    if target != name:
-                        want(target, depth + 1)
-                break
+            target = g.reexported(name)
+            if target:
+                want(target, depth + 1)
 
         seen: set[tuple[str, bool]] = set()
 
