@@ -96,6 +96,8 @@ class RecordCopyVisitor(FileVisitor):
                 return {"k": "annotated"}
             if expr.value == self.ctx.scope.self_name or expr.value in ("self", "cls"):
                 return {"k": "self"} if self._in_record_class() else None
+            if rec.is_other_typed(expr.value):
+                return None  # annotated with another class (a rival record, say)
             return {"k": "name", "n": expr.value}
         attr = rec.self_attr(expr)
         if attr is not None:
