@@ -349,3 +349,15 @@ def test_one_rival_annotation_is_not_a_convention(project: Path) -> None:
         """
     assert_case(project, RULE, source, path="specrt/mmgen/config.py", extra=rival)
 
+
+def test_the_runtime_module_owns_the_record_slot(project: Path) -> None:
+    """The runtime builds the record a test override publishes and seeds its
+    private caches (SGLang's `_ServerArgsOverride.install`): not a mutation."""
+    context = project / "specrt" / "context.py"
+    context.write_text(
+        context.read_text()
+        + "\n\ndef _seed(server_args: ServerArgs, seeds: dict) -> None:\n"
+        + "    for name, value in seeds.items():\n"
+        + "        object.__setattr__(server_args, name, value)\n"
+    )
+    assert run_engine(project, select={RULE}).findings == []
