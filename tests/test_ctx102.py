@@ -294,3 +294,48 @@ def test_parked_sets_are_derived(project: Path) -> None:
     write(project, {"app/w.py": BAD["parked-under-another-name"].replace("\n        ", "\n")})
     sets = run_engine(project, select={RULE}).program.sets[RULE]
     assert sets["parked record attributes"] == ["app/w.py:W.cfg = cfg"]
+
+
+RIVAL = {
+    "specrt/mmgen/args.py": "class ServerArgs:\n    tp_size: int = 1\n",
+    "specrt/mmgen/entry.py": """\
+from specrt.mmgen.args import ServerArgs
+
+
+def launch(server_args: ServerArgs) -> None:
+    pass
+
+
+def serve(server_args: ServerArgs) -> None:
+    pass
+""",
+}
+
+
+def test_a_rival_record_class_takes_the_convention_over_in_its_package(project: Path) -> None:
+    """SGLang's multimodal_gen has its own ServerArgs (outside the contract): in the
+    package whose parameters are annotated with it, `server_args`, `self.server_args`
+    and `x.server_args` are that record; an explicit annotation still decides."""
+    inside = """
+        from specrt.record import ServerArgs as Record
+
+        def validate(server_args, case) -> int:
+            return server_args.tp_size + getattr(server_args, "dp_size", 1) + case.server_args.dp_size
+
+        class Worker:
+            def __init__(self, server_args) -> None:
+                self.server_args = server_args
+                self.args = server_args
+
+            def size(self) -> int:
+                return self.server_args.tp_size + self.args.dp_size
+
+        def real(server_args: Record) -> int:
+            return server_args.tp_size  # expect
+        """
+    assert_case(project, RULE, inside, path="specrt/mmgen/config.py", extra=RIVAL)
+    outside = """
+        def size(server_args, runner) -> int:
+            return server_args.tp_size + runner.server_args.dp_size  # expect x2
+        """
+    assert_case(project, RULE, outside, extra=RIVAL)

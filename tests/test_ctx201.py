@@ -282,3 +282,82 @@ def test_message_names_the_field_and_the_form(project: Path) -> None:
     assert "get_context().override" in first.message
     assert "a field named at run time" in second.message and "setattr()" in second.message
     assert (first.scope, first.snippet) == ("f", "rec.tp_size")
+
+
+# A package with its own record class of the same name (SGLang's multimodal_gen
+# has its own ServerArgs, outside the contract): its `server_args` are that one.
+RIVAL = {
+    "specrt/mmgen/args.py": "class ServerArgs:\n    tp_size: int = 1\n",
+    "specrt/mmgen/entry.py": """\
+from specrt.mmgen.args import ServerArgs
+
+
+def launch(server_args: ServerArgs) -> None:
+    pass
+
+
+def serve(server_args: ServerArgs) -> None:
+    pass
+""",
+}
+
+
+def test_a_rival_record_class_takes_the_convention_over_in_its_package(project: Path) -> None:
+    """Told apart by where the annotations' class comes from, not by a path list:
+    `specrt.mmgen` annotates `server_args` with its own ServerArgs, so there an
+    unannotated one is that record; an explicit record annotation and the seed
+    still are the record, and outside the package the convention holds."""
+    inside = """
+        from specrt.context import get_server_args
+        from specrt.record import ServerArgs as Record
+
+        def validate(server_args) -> None:
+            server_args.tp_size = 2
+            setattr(server_args, "dp_size", 1)
+
+        class Stage:
+            def run(self, case) -> None:
+                self.server_args.tp_size = 1
+                case.server_args.dp_size = 2
+
+        def real(server_args: Record) -> None:
+            server_args.tp_size = 2  # expect
+            get_server_args().dp_size = 1  # expect
+        """
+    assert_case(project, RULE, inside, path="specrt/mmgen/config.py", extra=RIVAL)
+    outside = """
+        def tune(server_args) -> None:
+            server_args.tp_size = 2  # expect
+        """
+    assert_case(project, RULE, outside, extra=RIVAL)
+    out = run_engine(project, select={RULE})
+    assert out.program.sets[RULE]["record parameter names meaning a rival record class"] == [
+        "server_args in specrt.mmgen (its own specrt.mmgen.args.ServerArgs)"
+    ]
+
+
+def test_one_rival_annotation_is_not_a_convention(project: Path) -> None:
+    """A single `server_args: OtherServerArgs` does not take the name over."""
+    rival = {"specrt/mmgen/args.py": RIVAL["specrt/mmgen/args.py"]}
+    rival["specrt/mmgen/entry.py"] = (
+        "from specrt.mmgen.args import ServerArgs\n\n\n"
+        "def launch(server_args: ServerArgs) -> None:\n    pass\n"
+    )
+    source = """
+        def validate(server_args) -> None:
+            server_args.tp_size = 2  # expect
+        """
+    assert_case(project, RULE, source, path="specrt/mmgen/config.py", extra=rival)
+
+
+def test_the_runtime_module_owns_the_record_slot(project: Path) -> None:
+    """The runtime builds the record a test override publishes and seeds its
+    private caches (SGLang's `_ServerArgsOverride.install`): not a mutation."""
+    context = project / "specrt" / "context.py"
+    context.write_text(
+        context.read_text()
+        + "\n\ndef _seed(server_args: ServerArgs, seeds: dict) -> None:\n"
+        + "    for name, value in seeds.items():\n"
+        + "        object.__setattr__(server_args, name, value)\n"
+    )
+    assert run_engine(project, select={RULE}).findings == []

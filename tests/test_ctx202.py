@@ -143,6 +143,21 @@ GOOD = {
             copy.deepcopy(sa)
             sa.derive()
         """,
+    "same-named-class-annotation-beats-the-convention": """
+        import copy
+
+        from other.record import ServerArgs
+        from specrt.record import ServerArgs as Record
+
+        def launch(server_args: Record) -> None:
+            pass
+
+        def serve(server_args: Record) -> None:
+            pass
+
+        def component(server_args: ServerArgs) -> ServerArgs:
+            return copy.copy(server_args)  # another module's ServerArgs, as annotated
+        """,
     "shadowed-copy-module": """
         from specrt.record import ServerArgs
 

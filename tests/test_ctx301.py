@@ -840,3 +840,90 @@ def test_a_subclass_of_a_class_reached_code_names_counts_as_reached(project: Pat
             find([])
         """,
     )
+
+
+def test_a_constructor_imported_through_a_package_reexport_is_reached(project: Path) -> None:
+    """SGLang's `from sglang.srt.layers.moe.dwdp import DwdpManager`: the package
+    re-exports the class and holds no token of its own, so it is parsed only when
+    a constructor that looks unreached asks for its class by name."""
+    out = run(
+        project,
+        {
+            "app/runner.py": """
+            from specrt.context import get_model, publish
+
+            def run_scheduler(server_args):
+                publish(server_args, role="scheduler")
+                get_model()
+                init_weights(server_args)
+
+            def init_weights(server_args):
+                from app.weights import WeightManager
+
+                return WeightManager(server_args)
+            """,
+            "app/weights/__init__.py": """
+            from app.weights.manager import WeightManager
+
+            __all__ = ["WeightManager"]
+            """,
+            "app/weights/manager.py": """
+            from specrt.context import get_parallel
+
+            class WeightManager:
+                def __init__(self, server_args):
+                    self.size = get_parallel().tp_size
+            """,
+        },
+    )
+    assert findings(out) == []
+
+
+def test_methods_of_an_object_a_publisher_builds_or_names_are_reached(project: Path) -> None:
+    """An object built by a publishing entry runs its methods wherever it is
+    handed (`app.state.handler.serve(...)`), and a class it names runs its
+    classmethods (`self.server_class().launch(...)`)."""
+    assert_case(
+        project,
+        RULE,
+        """
+        from specrt.context import get_model, publish
+
+        class Session:
+            def __init__(self, server_args):
+                self.k = get_model()
+
+        class Handler:
+            def serve(self, server_args):
+                return Session(server_args)
+
+        class Spec:
+            def __init__(self, server_args):
+                self.k = get_model()
+
+        class Server:
+            @classmethod
+            def launch(cls, server_args):
+                return Spec(server_args)
+
+        class Orphan:
+            def __init__(self, server_args):
+                self.k = get_model()  # expect
+
+        class Scheduler:
+            def __init__(self, server_args):
+                self.handler = Handler()
+                self.server = self.server_class().launch(server_args)
+
+            def server_class(self):
+                return Server
+
+        def run_scheduler(server_args):
+            publish(server_args, role="scheduler")
+            get_model()
+            Scheduler(server_args)
+
+        def route(app, server_args):
+            return app.state.handler.serve(server_args)
+        """,
+    )

@@ -177,6 +177,14 @@ GOOD = {
                 loader_module.current.get_model(),
             )
         """,
+    "instance-of-a-class-made-by-type": """
+        from app.loader import Loader
+
+        def f() -> object:
+            # a class built at run time from a base that defines the method
+            made = type("Cached", (Loader,), {"cached": True})()
+            return made.get_model()
+        """,
     "library-types": """
         import torch
         from hub import Client

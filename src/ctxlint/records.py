@@ -116,6 +116,9 @@ class RecordTracker(FileVisitor):
             str, int
         ] = {}  # parameter name -> functions annotating it as the record
         self.other_params: dict[str, int] = {}  # ... annotated with another concrete type
+        # parameter name -> {class: n} for a class named like the record that is not
+        # it (a rival record: SGLang's multimodal_gen has its own ServerArgs)
+        self.rival_params: dict[str, dict[str, int]] = {}
         self.other_typed: dict[str, set[str]] = {}  # scope -> parameters of another type
         self._locals_cache: dict[int, _LocalNames] = {}
 
@@ -141,6 +144,34 @@ class RecordTracker(FileVisitor):
         if isinstance(ann, cst.BinaryOperation) and isinstance(ann.operator, cst.BitOr):
             return self.is_record_annotation(ann.left) or self.is_record_annotation(ann.right)
         return self.ctx.resolve(ann) == self.record_class
+
+    def rival_classes(self, ann: cst.BaseExpression) -> list[str]:
+        """Classes an annotation names (through Optional/Union/Annotated, `X | None`
+        and strings) that carry the record's simple name but resolve elsewhere."""
+        text = string_value(ann)
+        if text is not None:
+            try:
+                ann = cst.parse_expression(text)
+            except cst.ParserSyntaxError:
+                return []
+        if isinstance(ann, cst.Subscript):
+            head = (dotted(ann.value) or "").rpartition(".")[2]
+            if head not in ("Optional", "Annotated", "Union"):
+                return []
+            elements = ann.slice if head == "Union" else ann.slice[:1]
+            return [
+                q
+                for e in elements
+                if isinstance(e.slice, cst.Index)
+                for q in self.rival_classes(e.slice.value)
+            ]
+        if isinstance(ann, cst.BinaryOperation) and isinstance(ann.operator, cst.BitOr):
+            return self.rival_classes(ann.left) + self.rival_classes(ann.right)
+        q = self.ctx.resolve(ann)
+        name = self.record_class.rpartition(".")[2]
+        if q is None or q == self.record_class or q.rpartition(".")[2] != name:
+            return []
+        return [q]
 
     def is_seed_call(self, expr: cst.BaseExpression) -> bool:
         return (
@@ -281,6 +312,9 @@ class RecordTracker(FileVisitor):
             ):
                 self.other_params[p.name.value] = self.other_params.get(p.name.value, 0) + 1
                 self.other_typed.setdefault(scope, set()).add(p.name.value)
+                for q in self.rival_classes(p.annotation.annotation):
+                    votes = self.rival_params.setdefault(p.name.value, {})
+                    votes[q] = votes.get(q, 0) + 1
 
     # -- pending references -------------------------------------------------
     def parked(self, cls: str | None, attr: str) -> bool:
@@ -299,11 +333,16 @@ class RecordTracker(FileVisitor):
         return {"k": "attr", "n": pending["n"]}
 
     def finish(self) -> Any:
-        if not self.record_params:
+        if not self.record_params and not self.rival_params:
             return None
-        return {
+        out: dict[str, Any] = {
             "record_params": dict(sorted(self.record_params.items())),
             "other_params": {
                 k: v for k, v in sorted(self.other_params.items()) if k in self.record_params
             },
         }
+        if self.rival_params:
+            out["rival_params"] = {
+                k: dict(sorted(v.items())) for k, v in sorted(self.rival_params.items())
+            }
+        return out

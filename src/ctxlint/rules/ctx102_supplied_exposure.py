@@ -26,7 +26,7 @@ import libcst as cst
 from ctxlint.filecontext import FileContext, dotted
 from ctxlint.rule import Program, RawFinding, Rule
 from ctxlint.rules._shared import ReadVisitor, bag_spelling
-from ctxlint.rules.ctx201_record_mutation import record_names
+from ctxlint.rules.ctx201_record_mutation import RecordConvention, record_names
 from ctxlint.vocab import Vocabulary
 
 ID = "CTX102"
@@ -190,12 +190,12 @@ class SuppliedExposure(Rule):
         value = program.config.options.get(key, self.options[key])
         return [str(v) for v in value]
 
-    def _parked(self, program: Program, names: set[str]) -> dict[tuple[str, str, str], str]:
+    def _parked(self, program: Program, names: RecordConvention) -> dict[tuple[str, str, str], str]:
         """(path, class, attr) -> the parameter parked there, for record parameters."""
         out: dict[tuple[str, str, str], str] = {}
-        for path, _, facts in program.facts(ID):
+        for path, module, facts in program.facts(ID):
             for p in facts["parks"]:
-                if not p.get("owned") and (p["ann"] or p["n"] in names):
+                if not p.get("owned") and (p["ann"] or names.holds(p["n"], module)):
                     out[(path, p["cls"], p["attr"])] = p["n"]
         return out
 
@@ -210,7 +210,7 @@ class SuppliedExposure(Rule):
         }
 
     def derive(self, program: Program) -> dict[str, Any]:
-        names = record_names(program)
+        names = RecordConvention(program)
         allowed = self._option(program, ALLOWED_CLASSES)
         classes = {
             (module, r["cls"])
@@ -219,7 +219,7 @@ class SuppliedExposure(Rule):
             if r["cls"]
         }
         return {
-            "record parameter names": sorted(names),
+            "record parameter names": sorted(names.names),
             "parked record attributes": sorted(
                 f"{path}:{cls}.{attr} = {n}"
                 for (path, cls, attr), n in self._parked(program, names).items()
@@ -234,7 +234,7 @@ class SuppliedExposure(Rule):
 
     # -- check ------------------------------------------------------------------
     def check(self, program: Program) -> Iterable[RawFinding]:
-        names = record_names(program)
+        names = RecordConvention(program)
         parked = self._parked(program, names)
         owned = self._owned(program)
         factories = [*BUILTIN_FACTORIES, *self._option(program, FACTORIES)]
@@ -244,7 +244,7 @@ class SuppliedExposure(Rule):
             for r in facts["reads"]:
                 h = r["h"]
                 if h["k"] == "param":
-                    if not (h["ann"] or h["n"] in names):
+                    if not (h["ann"] or names.holds(h["n"], module)):
                         continue
                     how = f"parameter `{h['n']}`"
                 elif h["k"] == "self":
@@ -254,12 +254,12 @@ class SuppliedExposure(Rule):
                         continue  # the class built this record itself: nobody handed it
                     if via is not None and h["n"] != via:
                         how = f"`self.{h['n']}`, parked from parameter `{via}`"
-                    elif h["ann"] or h["n"] in names or via is not None:
+                    elif h["ann"] or names.holds(h["n"], module) or via is not None:
                         how = f"`self.{h['n']}`"
                     else:
                         continue
                 else:
-                    if h["n"] not in names:
+                    if not names.holds(h["n"], module):
                         continue
                     how = f"`{h['via']}.{h['n']}`, another object's record"
                 if any(_matches(factories, part) for part in r["scope"].split(".")):

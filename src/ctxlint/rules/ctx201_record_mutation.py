@@ -28,6 +28,9 @@ class RecordWriteVisitor(FileVisitor):
         super().__init__(ctx)
         assert ctx.vocab is not None
         self.fields = set(ctx.vocab.fields)
+        # the runtime module owns the record slot (it builds the record a test
+        # override publishes and seeds its private caches): not a mutation site
+        self.active = ctx.module != ctx.vocab.runtime_module
         self.writes: list[dict[str, Any]] = []
 
     def _base(self, expr: cst.BaseExpression) -> dict[str, Any] | None:
@@ -51,7 +54,7 @@ class RecordWriteVisitor(FileVisitor):
     def _write(
         self, node: cst.CSTNode, base: cst.BaseExpression, field: str | None, form: str
     ) -> None:
-        if field is not None and field not in self.fields:
+        if not self.active or (field is not None and field not in self.fields):
             return
         kind = self._base(base)
         if kind is None:
@@ -159,6 +162,76 @@ def record_names(program: Program) -> set[str]:
     return {name for name, n in counts.items() if n >= 2 and n > other.get(name, 0)}
 
 
+def _branch(record_module: str, rival: str) -> str | None:
+    """The package holding a rival record class, one level below the package its
+    module shares with the record's module (`sglang.multimodal_gen` for
+    `sglang.multimodal_gen.runtime.server_args.ServerArgs` against
+    `sglang.srt.server_args`); None when the rival's module is an ancestor of the
+    record's, and no package separates the two."""
+    rec = record_module.split(".")
+    riv = rival.rpartition(".")[0].split(".")
+    k = 0
+    while k < min(len(rec), len(riv)) and rec[k] == riv[k]:
+        k += 1
+    return ".".join(riv[: k + 1]) if k < len(riv) else None
+
+
+def _under(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+class RecordConvention:
+    """Where a name of the convention means the record.
+
+    Another class of the record's simple name (a rival record: SGLang's
+    `sglang.multimodal_gen` has its own `ServerArgs`, outside the contract)
+    takes a convention name over inside its own package: where that package's
+    parameters of the name are annotated with the rival at least twice and
+    more often than with the record, an unannotated one means the rival there.
+    Explicit annotations, the seed and parked records are decided as before.
+    """
+
+    def __init__(self, program: Program) -> None:
+        self.names = record_names(program)
+        record_module = program.vocab.record_module
+        # (name, package) -> (record votes, rival votes, rival classes) in that package
+        votes: dict[tuple[str, str], list[Any]] = {}
+        per_file: list[tuple[str, dict[str, Any]]] = []
+        for entry in program.files.values():
+            facts = entry["facts"].get("records") or {}
+            per_file.append((entry["module"], facts))
+            for name, rivals in facts.get("rival_params", {}).items():
+                if name not in self.names:
+                    continue
+                for q in rivals:
+                    package = _branch(record_module, q)
+                    if package is not None:
+                        votes.setdefault((name, package), [0, 0, set()])[2].add(q)
+        for (name, package), v in votes.items():
+            for module, facts in per_file:
+                if not _under(module, package):
+                    continue
+                v[0] += facts.get("record_params", {}).get(name, 0)
+                v[1] += sum(facts.get("rival_params", {}).get(name, {}).values())
+        self.yielded: dict[str, list[tuple[str, list[str]]]] = {}
+        for (name, package), (rec, riv, classes) in sorted(votes.items()):
+            if riv >= 2 and riv > rec:
+                self.yielded.setdefault(name, []).append((package, sorted(classes)))
+
+    def holds(self, name: str, module: str) -> bool:
+        """Whether `name`, unannotated, is a record holder in `module`."""
+        if name not in self.names:
+            return False
+        return not any(_under(module, p) for p, _ in self.yielded.get(name, ()))
+
+    def describe(self) -> list[str]:
+        return [
+            f"{name} in {package} (its own {', '.join(classes)})"
+            for name, places in sorted(self.yielded.items())
+            for package, classes in places
+        ]
+
+
 class RecordMutation(Rule):
     id = ID
     name = "record-mutation"
@@ -172,14 +245,18 @@ class RecordMutation(Rule):
         return record_names(program)
 
     def derive(self, program: Program) -> dict[str, Any]:
-        return {"record parameter names": sorted(record_names(program))}
+        convention = RecordConvention(program)
+        return {
+            "record parameter names": sorted(convention.names),
+            "record parameter names meaning a rival record class": convention.describe(),
+        }
 
     def check(self, program: Program) -> Iterable[RawFinding]:
-        holders = set(program.sets.get(ID, {}).get("record parameter names", ()))
-        for path, _, writes in program.facts(ID):
+        convention = RecordConvention(program)
+        for path, module, writes in program.facts(ID):
             for w in writes:
                 b = w["base"]
-                if b["k"] in ("name", "attr") and b["n"] not in holders:
+                if b["k"] in ("name", "attr") and not convention.holds(b["n"], module):
                     continue
                 field = f"`{w['field']}`" if w["field"] else "a field named at run time"
                 yield RawFinding(

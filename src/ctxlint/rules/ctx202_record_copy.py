@@ -22,7 +22,7 @@ import libcst as cst
 from ctxlint.filecontext import FileContext
 from ctxlint.rule import FileVisitor, Program, RawFinding, Rule
 from ctxlint.rules._shared import positional
-from ctxlint.rules.ctx201_record_mutation import record_names
+from ctxlint.rules.ctx201_record_mutation import RecordConvention, record_names
 from ctxlint.vocab import Vocabulary
 
 ID = "CTX202"
@@ -96,6 +96,8 @@ class RecordCopyVisitor(FileVisitor):
                 return {"k": "annotated"}
             if expr.value == self.ctx.scope.self_name or expr.value in ("self", "cls"):
                 return {"k": "self"} if self._in_record_class() else None
+            if rec.is_other_typed(expr.value):
+                return None  # annotated with another class (a rival record, say)
             return {"k": "name", "n": expr.value}
         attr = rec.self_attr(expr)
         if attr is not None:
@@ -224,11 +226,11 @@ class RecordCopy(Rule):
                     f"no-copy contract allows no copy-and-edit entry point on {record}; "
                     f"remove it: {FIX}",
                 )
-        holders = record_names(program)
-        for path, _, facts in program.facts(ID):
+        holders = RecordConvention(program)
+        for path, module, facts in program.facts(ID):
             for c in facts["calls"]:
                 b = c["base"]
-                if b["k"] in ("name", "attr") and b["n"] not in holders:
+                if b["k"] in ("name", "attr") and not holders.holds(b["n"], module):
                     continue
                 yield RawFinding(
                     ID,

@@ -55,6 +55,7 @@ class Analysis:
                         todo.append(c)
             return out
 
+        self.callers = callers
         self.reaches_read = backwards({q for q, f in g.funcs.items() if _has(f, "r")})
         self.reaches_publish = backwards({q for q, f in g.funcs.items() if _has(f, "p")})
         self.publishers = self._publishers()
@@ -74,6 +75,7 @@ class Analysis:
                 self.entry_start.setdefault(q, (path, start))
         self._pre: dict[str, tuple[Hit | None, bool]] = {}
         self.reached_refs: set[str] = set()  # classes reached code names
+        self._reached: set[str] | None = None
         self._busy: set[str] = set()
 
     def wanted_tokens(self) -> set[str]:
@@ -123,7 +125,46 @@ class Analysis:
                 walk(q, True)
         for q in self.publishers - self.reaches_read:
             walk(q, False)
+        out |= self._constructor_names()
         return out
+
+    def _constructor_names(self) -> set[str]:
+        """Names that may resolve a constructor the check would report as reached
+        by nothing: its class, and the functions and classes leading to it from
+        where the known callers stop (a package re-exporting one holds no token of
+        its own, and is parsed only when asked for by name)."""
+        out: set[str] = set()
+        for q in self.unreached_constructors():
+            fn = self.funcs[q]
+            seen, todo = {q}, [q]
+            while todo and len(seen) < 64:
+                c = todo.pop()
+                up = [x for x in self.callers.get(c, ()) if x not in seen]
+                if not up:  # where the known callers stop
+                    f = self.funcs[c]
+                    out.add((f.cls or c).rpartition(".")[2])
+                seen.update(up)
+                todo += up
+            out.add((fn.cls or q).rpartition(".")[2])
+        # a short name (`main`, `run`) is in every other file: not worth a parse
+        return {n for n in out if len(n) >= 8 and not n.startswith("__")}
+
+    def unreached_constructors(self) -> list[str]:
+        """Constructors handed the record that no publishing entry reaches."""
+        reached = self.reached_from_publishers()
+        # A subclass of a class reached code names is plausibly built through it
+        # (plugin registries discovered by scanning modules, `get_kv_class(...)`).
+        named = {f.cls for q, f in self.funcs.items() if q in reached and f.cls}
+        named |= self.reached_refs
+        return [
+            q
+            for q in sorted(self.funcs)
+            if (f := self.funcs[q]).takes_record
+            and q.endswith(".__init__")
+            and q not in reached
+            and not (f.cls and any(c in named for c in self.graph.mro(f.cls)[1:]))
+            and q not in self.entries
+        ]
 
     def _publishers(self) -> set[str]:
         """Direct publishers, and same-module functions that call one."""
@@ -204,10 +245,27 @@ class Analysis:
 
     def reached_from_publishers(self) -> set[str]:
         """Functions a publishing entry may run: calls, plus anything it references
-        by name and the import-time references of every module it enters."""
+        by name and the import-time references of every module it enters. An
+        object it builds, or a class it names, runs its methods wherever it is
+        handed (`app.state.handler.run(...)`, `self.server_class().launch(...)`),
+        so those methods count as reached too."""
+        if self._reached is not None:
+            return self._reached
         g = self.graph
+        methods: dict[str, list[str]] = {}
+        for q, f in self.funcs.items():
+            if f.cls is not None:
+                methods.setdefault(f.cls, []).append(q)
         seen: set[str] = set()
         modules: set[str] = set()
+        classes: set[str] = set()
+
+        def instance_of(cls: str) -> None:
+            for c in g.mro(cls):
+                if c not in classes:
+                    classes.add(c)
+                    todo.extend(m for m in methods.get(c, ()) if m not in seen)
+
         todo = [q for q in self.entries if q in self.funcs and self.pre(q)[1]]
         while todo:
             q = todo.pop()
@@ -215,6 +273,8 @@ class Analysis:
                 continue
             seen.add(q)
             fn = self.funcs[q]
+            if fn.cls is not None and q == f"{fn.cls}.__init__":
+                instance_of(fn.cls)
             refs = list(fn.refs)
             if fn.module not in modules:
                 modules.add(fn.module)
@@ -225,7 +285,9 @@ class Analysis:
                 cls = g.resolve_class(name)
                 if cls is not None:
                     self.reached_refs.add(cls)
+                    instance_of(cls)
                 todo += [t for t in g.resolve_global(name) if t not in seen]
+        self._reached = seen
         return seen
 
 
@@ -311,21 +373,9 @@ class PublishBeforeRead(Rule):
         for q in sorted(a.entries):
             if q in a.funcs:
                 yield from self._entry(a, q)
-        reached = a.reached_from_publishers()
-        # A subclass of a class reached code names is plausibly built through it
-        # (plugin registries discovered by scanning modules, `get_kv_class(...)`).
-        named = {f.cls for q, f in a.funcs.items() if q in reached and f.cls} | a.reached_refs
-        for q in sorted(a.funcs):
-            f = a.funcs[q]
-            # only a constructor handed the record can assert_published(server_args)
-            if (
-                f.takes_record
-                and q.endswith(".__init__")
-                and q not in reached
-                and not (f.cls and any(c in named for c in a.graph.mro(f.cls)[1:]))
-                and q not in a.entries
-            ):
-                yield from self._constructor(a, q)
+        # only a constructor handed the record can assert_published(server_args)
+        for q in a.unreached_constructors():
+            yield from self._constructor(a, q)
 
     def _entry(self, a: Analysis, q: str) -> Iterable[RawFinding]:
         fn = a.funcs[q]

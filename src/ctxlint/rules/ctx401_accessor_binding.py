@@ -61,6 +61,17 @@ def _attribute_targets(target: cst.BaseExpression) -> Iterator[cst.Attribute]:
         yield from _attribute_targets(target.value)
 
 
+def _dynamic_base(call: cst.Call) -> cst.BaseExpression | None:
+    """The first base of a class made by `type(name, (Base, ...), namespace)`."""
+    args = [a.value for a in call.args if a.keyword is None and not a.star]
+    if dotted(call.func) != "type" or len(args) != 3 or not isinstance(args[1], cst.Tuple):
+        return None
+    bases = args[1].elements
+    if bases and isinstance(bases[0].value, (cst.Name, cst.Attribute)):
+        return bases[0].value
+    return None
+
+
 def _class_expr(ann: cst.BaseExpression) -> cst.BaseExpression | None:
     """The class an annotation names: unwraps strings, Optional[...], `X | None`,
     type[X]; None for containers and anything else."""
@@ -194,6 +205,10 @@ class AccessorBindingVisitor(FileVisitor):
     def _value_type(self, value: cst.BaseExpression | None) -> tuple[Any, ...]:
         if isinstance(value, cst.Call) and isinstance(value.func, (cst.Name, cst.Attribute)):
             return ("call", value.func)
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Call):
+            base = _dynamic_base(value.func)
+            if base is not None:  # `type("Oot", (Platform,), {...})()`: a Platform
+                return ("call", base)
         if isinstance(value, cst.Name):  # `self.loader = loader`: the parameter's type
             local = self._local_type(value.value)
             if local is not _MISSING:

@@ -1,0 +1,84 @@
+"""The sglang 0.5.23 wheel against its pinned baseline (slow: the first, cold run
+parses ~2000 files; the wheel is fetched once, as test_audit's slow test does).
+
+The baseline holds every finding the triage in docs/sglang-0.5.23-triage.md
+judged real; a strict check must find exactly those, nothing new and nothing
+stale, and the derived vocabulary must name the runtime's own accessors.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import REPO, run_cli
+from test_audit import sglang_tree
+
+pytestmark = pytest.mark.slow
+
+BASELINE = REPO / "baselines" / "sglang-0.5.23.json"
+RULES = ("CTX001", "CTX101", "CTX102", "CTX201", "CTX202", "CTX301", "CTX401", "CTX501")
+
+
+@pytest.fixture(scope="module")
+def tree() -> Path:
+    return sglang_tree()
+
+
+@pytest.fixture(scope="module")
+def strict_check(tree: Path) -> dict[str, Any]:
+    """One strict check of the wheel against the baseline, shared by the tests
+    (it warms the fact cache for the ones after it)."""
+    res = run_cli(
+        "check", "--strict", "--profile", "sglang", str(tree),
+        "--baseline", str(BASELINE), "--format", "json",
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr or res.stdout[-2000:]
+    return json.loads(res.stdout)
+
+
+def test_the_wheel_matches_its_baseline_exactly(strict_check: dict[str, Any]) -> None:
+    entries = json.loads(BASELINE.read_text())["entries"]
+    pinned = Counter(e["rule"] for e in entries)
+    assert sum(pinned.values()) > 0
+    assert strict_check["errors"] == []
+    assert strict_check["stale"] == []
+    summary = strict_check["summary"]
+    assert set(summary) == set(RULES)
+    for rule in RULES:
+        s = summary[rule]
+        assert s["new"] == 0, rule
+        assert s["stale"] == 0, rule
+        assert s["found"] == s["baselined"] == pinned.get(rule, 0), (rule, s)
+    assert all(f["status"] == "baselined" for f in strict_check["findings"])
+    assert len(strict_check["findings"]) == len(entries)
+    # paths are relative to the wheel root
+    assert all(e["path"].startswith("sglang/") for e in entries)
+
+
+def test_sets_derive_the_runtime_accessors(tree: Path, strict_check: dict[str, Any]) -> None:
+    res = run_cli("sets", "--profile", "sglang", str(tree), "--format", "json")
+    assert res.returncode == 0, res.stderr
+    data = json.loads(res.stdout)
+    vocab = data["vocabulary"]
+    # sglang/srt/runtime_context.py: the eleven namespace bags, and get_parallel
+    assert set(vocab["bag accessors"]) == {
+        "get_device",
+        "get_disagg",
+        "get_exec",
+        "get_lora",
+        "get_memory",
+        "get_mm",
+        "get_model",
+        "get_observability",
+        "get_schedule",
+        "get_serving",
+        "get_spec",
+        "get_parallel",
+    }
+    assert vocab["seed accessors"] == ["get_server_args"]
+    assert data["CTX301"]["process entries"]
+    assert data["CTX501"]["plugin bases"]
