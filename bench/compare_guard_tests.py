@@ -106,6 +106,27 @@ def ruff_f811(root: Path) -> list[tuple[str, int, str]] | None:
 
 
 # -- part 1: time on the wheel ------------------------------------------------------
+ACCESSORS = {"get_server_args", "get_parallel"} | {
+    f"get_{ns}"
+    for ns in (
+        "exec memory schedule model spec serving observability disagg lora mm device".split()
+    )
+}
+
+
+def _accessor_named(message: str) -> bool:
+    return any(f"`{name}`" in message for name in ACCESSORS)
+
+
+def split_findings(report: dict[str, Any]) -> dict[str, dict[str, int]]:
+    """Findings per rule, outside `sglang/multimodal_gen/` (its own ServerArgs) and in it."""
+    out: dict[str, dict[str, int]] = {}
+    for f in report["findings"]:
+        where = "multimodal_gen" if f["path"].startswith("sglang/multimodal_gen/") else "rest"
+        out.setdefault(f["rule"], {"rest": 0, "multimodal_gen": 0})[where] += 1
+    return out
+
+
 @dataclass
 class Timed:
     name: str
@@ -136,8 +157,16 @@ def time_guards(root: Path) -> tuple[list[Timed], dict[str, list[Any]]]:
     if ruff:
         cmd = [*ruff, "check", "--isolated", "--select", "F811", "--no-cache", "--quiet", "."]
         m = timed_run(cmd, cwd=root)
+        found = ruff_f811(root) or []
+        hits[RUFF_F811] = [h for h in found if _accessor_named(h[2])]
         rows.append(
-            Timed(RUFF_F811, m.wall, m.cpu, f"exit {m.exit_code}", "the design's import check")
+            Timed(
+                RUFF_F811,
+                m.wall,
+                m.cpu,
+                f"{len(found)} hit(s), {len(hits[RUFF_F811])} on accessor names",
+                "the design's import check",
+            )
         )
     return rows, hits
 
@@ -179,6 +208,7 @@ def time_ctxlint(root: Path, work: Path, jobs: int, repeat: int) -> tuple[list[T
     ]
     return out_rows, {
         "found": found,
+        "split": split_findings(reports[0]) if reports[0] else {},
         "errors": len(reports[0]["errors"]) if reports[0] else None,
         "cold_equals_warm": same,
     }
@@ -501,7 +531,27 @@ def render(data: dict[str, Any]) -> str:
             f"\nctxlint findings (cold): {t['ctxlint']['found']}, errors "
             f"{t['ctxlint']['errors']}; cold = warm: {t['ctxlint']['cold_equals_warm']}"
         )
-        out.append("\nGuard hits on the wheel:\n")
+        split = t["ctxlint"].get("split", {})
+        rows = []
+        for guard, rules in gp.FAMILIES.values():
+            n = len(t["guard_hits"].get(guard, []))
+            for rule in rules or ("-",):
+                c = split.get(rule, {"rest": 0, "multimodal_gen": 0})
+                rows.append([guard, n, rule, c["rest"], c["multimodal_gen"]])
+        out.append("\nHits and findings on the tree, per guard and the rule that replaces it:\n")
+        out.append(
+            md_table(
+                [
+                    "guard",
+                    "guard hits",
+                    "rule",
+                    "ctxlint outside multimodal_gen",
+                    "in multimodal_gen",
+                ],
+                rows,
+            )
+        )
+        out.append("\nGuard hits on the tree:\n")
         for guard, hits in t["guard_hits"].items():
             shown = "; ".join(f"`{p}:{ln}` {m}" for p, ln, m in hits[:6]) or "none"
             more = f" (+{len(hits) - 6} more)" if len(hits) > 6 else ""

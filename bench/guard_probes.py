@@ -807,6 +807,20 @@ PROBES: list[Probe] = [
         ),
     ),
     Probe(
+        "copy-other-class",
+        "copy",
+        "`copy.copy(server_args)` where the parameter is typed as another class",
+        False,
+        _mod(
+            "class DiffusionArgs:\n    tp_size = 1\n\n\n"
+            "def variant(server_args: DiffusionArgs) -> DiffusionArgs:\n"
+            "    return copy.copy(server_args)",
+            "import copy",
+        ),
+        ctxlint_known="false positive",
+        note="CTX202 takes the parameter name over its annotation (CTX201 and CTX102 do not)",
+    ),
+    Probe(
         "copy-context-override",
         "copy",
         'the fix: `get_context().override("x", tp_size=2)`, `get_exec().override(...)`',
