@@ -585,7 +585,17 @@ def render(data: dict[str, Any]) -> str:
         )
     out.append(
         md_table(
-            ["probe", "form", "design", "guard", "guard", "rule", "ctxlint", "other rules", "note"],
+            [
+                "probe",
+                "form",
+                "design",
+                "guard test",
+                "guard",
+                "rule",
+                "ctxlint",
+                "other rules",
+                "note",
+            ],
             rows,
         )
     )

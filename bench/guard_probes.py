@@ -1225,6 +1225,18 @@ PROBES: list[Probe] = [
     ),
     # two-way coverage of the bags: test_runtime_context_config_bags (no ctxlint rule)
     Probe(
+        "accessor-local-module-import",
+        "accessor",
+        "`import sglang.srt.runtime_context as rc` inside a function, then `rc.get_exec()`",
+        False,
+        _mod(
+            "def backend() -> object:\n    import sglang.srt.runtime_context as rc\n\n"
+            "    return rc.get_exec()",
+        ),
+        ctxlint_known="false positive",
+        note="CTX401 resolves `rc.get_exec()` through a module-level import, not a function-local one",
+    ),
+    Probe(
         "bags-unlisted-class",
         "bags",
         "a new `_NS_PATH` class that `_INPUT_NAMESPACES` does not list",
@@ -1236,18 +1248,6 @@ PROBES: list[Probe] = [
         },
         ctxlint_known="missed",
         note="ctxlint derives fields from every `_NS_PATH` class and checks no coverage",
-    ),
-    Probe(
-        "accessor-local-module-import",
-        "accessor",
-        "`import sglang.srt.runtime_context as rc` inside a function, then `rc.get_exec()`",
-        False,
-        _mod(
-            "def backend() -> object:\n    import sglang.srt.runtime_context as rc\n\n"
-            "    return rc.get_exec()",
-        ),
-        ctxlint_known="false positive",
-        note="CTX401 resolves `rc.get_exec()` through a module-level import, not a function-local one",
     ),
     Probe(
         "bags-duplicate-field",
