@@ -209,6 +209,11 @@ def time_ctxlint(root: Path, work: Path, jobs: int, repeat: int) -> tuple[list[T
     return out_rows, {
         "found": found,
         "split": split_findings(reports[0]) if reports[0] else {},
+        "findings": [
+            [f["rule"], f["path"], f["line"], f["message"]] for f in reports[0]["findings"]
+        ]
+        if reports[0]
+        else [],
         "errors": len(reports[0]["errors"]) if reports[0] else None,
         "cold_equals_warm": same,
     }
