@@ -449,10 +449,6 @@ _SCHED = "sglang/srt/managers/scheduler.py"
 _REG = "sglang/srt/speculative/spec_registry.py"
 _INFO = "sglang/srt/speculative/spec_info.py"
 _RECORD = "sglang/srt/server_args.py"
-_NO_BASES = (
-    "the sglang profile sets no `plugin-bases`, so CustomSpecAlgo (no abstract method) "
-    "is not a base; see the column with it configured"
-)
 
 PROBES: list[Probe] = [
     # seed reads: the read ratchet / CTX101
@@ -817,8 +813,6 @@ PROBES: list[Probe] = [
             "    return copy.copy(server_args)",
             "import copy",
         ),
-        ctxlint_known="false positive",
-        note="CTX202 takes the parameter name over its annotation (CTX201 and CTX102 do not)",
     ),
     Probe(
         "copy-context-override",
@@ -1084,8 +1078,6 @@ PROBES: list[Probe] = [
                 "def create_worker(self, server_args: ServerArgs, draft: bool) -> type:",
             ),
         ),
-        ctxlint_known="missed",
-        note=_NO_BASES,
     ),
     Probe(
         "plugin-both-drift",
@@ -1097,8 +1089,6 @@ PROBES: list[Probe] = [
             (_INFO, "is_draft_worker: bool", "is_draft: bool"),
             (_INFO, "1 if is_draft_worker else", "1 if is_draft else"),
         ),
-        ctxlint_known="missed",
-        note=_NO_BASES,
     ),
     Probe(
         "plugin-subclass-drift",
@@ -1111,8 +1101,6 @@ PROBES: list[Probe] = [
             "        return type(self.name, (), {})",
             "from sglang.srt.speculative.spec_registry import CustomSpecAlgo\n" + SA,
         ),
-        ctxlint_known="missed",
-        note=_NO_BASES,
     ),
     Probe(
         "plugin-dispatch-drift",
@@ -1126,8 +1114,6 @@ PROBES: list[Probe] = [
                 "self.spec_algorithm.create_worker(server_args, True)",
             ),
         ),
-        ctxlint_known="missed",
-        note=_NO_BASES,
     ),
     Probe(
         "plugin-derived-base-drift",

@@ -309,3 +309,16 @@ def test_usage_error_is_exit_2(project: Path) -> None:
     res = cli("check", "--format", "yaml", cwd=project)
     assert res.returncode == 2
     assert "invalid choice" in res.stderr
+
+
+def test_python_dash_m_ctxlint_is_the_command() -> None:
+    import subprocess
+    import sys
+
+    from ctxlint import __version__
+
+    res = subprocess.run(
+        [sys.executable, "-m", "ctxlint", "--version"], capture_output=True, text=True
+    )
+    assert res.returncode == 0, res.stderr
+    assert __version__ in res.stdout

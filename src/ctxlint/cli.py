@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from rich.console import Console
-from rich.markdown import Markdown
 from rich.table import Table
 from rich.tree import Tree
 
@@ -118,6 +117,9 @@ def resolve_config(args: argparse.Namespace, rules: list[Rule]) -> tuple[Config,
     config = load_config(cfg_path, root=root, rule_ids=ids, rule_options=options)
     if getattr(args, "baseline", None):
         config = _replace(config, baseline=Path(args.baseline).resolve())
+    elif config.baseline.is_relative_to(PROFILES):
+        # a profile's baseline belongs to the checked tree, never to the installed package
+        config = _replace(config, baseline=config.root / config.baseline.relative_to(PROFILES))
     filters = []
     for p in paths:
         try:
@@ -351,6 +353,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
         raise ConfigError(f"unknown rule {args.rule!r}" + _did_you_mean(rid, sorted(rules)))
     path = spec_path(rid)
     console = Console()
+    from rich.markdown import Markdown  # only `explain` renders Markdown
+
     if path.is_file():
         console.print(Markdown(path.read_text(encoding="utf-8")))
     else:  # installed without the source tree: the module docstring is the summary

@@ -2,6 +2,18 @@
 as JSON and as one self-contained HTML page, optionally with a burn-down over
 the git history. See docs/audit.md."""
 
-from ctxlint.audit.command import add_audit_options, cmd_audit
+from __future__ import annotations
+
+import argparse
+
+from ctxlint.audit.options import add_audit_options
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    """Runs the audit (imported on use: `check` should not pay for the renderers)."""
+    from ctxlint.audit.command import cmd_audit as run
+
+    return run(args)
+
 
 __all__ = ["add_audit_options", "cmd_audit"]

@@ -20,20 +20,6 @@ from ctxlint.errors import ConfigError, CtxlintError
 from ctxlint.rule import load_rules
 
 
-def add_audit_options(p: argparse.ArgumentParser) -> None:
-    """Options beyond the common ones (paths, --config/--profile, --select, ...)."""
-    p.add_argument("--format", choices=("text", "json"), default="text")
-    p.add_argument("--output", "-o", metavar="FILE", help="write the text or JSON report to FILE")
-    p.add_argument("--html", metavar="FILE", help="also write a self-contained HTML report")
-    p.add_argument(
-        "--history",
-        type=int,
-        default=0,
-        metavar="N",
-        help="findings per rule over the last N commits touching the tree (burn-down)",
-    )
-
-
 def under(path: str, filters: list[str]) -> bool:
     return not filters or any(
         f in (".", "") or path == f or path.startswith(f.rstrip("/") + "/") for f in filters
