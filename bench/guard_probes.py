@@ -1219,8 +1219,6 @@ PROBES: list[Probe] = [
             "def backend() -> object:\n    import sglang.srt.runtime_context as rc\n\n"
             "    return rc.get_exec()",
         ),
-        ctxlint_known="false positive",
-        note="CTX401 resolves `rc.get_exec()` through a module-level import, not a function-local one",
     ),
     Probe(
         "bags-unlisted-class",

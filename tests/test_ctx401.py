@@ -136,6 +136,13 @@ BAD = {
 }
 
 GOOD = {
+    "function-local-module-imports": """
+        def f() -> object:
+            import specrt.context as rc
+            from specrt import context
+
+            return rc.get_exec(), context.get_memory()
+        """,
     "runtime-imports-and-reexports": """
         from specrt import context as rc
         from specrt.context import get_exec

@@ -475,7 +475,7 @@ class AccessorBindingVisitor(FileVisitor):
         if isinstance(expr, cst.Name):
             if expr.value == scope.self_name and scope.class_qualname is not None:
                 return {"k": "class", "q": self._qual(scope.class_qualname), "via": expr.value}
-            local = self._local_type(expr.value)
+            local = _MISSING if self._locally_imported(expr.value) else self._local_type(expr.value)
             if local is not _MISSING:
                 q = self._class_of(local)
                 if q is None:
@@ -492,14 +492,21 @@ class AccessorBindingVisitor(FileVisitor):
         name = dotted(expr)
         if name is None:
             return {"k": "unknown", "via": self.ctx.snippet(expr)}
-        if isinstance(expr, cst.Attribute) and self._local_type(name.partition(".")[0]) is not (
-            _MISSING
+        head = name.partition(".")[0]
+        if (
+            isinstance(expr, cst.Attribute)
+            and not self._locally_imported(head)
+            and self._local_type(head) is not _MISSING
         ):
             return {"k": "unknown", "via": name}
         q = self.ctx.resolve(expr)
         if q == self.runtime:
             return None
         return {"k": "ref", "q": q, "via": name}
+
+    def _locally_imported(self, name: str) -> bool:
+        """A function-local import binds `name` (resolution goes through it)."""
+        return any(name in s.imports for s in self.ctx.scopes[1:])
 
     # -- output ---------------------------------------------------------------
     def finish(self) -> Any:
