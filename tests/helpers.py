@@ -105,3 +105,22 @@ def populate(root: Path, n: int = 12) -> dict[str, str]:
     files.update({f"app/clean{i}.py": f"VALUE_{i} = {i}\n" for i in range(3)})
     write(root, files)
     return files
+
+
+# A package with its own record class of the record's name (SGLang's
+# multimodal_gen has its own ServerArgs, outside the contract): its
+# `server_args` parameters are that record, not the contract's.
+RIVAL = {
+    "specrt/mmgen/args.py": "class ServerArgs:\n    tp_size: int = 1\n",
+    "specrt/mmgen/entry.py": """\
+from specrt.mmgen.args import ServerArgs
+
+
+def launch(server_args: ServerArgs) -> None:
+    pass
+
+
+def serve(server_args: ServerArgs) -> None:
+    pass
+""",
+}

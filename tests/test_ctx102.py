@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import run_engine, write
+from helpers import RIVAL, run_engine, write
 from rulecase import assert_case
 
 RULE = "CTX102"
@@ -294,22 +294,6 @@ def test_parked_sets_are_derived(project: Path) -> None:
     write(project, {"app/w.py": BAD["parked-under-another-name"].replace("\n        ", "\n")})
     sets = run_engine(project, select={RULE}).program.sets[RULE]
     assert sets["parked record attributes"] == ["app/w.py:W.cfg = cfg"]
-
-
-RIVAL = {
-    "specrt/mmgen/args.py": "class ServerArgs:\n    tp_size: int = 1\n",
-    "specrt/mmgen/entry.py": """\
-from specrt.mmgen.args import ServerArgs
-
-
-def launch(server_args: ServerArgs) -> None:
-    pass
-
-
-def serve(server_args: ServerArgs) -> None:
-    pass
-""",
-}
 
 
 def test_a_rival_record_class_takes_the_convention_over_in_its_package(project: Path) -> None:

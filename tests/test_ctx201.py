@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import run_engine, write
+from helpers import RIVAL, run_engine, write
 from rulecase import assert_case
 
 RULE = "CTX201"
@@ -282,24 +282,6 @@ def test_message_names_the_field_and_the_form(project: Path) -> None:
     assert "get_context().override" in first.message
     assert "a field named at run time" in second.message and "setattr()" in second.message
     assert (first.scope, first.snippet) == ("f", "rec.tp_size")
-
-
-# A package with its own record class of the same name (SGLang's multimodal_gen
-# has its own ServerArgs, outside the contract): its `server_args` are that one.
-RIVAL = {
-    "specrt/mmgen/args.py": "class ServerArgs:\n    tp_size: int = 1\n",
-    "specrt/mmgen/entry.py": """\
-from specrt.mmgen.args import ServerArgs
-
-
-def launch(server_args: ServerArgs) -> None:
-    pass
-
-
-def serve(server_args: ServerArgs) -> None:
-    pass
-""",
-}
 
 
 def test_a_rival_record_class_takes_the_convention_over_in_its_package(project: Path) -> None:
