@@ -67,11 +67,22 @@ def _plain(value: Any) -> Any:
     )
 
 
-def parse(source: bytes) -> tuple[cst.Module | None, str | None]:
+def _decode(source: bytes) -> tuple[str | None, str | None]:
+    """(text, None), or (None, why not) for bytes that are not UTF-8."""
     try:
-        text = source.decode("utf-8")
+        return source.decode("utf-8"), None
     except UnicodeDecodeError as exc:
         return None, f"not valid UTF-8 (byte {exc.start})"
+
+
+def _cannot(exc: BaseException) -> str:
+    return f"cannot parse: {type(exc).__name__}: {exc}"
+
+
+def parse(source: bytes) -> tuple[cst.Module | None, str | None]:
+    text, error = _decode(source)
+    if text is None:
+        return None, error
     try:
         return cst.parse_module(text), None
     except cst.ParserSyntaxError as exc:
@@ -80,21 +91,20 @@ def parse(source: bytes) -> tuple[cst.Module | None, str | None]:
             f"syntax error at line {exc.raw_line}, column {exc.raw_column + 1}: {exc.message}",
         )
     except (RecursionError, ValueError) as exc:  # pathological nesting, odd bytes
-        return None, f"cannot parse: {type(exc).__name__}: {exc}"
+        return None, _cannot(exc)
 
 
 def syntax_error(source: bytes) -> str | None:
     """Why a file no rule needs would not parse (ast: a fraction of a LibCST parse)."""
-    try:
-        text = source.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return f"not valid UTF-8 (byte {exc.start})"
+    text, error = _decode(source)
+    if text is None:
+        return error
     try:
         ast.parse(text)
     except SyntaxError as exc:
         return f"syntax error at line {exc.lineno}, column {exc.offset}: {exc.msg}"
     except (RecursionError, ValueError, MemoryError) as exc:
-        return f"cannot parse: {type(exc).__name__}: {exc}"
+        return _cannot(exc)
     return None
 
 
