@@ -203,10 +203,17 @@ class Engine:
         return {p: out[p] for p, _, _ in items}  # input order, whatever was cached
 
     def _prefilter(
-        self, paths: list[str], sources: dict[str, bytes], hashes: dict[str, str], tokens: set[str]
+        self,
+        paths: list[str],
+        sources: dict[str, bytes],
+        hashes: dict[str, str],
+        module_of: dict[str, str],
+        tokens: set[str],
     ) -> set[str]:
-        """Paths whose bytes hold any token (see Rule.tokens); decisions are
-        cached per content hash and token set, so a warm run scans nothing."""
+        """Paths that hold any token (see Rule.tokens). Byte decisions are
+        cached per content hash and token set, so a warm run scans nothing; a
+        module token names a file, not bytes, so it is decided by path."""
+        modules = {t[len(MODULE_TOKEN) :] for t in tokens if t.startswith(MODULE_TOKEN)}
         matcher = token_matcher({t for t in tokens if not t.startswith(MODULE_TOKEN)})
         tag = hashlib.blake2b("\0".join(sorted(tokens)).encode(), digest_size=8).hexdigest()
         keys = {p: f"pf:{hashes[p]}:{tag}" for p in paths}
@@ -218,7 +225,7 @@ class Engine:
             if hit is None:
                 hit = b"1" if matcher(sources[p]) else b"0"
                 fresh[keys[p]] = hit
-            if hit == b"1":
+            if hit == b"1" or module_of[p] in modules:
                 matched.add(p)
         self.cache.put_many(fresh)
         return matched
@@ -375,11 +382,8 @@ class Engine:
             matched = (
                 set(waiting)
                 if everything
-                else self._prefilter(waiting, sources, hashes, round_tokens)
+                else self._prefilter(waiting, sources, hashes, module_of, round_tokens)
             )
-            # a module token names a file, not bytes: decided by path, never cached
-            wanted = {t[len(MODULE_TOKEN) :] for t in round_tokens if t.startswith(MODULE_TOKEN)}
-            matched |= {p for p in waiting if module_of[p] in wanted}
             todo = [(p, module_of[p], sources[p]) for p in waiting if p in matched]
             if not todo:
                 break
