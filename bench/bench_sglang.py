@@ -364,6 +364,25 @@ def measure(args: argparse.Namespace) -> Bench:
         bench.meta["findings_identical_cold_warm"] = same
         bench.meta["findings"] = _summary(reports / "ctxlint_cold.json")
 
+        # The floor: LibCST alone, on the files the rules need, on every core.
+        parsed, per_rule = needed_files(config, rules)
+        size = {f.rel: len(src) for f, src in zip(files, sources, strict=True)}
+        total = sum(size.values())
+        bench.meta["bytes_needed_by_rule"] = {
+            rid: round(sum(size[p] for p in ps) / total, 3) for rid, ps in per_rule.items()
+        }
+        jobs = args.jobs or os.cpu_count() or 1
+        need = [(tree / p).read_bytes() for p in parsed]
+        wall, cpu = parse_libcst_pool(need, jobs)
+        share = sum(map(len, need)) / total
+        bench.rows.append(
+            Row(
+                "floor: libcst parse of the files ctxlint parses",
+                wall,
+                f"{len(need)} files, {share:.1%} of the bytes, {jobs} workers, no walk",
+                cpu,
+            )
+        )
         wall, cpu = parse_ast(sources)
         bench.rows.append(Row("ast.parse serial", wall, "in-process", cpu))
         wall, cpu, note = parse_libcst(sources, args.quick)
@@ -433,6 +452,51 @@ def judge(bench: Bench) -> None:
     )
 
 
+# -- the floor: what LibCST alone costs on the files the rules need ---------------------
+def _parse_one(src: bytes) -> int:
+    import libcst
+
+    libcst.parse_module(src)
+    return len(src)
+
+
+def needed_files(config: Any, rules: list[Any]) -> tuple[list[str], dict[str, list[str]]]:
+    """The files ctxlint parses with LibCST (from the now warm cache), and the
+    files each rule's final prefilter tokens select on its own."""
+    from ctxlint.engine import MODULE_TOKEN, Engine, token_matcher
+
+    engine = Engine(config, rules, memo=False)
+    out = engine.run()
+    program, vocab = out.program, out.program.vocab
+    files, sources, _ = engine.read_sources()
+    module_of = {f.rel: f.module for f in files}
+    per_rule: dict[str, list[str]] = {}
+    for rule in rules:
+        tokens = (rule.tokens(vocab) or set()) | rule.more_tokens(program)
+        modules = {t[len(MODULE_TOKEN) :] for t in tokens if t.startswith(MODULE_TOKEN)}
+        match = token_matcher({t for t in tokens if not t.startswith(MODULE_TOKEN)})
+        per_rule[rule.id] = [
+            p for p in sorted(sources) if match(sources[p]) or module_of[p] in modules
+        ]
+    return sorted(program.files), per_rule
+
+
+def parse_libcst_pool(sources: list[bytes], jobs: int) -> tuple[float, float]:
+    """(wall, cpu) of parsing `sources` with LibCST on `jobs` forked workers, nothing else."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    start = time.perf_counter()
+    before = os.times()
+    ctx = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+        for _ in pool.map(_parse_one, sources, chunksize=4):
+            pass
+    after = os.times()
+    cpu = sum(after[i] - before[i] for i in range(4))  # self and waited-for children
+    return time.perf_counter() - start, cpu
+
+
 # -- output -------------------------------------------------------------------------------
 def _mib(n: int | None) -> str:
     return f"{n / 2**20:.0f} MiB" if n else "-"
@@ -490,6 +554,9 @@ def render(bench: Bench) -> str:
         f"{m['findings_identical_cold_warm']}; cold CPU / libcst CPU: "
         f"{m.get('cold_cpu_over_libcst_cpu', '-')}; failed targets: {m['failed'] or 'none'}"
     )
+    if m.get("bytes_needed_by_rule"):
+        shares = ", ".join(f"{k} {v:.1%}" for k, v in m["bytes_needed_by_rule"].items() if v)
+        console.print(f"share of the bytes each rule's final prefilter selects: {shares}")
     return console.export_text()
 
 
