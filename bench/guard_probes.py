@@ -869,8 +869,6 @@ PROBES: list[Probe] = [
             "        return self.cfg.attention_backend",
             SA,
         ),
-        ctxlint_known="missed",
-        note="CTX102 follows `self.x = server_args`, not a tuple target",
     ),
     Probe(
         "expose-recorded-field",

@@ -78,6 +78,16 @@ BAD = {
             def later(self) -> int:
                 return getattr(self._args, "dp_size", 1)  # expect
         """,
+    "parked-by-tuple-assignment": """
+        from specrt.record import ServerArgs
+
+        class W:
+            def __init__(self, n: int, server_args: ServerArgs) -> None:
+                self.n, (self.cfg, self.m) = n, (server_args, 2)
+
+            def later(self) -> int:
+                return self.cfg.tp_size  # expect
+        """,
     "class-annotated-attribute": """
         from specrt.record import ServerArgs
 
@@ -132,6 +142,18 @@ GOOD = {
 
         def g(server_args: dict) -> int:
             return server_args.tp_size  # explicitly not the record
+        """,
+    "tuple-elements-that-are-not-the-record": """
+        from specrt.record import ServerArgs
+
+        class W:
+            def __init__(self, server_args: ServerArgs, pair) -> None:
+                self.n, self.cfg = 1, server_args.resolved_dict()
+                self.a, self.b = pair
+                self.c, *self.rest = 1, server_args, 3
+
+            def later(self) -> int:
+                return self.cfg.tp_size + self.b.tp_size + self.rest.tp_size
         """,
     "local-record-is-not-handed": """
         from specrt.record import ServerArgs

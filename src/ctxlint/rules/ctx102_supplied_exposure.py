@@ -18,7 +18,7 @@ decided in check() so that config changes never invalidate cached facts.
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any, ClassVar
 
 import libcst as cst
@@ -129,26 +129,32 @@ class ExposureVisitor(ReadVisitor):
         return target == record or target.rpartition(".")[0] == record
 
     def leave_Assign(self, node: cst.Assign) -> None:
-        """`self.x = server_args` in a method that takes it: the parked form;
+        """`self.x = server_args` in a method that takes it: the parked form (also
+        one element of a tuple assignment, `self.n, self.x = n, server_args`);
         `self.x = ServerArgs(...)`: a record the class builds, not one handed."""
         if not self.active:
             return
-        value = node.value
+        cls = self.ctx.enclosing_class()
+        if cls is None:
+            return
+        for t in node.targets:
+            for target, value in _pairs(t.target, node.value):
+                self._park(cls, target, value)
+
+    def _park(self, cls: str, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         kind = self._param(value.value) if isinstance(value, cst.Name) else None
         owned = kind is None and self._constructs_record(value)
         if kind not in ("rec", "plain") and not owned:
             return
-        cls = self.ctx.enclosing_class()
-        for t in node.targets:
-            attr = self.ctx.records.self_attr(t.target)
-            if attr is None or cls is None:
-                continue
-            if owned:
-                self.parks.append({"cls": cls, "attr": attr, "owned": True})
-            else:
-                self.parks.append(
-                    {"cls": cls, "attr": attr, "n": value.value, "ann": kind == "rec"}  # type: ignore[attr-defined]
-                )
+        attr = self.ctx.records.self_attr(target)
+        if attr is None:
+            return
+        if owned:
+            self.parks.append({"cls": cls, "attr": attr, "owned": True})
+        else:
+            self.parks.append(
+                {"cls": cls, "attr": attr, "n": value.value, "ann": kind == "rec"}  # type: ignore[attr-defined]
+            )
 
     def finish(self) -> Any:
         rec = self.ctx.records
@@ -163,6 +169,22 @@ class ExposureVisitor(ReadVisitor):
         if not reads:
             return None
         return {"reads": reads, "parks": self.parks}
+
+
+def _pairs(
+    target: cst.BaseExpression, value: cst.BaseExpression
+) -> Iterator[tuple[cst.BaseExpression, cst.BaseExpression]]:
+    """(target, value) pairs of an assignment, element by element where a tuple
+    or list target meets a literal of the same length with nothing starred."""
+    seqs = (cst.Tuple, cst.List)
+    if isinstance(target, seqs) and isinstance(value, seqs):
+        ts, vs = target.elements, value.elements
+        flat = not any(isinstance(e, cst.StarredElement) for e in (*ts, *vs))
+        if flat and len(ts) == len(vs):
+            for t, v in zip(ts, vs, strict=True):
+                yield from _pairs(t.value, v.value)
+            return
+    yield target, value
 
 
 def _matches(patterns: Iterable[str], name: str) -> bool:
