@@ -33,7 +33,7 @@ FAMILIES: dict[str, tuple[str, tuple[str, ...]]] = {
     "publish": ("test_publish_precedes_bag_reads.py", ("CTX301",)),
     "plugin": ("test_plugin_hook_signatures.py", ("CTX501",)),
     "accessor": ("ruff --select F811", ("CTX401",)),
-    "bags": ("test_runtime_context_config_bags.py", ()),  # no rule: any finding counts
+    "bags": ("test_runtime_context_config_bags.py", ("CTX601",)),
 }
 
 
@@ -1228,8 +1228,6 @@ PROBES: list[Probe] = [
                 [("ExecOffload", "exec.offload", [("cpu_offload_gb", False)])]
             )
         },
-        ctxlint_known="missed",
-        note="ctxlint derives fields from every `_NS_PATH` class and checks no coverage",
     ),
     Probe(
         "bags-duplicate-field",
@@ -1243,8 +1241,6 @@ PROBES: list[Probe] = [
                 "    port: A[int, Arg()] = 30000\n    tp_size: A[int, Arg()] = 1\n",
             ),
         ),
-        ctxlint_known="missed",
-        note="no rule checks that a field has one namespace",
     ),
     Probe(
         "bags-namespace-without-accessor",
@@ -1264,7 +1260,5 @@ PROBES: list[Probe] = [
                 "_INPUT_NAMESPACES = [\n    Kv,\n",
             ),
         ),
-        ctxlint_known="missed",
-        note="ctxlint derives the accessors it finds and checks no coverage",
     ),
 ]

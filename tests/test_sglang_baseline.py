@@ -20,7 +20,7 @@ from test_audit import sglang_tree
 pytestmark = pytest.mark.slow
 
 BASELINE = REPO / "baselines" / "sglang-0.5.23.json"
-RULES = ("CTX001", "CTX101", "CTX102", "CTX201", "CTX202", "CTX301", "CTX401", "CTX501")
+RULES = ("CTX001", "CTX101", "CTX102", "CTX201", "CTX202", "CTX301", "CTX401", "CTX501", "CTX601")
 
 
 @pytest.fixture(scope="module")
@@ -88,3 +88,10 @@ def test_sets_derive_the_runtime_accessors(tree: Path, strict_check: dict[str, A
         "sglang.srt.server_args.set_global_server_args_for_tokenizer",
     ]
     assert len(data["CTX501"]["plugin bases"]) == 198
+    # arg_groups/fields/: every namespace class is assembled, and every namespace
+    # has its accessor (CTX601 finds nothing to report on this wheel)
+    classes = data["CTX601"]["namespace classes"]
+    assert len(classes) == 21
+    assert not [c for c in classes if c.endswith("not assembled")]
+    assert len(data["CTX601"]["namespaces and their accessors"]) == 12
+    assert not [n for n in data["CTX601"]["namespaces and their accessors"] if "(none)" in n]

@@ -56,25 +56,41 @@ def _required_params(params: cst.Parameters) -> int:
     return n
 
 
+def field_name(small: cst.BaseSmallStatement, module_node: cst.Module) -> str | None:
+    """The field an annotated class-body statement declares (`x: int = 1`; not a ClassVar)."""
+    if not isinstance(small, cst.AnnAssign) or not isinstance(small.target, cst.Name):
+        return None
+    ann = dotted(small.annotation.annotation) or ""
+    if ann.endswith("ClassVar") or module_node.code_for_node(
+        small.annotation.annotation
+    ).startswith(("ClassVar", "typing.ClassVar")):
+        return None
+    return small.target.value
+
+
+def ns_path(small: cst.BaseSmallStatement) -> str | None:
+    """The namespace a class-body `_NS_PATH = "a.b"` declares (a literal only)."""
+    if isinstance(small, cst.Assign) and any(
+        isinstance(t.target, cst.Name) and t.target.value == "_NS_PATH" for t in small.targets
+    ):
+        return string_value(small.value)
+    return None
+
+
 def _class_facts(cls: cst.ClassDef, module_node: cst.Module, resolve: Any) -> dict[str, Any]:
     fields: list[str] = []
     properties: list[str] = []
     methods: list[str] = []
-    ns_path = None
+    namespace = None
     body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
     for stmt in body:
         if isinstance(stmt, cst.SimpleStatementLine):
             for small in stmt.body:
-                if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
-                    ann = dotted(small.annotation.annotation) or ""
-                    if not ann.endswith("ClassVar") and not module_node.code_for_node(
-                        small.annotation.annotation
-                    ).startswith(("ClassVar", "typing.ClassVar")):
-                        fields.append(small.target.value)
+                name = field_name(small, module_node)
+                if name is not None:
+                    fields.append(name)
                 elif isinstance(small, cst.Assign):
-                    for t in small.targets:
-                        if isinstance(t.target, cst.Name) and t.target.value == "_NS_PATH":
-                            ns_path = string_value(small.value)
+                    namespace = ns_path(small) or namespace
         elif isinstance(stmt, cst.FunctionDef):
             decorators = {dotted(d.decorator) or "" for d in stmt.decorators}
             names = {d.rpartition(".")[2] for d in decorators}
@@ -89,7 +105,7 @@ def _class_facts(cls: cst.ClassDef, module_node: cst.Module, resolve: Any) -> di
                 methods.append(stmt.name.value)
     return {
         "bases": [r for r in (resolve(a.value) for a in cls.bases) if r],
-        "ns_path": ns_path,
+        "ns_path": namespace,
         "fields": fields,
         "properties": properties,
         "methods": methods,

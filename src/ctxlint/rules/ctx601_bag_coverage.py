@@ -1,0 +1,150 @@
+"""CTX601 bag-coverage: the config namespaces, the record and the bag accessors agree.
+
+Bag membership is where a field is declared: one field class per namespace,
+each carrying a literal `_NS_PATH`, and the record assembled from them. The
+coverage is checked two ways, over sets derived from the code:
+
+- every class in the tree that declares an `_NS_PATH` is one the record
+  assembles (else its fields reach neither the record nor any bag);
+- no field is declared by two of the record's field classes (a field has one
+  namespace, so it has one bag leaf);
+- every top-level namespace of the record's field classes has a bag accessor
+  in the runtime module (`get_<namespace>()`, or one whose return names it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import libcst as cst
+
+from ctxlint.filecontext import FileContext
+from ctxlint.rule import FileVisitor, Program, RawFinding, Rule
+from ctxlint.schema import field_name, ns_path
+from ctxlint.vocab import Vocabulary
+
+ID = "CTX601"
+
+
+class NamespaceClassVisitor(FileVisitor):
+    """Classes with a literal `_NS_PATH`, and the fields each declares."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        super().__init__(ctx)
+        self.classes: list[dict[str, Any]] = []
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        if not isinstance(node.body, cst.IndentedBlock):
+            return
+        lines = [s for s in node.body.body if isinstance(s, cst.SimpleStatementLine)]
+        namespace = next((ns for s in lines for small in s.body if (ns := ns_path(small))), None)
+        if namespace is None:
+            return
+        ctx = self.ctx
+        fields = [
+            {"name": name, "snippet": ctx.snippet(small), "span": ctx.anchor(small)}
+            for s in lines
+            for small in s.body
+            if (name := field_name(small, ctx.module_node)) is not None
+        ]
+        self.classes.append(
+            {
+                "qual": f"{ctx.module}.{ctx.qualname}",
+                "scope": ctx.qualname,
+                "ns": namespace,
+                "span": ctx.anchor(node.name),
+                "fields": fields,
+            }
+        )
+
+    def finish(self) -> Any:
+        return self.classes or None
+
+
+def _classes(program: Program) -> list[tuple[str, dict[str, Any]]]:
+    """(path, class facts) of every namespace class, by path and line."""
+    out = [(path, c) for path, _, facts in program.facts(ID) for c in facts]
+    return sorted(out, key=lambda pc: (pc[0], pc[1]["span"]))
+
+
+def _at_class(path: str, c: dict[str, Any], message: str) -> RawFinding:
+    """A finding on a namespace class's name."""
+    return RawFinding(ID, path, c["scope"], f"class {c['scope']}", c["span"], message)
+
+
+class BagCoverage(Rule):
+    id = ID
+    name = "bag-coverage"
+    summary = (
+        "Every namespace class is assembled into the record, declares fields no other "
+        "namespace declares, and has its bag accessor"
+    )
+    visitor = NamespaceClassVisitor
+
+    def tokens(self, vocab: Vocabulary) -> set[str]:
+        return {"_NS_PATH"}
+
+    def derive(self, program: Program) -> dict[str, Any]:
+        vocab = program.vocab
+        accessors: dict[str, list[str]] = {}
+        for name, ns in vocab.bag_accessors.items():
+            accessors.setdefault(ns, []).append(f"{name}()")
+        tops = sorted({ns.split(".")[0] for ns in vocab.field_classes.values()})
+        return {
+            "namespace classes": [
+                f"{c['qual']} ({c['ns']})"
+                + ("" if c["qual"] in vocab.field_classes else ": not assembled")
+                for _, c in _classes(program)
+            ],
+            "namespaces and their accessors": [
+                f"{ns}: {', '.join(accessors.get(ns, ['(none)']))}" for ns in tops
+            ],
+        }
+
+    def check(self, program: Program) -> Iterable[RawFinding]:
+        vocab = program.vocab
+        record = vocab.record_name
+        assembled = [(p, c) for p, c in _classes(program) if c["qual"] in vocab.field_classes]
+        for path, c in _classes(program):
+            if c["qual"] not in vocab.field_classes:
+                yield _at_class(
+                    path,
+                    c,
+                    f"namespace class `{c['scope']}` (`_NS_PATH = {c['ns']!r}`) is not assembled "
+                    f"into the record `{record}`: its fields reach neither the record nor a bag; "
+                    f"assemble it where the record's module lists its field classes, or drop it",
+                )
+        first: dict[str, tuple[str, dict[str, Any]]] = {}  # field -> its first declaring class
+        for path, c in assembled:
+            for f in c["fields"]:
+                if f["name"] not in first:
+                    first[f["name"]] = (path, c)
+                    continue
+                other_path, other = first[f["name"]]
+                yield RawFinding(
+                    ID,
+                    path,
+                    c["scope"],
+                    f["snippet"],
+                    f["span"],
+                    f"field `{f['name']}` is declared by namespace `{c['ns']}` here and by "
+                    f"`{other['ns']}` in `{other['qual']}` ({other_path}): a field has one "
+                    "namespace, so one bag leaf; keep one declaration",
+                )
+        covered = set(vocab.bag_accessors.values())
+        reported: set[str] = set()
+        for path, c in assembled:
+            top = c["ns"].split(".")[0]
+            if top in covered or top in reported:
+                continue
+            reported.add(top)
+            yield _at_class(
+                path,
+                c,
+                f"namespace `{top}` has no bag accessor in `{vocab.runtime_module}`: its fields "
+                f"cannot be read from a bag; add `def get_{top}()` returning its bag",
+            )
+
+
+RULE = BagCoverage()
