@@ -229,6 +229,36 @@ def test_warm_run_replays_the_stored_outcome_exactly(project: Path) -> None:
     assert edited.files_parsed == 1 and edited.program.files
 
 
+def test_trusted_stat_signatures_still_see_every_edit(project: Path, monkeypatch) -> None:
+    """With every file settled (its stat signature trusted), a warm run reads no file
+    and gives the cold run's findings; an edit that keeps size and mtime is still
+    read (its ctime moved) and changes the findings as a cold run would."""
+    import ctxlint.sources as sources_module
+
+    monkeypatch.setattr(sources_module, "RACY_NS", -(10**12))
+    populate(project)
+    cold = run_engine(project, use_cache=True)
+    read: list[str] = []
+    real = Path.read_bytes
+    monkeypatch.setattr(Path, "read_bytes", lambda p: read.append(p.name) or real(p))
+    warm = run_engine(project, use_cache=True)
+    assert read == [] and warm.findings == cold.findings
+    target = next(
+        p for p in sorted(project.rglob("app/*.py")) if "get_server_args().tp_size" in p.read_text()
+    )
+    st = os.stat(target)
+    text = target.read_text()
+    edited = text.replace("get_server_args().tp_size", "get_server_args().dp_size", 1)
+    assert edited != text and len(edited) == len(text)
+    target.write_text(edited)
+    os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
+    read.clear()
+    after = run_engine(project, use_cache=True)
+    assert target.name in read
+    fresh = run_engine(project, use_cache=False)
+    assert after.findings == fresh.findings != cold.findings
+
+
 def test_token_matcher_words_whole_and_other_tokens_as_substrings() -> None:
     from ctxlint.engine import token_matcher
 

@@ -12,11 +12,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
-
-from rich.console import Console
-from rich.table import Table
-from rich.tree import Tree
+from typing import TYPE_CHECKING, Any
 
 from ctxlint import __version__
 from ctxlint.audit import add_audit_options, cmd_audit
@@ -27,6 +23,9 @@ from ctxlint.errors import ConfigError, CtxlintError
 from ctxlint.model import Result
 from ctxlint.reporters import FORMATS, print_text, print_timings, render
 from ctxlint.rule import Rule, load_rules, spec_path
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 
 def _csv(value: str) -> list[str]:
@@ -156,13 +155,25 @@ def selected_rules(args: argparse.Namespace, config: Config, rules: list[Rule]) 
     return [r for r in rules if r.id in select and r.id not in ignore]
 
 
-def _progress(console: Console) -> Any:
-    if not console.is_terminal:
+def _console(stderr: bool = False) -> Console:
+    """A rich console (rich is imported here: a warm machine-format run never draws)."""
+    from rich.console import Console
+
+    return Console(stderr=stderr)
+
+
+def _progress() -> Any:
+    """A progress bar on stderr, when stderr is a terminal."""
+    if not sys.stderr.isatty():
         return None, None
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
+    err = _console(stderr=True)
+    if not err.is_terminal:
+        return None, None
+
     bar = Progress(
-        TextColumn("parsing"), BarColumn(), MofNCompleteColumn(), console=console, transient=True
+        TextColumn("parsing"), BarColumn(), MofNCompleteColumn(), console=err, transient=True
     )
     task = bar.add_task("facts", total=None)
 
@@ -179,8 +190,7 @@ def run_engine(
     selected: list[Rule],
     pinned: dict[str, dict[str, Any]] | None = None,
 ) -> RunOutput:
-    err = Console(stderr=True)
-    bar, callback = _progress(err)
+    bar, callback = _progress()
     engine = Engine(
         config,
         rules,
@@ -249,11 +259,11 @@ def cmd_check(args: argparse.Namespace) -> int:
         files_checked=out.files_checked,
         timings=out.timings,
     )
-    console = Console()
     if args.output:
         text = render(result, args.format)
         Path(args.output).write_text(text, encoding="utf-8")
     elif args.format == "text":
+        console = _console()
         if args.statistics:
             _print_statistics(result, console)
         else:
@@ -261,9 +271,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(render(result, args.format))
     if args.timings:
-        print_timings(result, Console(stderr=True))
+        print_timings(result, _console(stderr=True))
     if result.stale and args.strict and args.format == "text":
-        Console(stderr=True).print(
+        _console(stderr=True).print(
             f"{len(result.stale)} stale baseline entr{'y' if len(result.stale) == 1 else 'ies'}: "
             "the code got better; run `ctxlint baseline update` to lock it in"
         )
@@ -271,6 +281,8 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def _print_statistics(result: Result, console: Console) -> None:
+    from rich.table import Table
+
     table = Table(title="ctxlint statistics")
     for col in ("rule", "name", "found", "new", "baselined", "stale"):
         table.add_column(col, justify="right" if col not in ("rule", "name") else "left")
@@ -292,7 +304,7 @@ def cmd_baseline(args: argparse.Namespace) -> int:
         )
     if config.baseline is None:
         raise ConfigError("no baseline file configured")
-    console = Console()
+    console = _console()
     if args.action == "show":
         console.print(show(load_baseline(config.baseline)).to_text(), markup=False, highlight=False)
         return 0
@@ -303,7 +315,7 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     out = run_engine(args, config, rules, selected, old.pins)
     if out.errors:
         for e in out.errors:
-            Console(stderr=True).print(f"{e.path}: {e.message}", markup=False)
+            _console(stderr=True).print(f"{e.path}: {e.message}", markup=False)
         raise CtxlintError("files failed to parse; fix them before updating the baseline")
     ids = {r.id for r in selected}
     # Pins are acknowledged, not ratcheted: updating records what the code
@@ -336,13 +348,15 @@ def cmd_baseline(args: argparse.Namespace) -> int:
 
 
 def cmd_rules(args: argparse.Namespace) -> int:
+    from rich.table import Table
+
     table = Table(title="ctxlint rules")
     table.add_column("id")
     table.add_column("name")
     table.add_column("what it reports")
     for r in load_rules():
         table.add_row(r.id, r.name, r.summary)
-    Console().print(table)
+    _console().print(table)
     return 0
 
 
@@ -352,7 +366,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     if rid not in rules:
         raise ConfigError(f"unknown rule {args.rule!r}" + _did_you_mean(rid, sorted(rules)))
     path = spec_path(rid)
-    console = Console()
+    console = _console()
     from rich.markdown import Markdown  # only `explain` renders Markdown
 
     if path.is_file():
@@ -389,6 +403,8 @@ def cmd_sets(args: argparse.Namespace) -> int:
     if args.format == "json":
         sys.stdout.write(json.dumps(data, indent=2, sort_keys=True) + "\n")
         return 0
+    from rich.tree import Tree
+
     tree = Tree(f"derived sets of {config.root}")
     for section, sets in data.items():
         branch = tree.add(f"[bold]{section}[/]")
@@ -401,7 +417,7 @@ def cmd_sets(args: argparse.Namespace) -> int:
             elif isinstance(value, list):
                 for v in value:
                     node.add(str(v), highlight=False)
-    Console().print(tree)
+    _console().print(tree)
     return 0
 
 

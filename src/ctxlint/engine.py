@@ -26,10 +26,10 @@ from ctxlint.cache import FactCache
 from ctxlint.config import Config
 from ctxlint.discovery import SourceFile, discover, path_matcher
 from ctxlint.errors import CtxlintError, DerivationError
-from ctxlint.extract import extract_file, syntax_error
 from ctxlint.model import FileError, Finding, Span
 from ctxlint.rule import Program, RawFinding, Rule
 from ctxlint.rules.ctx001_suppressions import apply_suppressions
+from ctxlint.sources import Sources
 from ctxlint.vocab import Vocabulary, derive_vocabulary
 
 Progress = Callable[[int, int], None]  # (done, total)
@@ -74,10 +74,6 @@ def _plain_sorted(value: Any) -> list[Any]:
     return sorted(value) if isinstance(value, (set, frozenset)) else list(value)
 
 
-def content_hash(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
-
-
 def fingerprint(rule: str, path: str, scope: str, snippet: str, index: int) -> str:
     raw = "\0".join((rule, path, scope, snippet, str(index))).encode()
     return hashlib.sha256(raw).hexdigest()[:20]
@@ -98,6 +94,8 @@ def _init_worker(vocab_json: dict[str, Any] | str | None) -> None:
 
 
 def _work(item: tuple[str, str, bytes]) -> tuple[str, bytes]:
+    from ctxlint.extract import extract_file, syntax_error  # LibCST: only when parsing
+
     path, module, source = item
     if _WORKER["vocab"] == SYNTAX_ONLY:
         error = syntax_error(source)
@@ -140,42 +138,37 @@ class Engine:
     def _timed(self, name: str, start: float) -> None:
         self.timings[name] = self.timings.get(name, 0.0) + time.perf_counter() - start
 
-    def read_sources(self) -> tuple[list[SourceFile], dict[str, bytes], list[FileError]]:
+    def read_sources(self) -> tuple[list[SourceFile], Sources, list[FileError]]:
+        """The files, their content (hashed now, read when needed) and the unreadable ones."""
         t = time.perf_counter()
         try:
             files = discover(self.config.root, self.config.src, self.config.exclude)
         except FileNotFoundError as exc:
             raise CtxlintError(str(exc)) from None
-        sources: dict[str, bytes] = {}
-        errors: list[FileError] = []
-        for f in files:
-            try:
-                sources[f.rel] = (self.config.root / f.rel).read_bytes()
-            except OSError as exc:
-                errors.append(FileError(f.rel, f"cannot read: {exc.strerror or exc}"))
+        sources = Sources(self.config.root, [f.rel for f in files], self.cache)
         self._timed("discover+read", t)
-        return files, sources, errors
+        return files, sources, list(sources.errors)
 
     def _extract(
-        self, items: list[tuple[str, str, bytes]], vocab: Vocabulary | str | None
+        self, items: list[tuple[str, str]], sources: Sources, vocab: Vocabulary | str | None
     ) -> dict[str, bytes]:
-        """Encoded facts per path (for a vocabulary; None: schema facts;
-        SYNTAX_ONLY: just a parse error, if any): cache hits first, misses on
-        the pool."""
+        """Encoded facts per (path, module) (for a vocabulary; None: schema
+        facts; SYNTAX_ONLY: just a parse error, if any): cache hits first,
+        misses (only these are read) on the pool."""
         if isinstance(vocab, Vocabulary):
             tag, vocab_json = f"{CODE_VERSION}:{vocab.key()}", vocab.to_json()
         else:
             tag, vocab_json = f"{CODE_VERSION}:{vocab or 'schema'}", vocab
-        keys = {p: f"{content_hash(src)}:{tag}" for p, _, src in items}
+        keys = {p: f"{sources.hashes[p]}:{tag}" for p, _ in items}
         cached = self.cache.get_many(keys.values())
         out: dict[str, bytes] = {}
         misses = []
-        for item in items:
-            blob = cached.get(keys[item[0]])
+        for path, module in items:
+            blob = cached.get(keys[path])
             if blob is not None:
-                out[item[0]] = blob
+                out[path] = blob
             else:
-                misses.append(item)
+                misses.append((path, module, sources[path]))
         fresh: dict[str, bytes] = {}
         if len(misses) > 1 and self.jobs > 1:
             ctx = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
@@ -200,13 +193,12 @@ class Engine:
             self.parsed += len(misses)
         self.cache.put_many({keys[p]: blob for p, blob in fresh.items()})
         out.update(fresh)
-        return {p: out[p] for p, _, _ in items}  # input order, whatever was cached
+        return {p: out[p] for p, _ in items}  # input order, whatever was cached
 
     def _prefilter(
         self,
         paths: list[str],
-        sources: dict[str, bytes],
-        hashes: dict[str, str],
+        sources: Sources,
         module_of: dict[str, str],
         tokens: set[str],
     ) -> set[str]:
@@ -216,7 +208,7 @@ class Engine:
         modules = {t[len(MODULE_TOKEN) :] for t in tokens if t.startswith(MODULE_TOKEN)}
         matcher = token_matcher({t for t in tokens if not t.startswith(MODULE_TOKEN)})
         tag = hashlib.blake2b("\0".join(sorted(tokens)).encode(), digest_size=8).hexdigest()
-        keys = {p: f"pf:{hashes[p]}:{tag}" for p in paths}
+        keys = {p: f"pf:{sources.hashes[p]}:{tag}" for p in paths}
         cached = self.cache.get_many(keys.values())
         matched: set[str] = set()
         fresh: dict[str, bytes] = {}
@@ -230,7 +222,7 @@ class Engine:
         self.cache.put_many(fresh)
         return matched
 
-    def vocabulary(self, files: list[SourceFile], sources: dict[str, bytes]) -> Vocabulary:
+    def vocabulary(self, files: list[SourceFile], sources: Sources) -> Vocabulary:
         t = time.perf_counter()
         by_module = {f.module: f for f in files}
         schemas: dict[str, dict[str, Any] | None] = {}
@@ -241,7 +233,7 @@ class Engine:
                 if f is None or f.rel not in sources:
                     schemas[module] = None
                 else:
-                    blob = self._extract([(f.rel, f.module, sources[f.rel])], None)[f.rel]
+                    blob = self._extract([(f.rel, f.module)], sources, None)[f.rel]
                     facts = json.loads(blob)
                     if "error" in facts:
                         raise DerivationError(f"{f.rel}: {facts['error']}")
@@ -280,9 +272,9 @@ class Engine:
             "pinned": self.pinned,
         }
 
-    def _memo_key(self, sources: dict[str, bytes], errors: list[FileError]) -> str:
+    def _memo_key(self, sources: Sources, errors: list[FileError]) -> str:
         inputs = self._inputs()
-        inputs["files"] = sorted((p, content_hash(src)) for p, src in sources.items())
+        inputs["files"] = sorted(sources.hashes.items())
         inputs["unreadable"] = [e.path for e in errors]
         raw = json.dumps(inputs, sort_keys=True, default=list).encode()
         return "run:" + hashlib.blake2b(raw, digest_size=16).hexdigest()
@@ -346,9 +338,7 @@ class Engine:
         self.cache.close()
         return out
 
-    def _run(
-        self, files: list[SourceFile], sources: dict[str, bytes], errors: list[FileError]
-    ) -> RunOutput:
+    def _run(self, files: list[SourceFile], sources: Sources, errors: list[FileError]) -> RunOutput:
         vocab = self.vocabulary(files, sources)
         unreadable = list(errors)  # and broken files no rule needed; the others' are in facts
         t = time.perf_counter()
@@ -362,7 +352,6 @@ class Engine:
             else:
                 tokens |= more
         module_of = {f.rel: f.module for f in files}
-        hashes = {p: content_hash(src) for p, src in sources.items()}
         blobs: dict[str, bytes] = {}
         decoded: set[str] = set()
 
@@ -382,12 +371,12 @@ class Engine:
             matched = (
                 set(waiting)
                 if everything
-                else self._prefilter(waiting, sources, hashes, module_of, round_tokens)
+                else self._prefilter(waiting, sources, module_of, round_tokens)
             )
-            todo = [(p, module_of[p], sources[p]) for p in waiting if p in matched]
+            todo = [(p, module_of[p]) for p in waiting if p in matched]
             if not todo:
                 break
-            blobs.update(self._extract(todo, vocab))
+            blobs.update(self._extract(todo, sources, vocab))
             # What a round learns depends only on the facts so far: an edit that
             # leaves every file's facts as they were replays it (early cutoff).
             key = self._facts_key("round", vocab, blobs, tokens) if self.memo else None
@@ -404,8 +393,8 @@ class Engine:
             tokens |= round_tokens
         # Files no rule needed are still checked for parse errors (cheaply, with
         # ast): a broken file is reported whether or not it can matter.
-        rest = [(p, module_of[p], sources[p]) for p in sorted(sources) if p not in blobs]
-        for path, blob in self._extract(rest, SYNTAX_ONLY).items():
+        rest = [(p, module_of[p]) for p in sorted(sources) if p not in blobs]
+        for path, blob in self._extract(rest, sources, SYNTAX_ONLY).items():
             facts = json.loads(blob)
             if "error" in facts:
                 unreadable.append(FileError(path, facts["error"]))

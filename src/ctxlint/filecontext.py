@@ -11,9 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import libcst as cst
-
-from ctxlint.positions import spans
+from ctxlint.lazy_libcst import cst
 
 if TYPE_CHECKING:
     from ctxlint.vocab import Vocabulary
@@ -168,6 +166,8 @@ class FileContext:
     def resolve_anchors(self) -> None:
         if not self.anchors:
             return
+        from ctxlint.positions import spans  # LibCST internals: loaded when parsing
+
         found = spans(self.module_node, [a.node for a in self.anchors])
         for a in self.anchors:
             a.span[:] = found[a.node]

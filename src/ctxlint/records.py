@@ -12,9 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import libcst as cst
-
 from ctxlint.filecontext import FileContext, dotted, string_value
+from ctxlint.lazy_libcst import cst
 from ctxlint.rule import FileVisitor
 
 

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-import libcst as cst
-
 from ctxlint.filecontext import dotted, module_imports, string_value
+from ctxlint.lazy_libcst import cst
 
 PROPERTY_DECORATORS = {"property", "functools.cached_property", "cached_property"}
 

@@ -2,34 +2,48 @@
 
 Every reporter is a pure function of the `Result` (the text one also reads the
 sources for code frames), so identical results always render identically.
+Each is imported when its format is asked for: a warm JSON run should not pay
+for rich or an XML writer.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import importlib
+from typing import TYPE_CHECKING
 
-from ctxlint.model import Result
-from ctxlint.reporters import github, json_format, junit, sarif, text
-from ctxlint.reporters.text import print_text, print_timings, render_text
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from ctxlint.model import Result
 
 FORMATS = ("text", "json", "sarif", "github", "junit")
-
-_MACHINE: dict[str, Callable[[Result], str]] = {
-    "json": json_format.render,
-    "sarif": sarif.render,
-    "github": github.render,
-    "junit": junit.render,
+_MODULES = {
+    "text": "text",
+    "json": "json_format",
+    "sarif": "sarif",
+    "github": "github",
+    "junit": "junit",
 }
 
 
 def render(result: Result, fmt: str) -> str:
     """Render `result` in format `fmt`; "text" gives the plain, uncoloured text report."""
-    if fmt == "text":
-        return render_text(result)
-    try:
-        return _MACHINE[fmt](result)
-    except KeyError:
-        raise ValueError(f"unknown format {fmt!r} (choose from {', '.join(FORMATS)})") from None
+    if fmt not in _MODULES:
+        raise ValueError(f"unknown format {fmt!r} (choose from {', '.join(FORMATS)})")
+    module = importlib.import_module(f"{__name__}.{_MODULES[fmt]}")
+    return module.render_text(result) if fmt == "text" else module.render(result)
 
 
-__all__ = ["FORMATS", "print_text", "print_timings", "render", "render_text", "text"]
+def print_text(result: Result, console: Console, *, show_source: bool = True) -> None:
+    from ctxlint.reporters.text import print_text as print_it
+
+    print_it(result, console, show_source=show_source)
+
+
+def print_timings(result: Result, console: Console) -> None:
+    from ctxlint.reporters.text import print_timings as print_it
+
+    print_it(result, console)
+
+
+__all__ = ["FORMATS", "print_text", "print_timings", "render"]

@@ -21,9 +21,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import libcst as cst
-
 from ctxlint.filecontext import FileContext, dotted
+from ctxlint.lazy_libcst import cst
 from ctxlint.rule import FileVisitor, Program
 
 PROCESS_POOL = "ProcessPoolExecutor"

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import libcst as cst
-
 from ctxlint.filecontext import FileContext, string_value
+from ctxlint.lazy_libcst import cst
 from ctxlint.rule import FileVisitor
 from ctxlint.vocab import Vocabulary
 

@@ -13,9 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-import libcst as cst
-
 from ctxlint.filecontext import FileContext
+from ctxlint.lazy_libcst import cst
 from ctxlint.rule import Program, RawFinding, Rule
 from ctxlint.rules._shared import ReadVisitor, bag_spelling
 from ctxlint.vocab import Vocabulary

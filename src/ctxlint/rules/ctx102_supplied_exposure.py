@@ -21,9 +21,8 @@ import fnmatch
 from collections.abc import Iterable, Iterator
 from typing import Any, ClassVar
 
-import libcst as cst
-
 from ctxlint.filecontext import FileContext, dotted
+from ctxlint.lazy_libcst import cst
 from ctxlint.rule import Program, RawFinding, Rule
 from ctxlint.rules._shared import ReadVisitor, bag_spelling
 from ctxlint.rules.ctx201_record_mutation import RecordConvention, record_names

@@ -24,9 +24,8 @@ import sys
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-import libcst as cst
-
 from ctxlint.filecontext import FileContext, dotted, import_bindings, string_value
+from ctxlint.lazy_libcst import cst
 from ctxlint.rule import FileVisitor, Program, RawFinding, Rule
 from ctxlint.vocab import Vocabulary
 

@@ -22,9 +22,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any, ClassVar
 
-import libcst as cst
-
 from ctxlint.filecontext import FileContext, dotted, string_value
+from ctxlint.lazy_libcst import cst
 from ctxlint.rule import FileVisitor, PinSite, Program, RawFinding, Rule, pin_findings
 from ctxlint.vocab import Vocabulary
 

@@ -17,9 +17,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-import libcst as cst
-
 from ctxlint.filecontext import FileContext
+from ctxlint.lazy_libcst import cst
 from ctxlint.rule import FileVisitor, Program, RawFinding, Rule
 from ctxlint.schema import field_name, ns_path
 from ctxlint.vocab import Vocabulary

@@ -1,0 +1,81 @@
+"""Content hashes kept with stat signatures: an unchanged file is not read again,
+a changed one always is, and a file changed too recently is not trusted."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from ctxlint import sources as sources_module
+from ctxlint.cache import FactCache
+from ctxlint.sources import Sources, content_hash
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    root = tmp_path / "tree"
+    root.mkdir()
+    for name in ("a.py", "b.py"):
+        (root / name).write_text(f"# {name}\n")
+    return root
+
+
+def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of the files read from now on."""
+    seen: list[str] = []
+    real = Path.read_bytes
+
+    def spy(self: Path) -> bytes:
+        seen.append(self.name)
+        return real(self)
+
+    monkeypatch.setattr(Path, "read_bytes", spy)
+    return seen
+
+
+def test_settled_files_are_hashed_once(tree: Path, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(sources_module, "RACY_NS", -(10**12))  # everything counts as settled
+    cache = FactCache(tmp_path / "cache")
+    first = Sources(tree, ["a.py", "b.py"], cache)
+    assert first.hashes == {p: content_hash((tree / p).read_bytes()) for p in ("a.py", "b.py")}
+    seen = reads(monkeypatch)
+    second = Sources(tree, ["a.py", "b.py"], cache)
+    assert second.hashes == first.hashes
+    assert seen == []  # nothing read: the signatures matched
+    assert second["a.py"] == b"# a.py\n"  # bytes are still there on demand
+    assert seen == ["a.py"]
+
+
+def test_a_changed_file_is_read_again_even_with_its_old_mtime(
+    tree: Path, tmp_path: Path, monkeypatch
+) -> None:
+    monkeypatch.setattr(sources_module, "RACY_NS", -(10**12))
+    cache = FactCache(tmp_path / "cache")
+    before = Sources(tree, ["a.py", "b.py"], cache).hashes
+    st = os.stat(tree / "a.py")
+    (tree / "a.py").write_text("# A.py\n")  # same size
+    os.utime(tree / "a.py", ns=(st.st_atime_ns, st.st_mtime_ns))  # same mtime; ctime moves
+    seen = reads(monkeypatch)
+    after = Sources(tree, ["a.py", "b.py"], cache).hashes
+    assert seen == ["a.py"]
+    assert after["a.py"] == content_hash(b"# A.py\n") != before["a.py"]
+    assert after["b.py"] == before["b.py"]
+
+
+def test_a_file_changed_just_now_is_not_trusted(tree: Path, tmp_path: Path, monkeypatch) -> None:
+    cache = FactCache(tmp_path / "cache")  # the real margin: these files were just written
+    Sources(tree, ["a.py", "b.py"], cache)
+    seen = reads(monkeypatch)
+    Sources(tree, ["a.py", "b.py"], cache)
+    assert sorted(seen) == ["a.py", "b.py"]
+
+
+def test_unreadable_and_missing_files_are_errors(tree: Path, tmp_path: Path) -> None:
+    found = Sources(tree, ["a.py", "gone.py"], FactCache(None))
+    assert list(found) == ["a.py"] and "gone.py" not in found
+    assert [e.path for e in found.errors] == ["gone.py"]
+    assert found.errors[0].message.startswith("cannot read:")
+    with pytest.raises(KeyError):
+        found["gone.py"]
