@@ -271,3 +271,54 @@ def test_token_matcher_words_whole_and_other_tokens_as_substrings() -> None:
     assert match(b"# ctxlint: ignore[CTX101] why")
     assert not match(b"def running(): pass")
     assert not token_matcher(set())(b"anything")
+
+
+def test_the_cyclic_gc_is_paused_for_a_run_and_restored(project: Path, monkeypatch) -> None:
+    """The run pauses the cyclic GC (it re-traverses millions of acyclic facts) and
+    turns it back on afterwards, also when the run fails."""
+    import gc
+
+    from ctxlint.rules import ctx101_seed_read
+
+    populate(project)
+    during: list[bool] = []
+    real = ctx101_seed_read.RULE.derive
+    monkeypatch.setattr(
+        ctx101_seed_read.RULE, "derive", lambda p: during.append(gc.isenabled()) or real(p)
+    )
+    assert gc.isenabled()
+    run_engine(project)
+    assert during == [False] and gc.isenabled()
+
+    def boom(program):
+        raise RuntimeError("a bug in a rule")
+
+    monkeypatch.setattr(ctx101_seed_read.RULE, "derive", boom)
+    with pytest.raises(RuntimeError):
+        run_engine(project)
+    assert gc.isenabled()
+
+
+def test_a_file_s_tree_is_freed_without_the_cyclic_gc(project: Path) -> None:
+    """With the GC paused, nothing but reference counting frees a parsed tree: the
+    extraction must leave no reference cycle that holds it."""
+    import gc
+
+    from ctxlint.extract import extract_file
+    from ctxlint.rule import load_rules
+
+    populate(project)
+    vocab = run_engine(project).program.vocab.to_json()
+    source = "\n".join(
+        f"def f{i}(server_args):\n    server_args.tp_size = {i}\n    return get_exec().x\n"
+        for i in range(200)
+    ).encode()
+    rules = load_rules()
+    gc.collect()
+    gc.disable()
+    try:
+        extract_file("app/big.py", "app.big", source, vocab, rules)
+        leaked = gc.collect()
+    finally:
+        gc.enable()
+    assert leaked < 500, f"{leaked} objects were only reachable through cycles"

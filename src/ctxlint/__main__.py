@@ -1,7 +1,5 @@
 """`python -m ctxlint`: the same entry point as the `ctxlint` command."""
 
-import sys
+from ctxlint.cli import run
 
-from ctxlint.cli import main
-
-sys.exit(main())
+run()

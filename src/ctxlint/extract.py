@@ -140,4 +140,5 @@ def extract_file(
     out["facts"] = {k: v for k, v in facts.items() if v}
     if b"ctxlint:" in source:
         out["suppressions"] = suppressions.scan(source.decode("utf-8"))
+    ctx.records = None  # the one reference cycle (context <-> tracker) that would hold the tree
     return _plain(out)
