@@ -134,6 +134,7 @@ class Engine:
         self.pinned = pinned or {}
         self.timings: dict[str, float] = {}
         self.parsed = 0
+        self._blob_digests: dict[str, bytes] = {}
 
     # -- phases -------------------------------------------------------------
     def _timed(self, name: str, start: float) -> None:
@@ -353,6 +354,7 @@ class Engine:
         return out
 
     def _run(self, files: list[SourceFile], sources: Sources, errors: list[FileError]) -> RunOutput:
+        self._blob_digests = {}
         vocab = self.vocabulary(files, sources)
         unreadable = list(errors)  # and broken files no rule needed; the others' are in facts
         t = time.perf_counter()
@@ -440,9 +442,12 @@ class Engine:
         head = json.dumps([self._inputs(), vocab.key()], sort_keys=True, default=list)
         digest = hashlib.blake2b(head.encode(), digest_size=16)
         for path in sorted(blobs):
-            digest.update(
-                path.encode() + b"\0" + hashlib.blake2b(blobs[path], digest_size=16).digest()
-            )
+            one = self._blob_digests.get(path)
+            if one is None:  # a path's facts are fixed within a run: digest them once
+                one = self._blob_digests[path] = hashlib.blake2b(
+                    blobs[path], digest_size=16
+                ).digest()
+            digest.update(path.encode() + b"\0" + one)
         digest.update("\0".join(sorted(tokens)).encode())
         digest.update(json.dumps([[e.path, e.message] for e in errors or ()]).encode())
         return f"{kind}:{digest.hexdigest()}"

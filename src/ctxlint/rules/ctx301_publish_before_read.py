@@ -167,20 +167,17 @@ class Analysis:
         ]
 
     def _publishers(self) -> set[str]:
-        """Direct publishers, and same-module functions that call one."""
+        """Direct publishers, and same-module functions that call one (at any depth)."""
         g = self.graph
         out = {q for q, f in g.funcs.items() if _has(f, "p")}
-        changed = True
-        while changed:
-            changed = False
-            for q, f in g.funcs.items():
-                if q in out:
-                    continue
-                for targets in g.edges[q]:
-                    if any(t in out and g.funcs[t].module == f.module for t in targets):
-                        out.add(q)
-                        changed = True
-                        break
+        todo = list(out)
+        while todo:
+            q = todo.pop()
+            module = g.funcs[q].module
+            for c in self.callers.get(q, ()):
+                if c not in out and g.funcs[c].module == module:
+                    out.add(c)
+                    todo.append(c)
         return out
 
     # -- walks ----------------------------------------------------------------
