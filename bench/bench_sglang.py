@@ -373,7 +373,7 @@ def measure(args: argparse.Namespace) -> Bench:
         }
         jobs = args.jobs or os.cpu_count() or 1
         need = [(tree / p).read_bytes() for p in parsed]
-        wall, cpu = parse_libcst_pool(need, jobs)
+        wall, cpu = parse_pool(need, jobs)
         share = sum(map(len, need)) / total
         bench.rows.append(
             Row(
@@ -382,6 +382,12 @@ def measure(args: argparse.Namespace) -> Bench:
                 f"{len(need)} files, {share:.1%} of the bytes, {jobs} workers, no walk",
                 cpu,
             )
+        )
+        # The same files through `ast` (parse and a full walk): what graph facts
+        # taken from `ast` instead of LibCST would start from.
+        wall, cpu = parse_pool(need, jobs, _ast_walk_one)
+        bench.rows.append(
+            Row("the same files: ast parse + walk", wall, f"{jobs} workers, for comparison", cpu)
         )
         wall, cpu = parse_ast(sources)
         bench.rows.append(Row("ast.parse serial", wall, "in-process", cpu))
@@ -481,8 +487,12 @@ def needed_files(config: Any, rules: list[Any]) -> tuple[list[str], dict[str, li
     return sorted(program.files), per_rule
 
 
-def parse_libcst_pool(sources: list[bytes], jobs: int) -> tuple[float, float]:
-    """(wall, cpu) of parsing `sources` with LibCST on `jobs` forked workers, nothing else."""
+def _ast_walk_one(src: bytes) -> int:
+    return sum(1 for _ in ast.walk(ast.parse(src)))
+
+
+def parse_pool(sources: list[bytes], jobs: int, one: Any = _parse_one) -> tuple[float, float]:
+    """(wall, cpu) of running `one` (a LibCST parse) over `sources` on `jobs` forked workers."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
@@ -490,7 +500,7 @@ def parse_libcst_pool(sources: list[bytes], jobs: int) -> tuple[float, float]:
     before = os.times()
     ctx = multiprocessing.get_context("fork")
     with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-        for _ in pool.map(_parse_one, sources, chunksize=4):
+        for _ in pool.map(one, sources, chunksize=4):
             pass
     after = os.times()
     cpu = sum(after[i] - before[i] for i in range(4))  # self and waited-for children
