@@ -139,3 +139,18 @@ def test_a_suppression_with_a_reason_silences_it(project: Path) -> None:
     )
     out = run_engine(project)
     assert [f for f in out.findings if f.rule in (RULE, "CTX001")] == []
+
+
+def test_a_field_declared_twice_keeps_the_namespace_the_mro_puts_first(project: Path) -> None:
+    """The vocabulary (and every message naming a field's bag) agrees with Python:
+    the record's first base declaring a field decides its namespace."""
+    write(
+        project,
+        {
+            "specrt/kv.py": 'class Kv:\n    _NS_PATH = "memory.kv"\n    tp_size: int = 1\n',
+            **assembled("Kv"),  # ServerArgs(Parallel, ..., Kv): Parallel comes first
+        },
+    )
+    out = run_engine(project)
+    assert out.program.vocab.fields["tp_size"] == "parallel"
+    assert [f.path for f in out.findings if f.rule == RULE] == ["specrt/kv.py"]

@@ -125,7 +125,9 @@ def derive_vocabulary(
             if p not in properties:
                 properties.append(p)
 
-    # The record and its bases (transitively): their annotations are fields.
+    # The record and its bases (transitively): their annotations are fields. Depth
+    # first, left base first (the stack gets them reversed), so a field declared
+    # twice keeps the namespace of the class Python's MRO puts first.
     seen: set[str] = set()
     todo: list[tuple[str, dict[str, Any]]] = [(record_class, record)]
     while todo:
@@ -137,7 +139,7 @@ def derive_vocabulary(
         if ns:
             field_classes[qual] = ns
         absorb(qual, cls, ns)
-        for base in cls["bases"]:
+        for base in reversed(cls["bases"]):
             found = find_class(base, load)
             if found is not None:
                 todo.append(found)
