@@ -67,30 +67,34 @@ def field_name(small: cst.BaseSmallStatement, module_node: cst.Module) -> str | 
     return small.target.value
 
 
-def ns_path(small: cst.BaseSmallStatement) -> str | None:
-    """The namespace a class-body `_NS_PATH = "a.b"` declares (a literal only)."""
-    if isinstance(small, cst.Assign) and any(
-        isinstance(t.target, cst.Name) and t.target.value == "_NS_PATH" for t in small.targets
-    ):
-        return string_value(small.value)
-    return None
+def class_statements(cls: cst.ClassDef) -> list[cst.BaseSmallStatement]:
+    """The simple statements directly in a class body (no methods' bodies)."""
+    body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
+    return [small for s in body if isinstance(s, cst.SimpleStatementLine) for small in s.body]
+
+
+def class_namespace(cls: cst.ClassDef) -> str | None:
+    """The namespace a class declares with `_NS_PATH = "a.b"` (a literal only; the last wins)."""
+    namespace = None
+    for small in class_statements(cls):
+        if isinstance(small, cst.Assign) and any(
+            isinstance(t.target, cst.Name) and t.target.value == "_NS_PATH" for t in small.targets
+        ):
+            namespace = string_value(small.value) or namespace
+    return namespace
 
 
 def _class_facts(cls: cst.ClassDef, module_node: cst.Module, resolve: Any) -> dict[str, Any]:
-    fields: list[str] = []
+    fields = [
+        name
+        for small in class_statements(cls)
+        if (name := field_name(small, module_node)) is not None
+    ]
     properties: list[str] = []
     methods: list[str] = []
-    namespace = None
     body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
     for stmt in body:
-        if isinstance(stmt, cst.SimpleStatementLine):
-            for small in stmt.body:
-                name = field_name(small, module_node)
-                if name is not None:
-                    fields.append(name)
-                elif isinstance(small, cst.Assign):
-                    namespace = ns_path(small) or namespace
-        elif isinstance(stmt, cst.FunctionDef):
+        if isinstance(stmt, cst.FunctionDef):
             decorators = {dotted(d.decorator) or "" for d in stmt.decorators}
             names = {d.rpartition(".")[2] for d in decorators}
             if (
@@ -104,7 +108,7 @@ def _class_facts(cls: cst.ClassDef, module_node: cst.Module, resolve: Any) -> di
                 methods.append(stmt.name.value)
     return {
         "bases": [r for r in (resolve(a.value) for a in cls.bases) if r],
-        "ns_path": namespace,
+        "ns_path": class_namespace(cls),
         "fields": fields,
         "properties": properties,
         "methods": methods,

@@ -16,14 +16,14 @@ if TYPE_CHECKING:
 
     from ctxlint.model import Result
 
-FORMATS = ("text", "json", "sarif", "github", "junit")
-_MODULES = {
+_MODULES = {  # format -> its module in this package
     "text": "text",
     "json": "json_format",
     "sarif": "sarif",
     "github": "github",
     "junit": "junit",
 }
+FORMATS = tuple(_MODULES)
 
 
 def render(result: Result, fmt: str) -> str:

@@ -20,7 +20,7 @@ from typing import Any
 from ctxlint.filecontext import FileContext
 from ctxlint.lazy_libcst import cst
 from ctxlint.rule import FileVisitor, Program, RawFinding, Rule
-from ctxlint.schema import field_name, ns_path
+from ctxlint.schema import class_namespace, class_statements, field_name
 from ctxlint.vocab import Vocabulary
 
 ID = "CTX601"
@@ -34,17 +34,13 @@ class NamespaceClassVisitor(FileVisitor):
         self.classes: list[dict[str, Any]] = []
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        if not isinstance(node.body, cst.IndentedBlock):
-            return
-        lines = [s for s in node.body.body if isinstance(s, cst.SimpleStatementLine)]
-        namespace = next((ns for s in lines for small in s.body if (ns := ns_path(small))), None)
+        namespace = class_namespace(node)
         if namespace is None:
             return
         ctx = self.ctx
         fields = [
             {"name": name, "snippet": ctx.snippet(small), "span": ctx.anchor(small)}
-            for s in lines
-            for small in s.body
+            for small in class_statements(node)
             if (name := field_name(small, ctx.module_node)) is not None
         ]
         self.classes.append(
@@ -104,8 +100,9 @@ class BagCoverage(Rule):
     def check(self, program: Program) -> Iterable[RawFinding]:
         vocab = program.vocab
         record = vocab.record_name
-        assembled = [(p, c) for p, c in _classes(program) if c["qual"] in vocab.field_classes]
-        for path, c in _classes(program):
+        classes = _classes(program)
+        assembled = [(p, c) for p, c in classes if c["qual"] in vocab.field_classes]
+        for path, c in classes:
             if c["qual"] not in vocab.field_classes:
                 yield _at_class(
                     path,
