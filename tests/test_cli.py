@@ -222,8 +222,12 @@ def test_statistics(findings_project: Path) -> None:
     res = cli("check", "--statistics", cwd=findings_project)
     assert res.returncode == 1
     assert "statistics" in res.stdout
-    rows = {line.split()[1]: line for line in res.stdout.splitlines() if "CTX" in line}
-    assert "seed-read" in rows["CTX101"] and "1" in rows["CTX101"]
+    rows = [line.split() for line in res.stdout.splitlines() if line.startswith("CTX")]
+    assert rows == [
+        ["CTX001", "suppression-hygiene", "0", "0", "0", "0"],
+        ["CTX101", "seed-read", "1", "0", "1", "0"],
+        ["CTX201", "record-mutation", "1", "0", "1", "0"],
+    ]
     assert "get_server_args().tp_size" not in res.stdout
 
 

@@ -345,7 +345,7 @@ def test_junit_strips_characters_xml_cannot_hold(tmp_path: Path) -> None:
 
 def text_of(result: Result, **kw) -> str:
     buf = io.StringIO()
-    console = Console(file=buf, width=100, no_color=True, color_system=None)
+    console = Console(file=buf, width=10_000, no_color=True, color_system=None)
     print_text(result, console, **kw)
     return buf.getvalue()
 
@@ -353,20 +353,20 @@ def text_of(result: Result, **kw) -> str:
 def test_text_code_frame_and_grouping(result: Result) -> None:
     out = text_of(result)
     lines = out.splitlines()
-    assert "pkg/serve.py  (1 new finding, 1 baselined)" in lines
+    assert "pkg/serve.py  (1 new finding)" in lines
     assert "  pkg/serve.py:5:10  CTX101 seed-read  NEW" in lines
     assert "     > 5 |     tp = get_server_args().tp_size" in lines
     caret = lines[lines.index("     > 5 |     tp = get_server_args().tp_size") + 1]
     assert caret == "         |          " + "^" * 22
     assert "       4 |     sa = get_server_args()" in lines  # context above
-    assert "  + 1 baselined finding not shown" in lines
     # The baselined finding on line 4 is not shown in full.
     assert "pkg/serve.py:4:10" not in out
     # Missing file: the finding is printed, with no frame.
     assert "  pkg/gone.py:7:1  CTX201 record-mutation  NEW" in lines
     assert "    second line" in lines  # multi-line messages stay indented
-    # A file with only baselined findings is collapsed to a count.
-    assert "  pkg/only base.py: 1" in lines
+    # Baselined findings are counted once, in the closing line, never per file.
+    assert "only base.py" not in out
+    assert out.count("baselined") == 1
     assert text_of(result, show_source=False).count(" | ") == 0
 
 
@@ -378,21 +378,35 @@ def test_text_stale_errors_summary_and_closing_line(result: Result) -> None:
     assert "1 error: these files were not checked" in lines
     assert "  pkg/broken.py: syntax error: invalid syntax (line 3, column 4)" in lines
 
+    assert not any(line.startswith("Rule ") for line in lines)  # the table: --statistics
+    assert lines[-1] == (
+        "2 new findings, 1 stale baseline entry, 1 error: checked 5 files under "
+        f"{result.root}, 2 rules (CTX101 CTX201), no config file, 2 baselined findings"
+    )
+
+    lines = text_of(result, statistics=True).splitlines()
+    assert lines[0] == "ctxlint statistics"
     head = lines.index(next(line for line in lines if line.startswith("Rule ")))
     assert lines[head].split() == ["Rule", "Name", "Found", "Baselined", "New", "Stale"]
     assert lines[head + 1].split() == ["CTX101", "seed-read", "2", "1", "1", "1"]
     assert lines[head + 2].split() == ["CTX201", "record-mutation", "2", "1", "1", "0"]
     assert lines[head + 3].split() == ["total", "4", "2", "2", "1"]
-    assert lines[-1] == "2 new findings, 1 stale baseline entry, 1 error"
+    assert "NEW" not in "\n".join(lines)
 
 
 def test_text_all_clear(tmp_path: Path) -> None:
     r = make_result(tmp_path, errors=False)
     r.findings = [f for f in r.findings if f.status == BASELINED]
     r.stale = []
+    r.config_path = str(tmp_path / "pyproject.toml")
+    r.baseline_path = str(tmp_path / "ctxlint-baseline.json")
     out = text_of(r)
-    assert out.splitlines()[-1] == "All clear: 5 files checked, 2 baselined findings"
-    assert " NEW" not in out
+    # a clean run is one line: what was checked, and the baselined count once
+    assert out.splitlines() == [
+        f"All clear: checked 5 files under {tmp_path}, 2 rules (CTX101 CTX201), "
+        f"config {tmp_path}/pyproject.toml, "
+        f"baseline {tmp_path}/ctxlint-baseline.json (2 baselined findings)"
+    ]
 
 
 def test_text_markup_in_messages_is_literal(tmp_path: Path) -> None:

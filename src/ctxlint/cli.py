@@ -17,30 +17,47 @@ from typing import TYPE_CHECKING, Any
 from ctxlint import __version__
 from ctxlint.audit import add_audit_options, cmd_audit
 from ctxlint.baseline import BaselineError, compare, load_baseline, show, update
-from ctxlint.config import Config, _did_you_mean, check_rule_ids, find_config, load_config
+from ctxlint.config import Config, _did_you_mean, find_config, load_config
+from ctxlint.console import COLOR_CHOICES, make_console
 from ctxlint.engine import Engine, RunOutput
 from ctxlint.errors import ConfigError, CtxlintError
 from ctxlint.model import Result
 from ctxlint.reporters import FORMATS, print_text, print_timings, render
 from ctxlint.rule import Rule, load_rules, spec_path
+from ctxlint.selection import select_ids
 
 if TYPE_CHECKING:
     from rich.console import Console
 
 
 def _csv(value: str) -> list[str]:
-    return [v.strip().upper() for v in value.split(",") if v.strip()]
+    return [v.strip() for v in value.split(",") if v.strip()]
+
+
+def _color(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--color",
+        choices=COLOR_CHOICES,
+        default="auto",
+        help="style the output: auto (a terminal, unless NO_COLOR; FORCE_COLOR forces it), "
+        "always or never",
+    )
 
 
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("paths", nargs="*", help="tree to check (with --config) or paths to report on")
     p.add_argument("--config", help="config file (pyproject.toml or ctxlint.toml)")
     p.add_argument("--profile", help="a built-in config (e.g. sglang); PATH is the tree to check")
-    p.add_argument("--select", type=_csv, help="only these rules (comma separated)")
-    p.add_argument("--ignore", type=_csv, help="skip these rules (comma separated)")
+    p.add_argument(
+        "--select",
+        type=_csv,
+        help="only these rules, comma separated: ids, id prefixes (CTX1), names (seed-read), ALL",
+    )
+    p.add_argument("--ignore", type=_csv, help="skip these rules (as --select)")
     p.add_argument("--baseline", help="baseline file (default: from config)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the fact cache")
     p.add_argument("--jobs", "-j", type=int, default=None, help="worker processes (default: cores)")
+    _color(p)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -52,10 +69,35 @@ def build_parser() -> argparse.ArgumentParser:
 
     check = sub.add_parser("check", help="check the tree against the rules and the baseline")
     _common(check)
-    check.add_argument("--format", choices=FORMATS, default="text")
+    check.add_argument(
+        "--output-format",
+        "--format",
+        dest="format",
+        choices=FORMATS,
+        default="text",
+        help="text (findings with code frames), concise (path:line:col: RULE message), "
+        "json, sarif, github or junit",
+    )
     check.add_argument("--output", "-o", help="write the report to FILE")
+    check.add_argument(
+        "--quiet", "-q", action="store_true", help="print the findings, nothing else"
+    )
+    check.add_argument(
+        "--exit-zero",
+        action="store_true",
+        help="exit 0 even when there are findings (files that fail to parse still exit 2)",
+    )
+    check.add_argument(
+        "--show-details",
+        action="store_true",
+        help="after each finding's message, the detail its rule gives (e.g. CTX501's)",
+    )
     check.add_argument("--strict", action="store_true", help="stale baseline entries fail too (CI)")
-    check.add_argument("--statistics", action="store_true", help="counts per rule, not findings")
+    check.add_argument(
+        "--statistics",
+        action="store_true",
+        help="counts per rule instead of findings (text), or added to the JSON",
+    )
     check.add_argument("--timings", action="store_true", help="time per phase and per rule")
     check.add_argument(
         "--ignore-errors", action="store_true", help="files that fail to parse do not fail the run"
@@ -77,12 +119,19 @@ def build_parser() -> argparse.ArgumentParser:
     shw = bsub.add_parser("show", help="print the baseline's entries and counts")
     _common(shw)
 
-    sub.add_parser("rules", help="the rule catalogue")
+    _color(sub.add_parser("rules", help="the rule catalogue"))
     exp = sub.add_parser("explain", help="show a rule's spec")
     exp.add_argument("rule")
+    _color(exp)
     sets = sub.add_parser("sets", help="print every derived set the checks use")
     _common(sets)
     sets.add_argument("--format", choices=("text", "json"), default="text")
+    settings = sub.add_parser(
+        "show-settings",
+        help="the resolved settings: config file, roots, excludes, baseline, cache, rules, sets",
+    )
+    _common(settings)
+    settings.add_argument("--format", choices=("text", "json"), default="text")
     audit = sub.add_parser("audit", help="where the tree stands: per rule, folder, set, commit")
     _common(audit)
     add_audit_options(audit)
@@ -113,7 +162,9 @@ def resolve_config(args: argparse.Namespace, rules: list[Rule]) -> tuple[Config,
     else:
         start = paths[0] if paths else Path.cwd()
         cfg_path = find_config(start.resolve())
-    config = load_config(cfg_path, root=root, rule_ids=ids, rule_options=options)
+    config = load_config(
+        cfg_path, root=root, rule_ids=ids, rule_options=options, rule_names=[r.name for r in rules]
+    )
     if getattr(args, "baseline", None):
         config = _replace(config, baseline=Path(args.baseline).resolve())
     elif config.baseline.is_relative_to(PROFILES):
@@ -147,38 +198,45 @@ def _replace(config: Config, **changes: Any) -> Config:
 
 
 def selected_rules(args: argparse.Namespace, config: Config, rules: list[Rule]) -> list[Rule]:
-    ids = [r.id for r in rules]
-    select = args.select or list(config.select) or ids
-    ignore = args.ignore or list(config.ignore)
-    check_rule_ids(select, ids, "--select")
-    check_rule_ids(ignore, ids, "--ignore")
-    return [r for r in rules if r.id in select and r.id not in ignore]
+    """The rules to check: the command line's --select/--ignore, else the config's."""
+    names = {r.id: r.name for r in rules}
+    where = ("--select", "--ignore")
+    select, ignore = args.select, args.ignore
+    if not select:
+        select, where = list(config.select), ("config key 'select'", where[1])
+    if not ignore:
+        ignore, where = list(config.ignore), (where[0], "config key 'ignore'")
+    ids = select_ids(names, select, ignore, where)
+    return [r for r in rules if r.id in ids]
 
 
-def _console(stderr: bool = False) -> Console:
-    """A rich console (rich is imported here: a warm machine-format run never draws)."""
-    from rich.console import Console
-
-    return Console(stderr=stderr)
+def _console(stderr: bool = False, color: str = "auto") -> Console:
+    """A rich console (rich is imported when one is made: a warm machine-format run never draws)."""
+    return make_console(stderr=stderr, color=color)
 
 
-def _progress() -> Any:
-    """A progress bar on stderr, when stderr is a terminal."""
-    if not sys.stderr.isatty():
+def _progress(args: argparse.Namespace) -> Any:
+    """One progress bar on stderr, labelled by phase, when stderr is a terminal
+    (and the run is not --quiet)."""
+    if getattr(args, "quiet", False) or not sys.stderr.isatty():
         return None, None
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-    err = _console(stderr=True)
+    err = _console(stderr=True, color=getattr(args, "color", "auto"))
     if not err.is_terminal:
         return None, None
 
     bar = Progress(
-        TextColumn("parsing"), BarColumn(), MofNCompleteColumn(), console=err, transient=True
+        TextColumn("{task.description:<12}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        console=err,
+        transient=True,
     )
-    task = bar.add_task("facts", total=None)
+    task = bar.add_task("reading", total=None)
 
-    def update(done: int, total: int) -> None:
-        bar.update(task, completed=done, total=total)
+    def update(done: int, total: int, phase: str) -> None:
+        bar.update(task, completed=done, total=total, description=phase)
 
     return bar, update
 
@@ -190,7 +248,7 @@ def run_engine(
     selected: list[Rule],
     pinned: dict[str, dict[str, Any]] | None = None,
 ) -> RunOutput:
-    bar, callback = _progress()
+    bar, callback = _progress(args)
     engine = Engine(
         config,
         rules,
@@ -258,40 +316,47 @@ def cmd_check(args: argparse.Namespace) -> int:
         strict=args.strict,
         files_checked=out.files_checked,
         timings=out.timings,
+        config_path=str(config.config_path or ""),
+        baseline_path=str(config.baseline or "") if baseline is not None else "",
     )
+    options = _format_options(args)
     if args.output:
-        text = render(result, args.format)
+        text = render(result, args.format, **options)
         Path(args.output).write_text(text, encoding="utf-8")
     elif args.format == "text":
-        console = _console()
-        if args.statistics:
-            _print_statistics(result, console)
-        else:
-            print_text(result, console)
+        print_text(result, _console(color=args.color), **options)
     else:
-        sys.stdout.write(render(result, args.format))
+        sys.stdout.write(render(result, args.format, **options))
     if args.timings:
-        print_timings(result, _console(stderr=True))
-    if result.stale and args.strict and args.format == "text":
-        _console(stderr=True).print(
+        print_timings(result, _console(stderr=True, color=args.color))
+    if result.stale and args.strict and args.format == "text" and not args.quiet:
+        _console(stderr=True, color=args.color).print(
             f"{len(result.stale)} stale baseline entr{'y' if len(result.stale) == 1 else 'ies'}: "
-            "the code got better; run `ctxlint baseline update` to lock it in"
+            "the code got better; run `ctxlint baseline update` to lock it in",
+            markup=False,
         )
-    return result.exit_code(ignore_errors=args.ignore_errors)
+    code = result.exit_code(ignore_errors=args.ignore_errors)
+    return 0 if code == 1 and args.exit_zero else code
 
 
-def _print_statistics(result: Result, console: Console) -> None:
-    from rich.table import Table
+# The switches each output format understands (others reject them, never drop them).
+_FORMAT_OPTIONS = {
+    "text": ("quiet", "statistics", "show_details"),
+    "concise": ("quiet",),
+    "json": ("statistics",),
+}
 
-    table = Table(title="ctxlint statistics")
-    for col in ("rule", "name", "found", "new", "baselined", "stale"):
-        table.add_column(col, justify="right" if col not in ("rule", "name") else "left")
-    names = {r.id: r.name for r in result.rules}
-    for rid, s in result.summary().items():
-        table.add_row(
-            rid, names.get(rid, ""), str(s.found), str(s.new), str(s.baselined), str(s.stale)
+
+def _format_options(args: argparse.Namespace) -> dict[str, bool]:
+    known = _FORMAT_OPTIONS.get(args.format, ())
+    if args.statistics and "statistics" not in known:
+        raise ConfigError(f"--statistics works with --format text or json, not {args.format}")
+    if args.show_details and "show_details" not in known:
+        raise ConfigError(
+            f"--show-details works with --format text, not {args.format} "
+            "(the JSON always holds a finding's details)"
         )
-    console.print(table)
+    return {k: bool(getattr(args, k)) for k in known}
 
 
 def cmd_baseline(args: argparse.Namespace) -> int:
@@ -304,7 +369,7 @@ def cmd_baseline(args: argparse.Namespace) -> int:
         )
     if config.baseline is None:
         raise ConfigError("no baseline file configured")
-    console = _console()
+    console = _console(color=args.color)
     if args.action == "show":
         console.print(show(load_baseline(config.baseline)).to_text(), markup=False, highlight=False)
         return 0
@@ -349,14 +414,15 @@ def cmd_baseline(args: argparse.Namespace) -> int:
 
 def cmd_rules(args: argparse.Namespace) -> int:
     from rich.table import Table
+    from rich.text import Text
 
     table = Table(title="ctxlint rules")
     table.add_column("id")
     table.add_column("name")
     table.add_column("what it reports")
-    for r in load_rules():
-        table.add_row(r.id, r.name, r.summary)
-    _console().print(table)
+    for r in load_rules():  # Text, never markup: "[dev]" in a summary prints as written
+        table.add_row(Text(r.id), Text(r.name), Text(r.summary))
+    _console(color=args.color).print(table)
     return 0
 
 
@@ -366,7 +432,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     if rid not in rules:
         raise ConfigError(f"unknown rule {args.rule!r}" + _did_you_mean(rid, sorted(rules)))
     path = spec_path(rid)
-    console = _console()
+    console = _console(color=args.color)
     from rich.markdown import Markdown  # only `explain` renders Markdown
 
     if path.is_file():
@@ -403,25 +469,91 @@ def cmd_sets(args: argparse.Namespace) -> int:
     if args.format == "json":
         sys.stdout.write(json.dumps(data, indent=2, sort_keys=True) + "\n")
         return 0
+    from rich.text import Text
     from rich.tree import Tree
 
-    tree = Tree(f"derived sets of {config.root}")
+    # every label is a Text, never markup: derived names and statuses print as
+    # written ("install ctxlint[dev]" would otherwise lose its "[dev]")
+    tree = Tree(Text(f"derived sets of {config.root}"))
     for section, sets in data.items():
-        branch = tree.add(f"[bold]{section}[/]")
+        branch = tree.add(Text(section, style="bold"))
         for name, value in sets.items():
             size = len(value) if isinstance(value, (list, dict)) else None
-            node = branch.add(f"{name}" + (f" ({size})" if size is not None else f": {value}"))
+            node = branch.add(
+                Text(f"{name}" + (f" ({size})" if size is not None else f": {value}"))
+            )
             if isinstance(value, dict):
                 for k, v in value.items():
-                    node.add(f"{k}: {', '.join(v) if isinstance(v, list) else v}", highlight=False)
+                    node.add(Text(f"{k}: {', '.join(v) if isinstance(v, list) else v}"))
             elif isinstance(value, list):
                 for v in value:
-                    node.add(str(v), highlight=False)
-    _console().print(tree)
+                    node.add(Text(str(v)))
+    _console(color=args.color).print(tree)
+    return 0
+
+
+def _size(value: Any) -> int | Any:
+    return len(value) if isinstance(value, (list, dict, set, tuple)) else value
+
+
+def cmd_show_settings(args: argparse.Namespace) -> int:
+    """The settings a `check` with the same arguments would use (as ruff's
+    --show-settings), and the size of every set the rules derive from the tree."""
+    rules = load_rules()
+    config, filters = resolve_config(args, rules)
+    selected = selected_rules(args, config, rules)
+    out = run_engine(args, config, rules, selected)
+    baseline = config.baseline
+    data: dict[str, Any] = {
+        "config file": str(config.config_path or ""),
+        "root": str(config.root),
+        "paths": filters,
+        "src": list(config.src),
+        "exclude": list(config.exclude),
+        "per-rule-exclude": {k: list(v) for k, v in sorted(config.per_rule_exclude.items())},
+        "runtime-module": config.runtime_module,
+        "record-class": config.record_class,
+        "baseline": (
+            f"{baseline} ({'exists' if baseline.is_file() else 'not written yet'})"
+            if baseline is not None
+            else ""
+        ),
+        "cache dir": str(config.cache_dir or "")
+        + (" (not used: --no-cache)" if args.no_cache else ""),
+        "rule options": dict(sorted(config.options.items())),
+        "selected rules": [f"{r.id} {r.name}" for r in selected],
+        "files checked": out.files_checked,
+        "derived set sizes": {
+            rid: {name: _size(v) for name, v in sorted(sets.items())}
+            for rid, sets in sorted(out.program.sets.items())
+            if sets and rid in {r.id for r in selected}
+        },
+    }
+    if args.format == "json":
+        sys.stdout.write(json.dumps(data, indent=2, sort_keys=False) + "\n")
+        return 0
+    from rich.text import Text
+
+    console = _console(color=args.color)
+    for key, value in data.items():
+        line = Text(f"{key}: ", style="bold")
+        if isinstance(value, dict) and value:
+            console.print(line)
+            for k, v in value.items():
+                shown = ", ".join(f"{n}={s}" for n, s in v.items()) if isinstance(v, dict) else v
+                console.print(Text(f"  {k}: {shown}"))
+        elif isinstance(value, list) and value and key == "selected rules":
+            console.print(line)
+            for v in value:
+                console.print(Text(f"  {v}"))
+        else:
+            shown = ", ".join(map(str, value)) if isinstance(value, (list, dict)) else str(value)
+            console.print(line.append(shown or "(none)", style=""))
     return 0
 
 
 COMMANDS = {
+    "show-settings": cmd_show_settings,
     "check": cmd_check,
     "baseline": cmd_baseline,
     "rules": cmd_rules,

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxlint.errors import ConfigError
+from ctxlint.selection import resolve as resolve_selectors
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -111,6 +112,7 @@ def load_config(
     rule_ids: list[str],
     rule_options: dict[str, Any],
     profile: dict[str, Any] | None = None,
+    rule_names: list[str] | None = None,
 ) -> Config:
     """Load and validate the config.
 
@@ -150,10 +152,14 @@ def load_config(
             f"record-class must be a qualified name like pkg.mod.Class, got {record_class!r}"
         )
 
+    # select/ignore take ids, id prefixes, ALL and (given rule_names, aligned
+    # with rule_ids) rule names; they are resolved to ids when rules are chosen
+    named = dict(zip(rule_ids, rule_names or [""] * len(rule_ids), strict=True))
+
     def rules_list(key: str) -> tuple[str, ...]:
-        ids = tuple(str(x).upper() for x in table.get(key, []))
-        check_rule_ids(ids, rule_ids, f"config key {key!r}")
-        return ids
+        selectors = tuple(str(x).strip() for x in table.get(key, []))
+        resolve_selectors(selectors, named, f"config key {key!r}")
+        return selectors
 
     per_rule = table.get("per-rule-exclude", {})
     check_rule_ids(tuple(per_rule), rule_ids, "per-rule-exclude")

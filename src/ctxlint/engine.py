@@ -33,7 +33,9 @@ from ctxlint.rules.ctx001_suppressions import apply_suppressions
 from ctxlint.sources import Sources
 from ctxlint.vocab import Vocabulary, derive_vocabulary
 
-Progress = Callable[[int, int], None]  # (done, total)
+# (done, total, phase): one count over every phase of the run, so a progress
+# bar never restarts; `total` grows as later rounds find more files to parse.
+Progress = Callable[[int, int, str], None]
 
 
 @dataclass
@@ -134,6 +136,7 @@ class Engine:
         self.pinned = pinned or {}
         self.timings: dict[str, float] = {}
         self.parsed = 0
+        self._done = 0  # files through the pool so far, all phases together (progress)
         self._blob_digests: dict[str, bytes] = {}
 
     # -- phases -------------------------------------------------------------
@@ -172,6 +175,12 @@ class Engine:
             else:
                 misses.append((path, module, sources[path]))
         fresh: dict[str, bytes] = {}
+        phase = "declarations" if vocab is None else "syntax" if vocab == SYNTAX_ONLY else "parsing"
+
+        def tick(n: int) -> None:
+            if self.progress:
+                self.progress(self._done + n, self._done + len(misses), phase)
+
         if len(misses) > 1 and self.jobs > 1:
             ctx = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
             with ProcessPoolExecutor(
@@ -182,15 +191,14 @@ class Engine:
             ) as pool:
                 for n, (path, blob) in enumerate(pool.map(_work, misses, chunksize=4), 1):
                     fresh[path] = blob
-                    if self.progress:
-                        self.progress(n, len(misses))
+                    tick(n)
         else:
             _init_worker(vocab_json)
             for n, item in enumerate(misses, 1):
                 path, blob = _work(item)
                 fresh[path] = blob
-                if self.progress:
-                    self.progress(n, len(misses))
+                tick(n)
+        self._done += len(misses)
         if vocab != SYNTAX_ONLY:
             self.parsed += len(misses)
         self.cache.put_many({keys[p]: blob for p, blob in fresh.items()})
@@ -294,6 +302,7 @@ class Engine:
                 f["message"],
                 f["snippet"],
                 f["fingerprint"],
+                details=f.get("details", ""),
             )
             for f in data["findings"]
         ]
@@ -314,6 +323,7 @@ class Engine:
                         "message": f.message,
                         "snippet": f.snippet,
                         "fingerprint": f.fingerprint,
+                        "details": f.details,
                         "span": [f.span.line, f.span.column, f.span.end_line, f.span.end_column],
                     }
                     for f in out.findings
@@ -453,6 +463,8 @@ class Engine:
         return f"{kind}:{digest.hexdigest()}"
 
     def _derive_and_check(self, program: Program, errors: list[FileError], files: int) -> RunOutput:
+        if self.progress:
+            self.progress(self._done, self._done, "checking")
         t = time.perf_counter()
         for rule in self.rules:
             program.sets[rule.id] = rule.derive(program)
@@ -526,6 +538,7 @@ def to_findings(raw: list[RawFinding]) -> list[Finding]:
                     message=r.message,
                     snippet=snippet,
                     fingerprint=fingerprint(rule, path, scope, snippet, i),
+                    details=r.details,
                 )
             )
     out.sort(key=Finding.sort_key)

@@ -33,6 +33,7 @@ class Finding:
     snippet: str  # normalised source of the offending node
     fingerprint: str
     status: str = NEW  # NEW or BASELINED
+    details: str = ""  # what the one-sentence message leaves out (--show-details)
 
     @property
     def line(self) -> int:
@@ -55,7 +56,7 @@ class Finding:
             "message": self.message,
             "fingerprint": self.fingerprint,
             "status": self.status,
-        }
+        } | ({"details": self.details} if self.details else {})
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +125,8 @@ class Result:
     strict: bool = False
     files_checked: int = 0
     timings: dict[str, float] = field(default_factory=dict)  # phase or rule -> seconds
+    config_path: str = ""  # the config file the run used ("" for none), for the closing line
+    baseline_path: str = ""  # the baseline file compared against ("" for none)
 
     def summary(self) -> dict[str, RuleSummary]:
         counts: dict[str, dict[str, int]] = {

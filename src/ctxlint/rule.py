@@ -42,7 +42,8 @@ class RawFinding:
     scope: str
     snippet: str
     span: list[int]  # line, column, end_line, end_column
-    message: str
+    message: str  # one sentence
+    details: str = ""  # the rest (signatures, every problem), shown with --show-details
 
 
 @dataclass

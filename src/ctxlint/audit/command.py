@@ -8,13 +8,12 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from rich.console import Console
-
 from ctxlint.audit.history import history
 from ctxlint.audit.html import render_html
 from ctxlint.audit.model import Audit, build_audit, folder_of
 from ctxlint.audit.terminal import print_audit, render_terminal
 from ctxlint.baseline import compare, load_baseline
+from ctxlint.console import make_console
 from ctxlint.discovery import discover
 from ctxlint.errors import ConfigError, CtxlintError
 from ctxlint.rule import load_rules
@@ -64,7 +63,7 @@ def collect(args: argparse.Namespace) -> Audit:
         errors=[e.to_json() for e in out.errors if under(e.path, filters)],
     )
     if args.history:
-        err = Console(stderr=True)
+        err = make_console(stderr=True, color=getattr(args, "color", "auto"))
 
         def progress(i: int, n: int, short: str) -> None:
             if err.is_terminal:
@@ -101,9 +100,10 @@ def cmd_audit(args: argparse.Namespace) -> int:
     elif args.output:
         text = render_terminal(audit)
     else:
-        print_audit(audit, Console())
+        color = getattr(args, "color", "auto")
+        print_audit(audit, make_console(color=color))
         if args.html:
-            Console(stderr=True).print(f"HTML report: {args.html}", highlight=False)
+            make_console(stderr=True, color=color).print(f"HTML report: {args.html}", markup=False)
         return 0
     if args.output:
         _write(args.output, text)

@@ -16,6 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ctxlint.audit.model import Audit, DerivedSet, Tally
+from ctxlint.console import UNWRAPPED, plain_console
 
 TOP = 10  # rows of the "top" tables
 HEAT = ("grey50", "yellow", "dark_orange", "red", "bold white on red")
@@ -32,6 +33,12 @@ def _heat(n: int, top: int) -> Text:
 def _bar(n: int, top: int, width: int = 20) -> Text:
     cells = round(width * n / top) if top else 0
     return Text("█" * cells + "·" * (width - cells) if n else "", style="red")
+
+
+def _room(room: int, width: int) -> int:
+    """A path column's room: `room` at a terminal; whole paths when the console
+    is not one (a pipe or file is never wrapped, so nothing needs cutting)."""
+    return width if width >= UNWRAPPED else room
 
 
 def _left_trim(text: str, width: int) -> str:
@@ -103,7 +110,7 @@ def _heat_table(audit: Audit, width: int) -> Table:
     table.add_column("total", justify="right", style="bold")
     top = max((n for t in audit.folders for n in t.counts.values()), default=0)
     # paths lose their head, not rich's ellipsis on their tail: leave the numbers their room
-    room = max(12, min(44, width - 6 * len(ids) - 24))
+    room = _room(max(12, min(44, width - 6 * len(ids) - 24)), width)
     for t in audit.folders[:TOP]:
         cells = [_heat(t.counts.get(rid, 0), top) for rid in ids]
         table.add_row(Text(_left_trim(t.key, room)), str(t.files), *cells, str(t.total))
@@ -113,7 +120,7 @@ def _heat_table(audit: Audit, width: int) -> Table:
 def _tally_table(title: str, rows: list[Tally], scoped: bool, width: int) -> Table:
     table = _table(title, "file" if not scoped else "scope", "total", "by rule")
     widest = max((len(_breakdown(t.counts)) for t in rows[:TOP]), default=0)
-    room = max(16, min(56, width - widest - 16))
+    room = _room(max(16, min(56, width - widest - 16)), width)
     for t in rows[:TOP]:
         if scoped:
             path, _, scope = t.key.partition("::")
@@ -155,7 +162,7 @@ def _sets(audit: Audit, width: int) -> Table:
     # rich drops whole no_wrap columns when a row is too wide: size the preview
     # to what the other columns leave instead
     name_w = min(34, max((len(s.name) for s in audit.sets), default=4))
-    room = max(12, width - name_w - 10 - 9 - 12)
+    room = min(160, max(12, width - name_w - 10 - 9 - 12))  # a preview, whatever the width
     table = _table("Derived sets", "from", "set", "size")
     table.add_column("entries", no_wrap=True, overflow="ellipsis", max_width=room)
     last = None
@@ -230,10 +237,13 @@ def print_audit(audit: Audit, console: Console) -> None:
         console.print(table)
 
 
-def render_terminal(audit: Audit, *, width: int = 110) -> str:
-    """The terminal report as plain text (for --output and the docs)."""
+def render_terminal(audit: Audit, *, width: int | None = None) -> str:
+    """The terminal report as plain text (for --output and the docs); unwrapped
+    unless a width is given."""
     buf = io.StringIO()
-    console = Console(file=buf, width=width, no_color=True, color_system=None, highlight=False)
+    console = plain_console(buf)
+    if width is not None:
+        console.width = width
     print_audit(audit, console)
     # rich pads every line to the width: trailing blanks only bloat files and diffs
     return "\n".join(line.rstrip() for line in buf.getvalue().splitlines()) + "\n"

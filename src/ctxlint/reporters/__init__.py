@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 _MODULES = {  # format -> its module in this package
     "text": "text",
+    "concise": "concise",
     "json": "json_format",
     "sarif": "sarif",
     "github": "github",
@@ -26,18 +27,38 @@ _MODULES = {  # format -> its module in this package
 FORMATS = tuple(_MODULES)
 
 
-def render(result: Result, fmt: str) -> str:
-    """Render `result` in format `fmt`; "text" gives the plain, uncoloured text report."""
+def render(result: Result, fmt: str, **options: bool) -> str:
+    """Render `result` in format `fmt`; "text" gives the plain, uncoloured text report.
+    `options` are the format's own switches (`quiet`, `statistics`)."""
     if fmt not in _MODULES:
         raise ValueError(f"unknown format {fmt!r} (choose from {', '.join(FORMATS)})")
     module = importlib.import_module(f"{__name__}.{_MODULES[fmt]}")
-    return module.render_text(result) if fmt == "text" else module.render(result)
+    return (
+        module.render_text(result, **options) if fmt == "text" else module.render(result, **options)
+    )
 
 
-def print_text(result: Result, console: Console, *, show_source: bool = True) -> None:
-    from ctxlint.reporters.text import print_text as print_it
+def print_text(
+    result: Result,
+    console: Console,
+    *,
+    show_source: bool = True,
+    statistics: bool = False,
+    quiet: bool = False,
+    show_details: bool = False,
+) -> None:
+    from ctxlint.reporters import text
 
-    print_it(result, console, show_source=show_source)
+    if quiet:
+        text.print_quiet(result, console, show_source=show_source, show_details=show_details)
+    else:
+        text.print_text(
+            result,
+            console,
+            show_source=show_source,
+            statistics=statistics,
+            show_details=show_details,
+        )
 
 
 def print_timings(result: Result, console: Console) -> None:

@@ -11,8 +11,17 @@ from ctxlint.model import Result
 SCHEMA = 1
 
 
-def to_document(result: Result) -> dict[str, Any]:
-    return {
+def statistics(result: Result) -> list[dict[str, Any]]:
+    """`--statistics`: one row per rule of the run (and per rule only the baseline names)."""
+    names = {r.id: r.name for r in result.rules}
+    return [
+        {"rule": rule, "name": names.get(rule, ""), **s.to_json()}
+        for rule, s in sorted(result.summary().items())
+    ]
+
+
+def to_document(result: Result, *, with_statistics: bool = False) -> dict[str, Any]:
+    doc = {
         "tool": "ctxlint",
         "version": __version__,
         "schema": SCHEMA,
@@ -22,7 +31,11 @@ def to_document(result: Result) -> dict[str, Any]:
         "summary": {rule: s.to_json() for rule, s in sorted(result.summary().items())},
         "errors": [e.to_json() for e in result.errors],
     }
+    if with_statistics:  # additive: a schema-1 reader that ignores it loses nothing
+        doc["statistics"] = statistics(result)
+        doc["files_checked"] = result.files_checked
+    return doc
 
 
-def render(result: Result) -> str:
-    return json.dumps(to_document(result), indent=2) + "\n"
+def render(result: Result, *, statistics: bool = False) -> str:
+    return json.dumps(to_document(result, with_statistics=statistics), indent=2) + "\n"

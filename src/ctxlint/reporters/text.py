@@ -1,8 +1,9 @@
 """The human report, rendered with rich.
 
-New findings are printed in full with a code frame; baselined ones only counted
-(they are accepted debt, not news). Then stale entries, errors, a per-rule summary
-table and one closing line. All user-controlled text goes through `Text`, never
+New findings are printed in full with a code frame; baselined ones only counted,
+once, in the closing line (they are accepted debt, not news). Then stale
+entries, errors and that one closing line, which also says what was checked; the
+per-rule table comes with --statistics. A clean run is that line alone. All user-controlled text goes through `Text`, never
 markup, so a message containing "[red]" prints literally.
 """
 
@@ -12,12 +13,14 @@ import io
 import os
 import re
 from collections.abc import Iterator
+from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ctxlint.model import NEW, Finding, Result
+from ctxlint.console import plain_console
+from ctxlint.model import Finding, Result
 from ctxlint.reporters._common import UPDATE_HINT, plural, rule_catalogue, rule_title
 
 CONTEXT = 2  # source lines shown above and below the offending one
@@ -79,23 +82,18 @@ def _group_by_path(findings: list[Finding]) -> Iterator[tuple[str, list[Finding]
     yield from groups.items()
 
 
-def _print_findings(result: Result, console: Console, show_source: bool) -> None:
+def _print_findings(
+    result: Result, console: Console, show_source: bool, show_details: bool = False
+) -> None:
+    """New findings in full, grouped by file. Baselined ones are accepted debt,
+    not news: only the closing line counts them (once, for the whole run)."""
     titles = {r.id: rule_title(r) for r in rule_catalogue(result)}
     sources = _Sources(result.root)
-    quiet: list[tuple[str, int]] = []  # files with baselined findings only
-    for path, group in _group_by_path(result.findings):
-        new = [f for f in group if f.status == NEW]
-        n_base = len(group) - len(new)
-        if not new:
-            quiet.append((path, n_base))
-            continue
+    for path, group in _group_by_path(result.new_findings):
         header = Text(path, style="bold underline")
-        counts = [plural(len(new), "new finding")]
-        if n_base:
-            counts.append(f"{n_base} baselined")
-        header.append(f"  ({', '.join(counts)})", style="")
+        header.append(f"  ({plural(len(group), 'new finding')})", style="")
         console.print(header)
-        for f in new:
+        for f in group:
             s = f.span
             line = Text("  ")
             line.append(f"{path}:{s.line}:{s.column}", style="bold")
@@ -105,19 +103,13 @@ def _print_findings(result: Result, console: Console, show_source: bool) -> None
             console.print(line)
             console.print(Text("    " + f.message.replace("\n", "\n    ")))
             console.print(Text(f"    in {f.scope}", style="dim"))
+            if show_details and f.details:
+                console.print(Text("      " + f.details.replace("\n", "\n      ")))
             lines = sources.lines(path) if show_source else None
             frame = _frame(f, lines) if lines is not None else None
             if frame is not None:
                 console.print(frame, crop=True)
             console.print()
-        if n_base:
-            console.print(Text(f"  + {plural(n_base, 'baselined finding')} not shown", style="dim"))
-            console.print()
-    if quiet:
-        console.print(Text("Baselined findings (accepted, not shown):", style="dim"))
-        for path, n in quiet:
-            console.print(Text(f"  {path}: {n}", style="dim"))
-        console.print()
 
 
 def _print_stale(result: Result, console: Console) -> None:
@@ -171,9 +163,36 @@ def summary_table(result: Result) -> Table:
     return table
 
 
+def _shown(path: str) -> str:
+    """A path as the user would type it: relative to the working folder when under it."""
+    try:
+        rel = Path(path).resolve().relative_to(Path.cwd().resolve())
+    except ValueError:
+        return path
+    return rel.as_posix() or "."
+
+
+def checked(result: Result) -> str:
+    """What the run checked: files, root, rules, config and baseline (with its count)."""
+    ids = [r.id for r in result.rules]
+    n_base = len(result.findings) - len(result.new_findings)
+    parts = [
+        f"{plural(result.files_checked, 'file')} under {_shown(result.root)}",
+        f"{plural(len(ids), 'rule')} ({' '.join(ids)})" if ids else "no rules",
+        f"config {_shown(result.config_path)}" if result.config_path else "no config file",
+    ]
+    if result.baseline_path:
+        parts.append(
+            f"baseline {_shown(result.baseline_path)} ({plural(n_base, 'baselined finding')})"
+        )
+    else:
+        parts.append(plural(n_base, "baselined finding") if n_base else "no baseline")
+    return ", ".join(parts)
+
+
 def closing_line(result: Result) -> Text:
+    """The one line every text run ends with: the verdict, then what was checked."""
     n_new, n_stale, n_err = len(result.new_findings), len(result.stale), len(result.errors)
-    n_base = len(result.findings) - n_new
     if n_new or n_stale or n_err:
         msg = ", ".join(
             (
@@ -183,23 +202,41 @@ def closing_line(result: Result) -> Text:
             )
         )
         failing = result.exit_code() != 0
-        return Text(msg, style="bold red" if failing else "bold yellow")
-    return Text(
-        f"All clear: {plural(result.files_checked, 'file')} checked, "
-        f"{plural(n_base, 'baselined finding')}",
-        style="bold green",
-    )
+        out = Text(msg, style="bold red" if failing else "bold yellow")
+    else:
+        out = Text("All clear", style="bold green")
+    out.append(f": checked {checked(result)}")
+    return out
 
 
-def print_text(result: Result, console: Console, *, show_source: bool = True) -> None:
-    """Print the full human report to `console`."""
-    _print_findings(result, console, show_source)
-    _print_stale(result, console)
-    _print_errors(result, console)
-    if result.rules or result.findings or result.stale:
+def print_text(
+    result: Result,
+    console: Console,
+    *,
+    show_source: bool = True,
+    statistics: bool = False,
+    show_details: bool = False,
+) -> None:
+    """Print the human report to `console`: new findings (or, with `statistics`,
+    the per-rule table instead), stale entries, errors, and the closing line."""
+    if statistics:
+        console.print(Text("ctxlint statistics", style="bold"))  # a table title would be padded
         console.print(summary_table(result))
         console.print()
+    else:
+        _print_findings(result, console, show_source, show_details)
+    _print_stale(result, console)
+    _print_errors(result, console)
     console.print(closing_line(result))
+
+
+def print_quiet(
+    result: Result, console: Console, *, show_source: bool = True, show_details: bool = False
+) -> None:
+    """`--quiet`: the findings, stale entries and errors, nothing else."""
+    _print_findings(result, console, show_source, show_details)
+    _print_stale(result, console)
+    _print_errors(result, console)
 
 
 def print_timings(result: Result, console: Console) -> None:
@@ -214,9 +251,25 @@ def print_timings(result: Result, console: Console) -> None:
     console.print(table)
 
 
-def render_text(result: Result, *, width: int = 100, show_source: bool = True) -> str:
-    """The text report as a plain string (for --output FILE and tests)."""
+def render_text(
+    result: Result,
+    *,
+    show_source: bool = True,
+    statistics: bool = False,
+    quiet: bool = False,
+    show_details: bool = False,
+) -> str:
+    """The text report as a plain, unwrapped string (for --output FILE and tests)."""
     buf = io.StringIO()
-    console = Console(file=buf, width=width, no_color=True, color_system=None, highlight=False)
-    print_text(result, console, show_source=show_source)
+    console = plain_console(buf)
+    if quiet:
+        print_quiet(result, console, show_source=show_source, show_details=show_details)
+    else:
+        print_text(
+            result,
+            console,
+            show_source=show_source,
+            statistics=statistics,
+            show_details=show_details,
+        )
     return buf.getvalue()

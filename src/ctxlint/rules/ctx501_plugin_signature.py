@@ -691,6 +691,7 @@ class PluginSignature(Rule):
             else:
                 whose = f"{_short(base)} hook override"
                 result = "this call raises TypeError"
+            hook_name = f"{_short(definer)}.{call['m']}"
             out.append(
                 RawFinding(
                     ID,
@@ -698,8 +699,12 @@ class PluginSignature(Rule):
                     call["scope"],
                     call["snippet"],
                     call["span"],
-                    f"call of {whose} {_short(definer)}.{call['m']}"
-                    f"{sig_text(hook['params'])} does not fit it: {'; '.join(problems)}; " + result,
+                    f"call of {whose} `{hook_name}` does not fit its signature "
+                    f"({_first(problems)}): {result}",
+                    _details(
+                        [f"hook: {hook_name}{sig_text(hook['params'])}"],
+                        problems,
+                    ),
                 )
             )
         # implementations against the base contract and what its dispatch passes
@@ -720,6 +725,7 @@ class PluginSignature(Rule):
                     for p in call_problems(bound(m), _through(call, bound(hook))):
                         problems.append(f"{p} at the dispatch {site_path}:{call['span'][0]}")
                 if problems:
+                    problems = list(dict.fromkeys(problems))
                     out.append(
                         RawFinding(
                             ID,
@@ -727,10 +733,15 @@ class PluginSignature(Rule):
                             f"{qual}.{name}",
                             f"def {name}{sig_text(m['params'])}",
                             m["span"],
-                            f"{_short(impl)}.{name}{sig_text(m['params'])} does not accept "
-                            f"what the plugin base {_short(base)}.{name}"
-                            f"{sig_text(hook['params'])} is called with: "
-                            + "; ".join(dict.fromkeys(problems)),
+                            f"`{_short(impl)}.{name}` does not accept what the plugin base "
+                            f"`{_short(base)}.{name}` is called with ({_first(problems)})",
+                            _details(
+                                [
+                                    f"override: {_short(impl)}.{name}{sig_text(m['params'])}",
+                                    f"base: {_short(base)}.{name}{sig_text(hook['params'])}",
+                                ],
+                                problems,
+                            ),
                         )
                     )
         out.extend(self._pin_findings(program, graph))
@@ -763,6 +774,18 @@ def _through(call: dict[str, Any], base: list[Param]) -> dict[str, Any]:
         "star": call["star"] or any(p[1] == "va" for p in base),
         "dstar": call["dstar"] or any(p[1] == "vk" for p in base),
     }
+
+
+def _first(problems: list[str]) -> str:
+    """The first problem, and how many more: a message stays one short sentence
+    (SGLang's reached 1,911 characters); the rest is in the details."""
+    more = len(problems) - 1
+    return problems[0] + (f", and {more} more problem{'s' if more > 1 else ''}" if more else "")
+
+
+def _details(signatures: list[str], problems: list[str]) -> str:
+    """The signatures compared and every problem, one a line (`--show-details`)."""
+    return "\n".join([*signatures, "problems:", *(f"  - {p}" for p in problems)])
 
 
 def _short(qual: str) -> str:

@@ -1,0 +1,37 @@
+"""One line per finding, `path:line:col: RULE message`, as ruff's
+`--output-format concise`: for grep, editors' quickfix lists and CI logs.
+
+Only new findings are listed (baselined ones are accepted debt); stale entries
+and unreadable files follow, each on one line with the path first, then the
+closing line of the text report unless `quiet`.
+"""
+
+from __future__ import annotations
+
+from ctxlint.model import Result
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def lines(result: Result) -> list[str]:
+    out = [
+        f"{f.path}:{f.span.line}:{f.span.column}: {f.rule} {_one_line(f.message)}"
+        for f in result.new_findings
+    ]
+    out += [
+        f"{s.path}: {s.rule} stale baseline entry in {s.scope}: no longer found"
+        for s in result.stale
+    ]
+    out += [f"{e.path}: error: {_one_line(e.message)}" for e in result.errors]
+    return out
+
+
+def render(result: Result, *, quiet: bool = False) -> str:
+    from ctxlint.reporters.text import closing_line  # rich: only for the closing line
+
+    body = lines(result)
+    if not quiet:
+        body.append(closing_line(result).plain)
+    return "".join(line + "\n" for line in body)
