@@ -326,3 +326,19 @@ def test_sets_and_rules_print_brackets(project: Path, monkeypatch: pytest.Monkey
     assert "install ctxlint[dev]" in out
     monkeypatch.setattr(ctx401.RULE, "summary", "needs [bold]ruff[/bold] (ctxlint[dev])")
     assert "needs [bold]ruff[/bold] (ctxlint[dev])" in cli("rules", cwd=project).stdout
+
+
+def test_pytest_plugin_reads_a_config_that_names_rules(project: Path) -> None:
+    cfg = project / "pyproject.toml"
+    cfg.write_text(cfg.read_text() + 'select = ["seed-read", "CTX2"]\n')
+    write(project, {"app/bad.py": READ})
+    res = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "--ctxlint", "-rf"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert res.returncode == 1, res.stdout
+    assert "FAILED ctxlint::CTX101" in res.stdout
+    assert "unknown rule" not in res.stdout

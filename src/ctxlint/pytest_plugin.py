@@ -85,6 +85,7 @@ def _run(config: pytest.Config) -> dict[str, Any]:
         path,
         rule_ids=[r.id for r in rules],
         rule_options={k: v for r in rules for k, v in r.options.items()},
+        rule_names=[r.name for r in rules],  # select/ignore may name rules (seed-read)
     )
     baseline = load_baseline(cfg.baseline) if cfg.baseline else None
     out = Engine(cfg, rules, pinned=baseline.pins if baseline else None).run()
