@@ -342,3 +342,36 @@ def test_pytest_plugin_reads_a_config_that_names_rules(project: Path) -> None:
     assert res.returncode == 1, res.stdout
     assert "FAILED ctxlint::CTX101" in res.stdout
     assert "unknown rule" not in res.stdout
+
+
+def test_timings_charge_each_rule_its_visitors_derive_and_check(project: Path) -> None:
+    from ctxlint.config import find_config, load_config
+    from ctxlint.engine import Engine
+    from ctxlint.rule import load_rules
+
+    write(project, {"app/a.py": READ, "app/b.py": WRITE})
+    rules = load_rules()
+    config = load_config(
+        find_config(project),
+        rule_ids=[r.id for r in rules],
+        rule_options={k: v for r in rules for k, v in r.options.items()},
+    )
+    with_visitors = {r.id for r in rules if r.visitor is not None}
+    assert len(with_visitors) == 8  # every rule but CTX001, which reads suppressions
+    timed = Engine(config, rules, jobs=1, use_cache=False, time_rules=True).run().timings
+    for rule in rules:
+        assert timed[f"rule {rule.id} derive"] > 0
+        assert timed[f"rule {rule.id} check"] > 0
+        assert (f"rule {rule.id} visit" in timed) == (rule.id in with_visitors)
+    assert all(timed[f"rule {rid} visit"] > 0 for rid in with_visitors)
+    assert timed["records visit"] > 0 and timed["parse"] > 0
+    plain = Engine(config, rules, jobs=1, use_cache=False).run().timings
+    assert not [k for k in plain if k.endswith(" visit")]  # no clock in the walk unless asked
+
+    res = cli("check", "--timings", "--no-cache", "--format", "json", cwd=project)
+    rows = {
+        line.split()[1]: line.split()[2:] for line in res.stderr.splitlines() if "rule " in line
+    }
+    assert sorted(rows) == sorted(r.id for r in rules)
+    assert rows["CTX001"][0] == "-"  # no visitor
+    assert all(len(cells) == 4 for cells in rows.values())

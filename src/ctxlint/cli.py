@@ -257,6 +257,7 @@ def run_engine(
         use_cache=not args.no_cache,
         progress=callback,
         pinned=pinned,
+        time_rules=getattr(args, "timings", False),
     )
     if bar is None:
         return engine.run()

@@ -89,23 +89,33 @@ _WORKER: dict[str, Any] = {}
 SYNTAX_ONLY = "syntax"  # the mode for files no rule needs: only "does it parse"
 
 
-def _init_worker(vocab_json: dict[str, Any] | str | None) -> None:
+def _init_worker(vocab_json: dict[str, Any] | str | None, timed: bool = False) -> None:
     from ctxlint.rule import load_rules
 
     _WORKER["vocab"] = vocab_json
     _WORKER["rules"] = load_rules()
+    _WORKER["timed"] = timed
 
 
-def _work(item: tuple[str, str, bytes]) -> tuple[str, bytes]:
+def _work(item: tuple[str, str, bytes]) -> tuple[str, bytes, dict[str, float]]:
+    """(path, encoded facts, seconds per visitor and "parse" when timed, else {})."""
     from ctxlint.extract import extract_file, syntax_error  # LibCST: only when parsing
 
     path, module, source = item
+    clock: dict[str, float] = {}
     if _WORKER["vocab"] == SYNTAX_ONLY:
         error = syntax_error(source)
         facts: dict[str, Any] = {"module": module} | ({"error": error} if error else {})
     else:
-        facts = extract_file(path, module, source, _WORKER["vocab"], _WORKER["rules"])
-    return path, json.dumps(facts, sort_keys=True, separators=(",", ":")).encode()
+        facts = extract_file(
+            path,
+            module,
+            source,
+            _WORKER["vocab"],
+            _WORKER["rules"],
+            clock if _WORKER["timed"] else None,
+        )
+    return path, json.dumps(facts, sort_keys=True, separators=(",", ":")).encode(), clock
 
 
 class Engine:
@@ -120,8 +130,12 @@ class Engine:
         progress: Progress | None = None,
         pinned: dict[str, dict[str, Any]] | None = None,
         memo: bool = True,
+        time_rules: bool = False,
     ) -> None:
         self.config = config
+        # --timings: charge the walk's visitor calls, each derive and each check
+        # to their rule (the visitors' share is otherwise hidden in "facts")
+        self.time_rules = time_rules
         # A run over byte-identical inputs replays the stored outcome instead of
         # reloading every fact and re-deriving (the warm path). Callers that
         # need Program.files (the per-file facts) pass memo=False.
@@ -142,6 +156,16 @@ class Engine:
     # -- phases -------------------------------------------------------------
     def _timed(self, name: str, start: float) -> None:
         self.timings[name] = self.timings.get(name, 0.0) + time.perf_counter() - start
+
+    def _charge(self, clock: dict[str, float]) -> None:
+        """Add a worker's per-visitor seconds: "rule X visit", "records visit", "parse"."""
+        for name, secs in clock.items():
+            key = (
+                "parse"
+                if name == "parse"
+                else f"{'rule ' if name[:3] == 'CTX' else ''}{name} visit"
+            )
+            self.timings[key] = self.timings.get(key, 0.0) + secs
 
     def read_sources(self) -> tuple[list[SourceFile], Sources, list[FileError]]:
         """The files, their content (hashed now, read when needed) and the unreadable ones."""
@@ -187,16 +211,18 @@ class Engine:
                 max_workers=min(self.jobs, len(misses)),
                 mp_context=ctx,
                 initializer=_init_worker,
-                initargs=(vocab_json,),
+                initargs=(vocab_json, self.time_rules),
             ) as pool:
-                for n, (path, blob) in enumerate(pool.map(_work, misses, chunksize=4), 1):
+                for n, (path, blob, clock) in enumerate(pool.map(_work, misses, chunksize=4), 1):
                     fresh[path] = blob
+                    self._charge(clock)
                     tick(n)
         else:
-            _init_worker(vocab_json)
+            _init_worker(vocab_json, self.time_rules)
             for n, item in enumerate(misses, 1):
-                path, blob = _work(item)
+                path, blob, clock = _work(item)
                 fresh[path] = blob
+                self._charge(clock)
                 tick(n)
         self._done += len(misses)
         if vocab != SYNTAX_ONLY:
@@ -467,7 +493,9 @@ class Engine:
             self.progress(self._done, self._done, "checking")
         t = time.perf_counter()
         for rule in self.rules:
+            one = time.perf_counter()
             program.sets[rule.id] = rule.derive(program)
+            self._timed(f"rule {rule.id} derive", one)
         self._timed("derive", t)
         raw: list[RawFinding] = []
         for rule in self.rules:
@@ -480,7 +508,7 @@ class Engine:
                 spec = path_matcher(excluded)
                 found = [f for f in found if not spec.match_file(f.path)]
             raw.extend(found)
-            self._timed(f"rule {rule.id}", t)
+            self._timed(f"rule {rule.id} check", t)
         raw = apply_suppressions(raw, program, self.selected)
         findings = to_findings(raw)
         errors.sort(key=lambda e: e.path)

@@ -239,15 +239,42 @@ def print_quiet(
     _print_errors(result, console)
 
 
+_RULE_PARTS = ("visit", "derive", "check")
+
+
 def print_timings(result: Result, console: Console) -> None:
-    """The `--timings` table: seconds per phase or rule, slowest first."""
+    """The `--timings` tables: wall seconds per phase, slowest first; then each
+    rule's share, slowest first: its visitors' seconds during the walk (summed
+    over the workers, and 0 for files whose facts came from the cache), its
+    derive and its check."""
     if not result.timings:
         return
+    phases: dict[str, float] = {}
+    rules: dict[str, dict[str, float]] = {}
+    for name, secs in result.timings.items():
+        head, _, part = name.rpartition(" ")
+        if part in _RULE_PARTS and head:
+            rules.setdefault(head, {})[part] = secs
+        else:
+            phases[name] = secs
     table = Table(box=None, pad_edge=False, header_style="bold")
-    table.add_column("Phase / rule")
+    table.add_column("Phase")
     table.add_column("Seconds", justify="right")
-    for name, secs in sorted(result.timings.items(), key=lambda kv: (-kv[1], kv[0])):
-        table.add_row(name, f"{secs:.3f}")
+    for name, secs in sorted(phases.items(), key=lambda kv: (-kv[1], kv[0])):
+        table.add_row(name + (" (worker CPU)" if name == "parse" else ""), f"{secs:.3f}")
+    console.print(table)
+    if not rules:
+        return
+    console.print()
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    table.add_column("Rule")
+    for part in (*_RULE_PARTS, "total"):
+        table.add_column(part.capitalize(), justify="right")
+    totals = {name: sum(parts.values()) for name, parts in rules.items()}
+    for name in sorted(rules, key=lambda n: (-totals[n], n)):
+        parts = rules[name]
+        cells = [f"{parts[p]:.3f}" if p in parts else "-" for p in _RULE_PARTS]
+        table.add_row(name, *cells, f"{totals[name]:.3f}")
     console.print(table)
 
 
