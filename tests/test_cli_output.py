@@ -118,6 +118,9 @@ def test_quiet_prints_findings_only(two_findings: Path) -> None:
     assert res.returncode == 1
     assert "app/a.py:5:12  CTX101 seed-read  NEW" in res.stdout
     assert "checked" not in res.stdout and res.stderr == ""
+    stats = cli("check", "-q", "--statistics", cwd=two_findings).stdout.splitlines()
+    assert stats[0] == "ctxlint statistics" and not any("checked" in x for x in stats)
+    assert [x.split()[0] for x in stats if x.startswith("CTX")] == ["CTX001", "CTX101", "CTX201"]
     (two_findings / "app/a.py").write_text("X = 1\n")
     (two_findings / "app/b.py").write_text("Y = 1\n")
     res = cli("check", "-q", cwd=two_findings)
@@ -375,3 +378,13 @@ def test_timings_charge_each_rule_its_visitors_derive_and_check(project: Path) -
     assert sorted(rows) == sorted(r.id for r in rules)
     assert rows["CTX001"][0] == "-"  # no visitor
     assert all(len(cells) == 4 for cells in rows.values())
+
+
+def test_audit_header_prints_a_bracketed_folder_name(project: Path, tmp_path: Path) -> None:
+    import shutil
+
+    root = tmp_path / "serving[dev]"
+    shutil.copytree(project, root)
+    res = cli("audit", "--no-cache", cwd=root)
+    assert res.returncode == 0, res.stderr
+    assert "ctxlint audit · serving[dev]" in res.stdout

@@ -381,7 +381,7 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     out = run_engine(args, config, rules, selected, old.pins)
     if out.errors:
         for e in out.errors:
-            _console(stderr=True).print(f"{e.path}: {e.message}", markup=False)
+            _console(stderr=True, color=args.color).print(f"{e.path}: {e.message}", markup=False)
         raise CtxlintError("files failed to parse; fix them before updating the baseline")
     ids = {r.id for r in selected}
     # Pins are acknowledged, not ratcheted: updating records what the code

@@ -67,7 +67,7 @@ def collect(args: argparse.Namespace) -> Audit:
 
         def progress(i: int, n: int, short: str) -> None:
             if err.is_terminal:
-                err.print(f"history {i}/{n} {short}", highlight=False)
+                err.print(f"history {i}/{n} {short}", markup=False)  # a commit subject
 
         audit.history = history(
             config,

@@ -78,7 +78,10 @@ def _header(audit: Audit) -> Panel:
     if audit.baseline:
         sub.append(f"   baseline {audit.baseline}", style="dim")
     return Panel(
-        Group(line, sub), title=f"ctxlint audit · {audit.project}", title_align="left", expand=False
+        Group(line, sub),
+        title=Text(f"ctxlint audit · {audit.project}"),  # a project name is not markup
+        title_align="left",
+        expand=False,
     )
 
 

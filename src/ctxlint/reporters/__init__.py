@@ -49,16 +49,14 @@ def print_text(
 ) -> None:
     from ctxlint.reporters import text
 
-    if quiet:
-        text.print_quiet(result, console, show_source=show_source, show_details=show_details)
-    else:
-        text.print_text(
-            result,
-            console,
-            show_source=show_source,
-            statistics=statistics,
-            show_details=show_details,
-        )
+    text.print_text(
+        result,
+        console,
+        show_source=show_source,
+        statistics=statistics,
+        show_details=show_details,
+        quiet=quiet,
+    )
 
 
 def print_timings(result: Result, console: Console) -> None:

@@ -216,9 +216,11 @@ def print_text(
     show_source: bool = True,
     statistics: bool = False,
     show_details: bool = False,
+    quiet: bool = False,
 ) -> None:
     """Print the human report to `console`: new findings (or, with `statistics`,
-    the per-rule table instead), stale entries, errors, and the closing line."""
+    the per-rule table instead), stale entries, errors, and the closing line
+    (left out when `quiet`)."""
     if statistics:
         console.print(Text("ctxlint statistics", style="bold"))  # a table title would be padded
         console.print(summary_table(result))
@@ -227,16 +229,8 @@ def print_text(
         _print_findings(result, console, show_source, show_details)
     _print_stale(result, console)
     _print_errors(result, console)
-    console.print(closing_line(result))
-
-
-def print_quiet(
-    result: Result, console: Console, *, show_source: bool = True, show_details: bool = False
-) -> None:
-    """`--quiet`: the findings, stale entries and errors, nothing else."""
-    _print_findings(result, console, show_source, show_details)
-    _print_stale(result, console)
-    _print_errors(result, console)
+    if not quiet:
+        console.print(closing_line(result))
 
 
 _RULE_PARTS = ("visit", "derive", "check")
@@ -288,15 +282,12 @@ def render_text(
 ) -> str:
     """The text report as a plain, unwrapped string (for --output FILE and tests)."""
     buf = io.StringIO()
-    console = plain_console(buf)
-    if quiet:
-        print_quiet(result, console, show_source=show_source, show_details=show_details)
-    else:
-        print_text(
-            result,
-            console,
-            show_source=show_source,
-            statistics=statistics,
-            show_details=show_details,
-        )
+    print_text(
+        result,
+        plain_console(buf),
+        show_source=show_source,
+        statistics=statistics,
+        show_details=show_details,
+        quiet=quiet,
+    )
     return buf.getvalue()
