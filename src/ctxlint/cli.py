@@ -51,9 +51,10 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--select",
         type=_csv,
+        metavar="RULE,...",
         help="only these rules, comma separated: ids, id prefixes (CTX1), names (seed-read), ALL",
     )
-    p.add_argument("--ignore", type=_csv, help="skip these rules (as --select)")
+    p.add_argument("--ignore", type=_csv, metavar="RULE,...", help="skip these rules (as --select)")
     p.add_argument("--baseline", help="baseline file (default: from config)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the fact cache")
     p.add_argument("--jobs", "-j", type=int, default=None, help="worker processes (default: cores)")
@@ -75,8 +76,9 @@ def build_parser() -> argparse.ArgumentParser:
         dest="format",
         choices=FORMATS,
         default="text",
-        help="text (findings with code frames), concise (path:line:col: RULE message), "
-        "json, sarif, github or junit",
+        metavar="FORMAT",
+        help="text (findings with code frames; the default), concise (path:line:col: RULE "
+        "message), json, sarif, github or junit",
     )
     check.add_argument("--output", "-o", help="write the report to FILE")
     check.add_argument(
