@@ -388,3 +388,13 @@ def test_audit_header_prints_a_bracketed_folder_name(project: Path, tmp_path: Pa
     res = cli("audit", "--no-cache", cwd=root)
     assert res.returncode == 0, res.stderr
     assert "ctxlint audit · serving[dev]" in res.stdout
+
+
+def test_piped_explain_is_prose_width(project: Path) -> None:
+    res = piped("explain", "CTX101", cwd=project)
+    assert res.returncode == 0, res.stderr
+    widths = [len(line) for line in res.stdout.splitlines()]
+    assert max(widths) == 100  # rich pads Markdown to the console's width
+    assert "What it protects" in res.stdout
+    narrow = piped("explain", "CTX101", cwd=project, COLUMNS="72")
+    assert max(len(line) for line in narrow.stdout.splitlines()) == 72

@@ -18,7 +18,7 @@ from ctxlint import __version__
 from ctxlint.audit import add_audit_options, cmd_audit
 from ctxlint.baseline import BaselineError, compare, load_baseline, show, update
 from ctxlint.config import Config, _did_you_mean, find_config, load_config
-from ctxlint.console import COLOR_CHOICES, make_console
+from ctxlint.console import COLOR_CHOICES, UNWRAPPED, make_console
 from ctxlint.engine import Engine, RunOutput
 from ctxlint.errors import ConfigError, CtxlintError
 from ctxlint.model import Result
@@ -429,6 +429,9 @@ def cmd_rules(args: argparse.Namespace) -> int:
     return 0
 
 
+PROSE_WIDTH = 100  # `explain` off a terminal without COLUMNS: a spec's paragraphs wrap here
+
+
 def cmd_explain(args: argparse.Namespace) -> int:
     rules = {r.id: r for r in load_rules()}
     rid = args.rule.upper()
@@ -436,6 +439,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
         raise ConfigError(f"unknown rule {args.rule!r}" + _did_you_mean(rid, sorted(rules)))
     path = spec_path(rid)
     console = _console(color=args.color)
+    if console.width >= UNWRAPPED:  # prose, not code: rich pads Markdown to the full width
+        console.width = PROSE_WIDTH
     from rich.markdown import Markdown  # only `explain` renders Markdown
 
     if path.is_file():
