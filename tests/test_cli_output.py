@@ -398,3 +398,25 @@ def test_piped_explain_is_prose_width(project: Path) -> None:
     assert "What it protects" in res.stdout
     narrow = piped("explain", "CTX101", cwd=project, COLUMNS="72")
     assert max(len(line) for line in narrow.stdout.splitlines()) == 72
+
+
+def test_concise_paths_open_from_the_working_folder(two_findings: Path, tmp_path: Path) -> None:
+    """`check --config python/pyproject.toml python/` (SGLang's shape): the paths
+    carry the `python/` prefix; a tree outside the working folder is absolute."""
+    import shutil
+
+    repo = tmp_path / "repo"
+    shutil.copytree(two_findings, repo / "python")
+    args = ("check", "--config", "python/pyproject.toml", "python", "--format", "concise", "-q")
+    res = cli(*args, cwd=repo)
+    assert [line.split(": ")[0] for line in res.stdout.splitlines()] == [
+        "python/app/a.py:5:12",
+        "python/app/b.py:5:5",
+    ]
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    cfg = str(repo / "python" / "pyproject.toml")
+    res = cli(
+        "check", "--config", cfg, str(repo / "python"), "--format", "concise", "-q", cwd=elsewhere
+    )
+    assert res.stdout.splitlines()[0].startswith(f"{(repo / 'python').resolve()}/app/a.py:5:12: ")

@@ -3,10 +3,15 @@
 
 Only new findings are listed (baselined ones are accepted debt); stale entries
 and unreadable files follow, each on one line with the path first, then the
-closing line of the text report unless `quiet`.
+closing line of the text report unless `quiet`. Paths are relative to the
+working folder (absolute outside it), as ruff prints them, so an editor or
+`grep` run from there opens them whatever the project root is.
 """
 
 from __future__ import annotations
+
+import os
+from collections.abc import Callable
 
 from ctxlint.model import Result
 
@@ -15,16 +20,32 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
+def _opener(root: str) -> Callable[[str], str]:
+    """Root-relative path -> the path as seen from the working folder."""
+    cwd = os.path.realpath(os.getcwd())
+    base = os.path.realpath(root)
+    if base == cwd:
+        return lambda path: path
+
+    def shown(path: str) -> str:
+        full = os.path.join(base, path)
+        rel = os.path.relpath(full, cwd)
+        return full if rel.startswith(os.pardir) else rel.replace(os.sep, "/")
+
+    return shown
+
+
 def lines(result: Result) -> list[str]:
+    shown = _opener(result.root)
     out = [
-        f"{f.path}:{f.span.line}:{f.span.column}: {f.rule} {_one_line(f.message)}"
+        f"{shown(f.path)}:{f.span.line}:{f.span.column}: {f.rule} {_one_line(f.message)}"
         for f in result.new_findings
     ]
     out += [
-        f"{s.path}: {s.rule} stale baseline entry in {s.scope}: no longer found"
+        f"{shown(s.path)}: {s.rule} stale baseline entry in {s.scope}: no longer found"
         for s in result.stale
     ]
-    out += [f"{e.path}: error: {_one_line(e.message)}" for e in result.errors]
+    out += [f"{shown(e.path)}: error: {_one_line(e.message)}" for e in result.errors]
     return out
 
 
