@@ -1,7 +1,8 @@
-"""Command line: check, baseline update|show, rules, explain, sets.
+"""Command line: check, baseline update|show, rules, explain, sets, show-settings, audit.
 
-Exit codes: 0 clean, 1 findings or a baseline regression, 2 usage, config or
-tool error (one line on stderr, never a traceback).
+Exit codes: 0 clean, 1 findings or a baseline regression (0 with --exit-zero),
+2 usage, config or tool error (one line on stderr, never a traceback).
+Options and output follow ruff where they fit (docs/command-line.md).
 """
 
 from __future__ import annotations
