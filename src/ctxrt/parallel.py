@@ -30,20 +30,6 @@ class ParallelContext(ConfigBag):
     """The parallel bag plus the live ranks/groups. It has no ``__getattr__``: that
     hook would take every leaf read off CPython's fast attribute path."""
 
-    world_rank = _live("world_rank")
-    world_size = _live("world_size")
-    tp_rank = _live("tp_rank")
-    tp_group = _live("tp_group")
-    pp_rank = _live("pp_rank")
-    pp_group = _live("pp_group")
-    attn_tp_rank = _live("attn_tp_rank")
-    attn_tp_group = _live("attn_tp_group")
-    attn_dp_rank = _live("attn_dp_rank")
-    moe_ep_rank = _live("moe_ep_rank")
-    moe_ep_group = _live("moe_ep_group")
-    dcp_rank = _live("dcp_rank")
-    dcp_group = _live("dcp_group")
-
     def __init__(self, leaves: Mapping[str, Any]) -> None:
         super().__init__("parallel", leaves)
         object.__setattr__(self, "_live_overrides", {})
@@ -74,6 +60,11 @@ class ParallelContext(ConfigBag):
             self._live_overrides.pop(name, None)
         else:
             self._live_overrides[name] = value
+
+
+# One read-through property per live name, derived from the Topology fields.
+for _name in topology.LIVE_NAMES:
+    setattr(ParallelContext, _name, _live(_name))
 
 
 class UnpublishedParallelContext(ParallelContext):
