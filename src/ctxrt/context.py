@@ -21,6 +21,7 @@ from ctxrt.errors import ConfigNotPublishedError, PublishAssertionError, Unknown
 from ctxrt.fields.layout import TOP_NAMESPACES
 from ctxrt.flags import Flags
 from ctxrt.forward import ForwardState
+from ctxrt.frozen import check_type
 from ctxrt.parallel import ParallelContext, UnpublishedParallelContext
 from ctxrt.record import LAYOUT, ServerArgs, derive_leaves
 from ctxrt.resolution import RESOLVED_SLOT, mark_published, resolved_values
@@ -61,10 +62,15 @@ def _project(record: ServerArgs) -> tuple[dict[str, ConfigBag], ParallelContext]
             for child in LAYOUT.paths
             if child.rsplit(".", 1)[0] == path and "." in child
         }
-        return ConfigBag(path, by_path.get(path, {}), children)
+        leaves = by_path.get(path, {})
+        return ConfigBag(path, leaves, children, types=_types_of(leaves))
 
     bags = {ns: build(ns) for ns in TOP_NAMESPACES if ns != "parallel"}
-    return bags, ParallelContext(by_path["parallel"])
+    return bags, ParallelContext(by_path["parallel"], types=_types_of(by_path["parallel"]))
+
+
+def _types_of(leaves: dict[str, Any]) -> dict[str, tuple[type, ...]]:
+    return {name: LAYOUT.leaf_types[name] for name in leaves}
 
 
 class RuntimeContext:
@@ -79,6 +85,7 @@ class RuntimeContext:
         self._leaf_bags: dict[str, ConfigBag] = {}
         self._log: list[OverrideEntry] = []
         self._audit: RoleAudit | None = None
+        self._installed: list[ServerArgsOverride] = []  # override_server_args, oldest first
         self.flags = Flags()
         self.resources = Resources(self.flags)
         self.forward = ForwardState()
@@ -163,12 +170,15 @@ class RuntimeContext:
         bad = sorted(n for n in fields if n not in self._leaf_bags)
         if bad:
             raise UnknownLeafError(f"{source}: not config leaves: {bad}")
+        for name, value in fields.items():
+            check_type(f"{source}: {name}", value, LAYOUT.leaf_types[name])
         now = time.time()
         for name, value in fields.items():
             bag = self._leaf_bags[name]
             old = bag._leaf(name)
-            bag._set_leaf(name, value)
-            self._log.append(OverrideEntry(source, name, LAYOUT.leaf_paths[name], old, value, now))
+            bag._set_logged(name, value)
+            new = bag._leaf(name)  # the stored (frozen) value
+            self._log.append(OverrideEntry(source, name, LAYOUT.leaf_paths[name], old, new, now))
 
     def overrides_log(self) -> tuple[OverrideEntry, ...]:
         return tuple(self._log)
@@ -206,6 +216,7 @@ class RuntimeContext:
         self._restore_config_state(
             (None, None, None, {}, UnpublishedParallelContext(_PARALLEL_LEAVES), {}, [])
         )
+        self._installed = []
         self.flags = Flags()
         self.resources = Resources(self.flags)
         self.forward = ForwardState()
@@ -229,12 +240,23 @@ class ServerArgsOverride:
         saved = self._context._config_state()
         self._context.publish(record, role=self._role)
         self._saved, self.server_args = saved, record
+        self._context._installed.append(self)
         return record
 
     def restore(self) -> None:
+        """Undo this install. Out of order (another override was installed over this
+        one and is still in force), that one stays published and inherits what this
+        one found, so restoring both in any order ends at the state before either."""
         if self._saved is None:
             raise RuntimeError("override_server_args was not installed")
-        self._context._restore_config_state(self._saved)
+        stack = self._context._installed
+        at = next((i for i, o in enumerate(stack) if o is self), None)
+        if at is None or at == len(stack) - 1:
+            self._context._restore_config_state(self._saved)
+        else:
+            stack[at + 1]._saved = self._saved
+        if at is not None:
+            del stack[at]
         self._saved = None
 
     def __enter__(self) -> ServerArgs:

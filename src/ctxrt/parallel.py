@@ -30,8 +30,10 @@ class ParallelContext(ConfigBag):
     """The parallel bag plus the live ranks/groups. It has no ``__getattr__``: that
     hook would take every leaf read off CPython's fast attribute path."""
 
-    def __init__(self, leaves: Mapping[str, Any]) -> None:
-        super().__init__("parallel", leaves)
+    def __init__(
+        self, leaves: Mapping[str, Any], types: Mapping[str, tuple[type, ...]] | None = None
+    ) -> None:
+        super().__init__("parallel", leaves, types=types)
         object.__setattr__(self, "_live_overrides", {})
 
     def __repr__(self) -> str:
@@ -44,7 +46,12 @@ class ParallelContext(ConfigBag):
         bad = sorted(n for n in names if n not in topology.LIVE_NAMES and n not in self._leaf_names)
         if bad:
             raise UnknownLeafError(f"not parallel leaves or live names: {bad}")
-        return ScopedAssign(names, self._scoped_read, self._scoped_write)
+        for name, value in names.items():
+            if name in self._leaf_names:
+                self._check_value(name, value)
+        return ScopedAssign(
+            names, self._scoped_read, self._scoped_write, lambda n: self._logged.get(n, 0)
+        )
 
     _MISSING = object()
 
