@@ -28,6 +28,25 @@ def _members(group: Any) -> list[int] | None:
     return sorted(out)
 
 
+def _tp_mlp_error() -> float:
+    """TinyLM's forward with its MLP split over the live TP group (partial sums
+    all-reduced) against the same weights computed unsplit on this rank."""
+    import torch
+
+    from ctxrt.forward import ForwardFlags
+    from ctxrt.hf_configs import load_hf_config
+    from examples.serving_app.model import TinyLM
+
+    torch.manual_seed(0)  # the same weights on every rank
+    model = TinyLM(load_hf_config("tiny-lm"), "sdpa").eval()
+    ids, flags = torch.tensor([256, 72, 105, 33]), ForwardFlags(is_extend_in_batch=True)
+    with torch.inference_mode():
+        split = model(ids, flags)
+        with get_parallel().override(tp_size=1):
+            whole = model(ids, flags)
+    return float((split - whole).abs().max())
+
+
 def rank_main(
     rank: int, world: int, store: str, out_dir: str, layouts: dict[str, dict[str, Any]]
 ) -> None:
@@ -43,6 +62,7 @@ def rank_main(
                 "state": {k: v for k, v in vars(ps).items()},
                 "members": {g: _members(getattr(parallel, g)) for g in GROUPS},
             }
+            report[name]["tp_mlp_max_error"] = _tp_mlp_error()
             try:  # the install-time width check refuses a group of the wrong width
                 check_group_width("tp", parallel.tp_group, parallel.tp_size + 1)
             except GroupWidthError as exc:

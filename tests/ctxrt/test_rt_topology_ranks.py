@@ -118,6 +118,7 @@ def test_ranks_and_groups_follow_sglang_formulas(
                 continue
             assert members == sglang_group(world_rank, fields, group), (layout, world_rank, group)
         assert "configured width" in got["width_check"]
+        assert got["tp_mlp_max_error"] < 1e-5  # the TP-split MLP equals the whole one
 
 
 def test_the_layouts_the_issue_names(reports: list[dict[str, Any]]) -> None:
