@@ -44,7 +44,7 @@ class ConfigBag:
         raise BagSealedError(f"{self._path}.{name} is sealed")
 
     def __repr__(self) -> str:
-        leaves = ", ".join(f"{n}={self.__dict__[n]!r}" for n in sorted(self._leaf_names))
+        leaves = ", ".join(f"{n}={self._leaf(n)!r}" for n in sorted(self._leaf_names))
         return f"ConfigBag[{self._path}]({leaves})"
 
     def override(self, **leaves: Any) -> ScopedAssign:
@@ -63,7 +63,9 @@ class ConfigBag:
             check_type(f"{self._path}.{name}", value, types)
 
     def _leaf(self, name: str) -> Any:
-        return self.__dict__[name]
+        # Never through self.__dict__: touching it materialises the instance dict and
+        # takes every later read of this bag off CPython's fast path (7 -> 20 ns).
+        return object.__getattribute__(self, name)
 
     def _set_leaf(self, name: str, value: Any) -> None:
         # The one write path; callers have validated ``name`` and the value's type.
@@ -75,4 +77,4 @@ class ConfigBag:
         self._logged[name] += 1
 
     def _leaf_items(self) -> dict[str, Any]:
-        return {name: self.__dict__[name] for name in self._leaf_names}
+        return {name: self._leaf(name) for name in self._leaf_names}

@@ -30,6 +30,13 @@ from ctxrt.roles import ROLE_NAMESPACE_SETS, RoleAudit
 
 _PARALLEL_LEAVES = frozenset(n for n, p in LAYOUT.leaf_paths.items() if p == "parallel")
 
+# The accessors' fast path: namespace -> bag, for reads that need no more than a
+# lookup. Refilled whenever the published state changes: every bag when no role
+# audit runs; with one, each namespace once the audit has seen (and allowed) an
+# eager read of it, so each (role, namespace) pair is still observed, a refused
+# namespace keeps raising, and later reads cost what unaudited ones do.
+_FAST: dict[str, ConfigBag] = {}
+
 
 @dataclasses.dataclass(frozen=True)
 class OverrideEntry:
@@ -123,7 +130,17 @@ class RuntimeContext:
     def _observe(self, namespace: str) -> None:
         if not _is_compiling():
             assert self._audit is not None
-            self._audit.observe(namespace)
+            self._audit.observe(namespace)  # raises on a refused namespace
+            if namespace in self._bags or namespace == "parallel":
+                _FAST[namespace] = (
+                    self._parallel if namespace == "parallel" else self._bags[namespace]
+                )
+
+    def _refill_fast(self) -> None:
+        _FAST.clear()
+        if self._audit is None:
+            _FAST.update(self._bags)
+            _FAST["parallel"] = self._parallel
 
     def config_leaf(self, name: str) -> Any:
         """The read side of ``override`` for code that holds a field *name*."""
@@ -154,13 +171,14 @@ class RuntimeContext:
             top, *rest = path.split(".")
             bag: ConfigBag = parallel if top == "parallel" else bags[top]
             for part in rest:
-                bag = bag.__dict__[part]
+                bag = getattr(bag, part)  # not __dict__: that would materialise it
             leaf_bags[name] = bag
         mark_published(record)
         # Last publish wins: the whole config state is replaced in one go.
         self._record, self._role, self._audit = record, role, audit
         self._bags, self._parallel, self._leaf_bags = bags, parallel, leaf_bags
         self._log = []
+        self._refill_fast()
 
     def override(self, source: str, **fields: Any) -> None:
         """The only post-publish config write: bag leaves in place, provenance in the
@@ -210,6 +228,7 @@ class RuntimeContext:
             self._leaf_bags,
             self._log,
         ) = state
+        self._refill_fast()
 
     def reset(self) -> None:
         """Drop the published config; fresh flags, resources and forward tiers."""
@@ -283,51 +302,87 @@ def get_server_args() -> ServerArgs:
 
 
 def get_exec() -> ConfigBag:
-    return _CONTEXT.config_bag("exec")
+    try:
+        return _FAST["exec"]
+    except KeyError:
+        return _CONTEXT.config_bag("exec")
 
 
 def get_memory() -> ConfigBag:
-    return _CONTEXT.config_bag("memory")
+    try:
+        return _FAST["memory"]
+    except KeyError:
+        return _CONTEXT.config_bag("memory")
 
 
 def get_schedule() -> ConfigBag:
-    return _CONTEXT.config_bag("schedule")
+    try:
+        return _FAST["schedule"]
+    except KeyError:
+        return _CONTEXT.config_bag("schedule")
 
 
 def get_model() -> ConfigBag:
-    return _CONTEXT.config_bag("model")
+    try:
+        return _FAST["model"]
+    except KeyError:
+        return _CONTEXT.config_bag("model")
 
 
 def get_spec() -> ConfigBag:
-    return _CONTEXT.config_bag("spec")
+    try:
+        return _FAST["spec"]
+    except KeyError:
+        return _CONTEXT.config_bag("spec")
 
 
 def get_serving() -> ConfigBag:
-    return _CONTEXT.config_bag("serving")
+    try:
+        return _FAST["serving"]
+    except KeyError:
+        return _CONTEXT.config_bag("serving")
 
 
 def get_observability() -> ConfigBag:
-    return _CONTEXT.config_bag("observability")
+    try:
+        return _FAST["observability"]
+    except KeyError:
+        return _CONTEXT.config_bag("observability")
 
 
 def get_disagg() -> ConfigBag:
-    return _CONTEXT.config_bag("disagg")
+    try:
+        return _FAST["disagg"]
+    except KeyError:
+        return _CONTEXT.config_bag("disagg")
 
 
 def get_lora() -> ConfigBag:
-    return _CONTEXT.config_bag("lora")
+    try:
+        return _FAST["lora"]
+    except KeyError:
+        return _CONTEXT.config_bag("lora")
 
 
 def get_mm() -> ConfigBag:
-    return _CONTEXT.config_bag("mm")
+    try:
+        return _FAST["mm"]
+    except KeyError:
+        return _CONTEXT.config_bag("mm")
 
 
 def get_device() -> ConfigBag:
-    return _CONTEXT.config_bag("device")
+    try:
+        return _FAST["device"]
+    except KeyError:
+        return _CONTEXT.config_bag("device")
 
 
 def get_parallel() -> ParallelContext:
-    return _CONTEXT.parallel_context()
+    try:
+        return _FAST["parallel"]  # type: ignore[return-value]
+    except KeyError:
+        return _CONTEXT.parallel_context()
 
 
 def get_flags() -> Flags:

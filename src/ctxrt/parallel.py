@@ -58,7 +58,7 @@ class ParallelContext(ConfigBag):
     def _scoped_read(self, name: str) -> Any:
         if name in topology.LIVE_NAMES:
             return self._live_overrides.get(name, self._MISSING)
-        return self.__dict__[name]
+        return object.__getattribute__(self, name)
 
     def _scoped_write(self, name: str, value: Any) -> None:
         if name not in topology.LIVE_NAMES:

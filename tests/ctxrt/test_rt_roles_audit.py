@@ -44,3 +44,27 @@ def test_record_observe_writes_each_pair_once(tmp_path: Path) -> None:
     assert read_role_audit(out) == {"detokenizer": {"exec", "serving"}}
     with pytest.raises(ValueError, match=OUT_ENV):
         RoleAudit("detokenizer", "record", None)
+
+
+def test_the_accessor_fast_path_keeps_the_audit_semantics(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After its first read a namespace is served without the audit; a refused one
+    is never served that way, so it keeps raising."""
+    monkeypatch.setenv(MODE_ENV, "enforce")
+    publish(ServerArgs(model_path="dummy"), role="detokenizer")
+    for _ in range(2):
+        assert get_serving().port == 30000
+        with pytest.raises(RoleNamespaceError):
+            get_exec()
+    out = tmp_path / "roles.tsv"
+    monkeypatch.setenv(MODE_ENV, "record")
+    monkeypatch.setenv(OUT_ENV, str(out))
+    publish(ServerArgs(model_path="dummy"), role="scheduler")
+    for _ in range(3):
+        get_exec()
+        get_parallel()
+    assert out.read_text().splitlines() == ["scheduler\texec", "scheduler\tparallel"]
+    monkeypatch.delenv(MODE_ENV)
+    publish(ServerArgs(model_path="dummy"), role="detokenizer")
+    get_exec()  # no audit: every namespace answers
