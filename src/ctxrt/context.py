@@ -131,12 +131,16 @@ class RuntimeContext:
         if not _is_compiling():
             assert self._audit is not None
             self._audit.observe(namespace)  # raises on a refused namespace
+            if self is not _CONTEXT:
+                return
             if namespace in self._bags or namespace == "parallel":
                 _FAST[namespace] = (
                     self._parallel if namespace == "parallel" else self._bags[namespace]
                 )
 
     def _refill_fast(self) -> None:
+        if self is not _CONTEXT:  # the map serves the process singleton's accessors only
+            return
         _FAST.clear()
         if self._audit is None:
             _FAST.update(self._bags)
