@@ -97,10 +97,10 @@ class Scheduler:
     def close(self) -> None:
         if get_exec().enable_torch_compile:
             stats = torch._dynamo.utils.counters
+            graphs, breaks = stats["stats"]["unique_graphs"], sum(stats["graph_break"].values())
             print(
-                f"[scheduler] torch.compile(fullgraph=True): "
-                f"{stats['stats']['unique_graphs']} graphs, "
-                f"{sum(stats['graph_break'].values())} graph breaks",
+                f"[scheduler] torch.compile(fullgraph=True): {graphs} graph{'s' * (graphs != 1)}, "
+                f"{breaks} graph break{'s' * (breaks != 1)}",
                 flush=True,
             )
         destroy_model_parallel()
