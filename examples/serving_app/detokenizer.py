@@ -9,8 +9,9 @@ from typing import Any
 from ctxrt.context import get_serving, publish
 from ctxrt.record import ServerArgs
 from examples.serving_app import byte_tokenizer
+from examples.serving_app.control_plane import apply_config_update
 from examples.serving_app.logs import configure_logging
-from examples.serving_app.messages import Response, Shutdown, TokenOutput
+from examples.serving_app.messages import ConfigUpdateRequest, Response, Shutdown, TokenOutput
 
 
 def detokenize(out: TokenOutput) -> Response:
@@ -30,4 +31,7 @@ def run_detokenizer_process(server_args: ServerArgs, inbox: Queue[Any], outbox: 
         msg = inbox.get()
         if isinstance(msg, Shutdown):
             return
+        if isinstance(msg, ConfigUpdateRequest):
+            apply_config_update(msg.source, msg.fields)
+            continue
         outbox.put(detokenize(msg))

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import multiprocessing as mp
 import queue
 import socket
+import sys
 import time
 from collections.abc import Sequence
 from multiprocessing.process import BaseProcess
@@ -27,7 +29,9 @@ from examples.serving_app.messages import (
     ServerInfoRequest,
     Shutdown,
 )
+from examples.serving_app.model import ATTENTION_BACKENDS
 from examples.serving_app.scheduler import run_scheduler_process
+from examples.serving_app.speculative import SPEC_ALGORITHMS
 from examples.serving_app.tokenizer_manager import run_tokenizer_process
 
 PROMPTS = ("Hello, world", "The runtime context", "Bags are sealed", "Publish first")
@@ -38,13 +42,39 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m examples.serving_app", description=__doc__)
     p.add_argument("--model-path", default="tiny-lm")
     p.add_argument("--speculative-algorithm", default="standalone", help="'none' disables")
-    p.add_argument("--speculative-draft-model-path", default=None, help="default: the target")
+    p.add_argument("--speculative-draft-model-path", default="tiny-lm-draft")
     p.add_argument("--speculative-attention-backend", default="sdpa", help="the draft's kernel")
-    p.add_argument("--attention-backend", default=None)
+    p.add_argument("--attention-backend", default=None, help=f"one of {ATTENTION_BACKENDS}")
+    p.add_argument(
+        "--no-torch-compile",
+        dest="torch_compile",
+        action="store_false",
+        help="run the model forward eagerly (default: torch.compile(fullgraph=True))",
+    )
     p.add_argument("--num-requests", type=int, default=len(PROMPTS))
     p.add_argument("--max-new-tokens", type=int, default=12)
     p.add_argument("--log-level", default="warning")
     return p.parse_args(argv)
+
+
+def check_args(args: argparse.Namespace) -> None:
+    """Reject a bad flag here, in one line, before any process is spawned (a bad
+    value would otherwise surface as a traceback in a child)."""
+    backends = {
+        "--attention-backend": args.attention_backend,
+        "--speculative-attention-backend": args.speculative_attention_backend,
+    }
+    for flag, value in backends.items():
+        if value is not None and value not in ATTENTION_BACKENDS:
+            raise ValueError(f"{flag} {value!r} is not one of {', '.join(ATTENTION_BACKENDS)}")
+    algorithms = ("none", *sorted(SPEC_ALGORITHMS))
+    if args.speculative_algorithm not in algorithms:
+        raise ValueError(
+            f"--speculative-algorithm {args.speculative_algorithm!r} is not one of "
+            f"{', '.join(algorithms)}"
+        )
+    if args.log_level.upper() not in logging.getLevelNamesMapping():
+        raise ValueError(f"--log-level {args.log_level!r} is not a logging level")
 
 
 def build_server_args(args: argparse.Namespace) -> ServerArgs:
@@ -52,8 +82,9 @@ def build_server_args(args: argparse.Namespace) -> ServerArgs:
     server_args = ServerArgs(
         model_path=args.model_path,
         attention_backend=args.attention_backend,
+        enable_torch_compile=args.torch_compile,
         speculative_algorithm=spec,
-        speculative_draft_model_path=args.speculative_draft_model_path,
+        speculative_draft_model_path=args.speculative_draft_model_path if spec else None,
         speculative_attention_backend=args.speculative_attention_backend if spec else None,
         log_level=args.log_level,
     )
@@ -87,7 +118,12 @@ def _await(replies: Any, procs: list[BaseProcess], kind: type) -> Any:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    server_args = build_server_args(args)
+    try:
+        check_args(args)
+        server_args = build_server_args(args)  # an unknown model path raises here
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     publish(server_args, role="tokenizer")  # the launch path publishes as tokenizer
     configure_logging("launcher")
     spec = get_spec()
@@ -135,6 +171,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         requests.put(ConfigUpdateRequest("operator:log_level", {"log_level": "debug"}))
         requests.put(ServerInfoRequest())
         info = _await(replies, procs, ServerInfo).info
+        for line in _explain_overrides(info):
+            print(line)
         print("[server_info] " + json.dumps(_summary(info), sort_keys=True))
     finally:
         _shutdown(procs, requests, outputs)
@@ -156,6 +194,18 @@ def _shutdown(procs: list[BaseProcess], requests: Any, outputs: Any) -> None:
             proc.join()
 
 
+def _explain_overrides(info: dict[str, Any]) -> list[str]:
+    """One line per logged override, saying what the JSON below shows."""
+    where = info["role"]
+    return [
+        f"[override] {e['field']}: {e['old']!r} -> {e['new']!r} by {e['source']!r} "
+        f"(a bag leaf changed with get_context().override; the record keeps the "
+        f"operator's {info['resolved_config'][e['field']]!r}; in force in the {where} "
+        f"process: {info['effective_overridden'][e['field']]!r})"
+        for e in info["overrides"]
+    ]
+
+
 def _summary(info: dict[str, Any]) -> dict[str, Any]:
     keys = (
         "served_model_name",
@@ -164,6 +214,7 @@ def _summary(info: dict[str, Any]) -> dict[str, Any]:
         "load_format",
         "speculative_algorithm",
         "speculative_num_draft_tokens",
+        "speculative_draft_model_path",
         "speculative_attention_backend",
         "nccl_port",
         "log_level",

@@ -13,3 +13,8 @@ def configure_logging(process_name: str) -> None:
         format=f"[{process_name}] %(levelname)s %(name)s: %(message)s",
         force=True,
     )
+
+
+def effective_log_level() -> str:
+    """The root logger's level as the ``log_level`` leaf spells it."""
+    return logging.getLevelName(logging.getLogger().getEffectiveLevel()).lower()

@@ -1,6 +1,18 @@
 """TinyLM: a few-layer causal transformer small enough to run on a CPU in
 milliseconds. The attention backend is a constructor argument: the runner that
-builds the model decides it, so a draft and a target can differ."""
+builds the model decides it, so a draft and a target can differ.
+
+The forward is the compiled hot path (``torch.compile(fullgraph=True)``) and reads
+the context the way SGLang's model code does, in a form dynamo traces:
+
+- a bag leaf, ``get_exec().kernel.kv_cache_dtype``, and parallel leaves,
+  ``get_parallel().tp_size`` / ``.tp_rank``: plain attributes, so dynamo reads them
+  while tracing, bakes the value into the graph and guards on it (zero cost per
+  call; an override of one recompiles, see docs/ctxrt.md);
+- per-forward flags as the ``ForwardFlags`` snapshot the caller passes in: the
+  ``get_forward()`` contextvar is read outside the compiled region, because dynamo
+  cannot trace ``ContextVar.get`` (SGLang hands a ``ForwardBatch`` to ``forward``
+  for the same reason)."""
 
 from __future__ import annotations
 
@@ -9,10 +21,16 @@ from collections.abc import Mapping
 from typing import Any
 
 import torch
+import torch.distributed._functional_collectives as funcol
 import torch.nn.functional as F
 from torch import nn
 
+from ctxrt.context import get_exec, get_parallel
+from ctxrt.forward import ForwardFlags
+
 ATTENTION_BACKENDS = ("torch_native", "sdpa")
+# kv_cache_dtype values that store K and V in 8 bits (emulated: cast down and back).
+FP8_KV_DTYPES = {"fp8_e4m3": torch.float8_e4m3fn, "fp8_e5m2": torch.float8_e5m2}
 
 
 class CausalSelfAttention(nn.Module):
@@ -30,6 +48,9 @@ class CausalSelfAttention(nn.Module):
             t.view(seq, self.heads, hidden // self.heads).transpose(0, 1)
             for t in self.qkv(x).chunk(3, dim=-1)
         )
+        kv_dtype = FP8_KV_DTYPES.get(get_exec().kernel.kv_cache_dtype)
+        if kv_dtype is not None:
+            k, v = k.to(kv_dtype).to(q.dtype), v.to(kv_dtype).to(q.dtype)
         if self.backend == "sdpa":
             attn = F.scaled_dot_product_attention(q, k, v, is_causal=True)
         else:
@@ -39,15 +60,35 @@ class CausalSelfAttention(nn.Module):
         return self.out(attn.transpose(0, 1).reshape(seq, hidden))
 
 
+class TensorParallelMLP(nn.Module):
+    """Megatron's MLP split over the TP group: rank r computes its slice of the
+    intermediate width and the partial outputs are summed across the group (every
+    rank holds the full weights here: the toy trades memory for one loader)."""
+
+    def __init__(self, hidden: int, intermediate: int) -> None:
+        super().__init__()
+        self.up = nn.Linear(hidden, intermediate)
+        self.down = nn.Linear(intermediate, hidden)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        parallel = get_parallel()
+        tp_size = parallel.tp_size
+        if tp_size == 1:
+            return self.down(F.gelu(self.up(x)))
+        shard = self.up.out_features // tp_size
+        cols = slice(parallel.tp_rank * shard, (parallel.tp_rank + 1) * shard)
+        h = F.gelu(F.linear(x, self.up.weight[cols], self.up.bias[cols]))
+        partial = F.linear(h, self.down.weight[:, cols])
+        return funcol.all_reduce(partial, "sum", parallel.tp_group) + self.down.bias
+
+
 class Block(nn.Module):
     def __init__(self, hidden: int, heads: int, intermediate: int, backend: str) -> None:
         super().__init__()
         self.norm1 = nn.LayerNorm(hidden)
         self.attn = CausalSelfAttention(hidden, heads, backend)
         self.norm2 = nn.LayerNorm(hidden)
-        self.mlp = nn.Sequential(
-            nn.Linear(hidden, intermediate), nn.GELU(), nn.Linear(intermediate, hidden)
-        )
+        self.mlp = TensorParallelMLP(hidden, intermediate)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         x = x + self.attn(self.norm1(x))
@@ -72,10 +113,13 @@ class TinyLM(nn.Module):
         self.norm = nn.LayerNorm(hidden)
         self.lm_head = nn.Linear(hidden, hf_config["vocab_size"], bias=False)
 
-    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
-        """``input_ids``: [seq] -> logits [seq, vocab]."""
+    def forward(self, input_ids: torch.Tensor, flags: ForwardFlags) -> torch.Tensor:
+        """``input_ids``: [seq] -> logits [seq, vocab] when the batch extends (every
+        position is scored: a verify step), else [1, vocab] for the last position."""
         positions = torch.arange(input_ids.shape[0], device=input_ids.device)
         x = self.embed(input_ids) + self.pos(positions)
         for block in self.blocks:
             x = block(x)
+        if not flags.is_extend_in_batch:
+            x = x[-1:]
         return self.lm_head(self.norm(x))

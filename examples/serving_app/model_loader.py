@@ -17,7 +17,12 @@ LOAD_FORMATS = ("dummy",)  # the built-in models have no checkpoint: weights are
 
 
 def load_model(
-    hf_config: Mapping[str, Any], *, model_path: str, attention_backend: str, dtype: torch.dtype
+    hf_config: Mapping[str, Any],
+    *,
+    model_path: str,
+    attention_backend: str,
+    dtype: torch.dtype,
+    device: torch.device,
 ) -> TinyLM:
     model_bag = get_model()
     load_format = model_bag.load_format
@@ -31,4 +36,4 @@ def load_model(
         model = TinyLM(hf_config, attention_backend)
     finally:
         torch.random.set_rng_state(generator_state)
-    return model.to(dtype).eval()
+    return model.to(device=device, dtype=dtype).eval()

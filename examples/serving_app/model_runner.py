@@ -9,7 +9,14 @@ from __future__ import annotations
 
 import torch
 
-from ctxrt.context import assert_published, get_buffer, get_exec, get_model
+from ctxrt.context import (
+    assert_published,
+    get_buffer,
+    get_device,
+    get_exec,
+    get_forward,
+    get_model,
+)
 from ctxrt.hf_configs import load_hf_config
 from ctxrt.record import ServerArgs
 from examples.serving_app.byte_tokenizer import PRINTABLE_IDS, VOCAB_SIZE
@@ -34,6 +41,7 @@ class ModelRunner:
         self.load_format = load_format
         self.is_draft = is_draft
         self.dtype = getattr(torch, get_model().dtype)
+        self.device = torch.device(get_device().device)  # where resolution put this process
         hf_config = load_hf_config(model_path)
         if hf_config["vocab_size"] != VOCAB_SIZE:
             raise ValueError(f"{model_path!r} does not use the byte tokenizer's vocabulary")
@@ -43,12 +51,17 @@ class ModelRunner:
                 model_path=model_path,
                 attention_backend=attention_backend,
                 dtype=self.dtype,
+                device=self.device,
             )
-        self.model = (
-            torch.compile(model, backend="eager") if get_exec().enable_torch_compile else model
+        self.model = model
+        if get_exec().enable_torch_compile:
+            # fullgraph: a graph break is an error, not a silent eager fallback.
+            # dynamic: the sequence length is symbolic, so a graph per flags value.
+            self.model = torch.compile(model, backend="eager", fullgraph=True, dynamic=True)
+        # One mask per device shared by every runner in the process: a named buffer.
+        self.allowed = get_buffer(
+            f"printable_logit_mask:{self.device}", lambda: _printable_mask(self.device)
         )
-        # One mask shared by every runner in the process: a named persistent buffer.
-        self.allowed = get_buffer("printable_logit_mask", _printable_mask)
 
     def _load_format_scope(self):  # type: ignore[no-untyped-def]
         """Model construction reads ``get_model().load_format``; a draft build sees its
@@ -59,7 +72,9 @@ class ModelRunner:
     def logits(self, token_ids: list[int]) -> torch.Tensor:
         if len(token_ids) > self.context_length:
             raise ValueError(f"{len(token_ids)} tokens exceed context length {self.context_length}")
-        out = self.model(torch.tensor(token_ids, dtype=torch.long))
+        ids = torch.tensor(token_ids, dtype=torch.long, device=self.device)
+        # The per-forward flags cross into the compiled forward as a snapshot argument.
+        out = self.model(ids, get_forward().snapshot())
         return out.float().masked_fill(~self.allowed, float("-inf"))
 
     def greedy(self, token_ids: list[int], num_tokens: int) -> list[int]:
@@ -69,7 +84,7 @@ class ModelRunner:
         return tokens[len(token_ids) :]
 
 
-def _printable_mask() -> torch.Tensor:
-    mask = torch.zeros(VOCAB_SIZE, dtype=torch.bool)
+def _printable_mask(device: torch.device) -> torch.Tensor:
+    mask = torch.zeros(VOCAB_SIZE, dtype=torch.bool, device=device)
     mask[list(PRINTABLE_IDS)] = True
     return mask

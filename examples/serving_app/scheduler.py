@@ -25,8 +25,14 @@ from ctxrt.subsystems import (
     initialize_moe_config,
 )
 from ctxrt.topology import destroy_model_parallel
+from examples.serving_app.control_plane import apply_config_update
 from examples.serving_app.logs import configure_logging
-from examples.serving_app.messages import Shutdown, TokenizedRequest, TokenOutput
+from examples.serving_app.messages import (
+    ConfigUpdateRequest,
+    Shutdown,
+    TokenizedRequest,
+    TokenOutput,
+)
 from examples.serving_app.model_runner import ModelRunner
 from examples.serving_app.speculative import create_spec_algorithm, speculative_generate
 
@@ -82,9 +88,21 @@ class Scheduler:
                 if isinstance(msg, Shutdown):
                     outbox.put(msg)
                     return
+                if isinstance(msg, ConfigUpdateRequest):
+                    apply_config_update(msg.source, msg.fields)
+                    outbox.put(msg)
+                    continue
                 outbox.put(self.run_request(msg))
 
     def close(self) -> None:
+        if get_exec().enable_torch_compile:
+            stats = torch._dynamo.utils.counters
+            graphs, breaks = stats["stats"]["unique_graphs"], sum(stats["graph_break"].values())
+            print(
+                f"[scheduler] torch.compile(fullgraph=True): {graphs} graph{'s' * (graphs != 1)}, "
+                f"{breaks} graph break{'s' * (breaks != 1)}",
+                flush=True,
+            )
         destroy_model_parallel()
         dist.destroy_process_group()
 

@@ -11,7 +11,7 @@ import abc
 import dataclasses
 from typing import ClassVar
 
-from ctxrt.context import get_spec
+from ctxrt.context import get_forward, get_spec
 from ctxrt.record import ServerArgs
 from examples.serving_app.draft_worker import DraftWorker
 from examples.serving_app.model_runner import ModelRunner
@@ -99,7 +99,9 @@ def speculative_generate(
         remaining = max_new_tokens - (len(tokens) - len(token_ids))
         draft = algorithm.propose(tokens, min(num_draft_tokens, remaining - 1))
         # The target scores prefix + draft once: k+1 next-token predictions.
-        predictions = target.logits(tokens + draft)[len(tokens) - 1 :].argmax(-1).tolist()
+        with get_forward().scoped(is_extend_in_batch=True):
+            scores = target.logits(tokens + draft)
+        predictions = scores[len(tokens) - 1 :].argmax(-1).tolist()
         accepted = 0
         while accepted < len(draft) and draft[accepted] == predictions[accepted]:
             accepted += 1

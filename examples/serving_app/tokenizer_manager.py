@@ -18,6 +18,7 @@ from ctxrt.context import (
 )
 from ctxrt.record import ServerArgs
 from examples.serving_app import byte_tokenizer
+from examples.serving_app.control_plane import apply_config_update, effective_value
 from examples.serving_app.logs import configure_logging
 from examples.serving_app.messages import (
     ConfigUpdateRequest,
@@ -30,15 +31,15 @@ from examples.serving_app.messages import (
 
 
 def server_info() -> dict[str, Any]:
-    """The readback: what resolution decided, what changed since, and the live value
-    of every changed leaf. Answers in whichever process has published."""
+    """The readback: what resolution decided, what changed since in this process, and
+    the value of every changed leaf as it is in force here (``role`` says where)."""
     ctx = get_context()
     overrides = [dataclasses.asdict(entry) for entry in ctx.overrides_log()]
     return {
         "role": ctx.role,
         "resolved_config": get_server_args().resolved_dict(),
         "overrides": overrides,
-        "effective_overridden": {e["field"]: ctx.config_leaf(e["field"]) for e in overrides},
+        "effective_overridden": {e["field"]: effective_value(e["field"]) for e in overrides},
     }
 
 
@@ -57,8 +58,9 @@ class TokenizerManager:
         return TokenizedRequest(req.rid, ids[-budget:], max_new)
 
     def record_config_updates(self, source: str, **fields: Any) -> None:
-        """The named control-plane wrapper over ``get_context().override``."""
-        get_context().override(source, **fields)
+        """The named control-plane wrapper over ``get_context().override``: applied
+        here; the caller forwards the update to the processes downstream."""
+        apply_config_update(source, fields)
 
 
 def run_tokenizer_process(
@@ -74,6 +76,7 @@ def run_tokenizer_process(
             return
         if isinstance(msg, ConfigUpdateRequest):
             manager.record_config_updates(msg.source, **msg.fields)
+            to_scheduler.put(msg)  # bags do not cross processes: each applies it
         elif isinstance(msg, ServerInfoRequest):
             to_client.put(ServerInfo(server_info()))
         else:

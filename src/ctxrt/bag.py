@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ctxrt.errors import BagSealedError, UnknownLeafError
+from ctxrt.frozen import check_type, freeze
 from ctxrt.scoped import ScopedAssign
 
 
@@ -20,11 +21,16 @@ class ConfigBag:
         path: str,
         leaves: Mapping[str, Any],
         children: Mapping[str, ConfigBag] | None = None,
+        types: Mapping[str, tuple[type, ...]] | None = None,
     ) -> None:
         object.__setattr__(self, "_path", path)
         object.__setattr__(self, "_leaf_names", frozenset(leaves))
+        object.__setattr__(self, "_types", dict(types or {}))
+        # Per leaf, how many logged overrides wrote it: a scope that sees this move
+        # leaves the logged value in place on exit.
+        object.__setattr__(self, "_logged", dict.fromkeys(leaves, 0))
         for name, value in leaves.items():
-            object.__setattr__(self, name, value)
+            object.__setattr__(self, name, freeze(value))
         for name, child in (children or {}).items():
             object.__setattr__(self, name, child)
 
@@ -38,7 +44,7 @@ class ConfigBag:
         raise BagSealedError(f"{self._path}.{name} is sealed")
 
     def __repr__(self) -> str:
-        leaves = ", ".join(f"{n}={self.__dict__[n]!r}" for n in sorted(self._leaf_names))
+        leaves = ", ".join(f"{n}={self._leaf(n)!r}" for n in sorted(self._leaf_names))
         return f"ConfigBag[{self._path}]({leaves})"
 
     def override(self, **leaves: Any) -> ScopedAssign:
@@ -47,14 +53,28 @@ class ConfigBag:
         unknown = sorted(n for n in leaves if n not in self._leaf_names)
         if unknown:
             raise UnknownLeafError(f"not leaves of {self._path!r}: {unknown}")
-        return ScopedAssign(leaves, self._leaf, self._set_leaf)
+        for name, value in leaves.items():
+            self._check_value(name, value)
+        return ScopedAssign(leaves, self._leaf, self._set_leaf, self._logged.__getitem__)
+
+    def _check_value(self, name: str, value: Any) -> None:
+        types = self._types.get(name)
+        if types is not None:
+            check_type(f"{self._path}.{name}", value, types)
 
     def _leaf(self, name: str) -> Any:
-        return self.__dict__[name]
+        # Never through self.__dict__: touching it materialises the instance dict and
+        # takes every later read of this bag off CPython's fast path (7 -> 20 ns).
+        return object.__getattribute__(self, name)
 
     def _set_leaf(self, name: str, value: Any) -> None:
-        # The one write path; callers have validated ``name``.
-        object.__setattr__(self, name, value)
+        # The one write path; callers have validated ``name`` and the value's type.
+        object.__setattr__(self, name, freeze(value))
+
+    def _set_logged(self, name: str, value: Any) -> None:
+        """A logged (process-wide) override: outlives any scope open around it."""
+        self._set_leaf(name, value)
+        self._logged[name] += 1
 
     def _leaf_items(self) -> dict[str, Any]:
-        return {name: self.__dict__[name] for name in self._leaf_names}
+        return {name: self._leaf(name) for name in self._leaf_names}

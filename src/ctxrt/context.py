@@ -21,6 +21,7 @@ from ctxrt.errors import ConfigNotPublishedError, PublishAssertionError, Unknown
 from ctxrt.fields.layout import TOP_NAMESPACES
 from ctxrt.flags import Flags
 from ctxrt.forward import ForwardState
+from ctxrt.frozen import check_type
 from ctxrt.parallel import ParallelContext, UnpublishedParallelContext
 from ctxrt.record import LAYOUT, ServerArgs, derive_leaves
 from ctxrt.resolution import RESOLVED_SLOT, mark_published, resolved_values
@@ -28,6 +29,13 @@ from ctxrt.resources import Resources
 from ctxrt.roles import ROLE_NAMESPACE_SETS, RoleAudit
 
 _PARALLEL_LEAVES = frozenset(n for n, p in LAYOUT.leaf_paths.items() if p == "parallel")
+
+# The accessors' fast path: namespace -> bag, for reads that need no more than a
+# lookup. Refilled whenever the published state changes: every bag when no role
+# audit runs; with one, each namespace once the audit has seen (and allowed) an
+# eager read of it, so each (role, namespace) pair is still observed, a refused
+# namespace keeps raising, and later reads cost what unaudited ones do.
+_FAST: dict[str, ConfigBag] = {}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -61,10 +69,15 @@ def _project(record: ServerArgs) -> tuple[dict[str, ConfigBag], ParallelContext]
             for child in LAYOUT.paths
             if child.rsplit(".", 1)[0] == path and "." in child
         }
-        return ConfigBag(path, by_path.get(path, {}), children)
+        leaves = by_path.get(path, {})
+        return ConfigBag(path, leaves, children, types=_types_of(leaves))
 
     bags = {ns: build(ns) for ns in TOP_NAMESPACES if ns != "parallel"}
-    return bags, ParallelContext(by_path["parallel"])
+    return bags, ParallelContext(by_path["parallel"], types=_types_of(by_path["parallel"]))
+
+
+def _types_of(leaves: dict[str, Any]) -> dict[str, tuple[type, ...]]:
+    return {name: LAYOUT.leaf_types[name] for name in leaves}
 
 
 class RuntimeContext:
@@ -79,6 +92,7 @@ class RuntimeContext:
         self._leaf_bags: dict[str, ConfigBag] = {}
         self._log: list[OverrideEntry] = []
         self._audit: RoleAudit | None = None
+        self._installed: list[ServerArgsOverride] = []  # override_server_args, oldest first
         self.flags = Flags()
         self.resources = Resources(self.flags)
         self.forward = ForwardState()
@@ -116,7 +130,21 @@ class RuntimeContext:
     def _observe(self, namespace: str) -> None:
         if not _is_compiling():
             assert self._audit is not None
-            self._audit.observe(namespace)
+            self._audit.observe(namespace)  # raises on a refused namespace
+            if self is not _CONTEXT:
+                return
+            if namespace in self._bags or namespace == "parallel":
+                _FAST[namespace] = (
+                    self._parallel if namespace == "parallel" else self._bags[namespace]
+                )
+
+    def _refill_fast(self) -> None:
+        if self is not _CONTEXT:  # the map serves the process singleton's accessors only
+            return
+        _FAST.clear()
+        if self._audit is None:
+            _FAST.update(self._bags)
+            _FAST["parallel"] = self._parallel
 
     def config_leaf(self, name: str) -> Any:
         """The read side of ``override`` for code that holds a field *name*."""
@@ -147,13 +175,14 @@ class RuntimeContext:
             top, *rest = path.split(".")
             bag: ConfigBag = parallel if top == "parallel" else bags[top]
             for part in rest:
-                bag = bag.__dict__[part]
+                bag = getattr(bag, part)  # not __dict__: that would materialise it
             leaf_bags[name] = bag
         mark_published(record)
         # Last publish wins: the whole config state is replaced in one go.
         self._record, self._role, self._audit = record, role, audit
         self._bags, self._parallel, self._leaf_bags = bags, parallel, leaf_bags
         self._log = []
+        self._refill_fast()
 
     def override(self, source: str, **fields: Any) -> None:
         """The only post-publish config write: bag leaves in place, provenance in the
@@ -163,12 +192,15 @@ class RuntimeContext:
         bad = sorted(n for n in fields if n not in self._leaf_bags)
         if bad:
             raise UnknownLeafError(f"{source}: not config leaves: {bad}")
+        for name, value in fields.items():
+            check_type(f"{source}: {name}", value, LAYOUT.leaf_types[name])
         now = time.time()
         for name, value in fields.items():
             bag = self._leaf_bags[name]
             old = bag._leaf(name)
-            bag._set_leaf(name, value)
-            self._log.append(OverrideEntry(source, name, LAYOUT.leaf_paths[name], old, value, now))
+            bag._set_logged(name, value)
+            new = bag._leaf(name)  # the stored (frozen) value
+            self._log.append(OverrideEntry(source, name, LAYOUT.leaf_paths[name], old, new, now))
 
     def overrides_log(self) -> tuple[OverrideEntry, ...]:
         return tuple(self._log)
@@ -200,12 +232,14 @@ class RuntimeContext:
             self._leaf_bags,
             self._log,
         ) = state
+        self._refill_fast()
 
     def reset(self) -> None:
         """Drop the published config; fresh flags, resources and forward tiers."""
         self._restore_config_state(
             (None, None, None, {}, UnpublishedParallelContext(_PARALLEL_LEAVES), {}, [])
         )
+        self._installed = []
         self.flags = Flags()
         self.resources = Resources(self.flags)
         self.forward = ForwardState()
@@ -229,12 +263,23 @@ class ServerArgsOverride:
         saved = self._context._config_state()
         self._context.publish(record, role=self._role)
         self._saved, self.server_args = saved, record
+        self._context._installed.append(self)
         return record
 
     def restore(self) -> None:
+        """Undo this install. Out of order (another override was installed over this
+        one and is still in force), that one stays published and inherits what this
+        one found, so restoring both in any order ends at the state before either."""
         if self._saved is None:
             raise RuntimeError("override_server_args was not installed")
-        self._context._restore_config_state(self._saved)
+        stack = self._context._installed
+        at = next((i for i, o in enumerate(stack) if o is self), None)
+        if at is None or at == len(stack) - 1:
+            self._context._restore_config_state(self._saved)
+        else:
+            stack[at + 1]._saved = self._saved
+        if at is not None:
+            del stack[at]
         self._saved = None
 
     def __enter__(self) -> ServerArgs:
@@ -261,51 +306,87 @@ def get_server_args() -> ServerArgs:
 
 
 def get_exec() -> ConfigBag:
-    return _CONTEXT.config_bag("exec")
+    try:
+        return _FAST["exec"]
+    except KeyError:
+        return _CONTEXT.config_bag("exec")
 
 
 def get_memory() -> ConfigBag:
-    return _CONTEXT.config_bag("memory")
+    try:
+        return _FAST["memory"]
+    except KeyError:
+        return _CONTEXT.config_bag("memory")
 
 
 def get_schedule() -> ConfigBag:
-    return _CONTEXT.config_bag("schedule")
+    try:
+        return _FAST["schedule"]
+    except KeyError:
+        return _CONTEXT.config_bag("schedule")
 
 
 def get_model() -> ConfigBag:
-    return _CONTEXT.config_bag("model")
+    try:
+        return _FAST["model"]
+    except KeyError:
+        return _CONTEXT.config_bag("model")
 
 
 def get_spec() -> ConfigBag:
-    return _CONTEXT.config_bag("spec")
+    try:
+        return _FAST["spec"]
+    except KeyError:
+        return _CONTEXT.config_bag("spec")
 
 
 def get_serving() -> ConfigBag:
-    return _CONTEXT.config_bag("serving")
+    try:
+        return _FAST["serving"]
+    except KeyError:
+        return _CONTEXT.config_bag("serving")
 
 
 def get_observability() -> ConfigBag:
-    return _CONTEXT.config_bag("observability")
+    try:
+        return _FAST["observability"]
+    except KeyError:
+        return _CONTEXT.config_bag("observability")
 
 
 def get_disagg() -> ConfigBag:
-    return _CONTEXT.config_bag("disagg")
+    try:
+        return _FAST["disagg"]
+    except KeyError:
+        return _CONTEXT.config_bag("disagg")
 
 
 def get_lora() -> ConfigBag:
-    return _CONTEXT.config_bag("lora")
+    try:
+        return _FAST["lora"]
+    except KeyError:
+        return _CONTEXT.config_bag("lora")
 
 
 def get_mm() -> ConfigBag:
-    return _CONTEXT.config_bag("mm")
+    try:
+        return _FAST["mm"]
+    except KeyError:
+        return _CONTEXT.config_bag("mm")
 
 
 def get_device() -> ConfigBag:
-    return _CONTEXT.config_bag("device")
+    try:
+        return _FAST["device"]
+    except KeyError:
+        return _CONTEXT.config_bag("device")
 
 
 def get_parallel() -> ParallelContext:
-    return _CONTEXT.parallel_context()
+    try:
+        return _FAST["parallel"]  # type: ignore[return-value]
+    except KeyError:
+        return _CONTEXT.parallel_context()
 
 
 def get_flags() -> Flags:

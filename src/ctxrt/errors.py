@@ -50,3 +50,7 @@ class CaptureViolationError(RuntimeError):
 
 class TopologyNotInitializedError(RuntimeError):
     """A rank or group was read before the live topology was initialised."""
+
+
+class GroupWidthError(RuntimeError):
+    """A process group came out at a width other than the configured one."""

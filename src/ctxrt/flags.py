@@ -8,6 +8,7 @@ materialises a group at its init (see ``ctxrt.subsystems``)."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import Any
 
 from ctxrt.scoped import ScopedAssign
@@ -22,22 +23,37 @@ class FlagGroup:
 
     @classmethod
     def _check(cls, name: str, value: Any) -> None:
-        fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
-        if name not in fields:
+        expected = _flag_types(cls).get(name)
+        if expected is None:
             raise AttributeError(f"{cls.__name__} has no flag {name!r} (typo?)")
-        default = fields[name].default
-        if default is not None and default is not dataclasses.MISSING:
-            expected = (int, float) if type(default) is float else (type(default),)
-            if not isinstance(value, expected) or (
-                isinstance(value, bool) and type(default) is not bool
-            ):
-                raise TypeError(f"{cls.__name__}.{name} is {type(default).__name__}, got {value!r}")
+        if not isinstance(value, expected) or (
+            isinstance(value, bool) and bool not in expected and object not in expected
+        ):
+            raise TypeError(f"{cls.__name__}.{name} is {expected[-1].__name__}, got {value!r}")
 
     def override(self, **values: Any) -> ScopedAssign:
         """Scoped, all-or-nothing: every name and type is checked before any write."""
         for name, value in values.items():
             self._check(name, value)
         return ScopedAssign(values, self.__getattribute__, self.__setattr__)
+
+
+@functools.cache
+def _flag_types(cls: type) -> dict[str, tuple[type, ...]]:
+    """Flag name -> accepted types, from each field's default (or what its factory
+    builds: a group field of ``Flags`` takes only its group); ``None`` takes anything."""
+    types: dict[str, tuple[type, ...]] = {}
+    for f in dataclasses.fields(cls):
+        default = f.default
+        if default is dataclasses.MISSING and f.default_factory is not dataclasses.MISSING:
+            default = f.default_factory()
+        if default is None or default is dataclasses.MISSING:
+            types[f.name] = (object,)
+        elif type(default) is float:
+            types[f.name] = (int, float)
+        else:
+            types[f.name] = (type(default),)
+    return types
 
 
 @dataclasses.dataclass

@@ -30,22 +30,10 @@ class ParallelContext(ConfigBag):
     """The parallel bag plus the live ranks/groups. It has no ``__getattr__``: that
     hook would take every leaf read off CPython's fast attribute path."""
 
-    world_rank = _live("world_rank")
-    world_size = _live("world_size")
-    tp_rank = _live("tp_rank")
-    tp_group = _live("tp_group")
-    pp_rank = _live("pp_rank")
-    pp_group = _live("pp_group")
-    attn_tp_rank = _live("attn_tp_rank")
-    attn_tp_group = _live("attn_tp_group")
-    attn_dp_rank = _live("attn_dp_rank")
-    moe_ep_rank = _live("moe_ep_rank")
-    moe_ep_group = _live("moe_ep_group")
-    dcp_rank = _live("dcp_rank")
-    dcp_group = _live("dcp_group")
-
-    def __init__(self, leaves: Mapping[str, Any]) -> None:
-        super().__init__("parallel", leaves)
+    def __init__(
+        self, leaves: Mapping[str, Any], types: Mapping[str, tuple[type, ...]] | None = None
+    ) -> None:
+        super().__init__("parallel", leaves, types=types)
         object.__setattr__(self, "_live_overrides", {})
 
     def __repr__(self) -> str:
@@ -58,14 +46,19 @@ class ParallelContext(ConfigBag):
         bad = sorted(n for n in names if n not in topology.LIVE_NAMES and n not in self._leaf_names)
         if bad:
             raise UnknownLeafError(f"not parallel leaves or live names: {bad}")
-        return ScopedAssign(names, self._scoped_read, self._scoped_write)
+        for name, value in names.items():
+            if name in self._leaf_names:
+                self._check_value(name, value)
+        return ScopedAssign(
+            names, self._scoped_read, self._scoped_write, lambda n: self._logged.get(n, 0)
+        )
 
     _MISSING = object()
 
     def _scoped_read(self, name: str) -> Any:
         if name in topology.LIVE_NAMES:
             return self._live_overrides.get(name, self._MISSING)
-        return self.__dict__[name]
+        return object.__getattribute__(self, name)
 
     def _scoped_write(self, name: str, value: Any) -> None:
         if name not in topology.LIVE_NAMES:
@@ -74,6 +67,11 @@ class ParallelContext(ConfigBag):
             self._live_overrides.pop(name, None)
         else:
             self._live_overrides[name] = value
+
+
+# One read-through property per live name, derived from the Topology fields.
+for _name in topology.LIVE_NAMES:
+    setattr(ParallelContext, _name, _live(_name))
 
 
 class UnpublishedParallelContext(ParallelContext):

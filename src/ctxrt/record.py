@@ -6,6 +6,7 @@ fields; after that every field assignment raises (the strict mutation guard)."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from ctxrt.errors import RecordMutationError
@@ -23,6 +24,7 @@ from ctxrt.fields.parallel import Parallel
 from ctxrt.fields.schedule import Schedule
 from ctxrt.fields.serving import Serving
 from ctxrt.fields.spec import Spec
+from ctxrt.frozen import freeze
 from ctxrt.resolution import (
     RESOLVED_SLOT,
     STASH_SLOT,
@@ -57,13 +59,27 @@ class ServerArgs:
     """The raw launch configuration. Read resolved values from the bags
     (``get_<ns>()``), resolution decisions with ``resolution_result``."""
 
+    # Bookkeeping, not config (the slot resolution marks). It is an init field only so
+    # that ``dataclasses.replace``, which hands every init field to a new instance,
+    # hands it ``True`` and the copy's ``__post_init__`` refuses: a copy would resolve
+    # afresh and silently drop the declarations made on this record.
+    _ctx_resolved: bool = dataclasses.field(default=False, repr=False, compare=False)
+
     def __post_init__(self) -> None:
+        if self.__dict__.get(RESOLVED_SLOT):
+            raise TypeError(
+                "a resolved record is not copied (dataclasses.replace would drop its "
+                "declarations): declare on the record you hold, or build a new ServerArgs"
+            )
+        for name in LAYOUT.input_fields:  # deep seal: container inputs stored frozen
+            object.__setattr__(self, name, freeze(self.__dict__[name]))
         object.__setattr__(self, STASH_SLOT, [])
         resolve_once(self)
         object.__setattr__(self, RESOLVED_SLOT, True)
 
     def __setattr__(self, name: str, value: Any) -> None:
-        if self.__dict__.get(RESOLVED_SLOT, False) or name not in LAYOUT.input_fields:
+        resolved = self.__dict__.get(RESOLVED_SLOT, False)
+        if resolved or (name not in LAYOUT.input_fields and name != RESOLVED_SLOT):
             raise RecordMutationError(
                 f"ServerArgs.{name} is read-only after resolution: change the live value "
                 "with get_context().override(source, ...), or hand a per-runner value to "

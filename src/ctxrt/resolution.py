@@ -40,8 +40,13 @@ class Declaration:
 
 
 def _input_fields(record: Any) -> dict[str, bool]:
-    """Input field name -> resolvable, for the record's class."""
-    return {f.name: bool(f.metadata.get("resolvable")) for f in dataclasses.fields(record)}
+    """Input field name -> resolvable, for the record's class (bookkeeping fields,
+    named with a leading underscore, are not input)."""
+    return {
+        f.name: bool(f.metadata.get("resolvable"))
+        for f in dataclasses.fields(record)
+        if not f.name.startswith("_")
+    }
 
 
 def declarations(record: Any) -> tuple[Declaration, ...]:

@@ -33,14 +33,27 @@ def initialize_model_parallel() -> topology.Topology:
     """Build the live groups at the published widths (torch.distributed must be up)."""
     parallel = get_parallel()
     topo = topology.initialize_model_parallel(
-        tp_size=parallel.tp_size,
-        pp_size=parallel.pp_size,
-        attn_tp_size=parallel.attn_tp_size,
-        moe_ep_size=parallel.moe_ep_size,
-        dcp_size=parallel.dcp_size,
+        topology.Widths(
+            tp_size=parallel.tp_size,
+            pp_size=parallel.pp_size,
+            attn_tp_size=parallel.attn_tp_size,
+            attn_cp_size=parallel.attn_cp_size,
+            attn_dp_size=parallel.attn_dp_size,
+            moe_ep_size=parallel.moe_ep_size,
+            moe_dp_size=parallel.moe_dp_size,
+            dcp_size=parallel.dcp_size,
+        )
     )
     get_flags().dp.attn_dp_rank = topo.attn_dp_rank
     return topo
+
+
+def get_moe_cp_size() -> int:
+    """The MoE communicator's width: ``moe_dp_size``, or ``attn_cp_size`` when the
+    MoE-DP group is the attention-CP group (``attn_cp_size > moe_dp_size``)."""
+    import torch.distributed as dist
+
+    return dist.get_world_size(get_parallel().moe_dp_group)
 
 
 def get_moe_runner_backend() -> str:

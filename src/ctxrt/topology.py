@@ -1,6 +1,12 @@
 """The live process topology: ranks and process groups, built over an initialised
 ``torch.distributed`` default group at the configured widths.
 
+The rank layout is SGLang's (``parallel_state.initialize_model_parallel``): WORLD is
+``tp_size * pp_size`` ranks, TP groups are contiguous blocks, PP lanes are strided by
+``tp_size``, and inside a TP block the attention ranks are laid out (dp, cp, tp) with
+tp fastest and the MoE ranks (dp, ep, tp) with tp fastest. Every group is checked
+against its configured width as it is installed.
+
 ``get_parallel()`` reads ranks and groups through here; before
 ``initialize_model_parallel`` they raise instead of answering with a guess."""
 
@@ -9,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from ctxrt.errors import TopologyNotInitializedError
+from ctxrt.errors import GroupWidthError, TopologyNotInitializedError
 
 
 @dataclasses.dataclass(frozen=True)
@@ -22,9 +28,13 @@ class Topology:
     pp_group: Any
     attn_tp_rank: int
     attn_tp_group: Any
+    attn_cp_rank: int
+    attn_cp_group: Any
     attn_dp_rank: int
     moe_ep_rank: int
     moe_ep_group: Any
+    moe_dp_rank: int
+    moe_dp_group: Any  # _ATTN_CP itself when attn_cp_size > moe_dp_size
     dcp_rank: int
     dcp_group: Any  # None unless dcp_size > 1: the one optional group
 
@@ -44,18 +54,93 @@ def live_topology() -> Topology:
     return _TOPOLOGY
 
 
-def _blocks(world_size: int, block: int, width: int) -> list[tuple[int, ...]]:
-    """Each consecutive ``block`` of ranks split into groups of ``width``."""
-    return [
-        tuple(range(sub, sub + width))
-        for start in range(0, world_size, block)
-        for sub in range(start, start + block, width)
-    ]
+@dataclasses.dataclass(frozen=True)
+class Widths:
+    """The configured widths the groups are built at (read from ``get_parallel()``)."""
+
+    tp_size: int
+    pp_size: int
+    attn_tp_size: int
+    attn_cp_size: int
+    attn_dp_size: int
+    moe_ep_size: int
+    moe_dp_size: int
+    dcp_size: int
+
+    @property
+    def moe_tp_size(self) -> int:
+        return self.tp_size // self.moe_ep_size // self.moe_dp_size
 
 
-def _join(
-    partition: list[tuple[int, ...]], rank: int, cache: dict[tuple[int, ...], Any]
-) -> tuple[int, Any]:
+Partition = list[tuple[int, ...]]
+
+
+def _per_tp_block(world_size: int, tp_size: int, build: Any) -> Partition:
+    """``build(base)`` gives the groups inside the TP block starting at ``base``."""
+    return [tuple(g) for base in range(0, world_size, tp_size) for g in build(base)]
+
+
+def partitions(world_size: int, w: Widths) -> dict[str, Partition]:
+    """Every group's rank sets, SGLang's formulas. ``moe_dp`` is absent when it is
+    aliased to ``attn_cp`` and ``dcp`` when DCP is off."""
+    tp, atp, acp, moe_ep, moe_tp = (
+        w.tp_size,
+        w.attn_tp_size,
+        w.attn_cp_size,
+        w.moe_ep_size,
+        w.moe_tp_size,
+    )
+    parts: dict[str, Partition] = {
+        "tp": _per_tp_block(world_size, tp, lambda b: [range(b, b + tp)]),
+        "pp": [tuple(range(lane, world_size, tp)) for lane in range(tp)],
+        "attn_tp": _per_tp_block(
+            world_size, tp, lambda b: [range(s, s + atp) for s in range(b, b + tp, atp)]
+        ),
+        # (dp, cp, tp) with tp fastest: CP partners are attn_tp apart inside a DP replica.
+        "attn_cp": _per_tp_block(
+            world_size,
+            tp,
+            lambda b: [
+                range(b + dp * atp * acp + t, b + (dp + 1) * atp * acp + t, atp)
+                for dp in range(w.attn_dp_size)
+                for t in range(atp)
+            ],
+        ),
+        # (dp, ep, tp) with tp fastest: EP partners are moe_tp apart.
+        "moe_ep": _per_tp_block(
+            world_size,
+            tp,
+            lambda b: [
+                range(s, s + moe_ep * moe_tp, moe_tp)
+                for dp in range(w.moe_dp_size)
+                for s in range(b + dp * moe_ep * moe_tp, b + dp * moe_ep * moe_tp + moe_tp)
+            ],
+        ),
+    }
+    if acp <= w.moe_dp_size:
+        stride = moe_tp * moe_ep
+        parts["moe_dp"] = _per_tp_block(
+            world_size, tp, lambda b: [range(b + i, b + tp, stride) for i in range(stride)]
+        )
+    if w.dcp_size > 1:
+        parts["dcp"] = _per_tp_block(
+            world_size,
+            tp,
+            lambda b: [range(s, s + w.dcp_size) for s in range(b, b + tp, w.dcp_size)],
+        )
+    return parts
+
+
+def check_group_width(name: str, group: Any, width: int) -> None:
+    """The install-time check: a group is exactly as wide as configured."""
+    import torch.distributed as dist
+
+    actual = dist.get_world_size(group)
+    if actual != width:
+        raise GroupWidthError(f"the {name} group has {actual} ranks; configured width {width}")
+
+
+def _join(partition: Partition, rank: int, cache: dict[tuple[int, ...], Any]) -> tuple[int, Any]:
     """Create every group of ``partition`` (all ranks call new_group in the same order)
     and return this rank's position and group."""
     import torch.distributed as dist
@@ -70,40 +155,56 @@ def _join(
     return mine
 
 
-def initialize_model_parallel(
-    *, tp_size: int, pp_size: int, attn_tp_size: int, moe_ep_size: int, dcp_size: int
-) -> Topology:
+def initialize_model_parallel(widths: Widths) -> Topology:
     """Build the groups at the configured widths. The caller passes the widths it read
-    from ``get_parallel()``, so groups and bag agree by construction."""
+    from ``get_parallel()``, so groups and bag agree by construction, and each group is
+    checked against its width as it is installed."""
     import torch.distributed as dist
 
     global _TOPOLOGY
     if not dist.is_initialized():
         raise TopologyNotInitializedError("torch.distributed is not initialised")
     world_size, rank = dist.get_world_size(), dist.get_rank()
-    if world_size != tp_size * pp_size:
-        raise ValueError(f"world size {world_size} != tp_size {tp_size} * pp_size {pp_size}")
-    groups: dict[tuple[int, ...], Any] = {}
-    tp_rank, tp_group = _join(_blocks(world_size, tp_size, tp_size), rank, groups)
-    pp_lanes = [tuple(range(lane, world_size, tp_size)) for lane in range(tp_size)]
-    pp_rank, pp_group = _join(pp_lanes, rank, groups)
-    attn_tp_rank, attn_tp_group = _join(_blocks(world_size, tp_size, attn_tp_size), rank, groups)
-    moe_ep_rank, moe_ep_group = _join(_blocks(world_size, tp_size, moe_ep_size), rank, groups)
-    dcp_rank, dcp_group = 0, None
-    if dcp_size > 1:
-        dcp_rank, dcp_group = _join(_blocks(world_size, attn_tp_size, dcp_size), rank, groups)
+    if world_size != widths.tp_size * widths.pp_size:
+        raise ValueError(
+            f"world size {world_size} != tp_size {widths.tp_size} * pp_size {widths.pp_size}"
+        )
+    cache: dict[tuple[int, ...], Any] = {}
+    joined: dict[str, tuple[int, Any]] = {}
+    expected = {
+        "tp": widths.tp_size,
+        "pp": widths.pp_size,
+        "attn_tp": widths.attn_tp_size,
+        "attn_cp": widths.attn_cp_size,
+        "moe_ep": widths.moe_ep_size,
+        "moe_dp": widths.moe_dp_size,
+        "dcp": widths.dcp_size,
+    }
+    for name, partition in partitions(world_size, widths).items():
+        joined[name] = _join(partition, rank, cache)
+        check_group_width(name, joined[name][1], expected[name])
+    if "moe_dp" not in joined:
+        # CP ranks share tokens before MoE: the MoE-DP communicator is the CP group,
+        # as wide as attn_cp_size (read it with get_moe_cp_size()).
+        joined["moe_dp"] = joined["attn_cp"]
+    dcp_rank, dcp_group = joined.get("dcp", (0, None))
+    tp_rank = joined["tp"][0]
     _TOPOLOGY = Topology(
         world_rank=rank,
         world_size=world_size,
         tp_rank=tp_rank,
-        tp_group=tp_group,
-        pp_rank=pp_rank,
-        pp_group=pp_group,
-        attn_tp_rank=attn_tp_rank,
-        attn_tp_group=attn_tp_group,
-        attn_dp_rank=tp_rank // attn_tp_size,
-        moe_ep_rank=moe_ep_rank,
-        moe_ep_group=moe_ep_group,
+        tp_group=joined["tp"][1],
+        pp_rank=joined["pp"][0],
+        pp_group=joined["pp"][1],
+        attn_tp_rank=joined["attn_tp"][0],
+        attn_tp_group=joined["attn_tp"][1],
+        attn_cp_rank=joined["attn_cp"][0],
+        attn_cp_group=joined["attn_cp"][1],
+        attn_dp_rank=tp_rank // (widths.attn_tp_size * widths.attn_cp_size),
+        moe_ep_rank=joined["moe_ep"][0],
+        moe_ep_group=joined["moe_ep"][1],
+        moe_dp_rank=joined["moe_dp"][0],
+        moe_dp_group=joined["moe_dp"][1],
         dcp_rank=dcp_rank,
         dcp_group=dcp_group,
     )

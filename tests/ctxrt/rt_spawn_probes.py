@@ -27,3 +27,14 @@ def read_namespaces(
             else:
                 results.put(("ok", role, ns))
     results.put(("done", "", ""))
+
+
+def report_overridden_leaf(server_args: ServerArgs, results: Queue[Any]) -> None:
+    """Publish the record handed over and report what this process sees."""
+    context.publish(server_args, role="scheduler")
+    results.put(
+        (
+            context.get_schedule().max_running_requests,
+            len(context.get_context().overrides_log()),
+        )
+    )

@@ -4,13 +4,24 @@ Role auditing does not see reads inside traced code (audit with compilation off)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import torch
 from rt_fixtures import fresh_context  # noqa: F401 - autouse: empty context per test
+from torch._dynamo.testing import CompileCounter
+from torch._dynamo.utils import counters
 
-from ctxrt.context import get_context, get_exec, get_memory, get_model, get_parallel, publish
+from ctxrt.context import (
+    get_context,
+    get_exec,
+    get_forward,
+    get_memory,
+    get_model,
+    get_parallel,
+    publish,
+)
 from ctxrt.record import ServerArgs
 from ctxrt.roles import MODE_ENV, OUT_ENV, read_role_audit
 
@@ -53,4 +64,128 @@ def test_reads_inside_compiled_code_are_not_role_audited(
     assert not audit.exists()  # the traced read was not observed ...
     scaled(torch.ones(1))
     assert read_role_audit(audit) == {"scheduler": {"memory"}}  # ... the eager one was
+    torch._dynamo.reset()
+
+
+def _graph_ops(fn: Callable[[torch.Tensor], torch.Tensor]) -> list[object]:
+    """The ops dynamo captures for ``fn`` (fullgraph: one graph or an error)."""
+    graphs: list[torch.fx.GraphModule] = []
+
+    def capture(gm: torch.fx.GraphModule, _inputs: list[torch.Tensor]) -> Callable[..., object]:
+        graphs.append(gm)
+        return gm.forward
+
+    torch.compile(fn, backend=capture, fullgraph=True)(torch.ones(2))
+    assert len(graphs) == 1
+    return [n.target for n in graphs[0].graph.nodes if n.op not in ("placeholder", "output")]
+
+
+def test_leaf_reads_cost_nothing_inside_compiled_code(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The accessor calls and leaf loads run once, while tracing: the captured graph
+    equals the one for the same function written with literals, role audit on or off."""
+    publish(ServerArgs(model_path="dummy", tp_size=2), role="scheduler")
+
+    def with_reads(x: torch.Tensor) -> torch.Tensor:
+        y = x * get_parallel().tp_size
+        return y + 1 if get_exec().moe.moe_runner_backend == "torch" else y
+
+    def with_literals(x: torch.Tensor) -> torch.Tensor:
+        return x * 2 + 1
+
+    assert get_exec().moe.moe_runner_backend == "torch"
+    assert _graph_ops(with_reads) == _graph_ops(with_literals)
+    monkeypatch.setenv(MODE_ENV, "enforce")
+    publish(ServerArgs(model_path="dummy", tp_size=2), role="scheduler")
+    assert _graph_ops(with_reads) == _graph_ops(with_literals)
+    torch._dynamo.reset()
+
+
+def test_an_int_leaf_read_in_compiled_code_recompiles_per_value() -> None:
+    """Why overriding a leaf read inside compiled code recompiles: dynamo bakes the
+    value in and guards on it. Each distinct value is one graph (cached: a value seen
+    before reuses its graph; the 9th distinct value hits the recompile limit of 8). A
+    value that really varies per call is passed as an argument: dynamo makes it
+    symbolic after the second value."""
+    publish(ServerArgs(model_path="tiny-lm"), role="scheduler")
+    counter = CompileCounter()
+    compiled = torch.compile(
+        lambda x: x * get_model().context_length, backend=counter, fullgraph=True
+    )
+    for value in (64, 32, 16, 64, 32):
+        get_context().override("test", context_length=value)
+        assert compiled(torch.ones(1)).item() == value
+    assert counter.frame_count == 3
+    as_argument = CompileCounter()
+    passed = torch.compile(lambda x, n: x * n, backend=as_argument, fullgraph=True)
+    for value in (64, 32, 16, 8):
+        assert passed(torch.ones(1), value).item() == value
+    assert as_argument.frame_count == 2
+    torch._dynamo.reset()
+
+
+def test_a_forward_flag_read_of_the_contextvar_does_not_trace() -> None:
+    """``get_forward()`` is a contextvar: read it outside, pass the snapshot in."""
+
+    def reads_contextvar(x: torch.Tensor) -> torch.Tensor:
+        return x + 1 if get_forward().is_extend_in_batch else x
+
+    with pytest.raises(torch._dynamo.exc.Unsupported, match="ContextVar"):
+        torch.compile(reads_contextvar, backend="eager", fullgraph=True)(torch.ones(1))
+    counter = CompileCounter()
+    takes_snapshot = torch.compile(
+        lambda x, flags: x + 1 if flags.is_extend_in_batch else x, backend=counter, fullgraph=True
+    )
+    for extend in (False, True, False, True):
+        with get_forward().scoped(is_extend_in_batch=extend):
+            out = takes_snapshot(torch.ones(1), get_forward().snapshot())
+        assert out.item() == (2.0 if extend else 1.0)
+    assert counter.frame_count == 2  # one graph per flag value, then cache hits
+    torch._dynamo.reset()
+
+
+def test_the_example_model_forward_compiles_whole() -> None:
+    """TinyLM's forward reads a bag leaf (kv_cache_dtype), parallel leaves (tp_size)
+    and a per-forward flag (is_extend_in_batch, as the snapshot argument): compiled
+    with fullgraph=True it matches eager, and recompiles exactly where documented."""
+    from examples.serving_app.model_runner import ModelRunner
+
+    torch._dynamo.reset()
+    counters.clear()
+    sa = ServerArgs(model_path="tiny-lm", enable_torch_compile=True)
+    publish(sa, role="scheduler")
+    model = get_model()
+    runner = ModelRunner(
+        sa,
+        model_path=model.model_path,
+        context_length=model.context_length,
+        attention_backend="sdpa",
+        load_format=model.load_format,
+    )
+    eager = runner.model._orig_mod  # type: ignore[union-attr]
+
+    def graphs() -> int:
+        return counters["stats"]["unique_graphs"]
+
+    def check(ids: list[int], rows: int) -> torch.Tensor:
+        out = runner.logits(ids)
+        with torch.inference_mode():
+            ref = eager(torch.tensor(ids), get_forward().snapshot())
+        assert out.shape == (rows, 260)
+        assert torch.allclose(out, ref.float().masked_fill(~runner.allowed, float("-inf")))
+        return out
+
+    decode = check([256, 72, 105], 1)
+    check([256, 72, 105, 33, 33], 1)  # another length: the same (dynamic) graph
+    assert graphs() == 1
+    with get_forward().scoped(is_extend_in_batch=True):
+        check([256, 72, 105], 3)  # the flag snapshot: a second graph
+    check([256, 72], 1)
+    assert graphs() == 2
+    get_context().override("test", kv_cache_dtype="fp8_e4m3")
+    assert not torch.equal(check([256, 72, 105], 1), decode)  # K/V through 8 bits
+    assert graphs() == 3
+    get_context().override("test", kv_cache_dtype="float32")
+    assert torch.equal(check([256, 72, 105], 1), decode)
+    assert graphs() == 3  # a value seen before: its cached graph
+    assert sum(counters["graph_break"].values()) == 0
     torch._dynamo.reset()

@@ -142,3 +142,12 @@ def test_runtime_context_has_no_bag_named_members() -> None:
         assert not hasattr(ctx, ns), ns
     with pytest.raises(AttributeError):
         ctx.get_disagg()  # type: ignore[attr-defined]
+
+
+def test_a_second_context_does_not_feed_the_accessors() -> None:
+    publish(ServerArgs(model_path="dummy", tp_size=2), role="scheduler")
+    other = context.RuntimeContext()
+    other.publish(ServerArgs(model_path="tiny-lm", tp_size=4), role="scheduler")
+    assert get_parallel().tp_size == 2 and get_model().model_path == "dummy"
+    other.reset()
+    assert get_exec() is get_context().config_bag("exec")

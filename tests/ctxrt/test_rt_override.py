@@ -125,3 +125,26 @@ def test_override_server_args_publishes_when_entered_and_restores() -> None:
     with pytest.raises(KeyError), get_context().override_server_args(dp_size=1):
         raise KeyError("inside")
     assert get_server_args() is outer
+
+
+def test_an_override_does_not_cross_a_process_boundary() -> None:
+    """``override`` changes this process's bag; a spawned child publishes the record
+    it was handed and sees the resolved value (apply a control-plane change in every
+    process that reads it, or declare it before the record is handed on)."""
+    import multiprocessing as mp
+
+    import rt_spawn_probes
+
+    sa = ServerArgs(model_path="dummy")
+    publish(sa, role="scheduler")
+    resolved = resolution_result(sa, "max_running_requests")
+    get_context().override("ops", max_running_requests=resolved + 1)
+    spawn = mp.get_context("spawn")
+    results = spawn.Queue()
+    child = spawn.Process(target=rt_spawn_probes.report_overridden_leaf, args=(sa, results))
+    child.start()
+    seen = results.get(timeout=60)
+    child.join(30)
+    assert child.exitcode == 0
+    assert get_schedule().max_running_requests == resolved + 1  # the parent: overridden
+    assert seen == (resolved, 0)  # the child: the resolved value, an empty log

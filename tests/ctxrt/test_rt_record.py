@@ -17,6 +17,7 @@ from ctxrt.record import _INPUT_NAMESPACES, LAYOUT, ServerArgs
 from ctxrt.resolution import (
     _MODEL_OVERRIDE_FNS,
     MODEL_OVERRIDES,
+    RESOLVED_SLOT,
     declarations,
     declare_resolution,
     register_model_override,
@@ -32,8 +33,9 @@ def test_every_field_class_names_a_namespace_and_every_leaf_has_one_home() -> No
     assert set(LAYOUT.leaf_paths.values()) <= paths
     declared = [n for cls in _INPUT_NAMESPACES for n in cls.__annotations__ if n[0] != "_"]
     assert sorted(declared) == sorted(LAYOUT.leaf_paths)  # unique across namespaces
-    record_fields = set(ServerArgs.__dataclass_fields__)
+    record_fields = {n for n in ServerArgs.__dataclass_fields__ if n[0] != "_"}
     assert record_fields == set(LAYOUT.leaf_paths) - set(LAYOUT.derived)
+    assert set(ServerArgs.__dataclass_fields__) - record_fields == {RESOLVED_SLOT}
     assert all(isinstance(d, Derived) for d in LAYOUT.derived.values())
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -14,13 +15,15 @@ from pathlib import Path
 import pytest
 from rt_fixtures import fresh_context  # noqa: F401 - autouse: empty context per test
 
-from ctxrt.context import get_context, get_model, publish
+from ctxrt.context import get_context, get_device, get_model, publish
 from ctxrt.errors import PublishAssertionError
 from ctxrt.record import ServerArgs
 from ctxrt.resolution import resolution_result
 from ctxrt.roles import MODE_ENV, OUT_ENV, ROLE_NAMESPACE_SETS, read_role_audit
-from examples.serving_app import model_overrides  # registers the TinyLM override
+from examples.serving_app import launcher, model_overrides  # registers the TinyLM override
+from examples.serving_app.control_plane import apply_config_update
 from examples.serving_app.draft_worker import DraftWorker
+from examples.serving_app.logs import configure_logging
 from examples.serving_app.model_runner import ModelRunner
 from examples.serving_app.speculative import (
     SPEC_ALGORITHMS,
@@ -58,6 +61,20 @@ def test_the_server_runs_end_to_end_in_spawned_processes(tmp_path: Path) -> None
         {"source": "operator:log_level", "field": "log_level", "old": "warning", "new": "debug"}
     ]
     assert info["effective_overridden"] == {"log_level": "debug"}
+    draft = info["resolved_config"]["speculative_draft_model_path"]
+    assert draft == "tiny-lm-draft" != info["resolved_config"]["served_model_name"]
+    # The override line says what the JSON shows: a bag leaf, the record unchanged.
+    explained = [line for line in lines if line.startswith("[override] ")]
+    assert explained == [
+        "[override] log_level: 'warning' -> 'debug' by 'operator:log_level' (a bag leaf "
+        "changed with get_context().override; the record keeps the operator's 'warning'; "
+        "in force in the tokenizer process: 'debug')"
+    ]
+    # The change was applied in every process, each logger really at DEBUG after it.
+    for role in ("tokenizer", "scheduler", "detokenizer"):
+        assert f"[{role}] DEBUG examples.serving_app.control_plane: applied" in proc.stderr
+    # The model forward ran compiled, whole: one graph per runner (target, draft).
+    assert "[scheduler] torch.compile(fullgraph=True): 2 graphs, 0 graph breaks" in lines
     assert "'tokenizer': 0, 'scheduler': 0, 'detokenizer': 0" in lines[-1]
     # Every process audited its reads; each restricted role stayed inside its set.
     read = read_role_audit(audit)
@@ -66,6 +83,34 @@ def test_the_server_runs_end_to_end_in_spawned_processes(tmp_path: Path) -> None
     for role, namespaces in read.items():
         allowed = ROLE_NAMESPACE_SETS[role]
         assert allowed is None or namespaces <= allowed, (role, namespaces)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--attention-backend", "flash"], "--attention-backend 'flash' is not one of"),
+        (["--speculative-attention-backend", "x"], "--speculative-attention-backend 'x'"),
+        (["--speculative-algorithm", "eagle9"], "--speculative-algorithm 'eagle9'"),
+        (["--log-level", "loud"], "--log-level 'loud'"),
+        (["--model-path", "nope"], "unknown model 'nope'"),
+    ],
+)
+def test_bad_flags_are_rejected_up_front_in_one_line(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert launcher.main(argv) == 2  # returns before any process is spawned
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith(f"error: {message}") and err.count("\n") == 1, err
+
+
+def test_the_runner_puts_the_model_where_resolution_says() -> None:
+    sa = _publish()
+    assert _target(sa).device.type == get_device().device == resolution_result(sa, "device")
+    with get_device().override(device="meta"):
+        runner = _target(sa)
+    assert {p.device.type for p in runner.model.parameters()} == {"meta"}
+    assert runner.allowed.device.type == "meta"
 
 
 def _publish(**fields: object) -> ServerArgs:
@@ -156,3 +201,23 @@ def test_server_info_reports_resolution_and_overrides() -> None:
     assert info["resolved_config"]["context_length"] == 128
     assert [e["field"] for e in info["overrides"]] == ["load_format", "context_length"]
     assert info["effective_overridden"] == {"load_format": "dummy", "context_length": 64}
+
+
+def test_the_readback_reports_what_is_in_force_where_it_answers() -> None:
+    """Recording ``log_level`` changes the bag, not the logger configured from it at
+    startup: the readback says what the logger does, and only the control plane
+    (which re-applies the leaf) makes the change real."""
+    root = logging.getLogger()
+    saved = (root.level, list(root.handlers))
+    try:
+        publish(ServerArgs(model_path="tiny-lm", log_level="warning"), role="tokenizer")
+        configure_logging("tokenizer")
+        get_context().override("bare", log_level="debug")
+        assert get_context().config_leaf("log_level") == "debug"
+        assert server_info()["effective_overridden"] == {"log_level": "warning"}  # the truth
+        apply_config_update("operator", {"log_level": "error"})
+        assert server_info()["effective_overridden"] == {"log_level": "error"}
+        assert root.getEffectiveLevel() == logging.ERROR
+    finally:
+        root.setLevel(saved[0])
+        root.handlers[:] = saved[1]

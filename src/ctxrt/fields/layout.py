@@ -13,6 +13,7 @@ from types import MappingProxyType
 from typing import Any, TypeVar
 
 from ctxrt.fields.base import Derived
+from ctxrt.frozen import accepted_types
 
 T = TypeVar("T")
 
@@ -44,6 +45,7 @@ class NamespaceLayout:
     input_fields: Mapping[str, tuple[Any, dataclasses.Field[Any]]]
     derived: Mapping[str, Derived]
     paths: tuple[str, ...]
+    leaf_types: Mapping[str, tuple[type, ...]]  # what a post-publish write may store
 
     def assemble(self, cls: type[T]) -> type[T]:
         """Class decorator: give ``cls`` the input fields and make it a kw-only dataclass."""
@@ -71,6 +73,7 @@ def collect_input_fields(namespaces: Iterable[type]) -> NamespaceLayout:
     input_fields: dict[str, tuple[Any, dataclasses.Field[Any]]] = {}
     derived: dict[str, Derived] = {}
     paths: list[str] = []
+    leaf_types: dict[str, tuple[type, ...]] = {}
     for ns_cls in namespaces:
         path = ns_cls.__dict__.get("_NS_PATH")
         if not isinstance(path, str) or path.split(".")[0] not in TOP_NAMESPACES:
@@ -78,6 +81,7 @@ def collect_input_fields(namespaces: Iterable[type]) -> NamespaceLayout:
         if path in paths:
             raise TypeError(f"two field classes claim namespace {path!r}")
         paths.append(path)
+        evaluated = inspect.get_annotations(ns_cls, eval_str=True)
         for name, annotation in inspect.get_annotations(ns_cls).items():
             if name.startswith("_"):
                 continue
@@ -86,6 +90,7 @@ def collect_input_fields(namespaces: Iterable[type]) -> NamespaceLayout:
             if name in RESERVED_LEAF_NAMES:
                 raise TypeError(f"field name {name!r} is reserved")
             leaf_paths[name] = path
+            leaf_types[name] = accepted_types(evaluated[name])
             value = ns_cls.__dict__.get(name, dataclasses.MISSING)
             if isinstance(value, Derived):
                 derived[name] = value
@@ -102,4 +107,5 @@ def collect_input_fields(namespaces: Iterable[type]) -> NamespaceLayout:
         input_fields=MappingProxyType(input_fields),
         derived=MappingProxyType(derived),
         paths=tuple(paths),
+        leaf_types=MappingProxyType(leaf_types),
     )

@@ -1,0 +1,75 @@
+"""The per-rank entry of the multi-rank topology test (importable by name in a
+spawned child): one real gloo world, every layout built and torn down in turn."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import torch.distributed as dist
+
+from ctxrt.context import get_parallel, publish, reset_context
+from ctxrt.errors import GroupWidthError
+from ctxrt.parallel_state import ParallelState
+from ctxrt.record import ServerArgs
+from ctxrt.subsystems import initialize_model_parallel
+from ctxrt.topology import LIVE_NAMES, check_group_width, destroy_model_parallel
+
+GROUPS = tuple(name for name in LIVE_NAMES if name.endswith("_group"))
+
+
+def _members(group: Any) -> list[int] | None:
+    """Who is really in ``group``: every member reports its world rank over it."""
+    if group is None:
+        return None
+    out: list[Any] = [None] * dist.get_world_size(group)
+    dist.all_gather_object(out, dist.get_rank(), group=group)
+    return sorted(out)
+
+
+def _tp_mlp_error() -> float:
+    """TinyLM's forward with its MLP split over the live TP group (partial sums
+    all-reduced) against the same weights computed unsplit on this rank."""
+    import torch
+
+    from ctxrt.forward import ForwardFlags
+    from ctxrt.hf_configs import load_hf_config
+    from examples.serving_app.model import TinyLM
+
+    torch.manual_seed(0)  # the same weights on every rank
+    model = TinyLM(load_hf_config("tiny-lm"), "sdpa").eval()
+    ids, flags = torch.tensor([256, 72, 105, 33]), ForwardFlags(is_extend_in_batch=True)
+    with torch.inference_mode():
+        split = model(ids, flags)
+        with get_parallel().override(tp_size=1):
+            whole = model(ids, flags)
+    return float((split - whole).abs().max())
+
+
+def rank_main(
+    rank: int, world: int, store: str, out_dir: str, layouts: dict[str, dict[str, Any]]
+) -> None:
+    dist.init_process_group("gloo", init_method=f"file://{store}", rank=rank, world_size=world)
+    report: dict[str, Any] = {}
+    try:
+        for name, fields in layouts.items():
+            publish(ServerArgs(model_path="dummy", **fields), role="scheduler")
+            initialize_model_parallel()
+            parallel = get_parallel()
+            ps = ParallelState.capture()
+            report[name] = {
+                "state": {k: v for k, v in vars(ps).items()},
+                "members": {g: _members(getattr(parallel, g)) for g in GROUPS},
+            }
+            report[name]["tp_mlp_max_error"] = _tp_mlp_error()
+            try:  # the install-time width check refuses a group of the wrong width
+                check_group_width("tp", parallel.tp_group, parallel.tp_size + 1)
+            except GroupWidthError as exc:
+                report[name]["width_check"] = str(exc)
+            destroy_model_parallel()
+            reset_context()
+            dist.barrier()
+    finally:
+        dist.destroy_process_group()
+    Path(out_dir, f"rank{rank}.json").write_text(json.dumps(report))
