@@ -5,6 +5,7 @@ lost, and nothing the checked tree carries gets to run or to write elsewhere."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import subprocess
@@ -248,8 +249,11 @@ def test_a_report_overwritten_keeps_its_mode_and_the_write_is_whole(project: Pat
     report = project / "r.json"
     report.write_text("old\n")
     report.chmod(0o644)
-    assert cli("check", "--no-cache", "--format", "json", "-o", "r.json", cwd=project).returncode
-    assert report.read_text().startswith("{") and report.stat().st_mode & 0o777 == 0o644
+    res = cli("check", "--no-cache", "--format", "json", "-o", "r.json", cwd=project)
+    assert res.returncode == 1  # the CTX101 finding in app/a.py
+    assert json.loads(report.read_text())["findings"][0]["path"] == "app/a.py"
+    assert report.stat().st_mode & 0o777 == 0o644
+    assert sorted(p.name for p in project.iterdir() if p.name.startswith(".r.json")) == []
 
 
 def test_baseline_update_into_a_read_only_folder_keeps_the_old_baseline(project: Path) -> None:

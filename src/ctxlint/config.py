@@ -259,13 +259,15 @@ def check_cache_dir(value: str, root: Path) -> None:
     lexical = Path(os.path.normpath(root / value))
     if lexical == root or (root / value).resolve() == root.resolve():
         raise ConfigError("config key 'cache-dir' must name a folder of its own, not the project")
+    if not lexical.is_relative_to(root):
+        return  # `confined` says so
     for folder in (lexical, *lexical.parents):
         if folder == root:
             break
         if folder.is_symlink():
             raise ConfigError(
                 f"cache folder {lexical} is reached through a symbolic link ({folder}); "
-                "remove the link, or give --cache-dir or --no-cache"
+                "remove the link, or give --cache-dir"
             )
 
 
