@@ -73,7 +73,7 @@ def module_name(rel: str, roots: list[str]) -> str:
 
 def discover(root: Path, src: tuple[str, ...], exclude: tuple[str, ...]) -> list[SourceFile]:
     """All Python files under the src roots, minus excludes, sorted by path."""
-    roots = [os.path.normpath(s).replace(os.sep, "/") for s in src]
+    roots = _roots(src)
     for r in roots:
         if not (root / r).is_dir():
             raise FileNotFoundError(f"src root {r!r} is not a folder under {root}")
@@ -119,7 +119,7 @@ def why_unchecked(
     inside = _under_root(rel, roots) or (is_dir and any(r.startswith(prefix) for r in roots))
     if not inside:
         return f"{rel} is outside the src roots ({', '.join(roots)})"
-    skipped = [part for part in rel.split("/") if part in SKIP_DIRS]
+    skipped = [p for p in rel.split("/") if p in SKIP_DIRS or p.endswith(".egg-info")]
     if skipped:
         return f"{rel} is in a {skipped[0]} folder, which ctxlint skips"
     if is_dir:
