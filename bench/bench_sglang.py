@@ -106,9 +106,10 @@ def scratch_copy(tree: Path, work: Path) -> Path:
 
 
 def bench_config(template: Path, work: Path) -> Path:
-    """bench/sglang.toml with its cache-dir pointed into the bench's temp folder."""
+    """bench/sglang.toml with its cache-dir pointed into the bench's scratch tree
+    (relative: a config may not send the cache outside the tree it checks)."""
     text = template.read_text(encoding="utf-8")
-    cache = (work / "ctxlint_cache").as_posix()
+    cache = "ctxlint_cache"
     text, n = re.subn(r"(?m)^cache-dir\s*=.*$", f"cache-dir = {json.dumps(cache)}", text)
     if n != 1:
         sys.exit(f"bench: {template} must hold exactly one top-level `cache-dir = ...` line")

@@ -97,12 +97,28 @@ def size_{n}() -> int:
 """
 
 
-def populate(root: Path, n: int = 12) -> dict[str, str]:
+# One suppression naming four rules, none of which finds anything on its line:
+# four CTX001 findings with one snippet, told apart by their occurrence index,
+# so the order of the rule ids decides which fingerprint each message gets.
+MULTI_RULE_SUPPRESSION = """\
+from specrt.context import get_parallel
+
+
+def many_{n}() -> int:
+    return get_parallel().tp_size  # ctxlint: ignore[CTX301, CTX202, CTX201, CTX101] stale
+"""
+
+
+def populate(root: Path, n: int = 12, *, multi_rule: int = 0) -> dict[str, str]:
     """Write `n` modules under app/ with CTX101, CTX201 and CTX001 findings
-    (one kind per module, in rotation) plus some clean modules; returns them."""
+    (one kind per module, in rotation) plus some clean modules, and
+    `multi_rule` modules with a four-rule unused suppression; returns them."""
     kinds = (SEED_READER, RECORD_WRITER, UNUSED_SUPPRESSION)
     files = {f"app/mod{i:02d}.py": kinds[i % 3].format(n=i) for i in range(n)}
     files.update({f"app/clean{i}.py": f"VALUE_{i} = {i}\n" for i in range(3)})
+    files.update(
+        {f"app/multi{i}.py": MULTI_RULE_SUPPRESSION.format(n=i) for i in range(multi_rule)}
+    )
     write(root, files)
     return files
 

@@ -65,6 +65,58 @@ CASES = {
     ),
     "wrong-type": (BASE + 'src = "specrt"\n', "config key 'src' must be a list", ""),
     "src-root-missing": (BASE + 'src = ["nope"]\n', "src root 'nope' is not a folder", ""),
+    # Values of the wrong shape inside a well-typed key (issue 11, D10): config
+    # errors naming the key, never "internal error".
+    "src-item-not-a-string": (
+        BASE + 'src = ["specrt", 3]\n',
+        "config key 'src' must be a list of strings (item 2 is 3)",
+        "",
+    ),
+    "exclude-item-not-a-string": (
+        BASE + "exclude = [1]\n",
+        "config key 'exclude' must be a list of strings (item 1 is 1)",
+        "",
+    ),
+    "exclude-invalid-pattern": (BASE + 'exclude = ["!"]\n', "config key 'exclude':", ""),
+    "per-rule-exclude-invalid-pattern": (
+        BASE + 'per-rule-exclude = {CTX201 = ["a\\\\"]}\n',
+        "config key 'per-rule-exclude.CTX201':",
+        "",
+    ),
+    "nul-in-cache-dir": (BASE + 'cache-dir = "a\\u0000b"\n', "'cache-dir' holds a NUL", ""),
+    "nul-in-baseline": (BASE + 'baseline = "a\\u0000b"\n', "'baseline' holds a NUL", ""),
+    "runtime-module-not-a-dotted-name": (
+        'runtime-module = "specrt/context.py"\nrecord-class = "specrt.record.ServerArgs"\n',
+        "'runtime-module' must be a dotted Python name",
+        "",
+    ),
+    # What a checked tree's config names for ctxlint to write stays inside the
+    # project (issue 11, D17); the command line may point anywhere.
+    "baseline-outside-the-project": (
+        BASE + 'baseline = "../../outside.json"\n',
+        "config key 'baseline' = '../../outside.json' points outside the project",
+        "",
+    ),
+    "baseline-absolute": (
+        BASE + 'baseline = "/tmp/ctxlint-baseline.json"\n',
+        "config key 'baseline' must be a path inside the project",
+        "",
+    ),
+    "cache-dir-outside-the-project": (
+        BASE + 'cache-dir = "../../x"\n',
+        "config key 'cache-dir' = '../../x' points outside the project",
+        "",
+    ),
+    "cache-dir-absolute": (
+        BASE + 'cache-dir = "/tmp/ctxlint-cache"\n',
+        "config key 'cache-dir' must be a path inside the project",
+        "",
+    ),
+    "cache-dir-is-the-project": (
+        BASE + 'cache-dir = "."\n',
+        "'cache-dir' must name a folder of its own",
+        "",
+    ),
 }
 
 

@@ -284,7 +284,10 @@ def test_dotted_allowed_class_names_exactly_that_class(project: Path) -> None:
 
 
 def test_resolution_pipeline_is_excluded_by_config(project: Path) -> None:
-    write(project, {"app/pipeline.py": CLASSES})
+    """The excluded file reports nothing; the same code beside it, not excluded,
+    reports every read (the positive control: a CTX102 that finds nothing at
+    all must fail here)."""
+    write(project, {"app/pipeline.py": CLASSES, "app/elsewhere.py": CLASSES})
     text = (project / "pyproject.toml").read_text()
     text = text.replace(
         'per-rule-exclude = { CTX201 = ["specrt/record.py"] }',
@@ -292,7 +295,9 @@ def test_resolution_pipeline_is_excluded_by_config(project: Path) -> None:
     )
     (project / "pyproject.toml").write_text(text)
     out = run_engine(project, select={RULE})
-    assert not out.findings
+    assert sorted((f.path, f.line) for f in out.findings) == [
+        ("app/elsewhere.py", line) for line in (7, 10, 15, 19)
+    ]
 
 
 def test_message_names_the_field_and_its_bag(project: Path) -> None:

@@ -419,3 +419,97 @@ def test_render_text_is_plain(result: Result) -> None:
     out = render(result, "text")
     assert "\x1b[" not in out
     assert "     > 5 |     tp = get_server_args().tp_size" in out
+
+
+# -- order and determinism across processes (issue 20) ---------------------------------
+# Findings reach the reporters in the engine's order (engine.to_findings sorts by
+# Finding.sort_key); docs/json-schema.md documents it: path, line, column, rule,
+# fingerprint. Positions are chosen so that fingerprint order differs.
+SCRAMBLED = [
+    ("CTX201", "pkg/b.py", 3, 5),
+    ("CTX101", "pkg/a.py", 9, 1),
+    ("CTX201", "pkg/a.py", 2, 7),
+    ("CTX101", "pkg/a.py", 2, 7),
+    ("CTX101", "pkg/sub/c.py", 1, 1),
+    ("CTX101", "pkg/a.py", 2, 3),
+    ("CTX201", "pkg/b.py", 12, 1),
+]
+DOCUMENTED_ORDER = [
+    ("pkg/a.py", 2, 3, "CTX101"),
+    ("pkg/a.py", 2, 7, "CTX101"),
+    ("pkg/a.py", 2, 7, "CTX201"),
+    ("pkg/a.py", 9, 1, "CTX101"),
+    ("pkg/b.py", 3, 5, "CTX201"),
+    ("pkg/b.py", 12, 1, "CTX201"),
+    ("pkg/sub/c.py", 1, 1, "CTX101"),
+]
+
+
+def _engine_ordered(tmp_path: Path) -> Result:
+    from ctxlint.engine import to_findings
+    from ctxlint.rule import RawFinding
+
+    raw = [
+        RawFinding(rule, path, "f", f"x{line}", [line, col, line, col + 3], f"{rule} at {line}")
+        for rule, path, line, col in SCRAMBLED
+    ]
+    findings = to_findings(raw)
+    by_fingerprint = sorted(findings, key=lambda f: f.fingerprint)
+    assert [(f.path, f.line) for f in by_fingerprint] != [(p, n) for p, n, _, _ in DOCUMENTED_ORDER]
+    return Result(str(tmp_path), RULES, findings, [], [], files_checked=3)
+
+
+def test_json_lists_findings_in_the_documented_order(tmp_path: Path) -> None:
+    doc = json.loads(render(_engine_ordered(tmp_path), "json"))
+    got = [(f["path"], f["line"], f["column"], f["rule"]) for f in doc["findings"]]
+    assert got == DOCUMENTED_ORDER
+
+
+def test_text_lists_findings_in_the_documented_order(tmp_path: Path) -> None:
+    out = render(_engine_ordered(tmp_path), "text")
+    heads = [f"  {path}:{line}:{col}  {rule}" for path, line, col, rule in DOCUMENTED_ORDER]
+    found = [
+        next(i for i, line in enumerate(out.splitlines()) if line.startswith(h)) for h in heads
+    ]
+    assert found == sorted(found)
+
+
+RENDER_ALL = """\
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from pathlib import Path
+from test_reporters import make_result, with_retired_rules
+from ctxlint.reporters import FORMATS, render
+result = with_retired_rules(make_result(Path(sys.argv[2])))
+print(json.dumps({fmt: render(result, fmt) for fmt in FORMATS}))
+"""
+
+
+def with_retired_rules(result: Result) -> Result:
+    """Stale entries of rules the run no longer has: their descriptors are made
+    up from a set of ids, the kind of order only other processes can see."""
+    retired = [StaleEntry(f"CTX9{n:02d}", "pkg/old.py", "f", f"fp-{n}", "x") for n in range(6)]
+    result.stale = sorted([*result.stale, *retired], key=StaleEntry.sort_key)
+    return result
+
+
+def test_every_format_renders_the_same_bytes_under_any_hash_seed(tmp_path: Path) -> None:
+    """Rendering twice in one process cannot see set order; processes with
+    different PYTHONHASHSEED values can."""
+    import os
+    import subprocess
+    import sys
+
+    outputs = set()
+    for seed in ("0", "1", "2", "3", "4"):
+        done = subprocess.run(
+            [sys.executable, "-c", RENDER_ALL, str(Path(__file__).parent), str(tmp_path)],
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        rendered = json.loads(done.stdout)
+        assert sorted(rendered) == sorted(FORMATS)
+        outputs.add(done.stdout)
+    assert len(outputs) == 1

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
+import stat
 from collections import Counter
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from ctxlint.model import BASELINED, NEW, Finding, StaleEntry
+from ctxlint.outfiles import write_text
 
 SCHEMA = 1
 TOOL = "ctxlint"
@@ -105,22 +106,14 @@ class Baseline:
         return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Write atomically: a crash mid-write leaves the old file intact."""
+        """Write atomically: a crash, a full disk or a read-only folder leaves the
+        old file intact, and the error names the path."""
         target = Path(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
         try:
-            with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-                fh.write(self.to_json())
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, target)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
+            target.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise BaselineError(f"cannot write baseline {target}: {exc.strerror or exc}") from None
+        write_text(target, self.to_json(), "baseline")
 
 
 # -- loading -------------------------------------------------------------------------
@@ -130,6 +123,9 @@ def load_baseline(path: str | os.PathLike[str]) -> Baseline:
     """Read a baseline; a missing file is an empty baseline, anything broken a BaselineError."""
     name = os.fspath(path)
     try:
+        # a device or a pipe would block or never end (/dev/zero): files only
+        if not stat.S_ISREG(os.stat(name).st_mode):
+            raise BaselineError(f"baseline {name}: not a regular file")
         with open(name, encoding="utf-8") as fh:
             text = fh.read()
     except FileNotFoundError:

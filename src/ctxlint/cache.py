@@ -35,10 +35,14 @@ class FactCache:
         if folder is None:
             return
         try:
-            folder.mkdir(parents=True, exist_ok=True)
-            gitignore = folder / ".gitignore"
-            if not gitignore.exists():
-                gitignore.write_text("# created by ctxlint\n*\n")
+            # The `*` .gitignore goes only into a folder ctxlint creates: in a
+            # folder of the project it would hide new source files from git.
+            try:
+                folder.mkdir(parents=True)
+            except FileExistsError:  # ours from an earlier run, or the project's own
+                pass
+            else:
+                (folder / ".gitignore").write_text("# created by ctxlint\n*\n")
             self.path = folder / "facts.sqlite"
             try:
                 self.db = _connect(self.path)

@@ -20,9 +20,12 @@ from ctxlint.audit import add_audit_options, cmd_audit
 from ctxlint.baseline import BaselineError, compare, load_baseline, show, update
 from ctxlint.config import Config, _did_you_mean, find_config, load_config
 from ctxlint.console import COLOR_CHOICES, UNWRAPPED, make_console
+from ctxlint.discovery import discover, why_unchecked
 from ctxlint.engine import Engine, RunOutput
 from ctxlint.errors import ConfigError, CtxlintError
+from ctxlint.gitcmd import run_git
 from ctxlint.model import Result
+from ctxlint.outfiles import check_writable, write_text
 from ctxlint.reporters import FORMATS, print_text, print_timings, render
 from ctxlint.rule import Rule, load_rules, spec_path
 from ctxlint.selection import select_ids
@@ -57,6 +60,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--ignore", type=_csv, metavar="RULE,...", help="skip these rules (as --select)")
     p.add_argument("--baseline", help="baseline file (default: from config)")
+    p.add_argument("--cache-dir", help="fact cache folder (default: from config)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the fact cache")
     p.add_argument("--jobs", "-j", type=int, default=None, help="worker processes (default: cores)")
     _color(p)
@@ -146,6 +150,7 @@ def resolve_config(args: argparse.Namespace, rules: list[Rule]) -> tuple[Config,
     """The config and the path filters (relative to the project root)."""
     ids = [r.id for r in rules]
     options = {k: v for r in rules for k, v in r.options.items()}
+    check_paths(args.paths)
     paths = [Path(p) for p in args.paths]
     root = None
     if getattr(args, "profile", None):
@@ -165,12 +170,20 @@ def resolve_config(args: argparse.Namespace, rules: list[Rule]) -> tuple[Config,
     else:
         start = paths[0] if paths else Path.cwd()
         cfg_path = find_config(start.resolve())
+    given = {
+        key: Path(value).resolve()
+        for key in ("baseline", "cache_dir")
+        if (value := getattr(args, key, None))
+    }
     config = load_config(
-        cfg_path, root=root, rule_ids=ids, rule_options=options, rule_names=[r.name for r in rules]
+        cfg_path,
+        root=root,
+        rule_ids=ids,
+        rule_options=options,
+        rule_names=[r.name for r in rules],
+        **given,
     )
-    if getattr(args, "baseline", None):
-        config = _replace(config, baseline=Path(args.baseline).resolve())
-    elif config.baseline.is_relative_to(PROFILES):
+    if "baseline" not in given and config.baseline.is_relative_to(PROFILES):
         # a profile's baseline belongs to the checked tree, never to the installed package
         config = _replace(config, baseline=config.root / config.baseline.relative_to(PROFILES))
     filters = []
@@ -180,6 +193,18 @@ def resolve_config(args: argparse.Namespace, rules: list[Rule]) -> tuple[Config,
         except ValueError:
             raise ConfigError(f"{p} is outside the project root {config.root}") from None
     return config, filters
+
+
+def check_paths(paths: list[str]) -> None:
+    """Every PATH names something that exists (a typo must not pass as "All clear")."""
+    for p in paths:
+        if p == "-":
+            raise ConfigError(
+                "reading a file from stdin ('-') is not supported: ctxlint checks a whole "
+                "tree; give the paths to report on"
+            )
+        if not os.path.lexists(p):
+            raise ConfigError(f"{p}: no such file or folder")
 
 
 PROFILES = Path(__file__).resolve().parent / "profiles"
@@ -271,21 +296,49 @@ def run_engine(
 def changed_files(root: Path, ref: str) -> set[str]:
     """Files changed since `ref` (committed or not) plus untracked ones, relative to root."""
 
-    def git(*argv: str) -> list[str]:
+    def git(*argv: str) -> list[str] | None:
         try:
-            done = subprocess.run(
-                ["git", "-C", str(root), *argv], capture_output=True, text=True, check=False
-            )
+            done = run_git(root, *argv)
         except OSError as exc:
             raise ConfigError(f"--changed-since needs git: {exc}") from None
         if done.returncode != 0:
-            detail = (done.stderr.strip().splitlines() or ["git failed"])[-1]
-            raise ConfigError(f"--changed-since {ref}: {detail}")
-        return [line for line in done.stdout.splitlines() if line]
+            return None
+        return [
+            line for line in done.stdout.decode("utf-8", "surrogateescape").splitlines() if line
+        ]
 
-    changed = git("diff", "--name-only", "--relative", ref, "--")
+    if git("rev-parse", "--is-inside-work-tree") != ["true"]:
+        raise ConfigError(f"--changed-since needs a git work tree: {root} is not inside one")
+    # a ref that looks like an option would be read as one (`--output=FILE` writes a file)
+    commit = (
+        None
+        if ref.startswith("-")
+        else git("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    )
+    if not commit:
+        raise ConfigError(f"--changed-since {ref}: not a commit in the repository at {root}")
+    changed = git(
+        "diff", "--no-ext-diff", "--no-textconv", "--name-only", "--relative", commit[0], "--"
+    )
     untracked = git("ls-files", "--others", "--exclude-standard")
+    if changed is None or untracked is None:
+        raise ConfigError(f"--changed-since {ref}: git could not list the changed files")
     return set(changed) | set(untracked)
+
+
+def warn_unchecked(config: Config, filters: list[str]) -> None:
+    """A PATH that selects no checked file says why (excluded, not Python...),
+    as ruff warns, instead of passing as a clean report."""
+    if not filters:
+        return
+    try:
+        files = discover(config.root, config.src, config.exclude)
+    except FileNotFoundError as exc:
+        raise CtxlintError(str(exc)) from None
+    for rel in filters:
+        reason = why_unchecked(config.root, config.src, config.exclude, rel, files)
+        if reason is not None:
+            print(f"ctxlint: warning: {reason}: not checked", file=sys.stderr)
 
 
 def _under(path: str, filters: list[str]) -> bool:
@@ -299,15 +352,18 @@ def cmd_check(args: argparse.Namespace) -> int:
     rules = load_rules()
     config, filters = resolve_config(args, rules)
     selected = selected_rules(args, config, rules)
+    if args.output:
+        check_writable(args.output, "the report")
+    warn_unchecked(config, filters)
     baseline = load_baseline(config.baseline) if config.baseline else None
+    changed = changed_files(config.root, args.changed_since) if args.changed_since else None
     out = run_engine(args, config, rules, selected, baseline.pins if baseline is not None else None)
     ids = {r.id for r in selected}
     if baseline is not None:
         findings, stale = compare(out.findings, baseline, rules=ids)
     else:
         findings, stale = out.findings, []
-    if args.changed_since:
-        changed = changed_files(config.root, args.changed_since)
+    if changed is not None:
         findings = [f for f in findings if f.path in changed]
         stale = [s for s in stale if s.path in changed]
         out.errors = [e for e in out.errors if e.path in changed]
@@ -326,7 +382,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     options = _format_options(args)
     if args.output:
         text = render(result, args.format, **options)
-        Path(args.output).write_text(text, encoding="utf-8")
+        write_text(args.output, text, "the report")
     elif args.format == "text":
         print_text(result, _console(color=args.color), **options)
     else:
@@ -381,6 +437,7 @@ def cmd_baseline(args: argparse.Namespace) -> int:
         raise ConfigError('--allow-growth needs --reason "why these findings are accepted"')
     selected = selected_rules(args, config, rules)
     old = load_baseline(config.baseline)
+    check_writable(config.baseline, "baseline", make_folders=True)  # before the run
     out = run_engine(args, config, rules, selected, old.pins)
     if out.errors:
         for e in out.errors:
@@ -575,6 +632,13 @@ COMMANDS = {
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    jobs = getattr(args, "jobs", None)
+    if jobs is not None and jobs < 1:
+        print(
+            f"ctxlint: error: --jobs must be 1 or more worker processes, not {jobs}",
+            file=sys.stderr,
+        )
+        return 2
     try:
         return COMMANDS[args.command](args)
     except (CtxlintError, BaselineError) as exc:

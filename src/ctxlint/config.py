@@ -10,10 +10,14 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import os
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import pathspec
 
 from ctxlint.errors import ConfigError
 from ctxlint.selection import resolve as resolve_selectors
@@ -39,6 +43,7 @@ CORE_KEYS: dict[str, type | tuple[type, ...]] = {
     "select": list,
     "ignore": list,
 }
+LIST_OF_STRINGS = {"src", "exclude", "select", "ignore"}
 
 
 @dataclass(frozen=True)
@@ -97,9 +102,14 @@ def _read_toml(path: Path) -> dict[str, Any]:
 
 
 def _table(doc: dict[str, Any], path: Path) -> dict[str, Any] | None:
-    tool = doc.get("tool", {}).get("ctxlint")
-    if tool is not None:
-        return tool
+    tool = doc.get("tool", {})
+    if not isinstance(tool, dict):
+        raise ConfigError(f"key 'tool' in {path} must be a table, not a {_toml_type(tool)}")
+    table = tool.get("ctxlint")
+    if table is not None:
+        if not isinstance(table, dict):
+            raise ConfigError(f"key 'tool.ctxlint' in {path} must be a table")
+        return table
     if path.name != "pyproject.toml" and doc and "tool" not in doc:
         return doc  # a standalone ctxlint.toml may hold the keys at top level
     return None
@@ -113,8 +123,13 @@ def load_config(
     rule_options: dict[str, Any],
     profile: dict[str, Any] | None = None,
     rule_names: list[str] | None = None,
+    baseline: Path | None = None,
+    cache_dir: Path | None = None,
 ) -> Config:
     """Load and validate the config.
+
+    `baseline` and `cache_dir` come from the command line: they replace the
+    config's values and may point anywhere (the config's may not leave the project).
 
     `root` overrides the project root (a tree the config does not live in, such
     as an unpacked wheel checked with `--config`); relative `src` and `exclude`
@@ -143,6 +158,7 @@ def load_config(
         expected = allowed[key]
         if expected is not object and not isinstance(value, expected):
             raise ConfigError(f"config key {key!r} must be a {_type_name(expected)}")
+        _check_strings(key, value)
     for key in ("runtime-module", "record-class"):
         if not table.get(key):
             raise ConfigError(f"config key {key!r} is required (e.g. see README: Configuration)")
@@ -151,6 +167,12 @@ def load_config(
         raise ConfigError(
             f"record-class must be a qualified name like pkg.mod.Class, got {record_class!r}"
         )
+    for key in ("runtime-module", "record-class"):
+        if not _DOTTED.fullmatch(table[key]):
+            raise ConfigError(
+                f"config key {key!r} must be a dotted Python name, got {table[key]!r}"
+            )
+    _check_globs("exclude", table.get("exclude", []))
 
     # select/ignore take ids, id prefixes, ALL and (given rule_names, aligned
     # with rule_ids) rule names; they are resolved to ids when rules are chosen
@@ -166,9 +188,18 @@ def load_config(
     for rid, globs in per_rule.items():
         if not isinstance(globs, list) or not all(isinstance(g, str) for g in globs):
             raise ConfigError(f"per-rule-exclude.{rid} must be a list of glob strings")
-    baseline = table.get("baseline", DEFAULT_BASELINE)
+        _check_globs(f"per-rule-exclude.{rid}", globs)
     baseline_base = base or project_root
-    cache_dir = table.get("cache-dir", DEFAULT_CACHE_DIR)
+    # A config travels with the tree it configures, and that tree may not be
+    # trusted: what it names for ctxlint to write stays inside the project.
+    if baseline is None:
+        baseline = confined(
+            "baseline", table.get("baseline", DEFAULT_BASELINE), baseline_base, project_root
+        )
+    if cache_dir is None:
+        value = table.get("cache-dir", DEFAULT_CACHE_DIR)
+        check_cache_dir(value, project_root)
+        cache_dir = confined("cache-dir", value, project_root)
     return Config(
         root=project_root,
         config_path=config_path.resolve() if config_path else None,
@@ -177,12 +208,73 @@ def load_config(
         src=tuple(table.get("src", ["."])),
         exclude=tuple(table.get("exclude", [])),
         per_rule_exclude={k.upper(): tuple(v) for k, v in per_rule.items()},
-        baseline=(baseline_base / baseline).resolve(),
-        cache_dir=(project_root / cache_dir),
+        baseline=baseline,
+        cache_dir=cache_dir,
         select=rules_list("select"),
         ignore=rules_list("ignore"),
         options={k: table[k] for k in rule_options if k in table},
     )
+
+
+_DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
+
+
+def _check_strings(key: str, value: Any) -> None:
+    """Strings only where strings are expected, and none holding a NUL (no path can)."""
+    items = value if isinstance(value, list) else [value]
+    if key in LIST_OF_STRINGS:
+        for n, item in enumerate(items, 1):
+            if not isinstance(item, str):
+                raise ConfigError(
+                    f"config key {key!r} must be a list of strings (item {n} is {item!r})"
+                )
+    if any(isinstance(item, str) and "\0" in item for item in items):
+        raise ConfigError(f"config key {key!r} holds a NUL character")
+
+
+def _check_globs(key: str, globs: list[str]) -> None:
+    for glob in globs:
+        try:
+            pathspec.GitIgnoreSpec.from_lines([glob])
+        except ValueError as exc:
+            raise ConfigError(f"config key {key!r}: {exc}") from None
+
+
+def confined(key: str, value: str, base: Path, *others: Path) -> Path:
+    """`value` (relative to `base`) as an absolute path, which must lie inside
+    `base` or one of `others` (symbolic links resolved): a checked tree's config
+    cannot make ctxlint write elsewhere. The command line can (--baseline,
+    --cache-dir): the user typed that path."""
+    if Path(value).is_absolute():
+        raise ConfigError(
+            f"config key {key!r} must be a path inside the project, not {value!r} "
+            f"(give --{key} on the command line to use it)"
+        )
+    path = (base / value).resolve()
+    if not any(path.is_relative_to(folder.resolve()) for folder in (base, *others)):
+        raise ConfigError(
+            f"config key {key!r} = {value!r} points outside the project {base} "
+            f"(give --{key} on the command line to use it)"
+        )
+    return path
+
+
+def check_cache_dir(value: str, root: Path) -> None:
+    """Refuse a configured cache folder that is the project itself or is reached
+    through a symbolic link (a checked tree could aim one anywhere)."""
+    lexical = Path(os.path.normpath(root / value))
+    if lexical == root or (root / value).resolve() == root.resolve():
+        raise ConfigError("config key 'cache-dir' must name a folder of its own, not the project")
+    if not lexical.is_relative_to(root):
+        return  # `confined` says so
+    for folder in (lexical, *lexical.parents):
+        if folder == root:
+            break
+        if folder.is_symlink():
+            raise ConfigError(
+                f"cache folder {lexical} is reached through a symbolic link ({folder}); "
+                "remove the link, or give --cache-dir"
+            )
 
 
 def check_rule_ids(ids: tuple[str, ...] | list[str], known: list[str], where: str) -> None:
@@ -191,6 +283,12 @@ def check_rule_ids(ids: tuple[str, ...] | list[str], known: list[str], where: st
             raise ConfigError(
                 f"unknown rule {rid!r} in {where}" + _did_you_mean(rid.upper(), known)
             )
+
+
+def _toml_type(value: Any) -> str:
+    return {str: "string", list: "array", bool: "boolean", int: "integer", float: "float"}.get(
+        type(value), type(value).__name__
+    )
 
 
 def _type_name(expected: type | tuple[type, ...]) -> str:

@@ -8,11 +8,12 @@ Elsewhere (an unpacked wheel) the tree is walked.
 from __future__ import annotations
 
 import os
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 import pathspec
+
+from ctxlint.gitcmd import run_git
 
 SKIP_DIRS = {
     ".git",
@@ -36,25 +37,10 @@ def _git_files(root: Path) -> list[str] | None:
     # ls-files run from `root` prints paths relative to it; outside a work tree
     # (or without git) it fails and the caller walks the tree instead.
     try:
-        ignored = subprocess.run(
-            ["git", "-C", str(root), "check-ignore", "-q", "."], capture_output=True, check=False
-        )
+        ignored = run_git(root, "check-ignore", "-q", ".")
         if ignored.returncode == 0:  # an ignored tree inside a checkout (a cache): walk it
             return None
-        out = subprocess.run(
-            [
-                "git",
-                "-C",
-                str(root),
-                "ls-files",
-                "-z",
-                "--cached",
-                "--others",
-                "--exclude-standard",
-            ],
-            capture_output=True,
-            check=False,
-        )
+        out = run_git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
     except OSError:
         return None
     if out.returncode != 0:
@@ -87,7 +73,7 @@ def module_name(rel: str, roots: list[str]) -> str:
 
 def discover(root: Path, src: tuple[str, ...], exclude: tuple[str, ...]) -> list[SourceFile]:
     """All Python files under the src roots, minus excludes, sorted by path."""
-    roots = [os.path.normpath(s).replace(os.sep, "/") for s in src]
+    roots = _roots(src)
     for r in roots:
         if not (root / r).is_dir():
             raise FileNotFoundError(f"src root {r!r} is not a folder under {root}")
@@ -110,3 +96,67 @@ def discover(root: Path, src: tuple[str, ...], exclude: tuple[str, ...]) -> list
 
 def path_matcher(globs: tuple[str, ...]) -> pathspec.PathSpec:
     return pathspec.GitIgnoreSpec.from_lines(globs)
+
+
+def _roots(src: tuple[str, ...]) -> list[str]:
+    return [os.path.normpath(s).replace(os.sep, "/") for s in src]
+
+
+def _under_root(rel: str, roots: list[str]) -> bool:
+    return any(r in (".", "") or rel == r or rel.startswith(r.rstrip("/") + "/") for r in roots)
+
+
+def why_unchecked(
+    root: Path, src: tuple[str, ...], exclude: tuple[str, ...], rel: str, files: list[SourceFile]
+) -> str | None:
+    """Why the path `rel` (relative to root, a file or a folder) holds no checked
+    file, or None when it holds some. `files` is what `discover` chose."""
+    prefix = "" if rel in (".", "") else rel.rstrip("/") + "/"
+    if any(f.rel == rel or f.rel.startswith(prefix) for f in files):
+        return None
+    roots = _roots(src)
+    is_dir = (root / rel).is_dir()
+    inside = _under_root(rel, roots) or (is_dir and any(r.startswith(prefix) for r in roots))
+    if not inside:
+        return f"{rel} is outside the src roots ({', '.join(roots)})"
+    skipped = [p for p in rel.split("/") if p in SKIP_DIRS or p.endswith(".egg-info")]
+    if skipped:
+        return f"{rel} is in a {skipped[0]} folder, which ctxlint skips"
+    if is_dir:
+        hit = pathspec.GitIgnoreSpec.from_lines(exclude).check_file(prefix)
+        if hit.include and hit.index is not None:
+            return f"{rel} is excluded by the config (exclude pattern {exclude[hit.index]!r})"
+        return f"{rel} holds no Python file that is checked"
+    if not rel.endswith(".py"):
+        return f"{rel} is not a Python file"
+    hit = pathspec.GitIgnoreSpec.from_lines(exclude).check_file(rel)
+    if hit.include and hit.index is not None:
+        return f"{rel} is excluded by the config (exclude pattern {exclude[hit.index]!r})"
+    if not (root / rel).is_file():
+        return f"{rel} is not a regular file"
+    return f"{rel} is ignored by git"
+
+
+def unchecked_module(
+    root: Path,
+    src: tuple[str, ...],
+    exclude: tuple[str, ...],
+    module: str,
+    files: list[SourceFile],
+    unreadable: dict[str, str],
+) -> str | None:
+    """Why the named module's file, which exists, is not read (excluded, ignored,
+    unreadable), or None when it is read or no such file exists at all."""
+    if any(f.module == module and f.rel not in unreadable for f in files):
+        return None
+    tail = module.replace(".", "/")
+    for r in _roots(src):
+        prefix = "" if r in (".", "") else r.rstrip("/") + "/"
+        for rel in (f"{prefix}{tail}.py", f"{prefix}{tail}/__init__.py"):
+            if rel in unreadable:
+                return f"its file {rel} is unreadable ({unreadable[rel]})"
+            if os.path.lexists(root / rel):
+                return f"its file {rel} exists, but " + (
+                    why_unchecked(root, src, exclude, rel, files) or "is not checked"
+                ).removeprefix(f"{rel} ")
+    return None

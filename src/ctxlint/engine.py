@@ -25,7 +25,7 @@ from typing import Any
 from ctxlint import __version__
 from ctxlint.cache import FactCache
 from ctxlint.config import Config
-from ctxlint.discovery import SourceFile, discover, path_matcher
+from ctxlint.discovery import SourceFile, discover, path_matcher, unchecked_module
 from ctxlint.errors import CtxlintError, DerivationError
 from ctxlint.model import FileError, Finding, Span
 from ctxlint.rule import Program, RawFinding, Rule
@@ -285,6 +285,16 @@ class Engine:
                 module = module.rpartition(".")[0]
             return False
 
+        c = self.config
+        unreadable = {e.path: e.message for e in sources.errors}
+        for key, module in (
+            ("runtime-module", c.runtime_module),
+            ("record-class", c.record_module),
+        ):
+            reason = unchecked_module(c.root, c.src, c.exclude, module, files, unreadable)
+            if reason is not None:  # say why, not just "not a module under the src roots"
+                name = c.runtime_module if key == "runtime-module" else c.record_class
+                raise DerivationError(f"{key} {name!r}: {reason}")
         vocab = derive_vocabulary(
             self.config.runtime_module, self.config.record_class, load, may_hold_field_class
         )

@@ -22,6 +22,7 @@ from ctxlint.baseline import BaselineError, load_baseline
 from ctxlint.config import Config
 from ctxlint.engine import Engine
 from ctxlint.errors import ConfigError, CtxlintError
+from ctxlint.gitcmd import git_argv, git_env, run_git
 from ctxlint.rule import Rule
 
 _SEP = "\x1f"
@@ -29,7 +30,7 @@ _SEP = "\x1f"
 
 def _git(cwd: Path, *argv: str) -> bytes:
     try:
-        done = subprocess.run(["git", "-C", str(cwd), *argv], capture_output=True, check=False)
+        done = run_git(cwd, *argv)
     except OSError as exc:
         raise ConfigError(f"--history needs git: {exc}") from None
     if done.returncode != 0:
@@ -61,11 +62,11 @@ def unpack(top: Path, sha: str, prefix: str, into: Path) -> Path:
 
     The archive is streamed, so a large repository never sits in memory whole.
     """
-    argv = ["git", "-C", str(top), "archive", "--format=tar", sha]
+    argv = git_argv(top, "archive", "--format=tar", sha)
     if prefix:
         argv += ["--", prefix]
     try:
-        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=git_env())
     except OSError as exc:
         raise ConfigError(f"--history needs git: {exc}") from None
     assert proc.stdout is not None and proc.stderr is not None
