@@ -3,11 +3,14 @@ broken cache file is never fatal, and concurrent runs share it safely."""
 
 from __future__ import annotations
 
+import json
+import shutil
 import sqlite3
 import subprocess
 import sys
 from pathlib import Path
 
+from conftest import REPO
 from helpers import cli, populate, run_engine
 
 from ctxlint.cache import FactCache
@@ -172,3 +175,43 @@ def test_partly_warm_run_sees_files_in_the_same_order(project: Path) -> None:
     assert mixed.files_parsed == 1
     assert list(mixed.program.files) == list(cold.program.files)
     assert _key(mixed) == _key(cold)
+
+
+LEGACY = "--config", "examples/legacy_app/ctxlint.toml", "--jobs", "1", "."
+ENTRY = """\
+from ctxrt.context import get_serving, publish
+
+
+def run(args):
+    port = get_serving().port
+    publish(args)
+    return port
+"""
+
+
+def legacy_tree(root: Path) -> Path:
+    """The runtime, examples/legacy_app and its baseline, copied under `root`."""
+    skip = shutil.ignore_patterns("__pycache__", "*.pyc", ".ctxlint_cache")
+    shutil.copytree(REPO / "src" / "ctxrt", root / "src" / "ctxrt", ignore=skip)
+    shutil.copytree(REPO / "examples" / "legacy_app", root / "examples/legacy_app", ignore=skip)
+    shutil.copy2(REPO / "examples" / "__init__.py", root / "examples" / "__init__.py")
+    (root / "baselines").mkdir()
+    shutil.copy2(REPO / "baselines" / "legacy_app.json", root / "baselines" / "legacy_app.json")
+    return root
+
+
+def test_a_copied_file_gets_the_facts_of_its_own_module(tmp_path: Path) -> None:
+    """Issue 11 D1: facts hold names derived from the module, so a byte-identical
+    copy at another path must not be answered with the original's facts. The
+    copy's CTX301 finding is new: the warm run fails `--strict` as the cold one does."""
+    root = legacy_tree(tmp_path / "repo")
+    (root / "examples/legacy_app/entry.py").write_text(ENTRY)
+    pinned = cli("baseline", "update", "--allow-growth", "--reason", "pin", *LEGACY, cwd=root)
+    assert pinned.returncode == 0, pinned.stderr
+    (root / "examples/legacy_app/a_entry.py").write_text(ENTRY)
+    warm = cli("check", "--strict", "--format", "json", *LEGACY, cwd=root)
+    cold = cli("check", "--strict", "--format", "json", "--no-cache", *LEGACY, cwd=root)
+    assert (warm.returncode, cold.returncode) == (1, 1), warm.stderr + cold.stderr
+    assert warm.stdout == cold.stdout
+    new = [f for f in json.loads(warm.stdout)["findings"] if f["status"] == "new"]
+    assert [(f["rule"], f["path"]) for f in new] == [("CTX301", "examples/legacy_app/a_entry.py")]

@@ -82,6 +82,22 @@ def fingerprint(rule: str, path: str, scope: str, snippet: str, index: int) -> s
     return hashlib.sha256(raw).hexdigest()[:20]
 
 
+FACT_LAYOUT = "f2"  # the layout of fact keys and blobs: bump when either changes
+
+
+def fact_key(digest: str, tag: str, binding: tuple[str, str] | None) -> str:
+    """The cache key of one file's facts: its content hash, the code version and
+    vocabulary (`tag`) and, for rule and schema facts, its (path, module). Those
+    facts are made of names the module gives (qualified names, relative imports
+    resolved against its package, "is this the runtime module" decided during
+    the walk), so byte-identical files at two paths (every empty __init__.py)
+    cannot share an entry. Both are relative to the project root, so a cache
+    restored into another clone or folder is still warm. The syntax check
+    (binding None) depends on the bytes alone and is shared by every copy."""
+    where = "" if binding is None else ":" + json.dumps(binding, separators=(",", ":"))
+    return f"{FACT_LAYOUT}:{digest}:{tag}{where}"
+
+
 # -- pool workers -------------------------------------------------------------
 _WORKER: dict[str, Any] = {}
 
@@ -103,9 +119,9 @@ def _work(item: tuple[str, str, bytes]) -> tuple[str, bytes, dict[str, float]]:
 
     path, module, source = item
     clock: dict[str, float] = {}
-    if _WORKER["vocab"] == SYNTAX_ONLY:
+    if _WORKER["vocab"] == SYNTAX_ONLY:  # path-free: keyed by content alone (see fact_key)
         error = syntax_error(source)
-        facts: dict[str, Any] = {"module": module} | ({"error": error} if error else {})
+        facts: dict[str, Any] = {"error": error} if error else {}
     else:
         facts = extract_file(
             path,
@@ -188,7 +204,10 @@ class Engine:
             tag, vocab_json = f"{CODE_VERSION}:{vocab.key()}", vocab.to_json()
         else:
             tag, vocab_json = f"{CODE_VERSION}:{vocab or 'schema'}", vocab
-        keys = {p: f"{sources.hashes[p]}:{tag}" for p, _ in items}
+        syntax_only = vocab == SYNTAX_ONLY
+        keys = {
+            p: fact_key(sources.hashes[p], tag, None if syntax_only else (p, m)) for p, m in items
+        }
         cached = self.cache.get_many(keys.values())
         out: dict[str, bytes] = {}
         misses = []
