@@ -8,11 +8,15 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import zlib
+from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from conftest import REPO
 from helpers import cli, populate, run_engine
 
+from ctxlint import sources
 from ctxlint.cache import FactCache
 
 CACHE = ".ctxlint_cache"
@@ -215,3 +219,124 @@ def test_a_copied_file_gets_the_facts_of_its_own_module(tmp_path: Path) -> None:
     assert warm.stdout == cold.stdout
     new = [f for f in json.loads(warm.stdout)["findings"] if f["status"] == "new"]
     assert [(f["rule"], f["path"]) for f in new] == [("CTX301", "examples/legacy_app/a_entry.py")]
+
+
+def _json_check(project: Path, *extra: str) -> tuple[int, str, str]:
+    out = cli("check", "--format", "json", "--jobs", "1", *extra, cwd=project)
+    return out.returncode, out.stdout, out.stderr
+
+
+def _damage(db: Path, how: str) -> None:
+    data = db.read_bytes()
+    if how == "truncated":
+        db.write_bytes(data[: len(data) // 2])
+    else:  # the table's and its index's first pages overwritten
+        db.write_bytes(data[:4096] + b"\xab" * 8192 + data[3 * 4096 :])
+
+
+@pytest.mark.parametrize("how", ["truncated", "page-corrupted"])
+def test_a_damaged_database_is_rebuilt_saying_so_once(project: Path, how: str) -> None:
+    """Issue 11 D8: sqlite's "database disk image is malformed" is not a reason
+    for every later run to stay cold without a word: the cache is rebuilt,
+    one line on stderr says so, the output is the cold one, the next run is warm."""
+    populate(project, n=24)
+    cold = _json_check(project, "--no-cache")
+    assert _json_check(project)[:2] == cold[:2]
+    db = project / CACHE / "facts.sqlite"
+    assert not Path(f"{db}-wal").exists()  # the last connection folded the log in
+    _damage(db, how)
+    rc, stdout, stderr = _json_check(project)
+    assert (rc, stdout) == cold[:2]
+    assert stderr.splitlines() == [
+        f"ctxlint: the cache {db} was damaged (database disk image is malformed); rebuilt it"
+    ]
+    assert _json_check(project) == cold  # quiet again
+    assert run_engine(project, use_cache=True).files_parsed == 0
+
+
+# Entries that decompress but are not what ctxlint writes (issue 11 D18). (b"0"
+# is not among them: it is a well-formed prefilter decision, "no token here".)
+FOREIGN = [b"{}", b"[]", b"null", b'"x"', b"2", b'{"module": 1}', b"not json", b"\xff\xfe"]
+
+
+def _rewrite_rows(db: Path, change: Callable[[str, bytes], bytes | None]) -> int:
+    """Every row's data replaced by change(key, data) (None: the row is deleted)."""
+    con = sqlite3.connect(db)
+    try:
+        rows = con.execute("SELECT key, data FROM facts").fetchall()
+        for key, data in rows:
+            new = change(key, zlib.decompress(data))
+            if new is None:
+                con.execute("DELETE FROM facts WHERE key = ?", (key,))
+            else:
+                con.execute("UPDATE facts SET data = ? WHERE key = ?", (zlib.compress(new), key))
+        con.commit()
+    finally:
+        con.close()
+    return len(rows)
+
+
+@pytest.mark.parametrize("foreign", FOREIGN, ids=[f.decode("latin-1") for f in FOREIGN])
+def test_entries_of_another_shape_are_misses(
+    project: Path, foreign: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every entry (facts, prefilter, rounds, outcomes, stat signatures) holding
+    something else: the run is the cold one, the entries are replaced, and the
+    run after is warm."""
+    monkeypatch.setattr(sources, "RACY_NS", -(10**12))  # signatures recorded at once
+    populate(project, n=9)
+    cold = _json_check(project, "--no-cache")
+    assert _json_check(project)[:2] == cold[:2]
+    kinds = set()
+
+    def foreign_data(key: str, data: bytes) -> bytes:
+        kinds.add(key.split(":")[0])
+        return foreign
+
+    assert _rewrite_rows(project / CACHE / "facts.sqlite", foreign_data) > 9
+    assert {"f2", "pf", "round", "derived", "run", "stat"} <= kinds
+    assert _json_check(project)[:2] == cold[:2]
+    assert _json_check(project) == cold
+    assert run_engine(project, use_cache=True).files_parsed == 0
+
+
+def test_rule_facts_of_another_shape_run_again_without_the_cache(project: Path) -> None:
+    """Facts entries of the right outline whose rule facts are not what the
+    rules wrote: the run is done again without reading the cache (one line
+    says so) and gives the cold output; the entries are replaced."""
+    populate(project, n=9)
+    cold = _json_check(project, "--no-cache")
+    assert _json_check(project)[:2] == cold[:2]
+
+    def odd_facts(key: str, data: bytes) -> bytes | None:
+        if key.split(":")[0] in ("run", "derived", "round"):
+            return None  # make the run decode the facts
+        facts = json.loads(data)
+        if isinstance(facts, dict) and facts.get("facts"):
+            facts["facts"] = {rule: 12345 for rule in facts["facts"]}
+            return json.dumps(facts).encode()
+        return data
+
+    _rewrite_rows(project / CACHE / "facts.sqlite", odd_facts)
+    rc, stdout, stderr = _json_check(project)
+    assert (rc, stdout) == cold[:2]
+    assert len(stderr.splitlines()) == 1
+    assert stderr.startswith("ctxlint: the cache held an entry this version cannot use (")
+    assert _json_check(project) == cold
+
+
+def test_a_bug_is_not_retried_without_a_cache(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fallback is for what the cache served: with nothing read from it, an
+    error in a rule is an internal error, reported once."""
+    populate(project, n=3)
+    from ctxlint.rules import ctx101_seed_read
+
+    def broken(self: object, program: object) -> object:
+        raise KeyError("bug")
+
+    monkeypatch.setattr(type(ctx101_seed_read.RULE), "derive", broken)
+    rc, stdout, stderr = _json_check(project, "--no-cache")
+    assert (rc, stdout) == (2, "")
+    assert stderr.startswith("ctxlint: internal error: KeyError: 'bug'")

@@ -3,6 +3,7 @@ a changed one always is, and a file changed too recently is not trusted."""
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -79,3 +80,28 @@ def test_unreadable_and_missing_files_are_errors(tree: Path, tmp_path: Path) -> 
     assert found.errors[0].message.startswith("cannot read:")
     with pytest.raises(KeyError):
         found["gone.py"]
+
+
+def test_signatures_of_another_layout_are_not_trusted(
+    tree: Path, tmp_path: Path, monkeypatch
+) -> None:
+    """Issue 11 D18: the signature entry's key carries its layout, and an entry
+    that is not of the layout (an older version's, a damaged one) is a miss,
+    so a file is never given a hash its bytes do not have."""
+    monkeypatch.setattr(sources_module, "RACY_NS", -(10**12))
+    cache = FactCache(tmp_path / "cache")
+    st = os.stat(tree / "a.py")
+    wrong = "0" * 32
+    signature = [st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino]
+    layouts = {
+        f"stat:{tree}": {"a.py": [*signature, wrong]},  # the key before it had a layout
+        f"stat:{sources_module.STAT_LAYOUT}:{tree}": {
+            "a.py": [*signature[:2], str(st.st_size), st.st_ino, wrong],  # a size as text
+            "b.py": [*signature, wrong, "extra"],
+        },
+    }
+    cache.put_many({k: json.dumps(v).encode() for k, v in layouts.items()})
+    expected = {p: content_hash((tree / p).read_bytes()) for p in ("a.py", "b.py")}
+    seen = reads(monkeypatch)
+    assert Sources(tree, ["a.py", "b.py"], cache).hashes == expected
+    assert sorted(seen) == ["a.py", "b.py"]

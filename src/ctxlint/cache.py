@@ -2,18 +2,26 @@
 
 sqlite gives atomic commits (a crash mid-write loses at most that run's new
 rows, never corrupts old ones) and safe concurrent runs (WAL, busy timeout).
-A cache that cannot be opened or written is skipped, never fatal.
+A cache that cannot be opened or written is skipped, never fatal; one that
+sqlite finds damaged (garbage, truncated, a corrupt page) is deleted and
+rebuilt, saying so once, or every later run would stay cold without a word.
+A row that does not decompress is a miss; what a row holds is checked by the
+code that reads it (an unexpected entry is a miss there too).
 """
 
 from __future__ import annotations
 
 import sqlite3
+import sys
 import zlib
 from collections.abc import Iterable
 from pathlib import Path
 
 SCHEMA = "CREATE TABLE IF NOT EXISTS facts (key TEXT PRIMARY KEY, data BLOB NOT NULL)"
 _CHUNK = 500
+# sqlite's words for "this file is not (or no longer) a sound database"
+_DAMAGED = {"SQLITE_CORRUPT", "SQLITE_NOTADB"}
+_DAMAGED_TEXT = ("malformed", "not a database")  # Python 3.10 has no sqlite_errorname
 
 
 def _connect(path: Path) -> sqlite3.Connection:
@@ -28,10 +36,20 @@ def _connect(path: Path) -> sqlite3.Connection:
     return db
 
 
+def is_damaged(exc: sqlite3.Error) -> bool:
+    name = getattr(exc, "sqlite_errorname", None)
+    if name is not None:
+        return name in _DAMAGED
+    return any(text in str(exc) for text in _DAMAGED_TEXT)
+
+
 class FactCache:
-    def __init__(self, folder: Path | None) -> None:
+    def __init__(self, folder: Path | None, *, read: bool = True) -> None:
         self.db: sqlite3.Connection | None = None
         self.path: Path | None = None
+        self.rebuilt = False
+        self.read = read  # False: every read is a miss, writes replace what was there
+        self.served = 0  # entries read back, so a run knows whether the cache was used
         if folder is None:
             return
         try:
@@ -47,17 +65,35 @@ class FactCache:
             try:
                 self.db = _connect(self.path)
             except sqlite3.DatabaseError as exc:
-                if getattr(exc, "sqlite_errorname", "") != "SQLITE_NOTADB":
+                if not is_damaged(exc):
                     raise
-                # garbage where the cache belongs: start afresh, or every run stays cold
-                for suffix in ("", "-wal", "-shm"):
-                    Path(f"{self.path}{suffix}").unlink(missing_ok=True)
-                self.db = _connect(self.path)
+                self._rebuild(exc)
         except (OSError, sqlite3.Error):
-            self.db = None  # read-only tree or broken file: run uncached
+            self.db = None  # read-only tree or a file sqlite cannot use: run uncached
+
+    def _rebuild(self, exc: sqlite3.Error) -> bool:
+        """Delete a damaged database and start an empty one (once per run)."""
+        if self.db is not None:
+            try:
+                self.db.close()
+            except sqlite3.Error:
+                pass
+            self.db = None
+        if self.rebuilt or self.path is None:
+            return False  # damaged again right after a rebuild: run uncached
+        self.rebuilt = True
+        try:
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+            self.db = _connect(self.path)
+        except (OSError, sqlite3.Error):
+            self.db = None
+            return False
+        print(f"ctxlint: the cache {self.path} was damaged ({exc}); rebuilt it", file=sys.stderr)
+        return True
 
     def get_many(self, keys: Iterable[str]) -> dict[str, bytes]:
-        if self.db is None:
+        if self.db is None or not self.read:
             return {}
         keys = list(keys)
         found: dict[str, bytes] = {}
@@ -68,24 +104,35 @@ class FactCache:
                 for key, data in self.db.execute(
                     f"SELECT key, data FROM facts WHERE key IN ({marks})", chunk
                 ):
-                    found[key] = zlib.decompress(data)
-        except (sqlite3.Error, zlib.error):
-            return found
+                    try:
+                        found[key] = zlib.decompress(data)
+                    except (zlib.error, TypeError):  # a damaged row: a miss
+                        continue
+        except sqlite3.Error as exc:
+            if is_damaged(exc):
+                self._rebuild(exc)
+        self.served += len(found)
         return found
 
     def put_many(self, items: dict[str, bytes]) -> None:
         if self.db is None or not items:
             return
         rows = [(k, zlib.compress(v, 1)) for k, v in items.items()]
-        try:
-            self.db.execute("BEGIN IMMEDIATE")
-            self.db.executemany("INSERT OR REPLACE INTO facts (key, data) VALUES (?, ?)", rows)
-            self.db.execute("COMMIT")
-        except sqlite3.Error:
+        for _ in range(2):  # a second time into a rebuilt database
+            if self.db is None:
+                return
             try:
-                self.db.execute("ROLLBACK")
-            except sqlite3.Error:
-                pass
+                self.db.execute("BEGIN IMMEDIATE")
+                self.db.executemany("INSERT OR REPLACE INTO facts (key, data) VALUES (?, ?)", rows)
+                self.db.execute("COMMIT")
+                return
+            except sqlite3.Error as exc:
+                try:
+                    self.db.execute("ROLLBACK")
+                except sqlite3.Error:
+                    pass
+                if not (is_damaged(exc) and self._rebuild(exc)):
+                    return
 
     def close(self) -> None:
         if self.db is not None:

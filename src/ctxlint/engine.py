@@ -1,9 +1,9 @@
 """The run: discover, hash, vocabulary, facts (cached, pooled), derive, check.
 
-Facts for a file depend only on its bytes, the ctxlint version and the
-vocabulary, so they are cached under exactly that key. Files are chosen by a
-byte-level prefilter built from derived names, iterated to a fixed point as
-rules learn new names from facts (record parameter names, say).
+Facts for a file depend only on its bytes, its path and module, the ctxlint
+version and the vocabulary, so they are cached under exactly that key. Files
+are chosen by a byte-level prefilter built from derived names, iterated to a
+fixed point as rules learn new names from facts (record parameter names, say).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ import json
 import multiprocessing
 import os
 import re
+import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -24,6 +25,7 @@ from typing import Any
 
 from ctxlint import __version__
 from ctxlint.cache import FactCache
+from ctxlint.cache_entries import facts_entry, learnt_entry, outcome_entry, prefilter_entry
 from ctxlint.config import Config
 from ctxlint.discovery import SourceFile, discover, path_matcher, unchecked_module
 from ctxlint.errors import CtxlintError, DerivationError
@@ -36,6 +38,8 @@ from ctxlint.vocab import Vocabulary, derive_vocabulary
 # (done, total, phase): one count over every phase of the run, so a progress
 # bar never restarts; `total` grows as later rounds find more files to parse.
 Progress = Callable[[int, int, str], None]
+# What code that reads well-formed cache entries of an unexpected content raises.
+_SHAPE_ERRORS = (KeyError, TypeError, ValueError, AttributeError, IndexError)
 
 
 @dataclass
@@ -195,10 +199,16 @@ class Engine:
         return files, sources, list(sources.errors)
 
     def _extract(
-        self, items: list[tuple[str, str]], sources: Sources, vocab: Vocabulary | str | None
+        self,
+        items: list[tuple[str, str]],
+        sources: Sources,
+        vocab: Vocabulary | str | None,
+        *,
+        read: bool = True,
     ) -> dict[str, bytes]:
         """Encoded facts per (path, module) (for a vocabulary; None: schema
-        facts; SYNTAX_ONLY: just a parse error, if any): cache hits first,
+        facts; SYNTAX_ONLY: just a parse error, if any): cache hits first
+        (unless `read` is False: the cached entries were not of our shape),
         misses (only these are read) on the pool."""
         if isinstance(vocab, Vocabulary):
             tag, vocab_json = f"{CODE_VERSION}:{vocab.key()}", vocab.to_json()
@@ -208,7 +218,7 @@ class Engine:
         keys = {
             p: fact_key(sources.hashes[p], tag, None if syntax_only else (p, m)) for p, m in items
         }
-        cached = self.cache.get_many(keys.values())
+        cached = self.cache.get_many(keys.values()) if read else {}
         out: dict[str, bytes] = {}
         misses = []
         for path, module in items:
@@ -250,6 +260,19 @@ class Engine:
         out.update(fresh)
         return {p: out[p] for p, _ in items}  # input order, whatever was cached
 
+    def _decoded(
+        self, item: tuple[str, str], blob: bytes, sources: Sources, vocab: Vocabulary | str | None
+    ) -> tuple[dict[str, Any], bytes]:
+        """A file's facts from its entry, and the entry. One that is not of the
+        shape this code writes is a miss (issue 11 D18): the file is extracted
+        again and its entry replaced."""
+        path, module = item
+        facts = facts_entry(blob, None if vocab == SYNTAX_ONLY else module)
+        if facts is None:
+            blob = self._extract([item], sources, vocab, read=False)[path]
+            facts = json.loads(blob)
+        return facts, blob
+
     def _prefilter(
         self,
         paths: list[str],
@@ -268,11 +291,11 @@ class Engine:
         matched: set[str] = set()
         fresh: dict[str, bytes] = {}
         for p in paths:
-            hit = cached.get(keys[p])
+            hit = prefilter_entry(cached.get(keys[p]))
             if hit is None:
-                hit = b"1" if matcher(sources[p]) else b"0"
-                fresh[keys[p]] = hit
-            if hit == b"1" or module_of[p] in modules:
+                hit = matcher(sources[p])
+                fresh[keys[p]] = b"1" if hit else b"0"
+            if hit or module_of[p] in modules:
                 matched.add(p)
         self.cache.put_many(fresh)
         return matched
@@ -289,7 +312,7 @@ class Engine:
                     schemas[module] = None
                 else:
                     blob = self._extract([(f.rel, f.module)], sources, None)[f.rel]
-                    facts = json.loads(blob)
+                    facts, _ = self._decoded((f.rel, f.module), blob, sources, None)
                     if "error" in facts:
                         raise DerivationError(f"{f.rel}: {facts['error']}")
                     schemas[module] = facts["schema"]
@@ -340,12 +363,12 @@ class Engine:
     def _memo_key(self, sources: Sources, errors: list[FileError]) -> str:
         inputs = self._inputs()
         inputs["files"] = sorted(sources.hashes.items())
-        inputs["unreadable"] = [e.path for e in errors]
+        inputs["unreadable"] = [[e.path, e.message] for e in errors]
         raw = json.dumps(inputs, sort_keys=True, default=list).encode()
         return "run:" + hashlib.blake2b(raw, digest_size=16).hexdigest()
 
-    def _replay(self, blob: bytes, files: int, parsed: int = 0) -> RunOutput:
-        data = json.loads(blob)
+    def _replay(self, data: dict[str, Any], files: int, parsed: int = 0) -> RunOutput:
+        """The run's output from a stored outcome (checked by outcome_entry)."""
         vocab = Vocabulary.from_json(data["vocab"])
         program = Program(self.config, vocab, {}, sets=data["sets"], pinned=self.pinned)
         findings = [
@@ -398,7 +421,24 @@ class Engine:
         paused = gc.isenabled()
         gc.disable()
         try:
-            return self._run_once()
+            try:
+                return self._run_once()
+            except _SHAPE_ERRORS as exc:
+                if not self.cache.served:
+                    raise  # nothing came from the cache: a bug, reported as one
+                # The entries checked by cache_entries were sound, but a rule
+                # tripped over what its own facts held (issue 11 D18): the cache
+                # is never a source of truth, so the run is done again without
+                # reading it (its writes replace the entries).
+                self.cache.close()
+                print(
+                    f"ctxlint: the cache held an entry this version cannot use "
+                    f"({type(exc).__name__}: {exc}); ran without reading it",
+                    file=sys.stderr,
+                )
+                self.cache = FactCache(self.config.cache_dir, read=False)
+                self.parsed, self.timings = 0, {}
+                return self._run_once()
         finally:
             if paused:
                 gc.enable()
@@ -407,9 +447,9 @@ class Engine:
         files, sources, errors = self.read_sources()
         memo_key = self._memo_key(sources, errors) if self.memo else None
         if memo_key is not None:
-            blob = self.cache.get_many([memo_key]).get(memo_key)
-            if blob is not None:
-                out = self._replay(blob, len(files))
+            data = outcome_entry(self.cache.get_many([memo_key]).get(memo_key))
+            if data is not None:
+                out = self._replay(data, len(files))
                 self.cache.close()
                 return out
         out = self._run(files, sources, errors)
@@ -439,7 +479,10 @@ class Engine:
         def decode() -> None:
             """Facts into the program, for the paths not decoded yet."""
             for path in sorted(set(blobs) - decoded):
-                facts = json.loads(blobs[path])
+                facts, blob = self._decoded((path, module_of[path]), blobs[path], sources, vocab)
+                if blob is not blobs[path]:  # a bad entry, extracted again
+                    blobs[path] = blob
+                    self._blob_digests.pop(path, None)
                 decoded.add(path)
                 if "error" in facts:
                     errors.append(FileError(path, facts["error"]))
@@ -461,9 +504,9 @@ class Engine:
             # What a round learns depends only on the facts so far: an edit that
             # leaves every file's facts as they were replays it (early cutoff).
             key = self._facts_key("round", vocab, blobs, tokens) if self.memo else None
-            learnt = self.cache.get_many([key]).get(key) if key else None
+            learnt = learnt_entry(self.cache.get_many([key]).get(key)) if key else None
             if learnt is not None:
-                round_tokens = set(json.loads(learnt)) - tokens
+                round_tokens = learnt - tokens
             else:
                 decode()
                 round_tokens = set().union(*(r.more_tokens(program) for r in self.rules)) - tokens
@@ -476,14 +519,14 @@ class Engine:
         # ast): a broken file is reported whether or not it can matter.
         rest = [(p, module_of[p]) for p in sorted(sources) if p not in blobs]
         for path, blob in self._extract(rest, sources, SYNTAX_ONLY).items():
-            facts = json.loads(blob)
+            facts, _ = self._decoded((path, module_of[path]), blob, sources, SYNTAX_ONLY)
             if "error" in facts:
                 unreadable.append(FileError(path, facts["error"]))
                 errors.append(unreadable[-1])
         self._timed("facts", t)
 
         key = self._facts_key("derived", vocab, blobs, tokens, unreadable) if self.memo else None
-        outcome = self.cache.get_many([key]).get(key) if key else None
+        outcome = outcome_entry(self.cache.get_many([key]).get(key)) if key else None
         if outcome is not None:
             return self._replay(outcome, len(files), self.parsed)
         decode()

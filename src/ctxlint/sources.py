@@ -17,12 +17,17 @@ import os
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 from ctxlint.cache import FactCache
+from ctxlint.cache_entries import signatures_entry
 from ctxlint.errors import CtxlintError
 from ctxlint.model import FileError
 
 RACY_NS = 2_000_000_000
+# The layout of the signature entry (cache_entries.signatures_entry): in its key,
+# so another version's entry is never read as this one's.
+STAT_LAYOUT = 2
 
 
 def content_hash(data: bytes) -> str:
@@ -42,11 +47,10 @@ class Sources(Mapping[str, bytes]):
         self.hashes: dict[str, str] = {}
         self.errors: list[FileError] = []
         self._bytes: dict[str, bytes] = {}
-        key = f"stat:{root}"
-        blob = cache.get_many([key]).get(key)
-        known: dict[str, list[int | str]] = json.loads(blob) if blob else {}
+        key = f"stat:{STAT_LAYOUT}:{root}"
+        known = signatures_entry(cache.get_many([key]).get(key))
         settled = time.time_ns() - RACY_NS
-        recorded: dict[str, list[int | str]] = {}
+        recorded: dict[str, list[Any]] = {}
         for rel in paths:
             try:
                 st = os.stat(root / rel)
