@@ -16,8 +16,9 @@ import pytest
 from conftest import REPO
 from helpers import cli, populate, run_engine
 
-from ctxlint import sources
+from ctxlint import engine, sources
 from ctxlint.cache import FactCache
+from ctxlint.rules import ctx201_record_mutation
 
 CACHE = ".ctxlint_cache"
 CORE = {"CTX001", "CTX101", "CTX201"}  # the rules populate() writes findings for
@@ -340,3 +341,24 @@ def test_a_bug_is_not_retried_without_a_cache(
     rc, stdout, stderr = _json_check(project, "--no-cache")
     assert (rc, stdout) == (2, "")
     assert stderr.startswith("ctxlint: internal error: KeyError: 'bug'")
+
+
+def test_new_extractor_code_extracts_every_file_again(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 20: facts made by other code are never read back. After a run with
+    the cache, the extractor changes (CTX201's visitor stops reporting writes)
+    and so do the code and run-outcome versions (without the latter the stored
+    outcome would be replayed): every file is extracted again and the output is
+    the one `--no-cache` gives, without the old CTX201 findings."""
+    populate(project, n=6)
+    before = run_engine(project, use_cache=True)
+    assert {f.rule for f in before.findings} == CORE
+    monkeypatch.setattr(engine, "CODE_VERSION", f"{engine.CODE_VERSION}-next")
+    monkeypatch.setattr(engine, "RUN_VERSION", f"{engine.RUN_VERSION}-next")
+    monkeypatch.setattr(ctx201_record_mutation.RecordWriteVisitor, "finish", lambda self: None)
+    cold = run_engine(project)
+    after = run_engine(project, use_cache=True)
+    assert after.files_parsed == cold.files_parsed == before.files_parsed > 6
+    assert [f.to_json() for f in after.findings] == [f.to_json() for f in cold.findings]
+    assert {f.rule for f in after.findings} == CORE - {"CTX201"}
