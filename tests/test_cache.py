@@ -18,6 +18,7 @@ from helpers import cli, populate, run_engine
 
 from ctxlint import engine, sources
 from ctxlint.cache import FactCache
+from ctxlint.cache_entries import facts_entry
 from ctxlint.rules import ctx201_record_mutation
 
 CACHE = ".ctxlint_cache"
@@ -323,23 +324,31 @@ def test_rule_facts_of_another_shape_run_again_without_the_cache(project: Path) 
     assert (rc, stdout) == cold[:2]
     assert len(stderr.splitlines()) == 1
     assert stderr.startswith("ctxlint: the cache held an entry this version cannot use (")
+    assert stderr.endswith("); ran again without reading it\n")
     assert _json_check(project) == cold
 
 
-def test_a_bug_is_not_retried_without_a_cache(
-    project: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("cache", ["none", "warm"])
+def test_a_bug_is_reported_as_one(
+    project: Path, monkeypatch: pytest.MonkeyPatch, cache: str
 ) -> None:
-    """The fallback is for what the cache served: with nothing read from it, an
-    error in a rule is an internal error, reported once."""
+    """The fallback is for what the cache served: an error in a rule is an
+    internal error, in one line, with no cache (not retried) or a warm one
+    (the retry without reading the cache raises it again: no line blames the cache)."""
     populate(project, n=3)
+    extra = ("--no-cache",) if cache == "none" else ()
+    if cache == "warm":
+        assert _json_check(project)[0] == 1
+        (project / "app" / "mod00.py").write_text("VALUE = 0\n")  # the stored outcome misses
     from ctxlint.rules import ctx101_seed_read
 
     def broken(self: object, program: object) -> object:
         raise KeyError("bug")
 
     monkeypatch.setattr(type(ctx101_seed_read.RULE), "derive", broken)
-    rc, stdout, stderr = _json_check(project, "--no-cache")
+    rc, stdout, stderr = _json_check(project, *extra)
     assert (rc, stdout) == (2, "")
+    assert len(stderr.splitlines()) == 1
     assert stderr.startswith("ctxlint: internal error: KeyError: 'bug'")
 
 
@@ -362,3 +371,18 @@ def test_new_extractor_code_extracts_every_file_again(
     assert after.files_parsed == cold.files_parsed == before.files_parsed > 6
     assert [f.to_json() for f in after.findings] == [f.to_json() for f in cold.findings]
     assert {f.rule for f in after.findings} == CORE - {"CTX201"}
+
+
+def test_facts_entries_are_checked_against_their_module_and_kind() -> None:
+    """A facts entry read back must be for the module asked about (a second
+    guard against D1) and of the kind the round needs."""
+    good = json.dumps({"module": "app.a", "facts": {}}).encode()
+    assert facts_entry(good, "app.a") == {"module": "app.a", "facts": {}}
+    assert facts_entry(good, "app.b") is None  # another module's facts
+    assert facts_entry(good, "app.a", schema=True) is None  # the vocabulary round's lack a schema
+    schema = json.dumps({"module": "app.a", "facts": {}, "schema": {}}).encode()
+    assert facts_entry(schema, "app.a", schema=True) is not None
+    assert facts_entry(b"{}", None) == {}  # the syntax check: path-free
+    assert facts_entry(b'{"error": "syntax error"}', None) == {"error": "syntax error"}
+    assert facts_entry(good, None) is None
+    assert facts_entry(b'{"module": "app.a", "error": 3}', "app.a") is None

@@ -30,10 +30,13 @@ def _strings(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(v, str) for v in value)
 
 
-def facts_entry(blob: bytes | None, module: str | None) -> dict[str, Any] | None:
+def facts_entry(
+    blob: bytes | None, module: str | None, *, schema: bool = False
+) -> dict[str, Any] | None:
     """A file's facts as the engine writes them: for the syntax check (module
     None) {} or {"error"}; otherwise {"module", "error"} or {"module",
-    "facts": {rule: ...}, "suppressions"?, "schema"?}, for this very module."""
+    "facts": {rule: ...}, "suppressions"?, "schema"?}, for this very module
+    (with "schema" when `schema`: the vocabulary round's facts)."""
     facts = _json(blob)
     if not isinstance(facts, dict):
         return None
@@ -49,7 +52,7 @@ def facts_entry(blob: bytes | None, module: str | None) -> dict[str, Any] | None
         return None
     if "suppressions" in facts and not isinstance(facts["suppressions"], list):
         return None
-    if "schema" in facts and not isinstance(facts["schema"], dict):
+    if ("schema" in facts or schema) and not isinstance(facts.get("schema"), dict):
         return None
     return facts
 

@@ -267,7 +267,7 @@ class Engine:
         shape this code writes is a miss (issue 11 D18): the file is extracted
         again and its entry replaced."""
         path, module = item
-        facts = facts_entry(blob, None if vocab == SYNTAX_ONLY else module)
+        facts = facts_entry(blob, None if vocab == SYNTAX_ONLY else module, schema=vocab is None)
         if facts is None:
             blob = self._extract([item], sources, vocab, read=False)[path]
             facts = json.loads(blob)
@@ -429,16 +429,18 @@ class Engine:
                 # The entries checked by cache_entries were sound, but a rule
                 # tripped over what its own facts held (issue 11 D18): the cache
                 # is never a source of truth, so the run is done again without
-                # reading it (its writes replace the entries).
+                # reading it (its writes replace the entries). A bug raises
+                # again, and is reported as a bug.
                 self.cache.close()
-                print(
-                    f"ctxlint: the cache held an entry this version cannot use "
-                    f"({type(exc).__name__}: {exc}); ran without reading it",
-                    file=sys.stderr,
-                )
                 self.cache = FactCache(self.config.cache_dir, read=False)
                 self.parsed, self.timings = 0, {}
-                return self._run_once()
+                out = self._run_once()
+                print(
+                    f"ctxlint: the cache held an entry this version cannot use "
+                    f"({type(exc).__name__}: {exc}); ran again without reading it",
+                    file=sys.stderr,
+                )
+                return out
         finally:
             if paused:
                 gc.enable()
