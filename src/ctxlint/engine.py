@@ -433,7 +433,7 @@ class Engine:
                 # again, and is reported as a bug.
                 self.cache.close()
                 self.cache = FactCache(self.config.cache_dir, read=False)
-                self.parsed, self.timings = 0, {}
+                self.parsed, self.timings, self._done = 0, {}, 0
                 out = self._run_once()
                 print(
                     f"ctxlint: the cache held an entry this version cannot use "
