@@ -288,9 +288,20 @@ def run_engine(
         time_rules=getattr(args, "timings", False),
     )
     if bar is None:
-        return engine.run()
-    with bar:
-        return engine.run()
+        out = engine.run()
+    else:
+        with bar:
+            out = engine.run()
+    warn_partial(selected, out.program.sets)
+    return out
+
+
+def warn_partial(selected: list[Rule], sets: dict[str, dict[str, Any]]) -> None:
+    """Say on every run (stderr, whatever the format) which rules checked less."""
+    for rule in selected:
+        why = rule.partial(sets.get(rule.id, {}))
+        if why:
+            print(f"ctxlint: warning: {rule.id} {rule.name} is partial: {why}", file=sys.stderr)
 
 
 def changed_files(root: Path, ref: str) -> set[str]:

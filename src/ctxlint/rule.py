@@ -102,6 +102,11 @@ class Rule:
     def check(self, program: Program) -> Iterable[RawFinding]:
         return ()
 
+    def partial(self, sets: dict[str, Any]) -> str | None:
+        """Why this run checked less than the rule specifies (a helper tool that
+        could not run, say), from the rule's derived sets; None when complete."""
+        return None
+
     def pins(self, program: Program) -> dict[str, Any]:
         """Derived facts pinned in the baseline (hook signatures, say): any
         difference from `program.pinned[id]` is a finding until `baseline update`

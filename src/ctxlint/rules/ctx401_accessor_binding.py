@@ -560,7 +560,7 @@ def run_ruff_f811(root: Any, paths: list[str], names: set[str]) -> tuple[str, li
         return "not run: no file binds an accessor name twice", []
     cmd = _ruff_command()
     if cmd is None:
-        return "unavailable: ruff is not installed (install ctxlint[dev])", []
+        return "unavailable: ruff is not installed (it is a dependency: `pip install ruff`)", []
     args = [
         *cmd,
         "check",
@@ -687,6 +687,12 @@ class AccessorBinding(Rule):
                     definers.add(q)
                     changed = True
         return {q.rpartition(".")[2] for q in definers}
+
+    def partial(self, sets: dict[str, Any]) -> str | None:
+        status = str(sets.get("ruff", ""))
+        if status.startswith("unavailable"):
+            return f"ruff F811 on accessor names was not merged ({status})"
+        return None
 
     def derive(self, program: Program) -> dict[str, Any]:
         names = accessor_names(program.vocab)

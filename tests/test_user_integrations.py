@@ -1,0 +1,46 @@
+"""Issue 18's integration items as a user meets them: ruff as a dependency,
+paths in CI formats, the pytest plugin's tree root, configs found from a path,
+`explain`'s labelled examples."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from helpers import cli, write
+
+from ctxlint.rules import ctx401_accessor_binding as ctx401
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+REPO = Path(__file__).resolve().parents[1]
+
+TWICE = "from specrt.context import get_model\nfrom specrt.context import get_model\n"
+
+
+# -- item 12: ruff is the linter's dependency; without it CTX401 says it is partial
+def test_ruff_is_a_dependency_of_the_linter_not_only_of_dev() -> None:
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    names = {d.split(">")[0].split("=")[0].split(";")[0].strip() for d in project["dependencies"]}
+    assert "ruff" in names
+
+
+def test_without_ruff_ctx401_is_reported_partial_on_every_run(project: Path, monkeypatch) -> None:
+    write(project, {"app/m.py": TWICE})
+    monkeypatch.setattr(ctx401, "_ruff_command", lambda: None)
+    warning = "ctxlint: warning: CTX401 accessor-binding is partial: ruff F811"
+    for extra in (["--no-cache"], [], [], ["--format", "json"]):  # cold, stored, replayed, json
+        out = cli("check", *extra, cwd=project)
+        assert out.stderr.count(warning) == 1, out.stderr
+    # CTX401 not selected: nothing to say
+    assert "partial" not in cli("check", "--select", "CTX101", cwd=project).stderr
+
+
+def test_with_ruff_ctx401_is_complete_and_says_nothing(project: Path) -> None:
+    write(project, {"app/m.py": TWICE})
+    out = cli("check", "--no-cache", cwd=project)
+    assert "partial" not in out.stderr
+    assert "ruff F811" in out.stdout
