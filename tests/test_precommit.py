@@ -8,6 +8,7 @@ PRE_COMMIT_HOME is shared by the module so that happens once.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -139,4 +140,53 @@ def test_hook_definition_is_whole_program() -> None:
     assert hook["language"] == "python"
     assert hook["pass_filenames"] is False
     assert hook["require_serial"] is True
-    assert hook["types"] == ["python"]
+    # not only Python: a commit that edits only the baseline or the config is checked too
+    assert set(hook["types_or"]) == {"python", "pyi", "toml", "json"}
+    assert "types" not in hook
+
+
+def _commit_all(repo: Path) -> None:
+    _git(repo, "add", ".")
+    _git(repo, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "base")
+
+
+@pytest.mark.slow  # real pre-commit on staged files only, as at `git commit`
+def test_hook_runs_when_only_the_baseline_or_the_config_is_staged(
+    home: Path, tmp_path: Path
+) -> None:
+    repo = _make_repo(tmp_path / "repo")
+    (repo / "app" / "bad.py").write_text(BAD)
+    pin = ("baseline", "update", "--allow-growth", "--reason=legacy")
+    pinned = subprocess.run(
+        [sys.executable, "-m", "ctxlint.cli", *pin],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert pinned.returncode == 0, pinned.stdout + pinned.stderr
+    _commit_all(repo)
+    assert _pre_commit(repo, home, "run", "--all-files").returncode == 0
+
+    # a commit that only drops the baseline's entries: the seed read becomes new
+    baseline = repo / "ctxlint-baseline.json"
+    doc = json.loads(baseline.read_text())
+    assert [e["rule"] for e in doc["entries"]] == ["CTX101"]
+    doc["entries"] = []
+    baseline.write_text(json.dumps(doc, indent=2) + "\n")
+    _git(repo, "add", "ctxlint-baseline.json")
+    out = _pre_commit(repo, home, "run")  # staged files only
+    text = out.stdout + out.stderr
+    assert out.returncode == 1, text
+    assert "Skipped" not in text and "CTX101" in text and "app/bad.py" in text, text
+
+    # a commit that only edits [tool.ctxlint]: pointing at a baseline that pins nothing
+    _git(repo, "checkout", "--", "ctxlint-baseline.json")
+    _git(repo, "reset", "-q")
+    config = repo / "pyproject.toml"
+    config.write_text(config.read_text() + 'baseline = "empty-baseline.json"\n')
+    _git(repo, "add", "pyproject.toml")
+    out = _pre_commit(repo, home, "run")
+    text = out.stdout + out.stderr
+    assert out.returncode == 1, text
+    assert "Skipped" not in text and "CTX101" in text, text
