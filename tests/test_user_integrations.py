@@ -44,3 +44,25 @@ def test_with_ruff_ctx401_is_complete_and_says_nothing(project: Path) -> None:
     out = cli("check", "--no-cache", cwd=project)
     assert "partial" not in out.stderr
     assert "ruff F811" in out.stdout
+
+
+# -- item 16: `explain` says which example is bad and which good, and what specrt is
+def test_explain_labels_every_example_and_says_what_specrt_is(tmp_path: Path) -> None:
+    from ctxlint.specs import examples
+
+    for rid in ("CTX101", "CTX202", "CTX601"):
+        blocks = examples(REPO / "rules" / f"{rid}.md")
+        kinds = [e.kind for e in blocks]
+        out = cli("explain", rid, cwd=tmp_path)
+        assert out.returncode == 0, out.stderr
+        text = " ".join(out.stdout.split())  # rich wraps at the console width
+        for kind in ("bad", "good"):
+            n = kinds.count(kind)
+            labels = [f"{kind.upper()} example {i} of {n}" for i in range(1, n + 1)]
+            assert [label for label in labels if label in text] == labels
+            assert f"{kind.upper()} example {n + 1} " not in text
+        assert text.count("The examples import specrt, the small fixture runtime") == 1
+        assert "ctxlint reports nothing here" in text or "good" not in kinds
+        first_bad = next(e for e in blocks if e.kind == "bad")
+        marks = len(first_bad.expected)
+        assert f"BAD example 1 of {kinds.count('bad')}: ctxlint reports {marks} finding" in text

@@ -513,7 +513,9 @@ def cmd_explain(args: argparse.Namespace) -> int:
     from rich.markdown import Markdown  # only `explain` renders Markdown
 
     if path.is_file():
-        console.print(Markdown(path.read_text(encoding="utf-8")))
+        from ctxlint.specs import for_reading
+
+        console.print(Markdown(for_reading(path.read_text(encoding="utf-8"))))
     else:  # installed without the source tree: the module docstring is the summary
         module = sys.modules[type(rules[rid]).__module__]
         console.print(
