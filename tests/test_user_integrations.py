@@ -4,6 +4,8 @@ paths in CI formats, the pytest plugin's tree root, configs found from a path,
 
 from __future__ import annotations
 
+import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -18,6 +20,7 @@ else:  # pragma: no cover
 
 REPO = Path(__file__).resolve().parents[1]
 
+SEED_READ = "from specrt.context import get_server_args\n\nX = get_server_args().tp_size\n"
 TWICE = "from specrt.context import get_model\nfrom specrt.context import get_model\n"
 
 
@@ -66,3 +69,68 @@ def test_explain_labels_every_example_and_says_what_specrt_is(tmp_path: Path) ->
         first_bad = next(e for e in blocks if e.kind == "bad")
         marks = len(first_bad.expected)
         assert f"BAD example 1 of {kinds.count('bad')}: ctxlint reports {marks} finding" in text
+
+
+# -- item 11: the natural command on a config in a subfolder; which command would work
+def _legacy_tree(root: Path) -> Path:
+    skip = shutil.ignore_patterns("__pycache__", "*.pyc", ".ctxlint_cache")
+    shutil.copytree(REPO / "src" / "ctxrt", root / "src" / "ctxrt", ignore=skip)
+    shutil.copytree(REPO / "examples" / "legacy_app", root / "examples" / "legacy_app", ignore=skip)
+    shutil.copy2(REPO / "examples" / "__init__.py", root / "examples" / "__init__.py")
+    (root / "baselines").mkdir()
+    shutil.copy2(REPO / "baselines" / "legacy_app.json", root / "baselines" / "legacy_app.json")
+    return root
+
+
+def test_check_and_audit_of_the_example_folder_work_as_typed(tmp_path: Path) -> None:
+    root = _legacy_tree(tmp_path / "repo")
+    pinned = len(json.loads((root / "baselines" / "legacy_app.json").read_text())["entries"])
+    typed = cli("check", "--strict", "--format", "json", "examples/legacy_app", cwd=root)
+    assert typed.returncode == 0, typed.stderr
+    report = json.loads(typed.stdout)
+    assert report["errors"] == [] and report["stale"] == []
+    assert len(report["findings"]) == pinned
+    assert {f["status"] for f in report["findings"]} == {"baselined"}
+    # the same as the explicit form, and from inside the folder
+    explicit = cli(
+        "check", "--format", "json", "--config", "examples/legacy_app/ctxlint.toml", ".", cwd=root
+    )
+    assert json.loads(explicit.stdout)["findings"] == report["findings"]
+    inside = cli("check", "--strict", "--format", "json", cwd=root / "examples" / "legacy_app")
+    assert inside.returncode == 0 and json.loads(inside.stdout)["findings"] == report["findings"]
+    audit = cli("audit", "--format", "json", "examples/legacy_app", cwd=root)
+    assert audit.returncode == 0, audit.stderr
+    assert json.loads(audit.stdout)["summary"]["found"] == pinned
+
+
+def test_missing_roots_name_the_command_that_would_work(tmp_path: Path) -> None:
+    shutil.copytree(REPO / "tests" / "fixtures" / "specrt" / "specrt", tmp_path / "src" / "specrt")
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "ctxlint.toml").write_text(
+        '[tool.ctxlint]\nruntime-module = "specrt.context"\n'
+        'record-class = "specrt.record.ServerArgs"\nsrc = ["src"]\n'
+    )
+    out = cli("check", "tools", cwd=tmp_path)
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr == (
+        "ctxlint: error: src root 'src' is not a folder under tools (roots are relative to "
+        "the project root, the config's folder); they are all under .: run "
+        '`ctxlint check --config tools/ctxlint.toml .`, or set root = ".." in '
+        "tools/ctxlint.toml\n"
+    )
+    # and the suggested command works
+    assert cli("check", "--config", "tools/ctxlint.toml", ".", cwd=tmp_path).returncode == 0
+
+
+def test_a_dedicated_ctxlint_toml_wins_over_pyproject_and_names_it(project: Path) -> None:
+    write(project, {"app/bad.py": SEED_READ})
+    pyproject = project / "pyproject.toml"
+    dedicated = pyproject.read_text().replace("[tool.ctxlint]\n", "")
+    pyproject.write_text(pyproject.read_text() + 'ignore = ["CTX101"]\n')
+    (project / "ctxlint.toml").write_text(dedicated)
+    out = cli("check", "--format", "json", cwd=project)
+    assert out.returncode == 1
+    assert [f["rule"] for f in json.loads(out.stdout)["findings"]] == ["CTX101"]
+    assert out.stderr == (
+        "ctxlint: warning: using ctxlint.toml; the ctxlint table in pyproject.toml is ignored\n"
+    )

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ctxlint import __version__
 from ctxlint.audit import add_audit_options, cmd_audit
 from ctxlint.baseline import BaselineError, compare, load_baseline, show, update
-from ctxlint.config import Config, _did_you_mean, find_config, load_config
+from ctxlint.config import Config, _did_you_mean, find_config, load_config, shadowed_configs
 from ctxlint.console import COLOR_CHOICES, UNWRAPPED, make_console
 from ctxlint.discovery import discover, why_unchecked
 from ctxlint.engine import Engine, RunOutput
@@ -27,6 +27,7 @@ from ctxlint.gitcmd import run_git
 from ctxlint.model import Result
 from ctxlint.outfiles import check_writable, write_text
 from ctxlint.reporters import FORMATS, print_text, print_timings, render
+from ctxlint.roots import check_roots, shown
 from ctxlint.rule import Rule, load_rules, spec_path
 from ctxlint.selection import select_ids
 
@@ -183,6 +184,8 @@ def resolve_config(args: argparse.Namespace, rules: list[Rule]) -> tuple[Config,
         rule_names=[r.name for r in rules],
         **given,
     )
+    warn_shadowed(config)
+    check_roots(config, lambda folder: _command_for(args, config, folder))
     if "baseline" not in given and config.baseline.is_relative_to(PROFILES):
         # a profile's baseline belongs to the checked tree, never to the installed package
         config = _replace(config, baseline=config.root / config.baseline.relative_to(PROFILES))
@@ -208,6 +211,31 @@ def check_paths(paths: list[str]) -> None:
 
 
 PROFILES = Path(__file__).resolve().parent / "profiles"
+
+
+def warn_shadowed(config: Config) -> None:
+    """A dedicated ctxlint.toml wins over pyproject.toml (as in ruff); say which is ignored."""
+    if config.config_path is None:
+        return
+    for other in shadowed_configs(config.config_path):
+        print(
+            f"ctxlint: warning: using {shown(config.config_path)}; the ctxlint table in "
+            f"{shown(other)} is ignored",
+            file=sys.stderr,
+        )
+
+
+def _command_for(args: argparse.Namespace, config: Config, folder: Path) -> str:
+    """The command line that checks `folder` with this config, for an error message."""
+    cmd = args.command + (f" {args.action}" if args.command == "baseline" else "")
+    cfg = config.config_path
+    if cfg is None or cfg.is_relative_to(PROFILES):
+        return f"run `ctxlint {cmd} --profile {args.profile} {shown(folder)}`"
+    up = Path(os.path.relpath(folder, cfg.parent)).as_posix()
+    return (
+        f"run `ctxlint {cmd} --config {shown(cfg)} {shown(folder)}`, "
+        f'or set root = "{up}" in {shown(cfg)}'
+    )
 
 
 def profile_path(name: str) -> Path:

@@ -27,7 +27,8 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-CONFIG_FILES = ("pyproject.toml", "ctxlint.toml", ".ctxlint.toml")
+# In one folder a dedicated file wins over pyproject.toml, as in ruff.
+CONFIG_FILES = (".ctxlint.toml", "ctxlint.toml", "pyproject.toml")
 DEFAULT_BASELINE = "ctxlint-baseline.json"
 DEFAULT_CACHE_DIR = ".ctxlint_cache"
 
@@ -36,6 +37,7 @@ CORE_KEYS: dict[str, type | tuple[type, ...]] = {
     "src": list,
     "exclude": list,
     "per-rule-exclude": dict,
+    "root": str,  # the project root, relative to the config file (default: its folder)
     "runtime-module": str,
     "record-class": str,
     "baseline": str,
@@ -91,6 +93,17 @@ def find_config(start: Path) -> Path | None:
     return None
 
 
+def shadowed_configs(chosen: Path) -> list[Path]:
+    """Other config files beside `chosen` that hold a ctxlint table and are ignored."""
+    out = []
+    for name in CONFIG_FILES:
+        other = chosen.parent / name
+        if other.name != chosen.name and other.is_file():
+            if _table(_read_toml(other), other) is not None:
+                out.append(other)
+    return out
+
+
 def _read_toml(path: Path) -> dict[str, Any]:
     try:
         with path.open("rb") as fh:
@@ -132,8 +145,9 @@ def load_config(
     config's values and may point anywhere (the config's may not leave the project).
 
     `root` overrides the project root (a tree the config does not live in, such
-    as an unpacked wheel checked with `--config`); relative `src` and `exclude`
-    are then taken from the root, while `baseline` stays beside the config file.
+    as an unpacked wheel checked with `--config`), as does the table's own `root`
+    key (relative to the config file); relative `src` and `exclude` are then
+    taken from the root, while `baseline` stays beside the config file.
     """
     if config_path is not None:
         table = _table(_read_toml(config_path), config_path)
@@ -147,6 +161,8 @@ def load_config(
             "no ctxlint configuration found: add a [tool.ctxlint] table to pyproject.toml "
             "or pass --config FILE"
         )
+    if root is None and base is not None and isinstance(table.get("root"), str):
+        root = base / table["root"]
     project_root = (root or base or Path.cwd()).resolve()
     allowed = {**CORE_KEYS, **{k: object for k in rule_options}}
     for key, value in table.items():
