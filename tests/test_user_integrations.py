@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
 from helpers import cli, write
 
+from ctxlint.rule import load_rules
 from ctxlint.rules import ctx401_accessor_binding as ctx401
 
 if sys.version_info >= (3, 11):
@@ -134,3 +136,47 @@ def test_a_dedicated_ctxlint_toml_wins_over_pyproject_and_names_it(project: Path
     assert out.stderr == (
         "ctxlint: warning: using ctxlint.toml; the ctxlint table in pyproject.toml is ignored\n"
     )
+
+
+# -- item 10: the pytest plugin takes a tree root; a config error is said once
+def _pytest(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rs", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def _tools_config(root: Path) -> None:
+    shutil.copytree(REPO / "tests" / "fixtures" / "specrt" / "specrt", root / "src" / "specrt")
+    (root / "tools").mkdir()
+    (root / "tools" / "ctxlint.toml").write_text(
+        '[tool.ctxlint]\nruntime-module = "specrt.context"\n'
+        'record-class = "specrt.record.ServerArgs"\nsrc = ["src"]\n'
+    )
+
+
+def test_pytest_plugin_reports_a_config_error_once_and_takes_a_root(tmp_path: Path) -> None:
+    _tools_config(tmp_path)
+    bad = _pytest(tmp_path, "--ctxlint", "--ctxlint-config", "tools/ctxlint.toml")
+    assert bad.returncode == 4  # pytest's usage error
+    assert bad.stderr.count("src root 'src' is not a folder") == 1, bad.stderr
+    assert "pass --ctxlint-root ." in bad.stderr
+    good = _pytest(
+        tmp_path, "--ctxlint", "--ctxlint-config", "tools/ctxlint.toml", "--ctxlint-root", "."
+    )
+    assert good.returncode == 0, good.stdout + good.stderr
+    assert f"{len(load_rules())} passed" in good.stdout
+
+
+def test_pytest_plugin_reports_a_run_error_once(tmp_path: Path) -> None:
+    _tools_config(tmp_path)
+    (tmp_path / "src" / "specrt" / "broken.py").write_text("x = (\n")
+    out = _pytest(
+        tmp_path, "--ctxlint", "--ctxlint-config", "tools/ctxlint.toml", "--ctxlint-root=."
+    )
+    assert out.returncode == 1
+    assert out.stdout.count("'(' was never closed") == 1, out.stdout
+    assert f"1 failed, {len(load_rules()) - 1} skipped" in out.stdout
