@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from helpers import cli, write
 
 from ctxlint.rule import load_rules
@@ -180,3 +181,81 @@ def test_pytest_plugin_reports_a_run_error_once(tmp_path: Path) -> None:
     assert out.returncode == 1
     assert out.stdout.count("'(' was never closed") == 1, out.stdout
     assert f"1 failed, {len(load_rules()) - 1} skipped" in out.stdout
+
+
+# -- item 8: CI formats resolve paths from the repository root (a project in python/)
+def _consumer(root: Path, *, git: bool) -> Path:
+    """A consumer repository in SGLang's shape: the project (and its config) in python/."""
+    shutil.copytree(REPO / "tests" / "fixtures" / "specrt", root / "python")
+    write(root / "python", {"app/bad.py": SEED_READ})
+    (root / "README.md").write_text("consumer\n")
+    if git:
+        subprocess.run(["git", "init", "--quiet"], cwd=root, check=True)
+        subprocess.run(["git", "add", "."], cwd=root, check=True)
+    return root
+
+
+def test_github_and_sarif_paths_are_relative_to_the_git_root(tmp_path: Path) -> None:
+    root = _consumer(tmp_path / "consumer", git=True)
+    args = ("--config", "python/pyproject.toml", "python/")
+    gh = cli("check", "--format", "github", *args, cwd=root)
+    assert gh.returncode == 1, gh.stderr
+    (line,) = gh.stdout.splitlines()
+    assert line.startswith("::error file=python/app/bad.py,line=3,col=5,")
+    assert (root / "python/app/bad.py").is_file()
+    # from inside the project too: the repository root does not move
+    inside = cli("check", "--format", "github", cwd=root / "python")
+    assert inside.stdout == gh.stdout
+
+    doc = json.loads(cli("check", "--format", "sarif", *args, cwd=root).stdout)
+    (run,) = doc["runs"]
+    assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == root.resolve().as_uri() + "/"
+    (res,) = run["results"]
+    loc = res["locations"][0]["physicalLocation"]["artifactLocation"]
+    assert loc == {"uri": "python/app/bad.py", "uriBaseId": "%SRCROOT%"}
+    sarif_inside = json.loads(cli("check", "--format", "sarif", cwd=root / "python").stdout)
+    assert sarif_inside == doc
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads((REPO / "tests" / "data" / "sarif-2.1.0.json").read_text())
+    assert list(jsonschema.Draft4Validator(schema).iter_errors(doc)) == []
+
+
+def test_outside_git_paths_are_relative_to_the_working_folder(tmp_path: Path) -> None:
+    root = _consumer(tmp_path / "plain", git=False)
+    gh = cli("check", "--format", "github", "python/", cwd=root)
+    assert gh.stdout.startswith("::error file=python/app/bad.py,line=3,")
+    doc = json.loads(cli("check", "--format", "sarif", "python/", cwd=root).stdout)
+    assert doc["runs"][0]["originalUriBaseIds"]["%SRCROOT%"]["uri"] == root.resolve().as_uri() + "/"
+    # run from inside the project, the working folder is the project root
+    inside = cli("check", "--format", "github", cwd=root / "python")
+    assert inside.stdout.startswith("::error file=app/bad.py,line=3,")
+
+
+def test_sarif_rules_carry_their_spec_and_the_real_home(project: Path, monkeypatch) -> None:
+    from importlib import metadata
+
+    write(project, {"app/bad.py": SEED_READ})
+    doc = json.loads(cli("check", "--format", "sarif", cwd=project).stdout)
+    driver = doc["runs"][0]["tool"]["driver"]
+    assert "pypi.org" not in json.dumps(doc)  # no invented registry page
+    assert "informationUri" not in driver  # the installed metadata names no home
+    for rule in driver["rules"]:
+        spec = (REPO / "rules" / f"{rule['id']}.md").read_text()
+        assert rule["help"]["markdown"] == spec
+        assert "helpUri" not in rule
+
+    class Meta:
+        def get_all(self, key: str) -> list[str]:
+            assert key == "Project-URL"
+            return [
+                "Issues, https://example.org/ctxlint/issues",
+                "Repository, https://example.org/ctxlint/",
+            ]
+
+    monkeypatch.setattr(metadata, "metadata", lambda name: Meta())
+    doc = json.loads(cli("check", "--format", "sarif", cwd=project).stdout)
+    driver = doc["runs"][0]["tool"]["driver"]
+    assert driver["informationUri"] == "https://example.org/ctxlint"
+    assert {r["id"]: r["helpUri"] for r in driver["rules"]} == {
+        r.id: f"https://example.org/ctxlint/blob/main/rules/{r.id}.md" for r in load_rules()
+    }

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
 from ctxlint.model import Result, RuleInfo
 
 
@@ -28,3 +32,44 @@ def plural(n: int, word: str, plural_word: str | None = None) -> str:
 
 
 UPDATE_HINT = "run `ctxlint baseline update`"
+
+
+@dataclass(frozen=True)
+class ReportBase:
+    """Where CI formats anchor paths: annotations and code-scanning alerts resolve
+    paths from the repository's root, not from the project root (SGLang's project
+    lives in `python/`), so those formats prefix each project path."""
+
+    folder: Path  # absolute: the git work tree's root, else the working folder
+    prefix: str  # the project root below it, "" or ending in "/"
+
+    def path(self, project_path: str) -> str:
+        return self.prefix + project_path
+
+
+def report_base(root: str) -> ReportBase:
+    """The git root holding the project (else the working folder), if it holds it;
+    otherwise the project root itself."""
+    project = Path(root).resolve()
+    folder = _git_toplevel(project) or Path.cwd().resolve()
+    try:
+        rel = project.relative_to(folder).as_posix()
+    except ValueError:
+        return ReportBase(project, "")
+    return ReportBase(folder, "" if rel == "." else rel + "/")
+
+
+def _git_toplevel(folder: Path) -> Path | None:
+    if not folder.is_dir():
+        return None
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(folder), "rev-parse", "--show-toplevel"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    except OSError:  # no git: the working folder
+        return None
+    top = done.stdout.strip()
+    return Path(top).resolve() if done.returncode == 0 and top else None

@@ -1,5 +1,7 @@
 """GitHub Actions workflow commands: one annotation per new finding.
 
+Paths are relative to the repository's root (the git work tree holding the
+project, else the working folder), where the runner resolves them.
 Escaping follows the runner's toolkit: in the message `%`, CR and LF are encoded;
 property values additionally encode `:` and `,`, which delimit the properties.
 """
@@ -7,7 +9,7 @@ property values additionally encode `:` and `,`, which delimit the properties.
 from __future__ import annotations
 
 from ctxlint.model import Result
-from ctxlint.reporters._common import UPDATE_HINT, rule_catalogue, rule_title
+from ctxlint.reporters._common import UPDATE_HINT, report_base, rule_catalogue, rule_title
 
 
 def escape_data(s: str) -> str:
@@ -26,6 +28,7 @@ def command(kind: str, message: str, **props: object) -> str:
 
 def render(result: Result) -> str:
     titles = {r.id: rule_title(r) for r in rule_catalogue(result)}
+    base = report_base(result.root)  # the runner resolves `file=` from the repository root
     lines = []
     for f in result.new_findings:
         s = f.span
@@ -33,7 +36,7 @@ def render(result: Result) -> str:
             command(
                 "error",
                 f.message,
-                file=f.path,
+                file=base.path(f.path),
                 line=s.line,
                 col=s.column,
                 endLine=s.end_line,
@@ -49,12 +52,14 @@ def render(result: Result) -> str:
                 kind,
                 f"Baseline entry for {e.rule} in {e.scope} no longer matches any finding; "
                 f"{UPDATE_HINT}.",
-                file=e.path,
+                file=base.path(e.path),
                 title=f"{titles[e.rule]}: stale baseline entry",
             )
         )
     for err in result.errors:
         lines.append(
-            command("error", err.message, file=err.path, title="ctxlint: file not checked")
+            command(
+                "error", err.message, file=base.path(err.path), title="ctxlint: file not checked"
+            )
         )
     return "".join(line + "\n" for line in lines)

@@ -1,22 +1,28 @@
 """SARIF 2.1.0: one run; new findings are errors, baselined ones suppressed notes.
 
 Baseline states map onto SARIF's own vocabulary: "new", "unchanged" (baselined) and
-"absent" (a stale baseline entry). Locations are relative to `%SRCROOT%`; the
-absolute root is deliberately left out so the log is the same on every machine.
+"absent" (a stale baseline entry). Locations are relative to `%SRCROOT%`, the
+repository's root (the git work tree holding the project, else the working
+folder), which `originalUriBaseIds` gives; code scanning resolves them from the
+repository root, so a project in `python/` is reported as `python/...`.
+Each rule carries its spec as `help.markdown`, and links to the project's home
+when the installed package's metadata names one.
 """
 
 from __future__ import annotations
 
 import json
+from importlib import metadata
 from typing import Any
 from urllib.parse import quote
 
 from ctxlint import __version__
 from ctxlint.model import NEW, Finding, Result, RuleInfo, StaleEntry
-from ctxlint.reporters._common import UPDATE_HINT, rule_catalogue
+from ctxlint.reporters._common import UPDATE_HINT, ReportBase, report_base, rule_catalogue
+from ctxlint.rule import spec_path
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
-INFORMATION_URI = "https://pypi.org/project/ctxlint/"
+HOME_LABELS = ("repository", "source", "source code", "homepage", "home")
 FINGERPRINT_KEY = "ctxlintFingerprint/v1"
 SRCROOT = "%SRCROOT%"
 
@@ -26,25 +32,43 @@ def _uri(path: str) -> str:
     return quote(path.replace("\\", "/"), safe="/")
 
 
-def _artifact(path: str) -> dict[str, Any]:
-    return {"artifactLocation": {"uri": _uri(path), "uriBaseId": SRCROOT}}
+def project_home() -> str | None:
+    """The project's home (its repository) from the installed package's metadata
+    (`[project.urls]`); None when it names none: never a guessed address."""
+    try:
+        urls = metadata.metadata("ctxlint").get_all("Project-URL") or []
+    except metadata.PackageNotFoundError:
+        return None
+    found = {}
+    for entry in urls:
+        label, _, url = entry.partition(",")
+        found[label.strip().lower()] = url.strip().rstrip("/")
+    return next((found[k] for k in HOME_LABELS if found.get(k)), None)
 
 
-def _descriptor(rule: RuleInfo) -> dict[str, Any]:
+def _artifact(path: str, base: ReportBase) -> dict[str, Any]:
+    return {"artifactLocation": {"uri": _uri(base.path(path)), "uriBaseId": SRCROOT}}
+
+
+def _descriptor(rule: RuleInfo, home: str | None) -> dict[str, Any]:
     d: dict[str, Any] = {"id": rule.id, "name": rule.name or rule.id}
     if rule.summary:
         d["shortDescription"] = {"text": rule.summary}
         d["fullDescription"] = {"text": rule.summary}
-    if rule.spec_path:
-        # The spec ships with the source tree; a relative path is not a valid helpUri.
-        d["help"] = {"text": f"See {rule.spec_path} or run `ctxlint explain {rule.id}`."}
-    else:
-        d["help"] = {"text": f"Run `ctxlint explain {rule.id}`."}
+    spec = spec_path(rule.id)
+    text = f"Run `ctxlint explain {rule.id}`" + (
+        f" or see {rule.spec_path}." if rule.spec_path else "."
+    )
+    d["help"] = {"text": text}
+    if rule.spec_path and spec.is_file():
+        d["help"]["markdown"] = spec.read_text(encoding="utf-8")
+    if rule.spec_path and home:
+        d["helpUri"] = f"{home}/blob/main/{rule.spec_path}"
     d["defaultConfiguration"] = {"level": "error"}
     return d
 
 
-def _finding(f: Finding, index: int) -> dict[str, Any]:
+def _finding(f: Finding, index: int, base: ReportBase) -> dict[str, Any]:
     s = f.span
     res: dict[str, Any] = {
         "ruleId": f.rule,
@@ -54,7 +78,7 @@ def _finding(f: Finding, index: int) -> dict[str, Any]:
         "locations": [
             {
                 "physicalLocation": {
-                    **_artifact(f.path),
+                    **_artifact(f.path, base),
                     "region": {
                         "startLine": s.line,
                         "startColumn": s.column,
@@ -75,7 +99,7 @@ def _finding(f: Finding, index: int) -> dict[str, Any]:
     return res
 
 
-def _stale(e: StaleEntry, index: int) -> dict[str, Any]:
+def _stale(e: StaleEntry, index: int, base: ReportBase) -> dict[str, Any]:
     return {
         "ruleId": e.rule,
         "ruleIndex": index,
@@ -85,7 +109,7 @@ def _stale(e: StaleEntry, index: int) -> dict[str, Any]:
         },
         "locations": [
             {
-                "physicalLocation": _artifact(e.path),
+                "physicalLocation": _artifact(e.path, base),
                 "logicalLocations": [{"fullyQualifiedName": e.scope}],
             }
         ],
@@ -97,26 +121,32 @@ def _stale(e: StaleEntry, index: int) -> dict[str, Any]:
 def to_document(result: Result) -> dict[str, Any]:
     rules = rule_catalogue(result)
     index = {r.id: i for i, r in enumerate(rules)}
-    results = [_finding(f, index[f.rule]) for f in result.findings]
-    results += [_stale(e, index[e.rule]) for e in result.stale]
+    base = report_base(result.root)
+    home = project_home()
+    results = [_finding(f, index[f.rule], base) for f in result.findings]
+    results += [_stale(e, index[e.rule], base) for e in result.stale]
     notifications = [
         {
             "level": "error",
             "message": {"text": e.message},
-            "locations": [{"physicalLocation": _artifact(e.path)}],
+            "locations": [{"physicalLocation": _artifact(e.path, base)}],
         }
         for e in result.errors
     ]
     invocation: dict[str, Any] = {"executionSuccessful": not result.errors}
     if notifications:
         invocation["toolExecutionNotifications"] = notifications
+    driver: dict[str, Any] = {"name": "ctxlint", "version": __version__}
+    if home:
+        driver["informationUri"] = home
+    driver["rules"] = [_descriptor(r, home) for r in rules]
     run = {
-        "tool": {
-            "driver": {
-                "name": "ctxlint",
-                "version": __version__,
-                "informationUri": INFORMATION_URI,
-                "rules": [_descriptor(r) for r in rules],
+        "tool": {"driver": driver},
+        # a trailing slash: the base is a folder the result uris are resolved against
+        "originalUriBaseIds": {
+            SRCROOT: {
+                "uri": base.folder.as_uri() + "/",
+                "description": {"text": "the repository root"},
             }
         },
         "invocations": [invocation],
