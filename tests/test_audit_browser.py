@@ -65,7 +65,8 @@ PROBE_TAIL = """<script>
   var out = document.createElement("pre");
   out.id = "probe";
   out.textContent = JSON.stringify({errors: window.__probe.errors, console: window.__probe.console,
-    charts: charts, sections: Array.prototype.map.call(document.querySelectorAll("main > section"),
+    charts: charts, findings: document.querySelectorAll("section#findings tbody tr").length,
+    sections: Array.prototype.map.call(document.querySelectorAll("main > section"),
     function (s) { return s.id; })});
   document.body.appendChild(out);
 })();
@@ -89,21 +90,21 @@ def run_chromium(
         )
 
 
-def load(binary: str, page: Path) -> tuple[dict, list[str]]:
+def load(
+    binary: str, page: Path, *, width: int = 1280, tail: str = PROBE_TAIL
+) -> tuple[dict, list[str]]:
     """(the probe's findings, chromium's console log lines) for an HTML file."""
     html = page.read_text(encoding="utf-8")
     probed = page.with_name("probed-" + page.name)
     head_at = html.index("<head>") + len("<head>")
     body_end = html.rindex("</body>")
-    probed.write_text(
-        html[:head_at] + PROBE_HEAD + html[head_at:body_end] + PROBE_TAIL + html[body_end:]
-    )
+    probed.write_text(html[:head_at] + PROBE_HEAD + html[head_at:body_end] + tail + html[body_end:])
     done = run_chromium(
         binary,
         probed.as_uri(),
         "--enable-logging=stderr",
         "--v=0",
-        "--window-size=1280,2000",
+        f"--window-size={width},2000",
         "--virtual-time-budget=3000",
         "--dump-dom",
     )
@@ -267,7 +268,10 @@ def test_report_renders_with_every_chart_point(browser: str, tmp_path: Path) -> 
     assert charts["rules"]["points"] == RULES
     assert charts["treemap"]["points"] == len(doc["files"])
     assert charts["burndown"]["points"] == commits * RULES
-    assert probe["sections"] == ["rules", "history", "package", "top", "fields", "sets"]
+    assert probe["sections"] == ["rules", "history", "package", "top", "findings", "fields", "sets"]
+    # one row per finding and per stale entry
+    summary = doc["summary"]
+    assert probe["findings"] == len(doc["findings"]) == summary["found"] + summary["stale"]
     totals = [p["total"] for p in doc["history"]]
     assert totals[0] == len(legacy_findings()) and totals[-1] < totals[0]
     summary = doc["summary"]
@@ -283,6 +287,7 @@ def test_an_empty_report_renders_too(browser: str, tmp_path: Path) -> None:
     assert probe["errors"] == [] and probe["console"] == [] and console == []
     assert probe["charts"]["rules"]["points"] == RULES
     assert probe["charts"]["treemap"]["points"] == 0
+    assert probe["findings"] == 0
 
 
 # -- the README picture -----------------------------------------------------------------------

@@ -27,7 +27,9 @@ section { background: var(--card); border: 1px solid var(--line); border-radius:
   margin-bottom: 20px; box-shadow: 0 1px 2px rgba(20,30,50,.04); }
 section h2 { margin: 0 0 4px; font-size: 17px; }
 section p.lead { margin: 0 0 14px; color: var(--muted); }
-.grid2 { display: grid; grid-template-columns: 1fr 1fr; gap: 20px; }
+.grid2 { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 20px; }
+/* long qualnames and paths (SGLang's) wrap inside their cell instead of widening the card */
+.grid2 code, .grid2 .path, td.wrap, td.wrap code { overflow-wrap: anywhere; }
 @media (max-width: 900px) { .grid2 { grid-template-columns: 1fr; } }
 svg.chart { width: 100%; height: auto; display: block; font-size: 13px; }
 svg .label { fill: var(--ink); } svg .label .rid { font-weight: 650; }
@@ -71,6 +73,16 @@ code, .mono { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 
   vertical-align: middle; margin-right: 6px; }
 .scroll { max-height: 460px; overflow: auto; border: 1px solid var(--line); border-radius: 8px; }
 .scroll table th { box-shadow: 0 1px 0 var(--line); }
+.scroll.tall { max-height: 640px; }
+.filters { display: flex; flex-wrap: wrap; gap: 8px; align-items: center; margin: 0 0 10px; }
+.filters input, .filters select { font: inherit; font-size: 13px; padding: 4px 8px; border: 1px solid var(--line);
+  border-radius: 6px; background: #fff; color: var(--ink); }
+.filters input { flex: 1 1 260px; min-width: 0; }
+.filters .f-count { color: var(--muted); font-size: 12.5px; font-variant-numeric: tabular-nums; }
+.status { border-radius: 999px; padding: 0 7px; font-size: 11.5px; font-weight: 600; color: #fff; }
+.status.new { background: var(--new); } .status.baselined { background: var(--baselined); }
+.status.stale { background: var(--stale); }
+table.findings td:nth-child(3) { min-width: 14em; } table.findings td:nth-child(5) { min-width: 18em; }
 details { border: 1px solid var(--line); border-radius: 8px; padding: 6px 10px; margin: 6px 0; background: #fcfdfe; }
 details summary { cursor: pointer; }
 details summary .size { float: right; color: var(--muted); font-variant-numeric: tabular-nums; }
@@ -83,7 +95,8 @@ footer { text-align: center; color: var(--muted); font-size: 12px; padding: 10px
 """
 
 # Hovering a legend key highlights that rule's layer; clicking a header of a
-# sortable table sorts it. Nothing else: the charts are drawn server-side.
+# sortable table sorts it; the findings table's controls hide the rows that do
+# not match. Nothing else: the charts are drawn server-side.
 JS = """
 (function () {
   "use strict";
@@ -115,6 +128,27 @@ JS = """
         });
         rows.forEach(function (r) { body.appendChild(r); });
       });
+    });
+  });
+  document.querySelectorAll("section#findings").forEach(function (section) {
+    var search = section.querySelector(".f-search"), rule = section.querySelector(".f-rule");
+    var status = section.querySelector(".f-status"), count = section.querySelector(".f-count");
+    var rows = section.querySelectorAll("tbody tr");
+    if (!search) { return; }  // no findings: no controls
+    function apply() {
+      var q = search.value.trim().toLowerCase(), shown = 0;
+      rows.forEach(function (tr) {
+        var ok = (!rule.value || tr.getAttribute("data-rule") === rule.value) &&
+          (!status.value || tr.getAttribute("data-status") === status.value) &&
+          (!q || tr.textContent.toLowerCase().indexOf(q) !== -1);
+        tr.hidden = !ok;
+        if (ok) { shown++; }
+      });
+      count.textContent = shown + " of " + count.getAttribute("data-total");
+    }
+    [search, rule, status].forEach(function (el) {
+      el.addEventListener("input", apply);
+      el.addEventListener("change", apply);
     });
   });
 })();

@@ -223,6 +223,24 @@ def treemap(folders: list[Tally], files: list[Tally], width: int = 1000, height:
 # -- burn-down ---------------------------------------------------------------------------
 
 
+LABEL_W = 72  # a date label (10 characters at 10.5 px) and a gap, in viewBox units
+
+
+def _x_labels(n: int, plot_w: float) -> list[int]:
+    """Which commits get an x label: evenly spaced, the first and the last always,
+    and never two closer than a label's width (the last one used to land on its
+    neighbour: 20 commits labelled every other ended with 18 and 19)."""
+    if n <= 1:
+        return list(range(n))
+    every = max(1, math.ceil(LABEL_W * (n - 1) / plot_w))
+    shown = list(range(0, n, every))
+    if shown[-1] != n - 1:
+        if n - 1 - shown[-1] < every:
+            shown.pop()
+        shown.append(n - 1)
+    return shown
+
+
 def burndown(points: list[HistoryPoint], ids: list[str]) -> str:
     """Stacked areas, one layer per rule, oldest commit left; a dot per (commit, rule)."""
     width, height = 1000, 380
@@ -250,11 +268,8 @@ def burndown(points: list[HistoryPoint], ids: list[str]) -> str:
             f'<text class="tick" x="{left - 8}" y="{_n(y)}" text-anchor="end" '
             f'dominant-baseline="middle">{tick}</text>'
         )
-    every = max(1, math.ceil(n / 12))
-    for i, p in enumerate(points):
-        if i % every and i != n - 1:
-            continue
-        x = px(i)
+    for i in _x_labels(n, plot_w):
+        p, x = points[i], px(i)
         parts.append(
             f'<text class="tick x" x="{_n(x)}" y="{height - bottom + 18}" '
             f'text-anchor="middle">{_a(p.short)}</text>'

@@ -181,6 +181,49 @@ def _top(audit: Audit) -> str:
     )
 
 
+def _findings(audit: Audit) -> str:
+    """Every finding and stale entry: sortable (headers), filterable (rule, status)
+    and searchable (any text); the script only hides rows, the data is all here."""
+    rows = audit.findings
+    if not rows:
+        return (
+            '<section id="findings"><h2>Findings</h2><p class="empty">No findings and no '
+            "stale baseline entries.</p></section>"
+        )
+    statuses = [s for s in ("new", "baselined", "stale") if any(r.status == s for r in rows)]
+    rule_opts = "".join(
+        f'<option value="{_e(r.id)}">{_e(r.id)} {_e(r.name)}</option>'
+        for r in audit.rules
+        if any(f.rule == r.id for f in rows)
+    )
+    status_opts = "".join(f'<option value="{s}">{s}</option>' for s in statuses)
+    body = []
+    for r in rows:
+        where = r.path if r.line is None else f"{r.path}:{r.line}"
+        key = f"{r.path}\x00{r.line or 0:09d}"
+        body.append(
+            f'<tr data-rule="{_e(r.rule)}" data-status="{_e(r.status)}">'
+            f"<td><b>{_e(r.rule)}</b></td>"
+            f'<td><span class="status {_e(r.status)}">{_e(r.status)}</span></td>'
+            f'<td class="mono wrap" data-sort="{_e(key)}">{_e(where)}</td>'
+            f'<td class="wrap"><code>{_e(r.scope)}</code></td><td class="wrap">{_e(r.message)}</td></tr>'
+        )
+    return (
+        '<section id="findings"><h2>Findings</h2><p class="lead">Every finding, and every '
+        "baseline entry that no longer matches one (<i>stale</i>). Click a header to sort; "
+        "filter by rule or status, or search any text.</p>"
+        '<div class="filters"><input type="search" class="f-search" '
+        'placeholder="search path, scope, message…" aria-label="search findings">'
+        '<select class="f-rule" aria-label="rule"><option value="">all rules</option>'
+        f'{rule_opts}</select><select class="f-status" aria-label="status">'
+        f'<option value="">all statuses</option>{status_opts}</select>'
+        f'<span class="f-count" data-total="{len(rows)}">{len(rows)} of {len(rows)}</span></div>'
+        '<div class="scroll tall"><table class="sortable findings"><thead><tr><th>rule</th>'
+        "<th>status</th><th>file:line</th><th>scope</th><th>message</th></tr></thead>"
+        f"<tbody>{''.join(body)}</tbody></table></div></section>"
+    )
+
+
 def _fields(audit: Audit) -> str:
     if not audit.fields:
         return ""
@@ -273,7 +316,7 @@ def render_html(audit: Audit) -> str:
     toc = [("rules", "Rules")]
     if audit.history is not None:
         toc.append(("history", "Burn-down"))
-    toc += [("package", "Package"), ("top", "Top offenders")]
+    toc += [("package", "Package"), ("top", "Top offenders"), ("findings", "Findings")]
     if audit.fields:
         toc.append(("fields", "Fields"))
     toc.append(("sets", "Derived sets"))
@@ -287,6 +330,7 @@ def render_html(audit: Audit) -> str:
         + (_history(audit, charts["burndown"]) if audit.history is not None else "")
         + _package(audit, charts["treemap"])
         + _top(audit)
+        + _findings(audit)
         + _fields(audit)
         + _sets(audit)
         + _errors(audit)

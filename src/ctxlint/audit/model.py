@@ -10,7 +10,7 @@ from __future__ import annotations
 import posixpath
 from collections import Counter, defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ctxlint import __version__
@@ -61,6 +61,32 @@ class Tally:
         if name == "folder":
             head["files"] = self.files
         return {**head, "total": self.total, "counts": self.counts}
+
+
+@dataclass(frozen=True, slots=True)
+class FindingRow:
+    """One finding (or stale baseline entry) as the audit lists it."""
+
+    rule: str
+    status: str  # "new", "baselined" or "stale"
+    path: str
+    line: int | None  # None: a stale entry has no location any more
+    scope: str
+    message: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__slots__}
+
+
+STALE_MESSAGE = "baseline entry no longer matches any finding: run `ctxlint baseline update`"
+
+
+def finding_rows(findings: list[Finding], stale: list[StaleEntry]) -> list[FindingRow]:
+    """Every finding and stale entry, by path, line and rule (stale entries last in a file)."""
+    rows = [FindingRow(f.rule, f.status, f.path, f.line, f.scope, f.message) for f in findings]
+    rows += [FindingRow(s.rule, "stale", s.path, None, s.scope, STALE_MESSAGE) for s in stale]
+    big = 1 << 62
+    return sorted(rows, key=lambda r: (r.path, r.line or big, r.rule, r.scope, r.message))
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +153,7 @@ class Audit:
     errors: list[dict[str, str]]
     history: list[HistoryPoint] | None = None  # oldest first
     baseline: str | None = None
+    findings: list[FindingRow] = field(default_factory=list)
 
     @property
     def rule_ids(self) -> list[str]:
@@ -163,6 +190,7 @@ class Audit:
             "sets": [s.to_json() for s in self.sets],
             "history": None if self.history is None else [p.to_json() for p in self.history],
             "errors": self.errors,
+            "findings": [f.to_json() for f in self.findings],
         }
 
 
@@ -311,4 +339,5 @@ def build_audit(
         sets=derived_sets(program, order),
         errors=errors,
         baseline=baseline_path,
+        findings=finding_rows(findings, stale),
     )
