@@ -6,7 +6,8 @@ chart (its data points, and that they were laid out with a size) and writes
 the result into the DOM, which `--dump-dom` hands back. Chromium's own console
 log (`--enable-logging=stderr`) must stay silent too: the page logs nothing.
 
-Run as a script to regenerate the README screenshot:
+Run as a script to regenerate the README screenshot and terminal excerpt (the
+test suite runs the same code and compares, see test_audit_layout.py):
     python tests/test_audit_browser.py docs/img/audit-report.png docs/img/audit-terminal.txt
 """
 
@@ -292,23 +293,38 @@ def test_an_empty_report_renders_too(browser: str, tmp_path: Path) -> None:
 
 # -- the README picture -----------------------------------------------------------------------
 
+DEMO = Path(tempfile.gettempdir()) / "ctxlint-legacy-demo"
+SHOT_WIDTH = 1400
 
-def screenshot(png: Path, terminal: Path) -> None:
+
+def make_images(png: Path, terminal: Path, page: Path | None = None) -> None:
+    """The README's screenshot and terminal excerpt, from the scripted legacy codebase.
+
+    The demo lives in a fixed folder, so the paths in the pictures do not change
+    from run to run; a lock keeps concurrent test runs from sharing it. `page`
+    keeps a copy of the HTML report (the tests check its layout)."""
+    import fcntl
+
     binary = chromium()
     assert binary, "install chromium first"
-    # a fixed folder, so the paths in the pictures do not change from run to run
-    where = Path(tempfile.gettempdir()) / "ctxlint-legacy-demo"
-    shutil.rmtree(where, ignore_errors=True)
-    where.mkdir()
-    project = legacy_history(where / "repo")
-    page = where / "audit.html"
-    argv = ("audit", "--history", "12", "--html", str(page), "--output", str(terminal))
-    res = cli(*argv, cwd=project)
-    assert res.returncode == 0, res.stderr
-    done = run_chromium(binary, page.as_uri(), "--window-size=1280,2780", f"--screenshot={png}")
-    assert done.returncode == 0, done.stderr[-2000:]
-    shutil.rmtree(where, ignore_errors=True)
+    with open(f"{DEMO}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        shutil.rmtree(DEMO, ignore_errors=True)
+        DEMO.mkdir()
+        try:
+            project = legacy_history(DEMO / "repo")
+            html = DEMO / "audit.html"
+            argv = ("audit", "--history", "12", "--html", str(html), "--output", str(terminal))
+            res = cli(*argv, cwd=project)
+            assert res.returncode == 0, res.stderr
+            size = f"--window-size={SHOT_WIDTH},2780"
+            done = run_chromium(binary, html.as_uri(), size, f"--screenshot={png}")
+            assert done.returncode == 0, done.stderr[-2000:]
+            if page is not None:
+                shutil.copy2(html, page)
+        finally:
+            shutil.rmtree(DEMO, ignore_errors=True)
 
 
 if __name__ == "__main__":
-    screenshot(Path(sys.argv[1]).resolve(), Path(sys.argv[2]).resolve())
+    make_images(Path(sys.argv[1]).resolve(), Path(sys.argv[2]).resolve())

@@ -14,12 +14,14 @@ import re
 from pathlib import Path
 
 import pytest
-from test_audit_browser import chromium, load
+from test_audit_browser import SHOT_WIDTH, chromium, load, make_images
 
 from ctxlint.audit.html import render_html
 from ctxlint.audit.model import Audit, FindingRow, HistoryPoint, RuleRow, Tally
 from ctxlint.rule import load_rules
 
+REPO = Path(__file__).resolve().parents[1]
+IMG = REPO / "docs" / "img"
 WIDTHS = (1400, 1920)
 COMMITS = 20
 LONG_SCOPE = (
@@ -187,3 +189,40 @@ def _layout(page: Path, binary: str, width: int) -> dict:
     assert found, done.stdout[:500]
     text = found.group(1).replace("&quot;", '"').replace("&lt;", "<").replace("&gt;", ">")
     return json.loads(text.replace("&amp;", "&"))
+
+
+def _png_size(path: Path) -> tuple[int, int]:
+    head = path.read_bytes()[:24]
+    assert head[:8] == b"\x89PNG\r\n\x1a\n"
+    return int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")
+
+
+def _readme_excerpt() -> list[str]:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    start = readme.index("```text", readme.index("docs/img/audit-terminal.txt"))
+    block = readme[start + len("```text\n") : readme.index("```", start + 7)]
+    return [line.rstrip() for line in block.splitlines() if line.strip()]
+
+
+def test_readme_images_are_what_the_script_makes(tmp_path: Path) -> None:
+    """The README's screenshot and terminal excerpt come from make_images (the
+    script `python tests/test_audit_browser.py PNG TXT`): regenerated, the text is
+    byte for byte the checked-in file, the PNG has its size, every line of the
+    README's excerpt is in it with every rule, and the page lays out at both widths."""
+    binary = chromium()
+    if binary is None:
+        pytest.skip("chromium is not installed")
+    png, txt, html = tmp_path / "shot.png", tmp_path / "terminal.txt", tmp_path / "demo.html"
+    make_images(png, txt, page=html)
+    assert txt.read_text(encoding="utf-8") == (IMG / "audit-terminal.txt").read_text(
+        encoding="utf-8"
+    )
+    assert _png_size(png) == _png_size(IMG / "audit-report.png") == (SHOT_WIDTH, 2780)
+    lines = set(txt.read_text(encoding="utf-8").splitlines())
+    excerpt = _readme_excerpt()
+    assert [line for line in excerpt if line not in lines] == []
+    rows = {line.split()[0] for line in excerpt if re.match(r"\s+CTX\d{3}\s", line)}
+    assert rows == {r.id for r in load_rules()}
+    for width in WIDTHS:
+        layout = _layout(html, binary, width)
+        assert (layout["overflow"], layout["overlaps"]) == ([], []), width
