@@ -30,6 +30,7 @@ section p.lead { margin: 0 0 14px; color: var(--muted); }
 .grid2 { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 20px; }
 /* long qualnames and paths (SGLang's) wrap inside their cell instead of widening the card */
 .grid2 code, .grid2 .path, td.wrap, td.wrap code { overflow-wrap: anywhere; }
+.grid2 th:first-child { width: 62%; }  /* the name column; the chips wrap instead */
 @media (max-width: 900px) { .grid2 { grid-template-columns: 1fr; } }
 svg.chart { width: 100%; height: auto; display: block; font-size: 13px; }
 svg .label { fill: var(--ink); } svg .label .rid { font-weight: 650; }
@@ -82,7 +83,9 @@ code, .mono { font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 
 .status { border-radius: 999px; padding: 0 7px; font-size: 11.5px; font-weight: 600; color: #fff; }
 .status.new { background: var(--new); } .status.baselined { background: var(--baselined); }
 .status.stale { background: var(--stale); }
-table.findings td:nth-child(3) { min-width: 14em; } table.findings td:nth-child(5) { min-width: 18em; }
+/* wrapping anywhere would squeeze short columns to a few letters: each keeps a floor */
+table.findings td:nth-child(3) { min-width: 17em; } table.findings td:nth-child(4) { min-width: 11em; }
+table.findings td:nth-child(5) { min-width: 18em; }
 details { border: 1px solid var(--line); border-radius: 8px; padding: 6px 10px; margin: 6px 0; background: #fcfdfe; }
 details summary { cursor: pointer; }
 details summary .size { float: right; color: var(--muted); font-variant-numeric: tabular-nums; }
