@@ -92,11 +92,12 @@ def _resolve(config: pytest.Config, rules: list[Rule]) -> Config:
     """The ctxlint config for this session (ConfigError when it cannot be used)."""
     given = config.getoption("--ctxlint-config")
     root_opt = config.getoption("--ctxlint-root")
-    root = Path(config.rootpath, root_opt) if root_opt else None
+    here = Path(config.invocation_params.dir)  # options are relative to where pytest ran
+    root = here / root_opt if root_opt else None
     if root is not None and not root.is_dir():
         raise ConfigError(f"--ctxlint-root {root_opt} is not a folder")
     if given:
-        path = Path(config.rootpath, given)
+        path = here / given
         if not path.is_file():
             raise ConfigError(f"--ctxlint-config {given} not found")
     else:
