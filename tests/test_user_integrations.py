@@ -259,3 +259,15 @@ def test_sarif_rules_carry_their_spec_and_the_real_home(project: Path, monkeypat
     assert {r["id"]: r["helpUri"] for r in driver["rules"]} == {
         r.id: f"https://example.org/ctxlint/blob/main/rules/{r.id}.md" for r in load_rules()
     }
+
+
+def test_pytest_plugin_says_ctx401_is_partial_without_ruff(project: Path) -> None:
+    write(project, {"app/m.py": TWICE})
+    (project / "conftest.py").write_text(
+        "from ctxlint.rules import ctx401_accessor_binding as ctx401\n\n"
+        "ctx401._ruff_command = lambda: None  # as if ruff were not installed\n"
+    )
+    out = _pytest(project, "--ctxlint")
+    assert out.stdout.count("ctxlint: CTX401 accessor-binding is partial: ruff F811") == 1, (
+        out.stdout
+    )

@@ -8,6 +8,7 @@ itself (a file that does not parse) fails the first item, and the others skip.""
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -129,6 +130,10 @@ def _run(config: pytest.Config) -> dict[str, Any]:
     except (CtxlintError, BaselineError) as exc:
         config.stash[_RESULT] = {"error": str(exc), "error_item": _current(config)}
         raise CtxlintFailure(f"ctxlint could not run: {exc}") from None
+    for rule in rules:  # a rule that checked less than its spec says so, as in `check`
+        why = rule.partial(out.program.sets.get(rule.id, {}))
+        if why:
+            warnings.warn(f"ctxlint: {rule.id} {rule.name} is partial: {why}", stacklevel=1)
     findings, stale = (
         compare(out.findings, baseline, rules={r.id for r in rules})
         if baseline
