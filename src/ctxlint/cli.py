@@ -316,20 +316,18 @@ def run_engine(
         time_rules=getattr(args, "timings", False),
     )
     if bar is None:
-        out = engine.run()
-    else:
-        with bar:
-            out = engine.run()
-    warn_partial(selected, out.program.sets)
-    return out
+        return warn_partial(selected, engine.run())
+    with bar:
+        return warn_partial(selected, engine.run())
 
 
-def warn_partial(selected: list[Rule], sets: dict[str, dict[str, Any]]) -> None:
+def warn_partial(selected: list[Rule], out: RunOutput) -> RunOutput:
     """Say on every run (stderr, whatever the format) which rules checked less."""
     for rule in selected:
-        why = rule.partial(sets.get(rule.id, {}))
+        why = rule.partial(out.program.sets.get(rule.id, {}))
         if why:
             print(f"ctxlint: warning: {rule.id} {rule.name} is partial: {why}", file=sys.stderr)
+    return out
 
 
 def changed_files(root: Path, ref: str) -> set[str]:
