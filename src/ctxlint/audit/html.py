@@ -25,6 +25,12 @@ def _e(value: object) -> str:
     return escape(str(value), quote=True)
 
 
+def _breakable(value: object, sep: str = "/") -> str:
+    """Escaped, with a line-break opportunity after each `sep` (`/` in a path, `.` in
+    a qualname): a long one wraps at its separators before it wraps inside a name."""
+    return _e(value).replace(sep, sep + "<wbr>")
+
+
 def _chips(counts: dict[str, int], colors: dict[str, str]) -> str:
     return "".join(
         f'<span class="chip" style="background:{colors.get(r, "#888")}">{_e(r)} {n}</span>'
@@ -151,9 +157,11 @@ def _tally_table(rows: list[Tally], colors: dict[str, str], scoped: bool) -> str
     for t in rows[:TOP]:
         if scoped:
             path, _, scope = t.key.partition("::")
-            label = f'<code>{_e(scope)}</code><span class="path">{_e(path)}</span>'
+            label = (
+                f'<code>{_breakable(scope, ".")}</code><span class="path">{_breakable(path)}</span>'
+            )
         else:
-            label = f"<code>{_e(t.key)}</code>"
+            label = f"<code>{_breakable(t.key)}</code>"
         body.append(
             f'<tr><td>{label}</td><td class="num"><b>{t.total}</b></td>'
             f"<td>{_chips(t.counts, colors)}</td></tr>"
@@ -205,8 +213,8 @@ def _findings(audit: Audit) -> str:
             f'<tr data-rule="{_e(r.rule)}" data-status="{_e(r.status)}">'
             f"<td><b>{_e(r.rule)}</b></td>"
             f'<td><span class="status {_e(r.status)}">{_e(r.status)}</span></td>'
-            f'<td class="mono wrap" data-sort="{_e(key)}">{_e(where)}</td>'
-            f'<td class="wrap"><code>{_e(r.scope)}</code></td><td class="wrap">{_e(r.message)}</td></tr>'
+            f'<td class="mono wrap" data-sort="{_e(key)}">{_breakable(where)}</td>'
+            f'<td class="wrap"><code>{_breakable(r.scope, ".")}</code></td><td class="wrap">{_e(r.message)}</td></tr>'
         )
     return (
         '<section id="findings"><h2>Findings</h2><p class="lead">Every finding, and every '
