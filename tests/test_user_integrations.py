@@ -271,3 +271,20 @@ def test_pytest_plugin_says_ctx401_is_partial_without_ruff(project: Path) -> Non
     assert out.stdout.count("ctxlint: CTX401 accessor-binding is partial: ruff F811") == 1, (
         out.stdout
     )
+
+
+def test_installing_ruff_is_not_answered_by_an_outcome_stored_without_it(
+    project: Path, monkeypatch
+) -> None:
+    """The stored run outcome is keyed by what each rule depends on outside the
+    tree (Rule.environment): once ruff can run, a warm run merges F811 as a cold one does."""
+    write(project, {"app/m.py": TWICE})
+    with monkeypatch.context() as m:
+        m.setattr(ctx401, "_ruff_command", lambda: None)
+        stored = cli("check", "--format", "json", cwd=project)
+        assert "partial" in stored.stderr
+    warm = cli("check", "--format", "json", cwd=project)
+    cold = cli("check", "--format", "json", "--no-cache", cwd=project)
+    assert "partial" not in warm.stderr
+    assert warm.stdout == cold.stdout
+    assert "ruff F811" in warm.stdout

@@ -358,6 +358,7 @@ class Engine:
             ],
             "selected": sorted(self.selected),
             "pinned": self.pinned,
+            "environment": {r.id: r.environment() for r in self.rules if r.id in self.selected},
         }
 
     def _memo_key(self, sources: Sources, errors: list[FileError]) -> str:

@@ -107,6 +107,12 @@ class Rule:
         could not run, say), from the rule's derived sets; None when complete."""
         return None
 
+    def environment(self) -> str:
+        """What the rule's outcome depends on outside the checked tree and the
+        config (a helper tool's presence and version, say). It is part of the
+        stored outcome's key, so installing or removing the tool is a miss."""
+        return ""
+
     def pins(self, program: Program) -> dict[str, Any]:
         """Derived facts pinned in the baseline (hook signatures, say): any
         difference from `program.pinned[id]` is a finding until `baseline update`

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -687,6 +688,20 @@ class AccessorBinding(Rule):
                     definers.add(q)
                     changed = True
         return {q.rpartition(".")[2] for q in definers}
+
+    def environment(self) -> str:
+        # F811 comes from ruff: an outcome stored without it (or with another
+        # ruff) must not be replayed once that changes. A stat is cheap; a version call is not.
+        cmd = _ruff_command()
+        if cmd is None:
+            return "ruff: none"
+        spec = importlib.util.find_spec("ruff") if len(cmd) > 1 else None
+        exe = cmd[0] if len(cmd) == 1 else str(getattr(spec, "origin", "") or "")
+        try:
+            st = os.stat(exe)
+        except OSError:
+            return f"ruff: {exe}"
+        return f"ruff: {exe} {st.st_size} {st.st_mtime_ns}"
 
     def partial(self, sets: dict[str, Any]) -> str | None:
         status = str(sets.get("ruff", ""))
