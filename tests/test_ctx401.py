@@ -294,12 +294,25 @@ def test_ruff_f811_is_merged_with_its_origin_and_deduplicated(project: Path) -> 
     ]
 
 
+TWICE_IMPORT = "from specrt.context import get_model\nfrom specrt.context import get_model\n"
+
+
 def test_ruff_is_only_run_for_candidates(project: Path, monkeypatch) -> None:
     calls: list[object] = []
-    monkeypatch.setattr(ctx401, "_ruff_command", lambda: calls.append(1) or None)
+    real_run = ctx401.subprocess.run
+
+    def run(args, *a, **kw):  # count ruff's runs; git's (discovery) pass through
+        if "F811" in args:
+            calls.append(args)
+        return real_run(args, *a, **kw)
+
+    monkeypatch.setattr(ctx401.subprocess, "run", run)
     write(project, {"app/m.py": "from specrt.context import get_model\n"})
     out = run_engine(project, select={RULE})
     assert calls == [] and out.program.sets[RULE]["ruff"].startswith("not run")
+    write(project, {"app/n.py": TWICE_IMPORT})  # a candidate: ruff runs once
+    out = run_engine(project, select={RULE})
+    assert len(calls) == 1 and out.program.sets[RULE]["ruff"].startswith("ran on 1 file")
 
 
 def test_without_ruff_the_rule_still_works(project: Path, monkeypatch) -> None:
