@@ -12,7 +12,7 @@ import pytest
 from conftest import run_cli
 from helpers import cli, populate, run_engine, write
 
-import ctxlint.engine as engine_module
+import ctxlint.pool as pool_module
 
 CORE = {"CTX001", "CTX101", "CTX201"}  # the rules these fixtures are written for
 
@@ -44,14 +44,14 @@ def test_the_pool_runs_and_agrees_with_the_serial_path(
     and the findings equal the in-process (jobs=1) ones."""
     populate(project, n=15)
     pools: list[int] = []
-    real = engine_module.ProcessPoolExecutor
+    real = pool_module.ProcessPoolExecutor
 
     class SpyPool(real):  # type: ignore[misc, valid-type]
         def __init__(self, *args: object, **kwargs: object) -> None:
             pools.append(int(kwargs["max_workers"]))  # type: ignore[call-overload]
             super().__init__(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(engine_module, "ProcessPoolExecutor", SpyPool)
+    monkeypatch.setattr(pool_module, "ProcessPoolExecutor", SpyPool)
     pooled = run_engine(project, jobs=2)
     assert pools and max(pools) == 2, "the pool never ran"
     pools.clear()

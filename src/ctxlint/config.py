@@ -20,6 +20,7 @@ from typing import Any
 import pathspec
 
 from ctxlint.errors import ConfigError
+from ctxlint.pysource import DEFAULT_TARGET, unsupported_target
 from ctxlint.selection import resolve as resolve_selectors
 
 if sys.version_info >= (3, 11):
@@ -44,6 +45,7 @@ CORE_KEYS: dict[str, type | tuple[type, ...]] = {
     "cache-dir": str,
     "select": list,
     "ignore": list,
+    "target-version": str,
 }
 LIST_OF_STRINGS = {"src", "exclude", "select", "ignore"}
 
@@ -62,6 +64,7 @@ class Config:
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
     options: dict[str, Any] = field(default_factory=dict)  # rule-declared keys
+    target_version: str = DEFAULT_TARGET  # the grammar files are checked against
 
     @property
     def record_module(self) -> str:
@@ -205,6 +208,10 @@ def load_config(
         if not isinstance(globs, list) or not all(isinstance(g, str) for g in globs):
             raise ConfigError(f"per-rule-exclude.{rid} must be a list of glob strings")
         _check_globs(f"per-rule-exclude.{rid}", globs)
+    target_version = table.get("target-version", DEFAULT_TARGET)
+    why_not = unsupported_target(target_version)
+    if why_not is not None:
+        raise ConfigError(why_not)
     baseline_base = base or project_root
     # A config travels with the tree it configures, and that tree may not be
     # trusted: what it names for ctxlint to write stays inside the project.
@@ -229,6 +236,7 @@ def load_config(
         select=rules_list("select"),
         ignore=rules_list("ignore"),
         options={k: table[k] for k in rule_options if k in table},
+        target_version=target_version,
     )
 
 

@@ -11,19 +11,17 @@ from __future__ import annotations
 import gc
 import hashlib
 import json
-import multiprocessing
 import os
 import re
 import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ctxlint import __version__
+from ctxlint import __version__, pool, pysource
 from ctxlint.cache import FactCache
 from ctxlint.cache_entries import facts_entry, learnt_entry, outcome_entry, prefilter_entry
 from ctxlint.config import Config
@@ -68,7 +66,7 @@ def _code_version(*parts: str) -> str:
 
 # What per-file facts depend on: the extractor, its helpers and every rule.
 FACT_SOURCES = (
-    "extract.py", "filecontext.py", "records.py", "schema.py", "suppressions.py",
+    "extract.py", "pysource.py", "walk.py", "positions.py", "filecontext.py", "records.py", "schema.py", "suppressions.py",
     "vocab.py", "rule.py", "rules/*.py",
 )  # fmt: skip
 CODE_VERSION = _code_version(*FACT_SOURCES)
@@ -82,7 +80,7 @@ def _plain_sorted(value: Any) -> list[Any]:
 
 
 def fingerprint(rule: str, path: str, scope: str, snippet: str, index: int) -> str:
-    raw = "\0".join((rule, path, scope, snippet, str(index))).encode()
+    raw = "\0".join((rule, path, scope, snippet, str(index))).encode("utf-8", "surrogateescape")
     return hashlib.sha256(raw).hexdigest()[:20]
 
 
@@ -107,35 +105,64 @@ _WORKER: dict[str, Any] = {}
 
 
 SYNTAX_ONLY = "syntax"  # the mode for files no rule needs: only "does it parse"
+# CPython's parser gives each file's verdict: a newer one may judge a target differently.
+_PYTHON = "py{}{}".format(*sys.version_info[:2])
 
 
-def _init_worker(vocab_json: dict[str, Any] | str | None, timed: bool = False) -> None:
+def _init_worker(vocab_json: dict[str, Any] | str | None, target: str, timed: bool = False) -> None:
     from ctxlint.rule import load_rules
 
     _WORKER["vocab"] = vocab_json
+    _WORKER["target"] = target
     _WORKER["rules"] = load_rules()
     _WORKER["timed"] = timed
 
 
+def _encode(
+    path: str, facts: dict[str, Any], clock: dict[str, float]
+) -> tuple[str, bytes, dict[str, float]]:
+    return path, json.dumps(facts, sort_keys=True, separators=(",", ":")).encode(), clock
+
+
 def _work(item: tuple[str, str, bytes]) -> tuple[str, bytes, dict[str, float]]:
     """(path, encoded facts, seconds per visitor and "parse" when timed, else {})."""
-    from ctxlint.extract import extract_file, syntax_error  # LibCST: only when parsing
-
     path, module, source = item
+    target = _WORKER["target"]
     clock: dict[str, float] = {}
-    if _WORKER["vocab"] == SYNTAX_ONLY:  # path-free: keyed by content alone (see fact_key)
-        error = syntax_error(source)
-        facts: dict[str, Any] = {"error": error} if error else {}
-    else:
-        facts = extract_file(
-            path,
-            module,
-            source,
-            _WORKER["vocab"],
-            _WORKER["rules"],
-            clock if _WORKER["timed"] else None,
-        )
-    return path, json.dumps(facts, sort_keys=True, separators=(",", ":")).encode(), clock
+    syntax_only = _WORKER["vocab"] == SYNTAX_ONLY
+    try:
+        if syntax_only:  # path-free: keyed by content alone (see fact_key)
+            try:
+                pysource.read(source, target)
+                facts: dict[str, Any] = {}
+            except pysource.SourceError as exc:
+                facts = {"error": str(exc)}
+        else:
+            from ctxlint.extract import extract_file  # LibCST: only when parsing
+
+            facts = extract_file(
+                path,
+                module,
+                source,
+                _WORKER["vocab"],
+                _WORKER["rules"],
+                target,
+                clock if _WORKER["timed"] else None,
+            )
+    except Exception as exc:  # a bug, or code deeper than a rule's recursion: this file only
+        facts = _error(module, f"cannot check: {type(exc).__name__}: {exc}", syntax_only)
+    return _encode(path, facts, clock)
+
+
+def _error(module: str, message: str, syntax_only: bool) -> dict[str, Any]:
+    return {"error": message} if syntax_only else {"module": module, "error": message}
+
+
+def _died(
+    item: tuple[str, str, bytes], how: str, syntax_only: bool
+) -> tuple[str, bytes, dict[str, float]]:
+    path, module, _ = item
+    return _encode(path, _error(module, f"checking it killed the worker ({how})", syntax_only), {})
 
 
 class Engine:
@@ -214,6 +241,7 @@ class Engine:
             tag, vocab_json = f"{CODE_VERSION}:{vocab.key()}", vocab.to_json()
         else:
             tag, vocab_json = f"{CODE_VERSION}:{vocab or 'schema'}", vocab
+        tag += f":{self.config.target_version}:{_PYTHON}"  # the verdict's grammar and parser
         syntax_only = vocab == SYNTAX_ONLY
         keys = {
             p: fact_key(sources.hashes[p], tag, None if syntax_only else (p, m)) for p, m in items
@@ -234,20 +262,22 @@ class Engine:
             if self.progress:
                 self.progress(self._done + n, self._done + len(misses), phase)
 
+        target = self.config.target_version
         if len(misses) > 1 and self.jobs > 1:
-            ctx = multiprocessing.get_context("fork" if os.name == "posix" else "spawn")
-            with ProcessPoolExecutor(
-                max_workers=min(self.jobs, len(misses)),
-                mp_context=ctx,
+            results = pool.run(
+                _work,
+                misses,
+                jobs=self.jobs,
                 initializer=_init_worker,
-                initargs=(vocab_json, self.time_rules),
-            ) as pool:
-                for n, (path, blob, clock) in enumerate(pool.map(_work, misses, chunksize=4), 1):
-                    fresh[path] = blob
-                    self._charge(clock)
-                    tick(n)
+                initargs=(vocab_json, target, self.time_rules),
+                died=lambda item, how: _died(item, how, syntax_only),
+            )
+            for n, (path, blob, clock) in enumerate(results, 1):
+                fresh[path] = blob
+                self._charge(clock)
+                tick(n)
         else:
-            _init_worker(vocab_json, self.time_rules)
+            _init_worker(vocab_json, target, self.time_rules)
             for n, item in enumerate(misses, 1):
                 path, blob, clock = _work(item)
                 fresh[path] = blob
@@ -355,6 +385,7 @@ class Engine:
                 c.exclude,
                 c.per_rule_exclude,
                 c.options,
+                c.target_version,
             ],
             "selected": sorted(self.selected),
             "pinned": self.pinned,
@@ -558,7 +589,7 @@ class Engine:
                 one = self._blob_digests[path] = hashlib.blake2b(
                     blobs[path], digest_size=16
                 ).digest()
-            digest.update(path.encode() + b"\0" + one)
+            digest.update(path.encode("utf-8", "surrogateescape") + b"\0" + one)
         digest.update("\0".join(sorted(tokens)).encode())
         digest.update(json.dumps([[e.path, e.message] for e in errors or ()]).encode())
         return f"{kind}:{digest.hexdigest()}"

@@ -6,8 +6,10 @@ This runs in pool workers, so it takes and returns only plain data.
 
 from __future__ import annotations
 
-import ast
 import json
+import re
+import sys
+import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -15,7 +17,7 @@ from typing import Any
 
 import libcst as cst
 
-from ctxlint import schema, suppressions
+from ctxlint import pysource, schema, suppressions
 from ctxlint.filecontext import Anchor, FileContext
 from ctxlint.records import RecordTracker
 from ctxlint.rule import FileVisitor, Rule
@@ -86,45 +88,63 @@ def _plain(value: Any) -> Any:
     )
 
 
-def _decode(source: bytes) -> tuple[str | None, str | None]:
-    """(text, None), or (None, why not) for bytes that are not UTF-8."""
+# LibCST's message for valid Python it cannot read: "parser error: error at L:C: ..."
+_LIBCST_AT = re.compile(r"error at (\d+):(\d+): (.*)")
+
+
+def _unsupported(exc: cst.ParserSyntaxError) -> str:
+    """Valid Python (CPython parsed it) that LibCST's grammar rejects."""
+    found = _LIBCST_AT.search(exc.message)
+    if found is None:
+        return f"not supported by the parser (LibCST): {exc.message}"
+    line, column, why = found.groups()
+    return f"not supported by the parser (LibCST) at line {line}, column {column}: {why}"
+
+
+def parse(text: str) -> cst.Module:
+    """The LibCST tree of text CPython accepted (see pysource); raises SourceError."""
     try:
-        return source.decode("utf-8"), None
-    except UnicodeDecodeError as exc:
-        return None, f"not valid UTF-8 (byte {exc.start})"
-
-
-def _cannot(exc: BaseException) -> str:
-    return f"cannot parse: {type(exc).__name__}: {exc}"
-
-
-def parse(source: bytes) -> tuple[cst.Module | None, str | None]:
-    text, error = _decode(source)
-    if text is None:
-        return None, error
-    try:
-        return cst.parse_module(text), None
+        return cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
-        return (
-            None,
-            f"syntax error at line {exc.raw_line}, column {exc.raw_column + 1}: {exc.message}",
-        )
-    except (RecursionError, ValueError) as exc:  # pathological nesting, odd bytes
-        return None, _cannot(exc)
+        raise pysource.SourceError(_unsupported(exc)) from None
+    except ValueError as exc:
+        raise pysource.SourceError(f"not supported by the parser (LibCST): {exc}") from None
 
 
-def syntax_error(source: bytes) -> str | None:
-    """Why a file no rule needs would not parse (ast: a fraction of a LibCST parse)."""
-    text, error = _decode(source)
-    if text is None:
-        return error
+# Valid code nests deeper than the main thread's stack allows: LibCST builds
+# `a and b and ...` and concatenated strings as nested pairs (its native parser
+# segfaults near 20,000 operands on 8 MiB), and its codegen (spans) and the
+# rules' helpers recurse per level. So LibCST's part runs on a thread with room.
+DEEP_STACK_BYTES = 512 * 2**20
+DEEP_RECURSION_LIMIT = 100_000
+
+
+def with_deep_stack(fn: Callable[..., Any], *args: Any) -> Any:
+    """fn(*args) on a thread with a large stack and recursion limit."""
+    outcome: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            outcome["value"] = fn(*args)
+        except BaseException as exc:  # re-raised in the caller's thread
+            outcome["error"] = exc
+
+    old_size, old_limit = threading.stack_size(DEEP_STACK_BYTES), sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old_limit, DEEP_RECURSION_LIMIT))
     try:
-        ast.parse(text)
-    except SyntaxError as exc:
-        return f"syntax error at line {exc.lineno}, column {exc.offset}: {exc.msg}"
-    except (RecursionError, ValueError, MemoryError) as exc:
-        return _cannot(exc)
-    return None
+        thread = threading.Thread(target=run, name="ctxlint-deep")
+        try:
+            thread.start()
+        except RuntimeError:  # no room for the stack (strict overcommit, ulimit -v)
+            sys.setrecursionlimit(old_limit)
+            return fn(*args)
+        thread.join()
+    finally:
+        threading.stack_size(old_size)
+        sys.setrecursionlimit(old_limit)
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
 
 
 def extract_file(
@@ -133,17 +153,43 @@ def extract_file(
     source: bytes,
     vocab_json: dict[str, Any] | None,
     rules: list[Rule],
+    target: str = pysource.DEFAULT_TARGET,
     clock: dict[str, float] | None = None,
 ) -> dict[str, Any]:
     """Facts of one file: {"module", "facts": {rule_id: ...}, "suppressions", "schema"?}
-    or {"error": message}. With a `clock`, the seconds spent parsing ("parse")
-    and in each visitor (its rule id, or "records") are added to it."""
+    or {"error": message}. With a `clock`, the seconds spent parsing ("parse":
+    CPython's verdict and LibCST's parse) and in each visitor (its rule id, or
+    "records") are added to it."""
     start = time.perf_counter()
-    tree, error = parse(source)
+    try:  # CPython's verdict first, on this thread (pysource.check)
+        text = pysource.read(source, target)
+    except pysource.SourceError as exc:
+        return {"module": module, "error": str(exc)}
+    finally:
+        _tick(clock, "parse", start)
+    return with_deep_stack(_extract, path, module, text, vocab_json, rules, clock)
+
+
+def _tick(clock: dict[str, float] | None, name: str, start: float) -> None:
     if clock is not None:
-        clock["parse"] = clock.get("parse", 0.0) + time.perf_counter() - start
-    if tree is None:
-        return {"module": module, "error": error}
+        clock[name] = clock.get(name, 0.0) + time.perf_counter() - start
+
+
+def _extract(
+    path: str,
+    module: str,
+    text: str,
+    vocab_json: dict[str, Any] | None,
+    rules: list[Rule],
+    clock: dict[str, float] | None,
+) -> dict[str, Any]:
+    start = time.perf_counter()
+    try:
+        tree = parse(text)
+    except pysource.SourceError as exc:
+        return {"module": module, "error": str(exc)}
+    finally:
+        _tick(clock, "parse", start)
     is_package = path.endswith("__init__.py")
     vocab = Vocabulary.from_json(vocab_json) if vocab_json else None
     out: dict[str, Any] = {"module": module, "facts": {}}
@@ -167,7 +213,7 @@ def extract_file(
             clock[rid] = clock.get(rid, 0.0) + time.perf_counter() - start
     ctx.resolve_anchors()
     out["facts"] = {k: v for k, v in facts.items() if v}
-    if b"ctxlint:" in source:
-        out["suppressions"] = suppressions.scan(source.decode("utf-8"))
+    if "ctxlint:" in text:
+        out["suppressions"] = suppressions.scan(text)
     ctx.records = None  # the one reference cycle (context <-> tracker) that would hold the tree
     return _plain(out)

@@ -18,6 +18,7 @@ import ast
 import inspect
 import textwrap
 from collections.abc import Callable
+from typing import Any
 
 import libcst as cst
 
@@ -58,6 +59,7 @@ _WALKED: frozenset[type] = frozenset(_subclasses(cst.CSTNode) - TRIVIA)
 _SEQUENCES = (list, tuple)
 
 _FIELDS: dict[type, tuple[str, ...]] = {}
+_REVERSED: dict[type, tuple[str, ...]] = {}  # the walk pushes children last first
 
 
 def _field_order(cls: type) -> tuple[str, ...]:
@@ -92,23 +94,40 @@ def fields_of(cls: type) -> tuple[str, ...]:
     return names
 
 
+_LEAVE = object()  # on the stack above a node whose children are done
+
+
 def walk(
     node: cst.CSTNode,
     on_visit: Callable[[cst.CSTNode], object],
     on_leave: Callable[[cst.CSTNode], object],
 ) -> None:
-    """Call on_visit before and on_leave after each non-trivia node's children."""
-    on_visit(node)
-    names = _FIELDS.get(type(node))
-    if names is None:
-        names = fields_of(type(node))
-    for name in names:
-        value = getattr(node, name)
-        kind = type(value)
-        if kind in _WALKED:
-            walk(value, on_visit, on_leave)
-        elif kind in _SEQUENCES:
-            for child in value:
-                if type(child) in _WALKED:
-                    walk(child, on_visit, on_leave)
-    on_leave(node)
+    """Call on_visit before and on_leave after each non-trivia node's children.
+
+    Iterative, with its own stack: valid code nests deeper than Python's
+    recursion limit (a thousand `elif`s, concatenated strings or `and`s). A
+    node goes back on the stack under a leave marker, then its children in
+    reverse, so they come off in LibCST's order."""
+    stack: list[Any] = [node]
+    pop, push = stack.pop, stack.append
+    walked, sequences, fields, leave = _WALKED, _SEQUENCES, _REVERSED, _LEAVE
+    while stack:
+        item = pop()
+        if item is leave:
+            on_leave(pop())
+            continue
+        on_visit(item)
+        push(item)
+        push(leave)
+        names = fields.get(type(item))
+        if names is None:
+            names = fields[type(item)] = fields_of(type(item))[::-1]
+        for name in names:
+            value = getattr(item, name)
+            kind = type(value)
+            if kind in walked:
+                push(value)
+            elif kind in sequences:
+                for child in reversed(value):
+                    if type(child) in walked:
+                        push(child)

@@ -28,8 +28,9 @@ SRCROOT = "%SRCROOT%"
 
 
 def _uri(path: str) -> str:
-    # A relative URI reference: percent-encode anything a URI cannot carry (spaces...).
-    return quote(path.replace("\\", "/"), safe="/")
+    # A relative URI reference: percent-encode anything a URI cannot carry (spaces...),
+    # and a name's raw bytes where it is not UTF-8 (held as surrogate escapes).
+    return quote(path.replace("\\", "/").encode("utf-8", "surrogateescape"), safe="/")
 
 
 def project_home() -> str | None:
