@@ -11,6 +11,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from importlib.util import find_spec
 from pathlib import Path
@@ -60,6 +61,22 @@ def test_deep_valid_code_is_checked_through_and_through(project: Path, jobs: int
     assert _errors(out) == {}
     expected = sorted((path, text.count("\n")) for path, text in files.items())
     assert sorted(_findings(out)) == expected
+
+
+def test_without_room_for_a_deep_stack_files_are_still_checked(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the 512 MiB thread cannot start (strict overcommit, ulimit -v), the
+    work runs on the caller's thread, as before, instead of failing every file."""
+
+    def no_room(self: threading.Thread) -> None:
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(threading.Thread, "start", no_room)
+    write(project, {"app/reader.py": SEED + READ})
+    out = run_engine(project, select={"CTX101"})
+    assert (_errors(out), _findings(out)) == ({}, [("app/reader.py", 2)])
+    assert sys.getrecursionlimit() == 1000
 
 
 def test_cpythons_own_pydoc_topics_is_checked(project: Path) -> None:
@@ -139,9 +156,14 @@ def test_a_worker_killed_mid_file_is_that_files_error(
     files = {f"app/ok{i:02d}.py": SEED + READ for i in range(12)}
     files["app/crash.py"] = SEED + "CRASH_HERE = 1\n" + READ
     write(project, files)
-    out = run_engine(project, jobs=2, select={"CTX101"})
+    out = run_engine(project, jobs=2, select={"CTX101"}, use_cache=True)
     assert _errors(out) == {"app/crash.py": "checking it killed the worker (SIGSEGV)"}
     assert _findings(out) == [(f"app/ok{i:02d}.py", 2) for i in range(12)]
+    # A death may be transient (the OOM killer): nothing of it is cached.
+    monkeypatch.setattr(extract, "parse", real)
+    again = run_engine(project, jobs=2, select={"CTX101"}, use_cache=True)
+    assert _errors(again) == {}
+    assert _findings(again) == sorted([*_findings(out), ("app/crash.py", 3)])
 
 
 # -- D19: valid Python that LibCST cannot read -----------------------------------

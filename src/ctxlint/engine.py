@@ -66,8 +66,8 @@ def _code_version(*parts: str) -> str:
 
 # What per-file facts depend on: the extractor, its helpers and every rule.
 FACT_SOURCES = (
-    "extract.py", "pysource.py", "walk.py", "positions.py", "filecontext.py", "records.py", "schema.py", "suppressions.py",
-    "vocab.py", "rule.py", "rules/*.py",
+    "extract.py", "pysource.py", "walk.py", "positions.py", "filecontext.py", "records.py",
+    "schema.py", "suppressions.py", "vocab.py", "rule.py", "rules/*.py",
 )  # fmt: skip
 CODE_VERSION = _code_version(*FACT_SOURCES)
 # A whole run's outcome also depends on discovery, configuration and the engine.
@@ -263,6 +263,15 @@ class Engine:
                 self.progress(self._done + n, self._done + len(misses), phase)
 
         target = self.config.target_version
+        crashed: set[str] = set()
+
+        def died(item: tuple[str, str, bytes], how: str) -> tuple[str, bytes, dict[str, float]]:
+            # A dead worker may be transient (the OOM killer, a kill): its error is
+            # reported, but neither it nor this run's outcome is stored.
+            crashed.add(item[0])
+            self.memo = False
+            return _died(item, how, syntax_only)
+
         if len(misses) > 1 and self.jobs > 1:
             results = pool.run(
                 _work,
@@ -270,7 +279,7 @@ class Engine:
                 jobs=self.jobs,
                 initializer=_init_worker,
                 initargs=(vocab_json, target, self.time_rules),
-                died=lambda item, how: _died(item, how, syntax_only),
+                died=died,
             )
             for n, (path, blob, clock) in enumerate(results, 1):
                 fresh[path] = blob
@@ -286,7 +295,7 @@ class Engine:
         self._done += len(misses)
         if vocab != SYNTAX_ONLY:
             self.parsed += len(misses)
-        self.cache.put_many({keys[p]: blob for p, blob in fresh.items()})
+        self.cache.put_many({keys[p]: blob for p, blob in fresh.items() if p not in crashed})
         out.update(fresh)
         return {p: out[p] for p, _ in items}  # input order, whatever was cached
 
@@ -487,7 +496,7 @@ class Engine:
                 self.cache.close()
                 return out
         out = self._run(files, sources, errors)
-        if memo_key is not None:
+        if memo_key is not None and self.memo:
             self.cache.put_many({memo_key: self._record(out)})
         self.cache.close()
         return out
