@@ -61,6 +61,8 @@ def test_deep_valid_code_is_checked_through_and_through(project: Path, jobs: int
     assert _errors(out) == {}
     expected = sorted((path, text.count("\n")) for path, text in files.items())
     assert sorted(_findings(out)) == expected
+    # the deep thread is stopped with its batch: nothing is running when a pool forks
+    assert [t.name for t in threading.enumerate() if t.name == "ctxlint-deep"] == []
 
 
 def test_without_room_for_a_deep_stack_files_are_still_checked(

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ctxlint import __version__, pool, pysource
+from ctxlint import __version__, deepstack, pool, pysource
 from ctxlint.cache import FactCache
 from ctxlint.cache_entries import facts_entry, learnt_entry, outcome_entry, prefilter_entry
 from ctxlint.config import Config
@@ -116,6 +116,13 @@ def _init_worker(vocab_json: dict[str, Any] | str | None, target: str, timed: bo
     _WORKER["target"] = target
     _WORKER["rules"] = load_rules()
     _WORKER["timed"] = timed
+
+
+def _init_pool_worker(
+    vocab_json: dict[str, Any] | str | None, target: str, timed: bool = False
+) -> None:
+    _init_worker(vocab_json, target, timed)
+    deepstack.start()  # one deep thread for the worker's life
 
 
 def _encode(
@@ -277,7 +284,7 @@ class Engine:
                 _work,
                 misses,
                 jobs=self.jobs,
-                initializer=_init_worker,
+                initializer=_init_pool_worker,
                 initargs=(vocab_json, target, self.time_rules),
                 died=died,
             )
@@ -287,11 +294,12 @@ class Engine:
                 tick(n)
         else:
             _init_worker(vocab_json, target, self.time_rules)
-            for n, item in enumerate(misses, 1):
-                path, blob, clock = _work(item)
-                fresh[path] = blob
-                self._charge(clock)
-                tick(n)
+            with deepstack.running():  # stopped before any later fork
+                for n, item in enumerate(misses, 1):
+                    path, blob, clock = _work(item)
+                    fresh[path] = blob
+                    self._charge(clock)
+                    tick(n)
         self._done += len(misses)
         if vocab != SYNTAX_ONLY:
             self.parsed += len(misses)

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
-import threading
 import time
 from collections import defaultdict
 from collections.abc import Callable
@@ -17,7 +15,7 @@ from typing import Any
 
 import libcst as cst
 
-from ctxlint import pysource, schema, suppressions
+from ctxlint import deepstack, pysource, schema, suppressions
 from ctxlint.filecontext import Anchor, FileContext
 from ctxlint.records import RecordTracker
 from ctxlint.rule import FileVisitor, Rule
@@ -111,42 +109,6 @@ def parse(text: str) -> cst.Module:
         raise pysource.SourceError(f"not supported by the parser (LibCST): {exc}") from None
 
 
-# Valid code nests deeper than the main thread's stack allows: LibCST builds
-# `a and b and ...` and concatenated strings as nested pairs (its native parser
-# segfaults near 20,000 operands on 8 MiB), and its codegen (spans) and the
-# rules' helpers recurse per level. So LibCST's part runs on a thread with room.
-DEEP_STACK_BYTES = 512 * 2**20
-DEEP_RECURSION_LIMIT = 100_000
-
-
-def with_deep_stack(fn: Callable[..., Any], *args: Any) -> Any:
-    """fn(*args) on a thread with a large stack and recursion limit."""
-    outcome: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            outcome["value"] = fn(*args)
-        except BaseException as exc:  # re-raised in the caller's thread
-            outcome["error"] = exc
-
-    old_size, old_limit = threading.stack_size(DEEP_STACK_BYTES), sys.getrecursionlimit()
-    sys.setrecursionlimit(max(old_limit, DEEP_RECURSION_LIMIT))
-    try:
-        thread = threading.Thread(target=run, name="ctxlint-deep")
-        try:
-            thread.start()
-        except RuntimeError:  # no room for the stack (strict overcommit, ulimit -v)
-            sys.setrecursionlimit(old_limit)
-            return fn(*args)
-        thread.join()
-    finally:
-        threading.stack_size(old_size)
-        sys.setrecursionlimit(old_limit)
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome["value"]
-
-
 def extract_file(
     path: str,
     module: str,
@@ -167,7 +129,7 @@ def extract_file(
         return {"module": module, "error": str(exc)}
     finally:
         _tick(clock, "parse", start)
-    return with_deep_stack(_extract, path, module, text, vocab_json, rules, clock)
+    return deepstack.call(_extract, path, module, text, vocab_json, rules, clock)  # LibCST's part
 
 
 def _tick(clock: dict[str, float] | None, name: str, start: float) -> None:

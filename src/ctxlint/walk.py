@@ -90,7 +90,8 @@ def _field_order(cls: type) -> tuple[str, ...]:
 
 def _may_hold_nodes(hint: object) -> bool:
     """False only for a type hint that admits nothing but layout, None, str or
-    MaybeSentinel (`Sequence[LeftParen]`, `BaseParenthesizableWhitespace`)."""
+    MaybeSentinel (`Sequence[LeftParen]`, `BaseParenthesizableWhitespace`); a
+    hint left as a string (a forward reference) may hold anything."""
     args = typing.get_args(hint)
     if args:
         return any(_may_hold_nodes(arg) for arg in args)
@@ -102,11 +103,12 @@ def _may_hold_nodes(hint: object) -> bool:
 def walked_fields(cls: type) -> tuple[str, ...]:
     """fields_of(cls) less the fields whose declared type is layout only: about
     two thirds of them, which the walk need not read at all."""
-    try:
-        hints = typing.get_type_hints(cls)
-    except Exception:  # an annotation that does not resolve: read every field
-        return fields_of(cls)
-    return tuple(n for n in fields_of(cls) if n not in hints or _may_hold_nodes(hints[n]))
+    declared = getattr(cls, "__dataclass_fields__", {})
+    return tuple(
+        name
+        for name in fields_of(cls)
+        if name not in declared or _may_hold_nodes(declared[name].type)
+    )
 
 
 def fields_of(cls: type) -> tuple[str, ...]:
