@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from conftest import run_cli
-from helpers import run_engine, write
+from helpers import cli, run_engine, write
 
 from ctxlint import extract, pysource
 
@@ -245,6 +245,16 @@ def test_target_version_decides_the_grammar(project: Path, target: str, accepted
 def test_the_default_target_is_py310(project: Path) -> None:
     write(project, {"app/star.py": EXCEPT_STAR})
     assert list(_errors(run_engine(project))) == ["app/star.py"]
+
+
+@pytest.mark.parametrize(
+    ("table", "shown"), [("", "py310"), ('target-version = "py311"\n', "py311")]
+)
+def test_show_settings_names_the_target_version(project: Path, table: str, shown: str) -> None:
+    _set_table(project, table)
+    res = cli("show-settings", "--format", "json", cwd=project)
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout)["target-version"] == shown
 
 
 NEWER = [name for name, v in pysource.TARGET_VERSIONS.items() if v > sys.version_info[:2]]

@@ -618,6 +618,7 @@ def cmd_show_settings(args: argparse.Namespace) -> int:
         "per-rule-exclude": {k: list(v) for k, v in sorted(config.per_rule_exclude.items())},
         "runtime-module": config.runtime_module,
         "record-class": config.record_class,
+        "target-version": config.target_version,
         "baseline": (
             f"{baseline} ({'exists' if baseline.is_file() else 'not written yet'})"
             if baseline is not None
