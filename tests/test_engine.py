@@ -282,18 +282,21 @@ def test_the_cyclic_gc_is_paused_for_a_run_and_restored(project: Path, monkeypat
 
     populate(project)
     during: list[bool] = []
-    real = ctx101_seed_read.RULE.derive
+    # patched on the class: monkeypatch restores an instance attribute by setting the
+    # bound method on the instance, which would shadow later tests' class patches
+    rule_class = type(ctx101_seed_read.RULE)
+    real = rule_class.derive
     monkeypatch.setattr(
-        ctx101_seed_read.RULE, "derive", lambda p: during.append(gc.isenabled()) or real(p)
+        rule_class, "derive", lambda self, p: during.append(gc.isenabled()) or real(self, p)
     )
     assert gc.isenabled()
     run_engine(project)
     assert during == [False] and gc.isenabled()
 
-    def boom(program):
+    def boom(self, program):
         raise RuntimeError("a bug in a rule")
 
-    monkeypatch.setattr(ctx101_seed_read.RULE, "derive", boom)
+    monkeypatch.setattr(rule_class, "derive", boom)
     with pytest.raises(RuntimeError):
         run_engine(project)
     assert gc.isenabled()
