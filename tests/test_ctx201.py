@@ -4,9 +4,12 @@ module's class of the same name, explicit non-record annotations)."""
 
 from __future__ import annotations
 
+import json
+import sys
 from pathlib import Path
 
 import pytest
+from conftest import REPO, run_cli
 from helpers import RIVAL, run_engine, write
 from rulecase import assert_case
 
@@ -149,6 +152,46 @@ BAD = {
         def through_an_attribute(h: Holder) -> None:
             h.cfg.dp_size = 2  # expect
         """,
+    # the strict guard refuses any attribute, so the ratchet counts every one
+    "any-attribute-not-only-declared-fields": """
+        from specrt.context import get_server_args
+        from specrt.record import ServerArgs
+
+        def f(server_args: ServerArgs) -> None:
+            server_args.not_a_field = 3  # expect
+            server_args.__dict__["not_a_field"] = 4  # expect
+            setattr(server_args, "not_a_field", 5)  # expect
+            server_args._chunk_size = 64  # expect
+            global_server_args = get_server_args()
+            global_server_args.resolved_dict = None  # expect
+        """,
+    "a-copy-of-a-record-is-a-record": """
+        import copy
+        import dataclasses
+        from copy import deepcopy
+
+        from specrt.context import get_server_args
+        from specrt.record import ServerArgs
+
+        def build(cfg: ServerArgs) -> None:
+            pass
+
+        def launch(cfg: ServerArgs) -> None:
+            pass
+
+        def f(server_args: ServerArgs, cfg) -> None:
+            draft = deepcopy(server_args)
+            draft.tp_size = 1  # expect
+            draft.attention_backend = None  # expect
+            dp = dataclasses.replace(cfg, tp_size=2)
+            dp.placement_group = None  # expect
+            again = copy.copy(draft)
+            again.dp_size = 2  # expect
+            seeded = copy.copy(get_server_args())
+            seeded.dp_size = 3  # expect
+            draft = {}
+            draft.tp_size = 4
+        """,
 }
 
 GOOD = {
@@ -169,9 +212,16 @@ GOOD = {
             values = {"tp_size": get_server_args()}
             values["tp_size"] = 1
             opts["dp_size"] = 2
-            server_args.not_a_field = 3
-            server_args.__dict__["not_a_field"] = 4
-            setattr(server_args, "not_a_field", 5)
+        """,
+    "a-copy-of-something-else": """
+        import copy
+        from copy import deepcopy
+
+        def f(opts: dict, args) -> None:
+            c = copy.copy(opts)
+            c.tp_size = 1
+            d = deepcopy(args)
+            d.tp_size = 1
         """,
     "walrus-binds-a-name-not-a-field": """
         from specrt.context import get_server_args
@@ -280,7 +330,7 @@ def test_message_names_the_field_and_the_form(project: Path) -> None:
     first, second = run_engine(project, select={RULE}).findings
     assert "`tp_size`" in first.message and "augmented assignment" in first.message
     assert "get_context().override" in first.message
-    assert "a field named at run time" in second.message and "setattr()" in second.message
+    assert "attribute named at run time" in second.message and "setattr()" in second.message
     assert (first.scope, first.snippet) == ("f", "rec.tp_size")
 
 
@@ -343,3 +393,89 @@ def test_the_runtime_module_owns_the_record_slot(project: Path) -> None:
         + "        object.__setattr__(server_args, name, value)\n"
     )
     assert run_engine(project, select={RULE}).findings == []
+
+
+def test_a_write_before_resolution_says_what_it_is(project: Path) -> None:
+    """A write followed, on the same name, by a call of a method that sets the
+    record's write seal (a flag its `__setattr__` checks before refusing) is a
+    write to the operator's input outside the pipeline, not one after resolution;
+    a method setting a flag the guard checks negated (an exemption) is no entry."""
+    record = project / "specrt" / "record.py"
+    record.write_text(
+        record.read_text()
+        + "\n    def __setattr__(self, name, value):\n"
+        + "        if getattr(self, '_sealed', False) and not getattr(self, '_lifted', False):\n"
+        + "            raise AttributeError(name)\n"
+        + "        object.__setattr__(self, name, value)\n"
+        + "\n    def resolve_once(self) -> None:\n"
+        + "        self._sealed = True\n"
+        + "\n    def lift(self) -> None:\n"
+        + "        self._lifted = True\n"
+    )
+    source = (
+        "from specrt.record import ServerArgs\n\n"
+        "def run_server(server_args: ServerArgs) -> None:\n"
+        "    server_args.model_path = 'm'\n"
+        "    server_args.resolve_once()\n"
+        "    server_args.tp_size = 2\n\n"
+        "def other(server_args: ServerArgs) -> None:\n"
+        "    server_args.tp_size = 1\n"
+        "    server_args.lift()\n"
+    )
+    write(project, {"app/m.py": source})
+    out = run_engine(project, select={RULE})
+    before, after, lifted = out.findings
+    assert (before.line, after.line, lifted.line) == (4, 6, 9)
+    assert "the operator's input outside the resolution pipeline" in before.message
+    assert "before .resolve_once()" in before.message and "declare_resolution" in before.message
+    for f in (after, lifted):
+        assert "read-only after resolution" in f.message
+    assert out.program.sets[RULE][
+        "resolution entries (record methods that set its write seal)"
+    ] == ["resolve_once (sets _sealed)"]
+
+
+def test_message_says_when_the_attribute_is_not_a_field(project: Path) -> None:
+    """A method name or private attribute is reported as what it is."""
+    write(
+        project,
+        {
+            "app/m.py": (
+                "from specrt.record import ServerArgs\n\n"
+                "def f(rec: ServerArgs) -> None:\n"
+                "    rec.resolved_dict = None\n"
+            )
+        },
+    )
+    (finding,) = run_engine(project, select={RULE}).findings
+    assert "write to `resolved_dict` on the record (not a declared field)" in finding.message
+
+
+def test_the_sglang_profile_checks_the_test_kits(tmp_path: Path) -> None:
+    """SGLang's mutation ratchet covers `sglang/test/`: so does the built-in
+    profile (a test kit seeding a private attribute onto a record is reported)."""
+    sys.path.insert(0, str(REPO / "bench"))
+    try:
+        import guard_probes
+    finally:
+        sys.path.remove(str(REPO / "bench"))
+    kit = "sglang/test/kits/radix_fixtures.py"
+    files = {
+        **guard_probes.BASE,
+        "sglang/test/__init__.py": "",
+        "sglang/test/kits/__init__.py": "",
+        kit: (
+            "from sglang.srt.server_args import ServerArgs\n\n\n"
+            "def make(server_args: ServerArgs) -> None:\n"
+            "    server_args._mamba_cache_chunk_size = 64\n"
+        ),
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    res = run_cli(
+        "check", "--profile", "sglang", str(tmp_path), "--select", "CTX201", "--format", "json"
+    )  # fmt: skip
+    assert res.returncode == 1, res.stderr
+    found = [(f["path"], f["line"]) for f in json.loads(res.stdout)["findings"]]
+    assert found == [(kit, 5)]

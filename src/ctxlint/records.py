@@ -16,6 +16,16 @@ from ctxlint.filecontext import FileContext, dotted, string_value
 from ctxlint.lazy_libcst import cst
 from ctxlint.rule import FileVisitor
 
+# Functions whose result is a copy of their first argument: a copy of a record
+# is a record (CTX202 reports the copy; writes to it are still record writes).
+COPY_FUNCTIONS = (
+    "dataclasses.replace",
+    "copy.copy",
+    "copy.deepcopy",
+    "copy.replace",
+    "msgspec.structs.replace",
+)
+
 
 def _names_in_target(target: cst.BaseExpression) -> list[str]:
     if isinstance(target, cst.Name):
@@ -119,6 +129,8 @@ class RecordTracker(FileVisitor):
         # it (a rival record: SGLang's multimodal_gen has its own ServerArgs)
         self.rival_params: dict[str, dict[str, int]] = {}
         self.other_typed: dict[str, set[str]] = {}  # scope -> parameters of another type
+        # scope -> {name: the expression it holds a copy of}, in statement order
+        self.copies: dict[str, dict[str, cst.BaseExpression]] = {}
         self._locals_cache: dict[int, _LocalNames] = {}
 
     # -- queries ------------------------------------------------------------
@@ -208,6 +220,25 @@ class RecordTracker(FileVisitor):
             return True
         return isinstance(expr, cst.Name) and self.is_seed_alias(expr.value)
 
+    def copy_source(self, value: cst.BaseExpression | None) -> cst.BaseExpression | None:
+        """`x` for `copy.deepcopy(x)`, `dataclasses.replace(x, ...)` and the other
+        copy functions under any import spelling; None for anything else."""
+        if not isinstance(value, cst.Call) or self.ctx.resolve(value.func) not in COPY_FUNCTIONS:
+            return None
+        first = value.args[0] if value.args else None
+        if first is None or first.keyword is not None or first.star:
+            return None
+        return first.value
+
+    def copied_from(self, name: str) -> cst.BaseExpression | None:
+        """What the local `name` was last bound to a copy of, in its own scope."""
+        for s in reversed(self.ctx.scopes):
+            if name in self.aliases.get(s.qualname, {}):
+                return self.copies.get(s.qualname, {}).get(name)
+            if s.kind == "class":
+                return None
+        return None
+
     def self_attr(self, expr: cst.BaseExpression) -> str | None:
         """`X` for `self.X` inside a method (the first parameter's name)."""
         scope = self.ctx.scope
@@ -246,6 +277,11 @@ class RecordTracker(FileVisitor):
         seed_value = value is not None and self.is_seed(value)
         if isinstance(target, cst.Name):
             self.aliases.setdefault(scope, {})[target.value] = seed_value
+            source = self.copy_source(value)
+            if source is not None:
+                self.copies.setdefault(scope, {})[target.value] = source
+            else:
+                self.copies.get(scope, {}).pop(target.value, None)
             return
         attr = self.self_attr(target)
         if attr is not None and seed_value:
@@ -255,6 +291,7 @@ class RecordTracker(FileVisitor):
             return
         for name in _names_in_target(target):
             self.aliases.setdefault(scope, {})[name] = False
+            self.copies.get(scope, {}).pop(name, None)
 
     def leave_Assign(self, node: cst.Assign) -> None:
         for t in node.targets:

@@ -1,10 +1,16 @@
-"""CTX201 record-mutation: a write to a field of a record instance.
+"""CTX201 record-mutation: a write onto a record instance.
 
 The record is the operator's raw input, sealed after resolution; a write
 outside the resolution pipeline desyncs it from the bags it was projected into
-(and raises at run time under the strict guard). Instances are the seed and
-its aliases, names and attributes annotated with the record class, and the
-names the codebase itself gives record parameters (derived from annotations).
+(and raises at run time under the strict guard, which refuses any attribute,
+declared field or not). Instances are the seed and its aliases, names and
+attributes annotated with the record class, the names the codebase itself gives
+record parameters (derived from annotations), and copies of any of these.
+
+A write followed, in the same function and on the same name, by a call of one
+of the record's resolution entries (derived: the record's methods that set a
+flag its `__setattr__` checks before refusing) happens before resolution: it is
+reported as what it is, a write to the operator's input outside the pipeline.
 """
 
 from __future__ import annotations
@@ -25,14 +31,23 @@ SETATTR_CALLS = {"setattr": "setattr()", "delattr": "delattr()"}
 class RecordWriteVisitor(FileVisitor):
     def __init__(self, ctx: FileContext) -> None:
         super().__init__(ctx)
-        assert ctx.vocab is not None
-        self.fields = set(ctx.vocab.fields)
+        vocab = ctx.vocab
+        assert vocab is not None
         # the runtime module owns the record slot (it builds the record a test
         # override publishes and seeds its private caches): not a mutation site
-        self.active = ctx.module != ctx.vocab.runtime_module
+        self.active = ctx.module != vocab.runtime_module
         self.writes: list[dict[str, Any]] = []
+        # (scope, name, method, order) of every `name.method(...)` call, to tell
+        # which writes a resolution entry follows
+        self.calls: list[tuple[str, str, str, int]] = []
+        self.order = 0
+        self.in_record_module = ctx.module == vocab.record_module
+        self.record_name = vocab.record_name
+        self.seal_flags: set[str] = set()  # flags the record's __setattr__ checks
+        self.sets_flags: dict[str, set[str]] = {}  # record method -> flags it sets true
+        self.negated = 0  # depth of `not` operators around the current node
 
-    def _base(self, expr: cst.BaseExpression) -> dict[str, Any] | None:
+    def _base(self, expr: cst.BaseExpression, depth: int = 0) -> dict[str, Any] | None:
         """What kind of record holder `expr` is, or None if it cannot be one."""
         rec = self.ctx.records
         if rec.is_seed(expr):
@@ -40,6 +55,9 @@ class RecordWriteVisitor(FileVisitor):
         if isinstance(expr, cst.Name):
             if rec.is_annotated_name(expr.value):
                 return {"k": "annotated"}
+            source = rec.copied_from(expr.value)
+            if source is not None and depth < 8:
+                return self._base(source, depth + 1)  # a copy holds what its source holds
             if expr.value in ("self", "cls") or rec.is_other_typed(expr.value):
                 return None
             return {"k": "name", "n": expr.value}
@@ -53,21 +71,24 @@ class RecordWriteVisitor(FileVisitor):
     def _write(
         self, node: cst.CSTNode, base: cst.BaseExpression, field: str | None, form: str
     ) -> None:
-        if not self.active or (field is not None and field not in self.fields):
+        if not self.active:
             return
         kind = self._base(base)
         if kind is None:
             return
-        self.writes.append(
-            {
-                "field": field,
-                "form": form,
-                "base": kind,
-                "scope": self.ctx.qualname,
-                "snippet": self.ctx.snippet(node),
-                "span": self.ctx.anchor(node),
-            }
-        )
+        self.order += 1
+        write = {
+            "field": field,
+            "form": form,
+            "base": kind,
+            "scope": self.ctx.qualname,
+            "snippet": self.ctx.snippet(node),
+            "span": self.ctx.anchor(node),
+            "order": self.order,
+        }
+        if isinstance(base, cst.Name) and self.ctx.scope.kind == "function":
+            write["holder"] = base.value
+        self.writes.append(write)
 
     def _target(self, target: cst.BaseExpression, form: str) -> None:
         if isinstance(target, cst.Attribute):
@@ -114,8 +135,55 @@ class RecordWriteVisitor(FileVisitor):
     def visit_Del(self, node: cst.Del) -> None:
         self._target(node.target, "del")
 
+    # -- the record's write seal (in the record module only) -------------------
+    def _record_method(self) -> str | None:
+        scope = self.ctx.scope
+        if not self.in_record_module or scope.kind != "function":
+            return None
+        if self.ctx.enclosing_class() != self.record_name or scope.self_name is None:
+            return None
+        return scope.qualname.rpartition(".")[2]
+
+    def visit_UnaryOperation(self, node: cst.UnaryOperation) -> None:
+        self.negated += isinstance(node.operator, cst.Not)
+
+    def leave_UnaryOperation(self, node: cst.UnaryOperation) -> None:
+        self.negated -= isinstance(node.operator, cst.Not)
+
+    def _seal_flag_read(self, node: cst.Call) -> None:
+        """`getattr(self, "_flag", False)` in the record's `__setattr__`, not negated:
+        a flag that, set, makes the record refuse writes."""
+        if self.negated or self._record_method() != "__setattr__":
+            return
+        args = positional(node)
+        if dotted(node.func) == "getattr" and len(args) >= 2:
+            flag = string_value(args[1])
+            if flag and isinstance(args[0], cst.Name) and args[0].value == self.ctx.scope.self_name:
+                self.seal_flags.add(flag)
+
+    def _seal_flag_set(self, node: cst.Assign) -> None:
+        """`self._flag = True` in a method of the record."""
+        method = self._record_method()
+        if method is None or not (isinstance(node.value, cst.Name) and node.value.value == "True"):
+            return
+        for t in node.targets:
+            attr = self.ctx.records.self_attr(t.target)
+            if attr is not None:
+                self.sets_flags.setdefault(method, set()).add(attr)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        self._seal_flag_set(node)
+
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
+        self._seal_flag_read(node)
+        if (
+            isinstance(func, cst.Attribute)
+            and isinstance(func.value, cst.Name)
+            and self.ctx.scope.kind == "function"
+        ):
+            self.order += 1
+            self.calls.append((self.ctx.qualname, func.value.value, func.attr.value, self.order))
         args = positional(node)
         name = dotted(func)
         if name in SETATTR_CALLS and len(args) >= 2:
@@ -138,7 +206,25 @@ class RecordWriteVisitor(FileVisitor):
         for w in self.writes:
             if w["base"]["k"] == "self":
                 w["base"] = rec.settle(w["base"])
-        return self.writes
+            order = w.pop("order")
+            holder = w.pop("holder", None)
+            then = sorted(
+                {
+                    m
+                    for scope, n, m, o in self.calls
+                    if o > order and (scope, n) == (w["scope"], holder)
+                }
+            )
+            if then:
+                w["then"] = then  # methods later called on the written name
+        seal = {m: sorted(flags & self.seal_flags) for m, flags in self.sets_flags.items()}
+        seal = {m: flags for m, flags in sorted(seal.items()) if flags}
+        if not self.writes and not seal:
+            return None
+        out: dict[str, Any] = {"writes": self.writes}
+        if seal:
+            out["seal"] = seal
+        return out
 
 
 def record_names(program: Program) -> set[str]:
@@ -231,10 +317,19 @@ class RecordConvention:
         ]
 
 
+def resolution_entries(program: Program) -> dict[str, list[str]]:
+    """The record's methods that set its write seal: each sets a flag that the
+    record's own `__setattr__` checks before refusing a write (SGLang's
+    `resolve_once` sets `_input_frozen` and `_resolution_finished`)."""
+    path = program.module_path(program.vocab.record_module)
+    facts = program.files[path]["facts"].get(ID) if path else None
+    return dict((facts or {}).get("seal", {}))
+
+
 class RecordMutation(Rule):
     id = ID
     name = "record-mutation"
-    summary = "A write to a field of a record instance outside the resolution pipeline"
+    summary = "A write onto a record instance outside the resolution pipeline"
     visitor = RecordWriteVisitor
 
     def tokens(self, vocab: Vocabulary) -> set[str]:
@@ -248,25 +343,42 @@ class RecordMutation(Rule):
         return {
             "record parameter names": sorted(convention.names),
             "record parameter names meaning a rival record class": convention.describe(),
+            "resolution entries (record methods that set its write seal)": [
+                f"{m} (sets {', '.join(flags)})" for m, flags in resolution_entries(program).items()
+            ],
         }
 
     def check(self, program: Program) -> Iterable[RawFinding]:
         convention = RecordConvention(program)
-        for path, module, writes in program.facts(ID):
-            for w in writes:
+        entries = resolution_entries(program)
+        fields = set(program.vocab.fields)
+        for path, module, facts in program.facts(ID):
+            for w in facts.get("writes", ()):
                 b = w["base"]
                 if b["k"] in ("name", "attr") and not convention.holds(b["n"], module):
                     continue
-                field = f"`{w['field']}`" if w["field"] else "a field named at run time"
+                if w["field"] is None:
+                    what = "write to a record attribute named at run time"
+                elif w["field"] in fields:
+                    what = f"write to record field `{w['field']}`"
+                else:
+                    what = f"write to `{w['field']}` on the record (not a declared field)"
+                sealed_by = [m for m in w.get("then", ()) if m in entries]
+                if sealed_by:
+                    why = (
+                        f"a write to the operator's input outside the resolution pipeline "
+                        f"(before .{sealed_by[0]}() resolves the record); a launcher-stage "
+                        "decision is resolution: declare it with "
+                        "declare_resolution(record, source, **fields)"
+                    )
+                else:
+                    why = (
+                        "the record is read-only after resolution; change config with "
+                        "get_context().override(source, ...) or pass the value as a "
+                        "constructor argument"
+                    )
                 yield RawFinding(
-                    ID,
-                    path,
-                    w["scope"],
-                    w["snippet"],
-                    w["span"],
-                    f"write to record field {field} ({w['form']}): the record is read-only "
-                    "after resolution; change config with get_context().override(source, ...) "
-                    "or pass the value as a constructor argument",
+                    ID, path, w["scope"], w["snippet"], w["span"], f"{what} ({w['form']}): {why}"
                 )
 
 

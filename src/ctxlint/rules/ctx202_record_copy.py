@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from ctxlint import records
 from ctxlint.filecontext import FileContext
 from ctxlint.lazy_libcst import cst
 from ctxlint.rule import FileVisitor, Program, RawFinding, Rule
@@ -26,13 +27,7 @@ from ctxlint.vocab import Vocabulary
 
 ID = "CTX202"
 COPY_METHODS = ("override", "derive", "replace_resolved")
-COPY_FUNCTIONS = {
-    "dataclasses.replace": "dataclasses.replace()",
-    "copy.copy": "copy.copy()",
-    "copy.deepcopy": "copy.deepcopy()",
-    "copy.replace": "copy.replace()",
-    "msgspec.structs.replace": "msgspec.structs.replace()",
-}
+COPY_FUNCTIONS = {q: f"{q}()" for q in records.COPY_FUNCTIONS}
 FIX = (
     "declare a decision on the record you hold with declare_resolution(record, source, "
     "**fields); pass a per-runner value as a constructor argument; test doubles use "
