@@ -488,7 +488,7 @@ def test_a_multi_level_chain_across_modules_names_the_path(project: Path) -> Non
             "app/entry.py",
             5,
             "run_scheduler -> Scheduler.__init__ -> Base.__init__ -> Scheduler.setup -> "
-            "Worker.__init__ -> load_model -> get_model() before publish at line 6",
+            "Worker.__init__ -> load_model -> get_model() (app/model.py:4) before publish at line 6",
         )
     ]
 
@@ -927,3 +927,50 @@ def test_methods_of_an_object_a_publisher_builds_or_names_are_reached(project: P
             return app.state.handler.serve(server_args)
         """,
     )
+
+
+def test_a_publish_through_a_helper_in_another_module_makes_an_entry(project: Path) -> None:
+    """SGLang's test kits publish through `set_global_server_args_for_scheduler`, a
+    helper in the record's module: the function calling it publishes too (derived:
+    its body publishes, transitively, through any module), so a bag read before
+    that call is reported, and one after it is not."""
+    out = run(
+        project,
+        {
+            "app/shims.py": """
+            from specrt.context import publish
+
+            def set_global_for_scheduler(server_args):
+                publish(server_args, role="scheduler")
+
+            def publish_twice_removed(server_args):
+                set_global_for_scheduler(server_args)
+            """,
+            "app/kits.py": """
+            from specrt.context import get_model, get_parallel
+            from app.shims import publish_twice_removed, set_global_for_scheduler
+
+            def build_fixture(server_args):
+                get_parallel().override(tp_size=1)
+                set_global_for_scheduler(server_args)
+                return get_model().model_path
+
+            def build_other(server_args):
+                publish_twice_removed(server_args)
+                return get_model().model_path
+            """,
+        },
+        pinned={
+            "app.shims.set_global_for_scheduler": NO_READ,
+            "app.shims.publish_twice_removed": NO_READ,
+        },
+    )
+    found = entries(out)
+    assert found["app.kits.build_fixture"] == "publishes through app.shims.set_global_for_scheduler"
+    assert found["app.kits.build_other"] == "publishes through app.shims.publish_twice_removed"
+    assert found["app.shims.publish_twice_removed"] == (
+        "publishes through app.shims.set_global_for_scheduler"
+    )
+    assert findings(out) == [
+        ("app/kits.py", 5, "build_fixture -> get_parallel() before publish at line 6")
+    ]

@@ -418,9 +418,12 @@ class CallFactsVisitor(FileVisitor):
         out_funcs: dict[str, Any] = {}
         for q, fn in funcs.items():
             # entry bodies anchor every read and call; a constructor that is not
-            # one anchors what leads to a read in this module (CTX301's ctor check)
+            # one anchors what leads to a read in this module (CTX301's ctor check).
+            # A function reaching a read here may publish through another module's
+            # helper (only the whole program can tell), so it anchors its body too.
             full = (
                 q in publishes
+                or q in reads
                 or q in local_targets
                 or (fn.cls in local_targets and q.endswith(".__init__"))
             )

@@ -59,7 +59,10 @@ class Analysis:
         self.reaches_read = backwards({q for q, f in g.funcs.items() if _has(f, "r")})
         self.reaches_publish = backwards({q for q, f in g.funcs.items() if _has(f, "p")})
         self.publishers = self._publishers()
-        self.entries: dict[str, list[str]] = {q: ["publishes"] for q in sorted(self.publishers)}
+        self.entries: dict[str, list[str]] = {
+            q: [f"publishes through {self.through[q]}" if q in self.through else "publishes"]
+            for q in sorted(self.publishers)
+        }
         self.entry_start: dict[str, tuple[str, dict[str, Any]]] = {}
         for path, start in g.starts:
             for q in g.start_targets(path, start):
@@ -167,16 +170,21 @@ class Analysis:
         ]
 
     def _publishers(self) -> set[str]:
-        """Direct publishers, and same-module functions that call one (at any depth)."""
+        """Functions whose body publishes, transitively: direct publishers and
+        every caller of one, in any module (SGLang's test kits publish through
+        `set_global_server_args_for_scheduler`, a helper in the record's module).
+        `through` keeps, for a publisher that calls no publish itself, the
+        publisher it calls first."""
         g = self.graph
         out = {q for q, f in g.funcs.items() if _has(f, "p")}
-        todo = list(out)
+        self.through: dict[str, str] = {}
+        todo = sorted(out)
         while todo:
-            q = todo.pop()
-            module = g.funcs[q].module
-            for c in self.callers.get(q, ()):
-                if c not in out and g.funcs[c].module == module:
+            q = todo.pop(0)  # breadth first: `through` names the nearest helper
+            for c in sorted(self.callers.get(q, ())):
+                if c not in out:
                     out.add(c)
+                    self.through[c] = q
                     todo.append(c)
         return out
 
