@@ -192,6 +192,16 @@ BAD = {
             draft = {}
             draft.tp_size = 4
         """,
+    "a-new-record-whatever-its-name": """
+        from specrt.record import ServerArgs
+
+        def setup_allocator_context() -> None:
+            args = ServerArgs()
+            args._mamba_cache_chunk_size = 64  # expect
+            ServerArgs().tp_size = 2  # expect
+            args = dict()
+            args.tp_size = 1
+        """,
 }
 
 GOOD = {

@@ -129,7 +129,8 @@ class RecordTracker(FileVisitor):
         # it (a rival record: SGLang's multimodal_gen has its own ServerArgs)
         self.rival_params: dict[str, dict[str, int]] = {}
         self.other_typed: dict[str, set[str]] = {}  # scope -> parameters of another type
-        # scope -> {name: the expression it holds a copy of}, in statement order
+        # scope -> {name: the expression it holds a copy of, or the record
+        # construction it was bound to}, in statement order
         self.copies: dict[str, dict[str, cst.BaseExpression]] = {}
         self._locals_cache: dict[int, _LocalNames] = {}
 
@@ -220,10 +221,19 @@ class RecordTracker(FileVisitor):
             return True
         return isinstance(expr, cst.Name) and self.is_seed_alias(expr.value)
 
+    def is_construction(self, expr: cst.BaseExpression) -> bool:
+        """`ServerArgs(...)`: a call of the record class itself."""
+        return isinstance(expr, cst.Call) and self.ctx.resolve(expr.func) == self.record_class
+
     def copy_source(self, value: cst.BaseExpression | None) -> cst.BaseExpression | None:
         """`x` for `copy.deepcopy(x)`, `dataclasses.replace(x, ...)` and the other
-        copy functions under any import spelling; None for anything else."""
-        if not isinstance(value, cst.Call) or self.ctx.resolve(value.func) not in COPY_FUNCTIONS:
+        copy functions under any import spelling; the call itself for a new record
+        (`ServerArgs(...)`, whatever the name it is bound to); None otherwise."""
+        if not isinstance(value, cst.Call):
+            return None
+        if self.is_construction(value):
+            return value
+        if self.ctx.resolve(value.func) not in COPY_FUNCTIONS:
             return None
         first = value.args[0] if value.args else None
         if first is None or first.keyword is not None or first.star:

@@ -5,7 +5,8 @@ outside the resolution pipeline desyncs it from the bags it was projected into
 (and raises at run time under the strict guard, which refuses any attribute,
 declared field or not). Instances are the seed and its aliases, names and
 attributes annotated with the record class, the names the codebase itself gives
-record parameters (derived from annotations), and copies of any of these.
+record parameters (derived from annotations), names bound to a new record
+(`args = ServerArgs(...)`), and copies of any of these.
 
 A write followed, in the same function and on the same name, by a call of one
 of the record's resolution entries (derived: the record's methods that set a
@@ -52,6 +53,8 @@ class RecordWriteVisitor(FileVisitor):
         rec = self.ctx.records
         if rec.is_seed(expr):
             return {"k": "seed"}
+        if rec.is_construction(expr):
+            return {"k": "built"}
         if isinstance(expr, cst.Name):
             if rec.is_annotated_name(expr.value):
                 return {"k": "annotated"}
