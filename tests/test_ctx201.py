@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -489,3 +490,35 @@ def test_the_sglang_profile_checks_the_test_kits(tmp_path: Path) -> None:
     assert res.returncode == 1, res.stderr
     found = [(f["path"], f["line"]) for f in json.loads(res.stdout)["findings"]]
     assert found == [(kit, 5)]
+
+
+def test_the_designs_copy_helper_is_configured_not_reported(project: Path) -> None:
+    """`record-copy-helpers` names the one function the design lets copy and edit a
+    record (SGLang's `server_args_variant`, for test doubles): neither its copy
+    (CTX202) nor its writes to the copy (CTX201) are reported; the same code
+    anywhere else is."""
+    source = """
+        import copy
+
+        from specrt.record import ServerArgs
+
+        def server_args_variant(server_args: ServerArgs, **fields) -> ServerArgs:
+            variant = copy.deepcopy(server_args)
+            for name, value in fields.items():
+                object.__setattr__(variant, name, value)
+            return variant
+
+        def elsewhere(server_args: ServerArgs) -> None:
+            variant = copy.deepcopy(server_args)  # expect: CTX202
+            variant.tp_size = 2  # expect: CTX201
+        """
+    write(project, {"app/kit.py": textwrap.dedent(source).lstrip("\n")})
+    config = project / "pyproject.toml"
+    config.write_text(
+        config.read_text().replace(
+            "[tool.ctxlint]\n",
+            '[tool.ctxlint]\nrecord-copy-helpers = ["app.kit.server_args_variant"]\n',
+        )
+    )
+    out = run_engine(project, select={RULE, "CTX202"})
+    assert sorted((f.rule, f.line) for f in out.findings) == [("CTX201", 13), ("CTX202", 12)]

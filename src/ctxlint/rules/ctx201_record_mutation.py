@@ -17,7 +17,7 @@ reported as what it is, a write to the operator's input outside the pipeline.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, ClassVar
 
 from ctxlint.filecontext import FileContext, dotted, string_value
 from ctxlint.lazy_libcst import cst
@@ -27,6 +27,26 @@ from ctxlint.vocab import Vocabulary
 
 ID = "CTX201"
 SETATTR_CALLS = {"setattr": "setattr()", "delattr": "delattr()"}
+# Functions the design names as the one place a record is copied and edited
+# (SGLang: test doubles use `sglang.test.test_utils.server_args_variant`):
+# qualified names; CTX201 and CTX202 report nothing inside them.
+COPY_HELPERS = "record-copy-helpers"
+
+
+def copy_helper_scopes(program: Program) -> set[tuple[str, str]]:
+    """(module, qualname) of each configured copy helper (and what it nests)."""
+    out = set()
+    for q in program.config.options.get(COPY_HELPERS, []):
+        module, _, name = q.rpartition(".")
+        while module and program.module_path(module) is None and "." in module:
+            module, _, head = module.rpartition(".")
+            name = f"{head}.{name}"  # a method: `module.Class.method`
+        out.add((module, name))
+    return out
+
+
+def in_helper(helpers: set[tuple[str, str]], module: str, scope: str) -> bool:
+    return any(m == module and (scope == q or scope.startswith(q + ".")) for m, q in helpers)
 
 
 class RecordWriteVisitor(FileVisitor):
@@ -334,6 +354,7 @@ class RecordMutation(Rule):
     name = "record-mutation"
     summary = "A write onto a record instance outside the resolution pipeline"
     visitor = RecordWriteVisitor
+    options: ClassVar[dict[str, Any]] = {COPY_HELPERS: []}
 
     def tokens(self, vocab: Vocabulary) -> set[str]:
         return {*vocab.seed_accessors, vocab.record_name}
@@ -355,10 +376,13 @@ class RecordMutation(Rule):
         convention = RecordConvention(program)
         entries = resolution_entries(program)
         fields = set(program.vocab.fields)
+        helpers = copy_helper_scopes(program)
         for path, module, facts in program.facts(ID):
             for w in facts.get("writes", ()):
                 b = w["base"]
                 if b["k"] in ("name", "attr") and not convention.holds(b["n"], module):
+                    continue
+                if in_helper(helpers, module, w["scope"]):
                     continue
                 if w["field"] is None:
                     what = "write to a record attribute named at run time"

@@ -15,14 +15,20 @@ annotated names and attributes, the derived record-parameter names), plus
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, ClassVar
 
 from ctxlint import records
 from ctxlint.filecontext import FileContext
 from ctxlint.lazy_libcst import cst
 from ctxlint.rule import FileVisitor, Program, RawFinding, Rule
 from ctxlint.rules._shared import positional
-from ctxlint.rules.ctx201_record_mutation import RecordConvention, record_names
+from ctxlint.rules.ctx201_record_mutation import (
+    COPY_HELPERS,
+    RecordConvention,
+    copy_helper_scopes,
+    in_helper,
+    record_names,
+)
 from ctxlint.vocab import Vocabulary
 
 ID = "CTX202"
@@ -180,6 +186,7 @@ class RecordCopy(Rule):
         "no dataclasses.replace/copy/msgspec.structs.replace of one"
     )
     visitor = RecordCopyVisitor
+    options: ClassVar[dict[str, Any]] = {COPY_HELPERS: []}
 
     def tokens(self, vocab: Vocabulary) -> set[str]:
         return {*vocab.seed_accessors, vocab.record_name}
@@ -221,11 +228,14 @@ class RecordCopy(Rule):
                     f"remove it: {FIX}",
                 )
         holders = RecordConvention(program)
+        helpers = copy_helper_scopes(program)
         for path, module, facts in program.facts(ID):
             for c in facts["calls"]:
                 b = c["base"]
                 if b["k"] in ("name", "attr") and not holders.holds(b["n"], module):
                     continue
+                if in_helper(helpers, module, c["scope"]):
+                    continue  # the design's one copy-and-edit helper
                 yield RawFinding(
                     ID,
                     path,

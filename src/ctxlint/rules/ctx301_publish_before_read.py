@@ -178,6 +178,16 @@ class Analysis:
         g = self.graph
         out = {q for q, f in g.funcs.items() if _has(f, "p")}
         self.through: dict[str, str] = {}
+        # pinned when they reach no read: those publishing in their own module
+        # (a caller of another module's helper has no publish site to anchor a pin)
+        self.own: set[str] = set(out)
+        todo = list(out)
+        while todo:
+            q = todo.pop()
+            for c in self.callers.get(q, ()):
+                if c not in self.own and g.funcs[c].module == g.funcs[q].module:
+                    self.own.add(c)
+                    todo.append(c)
         todo = sorted(out)
         while todo:
             q = todo.pop(0)  # breadth first: `through` names the nearest helper
@@ -345,7 +355,7 @@ class PublishBeforeRead(Rule):
             if q not in a.funcs:
                 continue
             entries.append(f"{q} ({', '.join(roles)})")
-        silent = sorted(q for q in a.publishers if q not in a.reaches_read)
+        silent = sorted(q for q in a.own if q not in a.reaches_read)
         starts = []
         for path, s in a.graph.starts:
             got = a.graph.start_targets(path, s)
@@ -361,11 +371,11 @@ class PublishBeforeRead(Rule):
 
     def pins(self, program: Program) -> dict[str, Any]:
         a = analysis(program)
-        return {q: NO_READ for q in a.publishers if q not in a.reaches_read}
+        return {q: NO_READ for q in a.own if q not in a.reaches_read}
 
     def _pin_sites(self, a: Analysis) -> dict[str, PinSite]:
         sites: dict[str, PinSite] = {}
-        for q in a.publishers:
+        for q in a.own:
             fn = a.funcs[q]
             publish = next((e for e in fn.events if e[0] == "p" and len(e) > 3), None)
             if publish is not None:
