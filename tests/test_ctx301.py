@@ -974,3 +974,45 @@ def test_a_publish_through_a_helper_in_another_module_makes_an_entry(project: Pa
     assert findings(out) == [
         ("app/kits.py", 5, "build_fixture -> get_parallel() before publish at line 6")
     ]
+
+
+def test_a_republish_inside_a_running_entry_makes_no_new_entries(project: Path) -> None:
+    """0.5.17's ModelRunner re-publishes (through the legacy shim) under a
+    scheduler that published first: its callers run inside that entry, so they
+    are not entries and their reads before the constructor are not reported."""
+    out = run(
+        project,
+        {
+            "app/shims.py": """
+            from specrt.context import publish
+
+            def set_global_for_scheduler(server_args):
+                publish(server_args, role="scheduler")
+            """,
+            "app/runner.py": """
+            from app.shims import set_global_for_scheduler
+
+            class ModelRunner:
+                def __init__(self, server_args):
+                    set_global_for_scheduler(server_args)
+            """,
+            "app/scheduler.py": """
+            from specrt.context import get_schedule, publish
+            from app.runner import ModelRunner
+
+            class Worker:
+                def __init__(self, server_args):
+                    self.budget = get_schedule().max_running_requests
+                    self.runner = ModelRunner(server_args)
+
+            def run_scheduler_process(server_args):
+                publish(server_args, role="scheduler")
+                Worker(server_args)
+            """,
+        },
+        pinned={"app.shims.set_global_for_scheduler": NO_READ},
+    )
+    found = entries(out)
+    assert "app.scheduler.Worker.__init__" not in found, found
+    assert "app.runner.ModelRunner.__init__" not in found, found
+    assert findings(out) == []

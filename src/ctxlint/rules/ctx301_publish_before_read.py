@@ -173,26 +173,41 @@ class Analysis:
         """Functions whose body publishes, transitively: direct publishers and
         every caller of one, in any module (SGLang's test kits publish through
         `set_global_server_args_for_scheduler`, a helper in the record's module).
-        `through` keeps, for a publisher that calls no publish itself, the
-        publisher it calls first."""
+
+        Across modules the chain stops at a function that already runs inside a
+        process entry (called, at any depth, by a same-module publisher or a
+        process-start target): a re-publish there (0.5.17's `ModelRunner`
+        re-publishing under the scheduler) does not make its callers entries,
+        since their process published first. `through` keeps, for a publisher
+        that calls no publish itself, the publisher it calls first."""
         g = self.graph
         out = {q for q, f in g.funcs.items() if _has(f, "p")}
         self.through: dict[str, str] = {}
         # pinned when they reach no read: those publishing in their own module
         # (a caller of another module's helper has no publish site to anchor a pin)
-        self.own: set[str] = set(out)
-        todo = list(out)
-        while todo:
-            q = todo.pop()
-            for c in self.callers.get(q, ()):
-                if c not in self.own and g.funcs[c].module == g.funcs[q].module:
-                    self.own.add(c)
-                    todo.append(c)
         todo = sorted(out)
         while todo:
             q = todo.pop(0)  # breadth first: `through` names the nearest helper
             for c in sorted(self.callers.get(q, ())):
-                if c not in out:
+                if c not in out and g.funcs[c].module == g.funcs[q].module:
+                    out.add(c)
+                    self.through[c] = q
+                    todo.append(c)
+        self.own: set[str] = set(out)
+        roots = set(out) | {q for path, start in g.starts for q in g.start_targets(path, start)}
+        inside: set[str] = set()
+        todo = sorted(roots & set(self.funcs))
+        while todo:
+            for targets in g.edges.get(todo.pop(), ()):
+                for t in targets:
+                    if t not in inside and t not in roots:
+                        inside.add(t)
+                        todo.append(t)
+        todo = sorted(out - inside)
+        while todo:
+            q = todo.pop(0)
+            for c in sorted(self.callers.get(q, ())):
+                if c not in out and c not in inside:
                     out.add(c)
                     self.through[c] = q
                     todo.append(c)
