@@ -441,9 +441,7 @@ def test_a_write_before_resolution_says_what_it_is(project: Path) -> None:
     assert "before .resolve_once()" in before.message and "declare_resolution" in before.message
     for f in (after, lifted):
         assert "read-only after resolution" in f.message
-    assert out.program.sets[RULE][
-        "resolution entries (record methods that set its write seal)"
-    ] == ["resolve_once (sets _sealed)"]
+    assert out.program.sets[RULE]["resolution entries"] == ["resolve_once (sets _sealed)"]
 
 
 def test_message_says_when_the_attribute_is_not_a_field(project: Path) -> None:

@@ -367,7 +367,7 @@ class RecordMutation(Rule):
         return {
             "record parameter names": sorted(convention.names),
             "record parameter names meaning a rival record class": convention.describe(),
-            "resolution entries (record methods that set its write seal)": [
+            "resolution entries": [
                 f"{m} (sets {', '.join(flags)})" for m, flags in resolution_entries(program).items()
             ],
         }
