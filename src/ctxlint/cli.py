@@ -378,6 +378,24 @@ def warn_unchecked(config: Config, filters: list[str]) -> None:
             print(f"ctxlint: warning: {reason}: not checked", file=sys.stderr)
 
 
+def report_disabled(
+    args: argparse.Namespace, config: Config, selected: list[Rule], disabled: dict[str, str]
+) -> None:
+    """One line on stderr per rule this codebase cannot run yet; an error when the
+    user asked for that rule by name, or when no selected rule can run at all."""
+    for rid, why in sorted(disabled.items()):
+        print(f"ctxlint: {rid} disabled: {why}", file=sys.stderr)
+    # by name: its id or its name, not a prefix or ALL (those select what can run)
+    named = {str(x).strip().upper() for x in (*(args.select or ()), *config.select)}
+    explicit = sorted(r.id for r in selected if r.id in disabled and named & {r.id, r.name.upper()})
+    if explicit:
+        raise CtxlintError(
+            f"{', '.join(explicit)} selected but cannot run on this codebase: {disabled[explicit[0]]}"
+        )
+    if selected and all(r.id in disabled for r in selected):
+        raise CtxlintError("no selected rule can run on this codebase (see the lines above)")
+
+
 def _under(path: str, filters: list[str]) -> bool:
     return not filters or any(
         f in (".", "") or path == f or path.startswith(f.rstrip("/") + "/") for f in filters
@@ -395,7 +413,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     baseline = load_baseline(config.baseline) if config.baseline else None
     changed = changed_files(config.root, args.changed_since) if args.changed_since else None
     out = run_engine(args, config, rules, selected, baseline.pins if baseline is not None else None)
-    ids = {r.id for r in selected}
+    report_disabled(args, config, selected, out.disabled)
+    ids = {r.id for r in selected} - set(out.disabled)  # a disabled rule's entries are not stale
     if baseline is not None:
         findings, stale = compare(out.findings, baseline, rules=ids)
     else:
@@ -406,7 +425,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         out.errors = [e for e in out.errors if e.path in changed]
     result = Result(
         root=str(config.root),
-        rules=[r.info() for r in selected],
+        rules=[r.info() for r in selected if r.id not in out.disabled],
         findings=[f for f in findings if _under(f.path, filters)],
         stale=[s for s in stale if _under(s.path, filters)],
         errors=[e for e in out.errors if _under(e.path, filters)],
@@ -415,6 +434,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         timings=out.timings,
         config_path=str(config.config_path or ""),
         baseline_path=str(config.baseline or "") if baseline is not None else "",
+        disabled=dict(out.disabled),
     )
     options = _format_options(args)
     if args.output:
@@ -476,11 +496,12 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     old = load_baseline(config.baseline)
     check_writable(config.baseline, "baseline", make_folders=True)  # before the run
     out = run_engine(args, config, rules, selected, old.pins)
+    report_disabled(args, config, selected, out.disabled)
     if out.errors:
         for e in out.errors:
             _console(stderr=True, color=args.color).print(f"{e.path}: {e.message}", markup=False)
         raise CtxlintError("files failed to parse; fix them before updating the baseline")
-    ids = {r.id for r in selected}
+    ids = {r.id for r in selected} - set(out.disabled)
     # Pins are acknowledged, not ratcheted: updating records what the code
     # derives now, and the change shows up as a reviewed baseline diff.
     pins = {k: v for k, v in old.pins.items() if k not in ids} | out.pins
@@ -555,6 +576,8 @@ def cmd_sets(args: argparse.Namespace) -> int:
     config, _ = resolve_config(args, rules)
     selected = selected_rules(args, config, rules)
     out = run_engine(args, config, rules, selected)
+    for rid, why in sorted(out.disabled.items()):
+        print(f"ctxlint: {rid} disabled: {why}", file=sys.stderr)
     vocab = out.program.vocab
     namespaces: dict[str, list[str]] = {}
     for field, ns in vocab.fields.items():
@@ -568,6 +591,10 @@ def cmd_sets(args: argparse.Namespace) -> int:
             "field classes": dict(vocab.field_classes),
             "record fields by namespace": {k: sorted(v) for k, v in sorted(namespaces.items())},
             "record properties": list(vocab.properties),
+            "namespaces": list(vocab.namespaces),
+            "where it came from": dict(vocab.provenance),
+            "missing sets": dict(vocab.missing),
+            "disabled rules": dict(sorted(out.disabled.items())),
         },
         **{r.id: out.program.sets.get(r.id, {}) for r in selected if out.program.sets.get(r.id)},
     }

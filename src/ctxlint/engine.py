@@ -49,6 +49,8 @@ class RunOutput:
     files_parsed: int
     timings: dict[str, float] = field(default_factory=dict)
     pins: dict[str, dict[str, Any]] = field(default_factory=dict)  # rule -> current pins
+    # rule -> why it could not run on this codebase (a vocabulary set it needs is missing)
+    disabled: dict[str, str] = field(default_factory=dict)
 
 
 def _code_version(*parts: str) -> str:
@@ -362,7 +364,7 @@ class Engine:
                     facts, _ = self._decoded((f.rel, f.module), blob, sources, None)
                     if "error" in facts:
                         raise DerivationError(f"{f.rel}: {facts['error']}")
-                    schemas[module] = facts["schema"]
+                    schemas[module] = facts["schema"] | {"path": f.rel}
             return schemas[module]
 
         def may_hold_field_class(qualname: str) -> bool:
@@ -434,7 +436,16 @@ class Engine:
             for f in data["findings"]
         ]
         errors = [FileError(e["path"], e["message"]) for e in data["errors"]]
-        return RunOutput(program, findings, errors, files, parsed, dict(self.timings), data["pins"])
+        return RunOutput(
+            program,
+            findings,
+            errors,
+            files,
+            parsed,
+            dict(self.timings),
+            data["pins"],
+            data.get("disabled", {}),
+        )
 
     @staticmethod
     def _record(out: RunOutput) -> bytes:
@@ -457,6 +468,7 @@ class Engine:
                 ],
                 "errors": [e.to_json() for e in out.errors],
                 "pins": out.pins,
+                "disabled": out.disabled,
             },
             sort_keys=True,
             default=_plain_sorted,
@@ -517,7 +529,7 @@ class Engine:
         program = Program(self.config, vocab, {}, pinned=self.pinned)
         tokens: set[str] = {"ctxlint:"}
         everything = False
-        for rule in self.rules:
+        for rule in self._runnable(vocab):
             more = rule.tokens(vocab)
             if more is None:
                 everything = True
@@ -560,7 +572,9 @@ class Engine:
                 round_tokens = learnt - tokens
             else:
                 decode()
-                round_tokens = set().union(*(r.more_tokens(program) for r in self.rules)) - tokens
+                round_tokens = (
+                    set().union(*(r.more_tokens(program) for r in self._runnable(vocab))) - tokens
+                )
                 if key:
                     self.cache.put_many({key: json.dumps(sorted(round_tokens)).encode()})
             if not round_tokens:
@@ -598,7 +612,7 @@ class Engine:
         inputs other than sources (code, config, selection, pins), the
         vocabulary, the facts of every file gathered, the prefilter tokens, and
         the unreadable files."""
-        head = json.dumps([self._inputs(), vocab.key()], sort_keys=True, default=list)
+        head = json.dumps([self._inputs(), vocab.full_key()], sort_keys=True, default=list)
         digest = hashlib.blake2b(head.encode(), digest_size=16)
         for path in sorted(blobs):
             one = self._blob_digests.get(path)
@@ -611,17 +625,22 @@ class Engine:
         digest.update(json.dumps([[e.path, e.message] for e in errors or ()]).encode())
         return f"{kind}:{digest.hexdigest()}"
 
+    def _runnable(self, vocab: Vocabulary) -> list[Rule]:
+        """The rules whose vocabulary sets this codebase has (see Rule.needs)."""
+        return [r for r in self.rules if r.disabled_because(vocab) is None]
+
     def _derive_and_check(self, program: Program, errors: list[FileError], files: int) -> RunOutput:
         if self.progress:
             self.progress(self._done, self._done, "checking")
         t = time.perf_counter()
-        for rule in self.rules:
+        runnable = self._runnable(program.vocab)
+        for rule in runnable:
             one = time.perf_counter()
             program.sets[rule.id] = rule.derive(program)
             self._timed(f"rule {rule.id} derive", one)
         self._timed("derive", t)
         raw: list[RawFinding] = []
-        for rule in self.rules:
+        for rule in runnable:
             if rule.id not in self.selected:
                 continue
             t = time.perf_counter()
@@ -632,10 +651,16 @@ class Engine:
                 found = [f for f in found if not spec.match_file(f.path)]
             raw.extend(found)
             self._timed(f"rule {rule.id} check", t)
-        raw = apply_suppressions(raw, program, self.selected)
+        ran = {r.id for r in runnable} & self.selected
+        raw = apply_suppressions(raw, program, ran)
         findings = to_findings(raw)
         errors.sort(key=lambda e: e.path)
-        pins = {r.id: r.pins(program) for r in self.rules if r.id in self.selected}
+        pins = {r.id: r.pins(program) for r in runnable if r.id in self.selected}
+        disabled = {
+            r.id: why
+            for r in self.rules
+            if r.id in self.selected and (why := r.disabled_because(program.vocab))
+        }
         return RunOutput(
             program,
             findings,
@@ -644,6 +669,7 @@ class Engine:
             self.parsed,
             dict(self.timings),
             {k: v for k, v in pins.items() if v},
+            disabled,
         )
 
 

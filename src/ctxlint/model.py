@@ -127,6 +127,7 @@ class Result:
     timings: dict[str, float] = field(default_factory=dict)  # phase or rule -> seconds
     config_path: str = ""  # the config file the run used ("" for none), for the closing line
     baseline_path: str = ""  # the baseline file compared against ("" for none)
+    disabled: dict[str, str] = field(default_factory=dict)  # rule -> why it could not run
 
     def summary(self) -> dict[str, RuleSummary]:
         counts: dict[str, dict[str, int]] = {

@@ -78,6 +78,16 @@ class Rule:
     visitor: ClassVar[type[FileVisitor] | None] = None
     # Extra config keys this rule reads from [tool.ctxlint], with defaults.
     options: ClassVar[dict[str, Any]] = {}
+    # Vocabulary sets the rule cannot run without (vocab.SEED, BAGS, NAMESPACES): in
+    # a codebase that has not reached that stage the rule is disabled for the run.
+    needs: ClassVar[tuple[str, ...]] = ()
+
+    def disabled_because(self, vocab: Vocabulary) -> str | None:
+        """Why this rule cannot run on this codebase (a missing set), or None."""
+        for name in self.needs:
+            if name in vocab.missing:
+                return vocab.missing[name]
+        return None
 
     def info(self) -> RuleInfo:
         return RuleInfo(self.id, self.name, self.summary, f"rules/{self.id}.md")

@@ -30,6 +30,10 @@ def to_document(result: Result, *, with_statistics: bool = False) -> dict[str, A
         "stale": [s.to_json() for s in result.stale],
         "summary": {rule: s.to_json() for rule, s in sorted(result.summary().items())},
         "errors": [e.to_json() for e in result.errors],
+        # rules the codebase cannot run yet (a vocabulary set is missing), with why
+        "disabled": [
+            {"rule": rule, "reason": why} for rule, why in sorted(result.disabled.items())
+        ],
     }
     if with_statistics:  # additive: a schema-1 reader that ignores it loses nothing
         doc["statistics"] = statistics(result)

@@ -20,6 +20,23 @@ def bag_spelling(vocab: Vocabulary, field: str) -> str | None:
     return None
 
 
+def namespace_hint(vocab: Vocabulary, field: str) -> str:
+    """Where a field's value lives, for a fix suggestion: its bag when the
+    namespace is known, else the step the migration has not taken for it."""
+    where = bag_spelling(vocab, field)
+    if where:
+        return f"its bag leaf is {where}"
+    ns = vocab.fields.get(field)
+    if ns:
+        return f"its namespace `{ns}` has no bag accessor yet: add `get_{ns.split('.')[0]}()`"
+    if field in vocab.fields:
+        return (
+            'declare its namespace (a field class with `_NS_PATH`, or an `NS("path")` marker) '
+            "to give it a bag leaf"
+        )
+    return "read a runtime_context accessor instead"
+
+
 def is_builtin_call(ctx_resolve: object, call: cst.Call, name: str) -> bool:
     """`getattr(...)`-style call of a builtin, by bare name."""
     return isinstance(call.func, cst.Name) and call.func.value == name

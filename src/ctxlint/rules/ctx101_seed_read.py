@@ -16,8 +16,8 @@ from typing import Any
 from ctxlint.filecontext import FileContext
 from ctxlint.lazy_libcst import cst
 from ctxlint.rule import Program, RawFinding, Rule
-from ctxlint.rules._shared import ReadVisitor, bag_spelling
-from ctxlint.vocab import Vocabulary
+from ctxlint.rules._shared import ReadVisitor, bag_spelling, namespace_hint
+from ctxlint.vocab import SEED, Vocabulary
 
 ID = "CTX101"
 
@@ -75,6 +75,7 @@ class SeedRead(Rule):
     name = "seed-read"
     summary = "A field read off the process-global seed record (get_server_args()) in business code"
     visitor = SeedReadVisitor
+    needs = (SEED,)
 
     def tokens(self, vocab: Vocabulary) -> set[str]:
         return set(vocab.seed_accessors)
@@ -92,9 +93,7 @@ class SeedRead(Rule):
                     r["via"], f" through self.{r['via'][5:]}"
                 )
                 where = bag_spelling(program.vocab, r["field"])
-                fix = (
-                    f"read {where}" if where else "read its bag leaf or a runtime_context accessor"
-                )
+                fix = f"read {where}" if where else namespace_hint(program.vocab, r["field"])
                 yield RawFinding(
                     ID,
                     path,

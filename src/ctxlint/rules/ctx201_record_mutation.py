@@ -22,7 +22,7 @@ from typing import Any, ClassVar
 from ctxlint.filecontext import FileContext, dotted, string_value
 from ctxlint.lazy_libcst import cst
 from ctxlint.rule import FileVisitor, Program, RawFinding, Rule
-from ctxlint.rules._shared import positional
+from ctxlint.rules._shared import namespace_hint, positional
 from ctxlint.vocab import Vocabulary
 
 ID = "CTX201"
@@ -404,6 +404,8 @@ class RecordMutation(Rule):
                         "get_context().override(source, ...) or pass the value as a "
                         "constructor argument"
                     )
+                if w["field"] in fields:  # where its value lives, or the step not yet taken
+                    why += f"; {namespace_hint(program.vocab, w['field'])}"
                 yield RawFinding(
                     ID, path, w["scope"], w["snippet"], w["span"], f"{what} ({w['form']}): {why}"
                 )

@@ -19,7 +19,7 @@ from typing import Any
 
 from ctxlint.rule import PinSite, Program, RawFinding, Rule, pin_findings
 from ctxlint.rules._callgraph import CallFactsVisitor, CallGraph, Func, short
-from ctxlint.vocab import Vocabulary
+from ctxlint.vocab import BAGS, Vocabulary
 
 ID = "CTX301"
 NO_READ = "publishes, reaches no bag read"
@@ -346,6 +346,7 @@ class PublishBeforeRead(Rule):
     name = "publish-before-read"
     summary = "A bag read that can run before its process entry publishes the config"
     visitor = CallFactsVisitor
+    needs = (BAGS,)
 
     def tokens(self, vocab: Vocabulary) -> set[str]:
         return set(vocab.bag_accessors) | {

@@ -28,7 +28,7 @@ from typing import Any
 from ctxlint.filecontext import FileContext, dotted, import_bindings, string_value
 from ctxlint.lazy_libcst import cst
 from ctxlint.rule import FileVisitor, Program, RawFinding, Rule
-from ctxlint.vocab import Vocabulary
+from ctxlint.vocab import BAGS, Vocabulary
 
 ID = "CTX401"
 _MISSING: Any = object()
@@ -669,6 +669,7 @@ class AccessorBinding(Rule):
         "no shadowing, no arguments, no member shapes"
     )
     visitor = AccessorBindingVisitor
+    needs = (BAGS,)
 
     def tokens(self, vocab: Vocabulary) -> set[str]:
         return accessor_names(vocab)

@@ -8,8 +8,10 @@ coverage is checked two ways, over sets derived from the code:
   assembles (else its fields reach neither the record nor any bag);
 - no field is declared by two of the record's field classes (a field has one
   namespace, so it has one bag leaf);
-- every top-level namespace of the record's field classes has a bag accessor
-  in the runtime module (`get_<namespace>()`, or one whose return names it).
+- every top-level namespace (of the field classes, the `NS("path")` markers
+  and the accessors) has a bag accessor in the runtime module;
+- every field of the record has a namespace: while a codebase migrates, the
+  fields that have none yet are the migration's to-do list.
 """
 
 from __future__ import annotations
@@ -21,23 +23,37 @@ from ctxlint.filecontext import FileContext
 from ctxlint.lazy_libcst import cst
 from ctxlint.rule import FileVisitor, Program, RawFinding, Rule
 from ctxlint.schema import class_namespace, class_statements, field_name
-from ctxlint.vocab import Vocabulary
+from ctxlint.vocab import NAMESPACES, Vocabulary
 
 ID = "CTX601"
 
 
 class NamespaceClassVisitor(FileVisitor):
-    """Classes with a literal `_NS_PATH`, and the fields each declares."""
+    """Classes with a literal `_NS_PATH`, and the fields each declares; and the
+    fields of the record and its bases (where a field without a namespace is)."""
 
     def __init__(self, ctx: FileContext) -> None:
         super().__init__(ctx)
         self.classes: list[dict[str, Any]] = []
+        self.record_fields: list[dict[str, Any]] = []
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        ctx = self.ctx
+        assert ctx.vocab is not None
+        if f"{ctx.module}.{ctx.qualname}" in ctx.vocab.record_classes:
+            self.record_fields += [
+                {
+                    "name": name,
+                    "scope": ctx.qualname,
+                    "snippet": ctx.snippet(small),
+                    "span": ctx.anchor(small),
+                }
+                for small in class_statements(node)
+                if (name := field_name(small, ctx.module_node)) is not None
+            ]
         namespace = class_namespace(node)
         if namespace is None:
             return
-        ctx = self.ctx
         fields = [
             {"name": name, "snippet": ctx.snippet(small), "span": ctx.anchor(small)}
             for small in class_statements(node)
@@ -54,13 +70,30 @@ class NamespaceClassVisitor(FileVisitor):
         )
 
     def finish(self) -> Any:
-        return self.classes or None
+        if not (self.classes or self.record_fields):
+            return None
+        return {"classes": self.classes, "record_fields": self.record_fields}
 
 
 def _classes(program: Program) -> list[tuple[str, dict[str, Any]]]:
     """(path, class facts) of every namespace class, by path and line."""
-    out = [(path, c) for path, _, facts in program.facts(ID) for c in facts]
+    out = [(path, c) for path, _, facts in program.facts(ID) for c in facts["classes"]]
     return sorted(out, key=lambda pc: (pc[0], pc[1]["span"]))
+
+
+def _record_fields(program: Program) -> list[tuple[str, dict[str, Any]]]:
+    """(path, field facts) of each record field, at its first declaration in the
+    record's MRO (the class the vocabulary took its namespace from)."""
+    order = {q: i for i, q in enumerate(program.vocab.record_classes)}
+    found = [
+        (order.get(f"{module}.{f['scope']}", len(order)), path, f)
+        for path, module, facts in program.facts(ID)
+        for f in facts["record_fields"]
+    ]
+    first: dict[str, tuple[str, dict[str, Any]]] = {}
+    for _, path, f in sorted(found, key=lambda t: (t[0], t[1], t[2]["span"])):
+        first.setdefault(f["name"], (path, f))
+    return sorted(first.values(), key=lambda pf: (pf[0], pf[1]["span"]))
 
 
 def _at_class(path: str, c: dict[str, Any], message: str) -> RawFinding:
@@ -76,17 +109,23 @@ class BagCoverage(Rule):
         "namespace declares, and has its bag accessor"
     )
     visitor = NamespaceClassVisitor
+    needs = (NAMESPACES,)
 
     def tokens(self, vocab: Vocabulary) -> set[str]:
-        return {"_NS_PATH"}
+        return {"_NS_PATH"} | {f"module:{q.rpartition('.')[0]}" for q in vocab.record_classes}
 
     def derive(self, program: Program) -> dict[str, Any]:
         vocab = program.vocab
         accessors: dict[str, list[str]] = {}
         for name, ns in vocab.bag_accessors.items():
             accessors.setdefault(ns, []).append(f"{name}()")
-        tops = sorted({ns.split(".")[0] for ns in vocab.field_classes.values()})
+        tops = sorted({ns.split(".")[0] for ns in vocab.namespaces})
         return {
+            "record fields without a namespace (the migration's to-do list)": [
+                f"{f['name']} ({path}:{f['span'][0]})"
+                for path, f in _record_fields(program)
+                if not vocab.fields.get(f["name"])
+            ],
             "namespace classes": [
                 f"{c['qual']} ({c['ns']})"
                 + ("" if c["qual"] in vocab.field_classes else ": not assembled")
@@ -140,6 +179,35 @@ class BagCoverage(Rule):
                 c,
                 f"namespace `{top}` has no bag accessor in `{vocab.runtime_module}`: its fields "
                 f"cannot be read from a bag; add `def get_{top}()` returning its bag",
+            )
+        fields = _record_fields(program)
+        for path, f in fields:  # namespaces declared by NS("path") markers
+            top = (vocab.fields.get(f["name"]) or "").split(".")[0]
+            if not top or top in covered or top in reported:
+                continue
+            reported.add(top)
+            yield RawFinding(
+                ID,
+                path,
+                f["scope"],
+                f["snippet"],
+                f["span"],
+                f"namespace `{top}` (declared here by an NS marker) has no bag accessor in "
+                f"`{vocab.runtime_module}`: its fields cannot be read from a bag; add "
+                f"`def get_{top}()` returning its bag",
+            )
+        for path, f in fields:
+            if vocab.fields.get(f["name"]):
+                continue
+            yield RawFinding(
+                ID,
+                path,
+                f["scope"],
+                f["snippet"],
+                f["span"],
+                f"field `{f['name']}` of `{record}` has no namespace yet: declare its namespace "
+                '(move it to a field class with `_NS_PATH`, or mark it `NS("path")`) so '
+                "that it gets a bag leaf",
             )
 
 
