@@ -12,6 +12,7 @@ from ctxlint.audit.history import history
 from ctxlint.audit.html import render_html
 from ctxlint.audit.model import Audit, build_audit, folder_of
 from ctxlint.audit.terminal import print_audit, render_terminal
+from ctxlint.audit.trees import across_trees
 from ctxlint.baseline import compare, load_baseline
 from ctxlint.console import make_console
 from ctxlint.discovery import discover
@@ -30,13 +31,17 @@ def collect(args: argparse.Namespace) -> Audit:
 
     if args.history < 0:
         raise ConfigError("--history N needs N >= 0")
+    if args.trees and args.history:
+        raise ConfigError("give --history or --trees, not both")
+    if args.trees and not args.paths:
+        args.paths = [args.trees[-1]]
     rules = load_rules()
     config, filters = cli.resolve_config(args, rules)
     selected = cli.selected_rules(args, config, rules)
     baseline = load_baseline(config.baseline) if config.baseline else None
     pins = baseline.pins if baseline is not None else None
     out = cli.run_engine(args, config, rules, selected, pins)
-    ids = {r.id for r in selected}
+    ids = {r.id for r in selected} - set(out.disabled)  # a rule that could not run has no stale
     if baseline is not None:
         findings, stale = compare(out.findings, baseline, rules=ids)
     else:
@@ -62,6 +67,11 @@ def collect(args: argparse.Namespace) -> Audit:
         files_checked=len(files),
         errors=[e.to_json() for e in out.errors if under(e.path, filters)],
     )
+    if args.trees:
+        audit.history = across_trees(
+            config, rules, selected, [Path(t) for t in args.trees], jobs=args.jobs,
+            use_cache=not args.no_cache,
+        )  # fmt: skip
     if args.history:
         err = make_console(stderr=True, color=getattr(args, "color", "auto"))
 

@@ -18,3 +18,10 @@ def add_audit_options(p: argparse.ArgumentParser) -> None:
         metavar="N",
         help="findings per rule over the last N commits touching the tree (burn-down)",
     )
+    p.add_argument(
+        "--trees",
+        nargs="+",
+        metavar="TREE",
+        help="findings per rule across these trees (releases, oldest first), charted like "
+        "--history; the audit itself is of PATH, or of the last TREE",
+    )
