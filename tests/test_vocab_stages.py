@@ -257,3 +257,27 @@ def test_a_line_moved_in_the_runtime_module_keeps_other_files_warm(begun: Path) 
     cold = run_engine(begun, use_cache=False)
     assert cold.program.vocab == warm.program.vocab
     assert cold.findings == warm.findings
+
+
+def test_a_deprecated_name_re_exported_by_the_record_module_is_a_seed(tmp_path: Path) -> None:
+    """`from runtime import get_server_args as get_global_server_args` in the
+    record's module: old imports of the old name still read the seed."""
+    files = dict(PRE_MIGRATION)
+    files["old/runtime_context.py"] += (
+        "\n\nfrom typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n"
+        "    from old.server_args import ServerArgs\n\n\n"
+        "def get_server_args() -> ServerArgs:\n    return _PARALLEL\n"
+    )
+    files["old/server_args.py"] = (
+        "from old.runtime_context import get_server_args as get_global_server_args\n"
+        + PRE_MIGRATION["old/server_args.py"].split("\n\n\ndef get_global_server_args")[0]
+    )
+    write(tmp_path, files)
+    out = run_engine(tmp_path)
+    vocab = out.program.vocab
+    assert vocab.seed_accessors == ("get_global_server_args", "get_server_args")
+    assert vocab.qualified("get_global_server_args") == "old.server_args.get_global_server_args"
+    assert vocab.provenance["seed accessor get_global_server_args"] == (
+        "old/server_args.py (alias of old.runtime_context.get_server_args)"
+    )
+    assert [(f.rule, f.path, f.line) for f in out.findings] == [("CTX101", "old/app.py", 5)]
