@@ -281,3 +281,29 @@ def test_a_deprecated_name_re_exported_by_the_record_module_is_a_seed(tmp_path: 
         "old/server_args.py (alias of old.runtime_context.get_server_args)"
     )
     assert [(f.rule, f.path, f.line) for f in out.findings] == [("CTX101", "old/app.py", 5)]
+
+
+def test_a_legacy_seed_accessor_in_the_record_module_is_not_a_runtime_accessor_name(
+    begun: Path,
+) -> None:
+    """CTX401 keeps the runtime module's names: importing the legacy accessor from
+    the record's module, or a rival package defining its own, is not a collision."""
+    runtime = begun / "begun" / "runtime.py"
+    runtime.write_text(runtime.read_text().replace("get_global_server_args = get_server_args", ""))
+    record = begun / "begun" / "record.py"
+    record.write_text(
+        record.read_text() + "\n\n_ARGS = ServerArgs()\n\n\n"
+        "def get_global_server_args() -> ServerArgs:\n    return _ARGS\n"
+    )
+    write(begun, {
+        "begun/app/scheduler.py": "from begun.record import get_global_server_args\n\n\n"
+        "def level() -> str:\n    return get_global_server_args().log_level\n",
+        "rival/server_args.py": "def get_global_server_args() -> object:\n    return object()\n",
+    })  # fmt: skip
+    out = run_engine(begun)
+    assert out.program.vocab.qualified("get_global_server_args") == (
+        "begun.record.get_global_server_args"
+    )
+    assert [(f.rule, f.path, f.line) for f in out.findings if f.rule != "CTX601"] == [
+        ("CTX101", "begun/app/scheduler.py", 5)
+    ]

@@ -38,7 +38,13 @@ _RUFF_TIMEOUT_S = 120
 
 
 def accessor_names(vocab: Vocabulary) -> set[str]:
-    return {*vocab.bag_accessors, *vocab.seed_accessors}
+    """The runtime module's accessors. A seed accessor found in the record's module
+    (a legacy `get_global_server_args`) is not a name the runtime module owns: a
+    rival record's function of that name, or an import of the legacy one, is fine."""
+    return {
+        *vocab.bag_accessors,
+        *(s for s in vocab.seed_accessors if s not in vocab.accessor_modules),
+    }
 
 
 def _target_names(target: cst.BaseExpression) -> Iterator[cst.Name]:
