@@ -177,7 +177,7 @@ def markdown(results: dict[str, dict[str, Any]]) -> str:
         "",
         "## Derived sets",
         "",
-        "| release | " + " | ".join(sizes) + " | seed accessors |",
+        "| release | " + " | ".join(sizes) + " | seed accessor names |",
         "|---|" + "---:|" * len(sizes) + "---|",
     ]
     for version, res in results.items():
