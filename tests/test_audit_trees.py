@@ -43,6 +43,7 @@ def test_findings_per_rule_across_trees(tmp_path: Path) -> None:
     assert [p["error"] for p in points] == [None, f"{tmp_path / 'gone'} is not a folder", None]
     html = page.read_text()
     assert 'data-chart="burndown"' in html and 'data-commits="3"' in html
+    assert "Findings per rule at each of the 3 trees given, oldest on the left" in html
 
 
 def test_trees_and_history_together_is_a_clean_error(tmp_path: Path) -> None:

@@ -188,6 +188,16 @@ def test_selecting_a_rule_that_cannot_run_is_exit_2(tmp_path: Path) -> None:
     assert cli("check", "--no-cache", "--select", "CTX101", cwd=tmp_path).returncode == 1
 
 
+def test_a_rule_selected_by_name_counts_as_selected_a_prefix_does_not(tmp_path: Path) -> None:
+    write(tmp_path, PRE_MIGRATION)
+    by_name = cli("check", "--no-cache", "--select", "seed-read,bag-coverage", cwd=tmp_path)
+    assert by_name.returncode == 2
+    assert by_name.stderr.splitlines()[-1].startswith("ctxlint: error: CTX601 selected but")
+    by_prefix = cli("check", "--no-cache", "--select", "CTX1,CTX6", cwd=tmp_path)
+    assert by_prefix.returncode == 1  # CTX101 and CTX102 run; CTX601 is only said
+    assert by_prefix.stderr == f"ctxlint: CTX601 disabled: {DISABLED['CTX601']}\n"
+
+
 def test_nothing_that_can_run_is_exit_2(tmp_path: Path) -> None:
     write(tmp_path, PRE_MIGRATION)
     res = cli("check", "--no-cache", "--ignore", "CTX001,CTX101,CTX102,CTX201,CTX202,CTX501",
@@ -307,3 +317,13 @@ def test_a_legacy_seed_accessor_in_the_record_module_is_not_a_runtime_accessor_n
     assert [(f.rule, f.path, f.line) for f in out.findings if f.rule != "CTX601"] == [
         ("CTX101", "begun/app/scheduler.py", 5)
     ]
+
+
+def test_a_private_attribute_of_the_record_is_not_on_the_to_do_list(begun: Path) -> None:
+    """`_resolved: bool` is bookkeeping (ctxrt's record has one), not operator input."""
+    record = begun / "begun" / "record.py"
+    record.write_text(
+        record.read_text() + "    _resolved: bool = field(default=False, repr=False)\n"
+    )
+    todo = [f.message.split("`")[1] for f in run_engine(begun).findings if f.rule == "CTX601"]
+    assert todo == ["model_path", "log_level"]

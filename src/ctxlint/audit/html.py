@@ -142,9 +142,13 @@ def _history(audit: Audit, chart: str) -> str:
     )
     first, last = (points[0].total, points[-1].total) if points else (0, 0)
     trend = f"{first} → {last} findings" if points else "no commits touch this tree"
+    if points and not points[0].date:  # `audit --trees`: the points are trees, not commits
+        what = f"the {len(points)} trees given"
+    else:
+        what = f"the last {len(points)} commits touching the tree"
     return (
         f'<section id="history"><h2>Burn-down</h2><p class="lead">Findings per rule at each of '
-        f"the last {len(points)} commits touching the tree, oldest on the left: {_e(trend)}."
+        f"{what}, oldest on the left: {_e(trend)}."
         f"</p>{chart}{legend(audit.rule_ids, names)}"
         '<div class="scroll"><table><thead><tr><th>commit</th><th>date</th><th>subject</th>'
         f'{head}<th class="num">total</th></tr></thead><tbody>{rows}</tbody></table></div>'

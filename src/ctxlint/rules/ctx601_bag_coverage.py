@@ -124,7 +124,7 @@ class BagCoverage(Rule):
             "record fields without a namespace (the migration's to-do list)": [
                 f"{f['name']} ({path}:{f['span'][0]})"
                 for path, f in _record_fields(program)
-                if not vocab.fields.get(f["name"])
+                if not vocab.fields.get(f["name"]) and not f["name"].startswith("_")
             ],
             "namespace classes": [
                 f"{c['qual']} ({c['ns']})"
@@ -197,8 +197,8 @@ class BagCoverage(Rule):
                 f"`def get_{top}()` returning its bag",
             )
         for path, f in fields:
-            if vocab.fields.get(f["name"]):
-                continue
+            if vocab.fields.get(f["name"]) or f["name"].startswith("_"):
+                continue  # a private attribute is bookkeeping, not operator input
             yield RawFinding(
                 ID,
                 path,
