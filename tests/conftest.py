@@ -11,14 +11,18 @@ REPO = Path(__file__).resolve().parents[1]
 FIXTURE = REPO / "tests" / "fixtures" / "specrt"
 
 
-def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    """The real command line, in a subprocess, as a user runs it."""
+def run_cli(
+    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """The real command line, in a subprocess, as a user runs it (`env`: its whole
+    environment, default this process's)."""
     return subprocess.run(
         [sys.executable, "-m", "ctxlint.cli", *args],
         cwd=cwd,
         capture_output=True,
         text=True,
         check=False,
+        env=env,
     )
 
 

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import run_cli
 from helpers import cli, run_engine, write
 
 READ = "from specrt.context import get_server_args\n\n\ndef f() -> int:\n    return get_server_args().tp_size\n"
@@ -44,14 +45,7 @@ def piped(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]
     """The real command with stdout a pipe (as in CI or pre-commit), extra env set."""
     environ = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "NO_COLOR")}
     environ.pop("FORCE_COLOR", None)
-    return subprocess.run(
-        [sys.executable, "-m", "ctxlint.cli", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        check=False,
-        env={**environ, **env},
-    )
+    return run_cli(*args, cwd=cwd, env={**environ, **env})
 
 
 # -- 1: no hard wrap off a terminal; COLUMNS respected ---------------------------------
