@@ -61,21 +61,18 @@ class Bench:
 
 
 # -- the wheel -------------------------------------------------------------------
-def fetch_tree(cache: Path) -> Path:
+def fetch_tree(cache: Path, version: str = VERSION) -> Path:
     """The unpacked wheel root (holding `sglang/`), downloading and unzipping once."""
-    cache.mkdir(parents=True, exist_ok=True)
-    wheels = sorted(cache.glob(f"sglang-{VERSION}-*.whl"))
-    if not wheels:
-        print(f"downloading sglang=={VERSION} into {cache}", file=sys.stderr)
-        pip = [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet"]
-        subprocess.run(
-            [*pip, f"sglang=={VERSION}", "-d", str(cache)],
-            check=True,
-        )
-        wheels = sorted(cache.glob(f"sglang-{VERSION}-*.whl"))
-    root = cache / f"sglang-{VERSION}"
+    root = cache / f"sglang-{version}"
     marker = root / ".unpacked"  # written last: a half-finished unzip is redone
     if not marker.exists():
+        cache.mkdir(parents=True, exist_ok=True)
+        wheels = sorted(cache.glob(f"sglang-{version}-*.whl"))
+        if not wheels:
+            print(f"downloading sglang=={version} into {cache}", file=sys.stderr)
+            pip = [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet"]
+            subprocess.run([*pip, f"sglang=={version}", "-d", str(cache)], check=True)
+            wheels = sorted(cache.glob(f"sglang-{version}-*.whl"))
         shutil.rmtree(root, ignore_errors=True)
         with zipfile.ZipFile(wheels[0]) as zf:
             zf.extractall(root)

@@ -30,11 +30,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import zipfile
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))  # the bench's own modules, as compare_guard_tests does
+from bench_sglang import fetch_tree  # noqa: E402
+
 REPO = HERE.parent
 RELEASES = ("0.5.14", "0.5.17", "0.5.19", "0.5.21", "0.5.23")
 WHEELS = Path.home() / ".cache" / "ctxlint" / "wheels"
@@ -48,20 +50,7 @@ def unpacked(version: str, cache: Path) -> Path:
     shared = WHEELS / f"sglang-{version}"
     if (shared / "sglang" / "srt").is_dir():
         return shared
-    root = cache / f"sglang-{version}"
-    marker = root / ".unpacked"  # written last: a half-finished unzip is redone
-    if not marker.exists():
-        cache.mkdir(parents=True, exist_ok=True)
-        wheels = sorted(cache.glob(f"sglang-{version}-*.whl"))
-        if not wheels:
-            pip = [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet"]
-            subprocess.run([*pip, f"sglang=={version}", "-d", str(cache)], check=True)
-            wheels = sorted(cache.glob(f"sglang-{version}-*.whl"))
-        shutil.rmtree(root, ignore_errors=True)
-        with zipfile.ZipFile(wheels[0]) as zf:
-            zf.extractall(root)
-        marker.write_text(wheels[0].name + "\n")
-    return root
+    return fetch_tree(cache, version)
 
 
 def working_copy(source: Path, work: Path, version: str) -> Path:
