@@ -122,16 +122,13 @@ def why_unchecked(
     skipped = [p for p in rel.split("/") if p in SKIP_DIRS or p.endswith(".egg-info")]
     if skipped:
         return f"{rel} is in a {skipped[0]} folder, which ctxlint skips"
-    if is_dir:
-        hit = pathspec.GitIgnoreSpec.from_lines(exclude).check_file(prefix)
-        if hit.include and hit.index is not None:
-            return f"{rel} is excluded by the config (exclude pattern {exclude[hit.index]!r})"
-        return f"{rel} holds no Python file that is checked"
-    if not rel.endswith(".py"):
+    if not is_dir and not rel.endswith(".py"):
         return f"{rel} is not a Python file"
-    hit = pathspec.GitIgnoreSpec.from_lines(exclude).check_file(rel)
+    hit = pathspec.GitIgnoreSpec.from_lines(exclude).check_file(prefix if is_dir else rel)
     if hit.include and hit.index is not None:
         return f"{rel} is excluded by the config (exclude pattern {exclude[hit.index]!r})"
+    if is_dir:
+        return f"{rel} holds no Python file that is checked"
     if not (root / rel).is_file():
         return f"{rel} is not a regular file"
     return f"{rel} is ignored by git"

@@ -378,13 +378,12 @@ class Engine:
 
         c = self.config
         unreadable = {e.path: e.message for e in sources.errors}
-        for key, module in (
-            ("runtime-module", c.runtime_module),
-            ("record-class", c.record_module),
+        for key, name, module in (
+            ("runtime-module", c.runtime_module, c.runtime_module),
+            ("record-class", c.record_class, c.record_module),
         ):
             reason = unchecked_module(c.root, c.src, c.exclude, module, files, unreadable)
             if reason is not None:  # say why, not just "not a module under the src roots"
-                name = c.runtime_module if key == "runtime-module" else c.record_class
                 raise DerivationError(f"{key} {name!r}: {reason}")
         vocab = derive_vocabulary(
             self.config.runtime_module, self.config.record_class, load, may_hold_field_class
