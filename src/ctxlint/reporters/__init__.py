@@ -38,25 +38,12 @@ def render(result: Result, fmt: str, **options: bool) -> str:
     )
 
 
-def print_text(
-    result: Result,
-    console: Console,
-    *,
-    show_source: bool = True,
-    statistics: bool = False,
-    quiet: bool = False,
-    show_details: bool = False,
-) -> None:
+def print_text(result: Result, console: Console, **options: bool) -> None:
+    """The human report on `console`; `options` as text.print_text takes them
+    (rich and the reporter load on first use)."""
     from ctxlint.reporters import text
 
-    text.print_text(
-        result,
-        console,
-        show_source=show_source,
-        statistics=statistics,
-        show_details=show_details,
-        quiet=quiet,
-    )
+    text.print_text(result, console, **options)
 
 
 def print_timings(result: Result, console: Console) -> None:
