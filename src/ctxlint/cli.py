@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING, Any
 from ctxlint import __version__
 from ctxlint.audit import add_audit_options, cmd_audit
 from ctxlint.baseline import BaselineError, compare, load_baseline, show, update
-from ctxlint.config import Config, _did_you_mean, find_config, load_config, shadowed_configs
+from ctxlint.config import Config, find_config, load_config, shadowed_configs
 from ctxlint.console import COLOR_CHOICES, UNWRAPPED, make_console
 from ctxlint.discovery import discover, why_unchecked
 from ctxlint.engine import Engine, RunOutput
-from ctxlint.errors import ConfigError, CtxlintError
+from ctxlint.errors import ConfigError, CtxlintError, did_you_mean
 from ctxlint.gitcmd import run_git
 from ctxlint.model import Result
 from ctxlint.outfiles import check_writable, write_text
@@ -242,7 +242,7 @@ def profile_path(name: str) -> Path:
     known = sorted(p.stem for p in PROFILES.glob("*.toml"))
     if name not in known:
         raise ConfigError(
-            f"unknown profile {name!r} (known: {', '.join(known)})" + _did_you_mean(name, known)
+            f"unknown profile {name!r} (known: {', '.join(known)})" + did_you_mean(name, known)
         )
     return PROFILES / f"{name}.toml"
 
@@ -552,7 +552,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     rules = {r.id: r for r in load_rules()}
     rid = args.rule.upper()
     if rid not in rules:
-        raise ConfigError(f"unknown rule {args.rule!r}" + _did_you_mean(rid, sorted(rules)))
+        raise ConfigError(f"unknown rule {args.rule!r}" + did_you_mean(rid, sorted(rules)))
     path = spec_path(rid)
     console = _console(color=args.color)
     if console.width >= UNWRAPPED:  # prose, not code: rich pads Markdown to the full width

@@ -7,7 +7,6 @@ typo never silently disables a check.
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import json
 import os
@@ -19,7 +18,7 @@ from typing import Any
 
 import pathspec
 
-from ctxlint.errors import ConfigError
+from ctxlint.errors import ConfigError, did_you_mean
 from ctxlint.pysource import DEFAULT_TARGET, unsupported_target
 from ctxlint.selection import resolve as resolve_selectors
 
@@ -78,11 +77,6 @@ class Config:
         """What per-file facts depend on, besides the file's bytes and the version."""
         payload = {"runtime": self.runtime_module, "record": self.record_class}
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
-
-
-def _did_you_mean(word: str, choices: list[str]) -> str:
-    close = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def find_config(start: Path) -> Path | None:
@@ -172,7 +166,7 @@ def load_config(
         if key not in allowed:
             raise ConfigError(
                 f"unknown config key {key!r} in {config_path or 'profile'}"
-                + _did_you_mean(key, sorted(allowed))
+                + did_you_mean(key, sorted(allowed))
             )
         expected = allowed[key]
         if expected is not object and not isinstance(value, expected):
@@ -304,9 +298,7 @@ def check_cache_dir(value: str, root: Path) -> None:
 def check_rule_ids(ids: tuple[str, ...] | list[str], known: list[str], where: str) -> None:
     for rid in ids:
         if rid.upper() not in known:
-            raise ConfigError(
-                f"unknown rule {rid!r} in {where}" + _did_you_mean(rid.upper(), known)
-            )
+            raise ConfigError(f"unknown rule {rid!r} in {where}" + did_you_mean(rid.upper(), known))
 
 
 def _toml_type(value: Any) -> str:

@@ -5,20 +5,17 @@ matter. `--select`/`--ignore` and the config's `select`/`ignore` all take them.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Mapping
 
-from ctxlint.errors import ConfigError
+from ctxlint.errors import ConfigError, did_you_mean
 
 ALL = "ALL"
 
 
 def _unknown(selector: str, names: Mapping[str, str], where: str) -> ConfigError:
-    ids = sorted(names)
-    close = difflib.get_close_matches(selector.upper(), ids, n=1, cutoff=0.6) or (
-        difflib.get_close_matches(selector.lower(), sorted(set(names.values())), n=1, cutoff=0.6)
+    hint = did_you_mean(selector.upper(), names) or did_you_mean(
+        selector.lower(), set(names.values())
     )
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
     return ConfigError(
         f"unknown rule {selector!r} in {where}: give a rule id, an id prefix such as "
         f"'CTX1', a rule name or 'ALL'{hint}"
