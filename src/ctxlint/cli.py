@@ -378,13 +378,18 @@ def warn_unchecked(config: Config, filters: list[str]) -> None:
             print(f"ctxlint: warning: {reason}: not checked", file=sys.stderr)
 
 
+def say_disabled(disabled: dict[str, str]) -> None:
+    """One line on stderr per rule this codebase cannot run yet."""
+    for rid, why in sorted(disabled.items()):
+        print(f"ctxlint: {rid} disabled: {why}", file=sys.stderr)
+
+
 def report_disabled(
     args: argparse.Namespace, config: Config, selected: list[Rule], disabled: dict[str, str]
 ) -> None:
-    """One line on stderr per rule this codebase cannot run yet; an error when the
-    user asked for that rule by name, or when no selected rule can run at all."""
-    for rid, why in sorted(disabled.items()):
-        print(f"ctxlint: {rid} disabled: {why}", file=sys.stderr)
+    """The disabled rules said; an error when the user asked for one of them by
+    name, or when no selected rule can run at all."""
+    say_disabled(disabled)
     # by name: its id or its name, not a prefix or ALL (those select what can run)
     named = {str(x).strip().upper() for x in (*(args.select or ()), *config.select)}
     explicit = sorted(r.id for r in selected if r.id in disabled and named & {r.id, r.name.upper()})
@@ -576,8 +581,7 @@ def cmd_sets(args: argparse.Namespace) -> int:
     config, _ = resolve_config(args, rules)
     selected = selected_rules(args, config, rules)
     out = run_engine(args, config, rules, selected)
-    for rid, why in sorted(out.disabled.items()):
-        print(f"ctxlint: {rid} disabled: {why}", file=sys.stderr)
+    say_disabled(out.disabled)
     vocab = out.program.vocab
     namespaces: dict[str, list[str]] = {}
     for field, ns in vocab.fields.items():
