@@ -16,7 +16,8 @@ from ctxlint.audit.trees import across_trees
 from ctxlint.baseline import compare, load_baseline
 from ctxlint.console import make_console
 from ctxlint.discovery import discover
-from ctxlint.errors import ConfigError, CtxlintError
+from ctxlint.errors import ConfigError
+from ctxlint.outfiles import write_text
 from ctxlint.rule import load_rules
 
 
@@ -93,18 +94,11 @@ def collect(args: argparse.Namespace) -> Audit:
     return audit
 
 
-def _write(path: str, text: str) -> None:
-    try:
-        Path(path).write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise CtxlintError(f"cannot write {path}: {exc.strerror or exc}") from None
-
-
 def cmd_audit(args: argparse.Namespace) -> int:
     """Exit 0 whatever the findings (an audit reports, `check` gates); 2 on errors."""
     audit = collect(args)
     if args.html:
-        _write(args.html, render_html(audit))
+        write_text(args.html, render_html(audit), "the audit page")
     if args.format == "json":
         text = json.dumps(audit.to_json(), indent=2, ensure_ascii=False) + "\n"
     elif args.output:
@@ -116,7 +110,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
             make_console(stderr=True, color=color).print(f"HTML report: {args.html}", markup=False)
         return 0
     if args.output:
-        _write(args.output, text)
+        write_text(args.output, text, "the audit")
     else:
         sys.stdout.write(text)
     return 0
