@@ -281,9 +281,9 @@ def edit_target(files: list[Any], tree: Path) -> str:
 def measure(args: argparse.Namespace) -> Bench:
     import ctxlint
     from ctxlint import __version__
-    from ctxlint.config import load_config
-    from ctxlint.discovery import discover
-    from ctxlint.rule import load_rules
+    from ctxlint.config.settings import load_config
+    from ctxlint.discover.files import discover
+    from ctxlint.engine.registry import load_rules
 
     bench = Bench()
     unpacked = fetch_tree(Path(args.cache))
@@ -467,7 +467,7 @@ def _parse_one(src: bytes) -> int:
 def needed_files(config: Any, rules: list[Any]) -> tuple[list[str], dict[str, list[str]]]:
     """The files ctxlint parses with LibCST (from the now warm cache), and the
     files each rule's final prefilter tokens select on its own."""
-    from ctxlint.engine import MODULE_TOKEN, Engine, token_matcher
+    from ctxlint.engine.run import MODULE_TOKEN, Engine, token_matcher
 
     engine = Engine(config, rules, memo=False)
     out = engine.run()

@@ -259,7 +259,7 @@ def probe_files(probe: gp.Probe) -> dict[str, str]:
 
 
 def ctxlint_inprocess(args: list[str]) -> tuple[int, str]:
-    from ctxlint.cli import main
+    from ctxlint.cli.main import main
 
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
@@ -292,7 +292,7 @@ def plugin_profile(dest: Path) -> Path:
     """The sglang profile with `plugin-bases = [CustomSpecAlgo]`, which rules/CTX501.md
     says SGLang names (the shipped profile did not set it when the comparison was
     first run; it does now, and then this is the profile itself)."""
-    from ctxlint.cli import profile_path
+    from ctxlint.cli.main import profile_path
 
     text = profile_path("sglang").read_text(encoding="utf-8")
     if "plugin-bases" in text:  # the shipped profile names it (since the first run)

@@ -106,8 +106,8 @@ def measure(tree: Path, jobs: int | None) -> dict[str, Any]:
 def chart(results: dict[str, dict[str, Any]]) -> str:
     """The audit page's burn-down chart, standalone (a white background, a legend)."""
     sys.path.insert(0, str(REPO / "src"))
-    from ctxlint.audit.charts import burndown, rule_colors
-    from ctxlint.audit.model import HistoryPoint
+    from ctxlint.report.audit.charts import burndown, rule_colors
+    from ctxlint.report.audit.model import HistoryPoint
 
     ids = sorted({r for res in results.values() for r in res.get("counts", {})})
     points = [

@@ -8,9 +8,9 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ctxlint.config import find_config, load_config
-from ctxlint.engine import Engine, RunOutput
-from ctxlint.rule import load_rules
+from ctxlint.config.settings import find_config, load_config
+from ctxlint.engine.registry import load_rules
+from ctxlint.engine.run import Engine, RunOutput
 
 
 def run_engine(
@@ -56,7 +56,7 @@ class CliResult:
 def cli(*args: str, cwd: Path) -> CliResult:
     """`ctxlint ARGS` in-process (fast): main() with `cwd` as the working folder
     and stdout/stderr captured. Use conftest.run_cli for the real subprocess."""
-    from ctxlint.cli import main
+    from ctxlint.cli.main import main
 
     out, err = io.StringIO(), io.StringIO()
     old = os.getcwd()

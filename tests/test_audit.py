@@ -14,10 +14,10 @@ import pytest
 from conftest import FIXTURE, REPO
 from helpers import cli
 
-from ctxlint.audit import history as history_mod
-from ctxlint.audit.charts import squarify
-from ctxlint.audit.fields import field_of
-from ctxlint.model import Finding, Span
+from ctxlint.core.findings import Finding, Span
+from ctxlint.report.audit import history as history_mod
+from ctxlint.report.audit.charts import squarify
+from ctxlint.report.audit.fields import field_of
 
 HEAD = """\
 from specrt.context import get_exec, get_parallel, get_schedule, get_server_args

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from test_audit_browser import SHOT_WIDTH, chromium, load, make_images
 
-from ctxlint.audit.html import render_html
-from ctxlint.audit.model import Audit, FindingRow, HistoryPoint, RuleRow, Tally
-from ctxlint.rule import load_rules
+from ctxlint.engine.registry import load_rules
+from ctxlint.report.audit.html import render_html
+from ctxlint.report.audit.model import Audit, FindingRow, HistoryPoint, RuleRow, Tally
 
 REPO = Path(__file__).resolve().parents[1]
 IMG = REPO / "docs" / "img"

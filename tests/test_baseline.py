@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxlint.baseline import (
+from ctxlint.baseline.ratchet import (
     Baseline,
     BaselineEntry,
     BaselineError,
@@ -18,8 +18,8 @@ from ctxlint.baseline import (
     show,
     update,
 )
-from ctxlint.errors import CtxlintError
-from ctxlint.model import BASELINED, NEW, Finding, Span, StaleEntry
+from ctxlint.core.errors import CtxlintError
+from ctxlint.core.findings import BASELINED, NEW, Finding, Span, StaleEntry
 
 
 def finding(fp: str, path: str = "pkg/a.py", rule: str = "CTX101", line: int = 1, **kw) -> Finding:

@@ -24,8 +24,8 @@ def _bench() -> ModuleType:
 
 
 def test_config_is_valid_and_cache_dir_is_redirected(tmp_path: Path) -> None:
-    from ctxlint.config import load_config
-    from ctxlint.rule import load_rules
+    from ctxlint.config.settings import load_config
+    from ctxlint.engine.registry import load_rules
 
     bench = _bench()
     path = bench.bench_config(REPO / "bench" / "sglang.toml", tmp_path)

@@ -16,9 +16,10 @@ import pytest
 from conftest import REPO
 from helpers import cli, populate, run_engine
 
-from ctxlint import engine, sources
-from ctxlint.cache import FactCache
-from ctxlint.cache_entries import facts_entry
+from ctxlint.cache.entries import facts_entry
+from ctxlint.cache.store import FactCache
+from ctxlint.discover import sources
+from ctxlint.engine import run as engine
 from ctxlint.rules import ctx201_record_mutation
 
 CACHE = ".ctxlint_cache"

@@ -27,7 +27,7 @@ from helpers import RECORD_WRITER, SEED_READER, UNUSED_SUPPRESSION, cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ctxlint import sources
+from ctxlint.discover import sources
 
 # Code a step appends to a module: each matters to some rule, and most of it
 # resolves through the module's own name or package.

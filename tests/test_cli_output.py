@@ -287,9 +287,9 @@ def test_progress_is_one_count_over_all_phases(project: Path) -> None:
     seen: list[tuple[int, int, str]] = []
     out = run_engine(project, jobs=1)
     assert out.files_checked == 10
-    from ctxlint.config import find_config, load_config
-    from ctxlint.engine import Engine
-    from ctxlint.rule import load_rules
+    from ctxlint.config.settings import find_config, load_config
+    from ctxlint.engine.registry import load_rules
+    from ctxlint.engine.run import Engine
 
     rules = load_rules()
     config = load_config(
@@ -344,9 +344,9 @@ def test_pytest_plugin_reads_a_config_that_names_rules(project: Path) -> None:
 
 
 def test_timings_charge_each_rule_its_visitors_derive_and_check(project: Path) -> None:
-    from ctxlint.config import find_config, load_config
-    from ctxlint.engine import Engine
-    from ctxlint.rule import load_rules
+    from ctxlint.config.settings import find_config, load_config
+    from ctxlint.engine.registry import load_rules
+    from ctxlint.engine.run import Engine
 
     write(project, {"app/a.py": READ, "app/b.py": WRITE})
     rules = load_rules()

@@ -10,7 +10,7 @@ import pytest
 from conftest import run_cli
 from helpers import cli, run_engine, write
 
-from ctxlint.rule import load_rules
+from ctxlint.engine.registry import load_rules
 
 BASE = 'runtime-module = "specrt.context"\nrecord-class = "specrt.record.ServerArgs"\n'
 

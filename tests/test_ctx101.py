@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from rulecase import assert_case
 
-from ctxlint.filecontext import MODULE_SCOPE
+from ctxlint.facts.context import MODULE_SCOPE
 
 RULE = "CTX101"
 

@@ -14,9 +14,9 @@ from conftest import run_cli
 from helpers import write
 from rulecase import assert_case
 
-from ctxlint.config import find_config, load_config
-from ctxlint.engine import Engine, RunOutput
-from ctxlint.rule import load_rules
+from ctxlint.config.settings import find_config, load_config
+from ctxlint.engine.registry import load_rules
+from ctxlint.engine.run import Engine, RunOutput
 from ctxlint.rules.ctx301_publish_before_read import NO_READ
 
 RULE = "CTX301"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from helpers import run_engine, write
 
-from ctxlint.discovery import discover, module_name
+from ctxlint.discover.files import discover, module_name
 
 READ = "from specrt.context import get_server_args\n\nX = get_server_args().tp_size\n"
 

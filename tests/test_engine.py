@@ -12,7 +12,7 @@ import pytest
 from conftest import run_cli
 from helpers import cli, populate, run_engine, write
 
-import ctxlint.pool as pool_module
+import ctxlint.core.pool as pool_module
 
 CORE = {"CTX001", "CTX101", "CTX201"}  # the rules these fixtures are written for
 
@@ -197,9 +197,9 @@ def test_warm_run_replays_the_stored_outcome_exactly(project: Path) -> None:
     full derivation, nothing parsed; an edit re-parses the file, and one that
     changes its facts derives again."""
     populate(project)
-    from ctxlint.config import find_config, load_config
-    from ctxlint.engine import Engine
-    from ctxlint.rule import load_rules
+    from ctxlint.config.settings import find_config, load_config
+    from ctxlint.engine.registry import load_rules
+    from ctxlint.engine.run import Engine
 
     rules = load_rules()
     cfg_path = find_config(project)
@@ -233,7 +233,7 @@ def test_trusted_stat_signatures_still_see_every_edit(project: Path, monkeypatch
     """With every file settled (its stat signature trusted), a warm run reads no file
     and gives the cold run's findings; an edit that keeps size and mtime is still
     read (its ctime moved) and changes the findings as a cold run would."""
-    import ctxlint.sources as sources_module
+    import ctxlint.discover.sources as sources_module
 
     monkeypatch.setattr(sources_module, "RACY_NS", -(10**12))
     populate(project)
@@ -260,7 +260,7 @@ def test_trusted_stat_signatures_still_see_every_edit(project: Path, monkeypatch
 
 
 def test_token_matcher_words_whole_and_other_tokens_as_substrings() -> None:
-    from ctxlint.engine import token_matcher
+    from ctxlint.engine.run import token_matcher
 
     match = token_matcher({"get_exec", "Process", "def run(", "ctxlint:"})
     assert match(b"x = get_exec().a")
@@ -307,8 +307,8 @@ def test_a_file_s_tree_is_freed_without_the_cyclic_gc(project: Path) -> None:
     extraction must leave no reference cycle that holds it."""
     import gc
 
-    from ctxlint.extract import extract_file
-    from ctxlint.rule import load_rules
+    from ctxlint.engine.registry import load_rules
+    from ctxlint.facts.extract import extract_file
 
     populate(project)
     vocab = run_engine(project).program.vocab.to_json()

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from helpers import run_engine, write
 
-from ctxlint.engine import fingerprint
-from ctxlint.model import Finding
+from ctxlint.core.findings import Finding
+from ctxlint.engine.run import fingerprint
 
 HEADER = "from specrt.context import get_server_args\n\n\n"
 ALPHA = "def alpha() -> int:\n    return get_server_args().tp_size\n\n\n"

@@ -79,8 +79,8 @@ def test_a_profile_baseline_lives_in_the_checked_tree(tmp_path: Path) -> None:
     package (where the profile file lives): the default baseline is TREE's."""
     import argparse
 
-    from ctxlint.cli import PROFILES, resolve_config
-    from ctxlint.rule import load_rules
+    from ctxlint.cli.main import PROFILES, resolve_config
+    from ctxlint.engine.registry import load_rules
 
     args = argparse.Namespace(profile="sglang", config=None, baseline=None, paths=[str(tmp_path)])
     config, _ = resolve_config(args, load_rules())

@@ -16,7 +16,7 @@ import pytest
 from conftest import REPO
 from helpers import cli
 
-from ctxlint.rule import load_rules
+from ctxlint.engine.registry import load_rules
 
 CONFIG = "examples/legacy_app/ctxlint.toml"
 BASELINE = "baselines/legacy_app.json"

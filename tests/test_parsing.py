@@ -20,7 +20,8 @@ import pytest
 from conftest import run_cli
 from helpers import cli, run_engine, write
 
-from ctxlint import extract, pysource
+from ctxlint.core import pysource
+from ctxlint.facts import extract
 
 SEED = "from specrt.context import get_server_args\n"
 READ = "Z = get_server_args().tp_size\n"  # a CTX101 finding, on the line it is put

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from ctxlint.rule import load_rules
+from ctxlint.engine.registry import load_rules
 
 REPO = Path(__file__).resolve().parents[1]
 README = (REPO / "README.md").read_text(encoding="utf-8")

@@ -18,9 +18,9 @@ import pytest
 from rich.console import Console
 
 from ctxlint import __version__
-from ctxlint.model import BASELINED, FileError, Finding, Result, RuleInfo, Span, StaleEntry
-from ctxlint.reporters import FORMATS, print_text, render
-from ctxlint.reporters.github import escape_data, escape_property
+from ctxlint.core.findings import BASELINED, FileError, Finding, Result, RuleInfo, Span, StaleEntry
+from ctxlint.report.formats import FORMATS, print_text, render
+from ctxlint.report.formats.github import escape_data, escape_property
 
 DATA = Path(__file__).parent / "data"
 RULES = [
@@ -449,8 +449,8 @@ DOCUMENTED_ORDER = [
 
 
 def _engine_ordered(tmp_path: Path) -> Result:
-    from ctxlint.engine import to_findings
-    from ctxlint.rule import RawFinding
+    from ctxlint.engine.run import to_findings
+    from ctxlint.program.rule import RawFinding
 
     raw = [
         RawFinding(rule, path, "f", f"x{line}", [line, col, line, col + 3], f"{rule} at {line}")
@@ -482,7 +482,7 @@ import json, sys
 sys.path.insert(0, sys.argv[1])
 from pathlib import Path
 from test_reporters import make_result, with_retired_rules
-from ctxlint.reporters import FORMATS, render
+from ctxlint.report.formats import FORMATS, render
 result = with_retired_rules(make_result(Path(sys.argv[2])))
 print(json.dumps({fmt: render(result, fmt) for fmt in FORMATS}))
 """

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 from helpers import run_engine, write
+from specs import examples
 
-from ctxlint.rule import SPEC_DIR, load_rules
-from ctxlint.specs import examples
+from ctxlint.engine.registry import SPEC_DIR, load_rules
 
 RULES = load_rules()
 # a missing spec fails test_every_rule_has_a_spec..., not the collection

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from ctxlint import sources as sources_module
-from ctxlint.cache import FactCache
-from ctxlint.sources import Sources, content_hash
+from ctxlint.cache.store import FactCache
+from ctxlint.discover import sources as sources_module
+from ctxlint.discover.sources import Sources, content_hash
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from helpers import run_engine, write
 
-from ctxlint.model import Finding
+from ctxlint.core.findings import Finding
 
 HEAD = (
     "from specrt.context import get_server_args\n"

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from helpers import cli, write
 
-from ctxlint.rule import load_rules
+from ctxlint.engine.registry import load_rules
 from ctxlint.rules import ctx401_accessor_binding as ctx401
 
 if sys.version_info >= (3, 11):
@@ -54,7 +54,7 @@ def test_with_ruff_ctx401_is_complete_and_says_nothing(project: Path) -> None:
 
 # -- item 16: `explain` says which example is bad and which good, and what specrt is
 def test_explain_labels_every_example_and_says_what_specrt_is(tmp_path: Path) -> None:
-    from ctxlint.specs import examples
+    from specs import examples
 
     for rid in ("CTX101", "CTX202", "CTX601"):
         blocks = examples(REPO / "rules" / f"{rid}.md")

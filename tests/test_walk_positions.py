@@ -10,8 +10,8 @@ import libcst as cst
 import pytest
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from ctxlint.positions import spans
-from ctxlint.walk import TRIVIA, walk
+from ctxlint.facts.positions import spans
+from ctxlint.facts.walk import TRIVIA, walk
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -18,7 +18,7 @@ def test_ctxlint_reports_nothing_on_ctxrt_and_the_example(tmp_path: Path) -> Non
     pytest.importorskip("ctxlint.cli")
     empty = tmp_path / "baseline.json"
     empty.write_text(json.dumps({"schema": 1, "tool": "ctxlint", "entries": [], "pins": {}}))
-    run = "import sys; from ctxlint.cli import main; sys.exit(main(sys.argv[1:]))"
+    run = "import sys; from ctxlint.cli.main import main; sys.exit(main(sys.argv[1:]))"
     args = ["check", "--strict", "--no-cache", "--jobs", "1", "--baseline", str(empty)]
     proc = subprocess.run(
         [sys.executable, "-c", run, *args, "src/ctxrt", "examples/serving_app"],

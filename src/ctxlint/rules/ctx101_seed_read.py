@@ -13,11 +13,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ctxlint.filecontext import FileContext
-from ctxlint.lazy_libcst import cst
-from ctxlint.rule import Program, RawFinding, Rule
-from ctxlint.rules._shared import ReadVisitor, bag_spelling, namespace_hint
-from ctxlint.vocab import SEED, Vocabulary
+from ctxlint.core.lazy_libcst import cst
+from ctxlint.facts.context import FileContext
+from ctxlint.facts.vocab import SEED, Vocabulary
+from ctxlint.program.core import Program
+from ctxlint.program.reads import ReadVisitor, bag_spelling, namespace_hint
+from ctxlint.program.rule import RawFinding, Rule
 
 ID = "CTX101"
 

@@ -21,12 +21,13 @@ import fnmatch
 from collections.abc import Iterable, Iterator
 from typing import Any, ClassVar
 
-from ctxlint.filecontext import FileContext, dotted
-from ctxlint.lazy_libcst import cst
-from ctxlint.rule import Program, RawFinding, Rule
-from ctxlint.rules._shared import ReadVisitor, bag_spelling
+from ctxlint.core.lazy_libcst import cst
+from ctxlint.facts.context import FileContext, dotted
+from ctxlint.facts.vocab import Vocabulary
+from ctxlint.program.core import Program
+from ctxlint.program.reads import ReadVisitor, bag_spelling
+from ctxlint.program.rule import RawFinding, Rule
 from ctxlint.rules.ctx201_record_mutation import RecordConvention, record_names
-from ctxlint.vocab import Vocabulary
 
 ID = "CTX102"
 ALLOWED_CLASSES = "exposure-allowed-classes"

@@ -19,11 +19,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, ClassVar
 
-from ctxlint.filecontext import FileContext, dotted, string_value
-from ctxlint.lazy_libcst import cst
-from ctxlint.rule import FileVisitor, Program, RawFinding, Rule
-from ctxlint.rules._shared import namespace_hint, positional
-from ctxlint.vocab import Vocabulary
+from ctxlint.core.lazy_libcst import cst
+from ctxlint.facts.context import FileContext, dotted, string_value
+from ctxlint.facts.visitor import FileVisitor
+from ctxlint.facts.vocab import Vocabulary
+from ctxlint.program.core import Program
+from ctxlint.program.reads import namespace_hint, positional
+from ctxlint.program.rule import RawFinding, Rule
 
 ID = "CTX201"
 SETATTR_CALLS = {"setattr": "setattr()", "delattr": "delattr()"}

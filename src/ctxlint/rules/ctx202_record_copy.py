@@ -17,11 +17,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, ClassVar
 
-from ctxlint import records
-from ctxlint.filecontext import FileContext
-from ctxlint.lazy_libcst import cst
-from ctxlint.rule import FileVisitor, Program, RawFinding, Rule
-from ctxlint.rules._shared import positional
+from ctxlint.core.lazy_libcst import cst
+from ctxlint.facts.context import FileContext
+from ctxlint.facts.visitor import FileVisitor
+from ctxlint.facts.vocab import Vocabulary
+from ctxlint.program import records
+from ctxlint.program.core import Program
+from ctxlint.program.reads import positional
+from ctxlint.program.rule import RawFinding, Rule
 from ctxlint.rules.ctx201_record_mutation import (
     COPY_HELPERS,
     RecordConvention,
@@ -29,7 +32,6 @@ from ctxlint.rules.ctx201_record_mutation import (
     in_helper,
     record_names,
 )
-from ctxlint.vocab import Vocabulary
 
 ID = "CTX202"
 COPY_METHODS = ("override", "derive", "replace_resolved")

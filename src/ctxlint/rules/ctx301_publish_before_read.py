@@ -17,9 +17,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ctxlint.rule import PinSite, Program, RawFinding, Rule, pin_findings
-from ctxlint.rules._callgraph import CallFactsVisitor, CallGraph, Func, short
-from ctxlint.vocab import BAGS, Vocabulary
+from ctxlint.facts.vocab import BAGS, Vocabulary
+from ctxlint.program.calls import CallFactsVisitor, CallGraph, Func, short
+from ctxlint.program.core import Program
+from ctxlint.program.rule import PinSite, RawFinding, Rule, pin_findings
 
 ID = "CTX301"
 NO_READ = "publishes, reaches no bag read"

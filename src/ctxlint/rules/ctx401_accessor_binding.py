@@ -25,10 +25,12 @@ import sys
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from ctxlint.filecontext import FileContext, dotted, import_bindings, string_value
-from ctxlint.lazy_libcst import cst
-from ctxlint.rule import FileVisitor, Program, RawFinding, Rule
-from ctxlint.vocab import BAGS, Vocabulary
+from ctxlint.core.lazy_libcst import cst
+from ctxlint.facts.context import FileContext, dotted, import_bindings, string_value
+from ctxlint.facts.visitor import FileVisitor
+from ctxlint.facts.vocab import BAGS, Vocabulary
+from ctxlint.program.core import Program
+from ctxlint.program.rule import RawFinding, Rule
 
 ID = "CTX401"
 _MISSING: Any = object()

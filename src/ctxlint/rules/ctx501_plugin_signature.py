@@ -22,10 +22,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any, ClassVar
 
-from ctxlint.filecontext import FileContext, dotted, string_value
-from ctxlint.lazy_libcst import cst
-from ctxlint.rule import FileVisitor, PinSite, Program, RawFinding, Rule, pin_findings
-from ctxlint.vocab import Vocabulary
+from ctxlint.core.lazy_libcst import cst
+from ctxlint.facts.context import FileContext, dotted, string_value
+from ctxlint.facts.visitor import FileVisitor
+from ctxlint.facts.vocab import Vocabulary
+from ctxlint.program.core import Program
+from ctxlint.program.rule import PinSite, RawFinding, Rule, pin_findings
 
 ID = "CTX501"
 PLUGIN_BASES = "plugin-bases"

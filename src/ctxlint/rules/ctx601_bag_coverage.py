@@ -19,11 +19,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ctxlint.filecontext import FileContext
-from ctxlint.lazy_libcst import cst
-from ctxlint.rule import FileVisitor, Program, RawFinding, Rule
-from ctxlint.schema import class_namespace, class_statements, field_name
-from ctxlint.vocab import NAMESPACES, Vocabulary
+from ctxlint.core.lazy_libcst import cst
+from ctxlint.facts.context import FileContext
+from ctxlint.facts.declarations import class_namespace, class_statements, field_name
+from ctxlint.facts.visitor import FileVisitor
+from ctxlint.facts.vocab import NAMESPACES, Vocabulary
+from ctxlint.program.core import Program
+from ctxlint.program.rule import RawFinding, Rule
 
 ID = "CTX601"
 

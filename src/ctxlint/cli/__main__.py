@@ -1,0 +1,5 @@
+"""`python -m ctxlint.cli`."""
+
+from ctxlint.cli.main import run
+
+run()

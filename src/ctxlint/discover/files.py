@@ -1,0 +1,159 @@
+"""Which files are checked, and the module name each one has.
+
+In a git checkout the file list comes from git itself (tracked plus untracked,
+minus what `.gitignore` excludes), so ignored build trees never leak in.
+Elsewhere (an unpacked wheel) the tree is walked.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import pathspec
+
+from ctxlint.core.gitcmd import run_git
+
+SKIP_DIRS = {
+    ".git",
+    "__pycache__",
+    ".venv",
+    "venv",
+    ".tox",
+    ".nox",
+    "node_modules",
+    ".ctxlint_cache",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class SourceFile:
+    rel: str  # posix path relative to the project root
+    module: str  # dotted module name derived from the deepest src root holding it
+
+
+def _git_files(root: Path) -> list[str] | None:
+    # ls-files run from `root` prints paths relative to it; outside a work tree
+    # (or without git) it fails and the caller walks the tree instead.
+    try:
+        ignored = run_git(root, "check-ignore", "-q", ".")
+        if ignored.returncode == 0:  # an ignored tree inside a checkout (a cache): walk it
+            return None
+        out = run_git(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+    except OSError:
+        return None
+    if out.returncode != 0:
+        return None
+    return [p for p in out.stdout.decode("utf-8", "surrogateescape").split("\0") if p]
+
+
+def _walk_files(root: Path) -> list[str]:
+    found: list[str] = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.endswith(".egg-info"))
+        rel_folder = os.path.relpath(folder, root)
+        for name in files:
+            found.append(name if rel_folder == "." else f"{rel_folder}/{name}".replace(os.sep, "/"))
+    return found
+
+
+def module_name(rel: str, roots: list[str]) -> str:
+    """Dotted module name of `rel` under the deepest root that holds it."""
+    best = ""
+    for r in roots:
+        prefix = "" if r in (".", "") else r.rstrip("/") + "/"
+        if rel.startswith(prefix) and len(prefix) >= len(best):
+            best = prefix
+    parts = rel[len(best) :].removesuffix(".py").split("/")
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def discover(root: Path, src: tuple[str, ...], exclude: tuple[str, ...]) -> list[SourceFile]:
+    """All Python files under the src roots, minus excludes, sorted by path."""
+    roots = _roots(src)
+    for r in roots:
+        if not (root / r).is_dir():
+            raise FileNotFoundError(f"src root {r!r} is not a folder under {root}")
+    listed = _git_files(root)
+    files = listed if listed is not None else _walk_files(root)
+    spec = pathspec.GitIgnoreSpec.from_lines(exclude)
+    chosen: dict[str, SourceFile] = {}
+    for rel in files:
+        if not rel.endswith(".py") or spec.match_file(rel):
+            continue
+        if any(part in SKIP_DIRS for part in rel.split("/")[:-1]):
+            continue
+        if not any(r in (".", "") or rel.startswith(r.rstrip("/") + "/") for r in roots):
+            continue
+        if not (root / rel).is_file():  # deleted in the work tree, still in the index
+            continue
+        chosen[rel] = SourceFile(rel, module_name(rel, roots))
+    return [chosen[k] for k in sorted(chosen)]
+
+
+def path_matcher(globs: tuple[str, ...]) -> pathspec.PathSpec:
+    return pathspec.GitIgnoreSpec.from_lines(globs)
+
+
+def _roots(src: tuple[str, ...]) -> list[str]:
+    return [os.path.normpath(s).replace(os.sep, "/") for s in src]
+
+
+def _under_root(rel: str, roots: list[str]) -> bool:
+    return any(r in (".", "") or rel == r or rel.startswith(r.rstrip("/") + "/") for r in roots)
+
+
+def why_unchecked(
+    root: Path, src: tuple[str, ...], exclude: tuple[str, ...], rel: str, files: list[SourceFile]
+) -> str | None:
+    """Why the path `rel` (relative to root, a file or a folder) holds no checked
+    file, or None when it holds some. `files` is what `discover` chose."""
+    prefix = "" if rel in (".", "") else rel.rstrip("/") + "/"
+    if any(f.rel == rel or f.rel.startswith(prefix) for f in files):
+        return None
+    roots = _roots(src)
+    is_dir = (root / rel).is_dir()
+    inside = _under_root(rel, roots) or (is_dir and any(r.startswith(prefix) for r in roots))
+    if not inside:
+        return f"{rel} is outside the src roots ({', '.join(roots)})"
+    skipped = [p for p in rel.split("/") if p in SKIP_DIRS or p.endswith(".egg-info")]
+    if skipped:
+        return f"{rel} is in a {skipped[0]} folder, which ctxlint skips"
+    if not is_dir and not rel.endswith(".py"):
+        return f"{rel} is not a Python file"
+    hit = pathspec.GitIgnoreSpec.from_lines(exclude).check_file(prefix if is_dir else rel)
+    if hit.include and hit.index is not None:
+        return f"{rel} is excluded by the config (exclude pattern {exclude[hit.index]!r})"
+    if is_dir:
+        return f"{rel} holds no Python file that is checked"
+    if not (root / rel).is_file():
+        return f"{rel} is not a regular file"
+    return f"{rel} is ignored by git"
+
+
+def unchecked_module(
+    root: Path,
+    src: tuple[str, ...],
+    exclude: tuple[str, ...],
+    module: str,
+    files: list[SourceFile],
+    unreadable: dict[str, str],
+) -> str | None:
+    """Why the named module's file, which exists, is not read (excluded, ignored,
+    unreadable), or None when it is read or no such file exists at all."""
+    if any(f.module == module and f.rel not in unreadable for f in files):
+        return None
+    tail = module.replace(".", "/")
+    for r in _roots(src):
+        prefix = "" if r in (".", "") else r.rstrip("/") + "/"
+        for rel in (f"{prefix}{tail}.py", f"{prefix}{tail}/__init__.py"):
+            if rel in unreadable:
+                return f"its file {rel} is unreadable ({unreadable[rel]})"
+            if os.path.lexists(root / rel):
+                return f"its file {rel} exists, but " + (
+                    why_unchecked(root, src, exclude, rel, files) or "is not checked"
+                ).removeprefix(f"{rel} ")
+    return None

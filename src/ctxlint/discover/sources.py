@@ -1,0 +1,99 @@
+"""The checked files' content hashes, and their bytes read only when needed.
+
+A warm run needs every file's content hash (the stored outcome is keyed by
+them) but none of the bytes. So each hash is kept with the file's stat
+signature (mtime, ctime, size, inode), and a file whose signature has not
+changed is not read again. A signature is recorded only when the file last
+changed at least `RACY_NS` before the run: a write in the same timestamp tick
+as the recording would otherwise look unchanged (git's "racily clean" rule).
+Outputs do not depend on any of this: the hashes are the same either way.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from ctxlint.cache.entries import signatures_entry
+from ctxlint.cache.store import FactCache
+from ctxlint.core.errors import CtxlintError
+from ctxlint.core.findings import FileError
+
+RACY_NS = 2_000_000_000
+# The layout of the signature entry (cache_entries.signatures_entry): in its key,
+# so another version's entry is never read as this one's.
+STAT_LAYOUT = 2
+
+
+def content_hash(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def _cannot_read(rel: str, exc: OSError) -> FileError:
+    return FileError(rel, f"cannot read: {exc.strerror or exc}")
+
+
+class Sources(Mapping[str, bytes]):
+    """Path (relative to the root) -> bytes, for every readable file; `hashes`
+    holds each one's content hash, `errors` the files that cannot be read."""
+
+    def __init__(self, root: Path, paths: list[str], cache: FactCache) -> None:
+        self.root = root
+        self.hashes: dict[str, str] = {}
+        self.errors: list[FileError] = []
+        self._bytes: dict[str, bytes] = {}
+        key = f"stat:{STAT_LAYOUT}:{root}"
+        known = signatures_entry(cache.get_many([key]).get(key))
+        settled = time.time_ns() - RACY_NS
+        recorded: dict[str, list[Any]] = {}
+        for rel in paths:
+            try:
+                st = os.stat(root / rel)
+            except OSError as exc:
+                self.errors.append(_cannot_read(rel, exc))
+                continue
+            signature: list[int | str] = [st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino]
+            old = known.get(rel)
+            if old is not None and old[:4] == signature:
+                digest = str(old[4])
+            else:
+                try:
+                    data = (root / rel).read_bytes()
+                except OSError as exc:
+                    self.errors.append(_cannot_read(rel, exc))
+                    continue
+                self._bytes[rel] = data
+                digest = content_hash(data)
+            self.hashes[rel] = digest
+            if max(st.st_mtime_ns, st.st_ctime_ns) < settled:
+                recorded[rel] = [*signature, digest]
+        if recorded != known:
+            cache.put_many({key: json.dumps(recorded, sort_keys=True).encode()})
+
+    def __getitem__(self, rel: str) -> bytes:
+        data = self._bytes.get(rel)
+        if data is None:
+            if rel not in self.hashes:
+                raise KeyError(rel)
+            try:
+                data = (self.root / rel).read_bytes()
+            except OSError as exc:
+                raise CtxlintError(f"{rel}: {_cannot_read(rel, exc).message}") from None
+            if content_hash(data) != self.hashes[rel]:
+                raise CtxlintError(f"{rel} changed while ctxlint was running; run it again")
+            self._bytes[rel] = data
+        return data
+
+    def __contains__(self, rel: object) -> bool:
+        return rel in self.hashes
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.hashes)
+
+    def __len__(self) -> int:
+        return len(self.hashes)

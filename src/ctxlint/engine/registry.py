@@ -1,0 +1,28 @@
+"""The rule registry: every rule module in `ctxlint.rules`, and each rule's spec."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from pathlib import Path
+
+from ctxlint.program.rule import Rule
+
+SPEC_DIR = Path(__file__).resolve().parents[3] / "rules"
+
+
+def load_rules() -> list[Rule]:
+    """Every rule module in ctxlint.rules, ordered by id."""
+    from ctxlint import rules as package
+
+    found: list[Rule] = []
+    for info in pkgutil.iter_modules(package.__path__):
+        module = importlib.import_module(f"{package.__name__}.{info.name}")
+        rule = getattr(module, "RULE", None)
+        if isinstance(rule, Rule):
+            found.append(rule)
+    return sorted(found, key=lambda r: r.id)
+
+
+def spec_path(rule_id: str) -> Path:
+    return SPEC_DIR / f"{rule_id}.md"

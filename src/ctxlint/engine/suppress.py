@@ -1,0 +1,73 @@
+"""Applying `# ctxlint: ignore[...]` comments to a run's findings, and the
+CTX001 findings for the ones that do not earn their place (the rule's catalogue
+entry is rules/ctx001_suppressions.py; its facts are every file's comments).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ctxlint.program.core import Program
+from ctxlint.program.rule import RawFinding
+
+ID = "CTX001"
+
+
+def _finding(path: str, s: dict[str, Any], message: str) -> RawFinding:
+    return RawFinding(
+        ID,
+        path,
+        "<module>",
+        " ".join(s["text"].split()),
+        [s["line"], s["col"], s["line"], s["end_col"]],
+        message,
+    )
+
+
+def apply_suppressions(
+    raw: list[RawFinding], program: Program, checked: set[str], known: set[str]
+) -> list[RawFinding]:
+    """Drop suppressed findings; add CTX001 findings for bad suppressions.
+
+    `checked` are the rules whose checks ran: a suppression naming a rule that
+    did not run cannot be judged unused; `known` are every rule's ids.
+    """
+    by_line: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    for path, entry in program.files.items():
+        for s in entry.get("suppressions", ()):
+            s["used"] = set()
+            by_line.setdefault((path, s["line"]), []).append(s)
+    if not by_line:
+        return raw
+    kept: list[RawFinding] = []
+    for f in raw:
+        hit = None
+        for line in {f.span[0], f.span[2]}:
+            for s in by_line.get((f.path, line), ()):
+                if f.rule in s["rules"] and f.rule != ID:
+                    hit = s
+        if hit is None:
+            kept.append(f)
+        else:
+            hit["used"].add(f.rule)
+    if ID not in checked:
+        return kept
+    for (path, _), entries in sorted(by_line.items()):
+        for s in entries:
+            if s["malformed"]:
+                kept.append(
+                    _finding(
+                        path, s, "malformed suppression: write `# ctxlint: ignore[CTXnnn] reason`"
+                    )
+                )
+                continue
+            for rid in s["rules"]:
+                if rid not in known:
+                    kept.append(_finding(path, s, f"suppression names unknown rule {rid}"))
+                elif rid in checked and rid not in s["used"]:
+                    kept.append(
+                        _finding(path, s, f"unused suppression: no {rid} finding on this line")
+                    )
+            if not s["reason"]:
+                kept.append(_finding(path, s, "suppression without a reason: say why after the ]"))
+    return kept

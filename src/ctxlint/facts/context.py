@@ -1,0 +1,255 @@
+"""Per-file state shared by every rule visitor during the one traversal.
+
+The dispatcher keeps the scope stack and the import table current, so a rule
+visitor asks "what does this name resolve to" and "where am I" instead of
+re-deriving it; spans are resolved once, after the walk, only when some rule
+anchored a node.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ctxlint.core.lazy_libcst import cst
+
+if TYPE_CHECKING:
+    from ctxlint.facts.vocab import Vocabulary
+
+MODULE_SCOPE = "<module>"
+
+
+@dataclass(slots=True)
+class Scope:
+    kind: str  # "module" | "class" | "function"
+    name: str
+    qualname: str
+    node: cst.CSTNode | None
+    imports: dict[str, str] = field(default_factory=dict)  # local imports in functions
+    self_name: str | None = None  # first parameter of a method
+    class_qualname: str | None = None  # enclosing class of a method
+
+
+class Anchor:
+    """A span placeholder filled in after the traversal (positions cost a pass)."""
+
+    __slots__ = ("node", "span")
+
+    def __init__(self, node: cst.CSTNode) -> None:
+        self.node = node
+        self.span: list[int] = [0, 0, 0, 0]
+
+    def to_json(self) -> list[int]:
+        return self.span
+
+
+def dotted(expr: cst.BaseExpression) -> str | None:
+    """`a.b.c` for a Name/Attribute chain, else None."""
+    parts: list[str] = []
+    while isinstance(expr, cst.Attribute):
+        parts.append(expr.attr.value)
+        expr = expr.value
+    if isinstance(expr, cst.Name):
+        parts.append(expr.value)
+        return ".".join(reversed(parts))
+    return None
+
+
+def string_value(expr: cst.BaseExpression) -> str | None:
+    """The value of a plain (non f-) string literal, else None."""
+    if isinstance(expr, cst.SimpleString):
+        value = expr.evaluated_value
+        return value if isinstance(value, str) else None
+    if isinstance(expr, cst.ConcatenatedString):
+        value = expr.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+class FileContext:
+    def __init__(
+        self,
+        *,
+        path: str,
+        module: str,
+        is_package: bool,
+        module_node: cst.Module,
+        vocab: Vocabulary | None,
+    ) -> None:
+        self.path = path
+        self.module = module
+        self.is_package = is_package
+        self.module_node = module_node
+        self.vocab = vocab
+        self.imports: dict[str, str] = module_imports(module_node, module, is_package)
+        self.scopes: list[Scope] = [Scope("module", "", MODULE_SCOPE, module_node)]
+        self.anchors: list[Anchor] = []
+        self.records: Any = None  # the RecordTracker, set by the extractor
+
+    # -- scopes -----------------------------------------------------------
+    @property
+    def scope(self) -> Scope:
+        return self.scopes[-1]
+
+    @property
+    def qualname(self) -> str:
+        return self.scopes[-1].qualname
+
+    def in_function(self) -> bool:
+        return self.scopes[-1].kind == "function"
+
+    def enclosing_class(self) -> str | None:
+        """Qualname of the class whose method we are in (directly or nested)."""
+        for s in reversed(self.scopes):
+            if s.class_qualname is not None:
+                return s.class_qualname
+            if s.kind == "class":
+                return s.qualname
+        return None
+
+    def push(self, node: cst.CSTNode) -> None:
+        outer = self.scopes[-1]
+        name = node.name.value  # type: ignore[attr-defined]
+        qual = name if outer.kind == "module" else f"{outer.qualname}.{name}"
+        if isinstance(node, cst.ClassDef):
+            self.scopes.append(Scope("class", name, qual, node))
+            return
+        assert isinstance(node, cst.FunctionDef)
+        self_name = class_qual = None
+        if outer.kind == "class":
+            params = node.params.posonly_params or node.params.params
+            decorators = {dotted(d.decorator) for d in node.decorators}
+            if params and "staticmethod" not in decorators:
+                self_name = params[0].name.value
+            class_qual = outer.qualname
+        elif outer.kind == "function":
+            # a closure inside a method still sees the method's `self`
+            self_name, class_qual = outer.self_name, outer.class_qualname
+        self.scopes.append(Scope("function", name, qual, node, {}, self_name, class_qual))
+
+    def pop(self) -> None:
+        self.scopes.pop()
+
+    # -- names ------------------------------------------------------------
+    def add_local_import(self, node: cst.Import | cst.ImportFrom) -> None:
+        if len(self.scopes) > 1:
+            self.scopes[-1].imports.update(import_bindings(node, self.module, self.is_package))
+
+    def resolve(self, expr: cst.BaseExpression) -> str | None:
+        """Qualified name of a Name/Attribute chain through the import tables.
+
+        A name defined in this module resolves to `module.name`; a name the file
+        neither imports nor could define at module level resolves to None.
+        """
+        name = dotted(expr)
+        if name is None:
+            return None
+        head, _, rest = name.partition(".")
+        for scope in reversed(self.scopes[1:]):
+            if head in scope.imports:
+                target = scope.imports[head]
+                return f"{target}.{rest}" if rest else target
+        if head in self.imports:
+            target = self.imports[head]
+            return f"{target}.{rest}" if rest else target
+        return f"{self.module}.{name}"
+
+    # -- output -----------------------------------------------------------
+    def anchor(self, node: cst.CSTNode) -> Anchor:
+        a = Anchor(node)
+        self.anchors.append(a)
+        return a
+
+    def snippet(self, node: cst.CSTNode) -> str:
+        return " ".join(self.module_node.code_for_node(node).split())
+
+    def resolve_anchors(self) -> None:
+        if not self.anchors:
+            return
+        from ctxlint.facts.positions import spans  # LibCST internals: loaded when parsing
+
+        found = spans(self.module_node, [a.node for a in self.anchors])
+        for a in self.anchors:
+            a.span[:] = found[a.node]
+            a.node = None  # type: ignore[assignment]  # release the tree
+
+
+def _package_of(module: str, is_package: bool) -> str:
+    return module if is_package else module.rpartition(".")[0]
+
+
+def _absolute(node: cst.ImportFrom, module: str, is_package: bool) -> str:
+    level = len(node.relative)
+    target = dotted(node.module) if node.module is not None else ""
+    if level == 0:
+        return target or ""
+    base = _package_of(module, is_package)
+    for _ in range(level - 1):
+        base = base.rpartition(".")[0]
+    return f"{base}.{target}" if base and target else (base or target or "")
+
+
+def import_bindings(
+    node: cst.Import | cst.ImportFrom, module: str, is_package: bool
+) -> dict[str, str]:
+    """Local name -> qualified target for one import statement."""
+    out: dict[str, str] = {}
+    if isinstance(node, cst.Import):
+        for alias in node.names:
+            full = dotted(alias.name) or ""
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                out[alias.asname.name.value] = full
+            else:
+                head = full.partition(".")[0]
+                out[head] = head
+        return out
+    source = _absolute(node, module, is_package)
+    if isinstance(node.names, cst.ImportStar):
+        return out
+    for alias in node.names:
+        name = dotted(alias.name) or ""
+        local = name
+        if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+            local = alias.asname.name.value
+        out[local] = f"{source}.{name}" if source else name
+    return out
+
+
+def _blocks(stmt: cst.BaseStatement) -> Any:
+    """The indented blocks of a compound statement that runs at import time."""
+    if isinstance(stmt, cst.If):
+        yield stmt.body
+        if isinstance(stmt.orelse, cst.If):
+            yield from _blocks(stmt.orelse)
+        elif stmt.orelse is not None:
+            yield stmt.orelse.body
+    elif isinstance(stmt, (cst.Try, cst.TryStar)):
+        yield stmt.body
+        for handler in stmt.handlers:
+            yield handler.body
+        for extra in (stmt.orelse, stmt.finalbody):
+            if extra is not None:
+                yield extra.body
+    elif isinstance(stmt, cst.With):
+        yield stmt.body
+
+
+def _walk_module_level(body: Any) -> Any:
+    """Small statements executed at import time, through if/try/with blocks."""
+    for stmt in body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            yield from stmt.body
+        else:
+            for block in _blocks(stmt):
+                if isinstance(block, cst.IndentedBlock):
+                    yield from _walk_module_level(block.body)
+                else:  # a one-line block: `if x: import y`
+                    yield from block.body
+
+
+def module_imports(module_node: cst.Module, module: str, is_package: bool) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for small in _walk_module_level(module_node.body):
+        if isinstance(small, (cst.Import, cst.ImportFrom)):
+            out.update(import_bindings(small, module, is_package))
+    return out

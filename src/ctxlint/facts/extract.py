@@ -1,0 +1,184 @@
+"""Per-file work: decode, parse once with LibCST, run every rule's visitor in
+one traversal, and return plain serialisable facts.
+
+This runs in pool workers, so it takes and returns only plain data.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from typing import Any
+
+import libcst as cst
+
+from ctxlint.core import deepstack, pysource
+from ctxlint.facts import declarations as schema
+from ctxlint.facts import suppression_comments as suppressions
+from ctxlint.facts.context import Anchor, FileContext
+from ctxlint.facts.visitor import FileVisitor
+from ctxlint.facts.vocab import Vocabulary
+from ctxlint.facts.walk import TRIVIA, walk
+from ctxlint.program.records import RecordTracker
+from ctxlint.program.rule import Rule
+
+SCOPE_NODES = (cst.ClassDef, cst.FunctionDef)
+TRIVIA_NAMES = frozenset(t.__name__ for t in TRIVIA)
+
+
+class Dispatcher:
+    """Batches every visitor's `visit_X`/`leave_X` into a single walk, keeping
+    the file context's scopes and local imports current around them."""
+
+    def __init__(
+        self,
+        ctx: FileContext,
+        visitors: list[FileVisitor],
+        clock: dict[str, float] | None = None,
+        names: list[str] | None = None,
+    ) -> None:
+        self.ctx = ctx
+        self.visits: dict[str, list[Callable[[Any], Any]]] = defaultdict(list)
+        self.leaves: dict[str, list[Callable[[Any], Any]]] = defaultdict(list)
+        for i, v in enumerate(visitors):
+            for attr in dir(type(v)):
+                if attr.startswith(("visit_", "leave_")):
+                    fn = getattr(v, attr)
+                    if clock is not None:  # --timings: each call charged to its rule
+                        fn = _timed(fn, clock, names[i] if names else type(v).__name__)
+                    (self.visits if attr[0] == "v" else self.leaves)[attr[6:]].append(fn)
+        skipped = set(self.visits).union(self.leaves) & TRIVIA_NAMES
+        if skipped:  # the walk never reaches layout nodes
+            raise TypeError(f"visitors ask for layout nodes the walk skips: {sorted(skipped)}")
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if isinstance(node, SCOPE_NODES):
+            self.ctx.push(node)
+        elif isinstance(node, (cst.Import, cst.ImportFrom)):
+            self.ctx.add_local_import(node)
+        for fn in self.visits.get(type(node).__name__, ()):
+            fn(node)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        for fn in self.leaves.get(type(original_node).__name__, ()):
+            fn(original_node)
+        if isinstance(original_node, SCOPE_NODES):
+            self.ctx.pop()
+
+
+def _timed(fn: Callable[[Any], Any], clock: dict[str, float], name: str) -> Callable[[Any], Any]:
+    def call(node: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return fn(node)
+        finally:
+            clock[name] = clock.get(name, 0.0) + time.perf_counter() - start
+
+    return call
+
+
+def _plain(value: Any) -> Any:
+    """JSON round trip: Anchors become spans, and cold and warm runs see
+    exactly the same data types."""
+    return json.loads(
+        json.dumps(value, default=lambda o: o.to_json() if isinstance(o, Anchor) else str(o))
+    )
+
+
+# LibCST's message for valid Python it cannot read: "parser error: error at L:C: ..."
+_LIBCST_AT = re.compile(r"error at (\d+):(\d+): (.*)")
+
+
+def _unsupported(exc: cst.ParserSyntaxError) -> str:
+    """Valid Python (CPython parsed it) that LibCST's grammar rejects."""
+    found = _LIBCST_AT.search(exc.message)
+    if found is None:
+        return f"not supported by the parser (LibCST): {exc.message}"
+    line, column, why = found.groups()
+    return f"not supported by the parser (LibCST) at line {line}, column {column}: {why}"
+
+
+def parse(text: str) -> cst.Module:
+    """The LibCST tree of text CPython accepted (see pysource); raises SourceError."""
+    try:
+        return cst.parse_module(text)
+    except cst.ParserSyntaxError as exc:
+        raise pysource.SourceError(_unsupported(exc)) from None
+    except ValueError as exc:
+        raise pysource.SourceError(f"not supported by the parser (LibCST): {exc}") from None
+
+
+def extract_file(
+    path: str,
+    module: str,
+    source: bytes,
+    vocab_json: dict[str, Any] | None,
+    rules: list[Rule],
+    target: str = pysource.DEFAULT_TARGET,
+    clock: dict[str, float] | None = None,
+) -> dict[str, Any]:
+    """Facts of one file: {"module", "facts": {rule_id: ...}, "suppressions", "schema"?}
+    or {"error": message}. With a `clock`, the seconds spent parsing ("parse":
+    CPython's verdict and LibCST's parse) and in each visitor (its rule id, or
+    "records") are added to it."""
+    start = time.perf_counter()
+    try:  # CPython's verdict first, on this thread (pysource.check)
+        text = pysource.read(source, target)
+    except pysource.SourceError as exc:
+        return {"module": module, "error": str(exc)}
+    finally:
+        _tick(clock, "parse", start)
+    return deepstack.call(_extract, path, module, text, vocab_json, rules, clock)  # LibCST's part
+
+
+def _tick(clock: dict[str, float] | None, name: str, start: float) -> None:
+    if clock is not None:
+        clock[name] = clock.get(name, 0.0) + time.perf_counter() - start
+
+
+def _extract(
+    path: str,
+    module: str,
+    text: str,
+    vocab_json: dict[str, Any] | None,
+    rules: list[Rule],
+    clock: dict[str, float] | None,
+) -> dict[str, Any]:
+    start = time.perf_counter()
+    try:
+        tree = parse(text)
+    except pysource.SourceError as exc:
+        return {"module": module, "error": str(exc)}
+    finally:
+        _tick(clock, "parse", start)
+    is_package = path.endswith("__init__.py")
+    vocab = Vocabulary.from_json(vocab_json) if vocab_json else None
+    out: dict[str, Any] = {"module": module, "facts": {}}
+    if vocab is None:  # the vocabulary round only needs declarations
+        out["schema"] = schema.schema_facts(tree, module, is_package)
+        return _plain(out)
+    ctx = FileContext(
+        path=path, module=module, is_package=is_package, module_node=tree, vocab=vocab
+    )
+    tracker = RecordTracker(ctx)
+    ctx.records = tracker
+    visitors: list[tuple[str, FileVisitor]] = [("records", tracker)]
+    visitors += [(r.id, r.visitor(ctx)) for r in rules if r.visitor is not None]
+    dispatcher = Dispatcher(ctx, [v for _, v in visitors], clock, [rid for rid, _ in visitors])
+    walk(tree, dispatcher.on_visit, dispatcher.on_leave)
+    facts = {}
+    for rid, v in visitors:
+        start = time.perf_counter()
+        facts[rid] = v.finish()
+        if clock is not None:
+            clock[rid] = clock.get(rid, 0.0) + time.perf_counter() - start
+    ctx.resolve_anchors()
+    out["facts"] = {k: v for k, v in facts.items() if v}
+    if "ctxlint:" in text:
+        out["suppressions"] = suppressions.scan(text)
+    ctx.records = None  # the one reference cycle (context <-> tracker) that would hold the tree
+    return _plain(out)

@@ -1,0 +1,106 @@
+"""Small helpers several rules share (not a rule: no RULE defined here)."""
+
+from __future__ import annotations
+
+from ctxlint.core.lazy_libcst import cst
+from ctxlint.facts.context import FileContext, string_value
+from ctxlint.facts.visitor import FileVisitor
+from ctxlint.facts.vocab import Vocabulary
+
+
+def bag_spelling(vocab: Vocabulary, field: str) -> str | None:
+    """Where a record field should be read from: `get_exec().moe.field`."""
+    ns = vocab.fields.get(field)
+    if not ns:
+        return None
+    top, _, sub = ns.partition(".")
+    for accessor, namespace in vocab.bag_accessors.items():
+        if namespace == top:
+            return f"{accessor}()" + (f".{sub}" if sub else "") + f".{field}"
+    return None
+
+
+def namespace_hint(vocab: Vocabulary, field: str) -> str:
+    """Where a field's value lives, for a fix suggestion: its bag when the
+    namespace is known, else the step the migration has not taken for it."""
+    where = bag_spelling(vocab, field)
+    if where:
+        return f"its bag leaf is {where}"
+    ns = vocab.fields.get(field)
+    if ns:
+        return f"its namespace `{ns}` has no bag accessor yet: add `get_{ns.split('.')[0]}()`"
+    if field in vocab.fields:
+        return (
+            'declare its namespace (a field class with `_NS_PATH`, or an `NS("path")` marker) '
+            "to give it a bag leaf"
+        )
+    return "read a runtime_context accessor instead"
+
+
+def is_builtin_call(ctx_resolve: object, call: cst.Call, name: str) -> bool:
+    """`getattr(...)`-style call of a builtin, by bare name."""
+    return isinstance(call.func, cst.Name) and call.func.value == name
+
+
+def positional(call: cst.Call) -> list[cst.BaseExpression]:
+    return [a.value for a in call.args if a.keyword is None and not a.star]
+
+
+class ReadVisitor(FileVisitor):
+    """A visitor of field *reads* (`x.f` and literal `getattr(x, "f")`): it marks
+    the nodes being written (assignment, `del`, `for`/`with` targets), which are
+    CTX201's business, and hands each read of a field in `readable` to
+    `_record`; subclasses set `active` and `readable` and decide what `x` is."""
+
+    active: bool
+    readable: set[str]
+
+    def __init__(self, ctx: FileContext) -> None:
+        super().__init__(ctx)
+        self.targets: set[int] = set()
+
+    def _record(self, node: cst.CSTNode, base: cst.BaseExpression, field: str, form: str) -> None:
+        raise NotImplementedError
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if self.active and node.attr.value in self.readable and not self.is_write(node):
+            self._record(node, node.value, node.attr.value, "attribute")
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not (self.active and isinstance(node.func, cst.Name) and node.func.value == "getattr"):
+            return
+        args = positional(node)
+        if len(args) >= 2:
+            name = string_value(args[1])
+            if name is not None and name in self.readable:
+                self._record(node, args[0], name, "getattr")
+
+    def is_write(self, node: cst.CSTNode) -> bool:
+        return id(node) in self.targets
+
+    def _mark(self, target: cst.BaseExpression) -> None:
+        self.targets.add(id(target))
+        if isinstance(target, (cst.Tuple, cst.List)):
+            for e in target.elements:
+                self._mark(e.value)
+        elif isinstance(target, cst.StarredElement):
+            self._mark(target.value)
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self._mark(node.target)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._mark(node.target)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._mark(node.target)
+
+    def visit_Del(self, node: cst.Del) -> None:
+        self._mark(node.target)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._mark(node.target)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self._mark(node.asname.name)

@@ -1,0 +1,394 @@
+"""Which expressions hold the seed record, or any record instance.
+
+Shared by every rule that reasons about records (seed reads, record writes,
+copies, exposure): the tracker runs first in the batched traversal and follows
+bindings in statement order, so `sa = get_server_args(); sa.f` is known to read
+the seed at the point `sa.f` is visited. What is only known at the end of a
+class (an alias parked on `self` in a later method) is left as a pending
+reference that rules resolve in `finish()`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ctxlint.core.lazy_libcst import cst
+from ctxlint.facts.context import FileContext, dotted, string_value
+from ctxlint.facts.visitor import FileVisitor
+
+# Functions whose result is a copy of their first argument: a copy of a record
+# is a record (CTX202 reports the copy; writes to it are still record writes).
+COPY_FUNCTIONS = (
+    "dataclasses.replace",
+    "copy.copy",
+    "copy.deepcopy",
+    "copy.replace",
+    "msgspec.structs.replace",
+)
+
+
+def _names_in_target(target: cst.BaseExpression) -> list[str]:
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for e in target.elements for n in _names_in_target(e.value)]
+    if isinstance(target, cst.StarredElement):
+        return _names_in_target(target.value)
+    return []
+
+
+class _LocalNames(cst.CSTVisitor):
+    """Names a function binds locally (Python: local if bound anywhere in it)."""
+
+    def __init__(self) -> None:
+        self.bound: set[str] = set()
+        self.globals: set[str] = set()
+        self.depth = 0
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        if self.depth:
+            self.bound.add(node.name.value)
+            return False
+        self.depth += 1
+        for p in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params):
+            self.bound.add(p.name.value)
+        for p in (node.params.star_arg, node.params.star_kwarg):
+            if isinstance(p, cst.Param):
+                self.bound.add(p.name.value)
+        return True
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        self.bound.add(node.name.value)
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_Global(self, node: cst.Global) -> None:
+        self.globals.update(n.name.value for n in node.names)
+
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
+        self.globals.update(n.name.value for n in node.names)
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        self.bound.update(_names_in_target(node.target))
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self.bound.update(_names_in_target(node.target))
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self.bound.update(_names_in_target(node.target))
+
+    def visit_For(self, node: cst.For) -> None:
+        self.bound.update(_names_in_target(node.target))
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self.bound.update(_names_in_target(node.asname.name))
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        if node.name is not None and isinstance(node.name.name, cst.Name):
+            self.bound.add(node.name.name.value)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self.bound.update(_names_in_target(node.target))
+
+    def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
+        if node.asname is not None and isinstance(node.asname.name, cst.Name):
+            self.bound.add(node.asname.name.value)
+        else:
+            self.bound.add((dotted(node.name) or "").partition(".")[0])
+
+    def visit_CompFor(self, node: cst.CompFor) -> bool:
+        return True  # comprehension targets are their own scope: not collected
+
+    def visit_Del(self, node: cst.Del) -> None:
+        self.bound.update(_names_in_target(node.target))
+
+
+class RecordTracker(FileVisitor):
+    """Built-in facility: seed aliases, record-annotated names, parked attributes."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        super().__init__(ctx)
+        vocab = ctx.vocab
+        assert vocab is not None
+        self.seed_names = {vocab.qualified(a) for a in vocab.seed_accessors}
+        self.record_class = vocab.record_class
+        self.is_runtime = ctx.module == vocab.runtime_module
+        # scope qualname -> {name: True} for seed aliases, in statement order
+        self.aliases: dict[str, dict[str, bool]] = {}
+        self.annotated: dict[str, set[str]] = {}  # scope -> names annotated as the record
+        self.parked_seed: dict[str, set[str]] = {}  # class -> self attrs holding the seed
+        self.annotated_attrs: dict[str, set[str]] = {}  # class -> attrs annotated as the record
+        self.record_params: dict[
+            str, int
+        ] = {}  # parameter name -> functions annotating it as the record
+        self.other_params: dict[str, int] = {}  # ... annotated with another concrete type
+        # parameter name -> {class: n} for a class named like the record that is not
+        # it (a rival record: SGLang's multimodal_gen has its own ServerArgs)
+        self.rival_params: dict[str, dict[str, int]] = {}
+        self.other_typed: dict[str, set[str]] = {}  # scope -> parameters of another type
+        # scope -> {name: the expression it holds a copy of, or the record
+        # construction it was bound to}, in statement order
+        self.copies: dict[str, dict[str, cst.BaseExpression]] = {}
+        self._locals_cache: dict[int, _LocalNames] = {}
+
+    # -- queries ------------------------------------------------------------
+    def is_record_annotation(self, ann: cst.BaseExpression) -> bool:
+        text = string_value(ann)
+        if text is not None:
+            try:
+                ann = cst.parse_expression(text)
+            except cst.ParserSyntaxError:
+                return False
+        if isinstance(ann, cst.Subscript):  # Optional[ServerArgs], "list[...]" is not a record
+            head = dotted(ann.value) or ""
+            if head.rpartition(".")[2] in ("Optional", "Annotated"):
+                first = ann.slice[0].slice
+                return isinstance(first, cst.Index) and self.is_record_annotation(first.value)
+            if head.rpartition(".")[2] == "Union":
+                return any(
+                    isinstance(e.slice, cst.Index) and self.is_record_annotation(e.slice.value)
+                    for e in ann.slice
+                )
+            return False
+        if isinstance(ann, cst.BinaryOperation) and isinstance(ann.operator, cst.BitOr):
+            return self.is_record_annotation(ann.left) or self.is_record_annotation(ann.right)
+        return self.ctx.resolve(ann) == self.record_class
+
+    def rival_classes(self, ann: cst.BaseExpression) -> list[str]:
+        """Classes an annotation names (through Optional/Union/Annotated, `X | None`
+        and strings) that carry the record's simple name but resolve elsewhere."""
+        text = string_value(ann)
+        if text is not None:
+            try:
+                ann = cst.parse_expression(text)
+            except cst.ParserSyntaxError:
+                return []
+        if isinstance(ann, cst.Subscript):
+            head = (dotted(ann.value) or "").rpartition(".")[2]
+            if head not in ("Optional", "Annotated", "Union"):
+                return []
+            elements = ann.slice if head == "Union" else ann.slice[:1]
+            return [
+                q
+                for e in elements
+                if isinstance(e.slice, cst.Index)
+                for q in self.rival_classes(e.slice.value)
+            ]
+        if isinstance(ann, cst.BinaryOperation) and isinstance(ann.operator, cst.BitOr):
+            return self.rival_classes(ann.left) + self.rival_classes(ann.right)
+        q = self.ctx.resolve(ann)
+        name = self.record_class.rpartition(".")[2]
+        if q is None or q == self.record_class or q.rpartition(".")[2] != name:
+            return []
+        return [q]
+
+    def is_seed_call(self, expr: cst.BaseExpression) -> bool:
+        return (
+            isinstance(expr, cst.Call)
+            and not expr.args
+            and self.ctx.resolve(expr.func) in self.seed_names
+        )
+
+    def _function_locals(self) -> _LocalNames | None:
+        scope = self.ctx.scope
+        if scope.kind != "function" or scope.node is None:
+            return None
+        key = id(scope.node)
+        if key not in self._locals_cache:
+            collector = _LocalNames()
+            scope.node.visit(collector)
+            self._locals_cache[key] = collector
+        return self._locals_cache[key]
+
+    def is_seed_alias(self, name: str) -> bool:
+        scopes = self.ctx.scopes
+        for s in reversed(scopes[1:]):
+            found = self.aliases.get(s.qualname, {}).get(name)
+            if found is not None:
+                return found
+            if s.kind == "class":
+                break
+        if self.aliases.get("<module>", {}).get(name):
+            local = self._function_locals()
+            return local is None or name not in local.bound or name in local.globals
+        return False
+
+    def is_seed(self, expr: cst.BaseExpression) -> bool:
+        if self.is_seed_call(expr):
+            return True
+        return isinstance(expr, cst.Name) and self.is_seed_alias(expr.value)
+
+    def is_construction(self, expr: cst.BaseExpression) -> bool:
+        """`ServerArgs(...)`: a call of the record class itself."""
+        return isinstance(expr, cst.Call) and self.ctx.resolve(expr.func) == self.record_class
+
+    def copy_source(self, value: cst.BaseExpression | None) -> cst.BaseExpression | None:
+        """`x` for `copy.deepcopy(x)`, `dataclasses.replace(x, ...)` and the other
+        copy functions under any import spelling; the call itself for a new record
+        (`ServerArgs(...)`, whatever the name it is bound to); None otherwise."""
+        if not isinstance(value, cst.Call):
+            return None
+        if self.is_construction(value):
+            return value
+        if self.ctx.resolve(value.func) not in COPY_FUNCTIONS:
+            return None
+        first = value.args[0] if value.args else None
+        if first is None or first.keyword is not None or first.star:
+            return None
+        return first.value
+
+    def copied_from(self, name: str) -> cst.BaseExpression | None:
+        """What the local `name` was last bound to a copy of, in its own scope."""
+        for s in reversed(self.ctx.scopes):
+            if name in self.aliases.get(s.qualname, {}):
+                return self.copies.get(s.qualname, {}).get(name)
+            if s.kind == "class":
+                return None
+        return None
+
+    def self_attr(self, expr: cst.BaseExpression) -> str | None:
+        """`X` for `self.X` inside a method (the first parameter's name)."""
+        scope = self.ctx.scope
+        if (
+            isinstance(expr, cst.Attribute)
+            and isinstance(expr.value, cst.Name)
+            and scope.self_name is not None
+            and expr.value.value == scope.self_name
+        ):
+            return expr.attr.value
+        return None
+
+    def is_annotated_name(self, name: str) -> bool:
+        for s in reversed(self.ctx.scopes):
+            if name in self.annotated.get(s.qualname, ()):
+                return True
+            if s.kind == "class":
+                return False
+        return False
+
+    def is_other_typed(self, name: str) -> bool:
+        """`name` is a parameter annotated with a concrete type that is not the record
+        (an explicit annotation beats the codebase's naming convention)."""
+        for s in reversed(self.ctx.scopes):
+            if name in self.aliases.get(s.qualname, {}) or name in self.annotated.get(
+                s.qualname, ()
+            ):
+                return name in self.other_typed.get(s.qualname, ())
+            if s.kind == "class":
+                return False
+        return False
+
+    # -- bindings -----------------------------------------------------------
+    def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
+        scope = self.ctx.qualname
+        seed_value = value is not None and self.is_seed(value)
+        if isinstance(target, cst.Name):
+            self.aliases.setdefault(scope, {})[target.value] = seed_value
+            source = self.copy_source(value)
+            if source is not None:
+                self.copies.setdefault(scope, {})[target.value] = source
+            else:
+                self.copies.get(scope, {}).pop(target.value, None)
+            return
+        attr = self.self_attr(target)
+        if attr is not None and seed_value:
+            cls = self.ctx.enclosing_class()
+            if cls:
+                self.parked_seed.setdefault(cls, set()).add(attr)
+            return
+        for name in _names_in_target(target):
+            self.aliases.setdefault(scope, {})[name] = False
+            self.copies.get(scope, {}).pop(name, None)
+
+    def leave_Assign(self, node: cst.Assign) -> None:
+        for t in node.targets:
+            self._bind(t.target, node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if not self.is_record_annotation(node.annotation.annotation):
+            return
+        scope = self.ctx.scope
+        if isinstance(node.target, cst.Name):
+            if scope.kind == "class":
+                self.annotated_attrs.setdefault(scope.qualname, set()).add(node.target.value)
+            else:
+                self.annotated.setdefault(scope.qualname, set()).add(node.target.value)
+        attr = self.self_attr(node.target)
+        cls = self.ctx.enclosing_class()
+        if attr is not None and cls:
+            self.annotated_attrs.setdefault(cls, set()).add(attr)
+
+    def leave_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._bind(node.target, node.value)
+
+    def leave_AugAssign(self, node: cst.AugAssign) -> None:
+        self._bind(node.target, None)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._bind(node.target, None)
+
+    def leave_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self._bind(node.asname.name, None)
+
+    def leave_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._bind(node.target, node.value)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        scope = self.ctx.qualname
+        params = node.params
+        for p in (
+            *params.posonly_params,
+            *params.params,
+            *params.kwonly_params,
+            *(x for x in (params.star_arg,) if isinstance(x, cst.Param)),
+        ):
+            self.aliases.setdefault(scope, {})[p.name.value] = False
+            if p.annotation is None:
+                continue
+            if self.is_record_annotation(p.annotation.annotation):
+                self.annotated.setdefault(scope, set()).add(p.name.value)
+                self.record_params[p.name.value] = self.record_params.get(p.name.value, 0) + 1
+            elif (dotted(p.annotation.annotation) or "").rpartition(".")[2] not in (
+                "Any",
+                "object",
+            ):
+                self.other_params[p.name.value] = self.other_params.get(p.name.value, 0) + 1
+                self.other_typed.setdefault(scope, set()).add(p.name.value)
+                for q in self.rival_classes(p.annotation.annotation):
+                    votes = self.rival_params.setdefault(p.name.value, {})
+                    votes[q] = votes.get(q, 0) + 1
+
+    # -- pending references -------------------------------------------------
+    def parked(self, cls: str | None, attr: str) -> bool:
+        return cls is not None and attr in self.parked_seed.get(cls, ())
+
+    def annotated_attr(self, cls: str | None, attr: str) -> bool:
+        return cls is not None and attr in self.annotated_attrs.get(cls, ())
+
+    def settle(self, pending: dict[str, Any]) -> dict[str, Any]:
+        """What a holder left pending on `self.X` turned out to be, once the
+        class is complete: the seed, an annotated record, or just `<x>.X`."""
+        if self.parked(pending["cls"], pending["n"]):
+            return {"k": "seed"}
+        if self.annotated_attr(pending["cls"], pending["n"]):
+            return {"k": "annotated"}
+        return {"k": "attr", "n": pending["n"]}
+
+    def finish(self) -> Any:
+        if not self.record_params and not self.rival_params:
+            return None
+        out: dict[str, Any] = {
+            "record_params": dict(sorted(self.record_params.items())),
+            "other_params": {
+                k: v for k, v in sorted(self.other_params.items()) if k in self.record_params
+            },
+        }
+        if self.rival_params:
+            out["rival_params"] = {
+                k: dict(sorted(v.items())) for k, v in sorted(self.rival_params.items())
+            }
+        return out

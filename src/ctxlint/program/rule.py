@@ -1,0 +1,136 @@
+"""What a rule is: a file visitor that emits facts, derivations, and a check.
+
+A rule is one module in `ctxlint.rules` defining `RULE`, plus one spec
+`rules/<ID>.md`; the registry (engine.registry) finds both, so adding a rule
+touches nothing else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from ctxlint.core.findings import RuleInfo
+from ctxlint.facts.visitor import FileVisitor
+from ctxlint.program.core import Program
+
+if TYPE_CHECKING:
+    from ctxlint.facts.vocab import Vocabulary
+
+
+@dataclass(slots=True)
+class RawFinding:
+    rule: str
+    path: str
+    scope: str
+    snippet: str
+    span: list[int]  # line, column, end_line, end_column
+    message: str  # one sentence
+    details: str = ""  # the rest (signatures, every problem), shown with --show-details
+
+
+class Rule:
+    id: ClassVar[str]
+    name: ClassVar[str]
+    summary: ClassVar[str]
+    visitor: ClassVar[type[FileVisitor] | None] = None
+    # Extra config keys this rule reads from [tool.ctxlint], with defaults.
+    options: ClassVar[dict[str, Any]] = {}
+    # Vocabulary sets the rule cannot run without (vocab.SEED, BAGS, NAMESPACES): in
+    # a codebase that has not reached that stage the rule is disabled for the run.
+    needs: ClassVar[tuple[str, ...]] = ()
+
+    def disabled_because(self, vocab: Vocabulary) -> str | None:
+        """Why this rule cannot run on this codebase (a missing set), or None."""
+        for name in self.needs:
+            if name in vocab.missing:
+                return vocab.missing[name]
+        return None
+
+    def info(self) -> RuleInfo:
+        return RuleInfo(self.id, self.name, self.summary, f"rules/{self.id}.md")
+
+    def tokens(self, vocab: Vocabulary) -> set[str] | None:
+        """What makes a file matter; None means every file.
+
+        An identifier token (`get_exec`) matches the whole word only; any other
+        token (`def get(`, `ctxlint:`) matches as a substring; `module:a.b`
+        selects the file of module `a.b` itself (a definition the facts so far
+        name but do not hold)."""
+        return set()
+
+    def more_tokens(self, program: Program) -> set[str]:
+        """Tokens learnt from the facts gathered so far (a fixed point is iterated)."""
+        return set()
+
+    def derive(self, program: Program) -> dict[str, Any]:
+        """Named derived sets (shown by `ctxlint sets`), stored in program.sets[id]."""
+        return {}
+
+    def check(self, program: Program) -> Iterable[RawFinding]:
+        return ()
+
+    def partial(self, sets: dict[str, Any]) -> str | None:
+        """Why this run checked less than the rule specifies (a helper tool that
+        could not run, say), from the rule's derived sets; None when complete."""
+        return None
+
+    def environment(self) -> str:
+        """What the rule's outcome depends on outside the checked tree and the
+        config (a helper tool's presence and version, say). It is part of the
+        stored outcome's key, so installing or removing the tool is a miss."""
+        return ""
+
+    def pins(self, program: Program) -> dict[str, Any]:
+        """Derived facts pinned in the baseline (hook signatures, say): any
+        difference from `program.pinned[id]` is a finding until `baseline update`
+        records it, so changing one is a visible, reviewed baseline diff."""
+        return {}
+
+
+@dataclass(frozen=True, slots=True)
+class PinSite:
+    """Where a pinned key lives in the code, for the finding a change produces."""
+
+    path: str
+    scope: str
+    snippet: str
+    span: list[int]
+
+
+def pin_findings(
+    rule_id: str, program: Program, current: dict[str, Any], sites: dict[str, PinSite]
+) -> list[RawFinding]:
+    """Findings for every key whose value differs from the baseline's pin.
+
+    A key with no site (it was removed from the code) is reported at the site
+    of the first remaining key, or not at all when nothing remains to anchor it.
+    """
+    pinned = program.pinned.get(rule_id, {})
+    out: list[RawFinding] = []
+    fallback = sites[min(sites)] if sites else None
+    for key in sorted(set(pinned) | set(current)):
+        old, new = pinned.get(key), current.get(key)
+        if old == new:
+            continue
+        site = sites.get(key, fallback)
+        if site is None:
+            continue
+        if old is None:
+            what = f"{key} is not pinned in the baseline (now {new})"
+        elif new is None:
+            what = f"{key} was pinned as {old} and is gone"
+        else:
+            what = f"{key} changed: pinned {old}, now {new}"
+        out.append(
+            RawFinding(
+                rule_id,
+                site.path,
+                site.scope,
+                f"pin {key}",
+                site.span,
+                f"{what}; if intended, record it with `ctxlint baseline update`",
+            )
+        )
+    return out

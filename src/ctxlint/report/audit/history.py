@@ -1,0 +1,166 @@
+"""Findings per rule over the last N commits: the burn-down.
+
+Each commit's tree is unpacked (`git archive`, read-only for the repository:
+no worktree bookkeeping, no checkout) into a temporary folder and checked with
+the current rules and config re-rooted there. Every run shares one fact cache,
+keyed by content hash, so a file unchanged between commits is parsed once:
+twenty commits cost little more than one run plus the unpacking.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tarfile
+import tempfile
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path, PurePosixPath
+
+from ctxlint.baseline.ratchet import BaselineError, load_baseline
+from ctxlint.config.settings import Config
+from ctxlint.core.errors import ConfigError, CtxlintError
+from ctxlint.core.gitcmd import git_argv, git_env, run_git
+from ctxlint.engine.run import Engine
+from ctxlint.program.rule import Rule
+from ctxlint.report.audit.model import HistoryPoint
+
+_SEP = "\x1f"
+
+
+def _git(cwd: Path, *argv: str) -> bytes:
+    try:
+        done = run_git(cwd, *argv)
+    except OSError as exc:
+        raise ConfigError(f"--history needs git: {exc}") from None
+    if done.returncode != 0:
+        detail = (done.stderr.decode(errors="replace").strip().splitlines() or ["git failed"])[-1]
+        raise ConfigError(f"--history: git {argv[0]}: {detail}")
+    return done.stdout
+
+
+def commits(root: Path, n: int) -> tuple[Path, str, list[tuple[str, str, str, str]]]:
+    """(repository top, root's path in it, [(sha, short, date, subject)] oldest first).
+
+    Only commits that touch the checked tree count (first-parent, so a merged
+    branch is one step), since the others cannot change its findings.
+    """
+    top = Path(_git(root, "rev-parse", "--show-toplevel").decode().strip())
+    prefix = root.resolve().relative_to(top.resolve()).as_posix()
+    prefix = "" if prefix == "." else prefix
+    fmt = _SEP.join(("%H", "%h", "%cI", "%s"))
+    argv = ["log", "--first-parent", f"-n{n}", f"--format={fmt}", "HEAD"]
+    if prefix:
+        argv += ["--", prefix]
+    lines = _git(top, *argv).decode("utf-8", "replace").splitlines()
+    found = [tuple(line.split(_SEP, 3)) for line in lines if line]
+    return top, prefix, [(c[0], c[1], c[2], c[3]) for c in reversed(found) if len(c) == 4]
+
+
+def unpack(top: Path, sha: str, prefix: str, into: Path) -> Path:
+    """Write the tree of `sha` (under `prefix`) into `into`; returns the re-rooted root.
+
+    The archive is streamed, so a large repository never sits in memory whole.
+    """
+    argv = git_argv(top, "archive", "--format=tar", sha)
+    if prefix:
+        argv += ["--", prefix]
+    try:
+        proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=git_env())
+    except OSError as exc:
+        raise ConfigError(f"--history needs git: {exc}") from None
+    assert proc.stdout is not None and proc.stderr is not None
+    failure: tarfile.TarError | None = None
+    try:
+        with tarfile.open(fileobj=proc.stdout, mode="r|") as tar:
+            if hasattr(tarfile, "data_filter"):  # refuse links and paths leaving `into`
+                tar.extractall(into, filter="data")
+            else:  # pragma: no cover - Python without the extraction filters
+                tar.extractall(into)
+    except tarfile.TarError as exc:
+        failure = exc
+    finally:
+        proc.stdout.close()
+        detail = proc.stderr.read().decode(errors="replace").strip()
+        proc.stderr.close()
+        code = proc.wait()
+    if code != 0:
+        raise CtxlintError(f"git archive {sha[:12]}: {(detail.splitlines() or ['failed'])[-1]}")
+    if failure is not None:
+        raise failure
+    return into / PurePosixPath(prefix) if prefix else into
+
+
+Progress = Callable[[int, int, str], None]
+
+
+def history(
+    config: Config,
+    rules: list[Rule],
+    selected: list[Rule],
+    n: int,
+    *,
+    under: Callable[[str], bool],
+    jobs: int | None = None,
+    use_cache: bool = True,
+    pins: dict[str, dict[str, object]] | None = None,
+    progress: Progress | None = None,
+) -> list[HistoryPoint]:
+    """Findings per selected rule at each of the last `n` commits touching the tree."""
+    top, prefix, found = commits(config.root, n)
+    ids = [r.id for r in selected]
+    points: list[HistoryPoint] = []
+    with tempfile.TemporaryDirectory(prefix="ctxlint-history-") as tmp:
+        # a shared cache even under --no-cache: the point is that unchanged files are free
+        cache = config.cache_dir if use_cache and config.cache_dir else Path(tmp) / "cache"
+        for i, (sha, short, date, subject) in enumerate(found, 1):
+            if progress:
+                progress(i, len(found), short)
+            work = Path(tmp) / short
+            try:
+                root = unpack(top, sha, prefix, work)
+                counts = _count(config, root, cache, rules, selected, jobs, pins, under)
+                error = None
+            except (CtxlintError, BaselineError, OSError, tarfile.TarError) as exc:
+                counts, error = dict.fromkeys(ids, 0), str(exc)
+            points.append(HistoryPoint(sha, short, date, subject, counts, error))
+            shutil.rmtree(work, ignore_errors=True)
+    return points
+
+
+def _count(
+    config: Config,
+    root: Path,
+    cache: Path,
+    rules: list[Rule],
+    selected: list[Rule],
+    jobs: int | None,
+    pins: dict[str, dict[str, object]] | None,
+    under: Callable[[str], bool],
+) -> dict[str, int]:
+    if not root.is_dir():
+        raise CtxlintError(f"{root.name} does not exist at this commit")
+    # The baseline of that commit, if the tree has one, so its pins are the ones
+    # the code was written against (else today's pins).
+    baseline = None
+    if config.baseline is not None:
+        try:
+            rel = config.baseline.relative_to(config.root)
+        except ValueError:
+            rel = None
+        if rel is not None and (root / rel).is_file():
+            baseline = load_baseline(root / rel)
+    there = replace(config, root=root, cache_dir=cache, baseline=None)
+    out = Engine(
+        there,
+        rules,
+        jobs=jobs,
+        selected={r.id for r in selected},
+        use_cache=True,
+        pinned=baseline.pins if baseline is not None else pins,
+    ).run()
+    counts = dict.fromkeys((r.id for r in selected), 0)
+    for f in out.findings:
+        if under(f.path) and f.rule in counts:
+            counts[f.rule] += 1
+    return counts

@@ -1,0 +1,58 @@
+"""One line per finding, `path:line:col: RULE message`, as ruff's
+`--output-format concise`: for grep, editors' quickfix lists and CI logs.
+
+Only new findings are listed (baselined ones are accepted debt); stale entries
+and unreadable files follow, each on one line with the path first, then the
+closing line of the text report unless `quiet`. Paths are relative to the
+working folder (absolute outside it), as ruff prints them, so an editor or
+`grep` run from there opens them whatever the project root is.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+from ctxlint.core.findings import Result
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _opener(root: str) -> Callable[[str], str]:
+    """Root-relative path -> the path as seen from the working folder."""
+    cwd = os.path.realpath(os.getcwd())
+    base = os.path.realpath(root)
+    if base == cwd:
+        return lambda path: path
+
+    def shown(path: str) -> str:
+        full = os.path.join(base, path)
+        rel = os.path.relpath(full, cwd)
+        return full if rel.startswith(os.pardir) else rel.replace(os.sep, "/")
+
+    return shown
+
+
+def lines(result: Result) -> list[str]:
+    shown = _opener(result.root)
+    out = [
+        f"{shown(f.path)}:{f.span.line}:{f.span.column}: {f.rule} {_one_line(f.message)}"
+        for f in result.new_findings
+    ]
+    out += [
+        f"{shown(s.path)}: {s.rule} stale baseline entry in {s.scope}: no longer found"
+        for s in result.stale
+    ]
+    out += [f"{shown(e.path)}: error: {_one_line(e.message)}" for e in result.errors]
+    return out
+
+
+def render(result: Result, *, quiet: bool = False) -> str:
+    from ctxlint.report.formats.text import closing_line  # rich: only for the closing line
+
+    body = lines(result)
+    if not quiet:
+        body.append(closing_line(result).plain)
+    return "".join(line + "\n" for line in body)

@@ -1,0 +1,293 @@
+"""The human report, rendered with rich.
+
+New findings are printed in full with a code frame; baselined ones only counted,
+once, in the closing line (they are accepted debt, not news). Then stale
+entries, errors and that one closing line, which also says what was checked; the
+per-rule table comes with --statistics. A clean run is that line alone. All user-controlled text goes through `Text`, never
+markup, so a message containing "[red]" prints literally.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ctxlint.core.console import plain_console
+from ctxlint.core.findings import Finding, Result
+from ctxlint.report.formats._common import UPDATE_HINT, plural, rule_catalogue, rule_title
+
+CONTEXT = 2  # source lines shown above and below the offending one
+TAB = 4
+# The line breaks Python's tokenizer and LibCST count; str.splitlines() knows more.
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+
+
+class _Sources:
+    """Reads each source once, lazily; a missing or unreadable file yields no frame."""
+
+    def __init__(self, root: str) -> None:
+        self.root = root
+        self._lines: dict[str, list[str] | None] = {}
+
+    def lines(self, path: str) -> list[str] | None:
+        if path not in self._lines:
+            try:
+                with open(os.path.join(self.root, path), encoding="utf-8", errors="replace") as fh:
+                    lines = _NEWLINE.split(fh.read())
+            except OSError:
+                self._lines[path] = None
+            else:
+                if lines and lines[-1] == "":
+                    lines.pop()  # a final newline ends the last line; it starts none
+                self._lines[path] = lines
+        return self._lines[path]
+
+
+def _frame(f: Finding, lines: list[str], indent: str = "    ") -> Text | None:
+    s = f.span
+    if not 1 <= s.line <= len(lines):
+        return None
+    first, last = max(1, s.line - CONTEXT), min(len(lines), s.line + CONTEXT)
+    width = len(str(last))
+    out = Text(no_wrap=True, overflow="ellipsis")
+    for n in range(first, last + 1):
+        src = lines[n - 1].expandtabs(TAB)
+        hit = n == s.line
+        out.append(indent)
+        out.append(" > " if hit else "   ", style="bold red" if hit else "")
+        out.append(f"{n:>{width}} | ", style="blue")
+        out.append(src + "\n", style="bold" if hit else "dim")
+        if hit:
+            raw = lines[n - 1]
+            start = len(raw[: s.column - 1].expandtabs(TAB))
+            end_col = s.end_column if s.end_line == s.line else len(raw) + 1
+            end = max(start + 1, len(raw[: end_col - 1].expandtabs(TAB)))
+            out.append(indent + "   " + " " * width + " | ", style="blue")
+            out.append(" " * start + "^" * (end - start) + "\n", style="bold red")
+    out.rstrip()
+    return out
+
+
+def _group_by_path(findings: list[Finding]) -> Iterator[tuple[str, list[Finding]]]:
+    groups: dict[str, list[Finding]] = {}
+    for f in findings:
+        groups.setdefault(f.path, []).append(f)
+    yield from groups.items()
+
+
+def _print_findings(
+    result: Result, console: Console, show_source: bool, show_details: bool = False
+) -> None:
+    """New findings in full, grouped by file. Baselined ones are accepted debt,
+    not news: only the closing line counts them (once, for the whole run)."""
+    titles = {r.id: rule_title(r) for r in rule_catalogue(result)}
+    sources = _Sources(result.root)
+    for path, group in _group_by_path(result.new_findings):
+        header = Text(path, style="bold underline")
+        header.append(f"  ({plural(len(group), 'new finding')})", style="")
+        console.print(header)
+        for f in group:
+            s = f.span
+            line = Text("  ")
+            line.append(f"{path}:{s.line}:{s.column}", style="bold")
+            line.append("  ")
+            line.append(titles[f.rule], style="bold red")
+            line.append("  NEW", style="red")
+            console.print(line)
+            console.print(Text("    " + f.message.replace("\n", "\n    ")))
+            console.print(Text(f"    in {f.scope}", style="dim"))
+            if show_details and f.details:
+                console.print(Text("      " + f.details.replace("\n", "\n      ")))
+            lines = sources.lines(path) if show_source else None
+            frame = _frame(f, lines) if lines is not None else None
+            if frame is not None:
+                console.print(frame, crop=True)
+            console.print()
+
+
+def _print_stale(result: Result, console: Console) -> None:
+    if not result.stale:
+        return
+    style = "bold red" if result.strict else "bold yellow"
+    head = Text(plural(len(result.stale), "stale baseline entry", "stale baseline entries"), style)
+    head.append(f" (no longer found; {UPDATE_HINT} to drop them)", style="")
+    console.print(head)
+    for e in result.stale:
+        line = Text(f"  {e.path}  ")
+        line.append(e.rule, style="bold")
+        line.append(f"  in {e.scope}", style="dim")
+        if e.snippet:
+            line.append(f"  {e.snippet}", style="dim")
+        console.print(line, no_wrap=True, overflow="ellipsis")
+    console.print()
+
+
+def _print_errors(result: Result, console: Console) -> None:
+    if not result.errors:
+        return
+    head = Text(plural(len(result.errors), "error"), style="bold red")
+    head.append(": these files were not checked", style="")
+    console.print(head)
+    for err in result.errors:
+        console.print(Text(f"  {err.path}: {err.message}"))
+    console.print()
+
+
+def summary_table(result: Result) -> Table:
+    names = {r.id: r.name for r in rule_catalogue(result)}
+    table = Table(title=None, show_footer=True, box=None, pad_edge=False, header_style="bold")
+    summary = result.summary()
+    totals = [
+        sum(getattr(s, k) for s in summary.values()) for k in ("found", "baselined", "new", "stale")
+    ]
+    table.add_column("Rule", footer="total")
+    table.add_column("Name")
+    for label, total in zip(("Found", "Baselined", "New", "Stale"), totals, strict=True):
+        table.add_column(label, justify="right", footer=str(total))
+    for rule, s in summary.items():
+        table.add_row(
+            rule,
+            names.get(rule, ""),
+            str(s.found),
+            str(s.baselined),
+            Text(str(s.new), style="bold red" if s.new else ""),
+            Text(str(s.stale), style="yellow" if s.stale else ""),
+        )
+    return table
+
+
+def _shown(path: str) -> str:
+    """A path as the user would type it: relative to the working folder when under it."""
+    try:
+        rel = Path(path).resolve().relative_to(Path.cwd().resolve())
+    except ValueError:
+        return path
+    return rel.as_posix() or "."
+
+
+def checked(result: Result) -> str:
+    """What the run checked: files, root, rules, config and baseline (with its count)."""
+    ids = [r.id for r in result.rules]
+    n_base = len(result.findings) - len(result.new_findings)
+    parts = [
+        f"{plural(result.files_checked, 'file')} under {_shown(result.root)}",
+        f"{plural(len(ids), 'rule')} ({' '.join(ids)})" if ids else "no rules",
+        f"config {_shown(result.config_path)}" if result.config_path else "no config file",
+    ]
+    if result.baseline_path:
+        parts.append(
+            f"baseline {_shown(result.baseline_path)} ({plural(n_base, 'baselined finding')})"
+        )
+    else:
+        parts.append(plural(n_base, "baselined finding") if n_base else "no baseline")
+    return ", ".join(parts)
+
+
+def closing_line(result: Result) -> Text:
+    """The one line every text run ends with: the verdict, then what was checked."""
+    n_new, n_stale, n_err = len(result.new_findings), len(result.stale), len(result.errors)
+    if n_new or n_stale or n_err:
+        msg = ", ".join(
+            (
+                plural(n_new, "new finding"),
+                plural(n_stale, "stale baseline entry", "stale baseline entries"),
+                plural(n_err, "error"),
+            )
+        )
+        failing = result.exit_code() != 0
+        out = Text(msg, style="bold red" if failing else "bold yellow")
+    else:
+        out = Text("All clear", style="bold green")
+    out.append(f": checked {checked(result)}")
+    return out
+
+
+def print_text(
+    result: Result,
+    console: Console,
+    *,
+    show_source: bool = True,
+    statistics: bool = False,
+    show_details: bool = False,
+    quiet: bool = False,
+) -> None:
+    """Print the human report to `console`: new findings (or, with `statistics`,
+    the per-rule table instead), stale entries, errors, and the closing line
+    (left out when `quiet`)."""
+    if statistics:
+        console.print(Text("ctxlint statistics", style="bold"))  # a table title would be padded
+        console.print(summary_table(result))
+        console.print()
+    else:
+        _print_findings(result, console, show_source, show_details)
+    _print_stale(result, console)
+    _print_errors(result, console)
+    if not quiet:
+        console.print(closing_line(result))
+
+
+_RULE_PARTS = ("visit", "derive", "check")
+
+
+def print_timings(result: Result, console: Console) -> None:
+    """The `--timings` tables: wall seconds per phase, slowest first; then each
+    rule's share, slowest first: its visitors' seconds during the walk (summed
+    over the workers, and 0 for files whose facts came from the cache), its
+    derive and its check."""
+    if not result.timings:
+        return
+    phases: dict[str, float] = {}
+    rules: dict[str, dict[str, float]] = {}
+    for name, secs in result.timings.items():
+        head, _, part = name.rpartition(" ")
+        if part in _RULE_PARTS and head:
+            rules.setdefault(head, {})[part] = secs
+        else:
+            phases[name] = secs
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    table.add_column("Phase")
+    table.add_column("Seconds", justify="right")
+    for name, secs in sorted(phases.items(), key=lambda kv: (-kv[1], kv[0])):
+        table.add_row(name + (" (worker CPU)" if name == "parse" else ""), f"{secs:.3f}")
+    console.print(table)
+    if not rules:
+        return
+    console.print()
+    table = Table(box=None, pad_edge=False, header_style="bold")
+    table.add_column("Rule")
+    for part in (*_RULE_PARTS, "total"):
+        table.add_column(part.capitalize(), justify="right")
+    totals = {name: sum(parts.values()) for name, parts in rules.items()}
+    for name in sorted(rules, key=lambda n: (-totals[n], n)):
+        parts = rules[name]
+        cells = [f"{parts[p]:.3f}" if p in parts else "-" for p in _RULE_PARTS]
+        table.add_row(name, *cells, f"{totals[name]:.3f}")
+    console.print(table)
+
+
+def render_text(
+    result: Result,
+    *,
+    show_source: bool = True,
+    statistics: bool = False,
+    quiet: bool = False,
+    show_details: bool = False,
+) -> str:
+    """The text report as a plain, unwrapped string (for --output FILE and tests)."""
+    buf = io.StringIO()
+    print_text(
+        result,
+        plain_console(buf),
+        show_source=show_source,
+        statistics=statistics,
+        show_details=show_details,
+        quiet=quiet,
+    )
+    return buf.getvalue()
