@@ -307,7 +307,7 @@ def test_a_file_s_tree_is_freed_without_the_cyclic_gc(project: Path) -> None:
     extraction must leave no reference cycle that holds it."""
     import gc
 
-    from ctxlint.engine.registry import load_rules
+    from ctxlint.engine.registry import file_visitors, load_rules
     from ctxlint.facts.extract import extract_file
 
     populate(project)
@@ -320,7 +320,7 @@ def test_a_file_s_tree_is_freed_without_the_cyclic_gc(project: Path) -> None:
     gc.collect()
     gc.disable()
     try:
-        extract_file("app/big.py", "app.big", source, vocab, rules)
+        extract_file("app/big.py", "app.big", source, vocab, file_visitors(rules))
         leaked = gc.collect()
     finally:
         gc.enable()

@@ -6,6 +6,8 @@ import importlib
 import pkgutil
 from pathlib import Path
 
+from ctxlint.facts.visitor import FileVisitor
+from ctxlint.program.parts import visitors_for
 from ctxlint.program.rule import Rule
 
 SPEC_DIR = Path(__file__).resolve().parents[3] / "rules"
@@ -26,3 +28,9 @@ def load_rules() -> list[Rule]:
 
 def spec_path(rule_id: str) -> Path:
     return SPEC_DIR / f"{rule_id}.md"
+
+
+def file_visitors(rules: list[Rule]) -> list[tuple[str, type[FileVisitor]]]:
+    """What one file's traversal runs: the program parts these rules require,
+    then each rule's own visitor, as (facts key, visitor class)."""
+    return visitors_for(rules) + [(r.id, r.visitor) for r in rules if r.visitor is not None]

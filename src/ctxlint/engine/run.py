@@ -112,11 +112,13 @@ _PYTHON = "py{}{}".format(*sys.version_info[:2])
 
 
 def _init_worker(vocab_json: dict[str, Any] | str | None, target: str, timed: bool = False) -> None:
-    from ctxlint.engine.registry import load_rules
+    from ctxlint.engine.registry import file_visitors, load_rules
 
     _WORKER["vocab"] = vocab_json
     _WORKER["target"] = target
-    _WORKER["rules"] = load_rules()
+    # Every rule's visitor, and the program parts any rule requires: facts do
+    # not depend on the selection (the cache is shared by every selection).
+    _WORKER["visitors"] = file_visitors(load_rules())
     _WORKER["timed"] = timed
 
 
@@ -154,7 +156,7 @@ def _work(item: tuple[str, str, bytes]) -> tuple[str, bytes, dict[str, float]]:
                 module,
                 source,
                 _WORKER["vocab"],
-                _WORKER["rules"],
+                _WORKER["visitors"],
                 target,
                 clock if _WORKER["timed"] else None,
             )

@@ -85,6 +85,7 @@ class FileContext:
         self.scopes: list[Scope] = [Scope("module", "", MODULE_SCOPE, module_node)]
         self.anchors: list[Anchor] = []
         self.records: Any = None  # the RecordTracker, set by the extractor
+        self.parts: dict[str, Any] = {}  # program model part key -> its visitor, this file
 
     # -- scopes -----------------------------------------------------------
     @property

@@ -22,8 +22,6 @@ from ctxlint.facts.context import Anchor, FileContext
 from ctxlint.facts.visitor import FileVisitor
 from ctxlint.facts.vocab import Vocabulary
 from ctxlint.facts.walk import TRIVIA, walk
-from ctxlint.program.records import RecordTracker
-from ctxlint.program.rule import Rule
 
 SCOPE_NODES = (cst.ClassDef, cst.FunctionDef)
 TRIVIA_NAMES = frozenset(t.__name__ for t in TRIVIA)
@@ -117,11 +115,12 @@ def extract_file(
     module: str,
     source: bytes,
     vocab_json: dict[str, Any] | None,
-    rules: list[Rule],
+    visitors: list[tuple[str, type[FileVisitor]]],
     target: str = pysource.DEFAULT_TARGET,
     clock: dict[str, float] | None = None,
 ) -> dict[str, Any]:
-    """Facts of one file: {"module", "facts": {rule_id: ...}, "suppressions", "schema"?}
+    """Facts of one file: {"module", "facts": {key: ...}, "suppressions", "schema"?},
+    where `visitors` are (key, class): the program model's parts and the rules'.
     or {"error": message}. With a `clock`, the seconds spent parsing ("parse":
     CPython's verdict and LibCST's parse) and in each visitor (its rule id, or
     "records") are added to it."""
@@ -132,7 +131,9 @@ def extract_file(
         return {"module": module, "error": str(exc)}
     finally:
         _tick(clock, "parse", start)
-    return deepstack.call(_extract, path, module, text, vocab_json, rules, clock)  # LibCST's part
+    return deepstack.call(
+        _extract, path, module, text, vocab_json, visitors, clock
+    )  # LibCST's part
 
 
 def _tick(clock: dict[str, float] | None, name: str, start: float) -> None:
@@ -145,7 +146,7 @@ def _extract(
     module: str,
     text: str,
     vocab_json: dict[str, Any] | None,
-    rules: list[Rule],
+    kinds: list[tuple[str, type[FileVisitor]]],
     clock: dict[str, float] | None,
 ) -> dict[str, Any]:
     start = time.perf_counter()
@@ -164,10 +165,14 @@ def _extract(
     ctx = FileContext(
         path=path, module=module, is_package=is_package, module_node=tree, vocab=vocab
     )
-    tracker = RecordTracker(ctx)
-    ctx.records = tracker
-    visitors: list[tuple[str, FileVisitor]] = [("records", tracker)]
-    visitors += [(r.id, r.visitor(ctx)) for r in rules if r.visitor is not None]
+    # The program model's visitors come first (rule visitors query them during
+    # the walk, as ctx.records), then the rules', keyed by rule id.
+    visitors: list[tuple[str, FileVisitor]] = []
+    for key, cls in kinds:
+        visitor = cls(ctx)
+        ctx.parts[key] = visitor
+        visitors.append((key, visitor))
+    ctx.records = ctx.parts.get("records")
     dispatcher = Dispatcher(ctx, [v for _, v in visitors], clock, [rid for rid, _ in visitors])
     walk(tree, dispatcher.on_visit, dispatcher.on_leave)
     facts = {}
@@ -180,5 +185,6 @@ def _extract(
     out["facts"] = {k: v for k, v in facts.items() if v}
     if "ctxlint:" in text:
         out["suppressions"] = suppressions.scan(text)
-    ctx.records = None  # the one reference cycle (context <-> tracker) that would hold the tree
+    ctx.records = None  # the reference cycles (context <-> part visitors) that would hold the tree
+    ctx.parts.clear()
     return _plain(out)

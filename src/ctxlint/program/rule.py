@@ -40,6 +40,9 @@ class Rule:
     # Vocabulary sets the rule cannot run without (vocab.SEED, BAGS, NAMESPACES): in
     # a codebase that has not reached that stage the rule is disabled for the run.
     needs: ClassVar[tuple[str, ...]] = ()
+    # Parts of the program model (program.parts.PARTS) the rule queries: their
+    # per-file visitors run in the one traversal, their indexes are built once a run.
+    requires: ClassVar[tuple[str, ...]] = ()
 
     def disabled_because(self, vocab: Vocabulary) -> str | None:
         """Why this rule cannot run on this codebase (a missing set), or None."""
