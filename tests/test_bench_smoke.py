@@ -117,5 +117,10 @@ def test_ci_workflow_runs_the_suite_and_the_linter() -> None:
     )
     assert upload["if"].startswith("always()")
     assert any(u.startswith("actions/setup-python") for u in uses)
+    # the travelling cache: saved per commit, restored from the newest of its line
+    cache = next(s for s in steps if s.get("with", {}).get("path") == ".ctxlint_cache")
+    line = cache["with"]["restore-keys"]
+    assert cache["with"]["key"].startswith(line) and "hashFiles('src/ctxlint/**'" in line
+    assert steps.index(cache) < runs.index("ctxlint check --strict")
     setup = next(s for s in steps if s.get("uses", "").startswith("actions/setup-python"))
     assert setup["with"]["python-version"] == "3.11"
