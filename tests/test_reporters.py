@@ -186,7 +186,12 @@ def test_sarif_validates_against_the_2_1_0_schema(
     assert not sarif_validator.is_valid(doc)
 
 
-def test_sarif_content(result: Result) -> None:
+def test_sarif_content(result: Result, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the home comes from the installed metadata, which an editable install of
+    # this checkout fills from [project.urls]: pinned here
+    from ctxlint.report.formats import sarif
+
+    monkeypatch.setattr(sarif, "project_home", lambda: "https://example.org/ctxlint")
     doc = json.loads(render(result, "sarif"))
     assert doc["version"] == "2.1.0"
     (run,) = doc["runs"]
@@ -195,7 +200,8 @@ def test_sarif_content(result: Result) -> None:
     assert [r["id"] for r in driver["rules"]] == ["CTX101", "CTX201"]
     assert driver["rules"][0]["name"] == "seed-read"
     assert "rules/CTX101.md" in driver["rules"][0]["help"]["text"]
-    assert "helpUri" not in driver["rules"][0]
+    assert driver["informationUri"] == "https://example.org/ctxlint"
+    assert driver["rules"][0]["helpUri"] == "https://example.org/ctxlint/blob/main/rules/CTX101.md"
 
     by_fp = {r["partialFingerprints"]["ctxlintFingerprint/v1"]: r for r in run["results"]}
     assert set(by_fp) == {"fp-base", "fp-new", "fp-w", "fp-b2", "fp-stale"}

@@ -234,25 +234,31 @@ def test_outside_git_paths_are_relative_to_the_working_folder(tmp_path: Path) ->
 def test_sarif_rules_carry_their_spec_and_the_real_home(project: Path, monkeypatch) -> None:
     from importlib import metadata
 
+    class Meta:
+        def __init__(self, urls: list[str]) -> None:
+            self.urls = urls
+
+        def get_all(self, key: str) -> list[str]:
+            assert key == "Project-URL"
+            return self.urls
+
     write(project, {"app/bad.py": SEED_READ})
+    # metadata naming no home (the installed copy's may: pyproject's [project.urls])
+    monkeypatch.setattr(metadata, "metadata", lambda name: Meta([]))
     doc = json.loads(cli("check", "--format", "sarif", cwd=project).stdout)
     driver = doc["runs"][0]["tool"]["driver"]
     assert "pypi.org" not in json.dumps(doc)  # no invented registry page
-    assert "informationUri" not in driver  # the installed metadata names no home
+    assert "informationUri" not in driver
     for rule in driver["rules"]:
         spec = (REPO / "rules" / f"{rule['id']}.md").read_text()
         assert rule["help"]["markdown"] == spec
         assert "helpUri" not in rule
 
-    class Meta:
-        def get_all(self, key: str) -> list[str]:
-            assert key == "Project-URL"
-            return [
-                "Issues, https://example.org/ctxlint/issues",
-                "Repository, https://example.org/ctxlint/",
-            ]
-
-    monkeypatch.setattr(metadata, "metadata", lambda name: Meta())
+    urls = [
+        "Issues, https://example.org/ctxlint/issues",
+        "Repository, https://example.org/ctxlint/",
+    ]
+    monkeypatch.setattr(metadata, "metadata", lambda name: Meta(urls))
     doc = json.loads(cli("check", "--format", "sarif", cwd=project).stdout)
     driver = doc["runs"][0]["tool"]["driver"]
     assert driver["informationUri"] == "https://example.org/ctxlint"

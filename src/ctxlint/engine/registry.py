@@ -10,6 +10,9 @@ from ctxlint.facts.visitor import FileVisitor
 from ctxlint.program.parts import visitors_for
 from ctxlint.program.rule import Rule
 
+# The specs live at rules/ in the repository; a built package carries a copy
+# beside the rule modules (setup.py), which is where an installed ctxlint reads them.
+PACKAGED_SPEC_DIR = Path(__file__).resolve().parents[1] / "rules"
 SPEC_DIR = Path(__file__).resolve().parents[3] / "rules"
 
 
@@ -27,7 +30,9 @@ def load_rules() -> list[Rule]:
 
 
 def spec_path(rule_id: str) -> Path:
-    return SPEC_DIR / f"{rule_id}.md"
+    """The rule's spec: the installed package's copy, else the source tree's."""
+    packaged = PACKAGED_SPEC_DIR / f"{rule_id}.md"
+    return packaged if packaged.is_file() else SPEC_DIR / f"{rule_id}.md"
 
 
 def file_visitors(rules: list[Rule]) -> list[tuple[str, type[FileVisitor]]]:
