@@ -7,8 +7,6 @@ typo never silently disables a check.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import re
 import sys
@@ -69,15 +67,6 @@ class Config:
     def record_module(self) -> str:
         return self.record_class.rpartition(".")[0]
 
-    @property
-    def record_name(self) -> str:
-        return self.record_class.rpartition(".")[2]
-
-    def fact_key(self) -> str:
-        """What per-file facts depend on, besides the file's bytes and the version."""
-        payload = {"runtime": self.runtime_module, "record": self.record_class}
-        return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
-
 
 def find_config(start: Path) -> Path | None:
     """The nearest config file holding a ctxlint table, walking up from `start`."""
@@ -131,7 +120,6 @@ def load_config(
     root: Path | None = None,
     rule_ids: list[str],
     rule_options: dict[str, Any],
-    profile: dict[str, Any] | None = None,
     rule_names: list[str] | None = None,
     baseline: Path | None = None,
     cache_dir: Path | None = None,
@@ -146,27 +134,23 @@ def load_config(
     key (relative to the config file); relative `src` and `exclude` are then
     taken from the root, while `baseline` stays beside the config file.
     """
-    if config_path is not None:
-        table = _table(_read_toml(config_path), config_path)
-        if table is None:
-            raise ConfigError(f"{config_path} has no [tool.ctxlint] table")
-        base = config_path.parent.resolve()
-    elif profile is not None:
-        table, base = dict(profile), None
-    else:
+    if config_path is None:
         raise ConfigError(
             "no ctxlint configuration found: add a [tool.ctxlint] table to pyproject.toml "
             "or pass --config FILE"
         )
-    if root is None and base is not None and isinstance(table.get("root"), str):
+    table = _table(_read_toml(config_path), config_path)
+    if table is None:
+        raise ConfigError(f"{config_path} has no [tool.ctxlint] table")
+    base = config_path.parent.resolve()
+    if root is None and isinstance(table.get("root"), str):
         root = base / table["root"]
-    project_root = (root or base or Path.cwd()).resolve()
+    project_root = (root or base).resolve()
     allowed = {**CORE_KEYS, **{k: object for k in rule_options}}
     for key, value in table.items():
         if key not in allowed:
             raise ConfigError(
-                f"unknown config key {key!r} in {config_path or 'profile'}"
-                + did_you_mean(key, sorted(allowed))
+                f"unknown config key {key!r} in {config_path}" + did_you_mean(key, sorted(allowed))
             )
         expected = allowed[key]
         if expected is not object and not isinstance(value, expected):
@@ -206,13 +190,10 @@ def load_config(
     why_not = unsupported_target(target_version)
     if why_not is not None:
         raise ConfigError(why_not)
-    baseline_base = base or project_root
     # A config travels with the tree it configures, and that tree may not be
     # trusted: what it names for ctxlint to write stays inside the project.
     if baseline is None:
-        baseline = confined(
-            "baseline", table.get("baseline", DEFAULT_BASELINE), baseline_base, project_root
-        )
+        baseline = confined("baseline", table.get("baseline", DEFAULT_BASELINE), base, project_root)
     if cache_dir is None:
         value = table.get("cache-dir", DEFAULT_CACHE_DIR)
         check_cache_dir(value, project_root)

@@ -37,11 +37,6 @@ def namespace_hint(vocab: Vocabulary, field: str) -> str:
     return "read a runtime_context accessor instead"
 
 
-def is_builtin_call(ctx_resolve: object, call: cst.Call, name: str) -> bool:
-    """`getattr(...)`-style call of a builtin, by bare name."""
-    return isinstance(call.func, cst.Name) and call.func.value == name
-
-
 def positional(call: cst.Call) -> list[cst.BaseExpression]:
     return [a.value for a in call.args if a.keyword is None and not a.star]
 
