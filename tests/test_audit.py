@@ -15,6 +15,7 @@ from conftest import FIXTURE, REPO
 from helpers import cli
 
 from ctxlint.core.findings import Finding, Span
+from ctxlint.engine.registry import load_rules
 from ctxlint.report.audit import history as history_mod
 from ctxlint.report.audit.charts import squarify
 from ctxlint.report.audit.fields import field_of
@@ -43,7 +44,7 @@ STEPS: list[tuple[str, str, str | None, str, str]] = [
     ("app/serving/server.py", "CTX101", "model_path", "return get_server_args().model_path",
      "return get_parallel().tp_size"),
 ]  # fmt: skip
-RULES = 9  # ctxlint's catalogue (the audit shows every selected rule, zeros included)
+RULES = len(load_rules())  # the audit shows every selected rule, zeros included
 
 
 def make_codebase(root: Path, fixed: int = 0) -> Path:

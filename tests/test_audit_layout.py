@@ -1,7 +1,7 @@
 """The HTML audit's layout and findings table in headless Chromium, at 1400 and 1920 px.
 
 The page is built from an audit with SGLang's shapes (long qualified scopes and
-paths, 9 rules, 20 commits of history), so what overflowed on SGLang overflows
+paths, every rule, 20 commits of history), so what overflowed on SGLang overflows
 here: nothing may stick out of its section's card (a `.scroll` box may scroll,
 but must itself fit), no two x labels of the burn-down may overlap, and the
 findings table must sort, filter and search.

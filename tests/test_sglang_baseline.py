@@ -17,10 +17,12 @@ import pytest
 from conftest import REPO, run_cli
 from test_audit import sglang_tree
 
+from ctxlint.engine.registry import load_rules
+
 pytestmark = pytest.mark.slow
 
 BASELINE = REPO / "baselines" / "sglang-0.5.23.json"
-RULES = ("CTX001", "CTX101", "CTX102", "CTX201", "CTX202", "CTX301", "CTX401", "CTX501", "CTX601")
+RULES = tuple(r.id for r in load_rules())
 
 
 @pytest.fixture(scope="module")
