@@ -292,7 +292,7 @@ def plugin_profile(dest: Path) -> Path:
     """The sglang profile with `plugin-bases = [CustomSpecAlgo]`, which rules/CTX501.md
     says SGLang names (the shipped profile did not set it when the comparison was
     first run; it does now, and then this is the profile itself)."""
-    from ctxlint.cli.main import profile_path
+    from ctxlint.session import profile_path
 
     text = profile_path("sglang").read_text(encoding="utf-8")
     if "plugin-bases" in text:  # the shipped profile names it (since the first run)

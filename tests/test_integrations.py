@@ -77,18 +77,12 @@ def test_unknown_profile_is_a_clear_error(project: Path) -> None:
 def test_a_profile_baseline_lives_in_the_checked_tree(tmp_path: Path) -> None:
     """`baseline update --profile sglang TREE` must not write into the installed
     package (where the profile file lives): the default baseline is TREE's."""
-    import argparse
+    from ctxlint.session import PROFILES, Request, resolve
 
-    from ctxlint.cli.main import PROFILES, resolve_config
-    from ctxlint.engine.registry import load_rules
-
-    args = argparse.Namespace(profile="sglang", config=None, baseline=None, paths=[str(tmp_path)])
-    config, _ = resolve_config(args, load_rules())
+    config = resolve(Request(profile="sglang", paths=(str(tmp_path),))).config
     assert config.root == tmp_path.resolve()
     assert config.baseline == tmp_path.resolve() / "ctxlint-baseline.json"
     assert not config.baseline.is_relative_to(PROFILES)
     given = tmp_path / "elsewhere.json"
-    args = argparse.Namespace(
-        profile="sglang", config=None, baseline=str(given), paths=[str(tmp_path)]
-    )
-    assert resolve_config(args, load_rules())[0].baseline == given.resolve()
+    request = Request(profile="sglang", baseline=str(given), paths=(str(tmp_path),))
+    assert resolve(request).config.baseline == given.resolve()

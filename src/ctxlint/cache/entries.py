@@ -76,6 +76,9 @@ def _finding(value: Any) -> bool:
         and isinstance(value.get("span"), list)
         and len(value["span"]) == 4
         and all(isinstance(n, int) for n in value["span"])
+        and isinstance(value.get("kind", ""), str)
+        and isinstance(data := value.get("data", {}), dict)
+        and all(isinstance(v, str) for v in data.values())
     )
 
 

@@ -1,6 +1,7 @@
-"""`pytest --ctxlint`: one test item per rule, a drop-in for hand-written
+"""`pytest --ctxlint`: one test item per selected rule, a drop-in for hand-written
 ratchet tests. A rule's item fails with its new findings (and its stale
-baseline entries: the ratchet is strict, as in CI).
+baseline entries: the ratchet is strict, as in CI); they are the findings of
+`ctxlint check --strict`, through the same session.
 
 The config is resolved at collection, so a config error stops the session
 with one usage error instead of failing every rule's item; an error of the run
@@ -14,17 +15,16 @@ from typing import Any
 
 import pytest
 
-from ctxlint.baseline.ratchet import BaselineError, compare, load_baseline
-from ctxlint.config.settings import Config, find_config, load_config
+from ctxlint import session
+from ctxlint.baseline.ratchet import BaselineError
 from ctxlint.core.errors import ConfigError, CtxlintError
 from ctxlint.core.findings import Finding, StaleEntry
-from ctxlint.discover.roots import check_roots, shown
-from ctxlint.engine.registry import load_rules
-from ctxlint.engine.run import Engine
+from ctxlint.discover.roots import shown
 from ctxlint.program.rule import Rule
+from ctxlint.session import Setup
 
 _RESULT = pytest.StashKey[dict[str, Any]]()
-_CONFIG = pytest.StashKey[Config]()
+_SETUP = pytest.StashKey[Setup]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -61,6 +61,10 @@ class RuleItem(pytest.Item):
     def runtest(self) -> None:
         self.config.stash[_ITEM] = self.nodeid
         result = _run(self.config)
+        if self.rule.id in result["disabled"]:
+            pytest.skip(
+                f"{self.rule.id} cannot run on this codebase: {result['disabled'][self.rule.id]}"
+            )
         new = [f for f in result["findings"] if f.rule == self.rule.id and f.status == "new"]
         stale = [s for s in result["stale"] if s.rule == self.rule.id]
         if self.config.getoption("--ctxlint-no-strict"):
@@ -90,29 +94,28 @@ def _describe(rule: Rule, new: list[Finding], stale: list[StaleEntry]) -> str:
     return "\n".join(lines)
 
 
-def _resolve(config: pytest.Config, rules: list[Rule]) -> Config:
-    """The ctxlint config for this session (ConfigError when it cannot be used)."""
+def _resolve(config: pytest.Config) -> Setup:
+    """The ctxlint setup for this session (ConfigError when it cannot be used)."""
     given = config.getoption("--ctxlint-config")
     root_opt = config.getoption("--ctxlint-root")
     here = Path(config.invocation_params.dir)  # options are relative to where pytest ran
     root = here / root_opt if root_opt else None
     if root is not None and not root.is_dir():
         raise ConfigError(f"--ctxlint-root {root_opt} is not a folder")
-    if given:
-        path = here / given
-        if not path.is_file():
-            raise ConfigError(f"--ctxlint-config {given} not found")
-    else:
-        path = find_config((root or Path(config.rootpath)).resolve())
-    cfg = load_config(
-        path,
-        root=root,
-        rule_ids=[r.id for r in rules],
-        rule_options={k: v for r in rules for k, v in r.options.items()},
-        rule_names=[r.name for r in rules],  # select/ignore may name rules (seed-read)
+    if given and not (here / given).is_file():
+        raise ConfigError(f"--ctxlint-config {given} not found")
+    return session.resolve(
+        session.Request(
+            config=str(here / given) if given else None,
+            root=str(root) if root is not None else None,
+            search_from=str(root or Path(config.rootpath)),
+            rerun=lambda _config, folder: f"pass --ctxlint-root {shown(folder)}",
+        )
     )
-    check_roots(cfg, lambda folder: f"pass --ctxlint-root {shown(folder)}")
-    return cfg
+
+
+def _warn(message: str) -> None:
+    warnings.warn(f"ctxlint: {message}", stacklevel=1)
 
 
 def _run(config: pytest.Config) -> dict[str, Any]:
@@ -121,26 +124,19 @@ def _run(config: pytest.Config) -> dict[str, Any]:
         if "error" in result:  # reported by the item that ran first
             pytest.skip(f"ctxlint could not run; see {result['error_item']}")
         return result
-    rules = load_rules()
-    cfg = config.stash[_CONFIG]
     try:
-        baseline = load_baseline(cfg.baseline) if cfg.baseline else None
-        out = Engine(cfg, rules, pinned=baseline.pins if baseline else None).run()
-        if out.errors:
-            raise CtxlintError("; ".join(f"{e.path}: {e.message}" for e in out.errors))
+        checked = session.check(config.stash[_SETUP], disabled=session.QUIET, warn=_warn)
+        if checked.out.errors:
+            raise CtxlintError("; ".join(f"{e.path}: {e.message}" for e in checked.out.errors))
     except (CtxlintError, BaselineError) as exc:
         config.stash[_RESULT] = {"error": str(exc), "error_item": _current(config)}
         raise CtxlintFailure(f"ctxlint could not run: {exc}") from None
-    for rule in rules:  # a rule that checked less than its spec says so, as in `check`
-        why = rule.partial(out.program.sets.get(rule.id, {}))
-        if why:
-            warnings.warn(f"ctxlint: {rule.id} {rule.name} is partial: {why}", stacklevel=1)
-    findings, stale = (
-        compare(out.findings, baseline, rules={r.id for r in rules})
-        if baseline
-        else (out.findings, [])
-    )
-    config.stash[_RESULT] = {"findings": findings, "stale": stale}
+    result = checked.result
+    config.stash[_RESULT] = {
+        "findings": result.findings,
+        "stale": result.stale,
+        "disabled": result.disabled,
+    }
     return config.stash[_RESULT]
 
 
@@ -156,12 +152,11 @@ def pytest_collection_modifyitems(
 ) -> None:
     if not config.getoption("--ctxlint"):
         return
-    rules = load_rules()
     try:
-        config.stash[_CONFIG] = _resolve(config, rules)
+        config.stash[_SETUP] = _resolve(config)
     except CtxlintError as exc:  # once, as a usage error, not once per rule
         raise pytest.UsageError(f"ctxlint: {exc}") from None
-    for rule in rules:
+    for rule in config.stash[_SETUP].selected:
         items.append(
             RuleItem.from_parent(
                 session, name=f"ctxlint[{rule.id}]", nodeid=f"ctxlint::{rule.id}", rule=rule

@@ -12,6 +12,13 @@ from typing import Any
 NEW = "new"
 BASELINED = "baselined"
 
+# What a finding is: a violation of a rule, or a pinned fact (a hook signature,
+# say) that differs from the baseline's pin. A pin finding is never itself put
+# in the baseline: `baseline update` records the new pin instead.
+VIOLATION = "violation"
+PIN = "pin"
+KINDS = (VIOLATION, PIN)
+
 
 @dataclass(frozen=True, slots=True)
 class Span:
@@ -34,6 +41,10 @@ class Finding:
     fingerprint: str
     status: str = NEW  # NEW or BASELINED
     details: str = ""  # what the one-sentence message leaves out (--show-details)
+    # What the finding is about, for tools (the audit, JSON readers): "field",
+    # "namespace", "key"... Never part of the fingerprint.
+    data: dict[str, str] = field(default_factory=dict, hash=False)
+    kind: str = VIOLATION
 
     @property
     def line(self) -> int:
@@ -56,7 +67,11 @@ class Finding:
             "message": self.message,
             "fingerprint": self.fingerprint,
             "status": self.status,
-        } | ({"details": self.details} if self.details else {})
+        } | (
+            ({"details": self.details} if self.details else {})
+            | ({"kind": self.kind} if self.kind != VIOLATION else {})
+            | ({"data": dict(sorted(self.data.items()))} if self.data else {})
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,26 +12,33 @@ import gc
 import hashlib
 import json
 import os
-import re
 import sys
 import time
-from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from ctxlint import __version__
-from ctxlint.cache.entries import facts_entry, learnt_entry, outcome_entry, prefilter_entry
+from ctxlint.cache.entries import facts_entry, learnt_entry, outcome_entry
 from ctxlint.cache.store import FactCache
 from ctxlint.config.settings import Config
-from ctxlint.core import deepstack, pool, pysource
+from ctxlint.core import deepstack, pool
 from ctxlint.core.errors import CtxlintError, DerivationError
-from ctxlint.core.findings import FileError, Finding, Span
+from ctxlint.core.findings import FileError
 from ctxlint.discover.files import SourceFile, discover, path_matcher, unchecked_module
 from ctxlint.discover.sources import Sources
+from ctxlint.engine.fingerprints import fingerprint, to_findings
+from ctxlint.engine.keys import CODE_VERSION, RUN_VERSION, fact_key
+from ctxlint.engine.outcome import RunOutput, record, replay
+from ctxlint.engine.prefilter import MODULE_TOKEN, prefilter, token_matcher
 from ctxlint.engine.registry import load_rules
 from ctxlint.engine.suppress import apply_suppressions
+from ctxlint.engine.workers import (
+    _PYTHON,
+    SYNTAX_ONLY,
+    _died,
+    _init_pool_worker,
+    _init_worker,
+    _work,
+)
 from ctxlint.facts.vocab import Vocabulary, derive_vocabulary
 from ctxlint.program.core import Program
 from ctxlint.program.rule import RawFinding, Rule
@@ -43,137 +50,12 @@ Progress = Callable[[int, int, str], None]
 _SHAPE_ERRORS = (KeyError, TypeError, ValueError, AttributeError, IndexError)
 
 
-@dataclass
-class RunOutput:
-    program: Program
-    findings: list[Finding]  # all statuses "new"; the baseline decides later
-    errors: list[FileError]
-    files_checked: int
-    files_parsed: int
-    timings: dict[str, float] = field(default_factory=dict)
-    pins: dict[str, dict[str, Any]] = field(default_factory=dict)  # rule -> current pins
-    # rule -> why it could not run on this codebase (a vocabulary set it needs is missing)
-    disabled: dict[str, str] = field(default_factory=dict)
-
-
-def _code_version(*parts: str) -> str:
-    """The version plus a hash of the ctxlint sources an output depends on:
-    facts made by other code (an edited checkout, an upgrade) are never read
-    back, while editing a reporter or the audit keeps the cache warm."""
-    digest = hashlib.blake2b(__version__.encode(), digest_size=8)
-    package = Path(__file__).resolve().parents[1]
-    for part in parts:
-        for path in sorted(package.glob(part)):
-            digest.update(path.relative_to(package).as_posix().encode())
-            digest.update(path.read_bytes())
-    return digest.hexdigest()
-
-
-# What per-file facts depend on: the extractor, its helpers and every rule.
-FACT_SOURCES = ("core/pysource.py", "facts/*.py", "program/*.py", "rules/*.py")
-CODE_VERSION = _code_version(*FACT_SOURCES)
-# A whole run's outcome also depends on discovery, configuration and the engine.
-RUN_VERSION = _code_version(*FACT_SOURCES, "engine/*.py", "config/*.py", "discover/*.py")
-
-
-def _plain_sorted(value: Any) -> list[Any]:
-    """JSON for sets (sorted: their iteration order varies between processes)."""
-    return sorted(value) if isinstance(value, (set, frozenset)) else list(value)
-
-
-def fingerprint(rule: str, path: str, scope: str, snippet: str, index: int) -> str:
-    raw = "\0".join((rule, path, scope, snippet, str(index))).encode("utf-8", "surrogateescape")
-    return hashlib.sha256(raw).hexdigest()[:20]
-
-
-FACT_LAYOUT = "f2"  # the layout of fact keys and blobs: bump when either changes
-
-
-def fact_key(digest: str, tag: str, binding: tuple[str, str] | None) -> str:
-    """The cache key of one file's facts: its content hash, the code version and
-    vocabulary (`tag`) and, for rule and schema facts, its (path, module). Those
-    facts are made of names the module gives (qualified names, relative imports
-    resolved against its package, "is this the runtime module" decided during
-    the walk), so byte-identical files at two paths (every empty __init__.py)
-    cannot share an entry. Both are relative to the project root, so a cache
-    restored into another clone or folder is still warm. The syntax check
-    (binding None) depends on the bytes alone and is shared by every copy."""
-    where = "" if binding is None else ":" + json.dumps(binding, separators=(",", ":"))
-    return f"{FACT_LAYOUT}:{digest}:{tag}{where}"
-
-
-# -- pool workers -------------------------------------------------------------
-_WORKER: dict[str, Any] = {}
-
-
-SYNTAX_ONLY = "syntax"  # the mode for files no rule needs: only "does it parse"
-# CPython's parser gives each file's verdict: a newer one may judge a target differently.
-_PYTHON = "py{}{}".format(*sys.version_info[:2])
-
-
-def _init_worker(vocab_json: dict[str, Any] | str | None, target: str, timed: bool = False) -> None:
-    from ctxlint.engine.registry import file_visitors, load_rules
-
-    _WORKER["vocab"] = vocab_json
-    _WORKER["target"] = target
-    # Every rule's visitor, and the program parts any rule requires: facts do
-    # not depend on the selection (the cache is shared by every selection).
-    _WORKER["visitors"] = file_visitors(load_rules())
-    _WORKER["timed"] = timed
-
-
-def _init_pool_worker(
-    vocab_json: dict[str, Any] | str | None, target: str, timed: bool = False
-) -> None:
-    _init_worker(vocab_json, target, timed)
-    deepstack.start()  # one deep thread for the worker's life
-
-
-def _encode(
-    path: str, facts: dict[str, Any], clock: dict[str, float]
-) -> tuple[str, bytes, dict[str, float]]:
-    return path, json.dumps(facts, sort_keys=True, separators=(",", ":")).encode(), clock
-
-
-def _work(item: tuple[str, str, bytes]) -> tuple[str, bytes, dict[str, float]]:
-    """(path, encoded facts, seconds per visitor and "parse" when timed, else {})."""
-    path, module, source = item
-    target = _WORKER["target"]
-    clock: dict[str, float] = {}
-    syntax_only = _WORKER["vocab"] == SYNTAX_ONLY
+def discover_files(config: Config) -> list[SourceFile]:
+    """The files a run over `config` checks (a missing src root: a CtxlintError)."""
     try:
-        if syntax_only:  # path-free: keyed by content alone (see fact_key)
-            try:
-                pysource.read(source, target)
-                facts: dict[str, Any] = {}
-            except pysource.SourceError as exc:
-                facts = {"error": str(exc)}
-        else:
-            from ctxlint.facts.extract import extract_file  # LibCST: only when parsing
-
-            facts = extract_file(
-                path,
-                module,
-                source,
-                _WORKER["vocab"],
-                _WORKER["visitors"],
-                target,
-                clock if _WORKER["timed"] else None,
-            )
-    except Exception as exc:  # a bug, or code deeper than a rule's recursion: this file only
-        facts = _error(module, f"cannot check: {type(exc).__name__}: {exc}", syntax_only)
-    return _encode(path, facts, clock)
-
-
-def _error(module: str, message: str, syntax_only: bool) -> dict[str, Any]:
-    return {"error": message} if syntax_only else {"module": module, "error": message}
-
-
-def _died(
-    item: tuple[str, str, bytes], how: str, syntax_only: bool
-) -> tuple[str, bytes, dict[str, float]]:
-    path, module, _ = item
-    return _encode(path, _error(module, f"checking it killed the worker ({how})", syntax_only), {})
+        return discover(config.root, config.src, config.exclude)
+    except FileNotFoundError as exc:
+        raise CtxlintError(str(exc)) from None
 
 
 class Engine:
@@ -189,8 +71,11 @@ class Engine:
         pinned: dict[str, dict[str, Any]] | None = None,
         memo: bool = True,
         time_rules: bool = False,
+        files: list[SourceFile] | None = None,
     ) -> None:
         self.config = config
+        # the tree's files when the caller discovered them already (see discover_files)
+        self.files = files
         # --timings: charge the walk's visitor calls, each derive and each check
         # to their rule (the visitors' share is otherwise hidden in "facts")
         self.time_rules = time_rules
@@ -228,10 +113,7 @@ class Engine:
     def read_sources(self) -> tuple[list[SourceFile], Sources, list[FileError]]:
         """The files, their content (hashed now, read when needed) and the unreadable ones."""
         t = time.perf_counter()
-        try:
-            files = discover(self.config.root, self.config.src, self.config.exclude)
-        except FileNotFoundError as exc:
-            raise CtxlintError(str(exc)) from None
+        files = self.files if self.files is not None else discover_files(self.config)
         sources = Sources(self.config.root, [f.rel for f in files], self.cache)
         self._timed("discover+read", t)
         return files, sources, list(sources.errors)
@@ -324,33 +206,6 @@ class Engine:
             facts = json.loads(blob)
         return facts, blob
 
-    def _prefilter(
-        self,
-        paths: list[str],
-        sources: Sources,
-        module_of: dict[str, str],
-        tokens: set[str],
-    ) -> set[str]:
-        """Paths that hold any token (see Rule.tokens). Byte decisions are
-        cached per content hash and token set, so a warm run scans nothing; a
-        module token names a file, not bytes, so it is decided by path."""
-        modules = {t[len(MODULE_TOKEN) :] for t in tokens if t.startswith(MODULE_TOKEN)}
-        matcher = token_matcher({t for t in tokens if not t.startswith(MODULE_TOKEN)})
-        tag = hashlib.blake2b("\0".join(sorted(tokens)).encode(), digest_size=8).hexdigest()
-        keys = {p: f"pf:{sources.hashes[p]}:{tag}" for p in paths}
-        cached = self.cache.get_many(keys.values())
-        matched: set[str] = set()
-        fresh: dict[str, bytes] = {}
-        for p in paths:
-            hit = prefilter_entry(cached.get(keys[p]))
-            if hit is None:
-                hit = matcher(sources[p])
-                fresh[keys[p]] = b"1" if hit else b"0"
-            if hit or module_of[p] in modules:
-                matched.add(p)
-        self.cache.put_many(fresh)
-        return matched
-
     def vocabulary(self, files: list[SourceFile], sources: Sources) -> Vocabulary:
         t = time.perf_counter()
         by_module = {f.module: f for f in files}
@@ -419,62 +274,6 @@ class Engine:
         raw = json.dumps(inputs, sort_keys=True, default=list).encode()
         return "run:" + hashlib.blake2b(raw, digest_size=16).hexdigest()
 
-    def _replay(self, data: dict[str, Any], files: int, parsed: int = 0) -> RunOutput:
-        """The run's output from a stored outcome (checked by outcome_entry)."""
-        vocab = Vocabulary.from_json(data["vocab"])
-        program = Program(self.config, vocab, {}, sets=data["sets"], pinned=self.pinned)
-        findings = [
-            Finding(
-                f["rule"],
-                f["path"],
-                Span(*f["span"]),
-                f["scope"],
-                f["message"],
-                f["snippet"],
-                f["fingerprint"],
-                details=f.get("details", ""),
-            )
-            for f in data["findings"]
-        ]
-        errors = [FileError(e["path"], e["message"]) for e in data["errors"]]
-        return RunOutput(
-            program,
-            findings,
-            errors,
-            files,
-            parsed,
-            dict(self.timings),
-            data["pins"],
-            data.get("disabled", {}),
-        )
-
-    @staticmethod
-    def _record(out: RunOutput) -> bytes:
-        return json.dumps(
-            {
-                "vocab": out.program.vocab.to_json(),
-                "sets": out.program.sets,
-                "findings": [
-                    {
-                        "rule": f.rule,
-                        "path": f.path,
-                        "scope": f.scope,
-                        "message": f.message,
-                        "snippet": f.snippet,
-                        "fingerprint": f.fingerprint,
-                        "details": f.details,
-                        "span": [f.span.line, f.span.column, f.span.end_line, f.span.end_column],
-                    }
-                    for f in out.findings
-                ],
-                "errors": [e.to_json() for e in out.errors],
-                "pins": out.pins,
-                "disabled": out.disabled,
-            },
-            sort_keys=True,
-            default=_plain_sorted,
-        ).encode()
-
     def run(self) -> RunOutput:
         # The cyclic GC is paused for the run (the pool's workers inherit that):
         # facts and LibCST trees are millions of acyclic objects that it would
@@ -513,12 +312,12 @@ class Engine:
         if memo_key is not None:
             data = outcome_entry(self.cache.get_many([memo_key]).get(memo_key))
             if data is not None:
-                out = self._replay(data, len(files))
+                out = replay(data, self.config, self.pinned, len(files), 0, self.timings)
                 self.cache.close()
                 return out
         out = self._run(files, sources, errors)
         if memo_key is not None and self.memo:
-            self.cache.put_many({memo_key: self._record(out)})
+            self.cache.put_many({memo_key: record(out)})
         self.cache.close()
         return out
 
@@ -559,7 +358,7 @@ class Engine:
             matched = (
                 set(waiting)
                 if everything
-                else self._prefilter(waiting, sources, module_of, round_tokens)
+                else prefilter(self.cache, waiting, sources, module_of, round_tokens)
             )
             todo = [(p, module_of[p]) for p in waiting if p in matched]
             if not todo:
@@ -594,11 +393,11 @@ class Engine:
         key = self._facts_key("derived", vocab, blobs, tokens, unreadable) if self.memo else None
         outcome = outcome_entry(self.cache.get_many([key]).get(key)) if key else None
         if outcome is not None:
-            return self._replay(outcome, len(files), self.parsed)
+            return replay(outcome, self.config, self.pinned, len(files), self.parsed, self.timings)
         decode()
         out = self._derive_and_check(program, errors, len(files))
         if key:
-            self.cache.put_many({key: self._record(out)})
+            self.cache.put_many({key: record(out)})
         return out
 
     def _facts_key(
@@ -674,50 +473,17 @@ class Engine:
         )
 
 
-MODULE_TOKEN = "module:"
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
-def token_matcher(tokens: set[str]) -> Callable[[bytes], bool]:
-    """A test for "these bytes hold one of the tokens": identifiers as whole
-    words through one alternation (one pass, whatever the number of names: a
-    substring scan per name costs minutes on a large tree), others as substrings."""
-    words = sorted((t for t in tokens if _IDENTIFIER.fullmatch(t)), key=lambda t: (-len(t), t))
-    others = [t.encode() for t in sorted(tokens) if not _IDENTIFIER.fullmatch(t)]
-    pattern = (
-        re.compile(rb"\b(?:" + b"|".join(re.escape(w.encode()) for w in words) + rb")\b")
-        if words
-        else None
-    )
-
-    def match(source: bytes) -> bool:
-        if any(o in source for o in others):
-            return True
-        return pattern is not None and pattern.search(source) is not None
-
-    return match
-
-
-def to_findings(raw: list[RawFinding]) -> list[Finding]:
-    """Fingerprint each finding by its occurrence among identical ones in a scope."""
-    groups: dict[tuple[str, str, str, str], list[RawFinding]] = defaultdict(list)
-    for r in raw:
-        groups[(r.rule, r.path, r.scope, r.snippet)].append(r)
-    out: list[Finding] = []
-    for (rule, path, scope, snippet), members in groups.items():
-        members.sort(key=lambda r: tuple(r.span))
-        for i, r in enumerate(members):
-            out.append(
-                Finding(
-                    rule=rule,
-                    path=path,
-                    span=Span(*r.span),
-                    scope=scope,
-                    message=r.message,
-                    snippet=snippet,
-                    fingerprint=fingerprint(rule, path, scope, snippet, i),
-                    details=r.details,
-                )
-            )
-    out.sort(key=Finding.sort_key)
-    return out
+# Names other modules and tests import from here (the run's public surface).
+__all__ = [
+    "CODE_VERSION",
+    "MODULE_TOKEN",
+    "RUN_VERSION",
+    "SYNTAX_ONLY",
+    "Engine",
+    "RunOutput",
+    "discover_files",
+    "fact_key",
+    "fingerprint",
+    "to_findings",
+    "token_matcher",
+]

@@ -8,10 +8,10 @@ touches nothing else.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ctxlint.core.findings import RuleInfo
+from ctxlint.core.findings import PIN, VIOLATION, RuleInfo
 from ctxlint.facts.visitor import FileVisitor
 from ctxlint.program.core import Program
 
@@ -28,6 +28,16 @@ class RawFinding:
     span: list[int]  # line, column, end_line, end_column
     message: str  # one sentence
     details: str = ""  # the rest (signatures, every problem), shown with --show-details
+    # what the finding is about ("field", "namespace", "key"...): read by the audit
+    # and written to the JSON, never hashed into the fingerprint
+    data: dict[str, str] = field(default_factory=dict)
+    kind: str = VIOLATION  # or PIN: a pinned fact that differs from the baseline
+
+
+def field_data(vocab: Vocabulary, name: str) -> dict[str, str]:
+    """A record-field finding's data: the field, and its namespace when known."""
+    ns = vocab.fields.get(name)
+    return {"field": name, "namespace": ns} if ns else {"field": name}
 
 
 class Rule:
@@ -134,6 +144,8 @@ def pin_findings(
                 f"pin {key}",
                 site.span,
                 f"{what}; if intended, record it with `ctxlint baseline update`",
+                data={"key": key},
+                kind=PIN,
             )
         )
     return out

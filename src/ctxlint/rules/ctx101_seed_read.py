@@ -18,7 +18,7 @@ from ctxlint.facts.context import FileContext
 from ctxlint.facts.vocab import SEED, Vocabulary
 from ctxlint.program.core import Program
 from ctxlint.program.reads import ReadVisitor, bag_spelling, namespace_hint
-from ctxlint.program.rule import RawFinding, Rule
+from ctxlint.program.rule import RawFinding, Rule, field_data
 
 ID = "CTX101"
 
@@ -103,6 +103,7 @@ class SeedRead(Rule):
                     r["span"],
                     f"`{r['field']}` read off the seed record{how}: it is the operator's raw "
                     f"input and misses resolution and overrides; {fix}",
+                    data=field_data(program.vocab, r["field"]),
                 )
 
 

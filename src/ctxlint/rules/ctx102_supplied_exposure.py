@@ -26,7 +26,7 @@ from ctxlint.facts.context import FileContext, dotted
 from ctxlint.facts.vocab import Vocabulary
 from ctxlint.program.core import Program
 from ctxlint.program.reads import ReadVisitor, bag_spelling
-from ctxlint.program.rule import RawFinding, Rule
+from ctxlint.program.rule import RawFinding, Rule, field_data
 from ctxlint.rules.ctx201_record_mutation import RecordConvention, record_names
 
 ID = "CTX102"
@@ -301,6 +301,7 @@ class SuppliedExposure(Rule):
                     f"{how}: it is the operator's raw input, so what resolution decided and a "
                     f"post-publish override both pass it by; read {source}, a runner stamp, "
                     "or a constructor argument",
+                    data=field_data(program.vocab, r["field"]),
                 )
 
 

@@ -14,16 +14,15 @@ import subprocess
 import tarfile
 import tempfile
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path, PurePosixPath
+from typing import Any
 
-from ctxlint.baseline.ratchet import BaselineError, load_baseline
-from ctxlint.config.settings import Config
+from ctxlint import session
+from ctxlint.baseline.ratchet import BaselineError
 from ctxlint.core.errors import ConfigError, CtxlintError
 from ctxlint.core.gitcmd import git_argv, git_env, run_git
-from ctxlint.engine.run import Engine
-from ctxlint.program.rule import Rule
 from ctxlint.report.audit.model import HistoryPoint
+from ctxlint.session import Setup
 
 _SEP = "\x1f"
 
@@ -95,20 +94,19 @@ Progress = Callable[[int, int, str], None]
 
 
 def history(
-    config: Config,
-    rules: list[Rule],
-    selected: list[Rule],
+    setup: Setup,
     n: int,
     *,
-    under: Callable[[str], bool],
     jobs: int | None = None,
     use_cache: bool = True,
-    pins: dict[str, dict[str, object]] | None = None,
+    pins: dict[str, dict[str, Any]] | None = None,
     progress: Progress | None = None,
 ) -> list[HistoryPoint]:
-    """Findings per selected rule at each of the last `n` commits touching the tree."""
+    """Findings per selected rule (under the setup's path filters) at each of
+    the last `n` commits touching the tree."""
+    config = setup.config
     top, prefix, found = commits(config.root, n)
-    ids = [r.id for r in selected]
+    ids = [r.id for r in setup.selected]
     points: list[HistoryPoint] = []
     with tempfile.TemporaryDirectory(prefix="ctxlint-history-") as tmp:
         # a shared cache even under --no-cache: the point is that unchanged files are free
@@ -119,7 +117,7 @@ def history(
             work = Path(tmp) / short
             try:
                 root = unpack(top, sha, prefix, work)
-                counts = _count(config, root, cache, rules, selected, jobs, pins, under)
+                counts = _count(setup, root, cache, jobs, pins)
                 error = None
             except (CtxlintError, BaselineError, OSError, tarfile.TarError) as exc:
                 counts, error = dict.fromkeys(ids, 0), str(exc)
@@ -129,19 +127,17 @@ def history(
 
 
 def _count(
-    config: Config,
+    setup: Setup,
     root: Path,
     cache: Path,
-    rules: list[Rule],
-    selected: list[Rule],
     jobs: int | None,
-    pins: dict[str, dict[str, object]] | None,
-    under: Callable[[str], bool],
+    pins: dict[str, dict[str, Any]] | None,
 ) -> dict[str, int]:
     if not root.is_dir():
         raise CtxlintError(f"{root.name} does not exist at this commit")
     # The baseline of that commit, if the tree has one, so its pins are the ones
     # the code was written against (else today's pins).
+    config = setup.config
     baseline = None
     if config.baseline is not None:
         try:
@@ -149,18 +145,18 @@ def _count(
         except ValueError:
             rel = None
         if rel is not None and (root / rel).is_file():
-            baseline = load_baseline(root / rel)
-    there = replace(config, root=root, cache_dir=cache, baseline=None)
-    out = Engine(
+            baseline = root / rel
+    there = setup.rerooted(root, cache_dir=cache, baseline=baseline)
+    checked = session.check(
         there,
-        rules,
         jobs=jobs,
-        selected={r.id for r in selected},
         use_cache=True,
-        pinned=baseline.pins if baseline is not None else pins,
-    ).run()
-    counts = dict.fromkeys((r.id for r in selected), 0)
-    for f in out.findings:
-        if under(f.path) and f.rule in counts:
+        pins=None if baseline is not None else pins,
+        disabled=session.QUIET,
+        warn=None,
+    )
+    counts = dict.fromkeys((r.id for r in setup.selected), 0)
+    for f in checked.result.findings:  # new and baselined alike: the burn-down counts all
+        if f.rule in counts:
             counts[f.rule] += 1
     return counts

@@ -9,16 +9,15 @@ with its error and no findings, so one bad tree does not hide the others.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ctxlint import session
 from ctxlint.baseline.ratchet import BaselineError
-from ctxlint.config.settings import Config
 from ctxlint.core.errors import CtxlintError
-from ctxlint.engine.run import Engine
-from ctxlint.program.rule import Rule
 from ctxlint.report.audit.model import HistoryPoint
+from ctxlint.session import Setup
 
 
 @dataclass
@@ -48,28 +47,25 @@ def vocabulary_sizes(vocab: Any) -> dict[str, int]:
 
 
 def run_tree(
-    config: Config,
-    rules: list[Rule],
-    selected: list[Rule],
-    root: Path,
-    *,
-    jobs: int | None = None,
-    use_cache: bool = True,
+    setup: Setup, root: Path, *, jobs: int | None = None, use_cache: bool = True
 ) -> TreeRun:
-    """Check `root` with `config` re-rooted there (its own fact cache, no baseline)."""
+    """Check all of `root` with the setup re-rooted there (its own fact cache, no baseline)."""
     label = root.name
     if not root.is_dir():
         return TreeRun(label, str(root), {}, error=f"{root} is not a folder")
-    there = replace(config, root=root.resolve(), cache_dir=root.resolve() / ".ctxlint_cache")
-    there = replace(there, baseline=None)
+    there = setup.rerooted(
+        root.resolve(), cache_dir=root.resolve() / ".ctxlint_cache", baseline=None
+    )
+    there.filters = []
     try:
-        out = Engine(
-            there, rules, jobs=jobs, selected={r.id for r in selected}, use_cache=use_cache
-        ).run()
+        checked = session.check(
+            there, jobs=jobs, use_cache=use_cache, disabled=session.QUIET, warn=None
+        )
     except (CtxlintError, BaselineError, OSError) as exc:
         return TreeRun(label, str(root), {}, error=str(exc))
-    counts = {r.id: 0 for r in selected if r.id not in out.disabled}
-    for f in out.findings:
+    out = checked.out
+    counts = {r.id: 0 for r in setup.selected if r.id not in out.disabled}
+    for f in checked.result.findings:
         if f.rule in counts:
             counts[f.rule] += 1
     return TreeRun(
@@ -83,9 +79,7 @@ def run_tree(
 
 
 def across_trees(
-    config: Config,
-    rules: list[Rule],
-    selected: list[Rule],
+    setup: Setup,
     trees: list[Path],
     *,
     jobs: int | None = None,
@@ -97,8 +91,8 @@ def across_trees(
     for i, tree in enumerate(trees, 1):
         if progress:
             progress(i, len(trees), tree.name)
-        run = run_tree(config, rules, selected, tree, jobs=jobs, use_cache=use_cache)
-        counts = {r.id: run.counts.get(r.id, 0) for r in selected}
+        run = run_tree(setup, tree, jobs=jobs, use_cache=use_cache)
+        counts = {r.id: run.counts.get(r.id, 0) for r in setup.selected}
         note = run.error or (
             "not run: " + ", ".join(sorted(run.disabled)) if run.disabled else None
         )

@@ -1,0 +1,81 @@
+"""`ctxlint baseline update|show`: the ratchet's file, from the session's run."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from ctxlint.baseline.ratchet import load_baseline, show, update
+from ctxlint.cli import options
+from ctxlint.core.errors import ConfigError, CtxlintError
+from ctxlint.core.findings import PIN
+from ctxlint.core.outfiles import check_writable
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    base = sub.add_parser("baseline", help="update or show the pinned baseline")
+    bsub = base.add_subparsers(dest="action", required=True)
+    upd = bsub.add_parser(
+        "update", help="drop entries no longer found (growth needs --allow-growth)"
+    )
+    options.add_common(upd)
+    upd.add_argument("--allow-growth", action="store_true", help="also pin new findings")
+    upd.add_argument("--reason", help="why the baseline grows (stored with the new entries)")
+    shw = bsub.add_parser("show", help="print the baseline's entries and counts")
+    options.add_common(shw)
+
+
+def cmd_baseline(args: argparse.Namespace) -> int:
+    setup = options.resolve(args)
+    config = setup.config
+    if setup.filters and args.action == "update":
+        raise ConfigError(
+            "baseline update works on the whole tree; drop the PATH arguments "
+            "(--allow-growth would otherwise pin findings outside them)"
+        )
+    if config.baseline is None:
+        raise ConfigError("no baseline file configured")
+    console = options.console(color=args.color)
+    if args.action == "show":
+        console.print(show(load_baseline(config.baseline)).to_text(), markup=False, highlight=False)
+        return 0
+    if args.allow_growth and not (args.reason or "").strip():
+        raise ConfigError('--allow-growth needs --reason "why these findings are accepted"')
+    check_writable(config.baseline, "baseline", make_folders=True)  # before the run
+    checked = options.check(args, setup)
+    old, out = checked.baseline, checked.out
+    assert old is not None  # config.baseline is set, so the session loaded it
+    if out.errors:
+        for e in out.errors:
+            options.console(stderr=True, color=args.color).print(
+                f"{e.path}: {e.message}", markup=False
+            )
+        raise CtxlintError("files failed to parse; fix them before updating the baseline")
+    ids = {r.id for r in setup.selected} - set(out.disabled)
+    # Pins are acknowledged, not ratcheted: updating records what the code
+    # derives now, and the change shows up as a reviewed baseline diff.
+    pins = {k: v for k, v in old.pins.items() if k not in ids} | out.pins
+    findings = [f for f in out.findings if f.kind != PIN]
+    new, report = update(
+        old,
+        findings,
+        allow_growth=args.allow_growth,
+        reason=args.reason,
+        rules=ids,
+        pins=pins,
+    )
+    if report.changed or not config.baseline.exists():
+        new.save(config.baseline)
+    rel = os.path.relpath(config.baseline)
+    console.print(
+        f"{rel}: removed {len(report.removed)}, added {len(report.added)}, kept {report.kept}",
+        markup=False,
+    )
+    if report.left_out:
+        console.print(
+            f"{len(report.left_out)} new finding(s) were NOT added: fix them, or accept them with "
+            '`ctxlint baseline update --allow-growth --reason "..."`',
+            markup=False,
+        )
+        return 1
+    return 0

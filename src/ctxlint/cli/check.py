@@ -1,0 +1,100 @@
+"""`ctxlint check`: the session's Result, rendered in the chosen format."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ctxlint.cli import options
+from ctxlint.core.errors import ConfigError
+from ctxlint.core.outfiles import check_writable, write_text
+from ctxlint.report.formats import FORMATS, print_text, print_timings, render
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    check = sub.add_parser("check", help="check the tree against the rules and the baseline")
+    options.add_common(check)
+    check.add_argument(
+        "--output-format",
+        "--format",
+        dest="format",
+        choices=FORMATS,
+        default="text",
+        metavar="FORMAT",
+        help="text (findings with code frames; the default), concise (path:line:col: RULE "
+        "message), json, sarif, github or junit",
+    )
+    check.add_argument("--output", "-o", help="write the report to FILE")
+    check.add_argument(
+        "--quiet", "-q", action="store_true", help="print the findings, nothing else"
+    )
+    check.add_argument(
+        "--exit-zero",
+        action="store_true",
+        help="exit 0 even when there are findings (files that fail to parse still exit 2)",
+    )
+    check.add_argument(
+        "--show-details",
+        action="store_true",
+        help="after each finding's message, the detail its rule gives (e.g. CTX501's)",
+    )
+    check.add_argument("--strict", action="store_true", help="stale baseline entries fail too (CI)")
+    check.add_argument(
+        "--statistics",
+        action="store_true",
+        help="counts per rule instead of findings (text), or added to the JSON",
+    )
+    check.add_argument("--timings", action="store_true", help="time per phase and per rule")
+    check.add_argument(
+        "--ignore-errors", action="store_true", help="files that fail to parse do not fail the run"
+    )
+    check.add_argument(
+        "--changed-since",
+        metavar="REF",
+        help="report only findings in files changed since git REF (the derivations see the whole tree)",
+    )
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    setup = options.resolve(args)
+    if args.output:
+        check_writable(args.output, "the report")
+    result = options.check(args, setup, strict=args.strict, changed_since=args.changed_since).result
+    shown = format_options(args)
+    if args.output:
+        text = render(result, args.format, **shown)
+        write_text(args.output, text, "the report")
+    elif args.format == "text":
+        print_text(result, options.console(color=args.color), **shown)
+    else:
+        sys.stdout.write(render(result, args.format, **shown))
+    if args.timings:
+        print_timings(result, options.console(stderr=True, color=args.color))
+    if result.stale and args.strict and args.format == "text" and not args.quiet:
+        options.console(stderr=True, color=args.color).print(
+            f"{len(result.stale)} stale baseline entr{'y' if len(result.stale) == 1 else 'ies'}: "
+            "the code got better; run `ctxlint baseline update` to lock it in",
+            markup=False,
+        )
+    code = result.exit_code(ignore_errors=args.ignore_errors)
+    return 0 if code == 1 and args.exit_zero else code
+
+
+# The switches each output format understands (others reject them, never drop them).
+_FORMAT_OPTIONS = {
+    "text": ("quiet", "statistics", "show_details"),
+    "concise": ("quiet",),
+    "json": ("statistics",),
+}
+
+
+def format_options(args: argparse.Namespace) -> dict[str, bool]:
+    known = _FORMAT_OPTIONS.get(args.format, ())
+    if args.statistics and "statistics" not in known:
+        raise ConfigError(f"--statistics works with --format text or json, not {args.format}")
+    if args.show_details and "show_details" not in known:
+        raise ConfigError(
+            f"--show-details works with --format text, not {args.format} "
+            "(the JSON always holds a finding's details)"
+        )
+    return {k: bool(getattr(args, k)) for k in known}

@@ -1,0 +1,128 @@
+"""Option parsing every command shares: the common options, the Request they
+make, the console, the progress bar, and one session check run under it."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ctxlint import session
+from ctxlint.config.settings import Config
+from ctxlint.core.console import COLOR_CHOICES, make_console
+from ctxlint.discover.roots import shown
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+
+def csv(value: str) -> list[str]:
+    return [v.strip() for v in value.split(",") if v.strip()]
+
+
+def add_color(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--color",
+        choices=COLOR_CHOICES,
+        default="auto",
+        help="style the output: auto (a terminal, unless NO_COLOR; FORCE_COLOR forces it), "
+        "always or never",
+    )
+
+
+def add_common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("paths", nargs="*", help="tree to check (with --config) or paths to report on")
+    p.add_argument("--config", help="config file (pyproject.toml or ctxlint.toml)")
+    p.add_argument("--profile", help="a built-in config (e.g. sglang); PATH is the tree to check")
+    p.add_argument(
+        "--select",
+        type=csv,
+        metavar="RULE,...",
+        help="only these rules, comma separated: ids, id prefixes (CTX1), names (seed-read), ALL",
+    )
+    p.add_argument("--ignore", type=csv, metavar="RULE,...", help="skip these rules (as --select)")
+    p.add_argument("--baseline", help="baseline file (default: from config)")
+    p.add_argument("--cache-dir", help="fact cache folder (default: from config)")
+    p.add_argument("--no-cache", action="store_true", help="do not read or write the fact cache")
+    p.add_argument("--jobs", "-j", type=int, default=None, help="worker processes (default: cores)")
+    add_color(p)
+
+
+def request(args: argparse.Namespace) -> session.Request:
+    """The session request the common options describe."""
+    return session.Request(
+        paths=tuple(args.paths),
+        config=args.config,
+        profile=getattr(args, "profile", None),
+        select=tuple(getattr(args, "select", None) or ()),
+        ignore=tuple(getattr(args, "ignore", None) or ()),
+        baseline=getattr(args, "baseline", None),
+        cache_dir=getattr(args, "cache_dir", None),
+        rerun=lambda config, folder: command_for(args, config, folder),
+    )
+
+
+def resolve(args: argparse.Namespace) -> session.Setup:
+    return session.resolve(request(args))
+
+
+def command_for(args: argparse.Namespace, config: Config, folder: Path) -> str:
+    """The command line that checks `folder` with this config, for an error message."""
+    cmd = args.command + (f" {args.action}" if args.command == "baseline" else "")
+    cfg = config.config_path
+    if cfg is None or cfg.is_relative_to(session.PROFILES):
+        return f"run `ctxlint {cmd} --profile {args.profile} {shown(folder)}`"
+    up = Path(os.path.relpath(folder, cfg.parent)).as_posix()
+    return (
+        f"run `ctxlint {cmd} --config {shown(cfg)} {shown(folder)}`, "
+        f'or set root = "{up}" in {shown(cfg)}'
+    )
+
+
+def console(stderr: bool = False, color: str = "auto") -> Console:
+    """A rich console (rich is imported when one is made: a warm machine-format run never draws)."""
+    return make_console(stderr=stderr, color=color)
+
+
+def progress_bar(args: argparse.Namespace) -> Any:
+    """One progress bar on stderr, labelled by phase, when stderr is a terminal
+    (and the run is not --quiet)."""
+    if getattr(args, "quiet", False) or not sys.stderr.isatty():
+        return None, None
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    err = console(stderr=True, color=getattr(args, "color", "auto"))
+    if not err.is_terminal:
+        return None, None
+
+    bar = Progress(
+        TextColumn("{task.description:<12}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        console=err,
+        transient=True,
+    )
+    task = bar.add_task("reading", total=None)
+
+    def update(done: int, total: int, phase: str) -> None:
+        bar.update(task, completed=done, total=total, description=phase)
+
+    return bar, update
+
+
+def check(args: argparse.Namespace, setup: session.Setup, **options: Any) -> session.Checked:
+    """The session's check with the common options, under a progress bar on a terminal."""
+    bar, callback = progress_bar(args)
+    options = {
+        "jobs": args.jobs,
+        "use_cache": not args.no_cache,
+        "progress": callback,
+        "time_rules": getattr(args, "timings", False),
+        **options,
+    }
+    if bar is None:
+        return session.check(setup, **options)
+    with bar:
+        return session.check(setup, **options)

@@ -1,0 +1,45 @@
+"""Cache keys: the code version an output depends on, and one file's fact key."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from ctxlint import __version__
+
+
+def _code_version(*parts: str) -> str:
+    """The version plus a hash of the ctxlint sources an output depends on:
+    facts made by other code (an edited checkout, an upgrade) are never read
+    back, while editing a reporter or the audit keeps the cache warm."""
+    digest = hashlib.blake2b(__version__.encode(), digest_size=8)
+    package = Path(__file__).resolve().parents[1]
+    for part in parts:
+        for path in sorted(package.glob(part)):
+            digest.update(path.relative_to(package).as_posix().encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+# What per-file facts depend on: the extractor, its helpers and every rule.
+FACT_SOURCES = ("core/pysource.py", "facts/*.py", "program/*.py", "rules/*.py")
+CODE_VERSION = _code_version(*FACT_SOURCES)
+# A whole run's outcome also depends on discovery, configuration and the engine.
+RUN_VERSION = _code_version(*FACT_SOURCES, "engine/*.py", "config/*.py", "discover/*.py")
+
+
+FACT_LAYOUT = "f2"  # the layout of fact keys and blobs: bump when either changes
+
+
+def fact_key(digest: str, tag: str, binding: tuple[str, str] | None) -> str:
+    """The cache key of one file's facts: its content hash, the code version and
+    vocabulary (`tag`) and, for rule and schema facts, its (path, module). Those
+    facts are made of names the module gives (qualified names, relative imports
+    resolved against its package, "is this the runtime module" decided during
+    the walk), so byte-identical files at two paths (every empty __init__.py)
+    cannot share an entry. Both are relative to the project root, so a cache
+    restored into another clone or folder is still warm. The syntax check
+    (binding None) depends on the bytes alone and is shared by every copy."""
+    where = "" if binding is None else ":" + json.dumps(binding, separators=(",", ":"))
+    return f"{FACT_LAYOUT}:{digest}:{tag}{where}"

@@ -1,0 +1,62 @@
+"""The byte-level prefilter: which files hold any token a rule needs (Rule.tokens)."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Callable
+
+from ctxlint.cache.entries import prefilter_entry
+from ctxlint.cache.store import FactCache
+from ctxlint.discover.sources import Sources
+
+MODULE_TOKEN = "module:"
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def token_matcher(tokens: set[str]) -> Callable[[bytes], bool]:
+    """A test for "these bytes hold one of the tokens": identifiers as whole
+    words through one alternation (one pass, whatever the number of names: a
+    substring scan per name costs minutes on a large tree), others as substrings."""
+    words = sorted((t for t in tokens if _IDENTIFIER.fullmatch(t)), key=lambda t: (-len(t), t))
+    others = [t.encode() for t in sorted(tokens) if not _IDENTIFIER.fullmatch(t)]
+    pattern = (
+        re.compile(rb"\b(?:" + b"|".join(re.escape(w.encode()) for w in words) + rb")\b")
+        if words
+        else None
+    )
+
+    def match(source: bytes) -> bool:
+        if any(o in source for o in others):
+            return True
+        return pattern is not None and pattern.search(source) is not None
+
+    return match
+
+
+def prefilter(
+    cache: FactCache,
+    paths: list[str],
+    sources: Sources,
+    module_of: dict[str, str],
+    tokens: set[str],
+) -> set[str]:
+    """Paths that hold any token (see Rule.tokens). Byte decisions are
+    cached per content hash and token set, so a warm run scans nothing; a
+    module token names a file, not bytes, so it is decided by path."""
+    modules = {t[len(MODULE_TOKEN) :] for t in tokens if t.startswith(MODULE_TOKEN)}
+    matcher = token_matcher({t for t in tokens if not t.startswith(MODULE_TOKEN)})
+    tag = hashlib.blake2b("\0".join(sorted(tokens)).encode(), digest_size=8).hexdigest()
+    keys = {p: f"pf:{sources.hashes[p]}:{tag}" for p in paths}
+    cached = cache.get_many(keys.values())
+    matched: set[str] = set()
+    fresh: dict[str, bytes] = {}
+    for p in paths:
+        hit = prefilter_entry(cached.get(keys[p]))
+        if hit is None:
+            hit = matcher(sources[p])
+            fresh[keys[p]] = b"1" if hit else b"0"
+        if hit or module_of[p] in modules:
+            matched.add(p)
+    cache.put_many(fresh)
+    return matched

@@ -1,0 +1,86 @@
+"""Pool workers: one file's facts (or just its syntax verdict) per work item.
+
+Each worker loads the rules once (`_init_worker`); `_work` parses a file and
+runs the visitors `extract_file` wires for the vocabulary, or only asks "does it
+parse" in SYNTAX_ONLY mode.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+from ctxlint.core import deepstack, pysource
+
+_WORKER: dict[str, Any] = {}
+
+
+SYNTAX_ONLY = "syntax"  # the mode for files no rule needs: only "does it parse"
+# CPython's parser gives each file's verdict: a newer one may judge a target differently.
+_PYTHON = "py{}{}".format(*sys.version_info[:2])
+
+
+def _init_worker(vocab_json: dict[str, Any] | str | None, target: str, timed: bool = False) -> None:
+    from ctxlint.engine.registry import file_visitors, load_rules
+
+    _WORKER["vocab"] = vocab_json
+    _WORKER["target"] = target
+    # Every rule's visitor, and the program parts any rule requires: facts do
+    # not depend on the selection (the cache is shared by every selection).
+    _WORKER["visitors"] = file_visitors(load_rules())
+    _WORKER["timed"] = timed
+
+
+def _init_pool_worker(
+    vocab_json: dict[str, Any] | str | None, target: str, timed: bool = False
+) -> None:
+    _init_worker(vocab_json, target, timed)
+    deepstack.start()  # one deep thread for the worker's life
+
+
+def _encode(
+    path: str, facts: dict[str, Any], clock: dict[str, float]
+) -> tuple[str, bytes, dict[str, float]]:
+    return path, json.dumps(facts, sort_keys=True, separators=(",", ":")).encode(), clock
+
+
+def _work(item: tuple[str, str, bytes]) -> tuple[str, bytes, dict[str, float]]:
+    """(path, encoded facts, seconds per visitor and "parse" when timed, else {})."""
+    path, module, source = item
+    target = _WORKER["target"]
+    clock: dict[str, float] = {}
+    syntax_only = _WORKER["vocab"] == SYNTAX_ONLY
+    try:
+        if syntax_only:  # path-free: keyed by content alone (see fact_key)
+            try:
+                pysource.read(source, target)
+                facts: dict[str, Any] = {}
+            except pysource.SourceError as exc:
+                facts = {"error": str(exc)}
+        else:
+            from ctxlint.facts.extract import extract_file  # LibCST: only when parsing
+
+            facts = extract_file(
+                path,
+                module,
+                source,
+                _WORKER["vocab"],
+                _WORKER["visitors"],
+                target,
+                clock if _WORKER["timed"] else None,
+            )
+    except Exception as exc:  # a bug, or code deeper than a rule's recursion: this file only
+        facts = _error(module, f"cannot check: {type(exc).__name__}: {exc}", syntax_only)
+    return _encode(path, facts, clock)
+
+
+def _error(module: str, message: str, syntax_only: bool) -> dict[str, Any]:
+    return {"error": message} if syntax_only else {"module": module, "error": message}
+
+
+def _died(
+    item: tuple[str, str, bytes], how: str, syntax_only: bool
+) -> tuple[str, bytes, dict[str, float]]:
+    path, module, _ = item
+    return _encode(path, _error(module, f"checking it killed the worker ({how})", syntax_only), {})
