@@ -8,17 +8,19 @@ import re
 import shutil
 import subprocess
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from conftest import FIXTURE, REPO
 from helpers import cli
 
 from ctxlint import session
-from ctxlint.core.findings import Finding, Span
+from ctxlint.core.findings import PIN, Finding, Span
 from ctxlint.engine.registry import load_rules
 from ctxlint.report.audit.charts import squarify
-from ctxlint.report.audit.fields import field_of
+from ctxlint.report.audit.model import field_rows
 
 HEAD = """\
 from specrt.context import get_exec, get_parallel, get_schedule, get_server_args
@@ -375,12 +377,30 @@ def _finding(rule: str, message: str, snippet: str) -> Finding:
     return Finding(rule, "a.py", Span(1, 1, 1, 2), "<module>", message, snippet, "fp")
 
 
-def test_field_of_falls_back_to_message_and_snippet() -> None:
-    known = {"tp_size", "dp_size"}
-    assert field_of(_finding("CTX101", "`tp_size` read off", "x.y"), {}, known) == "tp_size"
-    assert field_of(_finding("CTX102", "?", 'getattr(sa, "dp_size", 1)'), {}, known) == "dp_size"
-    assert field_of(_finding("CTX102", "?", "self.server_args.dp_size"), {}, known) == "dp_size"
-    assert field_of(_finding("CTX102", "?", "self.server_args.other"), {}, known) is None
+def test_field_rows_read_the_field_from_the_finding_data() -> None:
+    """The field is what the rule put in the finding's data, never parsed back
+    out of the message or the snippet (which may name something else)."""
+    vocab = SimpleNamespace(
+        fields={"tp_size": "parallel", "dp_size": None}, bag_accessors={"get_parallel": "parallel"}
+    )
+    findings = [
+        replace(_finding("CTX101", "`dp_size` read off", "x.dp_size"), data={"field": "tp_size"}),
+        replace(_finding("CTX102", "?", "sa.tp_size"), data={"field": "tp_size"}),
+        replace(_finding("CTX102", "`tp_size`", "sa.tp_size"), data={"field": "dp_size"}),
+        _finding("CTX102", "`tp_size` read off", "sa.tp_size"),  # no data: no field
+        replace(_finding("CTX501", "pin", "pin x"), data={"key": "x"}, kind=PIN),
+    ]
+    rows = field_rows(SimpleNamespace(vocab=vocab), findings)  # type: ignore[arg-type]
+    assert [r.to_json() for r in rows] == [
+        {
+            "field": "tp_size",
+            "namespace": "parallel",
+            "bag": "get_parallel().tp_size",
+            "reads": 2,
+            "counts": {"CTX101": 1, "CTX102": 1},
+        },
+        {"field": "dp_size", "namespace": None, "bag": None, "reads": 1, "counts": {"CTX102": 1}},
+    ]
 
 
 def test_squarify_fills_the_box_proportionally() -> None:

@@ -18,7 +18,6 @@ from ctxlint.baseline.ratchet import Baseline
 from ctxlint.core.findings import BASELINED, Finding, RuleInfo, StaleEntry
 from ctxlint.program.core import Program
 from ctxlint.program.reads import bag_spelling
-from ctxlint.report.audit.fields import FIELD_RULES, field_index, field_of
 
 SCHEMA = 1
 KIND = "ctxlint-audit"
@@ -241,15 +240,14 @@ def rule_rows(
 
 
 def field_rows(program: Program, findings: list[Finding]) -> list[FieldRow]:
+    """Findings per record field they read: the field each finding's rule
+    names in its data (CTX101 and CTX102 do)."""
     vocab = program.vocab
-    known = set(vocab.fields) | set(vocab.properties)
-    index = field_index(program)
     counts: dict[str, Counter[str]] = defaultdict(Counter)
     for f in findings:
-        if f.rule in FIELD_RULES:
-            name = field_of(f, index, known)
-            if name:
-                counts[name][f.rule] += 1
+        name = f.data.get("field")
+        if name:
+            counts[name][f.rule] += 1
     rows = [
         FieldRow(
             name,
