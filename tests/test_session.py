@@ -1,0 +1,155 @@
+"""The one check session: every front end (check, audit, the pytest plugin,
+baseline update) sees the same findings for the same tree; pins are a finding
+kind; findings carry their data into the JSON.
+
+The tree is a copy of examples/legacy_app with its runtime and baseline, edited
+so that every status shows: three entries dropped from the baseline (new
+findings), one finding fixed (a stale entry) and one pin changed (a pin finding).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import REPO
+from helpers import cli
+
+from ctxlint import session
+from ctxlint.core.findings import PIN
+
+CONFIG = "examples/legacy_app/ctxlint.toml"
+BASELINE = "baselines/legacy_app.json"
+APP = "examples/legacy_app"
+PIN_KEY = "examples.legacy_app.speculative.SpecAlgorithm.propose"
+DROPPED = ("CTX101", "CTX102", "CTX201")  # the first baseline entry of each: new findings
+PLUGIN_ARGS = ("--ctxlint", "--ctxlint-config", CONFIG, "--ctxlint-root", ".")
+FIXED = '"served_model_name": get_server_args().served_model_name,'  # CTX101: a stale entry
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("session") / "repo"
+    skip = shutil.ignore_patterns("__pycache__", "*.pyc")
+    shutil.copytree(REPO / "src" / "ctxrt", root / "src" / "ctxrt", ignore=skip)
+    shutil.copytree(REPO / APP, root / APP, ignore=skip)
+    shutil.copy2(REPO / "examples" / "__init__.py", root / "examples" / "__init__.py")
+    doc = json.loads((REPO / BASELINE).read_text())
+    for rule in DROPPED:
+        doc["entries"].remove(next(e for e in doc["entries"] if e["rule"] == rule))
+    doc["pins"]["CTX501"][PIN_KEY] = "(self, token_ids)"
+    (root / "baselines").mkdir()
+    (root / BASELINE).write_text(json.dumps(doc, indent=2))
+    readback = root / APP / "readback.py"
+    text = readback.read_text()
+    assert text.count(FIXED) == 1
+    readback.write_text(text.replace(FIXED, '"served_model_name": "fixed",'))
+    return root
+
+
+def ctxlint(root: Path, *args: str) -> tuple[int, str]:
+    res = cli(*args, "--config", CONFIG, "--jobs", "1", ".", cwd=root)
+    return res.returncode, res.stdout + res.stderr
+
+
+@pytest.fixture(scope="module")
+def checked(tree: Path) -> dict[str, Any]:
+    rc, out = ctxlint(tree, "check", "--strict", "--format", "json")
+    assert rc == 1, out
+    return json.loads(out)
+
+
+def test_check_shows_every_status(checked: dict[str, Any]) -> None:
+    new = [f for f in checked["findings"] if f["status"] == "new"]
+    assert sorted(f["rule"] for f in new if "kind" not in f) == sorted(DROPPED)
+    (pin,) = (f for f in new if f.get("kind") == PIN)
+    assert pin["rule"] == "CTX501" and pin["data"] == {"key": PIN_KEY}
+    assert [s["rule"] for s in checked["stale"]] == ["CTX101"]
+
+
+def test_audit_lists_the_findings_check_reports(tree: Path, checked: dict[str, Any]) -> None:
+    rc, out = ctxlint(tree, "audit", "--format", "json")
+    assert rc == 0, out
+    audit = json.loads(out)
+    rows = {tuple(r.values()) for r in audit["findings"]}
+    expected = {
+        (f["rule"], f["status"], f["path"], f["line"], f["scope"], f["message"])
+        for f in checked["findings"]
+    }
+    assert {r for r in rows if r[1] != "stale"} == expected
+    assert sorted((r[0], r[2], r[4]) for r in rows if r[1] == "stale") == [
+        (s["rule"], s["path"], s["scope"]) for s in checked["stale"]
+    ]
+
+
+def test_pytest_plugin_fails_with_the_findings_check_reports(
+    tree: Path, checked: dict[str, Any]
+) -> None:
+    res = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", *PLUGIN_ARGS],
+        cwd=tree,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert res.returncode == 1, res.stdout + res.stderr
+    new = set(re.findall(r"^  NEW   (\S+):(\d+):(\d+) \[(.*?)\] (.*)$", res.stdout, re.M))
+    stale = set(re.findall(r"^  STALE (\S+) \[(.*?)\] (\w+):", res.stdout, re.M))
+    assert new == {
+        (f["path"], str(f["line"]), str(f["column"]), f["scope"], f["message"])
+        for f in checked["findings"]
+        if f["status"] == "new"
+    }
+    assert stale == {(s["path"], s["scope"], s["fingerprint"]) for s in checked["stale"]}
+    failed = sorted(set(re.findall(r"^FAILED ctxlint::(CTX\d+)", res.stdout, re.M)))
+    assert failed == sorted({*DROPPED, "CTX501"})  # CTX101 also has the stale entry
+
+
+def test_the_session_api_gives_the_same_result(tree: Path, checked: dict[str, Any]) -> None:
+    setup = session.resolve(session.Request(config=str(tree / CONFIG), paths=(str(tree),)))
+    result = session.check(setup, jobs=1, strict=True).result
+    assert [f.to_json() for f in result.findings] == checked["findings"]
+    assert [s.to_json() for s in result.stale] == checked["stale"]
+
+
+def test_baseline_update_pins_the_findings_check_reports(
+    tree: Path, checked: dict[str, Any], tmp_path: Path
+) -> None:
+    """The pin finding is recorded as a pin, never as an entry; growth takes the
+    new findings, and the stale entry goes."""
+    root = tmp_path / "repo"
+    shutil.copytree(tree, root)
+    rc, out = ctxlint(root, "baseline", "update")
+    assert rc == 1 and "removed 1, added 0" in out, out  # the new findings need --allow-growth
+    doc = json.loads((root / BASELINE).read_text())
+    assert doc["pins"]["CTX501"][PIN_KEY] == "(self, token_ids, num_tokens)"  # recorded
+    rc, out = ctxlint(root, "baseline", "update", "--allow-growth", "--reason", "accepted")
+    assert rc == 0 and "removed 0, added 3" in out, out
+    doc = json.loads((root / BASELINE).read_text())
+    violations = {f["fingerprint"] for f in checked["findings"] if f.get("kind") != PIN}
+    assert {e["fingerprint"] for e in doc["entries"]} == violations
+    assert ctxlint(root, "check", "--strict")[0] == 0
+
+
+def test_findings_carry_their_field_in_the_json(checked: dict[str, Any]) -> None:
+    """CTX101 and CTX102 name the field they read (and its namespace when the
+    runtime declares one); the other rules' findings have no data."""
+    reads = [f for f in checked["findings"] if f["rule"] in ("CTX101", "CTX102")]
+    assert reads and all(f["data"]["field"] in f["message"] for f in reads)
+    seed = next(f for f in reads if f["message"].startswith("`tp_size` read off the seed"))
+    assert seed["data"] == {"field": "tp_size", "namespace": "parallel"}
+    others = [f for f in checked["findings"] if f["rule"] not in ("CTX101", "CTX102", "CTX501")]
+    assert others and all("data" not in f for f in others)
+
+
+def test_the_repository_baselines_hold_no_pin_entries() -> None:
+    """A pin is never an entry: the checked-in baselines (format unchanged) say so."""
+    for name in ("legacy_app.json", "sglang-0.5.23.json"):
+        doc = json.loads((REPO / "baselines" / name).read_text())
+        assert not any(e["snippet"].startswith("pin ") for e in doc["entries"]), name
