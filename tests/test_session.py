@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 from conftest import REPO
-from helpers import cli
+from helpers import cli, write
 
 from ctxlint import session
 from ctxlint.core.findings import PIN
@@ -153,3 +153,42 @@ def test_the_repository_baselines_hold_no_pin_entries() -> None:
     for name in ("legacy_app.json", "sglang-0.5.23.json"):
         doc = json.loads((REPO / "baselines" / name).read_text())
         assert not any(e["snippet"].startswith("pin ") for e in doc["entries"]), name
+
+
+def test_pytest_plugin_runs_the_selected_rules_and_skips_the_disabled(tmp_path: Path) -> None:
+    """As `check`: the config's ignore drops a rule's item, and a rule this
+    codebase cannot run skips, its baseline entries not stale (they were
+    written when it could run, or by a later tree)."""
+    from test_vocab_stages import DISABLED, PRE_MIGRATION
+
+    write(tmp_path, PRE_MIGRATION)
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text() + 'ignore = ["CTX202"]\n')
+    (seed,) = json.loads(cli("check", "--format", "json", cwd=tmp_path).stdout)["findings"]
+    entries = [
+        {k: seed[k] for k in ("rule", "path", "scope", "fingerprint")} | {"snippet": "x"},
+        {"rule": "CTX601", "path": "old/server_args.py", "scope": "ServerArgs"}
+        | {"fingerprint": "0" * 20, "snippet": "class ServerArgs"},
+    ]
+    baseline = {"schema": 1, "tool": "ctxlint", "entries": entries, "pins": {}}
+    (tmp_path / "ctxlint-baseline.json").write_text(json.dumps(baseline))
+    assert cli("check", "--strict", cwd=tmp_path).returncode == 0
+    res = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-v", "-rs", "--ctxlint"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert res.returncode == 0, res.stdout + res.stderr
+    ran = dict(re.findall(r"^ctxlint::(CTX\d+) (PASSED|SKIPPED)", res.stdout, re.M))
+    assert ran == {
+        "CTX001": "PASSED",
+        "CTX101": "PASSED",
+        "CTX102": "PASSED",
+        "CTX201": "PASSED",
+        "CTX501": "PASSED",
+        **dict.fromkeys(DISABLED, "SKIPPED"),
+    }, res.stdout
+    for rule, why in DISABLED.items():
+        assert f"{rule} cannot run on this codebase: {why}" in res.stdout
