@@ -148,6 +148,15 @@ def test_findings_carry_their_field_in_the_json(checked: dict[str, Any]) -> None
     assert others and all("data" not in f for f in others)
 
 
+def test_a_replayed_outcome_keeps_kind_and_data(tree: Path, checked: dict[str, Any]) -> None:
+    """The warm run replays the stored outcome: kind and data survive it, and a
+    --no-cache run agrees."""
+    assert any("data" in f for f in checked["findings"])
+    for extra in ((), ("--no-cache",)):
+        rc, out = ctxlint(tree, "check", "--strict", "--format", "json", *extra)
+        assert rc == 1 and json.loads(out) == checked, extra
+
+
 def test_the_repository_baselines_hold_no_pin_entries() -> None:
     """A pin is never an entry: the checked-in baselines (format unchanged) say so."""
     for name in ("legacy_app.json", "sglang-0.5.23.json"):
