@@ -157,6 +157,29 @@ def test_a_replayed_outcome_keeps_kind_and_data(tree: Path, checked: dict[str, A
         assert rc == 1 and json.loads(out) == checked, extra
 
 
+@pytest.mark.parametrize("command", [("check", "--no-cache"), ("audit", "--no-cache")])
+def test_a_run_discovers_the_tree_once(
+    tree: Path, command: tuple[str, ...], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The session discovers the files once and hands them to the engine; the
+    audit (its folders) and a PATH that selects nothing (its warning) read that
+    list instead of walking the tree again."""
+    from ctxlint.discover import files
+
+    walks: list[Path] = []
+    real = files._git_files  # what every discovery runs first (its global, so patchable)
+
+    def counting(root: Path) -> Any:
+        walks.append(root)
+        return real(root)
+
+    monkeypatch.setattr(files, "_git_files", counting)
+    res = cli(*command, "--config", CONFIG, "--jobs", "1", ".", APP, CONFIG, cwd=tree)
+    assert res.returncode in (0, 1), res.stderr
+    assert res.stderr.endswith(f"ctxlint: warning: {CONFIG} is not a Python file: not checked\n")
+    assert len(walks) == 1
+
+
 def test_the_repository_baselines_hold_no_pin_entries() -> None:
     """A pin is never an entry: the checked-in baselines (format unchanged) say so."""
     for name in ("legacy_app.json", "sglang-0.5.23.json"):
