@@ -149,6 +149,8 @@ DISABLED = {
     "CTX601": 'no namespaces: field classes with `_NS_PATH`, `NS("path")` markers on '
     "ServerArgs's fields, or an accessor in old.runtime_context returning the context's bag "
     "for a literal name would provide them",
+    "CTX602": "no bag accessors: a zero-argument `get_<namespace>()` in old.runtime_context "
+    "returning the context's bag for a namespace would provide them",
 }
 
 
@@ -197,12 +199,15 @@ def test_a_rule_selected_by_name_counts_as_selected_a_prefix_does_not(tmp_path: 
     assert by_name.stderr.splitlines()[-1].startswith("ctxlint: error: CTX601 selected but")
     by_prefix = cli("check", "--no-cache", "--select", "CTX1,CTX6", cwd=tmp_path)
     assert by_prefix.returncode == 1  # CTX101 and CTX102 run; CTX601 is only said
-    assert by_prefix.stderr == f"ctxlint: CTX601 disabled: {DISABLED['CTX601']}\n"
+    assert by_prefix.stderr == (
+        f"ctxlint: CTX601 disabled: {DISABLED['CTX601']}\n"
+        f"ctxlint: CTX602 disabled: {DISABLED['CTX602']}\n"
+    )
 
 
 def test_nothing_that_can_run_is_exit_2(tmp_path: Path) -> None:
     write(tmp_path, PRE_MIGRATION)
-    res = cli("check", "--no-cache", "--ignore", "CTX001,CTX101,CTX102,CTX201,CTX202,CTX501",
+    res = cli("check", "--no-cache", "--ignore", "CTX001,CTX101,CTX102,CTX201,CTX202,CTX402,CTX501",
               cwd=tmp_path)  # fmt: skip
     assert res.returncode == 2
     assert res.stderr.splitlines()[-1] == (

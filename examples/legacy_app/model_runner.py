@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ctxrt.context import get_exec, get_server_args
+from ctxrt.context import get_exec, get_server_args, get_tensor_model_parallel_world_size
 from ctxrt.record import ServerArgs
 from examples.legacy_app.model_loader import get_model
 
@@ -16,6 +16,7 @@ class ModelRunner:
         self.dtype = get_server_args().dtype
         self.model = get_model(self.model_path, load_format=server_args.load_format)
         self.compiled = get_exec().enable_torch_compile
+        self.tp_size = get_tensor_model_parallel_world_size()
 
     @property
     def attention_backend(self) -> str:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import copy
+import functools
 from typing import Any
 
-from ctxrt.context import get_observability, get_server_args
+from ctxrt.context import get_observability, get_server_args, get_serving
 
 
 def server_info() -> dict[str, Any]:
@@ -23,3 +24,9 @@ def server_info() -> dict[str, Any]:
 def max_total_tokens() -> int:
     seed = get_server_args()
     return seed.max_running_requests * seed.context_length
+
+
+@functools.cache
+def api_port() -> int:
+    """Memoised before the migration: the port of the first publish, forever."""
+    return get_serving().port

@@ -11,6 +11,9 @@ from ctxrt.record import ServerArgs
 from examples.legacy_app.model_runner import ModelRunner
 from examples.legacy_app.speculative import create_spec_algorithm, speculative_generate
 
+# read once at import, for the log line below (before the migration)
+DEFAULT_POLICY = get_schedule().schedule_policy
+
 
 class Scheduler:
     def __init__(self, server_args: ServerArgs) -> None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import sys
 import time
+import warnings
 from collections.abc import Callable
 from types import TracebackType
 from typing import Any
@@ -387,6 +388,18 @@ def get_parallel() -> ParallelContext:
         return _FAST["parallel"]  # type: ignore[return-value]
     except KeyError:
         return _CONTEXT.parallel_context()
+
+
+def get_tensor_model_parallel_world_size() -> int:
+    """Legacy spelling of ``get_parallel().tp_size``, kept while callers migrate.
+    It answers the same leaf, but a name per size is what the parallel view
+    replaced: one accessor, one spelling per name."""
+    warnings.warn(
+        "get_tensor_model_parallel_world_size() is deprecated; read get_parallel().tp_size",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    return get_parallel().tp_size
 
 
 def get_flags() -> Flags:

@@ -16,6 +16,9 @@ PROPERTY_DECORATORS = {"property", "functools.cached_property", "cached_property
 # The design's per-field namespace marker: `NS("exec.moe")`, in `Annotated[...]`
 # metadata or in `field(metadata=...)` (for a class that cannot use `_NS_PATH`).
 NS_MARKER = "NS"
+# The design's computed leaf: `name = Derived(fn=...)` in a namespace's field
+# class, computed at publish and stored as an ordinary bag leaf (see _computes).
+DERIVED_MARKER = "Derived"
 
 
 def _annotation_text(node: cst.Annotation | None, module: cst.Module) -> str | None:
@@ -116,6 +119,30 @@ def field_marker(small: cst.AnnAssign) -> str | bool:
     return found[0] or True
 
 
+DEPRECATION_CATEGORIES = {"DeprecationWarning", "PendingDeprecationWarning"}
+
+
+def deprecation_mark(fn: cst.FunctionDef) -> str | None:
+    """How a function marks itself deprecated in the code, or None: a
+    `@deprecated(...)` decorator (typing_extensions, warnings), or a
+    `warn(..., DeprecationWarning)` call in its body (any import spelling)."""
+    for d in fn.decorators:
+        head = d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator
+        if (dotted(head) or "").rpartition(".")[2] == "deprecated":
+            return "@deprecated"
+    for sub in _iter(fn.body):
+        if not (isinstance(sub, cst.Call) and (dotted(sub.func) or "").endswith("warn")):
+            continue
+        for i, arg in enumerate(sub.args):
+            category = (dotted(arg.value) or "").rpartition(".")[2]
+            if category in DEPRECATION_CATEGORIES and (
+                (arg.keyword is None and i == 1)
+                or (arg.keyword is not None and arg.keyword.value == "category")
+            ):
+                return f"warns {category}"
+    return None
+
+
 def _required_params(params: cst.Parameters) -> int:
     n = sum(1 for p in (*params.posonly_params, *params.params) if p.default is None)
     n += sum(1 for p in params.kwonly_params if p.default is None)
@@ -149,6 +176,16 @@ def class_namespace(cls: cst.ClassDef) -> str | None:
         ):
             namespace = string_value(small.value) or namespace
     return namespace
+
+
+def _computes(call: cst.Call) -> bool:
+    """A `Derived(fn=...)` computes its leaf from config at publish; one without a
+    function (SGLang's ranks and groups: `tp_rank = Derived(doc=...)`) is a
+    runtime field that publish or distributed init fills in, not config."""
+    return any(
+        (a.keyword is None and not a.star) or (a.keyword is not None and a.keyword.value == "fn")
+        for a in call.args
+    )
 
 
 def _class_facts(
@@ -200,8 +237,19 @@ def _class_facts(
                 )
             else:
                 methods.append(stmt.name.value)
+    derived = [
+        t.target.value
+        for small in class_statements(cls)
+        if isinstance(small, cst.Assign)
+        and isinstance(small.value, cst.Call)
+        and (dotted(small.value.func) or "").rpartition(".")[2] == DERIVED_MARKER
+        and _computes(small.value)
+        for t in small.targets
+        if isinstance(t.target, cst.Name)
+    ]
     return {
         "bases": [r for r in (resolve(a.value) for a in cls.bases) if r],
+        "derived": derived,
         "ns_path": class_namespace(cls),
         "fields": fields,
         "ns_fields": ns_fields,
@@ -240,6 +288,7 @@ def schema_facts(module_node: cst.Module, module: str, is_package: bool) -> dict
                 "returns": _annotation_text(stmt.returns, module_node),
                 "return_strings": _return_strings(stmt),
                 "return_paths": _return_paths(stmt),
+                "deprecated": deprecation_mark(stmt),
             }
             lines[stmt.name.value] = stmt.name
         elif isinstance(stmt, cst.ClassDef):

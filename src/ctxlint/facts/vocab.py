@@ -48,6 +48,12 @@ class Vocabulary:
     provenance: dict[str, str] = field(default_factory=dict)  # "kind name" -> where from
     missing: dict[str, str] = field(default_factory=dict)  # set -> why it is absent
     record_classes: tuple[str, ...] = ()  # the record and its bases, qualified
+    # legacy accessors: functions of the runtime or record module (or re-exported
+    # by the runtime module from another) marked deprecated in the code, qualified
+    # as callers name them
+    legacy_accessors: tuple[str, ...] = ()
+    # leaves computed at publish (`x = Derived(fn=...)` in a field class) -> namespace
+    derived_leaves: dict[str, str] = field(default_factory=dict)
 
     @property
     def record_name(self) -> str:
@@ -78,6 +84,8 @@ class Vocabulary:
             provenance=dict(data.get("provenance", {})),
             missing=dict(data.get("missing", {})),
             record_classes=tuple(data.get("record_classes", ())),
+            legacy_accessors=tuple(data.get("legacy_accessors", ())),
+            derived_leaves=dict(data.get("derived_leaves", {})),
         )
 
     def key(self) -> str:
@@ -162,6 +170,7 @@ def derive_vocabulary(
     field_classes: dict[str, str] = {}
     provenance: dict[str, str] = {}
     marker_counts: dict[str, int] = {}
+    derived: dict[str, str] = {}  # Derived leaf -> the namespace of its field class
     unreadable: list[str] = []  # namespace declarations in a form that is not a literal
 
     def absorb(qual: str, cls: dict[str, Any], namespace: str) -> None:
@@ -185,6 +194,9 @@ def derive_vocabulary(
         for p in cls["properties"]:
             if p not in properties:
                 properties.append(p)
+        if namespace:
+            for d in cls.get("derived", ()):
+                derived.setdefault(d, namespace)
 
     def note_class(qual: str, namespace: str) -> None:
         module, _, local = qual.rpartition(".")
@@ -314,6 +326,8 @@ def derive_vocabulary(
             bags[name] = ns
         provenance[f"bag accessor {name}"] = f"{_where(rt, name)} ({how})"
 
+    legacy = _legacy_accessors(runtime_module, rt, rec_module, rec_schema, load, provenance)
+
     missing: dict[str, str] = {}
     seed_places = f"{runtime_module} or {rec_module}"
     # The difference between a stage not reached and a derivation that broke: a
@@ -365,7 +379,45 @@ def derive_vocabulary(
         provenance=dict(sorted(provenance.items())),
         missing=missing,
         record_classes=tuple(seen),
+        legacy_accessors=legacy,
+        derived_leaves=dict(sorted(derived.items())),
     )
+
+
+def _legacy_accessors(
+    runtime_module: str,
+    rt: dict[str, Any],
+    rec_module: str,
+    rec_schema: dict[str, Any],
+    load: SchemaLoader,
+    provenance: dict[str, str],
+) -> tuple[str, ...]:
+    """Functions the code marks deprecated (`@deprecated`, a `warn(...,
+    DeprecationWarning)` in the body) in the runtime module and the record's
+    module, and those the runtime module re-exports from another module."""
+    found: set[str] = set()
+    for module, schema in ((runtime_module, rt), (rec_module, rec_schema)):
+        for name, f in schema["functions"].items():
+            if f.get("deprecated"):
+                found.add(f"{module}.{name}")
+                provenance[f"legacy accessor {module}.{name}"] = (
+                    f"{_where(schema, name)} ({f['deprecated']})"
+                )
+    for local, target in rt["imports"].items():
+        source, _, name = target.rpartition(".")
+        if local.startswith("_") or not source or source in (runtime_module, rec_module):
+            continue
+        try:
+            schema = load(source)
+        except DerivationError:  # an unreadable module re-exports nothing we can see
+            continue
+        f = (schema or {}).get("functions", {}).get(name)
+        if schema is not None and f and f.get("deprecated"):
+            found.add(f"{runtime_module}.{local}")
+            provenance[f"legacy accessor {runtime_module}.{local}"] = (
+                f"{_where(schema, name)} ({f['deprecated']}; re-exported by {runtime_module})"
+            )
+    return tuple(sorted(found))
 
 
 def _literal_bag(path: str, rt: dict[str, Any]) -> str | None:

@@ -1,0 +1,471 @@
+"""CTX402 test-double: test doubles publish, they do not inject.
+
+In test code (pytest's conventions: `test_*.py`, `*_test.py`, `conftest.py`;
+plus the configured `test-roots`), reported:
+
+- an accessor binding replaced: `mod.get_exec = ...`, `setattr`/
+  `monkeypatch.setattr(mod, "get_exec", ...)`, `monkeypatch.setattr("a.b.get_exec",
+  ...)`, `mock.patch("a.b.get_exec")` (call or decorator), `patch.object(mod,
+  "get_exec")`, for every accessor of the runtime (its zero-argument public
+  functions that return something: seed, bags, parallel, flags, forward,
+  resources, the context) bound in the runtime module or imported from it by
+  the patched module;
+- a config stand-in: a `SimpleNamespace`, a `Mock`/`MagicMock` without the
+  record class as its spec, or a dict, handed where a record is taken: to a
+  runtime function with a record parameter (`publish`), as a keyword or
+  attribute named like a record parameter (the codebase's convention), or bound
+  to a name of that convention;
+- a record built by hand and handed to such a runtime function
+  (`publish(ServerArgs(...))`) instead of the runtime's publishing test
+  override (`get_context().override_server_args(...)`).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import posixpath
+from collections.abc import Iterable
+from typing import Any, ClassVar
+
+from ctxlint.core.lazy_libcst import cst
+from ctxlint.facts.context import FileContext, dotted, string_value
+from ctxlint.facts.visitor import FileVisitor
+from ctxlint.facts.vocab import Vocabulary
+from ctxlint.program.core import Program
+from ctxlint.program.rule import RawFinding, Rule
+
+ID = "CTX402"
+# pytest's own conventions: its default `python_files`, and its conftest
+TEST_FILES = ("test_*.py", "*_test.py", "conftest.py")
+# the standard library's stand-ins (and the `mock` backport's spelling of them)
+STAND_INS = {
+    "types.SimpleNamespace": "SimpleNamespace",
+    **{f"{m}.{c}": c for m in ("unittest.mock", "mock") for c in ("Mock", "MagicMock")},
+    **{
+        f"{m}.NonCallable{c}": f"NonCallable{c}"
+        for m in ("unittest.mock", "mock")
+        for c in ("Mock", "MagicMock")
+    },
+}
+PATCHERS = {"unittest.mock.patch", "mock.patch"}
+PATCH_OBJECT = {"unittest.mock.patch.object", "mock.patch.object"}
+
+
+def is_test_file(path: str, roots: list[str]) -> bool:
+    name = posixpath.basename(path)
+    if any(fnmatch.fnmatchcase(name, p) for p in TEST_FILES):
+        return True
+    return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
+
+
+def _returns_value(fn: cst.FunctionDef) -> bool:
+    if fn.returns is not None:
+        return dotted(fn.returns.annotation) != "None"
+    body = fn.body.body if isinstance(fn.body, cst.IndentedBlock) else ()
+    return any(
+        isinstance(small, cst.Return) and small.value is not None
+        for stmt in body
+        if isinstance(stmt, cst.SimpleStatementLine)
+        for small in stmt.body
+    )
+
+
+class TestDoubleVisitor(FileVisitor):
+    def __init__(self, ctx: FileContext) -> None:
+        super().__init__(ctx)
+        vocab = ctx.vocab
+        assert vocab is not None
+        self.runtime = vocab.runtime_module
+        self.is_runtime = ctx.module == vocab.runtime_module
+        self.accessors: list[str] = []  # the runtime module's: zero-argument, returning
+        self.record_takers: list[dict[str, Any]] = []  # the runtime module's functions
+        self.patches: list[dict[str, Any]] = []
+        self.stand_ins: list[dict[str, Any]] = []
+        self.by_hand: list[dict[str, Any]] = []
+
+    def _site(self, node: cst.CSTNode, **extra: Any) -> dict[str, Any]:
+        ctx = self.ctx
+        return {
+            **extra,
+            "scope": ctx.qualname,
+            "snippet": ctx.snippet(node),
+            "span": ctx.anchor(node),
+        }
+
+    def _imported(self, expr: cst.BaseExpression) -> str | None:
+        """The qualified name of `a.b` when its head is imported (a module), else None."""
+        name = dotted(expr)
+        if name is None:
+            return None
+        head = name.partition(".")[0]
+        if head in self.ctx.imports or any(head in s.imports for s in self.ctx.scopes[1:]):
+            return self.ctx.resolve(expr)
+        return None
+
+    def _stand_in(self, expr: cst.BaseExpression) -> str | None:
+        """What kind of config stand-in `expr` builds, or None."""
+        if isinstance(expr, cst.Dict):
+            return "dict"
+        if not isinstance(expr, cst.Call) or not isinstance(expr.func, (cst.Name, cst.Attribute)):
+            return None
+        if isinstance(expr.func, cst.Name) and expr.func.value == "dict":
+            return None if self._imported(expr.func) else "dict"  # the builtin, unless rebound
+        kind = STAND_INS.get(self.ctx.resolve(expr.func) or "")
+        if kind is None or kind == "SimpleNamespace":
+            return kind
+        record = self.ctx.vocab.record_class if self.ctx.vocab else ""
+        for i, arg in enumerate(
+            expr.args
+        ):  # a mock specced by the record class is the record's shape
+            spec = (arg.keyword is None and i == 0) or (
+                arg.keyword is not None and arg.keyword.value in ("spec", "spec_set")
+            )
+            if spec and isinstance(arg.value, (cst.Name, cst.Attribute)):
+                if self.ctx.resolve(arg.value) == record:
+                    return None
+        return kind
+
+    def _built_record(self, expr: cst.BaseExpression) -> bool:
+        rec = self.ctx.records
+        if rec.is_construction(expr):
+            return True
+        return isinstance(expr, cst.Name) and rec.is_construction(rec.copied_from(expr.value))
+
+    # -- the runtime module's own functions ---------------------------------------
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if not self.is_runtime or len(self.ctx.scopes) != 2 or node.name.value.startswith("_"):
+            return
+        params = node.params
+        positional = [*params.posonly_params, *params.params, *params.kwonly_params]
+        if all(p.default is not None for p in positional) and _returns_value(node):
+            self.accessors.append(node.name.value)
+        # parameters that take a record: annotated so, or (decided once the
+        # codebase's convention is known) named so
+        rec = self.ctx.records
+        self.record_takers.append(
+            {
+                "name": node.name.value,
+                "annotated": any(
+                    p.annotation is not None and rec.is_record_annotation(p.annotation.annotation)
+                    for p in positional
+                ),
+                "params": [p.name.value for p in positional if p.annotation is None],
+            }
+        )
+
+    # -- replaced bindings ----------------------------------------------------------
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        target = node.target
+        if isinstance(target, cst.Attribute):
+            q = self._imported(target)
+            if q is not None:
+                self.patches.append(self._site(target, target=q, form="assignment"))
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        kind = self._stand_in(node.value)
+        if kind is None:
+            return
+        for t in node.targets:
+            if isinstance(t.target, cst.Attribute):
+                self.stand_ins.append(
+                    self._site(node.value, kind=kind, slot=f"attribute {t.target.attr.value}")
+                )
+            elif isinstance(t.target, cst.Name):
+                self.stand_ins.append(
+                    self._site(node.value, kind=kind, slot=f"name {t.target.value}")
+                )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if not isinstance(func, (cst.Name, cst.Attribute)):
+            return
+        last = func.value if isinstance(func, cst.Name) else func.attr.value
+        args = [a for a in node.args if not a.star]
+        positional = [a.value for a in args if a.keyword is None]
+        if last == "setattr" and len(positional) >= 2:
+            self._setattr(node, positional)
+        elif last in ("patch", "object") and positional:
+            self._patch(node, func, positional)
+        q = self.ctx.resolve(func) or ""
+        runtime_call = q.rpartition(".")[0] == self.runtime
+        for a in args:
+            if not (runtime_call or a.keyword is not None):
+                continue
+            kind = self._stand_in(a.value)
+            if kind is not None:
+                slot = f"call {q}" if runtime_call else f"keyword {a.keyword.value}"  # type: ignore[union-attr]
+                self.stand_ins.append(self._site(a.value, kind=kind, slot=slot))
+            elif runtime_call and self._built_record(a.value):
+                self.by_hand.append(self._site(node, callee=q))
+
+    def _setattr(self, node: cst.Call, positional: list[cst.BaseExpression]) -> None:
+        first, name = positional[0], string_value(positional[1])
+        if name is not None:  # setattr(mod, "get_exec", ...) / monkeypatch.setattr(mod, ...)
+            q = self._imported(first)
+            if q is not None:
+                self.patches.append(self._site(node, target=f"{q}.{name}", form="setattr"))
+            elif len(positional) >= 3:
+                kind = self._stand_in(positional[2])
+                if kind is not None:
+                    self.stand_ins.append(
+                        self._site(positional[2], kind=kind, slot=f"attribute {name}")
+                    )
+            return
+        dotted_target = string_value(first)  # monkeypatch.setattr("pkg.mod.get_exec", ...)
+        if dotted_target is not None and "." in dotted_target:
+            self.patches.append(self._site(node, target=dotted_target, form="setattr"))
+
+    def _patch(
+        self, node: cst.Call, func: cst.BaseExpression, positional: list[cst.BaseExpression]
+    ) -> None:
+        q = self.ctx.resolve(func) or ""
+        mocker = (dotted(func) or "").endswith(("mocker.patch", "mocker.patch.object"))
+        if q in PATCHERS or (mocker and not q.endswith(".object")):
+            target = string_value(positional[0])
+            if target is not None and "." in target:
+                self.patches.append(self._site(node, target=target, form="patch"))
+        elif (q in PATCH_OBJECT or mocker) and len(positional) >= 2:
+            name = string_value(positional[1])
+            owner = self._imported(positional[0])
+            if name is not None and owner is not None:
+                self.patches.append(self._site(node, target=f"{owner}.{name}", form="patch.object"))
+
+    def finish(self) -> Any:
+        out: dict[str, Any] = {}
+        if self.is_runtime:
+            out["accessors"] = self.accessors
+            out["record_takers"] = self.record_takers
+        for key in ("patches", "stand_ins", "by_hand"):
+            if getattr(self, key):
+                out[key] = getattr(self, key)
+        # what this module binds from the runtime (a patched consumer's accessor names)
+        runtime_names = {
+            local: target
+            for local, target in self.ctx.imports.items()
+            if target.rpartition(".")[0] == self.runtime
+        }
+        if runtime_names and out:
+            out["runtime_imports"] = runtime_names
+        elif runtime_names:
+            out = {"runtime_imports": runtime_names}
+        return out or None
+
+
+def record_names(program: Program) -> set[str]:
+    """The codebase's name for a record parameter: annotated with the record class
+    more than once, and more often than with any other concrete type (the
+    convention CTX201 derives the same way; the bindings model will own it)."""
+    counts: dict[str, int] = {}
+    other: dict[str, int] = {}
+    for entry in program.files.values():
+        facts = entry["facts"].get("records") or {}
+        for name, n in facts.get("record_params", {}).items():
+            counts[name] = counts.get(name, 0) + n
+        for name, n in facts.get("other_params", {}).items():
+            other[name] = other.get(name, 0) + n
+    return {name for name, n in counts.items() if n >= 2 and n > other.get(name, 0)}
+
+
+def _branch(record_module: str, rival: str) -> str | None:
+    """The package holding a rival record class, one level below the package its
+    module shares with the record's module (`sglang.multimodal_gen`)."""
+    rec = record_module.split(".")
+    riv = rival.rpartition(".")[0].split(".")
+    k = 0
+    while k < min(len(rec), len(riv)) and rec[k] == riv[k]:
+        k += 1
+    return ".".join(riv[: k + 1]) if k < len(riv) else None
+
+
+def _under(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+class RecordConvention:
+    """Where a record parameter name means the record: everywhere but inside the
+    package of a rival class of the record's simple name (SGLang's
+    `sglang.multimodal_gen` has its own `ServerArgs`), where the name's
+    parameters are annotated with the rival at least twice and more often than
+    with the record. The same decision as CTX201's; the bindings model will own it."""
+
+    def __init__(self, program: Program) -> None:
+        self.names = record_names(program)
+        record_module = program.vocab.record_module
+        votes: dict[tuple[str, str], list[int]] = {}
+        per_file = [(e["module"], e["facts"].get("records") or {}) for e in program.files.values()]
+        for _, facts in per_file:
+            for name, rivals in facts.get("rival_params", {}).items():
+                for q in rivals if name in self.names else ():
+                    package = _branch(record_module, q)
+                    if package is not None:
+                        votes.setdefault((name, package), [0, 0])
+        for (name, package), v in votes.items():
+            for module, facts in per_file:
+                if _under(module, package):
+                    v[0] += facts.get("record_params", {}).get(name, 0)
+                    v[1] += sum(facts.get("rival_params", {}).get(name, {}).values())
+        self.yielded = sorted(
+            (name, package)
+            for (name, package), (rec, riv) in votes.items()
+            if riv >= 2 and riv > rec
+        )
+
+    def holds(self, name: str, module: str) -> bool:
+        """Whether `name` means the record in `module`."""
+        if name not in self.names:
+            return False
+        return not any(n == name and _under(module, p) for n, p in self.yielded)
+
+
+class Derived:
+    """The sets the check runs over, all from the code and the configuration."""
+
+    def __init__(self, program: Program, roots: list[str]) -> None:
+        vocab = program.vocab
+        runtime: dict[str, Any] = {}
+        imports: dict[str, dict[str, str]] = {}
+        for _, module, facts in program.facts(ID):
+            if module == vocab.runtime_module:
+                runtime = facts
+            if facts.get("runtime_imports"):
+                imports[module] = facts["runtime_imports"]
+        self.accessors = {f"{vocab.runtime_module}.{a}" for a in runtime.get("accessors", ())}
+        self.accessors |= {
+            vocab.qualified(a) for a in (*vocab.seed_accessors, *vocab.bag_accessors)
+        }
+        self.imports = imports
+        self.convention = RecordConvention(program)
+        self.record_names = self.convention.names
+        self.record_takers = {
+            f"{vocab.runtime_module}.{f['name']}"
+            for f in runtime.get("record_takers", ())
+            if f["annotated"] or set(f["params"]) & self.record_names
+        }
+        self.test_files = sorted(p for p in program.files if is_test_file(p, roots))
+
+    def accessor(self, target: str) -> str | None:
+        """The runtime accessor a patch target replaces: the runtime's own binding,
+        or a module's import of it."""
+        if target in self.accessors:
+            return target
+        module, _, name = target.rpartition(".")
+        bound = self.imports.get(module, {}).get(name)
+        return bound if bound in self.accessors else None
+
+    def accessor_names(self) -> set[str]:
+        return {q.rpartition(".")[2] for q in self.accessors}
+
+
+class TestDouble(Rule):
+    id = ID
+    name = "test-double"
+    summary = (
+        "Tests publish config through the runtime's test override: no replaced accessor "
+        "binding, no config stand-in, no hand-published record"
+    )
+    visitor = TestDoubleVisitor
+    options: ClassVar[dict[str, Any]] = {"test-roots": []}
+
+    def _roots(self, program: Program) -> list[str]:
+        return [
+            str(r) for r in program.config.options.get("test-roots", self.options["test-roots"])
+        ]
+
+    def tokens(self, vocab: Vocabulary) -> set[str]:
+        names = {*vocab.seed_accessors, *vocab.bag_accessors}
+        return {
+            f"module:{vocab.runtime_module}",
+            "setattr",
+            "patch",
+            "SimpleNamespace",
+            "Mock",
+            "MagicMock",
+            "publish",
+            *(f".{n} =" for n in names),
+        }
+
+    def more_tokens(self, program: Program) -> set[str]:
+        """The other accessors' replaced bindings, the record parameter names, and
+        the modules a patch replaces an accessor-named binding in (their imports
+        tell whether the name is the runtime's)."""
+        d = Derived(program, self._roots(program))
+        names = d.accessor_names()
+        out = {f".{n} =" for n in names} | d.record_names
+        for _, _, facts in program.facts(ID):
+            for p in facts.get("patches", ()):
+                module, _, name = p["target"].rpartition(".")
+                if name in names and module:
+                    out.add(f"module:{module}")
+        return out
+
+    def derive(self, program: Program) -> dict[str, Any]:
+        d = Derived(program, self._roots(program))
+        return {
+            "test files (parsed: naming a double, an accessor or a record)": d.test_files,
+            "test roots (configured)": self._roots(program),
+            "runtime accessors": sorted(d.accessors),
+            "runtime functions taking a record": sorted(d.record_takers),
+            "record parameter names": sorted(d.record_names),
+            "record parameter names meaning a rival record class": [
+                f"{n} in {p}" for n, p in d.convention.yielded
+            ],
+        }
+
+    def check(self, program: Program) -> Iterable[RawFinding]:
+        roots = self._roots(program)
+        d = Derived(program, roots)
+        record = program.vocab.record_name
+        for path, module, facts in program.facts(ID):
+            if not is_test_file(path, roots):
+                continue
+            for p in facts.get("patches", ()):
+                accessor = d.accessor(p["target"])
+                if accessor is None:
+                    continue
+                name = accessor.rpartition(".")[2]
+                yield RawFinding(
+                    ID,
+                    path,
+                    p["scope"],
+                    p["snippet"],
+                    p["span"],
+                    f"`{name}` is replaced ({p['form']} of `{p['target']}`): a stubbed accessor "
+                    "stops intercepting once a reader migrates; publish the cause with "
+                    "`get_context().override_server_args(...)` and the scoped overrides",
+                )
+            for s in facts.get("stand_ins", ()):
+                how, _, what = s["slot"].partition(" ")
+                if how == "call":
+                    if what not in d.record_takers:
+                        continue
+                    where = f"handed to `{what.rpartition('.')[2]}`"
+                elif d.convention.holds(what, module):
+                    where = f"as {how} `{what}`"
+                else:
+                    continue
+                yield RawFinding(
+                    ID,
+                    path,
+                    s["scope"],
+                    s["snippet"],
+                    s["span"],
+                    f"a `{s['kind']}` stands in for the `{record}` record {where}: production "
+                    "reads the published bags, not this double; publish the config with "
+                    "`get_context().override_server_args(...)`",
+                )
+            for h in facts.get("by_hand", ()):
+                if h["callee"] not in d.record_takers:
+                    continue
+                yield RawFinding(
+                    ID,
+                    path,
+                    h["scope"],
+                    h["snippet"],
+                    h["span"],
+                    f"a `{record}` built by hand is handed to "
+                    f"`{h['callee'].rpartition('.')[2]}`: use the runtime's publishing test "
+                    "override, `get_context().override_server_args(...)` (scoped, restored)",
+                )
+
+
+RULE = TestDouble()

@@ -1,0 +1,314 @@
+"""CTX602 import-time-config: config read or frozen where no publish can have
+happened, or where an override can no longer reach it.
+
+Reported, over the vocabulary's accessors (seed and bags, the parallel one
+included) and its legacy accessors (functions of the runtime module, or of the
+record's module, or re-exported by the runtime module, that the code marks
+deprecated):
+
+- an accessor read at import time: at module level, in a class body, in a
+  default argument value or a decorator of a function defined at import time
+  (not inside a function or a lambda, not under `if __name__ == "__main__":`,
+  which is a process entry and CTX301's business);
+- a module global that caches a config value: `global _X` then `_X = ...` over
+  an accessor read in the same function;
+- an accessor read inside a function memoised process-wide (`functools.cache`,
+  `functools.lru_cache`): the first answer outlives every later override;
+- a call of a legacy accessor (outside the module that defines it);
+- the removed `.config` hop on a bag accessor (`get_parallel().config.tp_size`):
+  a `config` that is neither a field nor a sub-namespace of that bag.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from ctxlint.core.lazy_libcst import cst
+from ctxlint.facts.context import FileContext, dotted
+from ctxlint.facts.visitor import FileVisitor
+from ctxlint.facts.vocab import BAGS, Vocabulary
+from ctxlint.program.core import Program
+from ctxlint.program.rule import RawFinding, Rule
+
+ID = "CTX602"
+# The standard library's process-wide memos (the language's, not the codebase's).
+MEMO_DECORATORS = ("functools.cache", "functools.lru_cache")
+HOP = "config"
+
+
+def config_accessors(vocab: Vocabulary) -> dict[str, str]:
+    """Qualified seed and bag accessors -> the namespace they answer ("" for the seed)."""
+    out = {vocab.qualified(a): "" for a in vocab.seed_accessors}
+    out.update({vocab.qualified(a): ns for a, ns in vocab.bag_accessors.items()})
+    return out
+
+
+def _has_hop(vocab: Vocabulary, namespace: str) -> bool:
+    """Whether `bag.config` is a real leaf or sub-namespace of this namespace."""
+    if f"{namespace}.{HOP}" in vocab.namespaces:
+        return True
+    return vocab.fields.get(HOP, "").split(".")[0] == namespace
+
+
+def config_attribute(vocab: Vocabulary, namespace: str, attr: str) -> bool:
+    """Whether `<accessor of namespace>().attr` reads config: a field or a
+    `Derived` leaf of that namespace (any field, for the seed) or one of its
+    sub-namespaces. A method
+    (`.override(...)`) or a live handle (`get_parallel().tp_group`, a rank) is not."""
+    if not namespace:
+        return attr in vocab.fields or attr in vocab.properties
+    home = vocab.fields.get(attr) or vocab.derived_leaves.get(attr)
+    if home is not None and (home == namespace or home.startswith(namespace + ".")):
+        return True
+    return f"{namespace}.{attr}" in vocab.namespaces
+
+
+def _calls(node: cst.CSTNode, parent: cst.CSTNode | None = None) -> Iterator[tuple[cst.Call, Any]]:
+    """Every call in a (small) subtree, with its parent: a default value, a
+    decorator, a right-hand side."""
+    if isinstance(node, cst.Call):
+        yield node, parent
+    for child in node.children:
+        yield from _calls(child, node)
+
+
+def _is_main_guard(node: cst.If) -> bool:
+    test = node.test
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        return False
+    left, right = test.left, test.comparisons[0].comparator
+    for name, literal in ((left, right), (right, left)):
+        if dotted(name) == "__name__" and isinstance(literal, cst.SimpleString):
+            return literal.evaluated_value == "__main__"
+    return False
+
+
+class ImportTimeVisitor(FileVisitor):
+    def __init__(self, ctx: FileContext) -> None:
+        super().__init__(ctx)
+        vocab = ctx.vocab
+        assert vocab is not None
+        self.vocab = vocab
+        self.accessors = config_accessors(vocab)
+        defining = {q.rpartition(".")[0] for q in vocab.legacy_accessors}
+        self.legacy = set() if ctx.module in defining else set(vocab.legacy_accessors)
+        self.active = ctx.module != vocab.runtime_module
+        self.lambdas = 0
+        self.main_guards = 0
+        self.globals: dict[str, set[str]] = {}  # function scope -> names declared global
+        self.memo: dict[int, bool] = {}  # function node -> memoised process-wide
+        self.reported: set[int] = set()
+        self.not_config: set[int] = set()  # accessor calls followed by a non-config name
+        self.found: list[dict[str, Any]] = []
+
+    # -- helpers ------------------------------------------------------------
+    def _accessor(self, node: cst.CSTNode) -> str | None:
+        """The qualified config accessor a zero-argument call calls, or None."""
+        if not isinstance(node, cst.Call) or node.args:
+            return None
+        if not isinstance(node.func, (cst.Name, cst.Attribute)):
+            return None
+        q = self.ctx.resolve(node.func)
+        return q if q in self.accessors else None
+
+    def _read(self, call: cst.Call, parent: Any) -> str | None:
+        """The accessor a call reads config through, or None: not an accessor, or
+        the base of a method or a live handle rather than a config name."""
+        q = self._accessor(call)
+        if q is None or id(call) in self.not_config:
+            return None
+        if isinstance(parent, cst.Attribute) and parent.value is call:
+            if not config_attribute(self.vocab, self.accessors[q], parent.attr.value):
+                return None
+        return q
+
+    def _add(self, kind: str, node: cst.CSTNode, name: str, where: str = "") -> None:
+        if id(node) in self.reported:
+            return
+        self.reported.add(id(node))
+        ctx = self.ctx
+        self.found.append(
+            {
+                "kind": kind,
+                "name": name,
+                "where": where,
+                "scope": ctx.qualname,
+                "snippet": ctx.snippet(node),
+                "span": ctx.anchor(node),
+            }
+        )
+
+    def _at_import_time(self) -> bool:
+        return (
+            self.lambdas == 0
+            and self.main_guards == 0
+            and all(s.kind != "function" for s in self.ctx.scopes)
+        )
+
+    def _memoised(self, fn: cst.CSTNode | None) -> bool:
+        if not isinstance(fn, cst.FunctionDef):
+            return False
+        key = id(fn)
+        if key not in self.memo:
+            self.memo[key] = any(
+                self.ctx.resolve(
+                    d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator
+                )
+                in MEMO_DECORATORS
+                for d in fn.decorators
+                if isinstance(
+                    d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator,
+                    (cst.Name, cst.Attribute),
+                )
+            )
+        return self.memo[key]
+
+    # -- visits ---------------------------------------------------------------
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        self.lambdas += 1
+
+    def leave_Lambda(self, original_node: cst.Lambda) -> None:
+        self.lambdas -= 1
+
+    def visit_If(self, node: cst.If) -> None:
+        if len(self.ctx.scopes) == 1 and _is_main_guard(node):
+            self.main_guards += 1
+
+    def leave_If(self, original_node: cst.If) -> None:
+        if len(self.ctx.scopes) == 1 and _is_main_guard(original_node):
+            self.main_guards -= 1
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        # the def's own scope is pushed already: its decorators and defaults
+        # run where the def statement runs, at import time when no function encloses it
+        if not self.active or self.lambdas or self.main_guards:
+            return
+        if any(s.kind == "function" for s in self.ctx.scopes[:-1]):
+            return
+        params = node.params
+        defaults = [
+            p.default
+            for p in (*params.posonly_params, *params.params, *params.kwonly_params)
+            if p.default is not None
+        ]
+        for where, roots in (
+            ("a decorator", [d.decorator for d in node.decorators]),
+            ("a default argument value", defaults),
+        ):
+            for root in roots:
+                for call, parent in _calls(root):
+                    q = self._read(call, parent)
+                    if q is not None:
+                        self._add("import", call, q, f"{where} of `{node.name.value}`")
+
+    def visit_Global(self, node: cst.Global) -> None:
+        if self.ctx.in_function():
+            names = self.globals.setdefault(self.ctx.qualname, set())
+            names.update(n.name.value for n in node.names)
+
+    def _cached(self, targets: list[cst.BaseExpression], value: cst.BaseExpression | None) -> None:
+        declared = self.globals.get(self.ctx.qualname)
+        if not declared or value is None or not self.active:
+            return
+        names = [t.value for t in targets if isinstance(t, cst.Name) and t.value in declared]
+        if not names:
+            return
+        for call, parent in _calls(value):
+            q = self._read(call, parent)
+            if q is not None:
+                self._add("global", call, q, names[0])
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        self._cached([t.target for t in node.targets], node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._cached([node.target], node.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._cached([node.target], node.value)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if not self.active or not isinstance(node.func, (cst.Name, cst.Attribute)):
+            return
+        q = self.ctx.resolve(node.func)
+        if q is None:
+            return
+        if q in self.legacy:
+            self._add("legacy", node, q, q.rpartition(".")[0])
+            return
+        if q not in self.accessors or node.args or id(node) in self.not_config:
+            return
+        if self._at_import_time():
+            where = "a class body" if self.ctx.scope.kind == "class" else "module level"
+            self._add("import", node, q, where)
+        elif self._memoised(self.ctx.scope.node):
+            self._add("memo", node, q, self.ctx.scope.name)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        # seen before the call it is taken on (pre-order): mark the accessor calls
+        # whose next name is not config, so the call's own visit skips them
+        if not self.active or not isinstance(node.value, cst.Call):
+            return
+        q = self._accessor(node.value)
+        if q is None:
+            return
+        namespace = self.accessors[q]
+        if not config_attribute(self.vocab, namespace, node.attr.value):
+            self.not_config.add(id(node.value))
+        if node.attr.value != HOP:
+            return
+        if namespace and not _has_hop(self.vocab, namespace):
+            self._add("hop", node, q, namespace)
+
+    def finish(self) -> Any:
+        return self.found or None
+
+
+_MESSAGES = {
+    "import": "`{call}` read at import time ({where}): no publish can have happened yet, and "
+    "no override reaches a value read once; read it where it is used, inside a function",
+    "global": "`{call}` cached in the module global `{where}`: later overrides and re-publishes "
+    "are missed; read the accessor where the value is used",
+    "memo": "`{call}` read inside `{where}`, memoised process-wide: the first answer outlives "
+    "every override and re-publish; read the accessor outside the memo, or drop the memo",
+    "legacy": "`{call}` is a legacy accessor, marked deprecated in `{where}`: read what "
+    "replaces it (the deprecation names it)",
+    "hop": "`{call}.config` is the removed `.config` hop: `{ns}` has no `config` leaf; read "
+    "the name off the bag directly",
+}
+
+
+class ImportTimeConfig(Rule):
+    id = ID
+    name = "import-time-config"
+    summary = (
+        "Config read at import time, cached in a global or a process-wide memo, read "
+        "through a legacy accessor or the removed `.config` hop"
+    )
+    visitor = ImportTimeVisitor
+    needs = (BAGS,)
+
+    def tokens(self, vocab: Vocabulary) -> set[str]:
+        return {q.rpartition(".")[2] for q in (*config_accessors(vocab), *vocab.legacy_accessors)}
+
+    def derive(self, program: Program) -> dict[str, Any]:
+        vocab = program.vocab
+        return {
+            "config accessors": sorted(config_accessors(vocab)),
+            "legacy accessors": [
+                f"{q}: {vocab.provenance.get(f'legacy accessor {q}', '?')}"
+                for q in vocab.legacy_accessors
+            ],
+            "memo decorators": list(MEMO_DECORATORS),
+        }
+
+    def check(self, program: Program) -> Iterable[RawFinding]:
+        for path, _, found in program.facts(ID):
+            for f in found:
+                call = f"{f['name'].rpartition('.')[2]}()"
+                message = _MESSAGES[f["kind"]].format(call=call, where=f["where"], ns=f["where"])
+                yield RawFinding(ID, path, f["scope"], f["snippet"], f["span"], message)
+
+
+RULE = ImportTimeConfig()

@@ -1,0 +1,228 @@
+"""CTX402 test-double: replaced accessor bindings, config stand-ins and records
+published by hand, in test code only (pytest's conventions and the configured
+test roots); a rival record's package; the derived sets."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from helpers import run_engine, write
+from rulecase import assert_case
+
+RULE = "CTX402"
+CONSUMER = {
+    "app/sched.py": """\
+from specrt.context import get_exec, get_flags
+from specrt.record import ServerArgs
+
+
+def get_model() -> str:
+    return "the loader's own"
+
+
+def plan(server_args: ServerArgs) -> int:
+    return get_exec().tp_size
+
+
+def other(server_args: ServerArgs) -> int:
+    return 0
+""",
+}
+
+
+def test_every_spelling_of_a_replaced_accessor_binding(project: Path) -> None:
+    assert_case(
+        project,
+        RULE,
+        """
+        import unittest.mock
+        from unittest import mock
+        from unittest.mock import patch
+
+        import specrt.context
+        from specrt import context as rc
+
+        from app import sched
+
+
+        @patch("app.sched.get_exec")  # expect
+        def test_all(patched, monkeypatch, mocker) -> None:
+            sched.get_flags = lambda: None  # expect
+            setattr(rc, "get_parallel", None)  # expect
+            monkeypatch.setattr("specrt.context.get_context", None)  # expect
+            monkeypatch.setattr(specrt.context, "get_server_args", None)  # expect
+            with mock.patch.object(sched, "get_exec"):  # expect
+                pass
+            with unittest.mock.patch("specrt.context.get_tp_size"):  # expect
+                pass
+            mocker.patch("app.sched.get_flags")  # expect
+            sched.get_model = lambda: None  # the module's own function
+            monkeypatch.setattr(sched, "plan", None)  # not an accessor
+            monkeypatch.setattr("specrt.context.publish", None)  # takes arguments
+            rc.helper = None  # not a function of the runtime
+        """,
+        path="app/test_sched.py",
+        extra=CONSUMER,
+    )
+
+
+def test_stand_ins_where_a_record_is_taken(project: Path) -> None:
+    assert_case(
+        project,
+        RULE,
+        """
+        import types
+        from types import SimpleNamespace
+        from unittest.mock import MagicMock, Mock
+
+        from specrt.context import assert_published, publish
+        from specrt.record import ServerArgs
+
+        from app import sched
+
+
+        def test_doubles(runner) -> None:
+            sched.plan(server_args=SimpleNamespace(tp_size=2))  # expect
+            runner.server_args = MagicMock()  # expect
+            server_args = types.SimpleNamespace(tp_size=2)  # expect
+            publish(Mock(), role="scheduler")  # expect
+            assert_published({"tp_size": 2}, role="scheduler")  # expect
+            sched.plan(server_args=dict(tp_size=2))  # expect
+            sched.plan(server_args=MagicMock(spec=ServerArgs))
+            sched.plan(server_args=Mock(ServerArgs))
+            runner.config = SimpleNamespace(tp_size=2)  # not a record name
+            other = SimpleNamespace(server_args=None)
+            sched.plan(options={"a": 1})
+        """,
+        path="app/test_doubles.py",
+        extra=CONSUMER,
+    )
+
+
+def test_a_record_built_by_hand_and_published(project: Path) -> None:
+    assert_case(
+        project,
+        RULE,
+        """
+        from specrt.context import get_context, publish
+        from specrt.record import ServerArgs
+
+
+        def test_hand() -> None:
+            publish(ServerArgs(), role="scheduler")  # expect
+            built = ServerArgs()
+            publish(built, role="scheduler")  # expect
+            get_context().override_server_args(tp_size=2)
+        """,
+        path="app/test_hand.py",
+        extra=CONSUMER,
+    )
+
+
+def test_only_test_code_by_pytest_conventions_and_configured_roots(project: Path) -> None:
+    double = (
+        "from app import sched\n\n\ndef test_x(monkeypatch) -> None:\n"
+        '    monkeypatch.setattr(sched, "get_exec", None)\n'
+    )
+    write(
+        project,
+        {
+            **CONSUMER,
+            "app/test_a.py": double,
+            "app/b_test.py": double,
+            "app/conftest.py": double,
+            "app/helpers.py": double,
+            "kits/fixtures.py": double,
+            "app/testing.py": double,
+        },
+    )
+    found = lambda out: sorted({f.path for f in out.findings if f.rule == RULE})  # noqa: E731
+    assert found(run_engine(project, select={RULE})) == [
+        "app/b_test.py",
+        "app/conftest.py",
+        "app/test_a.py",
+    ]
+    config = project / "pyproject.toml"
+    config.write_text(config.read_text() + 'test-roots = ["kits"]\n')
+    out = run_engine(project, select={RULE})
+    assert found(out) == ["app/b_test.py", "app/conftest.py", "app/test_a.py", "kits/fixtures.py"]
+    assert out.program.sets[RULE]["test roots (configured)"] == ["kits"]
+
+
+def test_a_record_name_in_a_rival_records_package_is_not_the_record(project: Path) -> None:
+    rival = {
+        "gen/__init__.py": "",
+        "gen/args.py": "class ServerArgs:\n    width: int = 0\n",
+        "gen/pipe.py": (
+            "from gen.args import ServerArgs\n\n\n"
+            "def a(server_args: ServerArgs) -> None: ...\n\n\n"
+            "def b(server_args: ServerArgs) -> None: ...\n\n\n"
+            "def c(server_args: ServerArgs) -> None: ...\n"
+        ),
+    }
+    assert_case(
+        project,
+        RULE,
+        """
+        from types import SimpleNamespace
+
+        from gen import pipe
+
+
+        def test_gen() -> None:
+            server_args = SimpleNamespace(width=2)
+            pipe.a(server_args=SimpleNamespace(width=2))
+        """,
+        path="gen/test_pipe.py",
+        extra={**CONSUMER, **rival},
+    )
+    sets = run_engine(project, select={RULE}).program.sets[RULE]
+    assert sets["record parameter names meaning a rival record class"] == ["server_args in gen"]
+
+
+def test_the_sets_derive_accessors_and_record_takers_from_the_runtime(project: Path) -> None:
+    write(project, {**CONSUMER, "app/test_x.py": "from types import SimpleNamespace\n"})
+    sets = run_engine(project, select={RULE}).program.sets[RULE]
+    assert sets["runtime accessors"] == [
+        "specrt.context.get_context",
+        "specrt.context.get_exec",
+        "specrt.context.get_flags",
+        "specrt.context.get_memory",
+        "specrt.context.get_model",
+        "specrt.context.get_parallel",
+        "specrt.context.get_schedule",
+        "specrt.context.get_server_args",
+        "specrt.context.get_tp_size",
+    ]
+    assert sets["runtime functions taking a record"] == [
+        "specrt.context.assert_published",
+        "specrt.context.publish",
+    ]
+    assert sets["record parameter names"] == ["server_args"]
+    assert sets["test files (parsed: naming a double, an accessor or a record)"] == [
+        "app/test_x.py"
+    ]
+
+
+def test_a_runtime_function_takes_a_record_by_the_naming_convention(project: Path) -> None:
+    context = project / "specrt" / "context.py"
+    context.write_text(
+        context.read_text() + "\n\ndef publish_plain(server_args, *, role):\n    return None\n"
+    )
+    assert_case(
+        project,
+        RULE,
+        """
+        from types import SimpleNamespace
+
+        from specrt.context import publish_plain
+        from specrt.record import ServerArgs
+
+
+        def test_plain() -> None:
+            publish_plain(SimpleNamespace(), role="scheduler")  # expect
+            publish_plain(ServerArgs(), role="scheduler")  # expect
+        """,
+        path="app/test_plain.py",
+        extra=CONSUMER,
+    )

@@ -1,0 +1,227 @@
+"""CTX602 import-time-config: reads at import time, cached globals and memos,
+legacy accessors (derived from deprecation marks), the removed `.config` hop;
+what is not a config read (a method, a live handle); the derived sets."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from helpers import run_engine, write
+from rulecase import assert_case
+
+RULE = "CTX602"
+
+
+def test_import_time_reads_in_every_import_time_place(project: Path) -> None:
+    assert_case(
+        project,
+        RULE,
+        """
+        import specrt.context as rc
+        from specrt.context import get_exec, get_parallel, get_server_args
+
+        SEED = get_server_args()  # expect
+        SIZES = [get_parallel().tp_size for _ in range(2)]  # expect
+        LAZY = lambda: get_exec().attention_backend  # noqa: E731
+
+
+        def deco(value: object) -> object:
+            return lambda fn: fn
+
+
+        class Plan:
+            size = rc.get_parallel().dp_size  # expect
+
+            @deco(get_exec().attention_backend)  # expect
+            def method(self, n: int = get_parallel().tp_size) -> int:  # expect
+                return n + get_parallel().tp_size
+
+
+        def outer() -> None:
+            def inner(n: int = get_parallel().tp_size) -> int:  # runs when outer does
+                return n
+
+            class Local:
+                size = get_parallel().tp_size
+
+
+        if __name__ == "__main__":
+            print(get_parallel().tp_size)
+        """,
+    )
+
+
+def test_a_method_or_a_live_handle_off_an_accessor_is_not_a_config_read(project: Path) -> None:
+    assert_case(
+        project,
+        RULE,
+        """
+        import functools
+
+        from specrt.context import get_parallel
+
+        SCOPE = get_parallel().override(tp_size=1)  # a scoped override, not a read
+        GROUP = get_parallel().tp_group  # a live handle, not a leaf of the bag
+        SIZE = get_parallel().tp_size  # expect
+
+
+        @functools.cache
+        def comm() -> object:
+            return get_parallel().tp_group, get_parallel().dp_size  # expect
+        """,
+    )
+
+
+def test_globals_and_memos_that_keep_a_config_value(project: Path) -> None:
+    assert_case(
+        project,
+        RULE,
+        """
+        from functools import cache, lru_cache
+
+        from specrt.context import get_exec, get_schedule
+
+        _LIMIT = None
+        _BACKEND = None
+        _BAG = None
+
+
+        def limit() -> int:
+            global _LIMIT, _BAG
+            _LIMIT = get_schedule().max_running_requests + 1  # expect
+            _BAG = get_exec()  # expect
+            local = get_schedule().max_running_requests
+            return local
+
+
+        def not_global() -> None:
+            _BACKEND = get_exec().attention_backend  # a local of the same name
+            del _BACKEND
+
+
+        @cache
+        def memo() -> str:
+            return get_exec().attention_backend  # expect
+
+
+        @lru_cache
+        def memo2() -> str:
+            return get_exec().attention_backend  # expect
+
+
+        @lru_cache(maxsize=4)
+        def memo3(n: int) -> int:
+            def later() -> int:
+                return get_schedule().max_running_requests
+
+            return n
+        """,
+    )
+
+
+def test_legacy_accessors_are_derived_from_deprecation_marks(project: Path) -> None:
+    write(
+        project,
+        {
+            "specrt/legacy.py": (
+                "from typing_extensions import deprecated\n\n\n"
+                '@deprecated("read get_parallel().pp_size")\n'
+                "def get_pp_size() -> int:\n    return 1\n\n\n"
+                "def get_fine() -> int:\n    return 1\n"
+            ),
+        },
+    )
+    context = project / "specrt" / "context.py"
+    context.write_text("from specrt.legacy import get_fine, get_pp_size\n" + context.read_text())
+    assert_case(
+        project,
+        RULE,
+        """
+        from specrt import context
+        from specrt.context import get_fine, get_pp_size, get_tp_size
+        from specrt.legacy import get_pp_size as direct
+
+
+        def sizes() -> list[int]:
+            return [
+                get_tp_size(),  # expect
+                context.get_tp_size(),  # expect
+                get_pp_size(),  # expect
+                get_fine(),
+                direct(),  # the defining module's name: not re-exported by the runtime
+            ]
+        """,
+    )
+    sets = run_engine(project, select={RULE}).program.sets[RULE]
+    assert [s.split(":")[0] for s in sets["legacy accessors"]] == [
+        "specrt.context.get_pp_size",
+        "specrt.context.get_tp_size",
+    ]
+    assert sets["legacy accessors"][0].endswith("(@deprecated; re-exported by specrt.context)")
+    assert sets["legacy accessors"][1].endswith("(warns DeprecationWarning)")
+
+
+def test_the_config_hop_only_where_the_namespace_has_no_config(project: Path) -> None:
+    fields = project / "specrt" / "fields.py"
+    text = fields.read_text()
+    assert 'class Model:\n    _NS_PATH = "model"\n' in text
+    fields.write_text(
+        text.replace(
+            'class Model:\n    _NS_PATH = "model"\n',
+            'class Model:\n    _NS_PATH = "model"\n    config: str = ""\n',
+        )
+    )
+    assert_case(
+        project,
+        RULE,
+        """
+        from specrt.context import get_model, get_parallel
+
+
+        def read() -> tuple[object, object]:
+            return get_parallel().config.tp_size, get_model().config  # expect
+        """,
+    )
+
+
+def test_the_sets_name_every_config_accessor(project: Path) -> None:
+    sets = run_engine(project, select={RULE}).program.sets[RULE]
+    assert sets["config accessors"] == [
+        "specrt.context.get_exec",
+        "specrt.context.get_memory",
+        "specrt.context.get_model",
+        "specrt.context.get_parallel",
+        "specrt.context.get_schedule",
+        "specrt.context.get_server_args",
+    ]
+    assert sets["memo decorators"] == ["functools.cache", "functools.lru_cache"]
+
+
+def test_a_derived_leaf_is_config_and_a_rank_is_not(project: Path) -> None:
+    fields = project / "specrt" / "fields.py"
+    text = fields.read_text()
+    head = 'class Parallel:\n    _NS_PATH = "parallel"\n'
+    assert head in text
+    fields.write_text(
+        "def Derived(fn: str = '', doc: str = '') -> object:\n    return fn\n\n\n"
+        + text.replace(
+            head,
+            head
+            + '    attn_tp_size = Derived(fn="specrt.sizes.attn_tp")\n'
+            + '    tp_rank = Derived(doc="a runtime field: publish fills it in")\n',
+        )
+    )
+    assert_case(
+        project,
+        RULE,
+        """
+        import functools
+
+        from specrt.context import get_parallel
+
+
+        @functools.cache
+        def widths() -> tuple[int, int]:
+            return get_parallel().attn_tp_size, get_parallel().tp_rank  # expect
+        """,
+    )
