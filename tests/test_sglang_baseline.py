@@ -112,3 +112,37 @@ def test_sets_derive_the_runtime_accessors(tree: Path, strict_check: dict[str, A
     assert not [c for c in classes if c.endswith("not assembled")]
     assert len(data["CTX601"]["namespaces and their accessors"]) == 12
     assert not [n for n in data["CTX601"]["namespaces and their accessors"] if "(none)" in n]
+
+
+def test_sets_derive_the_test_doubles_and_import_time_inputs(
+    tree: Path, strict_check: dict[str, Any]
+) -> None:
+    """CTX402 and CTX602's derived sets on 0.5.23 (docs/sglang-0.5.23-triage.md, issue 15)."""
+    res = run_cli("sets", "--profile", "sglang", str(tree), "--format", "json")
+    assert res.returncode == 0, res.stderr
+    data = json.loads(res.stdout)
+    doubles = data["CTX402"]
+    assert doubles["test roots (configured)"] == ["sglang/test"]
+    # pytest's conventions plus sglang/test, of them those naming a double, an
+    # accessor or a record (the rest cannot hold a finding and are not parsed)
+    parsed = doubles["test files (parsed: naming a double, an accessor or a record)"]
+    assert len(parsed) == 495
+    assert len(doubles["runtime accessors"]) == 37
+    assert {"get_context", "get_flags", "get_forward", "get_parallel", "get_resources"} <= {
+        a.rpartition(".")[2] for a in doubles["runtime accessors"]
+    }
+    assert doubles["runtime functions taking a record"] == [
+        "sglang.srt.runtime_context.assert_published",
+        "sglang.srt.runtime_context.create_context",
+        "sglang.srt.runtime_context.publish",
+        "sglang.srt.runtime_context.spawn_world_rank",
+    ]
+    assert doubles["record parameter names"] == ["server_args"]
+    assert doubles["record parameter names meaning a rival record class"] == [
+        "server_args in sglang.multimodal_gen"
+    ]
+    frozen = data["CTX602"]
+    assert len(frozen["config accessors"]) == 13
+    # nothing the runtime module names is marked deprecated (parallel_state's
+    # deprecated getters are wrapped by a loop over a name table, elsewhere)
+    assert frozen["legacy accessors"] == []
