@@ -24,6 +24,7 @@ from typing import Any
 from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import FileContext, dotted
 from ctxlint.facts.visitor import FileVisitor
+from ctxlint.program.classes import class_index
 from ctxlint.program.core import Program
 
 PROCESS_POOL = "ProcessPoolExecutor"
@@ -525,8 +526,7 @@ class CallGraph:
                 self.class_path[q] = path
             self.starts += [(path, s) for s in facts["starts"]]
         self._global: dict[str, list[str]] = {}
-        self._mro: dict[str, list[str]] = {}
-        self._subclasses: dict[str, list[str]] | None = None
+        self.index = class_index(program)
         self.edges: dict[str, list[list[str]]] = {
             q: [self.targets(f, e[1]) if e[0] == "c" else [] for e in f.events]
             for q, f in self.funcs.items()
@@ -572,42 +572,20 @@ class CallGraph:
         target = self.reexported(name)
         return self.resolve_global(target, depth + 1) if target else []
 
+    # The class questions are the class index's (program.classes: C3, re-exports).
     def resolve_class(self, name: str, depth: int = 0) -> str | None:
-        if name in self.classes:
-            return name
-        if depth > 8:
-            return None
-        target = self.reexported(name)
-        return self.resolve_class(target, depth + 1) if target else None
+        return self.index.resolve(name)
 
     def mro(self, cls: str) -> list[str]:
-        if cls not in self._mro:
-            self._mro[cls] = [cls]  # cycles
-            out = [cls]
-            for base in self.classes.get(cls, {}).get("bases", ()):
-                real = self.resolve_class(base)
-                if real is not None:
-                    out += [c for c in self.mro(real) if c not in out]
-            self._mro[cls] = out
-        return self._mro[cls]
+        return self.index.mro(cls) or [cls]
 
     def method(self, cls: str, name: str, skip_first: bool = False) -> list[str]:
-        for c in self.mro(cls)[1 if skip_first else 0 :]:
-            q = f"{c}.{name}"
-            if q in self.funcs:
-                return [q]
-        return []
+        found = self.index.definer(cls, name, skip_self=skip_first)
+        return [f"{found}.{name}"] if found is not None else []
 
     def overrides(self, cls: str, name: str) -> list[str]:
-        if self._subclasses is None:
-            self._subclasses = {}
-            for c in self.classes:
-                for base in self.mro(c)[1:]:
-                    self._subclasses.setdefault(base, []).append(c)
         return [
-            f"{sub}.{name}"
-            for sub in self._subclasses.get(cls, ())
-            if f"{sub}.{name}" in self.funcs
+            f"{sub}.{name}" for sub in self.index.subclasses(cls) if f"{sub}.{name}" in self.funcs
         ]
 
     def targets(self, fn: Func, payload: Iterable[str], depth: int = 0) -> list[str]:

@@ -10,6 +10,8 @@ once per run from those facts and memoised on the Program (`Program.memo`).
 from __future__ import annotations
 
 from ctxlint.facts.visitor import FileVisitor
+from ctxlint.program.bindings import Bindings
+from ctxlint.program.classes import ClassFacts
 from ctxlint.program.records import RecordTracker
 from ctxlint.program.rule import Rule
 
@@ -18,12 +20,17 @@ from ctxlint.program.rule import Rule
 ALWAYS = ("records",)
 PARTS: dict[str, type[FileVisitor]] = {
     "records": RecordTracker,
+    "bindings": Bindings,
+    "classes": ClassFacts,  # queries "bindings" during the walk
 }
+# Parts a part queries during the walk: required along with it.
+DEPENDS: dict[str, tuple[str, ...]] = {"classes": ("bindings",)}
 
 
 def visitors_for(rules: list[Rule]) -> list[tuple[str, type[FileVisitor]]]:
     """(key, visitor class) of the parts these rules require, in PARTS order."""
     wanted = set(ALWAYS).union(*(r.requires for r in rules))
+    wanted |= {d for key in wanted for d in DEPENDS.get(key, ())}
     unknown = wanted - set(PARTS)
     if unknown:
         raise ValueError(f"rules require unknown program parts: {sorted(unknown)}")

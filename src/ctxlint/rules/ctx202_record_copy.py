@@ -22,6 +22,7 @@ from ctxlint.facts.context import FileContext
 from ctxlint.facts.visitor import FileVisitor
 from ctxlint.facts.vocab import Vocabulary
 from ctxlint.program import records
+from ctxlint.program.classes import class_index
 from ctxlint.program.core import Program
 from ctxlint.program.reads import positional
 from ctxlint.program.rule import RawFinding, Rule
@@ -59,16 +60,12 @@ class RecordCopyVisitor(FileVisitor):
     # -- class definitions ---------------------------------------------------
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         # the dispatcher has pushed the class scope already
-        entry: dict[str, Any] = {
-            "q": f"{self.ctx.module}.{self.ctx.qualname}",
-            "bases": [b for a in node.bases if (b := self.ctx.resolve(a.value))],
-            "defs": [],
-        }
+        entry: dict[str, Any] = {"q": f"{self.ctx.module}.{self.ctx.qualname}", "defs": []}
         self._open.append(entry)
 
     def leave_ClassDef(self, node: cst.ClassDef) -> None:
         entry = self._open.pop()
-        if entry["bases"] or entry["defs"]:
+        if entry["defs"]:  # the lineage is the class index's (record_lineage)
             self.classes.append(entry)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -166,18 +163,9 @@ def _classes(program: Program) -> dict[str, tuple[str, dict[str, Any]]]:
 
 
 def record_lineage(program: Program) -> list[str]:
-    """The record class and its ancestors that the parsed tree defines, record first."""
-    classes = _classes(program)
-    order: list[str] = []
-    todo = [program.vocab.record_class]
-    while todo:
-        q = todo.pop(0)
-        if q in order:
-            continue
-        order.append(q)
-        if q in classes:
-            todo.extend(classes[q][1]["bases"])
-    return order
+    """The record class and its ancestors (C3 order, program.classes), record first;
+    ancestors the parsed tree does not define yet are named, for more_tokens."""
+    return class_index(program).linearization(program.vocab.record_class)
 
 
 class RecordCopy(Rule):
@@ -188,6 +176,7 @@ class RecordCopy(Rule):
         "no dataclasses.replace/copy/msgspec.structs.replace of one"
     )
     visitor = RecordCopyVisitor
+    requires = ("classes",)
     options: ClassVar[dict[str, Any]] = {COPY_HELPERS: []}
 
     def tokens(self, vocab: Vocabulary) -> set[str]:

@@ -348,6 +348,7 @@ class PublishBeforeRead(Rule):
     summary = "A bag read that can run before its process entry publishes the config"
     visitor = CallFactsVisitor
     needs = (BAGS,)
+    requires = ("classes",)  # the call graph's class questions (program.classes)
 
     def tokens(self, vocab: Vocabulary) -> set[str]:
         return set(vocab.bag_accessors) | {

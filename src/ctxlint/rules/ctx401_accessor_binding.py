@@ -23,18 +23,22 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ctxlint.core.lazy_libcst import cst
-from ctxlint.facts.context import FileContext, dotted, import_bindings, string_value
+from ctxlint.facts.context import FileContext, dotted, import_bindings
 from ctxlint.facts.visitor import FileVisitor
 from ctxlint.facts.vocab import BAGS, Vocabulary
+from ctxlint.program.bindings import KEY as BINDINGS
+from ctxlint.program.bindings import Bindings, target_names
+from ctxlint.program.classes import KEY as CLASSES
+from ctxlint.program.classes import ClassIndex, class_index
 from ctxlint.program.core import Program
 from ctxlint.program.rule import RawFinding, Rule
 
 ID = "CTX401"
-_MISSING: Any = object()
-_TYPE_WRAPPERS = ("Optional", "Annotated", "Final", "ClassVar")
 _RUFF_NAME = re.compile(r"`([^`]+)`")
 _RUFF_TIMEOUT_S = 120
 
@@ -49,16 +53,6 @@ def accessor_names(vocab: Vocabulary) -> set[str]:
     }
 
 
-def _target_names(target: cst.BaseExpression) -> Iterator[cst.Name]:
-    if isinstance(target, cst.Name):
-        yield target
-    elif isinstance(target, (cst.Tuple, cst.List)):
-        for e in target.elements:
-            yield from _target_names(e.value)
-    elif isinstance(target, cst.StarredElement):
-        yield from _target_names(target.value)
-
-
 def _attribute_targets(target: cst.BaseExpression) -> Iterator[cst.Attribute]:
     if isinstance(target, cst.Attribute):
         yield target
@@ -67,40 +61,6 @@ def _attribute_targets(target: cst.BaseExpression) -> Iterator[cst.Attribute]:
             yield from _attribute_targets(e.value)
     elif isinstance(target, cst.StarredElement):
         yield from _attribute_targets(target.value)
-
-
-def _dynamic_base(call: cst.Call) -> cst.BaseExpression | None:
-    """The first base of a class made by `type(name, (Base, ...), namespace)`."""
-    args = [a.value for a in call.args if a.keyword is None and not a.star]
-    if dotted(call.func) != "type" or len(args) != 3 or not isinstance(args[1], cst.Tuple):
-        return None
-    bases = args[1].elements
-    if bases and isinstance(bases[0].value, (cst.Name, cst.Attribute)):
-        return bases[0].value
-    return None
-
-
-def _class_expr(ann: cst.BaseExpression) -> cst.BaseExpression | None:
-    """The class an annotation names: unwraps strings, Optional[...], `X | None`,
-    type[X]; None for containers and anything else."""
-    text = string_value(ann)
-    if text is not None:
-        try:
-            ann = cst.parse_expression(text)
-        except cst.ParserSyntaxError:
-            return None
-    if isinstance(ann, cst.Subscript):
-        head = (dotted(ann.value) or "").rpartition(".")[2]
-        first = ann.slice[0].slice
-        if head in (*_TYPE_WRAPPERS, "type", "Type") and isinstance(first, cst.Index):
-            return _class_expr(first.value)
-        return None
-    if isinstance(ann, cst.BinaryOperation) and isinstance(ann.operator, cst.BitOr):
-        for side in (ann.left, ann.right):
-            if not (isinstance(side, cst.Name) and side.value == "None"):
-                return _class_expr(side)
-        return None
-    return ann if isinstance(ann, (cst.Name, cst.Attribute)) else None
 
 
 class AccessorBindingVisitor(FileVisitor):
@@ -114,27 +74,20 @@ class AccessorBindingVisitor(FileVisitor):
         self.bindings: list[dict[str, Any]] = []
         self.calls: list[dict[str, Any]] = []  # accessor-named calls with arguments
         self.members: list[dict[str, Any]] = []  # `recv.get_x` references and bindings
-        self.classes: list[dict[str, Any]] = []
-        self.globals: dict[str, str] = {}  # module-level name -> class it is typed/built as
         self.imports: dict[str, str] = {}  # module-level accessor-named import -> target
-        self._open: list[dict[str, Any]] = []
         self._skip: set[int] = set()  # attribute nodes that are binding targets / in imports
         self._in_import = 0
-        # function scope -> local name -> ("ann", expr) | ("call", func) | ("other",)
-        self._locals: dict[str, dict[str, tuple[Any, ...]]] = {}
-        self._globals_decl: dict[str, set[str]] = {}
-        self._attr_types: dict[str, dict[str, tuple[Any, ...]]] = {}  # class -> attr -> type
-        self._pending: list[tuple[str, str, dict[str, Any]]] = []  # (class, attr, member)
         self._legit: list[tuple[cst.CSTNode, str, str]] = []  # runtime imports: node, name, scope
         self._counts: dict[str, int] = {}  # accessor name -> bindings of it (for F811)
         # function scope -> accessor names called before any local binding of them
         self._called: dict[str, set[str]] = {}
         self._bound_so_far: dict[str, set[str]] = {}  # function scope -> names bound so far
 
-    # -- helpers ------------------------------------------------------------
-    def _qual(self, local: str) -> str:
-        return f"{self.ctx.module}.{local}"
+    @property
+    def model(self) -> Bindings:
+        return self.ctx.parts[BINDINGS]
 
+    # -- helpers ------------------------------------------------------------
     def _function_chain(self) -> list[str]:
         """Qualnames of the enclosing function scopes, innermost first."""
         out = []
@@ -157,14 +110,14 @@ class AccessorBindingVisitor(FileVisitor):
         target: str | None = None,
         node: cst.CSTNode | None = None,
     ) -> None:
-        """A binding of a name in the current scope (or the given one)."""
+        """A binding of an accessor name in the current scope (or the given one)."""
         name = name_node.value
-        scope = scope if scope is not None else self.ctx.qualname
-        scope_kind = scope_kind or self.ctx.scope.kind
-        if scope_kind == "function" and name in self._globals_decl.get(scope, ()):
-            scope, scope_kind = "<module>", "module"
         if name not in self.names:
             return
+        scope = scope if scope is not None else self.ctx.qualname
+        scope_kind = scope_kind or self.ctx.scope.kind
+        if scope_kind == "function" and self.model.declared_global(name, scope):
+            scope, scope_kind = "<module>", "module"
         self._counts[name] = self._counts.get(name, 0) + 1
         if scope_kind == "function":
             self._bound_so_far.setdefault(scope, set()).add(name)
@@ -206,27 +159,8 @@ class AccessorBindingVisitor(FileVisitor):
             "span": self.ctx.anchor(name_node),
         }
 
-    def _local(self, name: str, value: tuple[Any, ...]) -> None:
-        if self.ctx.scope.kind == "function":
-            self._locals.setdefault(self.ctx.qualname, {})[name] = value
-
-    def _value_type(self, value: cst.BaseExpression | None) -> tuple[Any, ...]:
-        if isinstance(value, cst.Call) and isinstance(value.func, (cst.Name, cst.Attribute)):
-            return ("call", value.func)
-        if isinstance(value, cst.Call) and isinstance(value.func, cst.Call):
-            base = _dynamic_base(value.func)
-            if base is not None:  # `type("Oot", (Platform,), {...})()`: a Platform
-                return ("call", base)
-        if isinstance(value, cst.Name):  # `self.loader = loader`: the parameter's type
-            local = self._local_type(value.value)
-            if local is not _MISSING:
-                return local
-        return ("other",)
-
-    def _target(self, target: cst.BaseExpression, kind: str, value: tuple[Any, ...]) -> None:
-        simple = isinstance(target, cst.Name)
-        for n in _target_names(target):
-            self._local(n.value, value if simple else ("other",))
+    def _target(self, target: cst.BaseExpression, kind: str) -> None:
+        for n in target_names(target):
             if self.ctx.scope.kind == "class":
                 if n.value in self.names and not self.is_runtime:
                     self._member_binding(n, n, "class attribute", None)
@@ -262,9 +196,9 @@ class AccessorBindingVisitor(FileVisitor):
         for alias in node.names:
             full = dotted(alias.name) or ""
             if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                self._import_binding(alias.asname.name, full, node)
+                self._bind(alias.asname.name, "import", target=full, node=node)
             elif isinstance(alias.name, cst.Name):
-                self._import_binding(alias.name, full, node)
+                self._bind(alias.name, "import", target=full, node=node)
 
     def leave_Import(self, node: cst.Import) -> None:
         self._in_import -= 1
@@ -276,146 +210,76 @@ class AccessorBindingVisitor(FileVisitor):
         targets = import_bindings(node, self.ctx.module, self.ctx.is_package)
         for alias in node.names:
             local = alias.asname.name if alias.asname is not None else alias.name
-            if isinstance(local, cst.Name) and local.value in self.names:
-                self._import_binding(local, targets.get(local.value, ""), node)
+            if isinstance(local, cst.Name):
+                self._bind(local, "import", target=targets.get(local.value, ""), node=node)
 
     def leave_ImportFrom(self, node: cst.ImportFrom) -> None:
         self._in_import -= 1
-
-    def _import_binding(self, name: cst.Name, target: str, node: cst.CSTNode) -> None:
-        self._local(name.value, ("other",))
-        if name.value in self.names:
-            self._bind(name, "import", target=target, node=node)
 
     # -- definitions ----------------------------------------------------------
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         # the dispatcher has pushed the class scope already
         outer = self.ctx.scopes[-2]
-        self._open.append(
-            {
-                "q": self._qual(self.ctx.qualname),
-                "bases": [b for a in node.bases if (b := self.ctx.resolve(a.value))],
-                "methods": [],
-            }
-        )
         if outer.kind == "class":
             if node.name.value in self.names and not self.is_runtime:
                 self._member_binding(node.name, node.name, "nested class", None)
         else:
             self._bind(node.name, "class", scope=outer.qualname, scope_kind=outer.kind)
-            if outer.kind == "function":
-                self._locals.setdefault(outer.qualname, {})[node.name.value] = ("other",)
-
-    def leave_ClassDef(self, node: cst.ClassDef) -> None:
-        entry = self._open.pop()
-        if entry["bases"] or entry["methods"]:
-            self.classes.append(entry)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         outer = self.ctx.scopes[-2]
-        name = node.name.value
-        if outer.kind == "class":
-            if name in self.names and self._open:
-                self._open[-1]["methods"].append(name)
-        else:
+        if outer.kind != "class":
             kind = "nested def" if outer.kind == "function" else "def"
             self._bind(node.name, kind, scope=outer.qualname, scope_kind=outer.kind)
-            if outer.kind == "function":
-                self._locals.setdefault(outer.qualname, {})[name] = ("other",)
-        self._params(node.params, "parameter", self.ctx.qualname, True)
+        self._params(node.params, "parameter", self.ctx.qualname)
 
-    def _params(self, params: cst.Parameters, kind: str, scope: str, typed: bool) -> None:
-        everything = [
+    def _params(self, params: cst.Parameters, kind: str, scope: str) -> None:
+        for p in [
             *params.posonly_params,
             *params.params,
             *params.kwonly_params,
             *(p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)),
-        ]
-        for p in everything:
-            if typed:
-                ann = p.annotation.annotation if p.annotation is not None else None
-                value: tuple[Any, ...] = ("ann", ann) if ann is not None else ("other",)
-                self._locals.setdefault(scope, {})[p.name.value] = value
+        ]:
             self._bind(p.name, kind, scope=scope, scope_kind="function", node=p)
 
     def visit_Lambda(self, node: cst.Lambda) -> None:
         # a lambda is its own scope: its parameters shadow nothing around it
-        self._params(node.params, "lambda parameter", f"{self.ctx.qualname}.<lambda>", False)
-
-    def visit_Global(self, node: cst.Global) -> None:
-        if self.ctx.scope.kind == "function":
-            self._globals_decl.setdefault(self.ctx.qualname, set()).update(
-                n.name.value for n in node.names
-            )
+        self._params(node.params, "lambda parameter", f"{self.ctx.qualname}.<lambda>")
 
     # -- other bindings -------------------------------------------------------
     def visit_Assign(self, node: cst.Assign) -> None:
-        value = self._value_type(node.value)
         for t in node.targets:
-            self._target(t.target, "assignment", value)
-            self._attr_type(t.target, value)
-            self._global_type(t.target, value)
+            self._target(t.target, "assignment")
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        ann = ("ann", node.annotation.annotation)
-        self._target(node.target, "annotated assignment", ann)
-        self._attr_type(node.target, ann)
-        self._global_type(node.target, ann)
-        if self.ctx.scope.kind == "class" and isinstance(node.target, cst.Name):
-            self._attr_types.setdefault(self.ctx.qualname, {})[node.target.value] = ann
+        self._target(node.target, "annotated assignment")
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._target(node.target, "augmented assignment", ("other",))
+        self._target(node.target, "augmented assignment")
 
     def visit_For(self, node: cst.For) -> None:
-        self._target(node.target, "for target", ("other",))
+        self._target(node.target, "for target")
 
     def visit_WithItem(self, node: cst.WithItem) -> None:
         if node.asname is not None:
-            self._target(node.asname.name, "with target", ("other",))
+            self._target(node.asname.name, "with target")
 
     def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
         if node.name is not None and isinstance(node.name.name, cst.Name):
-            self._target(node.name.name, "except target", ("other",))
+            self._target(node.name.name, "except target")
 
     def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        self._target(node.target, "walrus", self._value_type(node.value))
+        self._target(node.target, "walrus")
 
     def visit_CompFor(self, node: cst.CompFor) -> None:
         # comprehension targets live in the comprehension's own scope
-        for n in _target_names(node.target):
+        for n in target_names(node.target):
             self._bind(
                 n,
                 "comprehension target",
                 scope=f"{self.ctx.qualname}.<comprehension>",
                 scope_kind="comprehension",
             )
-
-    def _attr_type(self, target: cst.BaseExpression, value: tuple[Any, ...]) -> None:
-        attr = self.ctx.records.self_attr(target)
-        cls = self.ctx.enclosing_class()
-        if attr is not None and cls is not None and value[0] != "other":
-            self._attr_types.setdefault(cls, {})[attr] = value
-
-    def _global_type(self, target: cst.BaseExpression, value: tuple[Any, ...]) -> None:
-        if self.ctx.scope.kind != "module" or not isinstance(target, cst.Name):
-            return
-        q = self._class_of(value)
-        if q is not None and value[0] == "call" and not q.rpartition(".")[2][:1].isupper():
-            q = None  # only a construction (`X = Cls(...)`) types a global
-        if q is not None:
-            self.globals[target.value] = q
-        else:
-            self.globals.pop(target.value, None)
-
-    def _class_of(self, value: tuple[Any, ...]) -> str | None:
-        """Qualified class (or callee, for a construction) a typed value names."""
-        if value[0] == "ann":
-            expr = _class_expr(value[1])
-            return self.ctx.resolve(expr) if expr is not None else None
-        if value[0] == "call":
-            return self.ctx.resolve(value[1])
-        return None
 
     # -- uses -----------------------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
@@ -454,78 +318,35 @@ class AccessorBindingVisitor(FileVisitor):
         recv = self._receiver(node.value)
         if recv is None:
             return
-        member = {
-            "n": node.attr.value,
-            "kind": "member",
-            "recv": recv,
-            "scope": self.ctx.qualname,
-            "snippet": self.ctx.snippet(node),
-            "span": self.ctx.anchor(node.attr),
-        }
-        if recv["k"] == "selfattr":
-            self._pending.append((recv["cls"], recv["attr"], member))
-        self.members.append(member)
-
-    def _local_type(self, name: str) -> tuple[Any, ...] | Any:
-        for s in reversed(self.ctx.scopes):
-            if s.kind == "class":
-                continue
-            if s.kind != "function":
-                break
-            found = self._locals.get(s.qualname, {}).get(name)
-            if found is not None:
-                return found
-        return _MISSING
+        self.members.append(
+            {
+                "n": node.attr.value,
+                "kind": "member",
+                "recv": recv,
+                "scope": self.ctx.qualname,
+                "snippet": self.ctx.snippet(node),
+                "span": self.ctx.anchor(node.attr),
+            }
+        )
 
     def _receiver(self, expr: cst.BaseExpression) -> dict[str, Any] | None:
-        """How the receiver of `recv.get_x` is known; None when it is the runtime module."""
-        scope = self.ctx.scope
-        if isinstance(expr, cst.Name):
-            if expr.value == scope.self_name and scope.class_qualname is not None:
-                return {"k": "class", "q": self._qual(scope.class_qualname), "via": expr.value}
-            local = _MISSING if self._locally_imported(expr.value) else self._local_type(expr.value)
-            if local is not _MISSING:
-                q = self._class_of(local)
-                if q is None:
-                    return {"k": "unknown", "via": expr.value}
-                return {"k": "class", "q": q, "via": expr.value}
-        if isinstance(expr, cst.Call) and dotted(expr.func) == "super":
-            cls = self.ctx.enclosing_class()
-            if cls is not None:
-                return {"k": "super", "q": self._qual(cls), "via": "super()"}
-        attr = self.ctx.records.self_attr(expr)
-        if attr is not None:
-            cls = self.ctx.enclosing_class()
-            return {"k": "selfattr", "cls": cls, "attr": attr, "via": f"self.{attr}"}
-        name = dotted(expr)
-        if name is None:
-            return {"k": "unknown", "via": self.ctx.snippet(expr)}
-        head = name.partition(".")[0]
-        if (
-            isinstance(expr, cst.Attribute)
-            and not self._locally_imported(head)
-            and self._local_type(head) is not _MISSING
-        ):
-            return {"k": "unknown", "via": name}
-        q = self.ctx.resolve(expr)
-        if q == self.runtime:
-            return None
-        return {"k": "ref", "q": q, "via": name}
-
-    def _locally_imported(self, name: str) -> bool:
-        """A function-local import binds `name` (resolution goes through it)."""
-        return any(name in s.imports for s in self.ctx.scopes[1:])
+        """How the receiver of `recv.get_x` is known; None when it is the runtime
+        module. Names bound at module level are resolved by qualified name (a
+        module-level instance's class is the class index's)."""
+        r = self.model.receiver(expr, module=False)
+        if r.kind in ("self", "super"):
+            return {"k": "class" if r.kind == "self" else "super", "q": r.cls, "via": r.via}
+        if r.kind == "local" and r.binding is not None:
+            types = [*r.binding.instances, *r.binding.factories]
+            return {"k": "types", "t": types, "via": r.via} if types else _unknown(r.via)
+        if r.kind == "selfattr":
+            return {"k": "selfattr", "cls": r.cls, "attr": r.attr, "via": r.via}
+        if r.kind == "name" and r.name is not None:
+            return None if r.name == self.runtime else {"k": "ref", "q": r.name, "via": r.via}
+        return _unknown(r.via)
 
     # -- output ---------------------------------------------------------------
     def finish(self) -> Any:
-        for cls, attr, member in self._pending:
-            value = self._attr_types.get(cls or "", {}).get(attr)
-            q = self._class_of(value) if value is not None else None
-            member["recv"] = (
-                {"k": "class", "q": q, "via": member["recv"]["via"]}
-                if q is not None
-                else {"k": "unknown", "via": member["recv"]["via"]}
-            )
         ruff_candidate = any(n >= 2 for n in self._counts.values())
         legit: list[dict[str, Any]] = []
         if ruff_candidate:  # spans only where ruff can report (positions cost a pass)
@@ -542,8 +363,6 @@ class AccessorBindingVisitor(FileVisitor):
             "bindings": self.bindings,
             "calls": self.calls,
             "members": self.members,
-            "classes": self.classes,
-            "globals": self.globals,
             "imports": self.imports,
             "legit": legit,
             "ruff": ruff_candidate,
@@ -553,7 +372,25 @@ class AccessorBindingVisitor(FileVisitor):
         return out
 
 
-# -- whole program ------------------------------------------------------------
+def _unknown(via: str) -> dict[str, Any]:
+    return {"k": "unknown", "via": via}
+
+
+# -- ruff's F811 ----------------------------------------------------------------
+@dataclass(frozen=True, order=True)
+class RuffHit:
+    """One F811 report of ruff's on an accessor name."""
+
+    path: str
+    row: int
+    col: int
+    name: str
+    message: str  # ruff's own sentence: "Redefinition of unused `x` from line 1"
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.row}:{self.col}: {self.message}"
+
+
 def _ruff_command() -> list[str] | None:
     exe = shutil.which("ruff")
     if exe:
@@ -563,26 +400,15 @@ def _ruff_command() -> list[str] | None:
     return None
 
 
-def run_ruff_f811(root: Any, paths: list[str], names: set[str]) -> tuple[str, list[str]]:
-    """(status, ["path:line:col: message"]) of F811 on accessor names in `paths`."""
+def run_ruff_f811(root: Any, paths: list[str], names: set[str]) -> tuple[str, list[RuffHit]]:
+    """(status, hits) of ruff's F811 on accessor names in `paths`."""
     if not paths:
         return "not run: no file binds an accessor name twice", []
     cmd = _ruff_command()
     if cmd is None:
         return "unavailable: ruff is not installed (it is a dependency: `pip install ruff`)", []
-    args = [
-        *cmd,
-        "check",
-        "--select",
-        "F811",
-        "--output-format",
-        "json",
-        "--no-cache",
-        "--isolated",
-        "--exit-zero",
-        "--",
-        *paths,
-    ]
+    args = [*cmd, "check", "--select", "F811", "--output-format", "json", "--no-cache"]
+    args += ["--isolated", "--exit-zero", "--", *paths]
     try:
         done = subprocess.run(
             args, cwd=root, capture_output=True, text=True, timeout=_RUFF_TIMEOUT_S, check=False
@@ -592,81 +418,65 @@ def run_ruff_f811(root: Any, paths: list[str], names: set[str]) -> tuple[str, li
         return f"unavailable: ruff failed ({type(exc).__name__})", []
     if done.returncode != 0:
         return f"unavailable: ruff exited {done.returncode}", []
-    found: set[tuple[str, int, int, str]] = set()
+    found: set[RuffHit] = set()
     for item in items:
         m = _RUFF_NAME.search(item.get("message", ""))
         if item.get("code") != "F811" or m is None or m.group(1) not in names:
             continue
-        path = _relative(root, item["filename"])
         loc = item["location"]
-        found.add((path, loc["row"], loc["column"], item["message"].split(":")[0]))
-    lines = [f"{p}:{r}:{c}: {msg}" for p, r, c, msg in sorted(found)]
-    return f"ran on {len(paths)} file(s)", lines
+        message = item["message"].split(":")[0]
+        found.add(
+            RuffHit(
+                _relative(root, item["filename"]), loc["row"], loc["column"], m.group(1), message
+            )
+        )
+    return f"ran on {len(paths)} file(s)", sorted(found)
 
 
 def _relative(root: Any, filename: str) -> str:
-    from pathlib import Path
-
     try:
         return Path(filename).resolve().relative_to(Path(root).resolve()).as_posix()
     except ValueError:
         return filename
 
 
-class _Classes:
-    """The class graph of the parsed tree, for `does C really define m`."""
+def _ruff(program: Program) -> tuple[str, list[RuffHit]]:
+    """ruff's F811 on the files that bind an accessor name twice, once a run:
+    only `check` asks, so a run that does not select CTX401 never starts ruff."""
 
-    def __init__(self, program: Program) -> None:
-        self.defs: dict[str, dict[str, Any]] = {}
-        self.globals: dict[str, str] = {}
-        self.modules: set[str] = set()
-        self.reexports: dict[str, str] = {}
-        for _, module, facts in program.facts(ID):
-            for c in facts["classes"]:
-                self.defs.setdefault(c["q"], c)
-            for name, q in facts["globals"].items():
-                self.globals[f"{module}.{name}"] = q
-            for name, target in facts["imports"].items():
-                self.reexports[f"{module}.{name}"] = target
-        self.modules = {entry["module"] for entry in program.files.values()}
-        self.tops = {m.partition(".")[0] for m in self.modules}
+    def run() -> tuple[str, list[RuffHit]]:
+        candidates = sorted(p for p, _, f in program.facts(ID) if f["ruff"])
+        return run_ruff_f811(program.config.root, candidates, accessor_names(program.vocab))
 
-    def external(self, q: str) -> bool:
-        return q.partition(".")[0] not in self.tops
+    return program.memo(f"{ID} ruff", run)
 
-    def lookup(self, q: str, method: str) -> str:
-        """ "yes" when the class (or an ancestor) defines `method`, "maybe" when an
-        ancestor lies outside the tree, else "no"."""
-        seen: set[str] = set()
-        todo = [q]
-        maybe = False
-        while todo:
-            c = todo.pop()
-            if c in seen:
-                continue
-            seen.add(c)
-            facts = self.defs.get(c)
-            if facts is None:
-                maybe = maybe or self.external(c)
-                continue
-            if method in facts["methods"]:
-                return "yes"
-            todo.extend(facts["bases"])
-        return "maybe" if maybe else "no"
 
-    def defining(self, names: set[str]) -> dict[str, list[str]]:
-        out: dict[str, list[str]] = {}
-        for q, c in sorted(self.defs.items()):
-            for m in sorted(set(c["methods"]) & names):
-                out.setdefault(m, []).append(q)
-        return out
+# -- the class index's answers ------------------------------------------------------
+def _verdict(index: ClassIndex, types: list[str], name: str) -> str:
+    """ "yes"/"maybe"/"no": does an object of one of `types` (classes, or
+    callees: a function's return class) have method `name`."""
+    verdicts = []
+    for t in types:
+        classes = index.instances(t)
+        if classes:
+            verdicts += [index.defines(c, name) for c in classes]
+        else:
+            verdicts.append("maybe" if index.external(t) else "no")
+    return "yes" if "yes" in verdicts else "maybe" if "maybe" in verdicts else "no"
 
-    def accessor_target(self, target: str, runtime: str, depth: int = 0) -> bool:
-        """Whether an import target is the runtime's accessor (possibly re-exported)."""
-        if target.rpartition(".")[0] == runtime:
-            return True
-        nxt = self.reexports.get(target)
-        return nxt is not None and depth < 8 and self.accessor_target(nxt, runtime, depth + 1)
+
+def _accessor_target(index: ClassIndex, target: str, runtime: str) -> bool:
+    """Whether an import target is the runtime's accessor (possibly re-exported)."""
+    return index.follow(target, lambda n: n.rpartition(".")[0] == runtime) is not None
+
+
+def _defining(index: ClassIndex, names: set[str]) -> dict[str, list[str]]:
+    """Accessor name -> classes of the tree defining a method of that name."""
+    out: dict[str, list[str]] = {}
+    for q, c in sorted(index.classes.items()):
+        for m in sorted(set(c["methods"]) & names):
+            out.setdefault(m, []).append(q)
+    return out
 
 
 class AccessorBinding(Rule):
@@ -678,6 +488,7 @@ class AccessorBinding(Rule):
     )
     visitor = AccessorBindingVisitor
     needs = (BAGS,)
+    requires = (BINDINGS, CLASSES)
 
     def tokens(self, vocab: Vocabulary) -> set[str]:
         return accessor_names(vocab)
@@ -685,17 +496,11 @@ class AccessorBinding(Rule):
     def more_tokens(self, program: Program) -> set[str]:
         # subclasses of a class defining an accessor-named method live in files
         # that name it: parse them so the inheritance chain is complete
-        classes = _Classes(program)
+        index = class_index(program)
         definers = {
-            q for qs in classes.defining(accessor_names(program.vocab)).values() for q in qs
+            q for qs in _defining(index, accessor_names(program.vocab)).values() for q in qs
         }
-        changed = True
-        while changed:
-            changed = False
-            for q, c in classes.defs.items():
-                if q not in definers and definers & set(c["bases"]):
-                    definers.add(q)
-                    changed = True
+        definers |= {s for q in list(definers) for s in index.subclasses(q)}
         return {q.rpartition(".")[2] for q in definers}
 
     def environment(self) -> str:
@@ -720,9 +525,7 @@ class AccessorBinding(Rule):
 
     def derive(self, program: Program) -> dict[str, Any]:
         names = accessor_names(program.vocab)
-        classes = _Classes(program)
-        candidates = sorted(p for p, _, f in program.facts(ID) if f["ruff"])
-        status, ruff = run_ruff_f811(program.config.root, candidates, names)
+        index = class_index(program)
         runtime = program.vocab.runtime_module
         # re-exports actually imported from: `from pkg import get_exec` where pkg
         # imports the runtime's accessor
@@ -733,42 +536,33 @@ class AccessorBinding(Rule):
                 for b in f["bindings"]
                 if b["kind"] == "import"
                 and b["target"].rpartition(".")[0] != runtime
-                and classes.accessor_target(b["target"], runtime)
+                and _accessor_target(index, b["target"], runtime)
             }
         )
         return {
             "accessor names": sorted(names),
-            "classes defining accessor-named methods": classes.defining(names),
+            "classes defining accessor-named methods": _defining(index, names),
             "accessor re-exports imported from": reexports,
-            "ruff": status,
-            "ruff F811 on accessor names": ruff,
         }
 
     def check(self, program: Program) -> Iterable[RawFinding]:
         vocab = program.vocab
         runtime = vocab.runtime_module
-        classes = _Classes(program)
+        index = class_index(program)
         ns = {**dict(vocab.bag_accessors), **{s: "seed record" for s in vocab.seed_accessors}}
         mine: list[RawFinding] = []
         legit_sites: dict[tuple[str, int], dict[str, Any]] = {}
         for path, _, facts in program.facts(ID):
             accessor_imported = {
-                n for n, t in facts["imports"].items() if classes.accessor_target(t, runtime)
+                n for n, t in facts["imports"].items() if _accessor_target(index, t, runtime)
             }
             for b in facts["bindings"]:
-                if b["kind"] == "import" and classes.accessor_target(b.get("target", ""), runtime):
-                    if b["n"] == b.get("target", "").rpartition(".")[2]:
+                target = b.get("target", "")
+                if b["kind"] == "import" and _accessor_target(index, target, runtime):
+                    if b["n"] == target.rpartition(".")[2]:
                         continue  # a re-export of the runtime's own accessor
-                mine.append(
-                    RawFinding(
-                        ID,
-                        path,
-                        b["scope"],
-                        b["snippet"],
-                        b["span"],
-                        _binding_message(b, runtime, ns, b["n"] in accessor_imported),
-                    )
-                )
+                why = _binding_message(b, runtime, ns, b["n"] in accessor_imported)
+                mine.append(RawFinding(ID, path, b["scope"], b["snippet"], b["span"], why))
             shadowed = {
                 (b["n"], b["scope"])
                 for b in facts["bindings"]
@@ -777,7 +571,7 @@ class AccessorBinding(Rule):
             for c in facts["calls"]:
                 if c["local"] and any((c["n"], s) in shadowed for s in c["chain"]):
                     continue  # a local of that name, reported as its binding
-                if not classes.accessor_target(c["target"], runtime) or not c["target"].endswith(
+                if not _accessor_target(index, c["target"], runtime) or not c["target"].endswith(
                     f".{c['n']}"
                 ):
                     continue
@@ -794,37 +588,34 @@ class AccessorBinding(Rule):
                     )
                 )
             for m in facts["members"]:
-                why = _member_problem(m, classes, runtime)
-                if why is None:
-                    continue
-                mine.append(RawFinding(ID, path, m["scope"], m["snippet"], m["span"], why))
+                why = _member_problem(m, index, runtime)
+                if why is not None:
+                    mine.append(RawFinding(ID, path, m["scope"], m["snippet"], m["span"], why))
             for lg in facts["legit"]:
                 legit_sites.setdefault((path, lg["span"][0]), lg)
         yield from mine
+        status, hits = _ruff(program)
+        program.sets.setdefault(ID, {}).update(
+            {"ruff": status, "ruff F811 on accessor names": [str(h) for h in hits]}
+        )
         taken = {(f.path, f.span[0]) for f in mine}
         by_path = {p: f for p, _, f in program.facts(ID)}
-        for line in program.sets.get(ID, {}).get("ruff F811 on accessor names", ()):
-            path, row, col, message = _parse_ruff(line)
-            if (path, row) in taken:
+        for hit in hits:
+            if (hit.path, hit.row) in taken:
                 continue
-            taken.add((path, row))
-            site = legit_sites.get((path, row)) or _binding_at(by_path.get(path), row)
-            name = m.group(1) if (m := _RUFF_NAME.search(message)) else "?"
+            taken.add((hit.path, hit.row))
+            site = legit_sites.get((hit.path, hit.row)) or _binding_at(
+                by_path.get(hit.path), hit.row
+            )
             yield RawFinding(
                 ID,
-                path,
+                hit.path,
                 site["scope"] if site else "<module>",
-                site["snippet"] if site else f"ruff F811 {name}",
-                site["span"] if site else [row, col, row, col],
-                f"ruff F811: {message[0].lower()}{message[1:]}: a module binds `{name}` once; "
-                "drop the redefinition",
+                site["snippet"] if site else f"ruff F811 {hit.name}",
+                site["span"] if site else [hit.row, hit.col, hit.row, hit.col],
+                f"ruff F811: {hit.message[0].lower()}{hit.message[1:]}: a module binds "
+                f"`{hit.name}` once; drop the redefinition",
             )
-
-
-def _parse_ruff(line: str) -> tuple[str, int, int, str]:
-    head, _, message = line.partition(": ")
-    path, row, col = head.rsplit(":", 2)
-    return path, int(row), int(col), message
 
 
 def _binding_at(facts: dict[str, Any] | None, row: int) -> dict[str, Any] | None:
@@ -862,7 +653,7 @@ def _binding_message(b: dict[str, Any], runtime: str, ns: dict[str, str], import
     )
 
 
-def _member_problem(m: dict[str, Any], classes: _Classes, runtime: str) -> str | None:
+def _member_problem(m: dict[str, Any], index: ClassIndex, runtime: str) -> str | None:
     name, recv = m["n"], m["recv"]
     tail = f"call `{name}()` imported from `{runtime}`, or rename the member"
     if recv["k"] == "binding":
@@ -877,41 +668,46 @@ def _member_problem(m: dict[str, Any], classes: _Classes, runtime: str) -> str |
             "rename the member"
         )
     via = recv.get("via", "?")
-    if recv["k"] in ("class", "super"):
-        q = recv["q"]
-        if recv["k"] == "super":
-            bases = classes.defs.get(q, {}).get("bases", [])
-            verdicts = [classes.lookup(b, name) for b in bases] or ["no"]
-            verdict = "yes" if "yes" in verdicts else "maybe" if "maybe" in verdicts else "no"
-        elif q not in classes.defs and classes.external(q):
-            return None  # a library type's own method (`tensor.get_device()`)
-        else:
-            verdict = classes.lookup(q, name)
-        if verdict != "no":
+    k = recv["k"]
+    types: list[str] = []
+    if k == "super":
+        cls = recv["q"]
+        if index.definer(cls, name, skip_self=True) is not None:
             return None
+        if index.defines(cls, name) == "maybe":  # an ancestor outside the tree
+            return None
+        types = [cls]
+    elif k == "class":
+        types = [recv["q"]]
+    elif k == "types":
+        types = recv["t"]
+    elif k == "selfattr" and recv["cls"] is not None:
+        types = index.attr_types(recv["cls"], recv["attr"])
+    if types:
+        if k != "super" and _verdict(index, types, name) != "no":
+            return None  # a class defining it, or a library type (`tensor.get_device()`)
         return (
-            f"`{via}.{name}` member shape: `{q.rpartition('.')[2]}` defines no method "
+            f"`{via}.{name}` member shape: `{types[0].rpartition('.')[2]}` defines no method "
             f"`{name}`; {tail}"
         )
-    if recv["k"] == "ref":
+    if k == "ref":
         q = recv["q"]
-        if q in classes.defs:
-            if classes.lookup(q, name) != "no":
+        cls = index.resolve(q)
+        if cls is not None:
+            if index.defines(cls, name) != "no":
                 return None
-            return f"`{via}.{name}`: class `{q}` defines no method `{name}`; {tail}"
-        typed = classes.globals.get(q)
+            return f"`{via}.{name}`: class `{cls}` defines no method `{name}`; {tail}"
+        typed = index.instance(q)
         if typed is not None:
-            if typed not in classes.defs and classes.external(typed):
-                return None
-            if classes.lookup(typed, name) != "no":
+            if _verdict(index, [typed], name) != "no":
                 return None
             return (
                 f"`{via}.{name}` member shape: `{via}` is a `{typed.rpartition('.')[2]}`, which "
                 f"defines no method `{name}`; {tail}"
             )
-        if classes.external(q):
+        if index.external(q):
             return None  # a library's own API (`torch.get_device`)
-        if q in classes.modules:
+        if q in index.modules:
             return (
                 f"`{via}.{name}` reaches a same-named function of `{q}`, not the runtime "
                 f"module's accessor; {tail}"

@@ -10,11 +10,11 @@ of a hook on an object of a base is checked against the base signature, and
 every in-tree implementation (transitively, across modules) must accept what
 the base and its dispatch sites pass.
 
-Facts are per file and resolution-free beyond the file's import table: class
-definitions (resolved base names, method signatures, attribute types) and
-method calls on receivers whose class can be told (`self`, `super()`,
-annotated parameters/locals/attributes, objects constructed in the scope);
-derive() joins them into the class graph.
+The classes (bases, method signatures, attribute types) are the class index's
+(program.classes, C3 MRO, through re-exports); this rule's facts are the
+method calls on receivers whose class can be told (program.bindings: `self`,
+`super()`, annotated parameters/locals/attributes, objects constructed in the
+scope, isinstance-narrowed names).
 """
 
 from __future__ import annotations
@@ -23,273 +23,48 @@ from collections.abc import Iterable, Iterator
 from typing import Any, ClassVar
 
 from ctxlint.core.lazy_libcst import cst
-from ctxlint.facts.context import FileContext, dotted, string_value
+from ctxlint.facts.context import FileContext, dotted
 from ctxlint.facts.visitor import FileVisitor
 from ctxlint.facts.vocab import Vocabulary
+from ctxlint.program.bindings import KEY as BINDINGS
+from ctxlint.program.classes import KEY as CLASSES
+from ctxlint.program.classes import ClassIndex, Param, class_index
 from ctxlint.program.core import Program
 from ctxlint.program.rule import PinSite, RawFinding, Rule, pin_findings
 
 ID = "CTX501"
 PLUGIN_BASES = "plugin-bases"
-_UNION_HEADS = ("Optional", "Union", "Annotated", "ClassVar", "Final")
-_TYPE_HEADS = ("type", "Type")
+# decorated defs that are never called as hooks: properties, overload stubs,
+# dispatch registrations
 _NOT_METHODS = frozenset(
     ("property", "cached_property", "setter", "deleter", "getter", "overload", "register")
 )
-_MAPPING_HEADS = ("dict", "Dict", "Mapping", "MutableMapping", "OrderedDict", "defaultdict")
-
-# Param kinds: po (positional-only), pk (positional-or-keyword), va (*args),
-# ko (keyword-only), vk (**kwargs). A param is [name, kind, default-source|None].
-Param = list[Any]
 
 
 # -- per-file extraction ---------------------------------------------------------
-def _raises_not_implemented(body: cst.BaseSuite) -> bool:
-    """The body is (a docstring and) only `raise NotImplementedError[(...)]`."""
-    if not isinstance(body, cst.IndentedBlock):
-        stmts: list[cst.BaseSmallStatement] = list(body.body)
-    else:
-        stmts = []
-        for s in body.body:
-            if not isinstance(s, cst.SimpleStatementLine):
-                return False
-            stmts.extend(s.body)
-    if stmts and isinstance(stmts[0], cst.Expr) and string_value(stmts[0].value) is not None:
-        stmts = stmts[1:]
-    if len(stmts) != 1 or not isinstance(stmts[0], cst.Raise) or stmts[0].exc is None:
-        return False
-    exc = stmts[0].exc
-    if isinstance(exc, cst.Call):
-        exc = exc.func
-    return (dotted(exc) or "").rpartition(".")[2] == "NotImplementedError"
-
-
 class PluginVisitor(FileVisitor):
+    """Method calls on receivers whose class can be told (program.bindings);
+    the classes themselves are the class index's (program.classes)."""
+
     def __init__(self, ctx: FileContext) -> None:
         super().__init__(ctx)
-        self.classes: dict[str, dict[str, Any]] = {}
         self.calls: list[dict[str, Any]] = []
-        # function qualname -> instance types its return annotation names
-        self.returns: dict[str, list[str]] = {}
         # `if isinstance(x, T):` bodies: [receiver text, types, active, id(orelse)] or None
         self.narrow: list[list[Any] | None] = []
-        # scope qualname -> name -> (instance types, factory types), statement order
-        self.env: dict[str, dict[str, tuple[list[str], list[str]]]] = {}
 
-    # -- types ------------------------------------------------------------------
-    def _ann(self, ann: cst.BaseExpression, depth: int = 0) -> tuple[list[str], list[str]]:
-        """(instance types, factory types) an annotation names, as resolved names."""
-        if depth > 4:
-            return [], []
-        text = string_value(ann)
-        if text is not None:
-            try:
-                ann = cst.parse_expression(text)
-            except (cst.ParserSyntaxError, ValueError):
-                return [], []
-        if isinstance(ann, cst.BinaryOperation) and isinstance(ann.operator, cst.BitOr):
-            a, b = self._ann(ann.left, depth + 1), self._ann(ann.right, depth + 1)
-            return a[0] + b[0], a[1] + b[1]
-        if isinstance(ann, cst.Subscript):
-            head = (dotted(ann.value) or "").rpartition(".")[2]
-            elems = [e.slice.value for e in ann.slice if isinstance(e.slice, cst.Index)]
-            if head in _UNION_HEADS:
-                inst: list[str] = []
-                fact: list[str] = []
-                for e in elems[:1] if head in ("Annotated", "ClassVar", "Final") else elems:
-                    i, f = self._ann(e, depth + 1)
-                    inst += i
-                    fact += f
-                return inst, fact
-            if head in _TYPE_HEADS and elems:
-                return [], self._ann(elems[0], depth + 1)[0]
-            if head in _MAPPING_HEADS and len(elems) == 2:
-                return [], self._ann(elems[1], depth + 1)[1]  # a registry of classes
-            return [], []
-        if isinstance(ann, (cst.Name, cst.Attribute)):
-            name = self.ctx.resolve(ann)
-            if name and name.rpartition(".")[2] not in ("None", "Any", "object"):
-                return [name], []
-        return [], []
-
-    def _lookup(self, name: str) -> tuple[list[str], list[str]] | None:
-        for s in reversed(self.ctx.scopes):
-            if s.kind == "class":
-                continue
-            found = self.env.get(s.qualname, {}).get(name)
-            if found is not None:
-                return found
-        return None
-
-    def _value_types(self, value: cst.BaseExpression) -> tuple[list[str], list[str]]:
-        """What an assigned value is: constructed, a registry pick, a typed name."""
-        if isinstance(value, cst.Call):
-            func = value.func
-            if isinstance(func, cst.Name):
-                known = self._lookup(func.value)
-                if known is not None:
-                    return list(known[1]), []  # `spec_class(...)` with spec_class: type[T]
-            holder = func
-            if isinstance(holder, cst.Subscript):
-                holder = holder.value  # REGISTRY[name]()
-            elif isinstance(holder, cst.Call) and isinstance(holder.func, cst.Attribute):
-                if holder.func.attr.value == "get":
-                    holder = holder.func.value  # REGISTRY.get(name)()
-            if holder is not func and isinstance(holder, cst.Name):
-                known = self._lookup(holder.value)
-                return (list(known[1]), []) if known else ([], [])
-            if isinstance(func, (cst.Name, cst.Attribute)):
-                name = self.ctx.resolve(func)
-                return ([name], []) if name else ([], [])
-        if isinstance(value, cst.Name):
-            known = self._lookup(value.value)
-            if known is not None:
-                return list(known[0]), list(known[1])
-        return [], []
-
-    def _bind(self, name: str, types: tuple[list[str], list[str]]) -> None:
-        env = self.env.setdefault(self.ctx.qualname, {})
-        if types[0] or types[1]:
-            env[name] = types
-        else:
-            env.pop(name, None)
-            if self.ctx.in_function():
-                env[name] = ([], [])  # a local rebinding hides an outer typed name
-
-    def _attr_types(self, attr: str, types: list[str]) -> None:
-        cls = self.ctx.enclosing_class()
-        if cls in self.classes and types:
-            known = self.classes[cls]["attrs"].setdefault(attr, [])
-            known.extend(t for t in types if t not in known)
-
-    # -- classes and methods ----------------------------------------------------
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        bases = []
-        for arg in node.bases:
-            if arg.keyword is None:
-                name = self.ctx.resolve(arg.value)
-                if name:
-                    bases.append(name)
-        self.classes[self.ctx.qualname] = {"bases": bases, "methods": {}, "attrs": {}}
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        scopes = self.ctx.scopes
-        outer = scopes[-2]
-        env = self.env.setdefault(self.ctx.qualname, {})
-        p = node.params
-        for param in (*p.posonly_params, *p.params, *p.kwonly_params):
-            if param.annotation is not None:
-                types = self._ann(param.annotation.annotation)
-                if types[0] or types[1]:
-                    env[param.name.value] = types
-        returns = self._ann(node.returns.annotation)[0] if node.returns is not None else []
-        if returns and outer.kind != "function":
-            self.returns[self.ctx.qualname] = returns  # `x = make()` / `X.from_string()`
-        if outer.kind != "class" or outer.qualname not in self.classes:
-            return
-        decorators = {(dotted(d.decorator) or "").rpartition(".")[2] for d in node.decorators}
-        if decorators & {"property", "cached_property"} and returns:
-            attrs = self.classes[outer.qualname]["attrs"].setdefault(node.name.value, [])
-            attrs.extend(t for t in returns if t not in attrs)  # `self.algo.hook()`
-        if decorators & _NOT_METHODS:
-            return  # properties, overload stubs, dispatch registrations: never called as hooks
-        flavor = (
-            "static"
-            if "staticmethod" in decorators
-            else "class"
-            if "classmethod" in decorators
-            else "inst"
-        )
-        abstract = "abstractmethod" in decorators or (
-            "abstractproperty" not in decorators and _raises_not_implemented(node.body)
-        )
-        self.classes[outer.qualname]["methods"][node.name.value] = {
-            "params": self._params(node.params),
-            "flavor": flavor,
-            "abstract": "decorator"
-            if "abstractmethod" in decorators
-            else "raise"
-            if abstract
-            else None,
-            "span": self.ctx.anchor(node.name),
-        }
-
-    def _params(self, p: cst.Parameters) -> list[Param]:
-        code = self.ctx.module_node.code_for_node
-
-        def one(param: cst.Param, kind: str) -> Param:
-            default = code(param.default) if param.default is not None else None
-            return [param.name.value, kind, default]
-
-        out = [one(x, "po") for x in p.posonly_params]
-        out += [one(x, "pk") for x in p.params]
-        if isinstance(p.star_arg, cst.Param):
-            out.append(one(p.star_arg, "va"))
-        out += [one(x, "ko") for x in p.kwonly_params]
-        if p.star_kwarg is not None:
-            out.append(one(p.star_kwarg, "vk"))
-        return out
-
-    # -- bindings ---------------------------------------------------------------
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        types = self._ann(node.annotation.annotation)
-        target = node.target
-        if isinstance(target, cst.Name):
-            if self.ctx.scope.kind == "class":
-                self._attr_types(target.value, types[0])
-            else:
-                self._bind(target.value, types)
-        elif self.ctx.records.self_attr(target) is not None:
-            self._attr_types(target.attr.value, types[0])  # type: ignore[attr-defined]
-
-    def leave_Assign(self, node: cst.Assign) -> None:
-        types = self._value_types(node.value)
-        for t in node.targets:
-            target = t.target
-            if isinstance(target, cst.Name):
-                if self.ctx.scope.kind != "class":
-                    self._bind(target.value, types)
-            elif self.ctx.records.self_attr(target) is not None:
-                self._attr_types(target.attr.value, types[0])  # type: ignore[attr-defined]
-
-    # -- calls ------------------------------------------------------------------
-    def _receiver(self, recv: cst.BaseExpression) -> dict[str, Any] | None:
-        scope = self.ctx.scope
-        cls = self.ctx.enclosing_class()
-        if isinstance(recv, cst.Name):
-            if scope.self_name is not None and recv.value == scope.self_name and cls:
-                flavor = self._flavor()
-                return {"k": "self", "cls": cls} if flavor == "inst" else None
-            known = self._lookup(recv.value)
-            if known is not None and known[0]:
-                return {"k": "types", "t": known[0]}
+    def _receiver(self, expr: cst.BaseExpression) -> dict[str, Any] | None:
+        r = self.ctx.parts[BINDINGS].receiver(expr)
+        if r.kind in ("self", "selfattr") and r.flavor != "inst":
             return None
-        if (
-            isinstance(recv, cst.Call)
-            and isinstance(recv.func, cst.Name)
-            and recv.func.value == "super"
-            and cls
-        ):
-            return {"k": "super", "cls": cls}
-        attr = self.ctx.records.self_attr(recv)
-        if attr is not None and cls and self._flavor() == "inst":
-            return {"k": "attr", "cls": cls, "n": attr}
+        if r.kind == "self":
+            return {"k": "self", "cls": r.cls}
+        if r.kind == "super":
+            return {"k": "super", "cls": r.cls}
+        if r.kind == "selfattr" and r.cls is not None:
+            return {"k": "attr", "cls": r.cls, "n": r.attr}
+        if r.kind in ("local", "global") and r.binding is not None and r.binding.instances:
+            return {"k": "types", "t": list(r.binding.instances)}
         return None
-
-    def _flavor(self) -> str:
-        """Whether the method we are in (not a closure) takes an instance."""
-        for s in reversed(self.ctx.scopes):
-            if s.kind == "function" and s.self_name is not None and s.node is not None:
-                decorators = {
-                    (dotted(d.decorator) or "").rpartition(".")[2]
-                    for d in s.node.decorators  # type: ignore[attr-defined]
-                }
-                if "classmethod" in decorators:
-                    return "class"
-                if "staticmethod" in decorators:
-                    return "static"
-                return "inst"
-        return "inst"
 
     # -- isinstance narrowing --------------------------------------------------
     def _leave_branch(self, node: cst.CSTNode) -> None:
@@ -359,15 +134,7 @@ class PluginVisitor(FileVisitor):
         )
 
     def finish(self) -> Any:
-        out: dict[str, Any] = {"imports": self.ctx.imports}
-        for key, value in (
-            ("classes", self.classes),
-            ("calls", self.calls),
-            ("returns", self.returns),
-        ):
-            if value:
-                out[key] = value
-        return out
+        return {"calls": self.calls} if self.calls else None
 
 
 # -- signatures ------------------------------------------------------------------
@@ -471,98 +238,47 @@ def accept_problems(impl: list[Param], base: list[Param], *, dispatched: bool) -
 
 # -- the whole program -------------------------------------------------------------
 class Graph:
-    """Classes of every file, their resolved bases, and the plugin bases."""
+    """The plugin bases of the class index, their hooks, implementations and dispatches."""
 
     def __init__(self, program: Program) -> None:
         self.program = program
-        self.classes: dict[str, dict[str, Any]] = {}  # qualified -> class facts
-        self.where: dict[str, tuple[str, str]] = {}  # qualified -> (path, class qualname)
-        self.imports: dict[str, dict[str, str]] = {}  # module -> import table
-        self.returns: dict[str, list[str]] = {}  # qualified function -> return types
-        for path, module, facts in program.facts(ID):
-            self.imports[module] = facts.get("imports", {})
-            for qual, cls in facts.get("classes", {}).items():
-                self.classes[f"{module}.{qual}"] = cls
-                self.where[f"{module}.{qual}"] = (path, qual)
-            for qual, types in facts.get("returns", {}).items():
-                self.returns[f"{module}.{qual}"] = types
-        self._resolved: dict[str, str | None] = {}
-        self._mro: dict[str, list[str]] = {}
+        self.index: ClassIndex = class_index(program)
+        self.classes = self.index.classes
+        self.where = self.index.where
+        self.mro = self.index.mro
+        # qualified class -> the methods a caller can call as hooks
+        self.methods: dict[str, dict[str, dict[str, Any]]] = {
+            q: {
+                n: m
+                for n, m in c["methods"].items()
+                if not _NOT_METHODS.intersection(m.get("decorators", ()))
+            }
+            for q, c in self.classes.items()
+        }
         configured = program.config.options.get(PLUGIN_BASES, [])
         self.configured = [str(c) for c in configured]
         self.bases = self._bases()
 
-    def resolve(self, name: str, depth: int = 0) -> str | None:
-        """The class (or annotated function) a qualified name denotes, through re-exports."""
-        if name in self.classes or name in self.returns:
-            return name
-        if depth > 8:
-            return None
-        if name in self._resolved:
-            return self._resolved[name]
-        self._resolved[name] = None  # cycles
-        module, _, attr = name.rpartition(".")
-        target = self.imports.get(module, {}).get(attr)
-        found = self.resolve(target, depth + 1) if target and target != name else None
-        self._resolved[name] = found
-        return found
-
-    def instances(self, name: str) -> list[str]:
-        """Classes of the object a name yields when called: the class itself, or
-        what a function's (or a class's method's) return annotation names."""
-        real = self.resolve(name)
-        if real is None:
-            owner, _, method = name.rpartition(".")
-            cls = self.resolve(owner) if owner else None
-            if cls is None or cls not in self.classes:
-                return []
-            real = next(
-                (f"{a}.{method}" for a in self.mro(cls) if f"{a}.{method}" in self.returns), None
-            )
-            if real is None:
-                return []
-        if real in self.classes:
-            return [real]
-        return [c for t in self.returns.get(real, ()) if (c := self.resolve(t)) in self.classes]
-
-    def mro(self, cls: str) -> list[str]:
-        """The class and its in-tree ancestors, nearest first (a linear walk)."""
-        if cls in self._mro:
-            return self._mro[cls]
-        self._mro[cls] = [cls]
-        out = [cls]
-        for b in self.classes[cls]["bases"]:
-            real = self.resolve(b)
-            if real not in self.classes:
-                continue
-            for a in self.mro(real):
-                if a not in out:
-                    out.append(a)
-        self._mro[cls] = out
-        return out
-
     def _bases(self) -> dict[str, dict[str, dict[str, Any]]]:
         """Plugin base -> hook -> method facts."""
         out: dict[str, dict[str, dict[str, Any]]] = {}
-        for qual, cls in self.classes.items():
+        for qual, methods in self.methods.items():
             ancestors = self.mro(qual)[1:]
             hooks = {}
-            for name, m in cls["methods"].items():
+            for name, m in methods.items():
                 if name.startswith("__") or m["abstract"] is None:
                     continue
-                if m["abstract"] == "raise" and any(
-                    name in self.classes[a]["methods"] for a in ancestors
-                ):
+                if m["abstract"] == "raise" and any(name in self.methods[a] for a in ancestors):
                     continue  # an implementation declining a hook, not a new hook
                 hooks[name] = m
             if hooks:
                 out[qual] = hooks
         for name in self.configured:
-            real = self.resolve(name)
-            if real not in self.classes:
+            real = self.index.resolve(name)
+            if real is None:
                 continue
             hooks = out.setdefault(real, {})
-            for mname, m in self.classes[real]["methods"].items():
+            for mname, m in self.methods[real].items():
                 if not mname.startswith("_"):
                     hooks.setdefault(mname, m)
         return out
@@ -585,23 +301,17 @@ class Graph:
                 out[qual] = bases
         return out
 
-    def receiver_types(self, module: str, recv: dict[str, Any]) -> list[str]:
-        k = recv["k"]
+    def receiver_types(self, recv: dict[str, Any]) -> list[str]:
+        k, index = recv["k"], self.index
         if k == "self":
-            return [f"{module}.{recv['cls']}"]
+            return [recv["cls"]]
         if k == "super":
-            cls = f"{module}.{recv['cls']}"
-            return self.mro(cls)[1:2] if cls in self.classes else []
+            return self.mro(recv["cls"])[1:2] if recv["cls"] in self.classes else []
         if k == "attr":
-            cls = f"{module}.{recv['cls']}"
-            if cls not in self.classes:
+            if recv["cls"] not in self.classes:
                 return []
-            for a in self.mro(cls):
-                types = self.classes[a]["attrs"].get(recv["n"])
-                if types:
-                    return [c for t in types for c in self.instances(t)]
-            return []
-        return [c for t in recv["t"] for c in self.instances(t)]
+            return [c for t in index.attr_types(recv["cls"], recv["n"]) for c in index.instances(t)]
+        return [c for t in recv["t"] for c in index.instances(t)]
 
     def dispatches(self) -> Iterator[tuple[str, dict[str, Any], str, str, int]]:
         """(path, call, base, definer) for every call of a hook on a plugin object.
@@ -609,18 +319,16 @@ class Graph:
         `definer` is the nearest class defining the method for the receiver's
         type: the base itself, or an override between (whose own signature
         binds the call, and which is checked against the base separately)."""
-        for path, module, facts in self.program.facts(ID):
-            for call in facts.get("calls", ()):
+        for path, _, facts in self.program.facts(ID):
+            for call in facts["calls"]:
                 seen: set[str] = set()
-                types = self.receiver_types(module, call["r"])
+                types = self.receiver_types(call["r"])
                 for t in types:
                     base = self.hook_base(t, call["m"])
                     if base is None or base in seen:
                         continue
                     seen.add(base)
-                    definer = next(
-                        a for a in self.mro(t) if call["m"] in self.classes[a]["methods"]
-                    )
+                    definer = next(a for a in self.mro(t) if call["m"] in self.methods[a])
                     yield path, call, base, definer, len(set(types))
 
 
@@ -632,6 +340,7 @@ class PluginSignature(Rule):
         "declare; hook signatures are pinned in the baseline"
     )
     visitor = PluginVisitor
+    requires = (BINDINGS, CLASSES)
     options: ClassVar[dict[str, Any]] = {PLUGIN_BASES: []}
 
     def tokens(self, vocab: Vocabulary) -> set[str]:
@@ -654,7 +363,7 @@ class PluginSignature(Rule):
                 for base, hooks in sorted(graph.bases.items())
             },
             "configured plugin bases not found": sorted(
-                c for c in graph.configured if graph.resolve(c) not in graph.classes
+                c for c in graph.configured if graph.index.resolve(c) is None
             ),
             "implementations": {
                 impl: sorted(bases) for impl, bases in sorted(graph.implementations().items())
@@ -679,7 +388,7 @@ class PluginSignature(Rule):
         # dispatch sites against the base signature
         sites: dict[tuple[str, str], list[tuple[str, dict[str, Any]]]] = {}
         for path, call, base, definer, ntypes in graph.dispatches():
-            hook = graph.classes[definer]["methods"][call["m"]]
+            hook = graph.methods[definer][call["m"]]
             problems = call_problems(bound(hook), call)
             if definer == base and not problems:
                 # a call the base contract allows: implementations must take it too
@@ -712,7 +421,7 @@ class PluginSignature(Rule):
         # implementations against the base contract and what its dispatch passes
         for impl, _ in sorted(graph.implementations().items()):
             path, qual = graph.where[impl]
-            for name, m in sorted(graph.classes[impl]["methods"].items()):
+            for name, m in sorted(graph.methods[impl].items()):
                 base = next(
                     (a for a in graph.mro(impl)[1:] if name in graph.bases.get(a, ())), None
                 )

@@ -1,0 +1,315 @@
+"""The scope/binding model: "what is this name here", asked during the walk.
+
+One part visitor ("bindings") keeps, per function scope and for the module,
+the names bound so far in statement order (parameters, imports, defs and
+classes, assignment/for/with/except/walrus targets) with the classes their
+annotation or value names. Rule visitors ask it, as `ctx.parts["bindings"]`,
+whether a name is local, what it holds, and what kind of receiver an
+expression is (`self`, `super()`, `self.attr`, a typed local, a global name).
+
+Class bodies bind class attributes, not names a method sees: the class index
+(program.classes) records those. Comprehension variables live in their own
+scope and are not tracked (no rule types them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from ctxlint.core.lazy_libcst import cst
+from ctxlint.facts.context import MODULE_SCOPE, FileContext, dotted
+from ctxlint.facts.visitor import FileVisitor
+from ctxlint.program.annotations import unwrap
+
+KEY = "bindings"
+# Binding kinds whose name stands for a definition, not a value of a type.
+DEFINITIONS = frozenset(("import", "def", "class"))
+
+
+@dataclass(frozen=True, slots=True)
+class Binding:
+    kind: str  # parameter, import, def, class, assignment, annotation, target
+    instances: tuple[str, ...] = ()  # classes (or callees) of the value, qualified
+    factories: tuple[str, ...] = ()  # classes calling the value makes (type[X], registries)
+    scope: str = MODULE_SCOPE  # qualname of the scope holding it
+
+    @property
+    def typed(self) -> bool:
+        return bool(self.instances or self.factories)
+
+
+UNTYPED = Binding("target")
+
+
+@dataclass(frozen=True, slots=True)
+class Receiver:
+    """What the `x` of `x.m` is, as far as this file tells.
+
+    kind: "self" (the method's first parameter; `flavor` says instance, class
+    or static method), "super" (`super()`), "selfattr" (`self.attr`), "local"
+    (a name a function binds), "global" (a name the module binds with a
+    type), "name" (a qualified name through the import table: a module, a
+    class, a global), "other" (anything else)."""
+
+    kind: str
+    via: str
+    cls: str | None = None  # module-qualified class of self/super/selfattr
+    attr: str | None = None  # selfattr
+    flavor: str = "inst"  # self: "inst" | "class" | "static"
+    binding: Binding | None = None  # local/global
+    name: str | None = None  # name: the qualified name
+
+
+def target_names(target: cst.BaseExpression) -> Iterator[cst.Name]:
+    """The names an assignment target binds (through tuples, lists, stars)."""
+    if isinstance(target, cst.Name):
+        yield target
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for e in target.elements:
+            yield from target_names(e.value)
+    elif isinstance(target, cst.StarredElement):
+        yield from target_names(target.value)
+
+
+def dynamic_base(call: cst.Call) -> cst.BaseExpression | None:
+    """The first base of a class made by `type(name, (Base, ...), namespace)`."""
+    args = [a.value for a in call.args if a.keyword is None and not a.star]
+    if dotted(call.func) != "type" or len(args) != 3 or not isinstance(args[1], cst.Tuple):
+        return None
+    bases = args[1].elements
+    if bases and isinstance(bases[0].value, (cst.Name, cst.Attribute)):
+        return bases[0].value
+    return None
+
+
+def all_params(params: cst.Parameters) -> list[cst.Param]:
+    return [
+        *params.posonly_params,
+        *params.params,
+        *params.kwonly_params,
+        *(p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)),
+    ]
+
+
+def decorator_names(node: cst.FunctionDef | cst.ClassDef) -> set[str]:
+    """Last parts of the decorators' names (`abstractmethod` for `abc.abstractmethod`)."""
+    return {(dotted(d.decorator) or "").rpartition(".")[2] for d in node.decorators}
+
+
+class Bindings(FileVisitor):
+    def __init__(self, ctx: FileContext) -> None:
+        super().__init__(ctx)
+        self.scopes: dict[str, dict[str, Binding]] = {}  # scope qualname -> name -> binding
+        self.globals_decl: dict[str, set[str]] = {}  # function -> names declared global
+
+    # -- queries --------------------------------------------------------------
+    def lookup(self, name: str, *, module: bool = True) -> Binding | None:
+        """The binding `name` has here: the nearest function binding it (class
+        bodies are not visible from their methods), else the module's (unless
+        `module` is False)."""
+        for s in reversed(self.ctx.scopes):
+            if s.kind == "class":
+                continue
+            if s.kind == "module" and not module:
+                return None
+            found = self.scopes.get(s.qualname, {}).get(name)
+            if found is not None:
+                return found
+        return None
+
+    def is_local(self, name: str) -> bool:
+        return self.lookup(name, module=False) is not None
+
+    def declared_global(self, name: str, scope: str | None = None) -> bool:
+        return name in self.globals_decl.get(scope or self.ctx.qualname, ())
+
+    def qualified(self, expr: cst.BaseExpression) -> str | None:
+        """The qualified name an expression's name chain stands for."""
+        return self.ctx.resolve(expr)
+
+    def annotation(self, ann: cst.BaseExpression) -> tuple[list[str], list[str]]:
+        """(instance classes, factory classes) an annotation names, qualified."""
+        named = unwrap(ann)
+        resolve = self.ctx.resolve
+        return (
+            [q for e in named.instances if (q := resolve(e))],
+            [q for e in (*named.factories, *named.registries) if (q := resolve(e))],
+        )
+
+    def value_types(self, value: cst.BaseExpression | None) -> tuple[list[str], list[str]]:
+        """(instances, factories) of an assigned value: a construction (the
+        callee's qualified name: a class, or a function whose return type the
+        class index knows), a factory or registry pick of a typed name, a copy
+        of a typed name."""
+        if isinstance(value, cst.Call):
+            func = value.func
+            if isinstance(func, cst.Name):
+                known = self._value_binding(func.value)
+                if known is not None:
+                    return list(known.factories), []  # `spec_class(...)`, spec_class: type[T]
+            holder = func
+            if isinstance(holder, cst.Subscript):
+                holder = holder.value  # REGISTRY[name]()
+            elif isinstance(holder, cst.Call) and isinstance(holder.func, cst.Attribute):
+                if holder.func.attr.value == "get":
+                    holder = holder.func.value  # REGISTRY.get(name)()
+            if holder is not func and isinstance(holder, cst.Name):
+                known = self._value_binding(holder.value)
+                return (list(known.factories), []) if known else ([], [])
+            if isinstance(func, cst.Call):
+                base = dynamic_base(func)
+                if base is not None:  # `type("Oot", (Platform,), {...})()`: a Platform
+                    q = self.ctx.resolve(base)
+                    return ([q], []) if q else ([], [])
+            if isinstance(func, (cst.Name, cst.Attribute)):
+                name = self.ctx.resolve(func)
+                return ([name], []) if name else ([], [])
+        if isinstance(value, cst.Name):
+            known = self._value_binding(value.value)
+            if known is not None:
+                return list(known.instances), list(known.factories)
+        return [], []
+
+    def _value_binding(self, name: str) -> Binding | None:
+        """A value binding of `name` (not a def, class or import: those stand
+        for what they define, resolved by name)."""
+        found = self.lookup(name)
+        return None if found is None or found.kind in DEFINITIONS else found
+
+    def flavor(self) -> str:
+        """Whether the method we are in (a closure inherits it) is an instance,
+        class or static method."""
+        for s in reversed(self.ctx.scopes):
+            if s.kind == "function" and s.self_name is not None and s.node is not None:
+                decorators = decorator_names(s.node)  # type: ignore[arg-type]
+                if "classmethod" in decorators:
+                    return "class"
+                if "staticmethod" in decorators:
+                    return "static"
+                return "inst"
+        return "inst"
+
+    def self_attr(self, expr: cst.BaseExpression) -> str | None:
+        """`X` for `self.X` inside a method (the first parameter's name)."""
+        name = self.ctx.scope.self_name
+        if (
+            isinstance(expr, cst.Attribute)
+            and isinstance(expr.value, cst.Name)
+            and name is not None
+            and expr.value.value == name
+        ):
+            return expr.attr.value
+        return None
+
+    def receiver(self, expr: cst.BaseExpression, *, module: bool = True) -> Receiver:
+        """What kind of receiver `expr` is (see Receiver); with `module` False
+        module-level names are reported as "name", not "global"."""
+        ctx = self.ctx
+        scope = ctx.scope
+        if isinstance(expr, cst.Name):
+            if expr.value == scope.self_name and scope.class_qualname is not None:
+                cls = f"{ctx.module}.{scope.class_qualname}"
+                return Receiver("self", expr.value, cls=cls, flavor=self.flavor())
+            found = self.lookup(expr.value, module=module)
+            if found is not None and found.kind != "import":
+                kind = "local" if found.scope != MODULE_SCOPE else "global"
+                return Receiver(kind, expr.value, binding=found)
+        if isinstance(expr, cst.Call) and dotted(expr.func) == "super":
+            cls = ctx.enclosing_class()
+            if cls is not None:
+                return Receiver("super", "super()", cls=f"{ctx.module}.{cls}")
+        attr = self.self_attr(expr)
+        if attr is not None:
+            cls = ctx.enclosing_class()
+            return Receiver(
+                "selfattr",
+                f"self.{attr}",
+                cls=f"{ctx.module}.{cls}" if cls else None,
+                attr=attr,
+                flavor=self.flavor(),
+            )
+        name = dotted(expr)
+        if name is None:
+            return Receiver("other", ctx.snippet(expr))
+        head = name.partition(".")[0]
+        if isinstance(expr, cst.Attribute):
+            found = self.lookup(head, module=module)
+            if found is not None and found.kind != "import":
+                # an attribute of a local value: its class is not known here
+                return Receiver("other", name, binding=found)
+        return Receiver("name", name, name=ctx.resolve(expr))
+
+    # -- recording --------------------------------------------------------------
+    def _bind(self, name: str, binding: Binding, scope: Any = None) -> None:
+        s = scope or self.ctx.scope
+        if s.kind == "class":
+            return  # a class attribute (program.classes)
+        qual = s.qualname
+        if s.kind == "function" and name in self.globals_decl.get(qual, ()):
+            qual = MODULE_SCOPE
+        self.scopes.setdefault(qual, {})[name] = Binding(
+            binding.kind, binding.instances, binding.factories, qual
+        )
+
+    def _bind_target(self, target: cst.BaseExpression, binding: Binding) -> None:
+        simple = isinstance(target, cst.Name)
+        for n in target_names(target):
+            self._bind(n.value, binding if simple else UNTYPED)
+
+    def visit_Global(self, node: cst.Global) -> None:
+        if self.ctx.scope.kind == "function":
+            self.globals_decl.setdefault(self.ctx.qualname, set()).update(
+                n.name.value for n in node.names
+            )
+
+    def visit_Import(self, node: cst.Import) -> None:
+        self._imports(node)
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        self._imports(node)
+
+    def _imports(self, node: cst.Import | cst.ImportFrom) -> None:
+        if isinstance(node, cst.ImportFrom) and isinstance(node.names, cst.ImportStar):
+            return
+        for alias in node.names:  # type: ignore[union-attr]
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                self._bind(alias.asname.name.value, Binding("import"))
+            else:
+                self._bind((dotted(alias.name) or "").partition(".")[0], Binding("import"))
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        # the dispatcher has pushed the class scope: the name binds outside it
+        self._bind(node.name.value, Binding("class"), self.ctx.scopes[-2])
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._bind(node.name.value, Binding("def"), self.ctx.scopes[-2])
+        for p in all_params(node.params):
+            ann = p.annotation.annotation if p.annotation is not None else None
+            inst, fact = self.annotation(ann) if ann is not None else ([], [])
+            self._bind(p.name.value, Binding("parameter", tuple(inst), tuple(fact)))
+
+    def leave_Assign(self, node: cst.Assign) -> None:
+        inst, fact = self.value_types(node.value)
+        for t in node.targets:
+            self._bind_target(t.target, Binding("assignment", tuple(inst), tuple(fact)))
+
+    def leave_AnnAssign(self, node: cst.AnnAssign) -> None:
+        inst, fact = self.annotation(node.annotation.annotation)
+        self._bind_target(node.target, Binding("annotation", tuple(inst), tuple(fact)))
+
+    def visit_For(self, node: cst.For) -> None:
+        self._bind_target(node.target, UNTYPED)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self._bind_target(node.asname.name, UNTYPED)
+
+    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
+        if node.name is not None and isinstance(node.name.name, cst.Name):
+            self._bind(node.name.name.value, UNTYPED)
+
+    def leave_NamedExpr(self, node: cst.NamedExpr) -> None:
+        inst, fact = self.value_types(node.value)
+        self._bind_target(node.target, Binding("target", tuple(inst), tuple(fact)))

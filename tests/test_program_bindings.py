@@ -1,0 +1,249 @@
+"""The binding model (program.bindings) and the one annotation unwrapper
+(program.annotations), asked during the walk as rule visitors ask them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import libcst as cst
+import pytest
+from modelcase import Probe, walk_file
+
+from ctxlint.program.annotations import unwrap
+from ctxlint.program.bindings import Bindings, Receiver
+
+
+def _code(exprs: list[cst.BaseExpression]) -> list[str]:
+    return [cst.Module([]).code_for_node(e) for e in exprs]
+
+
+@pytest.mark.parametrize(
+    ("annotation", "instances", "factories", "registries"),
+    [
+        ("X", ["X"], [], []),
+        ("a.X", ["a.X"], [], []),
+        ("Optional[X]", ["X"], [], []),
+        ("typing.Optional[X]", ["X"], [], []),
+        ("X | None", ["X"], [], []),
+        ("None | X", ["X"], [], []),
+        ("Union[X, Y]", ["X", "Y"], [], []),
+        ("X | Y", ["X", "Y"], [], []),
+        ("'X | None'", ["X"], [], []),
+        ('"Optional[X]"', ["X"], [], []),
+        ("Annotated[X, 'meta']", ["X"], [], []),
+        ("Final[X]", ["X"], [], []),
+        ("ClassVar[Optional[X]]", ["X"], [], []),
+        ("type[X]", [], ["X"], []),
+        ("Type[X] | None", [], ["X"], []),
+        ("dict[str, type[X]]", [], [], ["X"]),
+        ("Dict[str, X]", [], [], []),  # a container of instances names no receiver type
+        ("list[X]", [], [], []),
+        ("None", [], [], []),
+        ("'not python ('", [], [], []),
+    ],
+)
+def test_unwrap(
+    annotation: str, instances: list[str], factories: list[str], registries: list[str]
+) -> None:
+    named = unwrap(cst.parse_expression(annotation))
+    assert _code(named.instances) == instances
+    assert _code(named.factories) == factories
+    assert _code(named.registries) == registries
+
+
+def probe(source: str, ask: Any = None) -> list[Any]:
+    """What the bindings part answers at each `probe(x)` of the source."""
+    cls = type("P", (Probe,), {"ask": staticmethod(ask)} if ask else {})
+    ctx, _ = walk_file("app/m.py", source, [("probe", cls)])
+    return ctx.parts["probe"].seen
+
+
+def kinds(source: str) -> list[tuple[str, tuple[str, ...]]]:
+    return [
+        (r.kind, r.binding.instances if r.binding else (r.cls or r.name or r.via,))
+        for r in probe(source)
+    ]
+
+
+def test_parameters_locals_and_globals() -> None:
+    found = kinds(
+        """
+        from app.base import Algo, Loader
+        import app.other as other
+
+        current: Loader = Loader()
+        plain = 3
+
+
+        def f(a: Algo, b: "Algo | None", c, *, d: type[Algo]) -> None:
+            probe(a)
+            probe(b)
+            probe(c)
+            e = Loader()
+            probe(e)
+            g = a
+            probe(g)
+            probe(current)
+            probe(plain)
+            probe(other)
+            probe(Loader)
+            probe(a.child)
+        """
+    )
+    assert found == [
+        ("local", ("app.base.Algo",)),
+        ("local", ("app.base.Algo",)),
+        ("local", ()),
+        ("local", ("app.base.Loader",)),
+        ("local", ("app.base.Algo",)),  # a copy of a typed name
+        ("global", ("app.base.Loader",)),
+        ("global", ()),
+        ("name", ("app.other",)),  # an import: resolved by name
+        ("name", ("app.base.Loader",)),
+        ("other", ("app.base.Algo",)),  # an attribute of a local: its class is not told
+    ]
+
+
+def test_a_binding_holds_from_its_statement_on_and_the_value_first() -> None:
+    found = kinds(
+        """
+        from app.base import Algo, Loader
+
+
+        def f(x: Algo) -> None:
+            probe(x)
+            x = Loader(probe(x))
+            probe(x)
+            for x in range(3):
+                probe(x)
+        """
+    )
+    assert found == [
+        ("local", ("app.base.Algo",)),
+        ("local", ("app.base.Algo",)),  # the value is evaluated before the target binds
+        ("local", ("app.base.Loader",)),
+        ("local", ()),  # rebound by the loop: untyped
+    ]
+
+
+def test_scopes_closures_classes_and_global_declarations() -> None:
+    found = kinds(
+        """
+        from app.base import Algo
+
+        thing: Algo = Algo()
+
+
+        class K:
+            thing = 3  # a class attribute: methods do not see it
+
+            def m(self) -> None:
+                probe(thing)
+
+                def inner() -> None:
+                    probe(thing)
+
+                inner()
+
+
+        def g() -> None:
+            global thing
+            thing = 1
+            probe(thing)
+        """
+    )
+    assert found == [
+        ("global", ("app.base.Algo",)),
+        ("global", ("app.base.Algo",)),
+        ("global", ()),  # `global thing` made the assignment rebind the module's name
+    ]
+
+
+def test_receivers_self_super_and_self_attributes() -> None:
+    found: list[Receiver] = probe(
+        """
+        class K(Base):
+            def m(self) -> None:
+                probe(self)
+                probe(super())
+                probe(self.algo)
+
+                def closure() -> None:
+                    probe(self)
+
+            @classmethod
+            def make(cls) -> None:
+                probe(cls)
+
+            @staticmethod
+            def s(x) -> None:
+                probe(x)
+        """
+    )
+    assert [(r.kind, r.cls, r.flavor) for r in found] == [
+        ("self", "app.m.K", "inst"),
+        ("super", "app.m.K", "inst"),
+        ("selfattr", "app.m.K", "inst"),
+        ("self", "app.m.K", "inst"),  # a closure sees the method's self
+        ("self", "app.m.K", "class"),
+        ("local", None, "inst"),  # a static method has no self
+    ]
+    assert found[2].attr == "algo"
+
+
+def test_value_types_of_factories_registries_and_dynamic_classes() -> None:
+    def ask(model: Bindings, expr: cst.BaseExpression) -> tuple[list[str], list[str]]:
+        return model.value_types(expr)
+
+    found = probe(
+        """
+        from app.base import Algo, Platform, make
+
+        REGISTRY: dict[str, type[Algo]] = {}
+
+
+        def f(spec: type[Algo], name: str) -> None:
+            probe(spec())
+            probe(REGISTRY[name]())
+            probe(REGISTRY.get(name)())
+            probe(make())
+            probe(type("Oot", (Platform,), {})())
+            probe(spec)
+            probe(name)
+            probe(unknown)
+        """,
+        ask,
+    )
+    assert found == [
+        (["app.base.Algo"], []),
+        (["app.base.Algo"], []),
+        (["app.base.Algo"], []),
+        (["app.base.make"], []),  # a callee: the class index knows what it returns
+        (["app.base.Platform"], []),
+        ([], ["app.base.Algo"]),
+        (["app.m.str"], []),  # names resolve as the file's import table says
+        ([], []),
+    ]
+
+
+def test_local_and_declared_global_queries() -> None:
+    def ask(model: Bindings, expr: cst.BaseExpression) -> tuple[bool, bool]:
+        name = expr.value  # type: ignore[attr-defined]
+        return model.is_local(name), model.declared_global(name)
+
+    found = probe(
+        """
+        top = 1
+
+
+        def f(p) -> None:
+            global top
+            probe(p)
+            probe(top)
+            local = 2
+            probe(local)
+            probe(nowhere)
+        """,
+        ask,
+    )
+    assert found == [(True, False), (False, True), (True, False), (False, False)]
