@@ -5,6 +5,7 @@ through inheritance), ruff's F811 merged and deduplicated, and the negatives
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -297,22 +298,45 @@ def test_ruff_f811_is_merged_with_its_origin_and_deduplicated(project: Path) -> 
 TWICE_IMPORT = "from specrt.context import get_model\nfrom specrt.context import get_model\n"
 
 
-def test_ruff_is_only_run_for_candidates(project: Path, monkeypatch) -> None:
+def _count_ruff_runs(monkeypatch) -> list[object]:
     calls: list[object] = []
-    real_run = ctx401.subprocess.run
+    real_run = subprocess.run
 
     def run(args, *a, **kw):  # count ruff's runs; git's (discovery) pass through
         if "F811" in args:
             calls.append(args)
         return real_run(args, *a, **kw)
 
-    monkeypatch.setattr(ctx401.subprocess, "run", run)
+    monkeypatch.setattr(subprocess, "run", run)
+    return calls
+
+
+def test_ruff_is_only_run_for_candidates(project: Path, monkeypatch) -> None:
+    calls = _count_ruff_runs(monkeypatch)
     write(project, {"app/m.py": "from specrt.context import get_model\n"})
     out = run_engine(project, select={RULE})
     assert calls == [] and out.program.sets[RULE]["ruff"].startswith("not run")
     write(project, {"app/n.py": TWICE_IMPORT})  # a candidate: ruff runs once
     out = run_engine(project, select={RULE})
     assert len(calls) == 1 and out.program.sets[RULE]["ruff"].startswith("ran on 1 file")
+
+
+def test_ruff_is_not_run_when_ctx401_is_not_selected(project: Path, monkeypatch) -> None:
+    """Every runnable rule derives its sets, whatever the selection: ruff runs
+    from CTX401's check, which only a selected rule's run reaches."""
+    calls = _count_ruff_runs(monkeypatch)
+    write(project, {"app/n.py": TWICE_IMPORT})
+    out = run_engine(project, select={"CTX501"})
+    assert calls == []
+    assert "ruff" not in out.program.sets[RULE]
+    assert out.program.sets[RULE]["accessor names"]  # derived all the same
+    out = run_engine(project, select={RULE, "CTX501"})
+    assert len(calls) == 1
+    assert [str(h) for h in ctx401.run_ruff_f811(project, ["app/n.py"], {"get_model"})[1]] == [
+        "app/n.py:2:28: Redefinition of unused `get_model` from line 1"
+    ]
+    hit = ctx401.run_ruff_f811(project, ["app/n.py"], {"get_model"})[1][0]
+    assert (hit.path, hit.row, hit.col, hit.name) == ("app/n.py", 2, 28, "get_model")
 
 
 def test_without_ruff_the_rule_still_works(project: Path, monkeypatch) -> None:

@@ -247,3 +247,75 @@ def test_local_and_declared_global_queries() -> None:
         ask,
     )
     assert found == [(True, False), (False, True), (True, False), (False, False)]
+
+
+def test_watchers_are_told_every_binding_site_of_their_names() -> None:
+    from ctxlint.facts.visitor import FileVisitor
+
+    class Watch(FileVisitor):
+        def __init__(self, ctx: Any) -> None:
+            super().__init__(ctx)
+            self.sites: list[tuple[str, str, str, str | None]] = []
+            ctx.parts["bindings"].watch({"x"}, self.told)
+
+        def told(self, site: Any) -> None:
+            self.sites.append((site.kind, site.scope, site.scope_kind, site.target))
+
+    ctx, _ = walk_file(
+        "app/m.py",
+        """
+        import app.x as x
+        from .other import x
+        x = 1
+        x: int = 2
+        x += 1
+
+
+        class x:
+            x = 1
+
+            def x(self, x) -> None:
+                self.x = x
+                y = 1
+                f = lambda x: x
+                [1 for x in ()]
+
+
+        def g() -> None:
+            global x
+            x = 1
+            for x in ():
+                pass
+            with open("f") as x:
+                pass
+            try:
+                pass
+            except E as x:
+                pass
+            if (x := 1):
+                pass
+
+            def x() -> None:
+                pass
+        """,
+        [("watch", Watch)],
+    )
+    assert ctx.parts["watch"].sites == [
+        ("import", "<module>", "module", "app.x"),
+        ("import", "<module>", "module", "app.other.x"),
+        ("assignment", "<module>", "module", None),
+        ("annotated assignment", "<module>", "module", None),
+        ("augmented assignment", "<module>", "module", None),
+        ("class", "<module>", "module", None),
+        ("assignment", "x", "class", None),  # a class attribute
+        ("parameter", "x.x", "function", None),  # (a method is no name binding)
+        ("assignment to an attribute", "x.x", "attribute", None),
+        ("lambda parameter", "x.x.<lambda>", "function", None),
+        ("comprehension target", "x.x.<comprehension>", "comprehension", None),
+        ("assignment", "<module>", "module", None),  # `global x`
+        ("for target", "<module>", "module", None),
+        ("with target", "<module>", "module", None),
+        ("except target", "<module>", "module", None),
+        ("walrus", "<module>", "module", None),
+        ("nested def", "<module>", "module", None),  # `global x` too
+    ]

@@ -14,12 +14,12 @@ scope and are not tracked (no rule types them).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from ctxlint.core.lazy_libcst import cst
-from ctxlint.facts.context import MODULE_SCOPE, FileContext, dotted
+from ctxlint.facts.context import MODULE_SCOPE, FileContext, dotted, import_bindings
 from ctxlint.facts.visitor import FileVisitor
 from ctxlint.program.annotations import unwrap
 
@@ -62,6 +62,29 @@ class Receiver:
     name: str | None = None  # name: the qualified name
 
 
+@dataclass(frozen=True, slots=True)
+class Site:
+    """One place the code binds a name, told to the watchers of that name.
+
+    kind: import, def, nested def, class, parameter, lambda parameter,
+    assignment, annotated assignment, augmented assignment, for target, with
+    target, except target, walrus, comprehension target; an attribute target
+    (`obj.name = ...`) is "<kind> to an attribute". scope_kind: module,
+    function, class (a class attribute, a nested class), comprehension, or
+    attribute. A function's `global x` makes its bindings of x the module's."""
+
+    name: cst.Name
+    kind: str
+    scope: str
+    scope_kind: str
+    node: cst.CSTNode | None = None  # the statement/parameter to quote, when not the name
+    target: str | None = None  # an import's qualified target
+    receiver: cst.BaseExpression | None = None  # an attribute target's object
+
+
+Watcher = Callable[[Site], None]
+
+
 def target_names(target: cst.BaseExpression) -> Iterator[cst.Name]:
     """The names an assignment target binds (through tuples, lists, stars)."""
     if isinstance(target, cst.Name):
@@ -71,6 +94,17 @@ def target_names(target: cst.BaseExpression) -> Iterator[cst.Name]:
             yield from target_names(e.value)
     elif isinstance(target, cst.StarredElement):
         yield from target_names(target.value)
+
+
+def attribute_targets(target: cst.BaseExpression) -> Iterator[cst.Attribute]:
+    """The attributes an assignment target binds (`self.x`, `a.b, c.d = ...`)."""
+    if isinstance(target, cst.Attribute):
+        yield target
+    elif isinstance(target, (cst.Tuple, cst.List)):
+        for e in target.elements:
+            yield from attribute_targets(e.value)
+    elif isinstance(target, cst.StarredElement):
+        yield from attribute_targets(target.value)
 
 
 def dynamic_base(call: cst.Call) -> cst.BaseExpression | None:
@@ -103,6 +137,13 @@ class Bindings(FileVisitor):
         super().__init__(ctx)
         self.scopes: dict[str, dict[str, Binding]] = {}  # scope qualname -> name -> binding
         self.globals_decl: dict[str, set[str]] = {}  # function -> names declared global
+        self._watchers: list[tuple[set[str], Watcher]] = []
+        self.importing = 0  # inside an import statement (its names are no uses)
+
+    def watch(self, names: set[str], watcher: Watcher) -> None:
+        """Tell `watcher` every Site that binds one of `names`, as the walk
+        reaches it (statement order: an assignment before its value's calls)."""
+        self._watchers.append((names, watcher))
 
     # -- queries --------------------------------------------------------------
     def lookup(self, name: str, *, module: bool = True) -> Binding | None:
@@ -118,6 +159,17 @@ class Bindings(FileVisitor):
             if found is not None:
                 return found
         return None
+
+    def function_chain(self) -> list[str]:
+        """Qualnames of the enclosing function scopes, innermost first (the
+        scopes a bare name is looked up in before the module's)."""
+        out = []
+        for s in reversed(self.ctx.scopes):
+            if s.kind == "module":
+                break
+            if s.kind == "function":
+                out.append(s.qualname)
+        return out
 
     def is_local(self, name: str) -> bool:
         return self.lookup(name, module=False) is not None
@@ -242,6 +294,35 @@ class Bindings(FileVisitor):
         return Receiver("name", name, name=ctx.resolve(expr))
 
     # -- recording --------------------------------------------------------------
+    def _announce(
+        self,
+        name: cst.Name,
+        kind: str,
+        node: cst.CSTNode | None = None,
+        *,
+        where: tuple[str, str] | None = None,
+        target: str | None = None,
+        receiver: cst.BaseExpression | None = None,
+    ) -> None:
+        watchers = [w for names, w in self._watchers if name.value in names]
+        if not watchers:
+            return
+        scope, scope_kind = where or (self.ctx.qualname, self.ctx.scope.kind)
+        if scope_kind == "function" and name.value in self.globals_decl.get(scope, ()):
+            scope, scope_kind = MODULE_SCOPE, "module"
+        site = Site(name, kind, scope, scope_kind, node, target, receiver)
+        for w in watchers:
+            w(site)
+
+    def _announce_target(self, target: cst.BaseExpression, kind: str) -> None:
+        if not self._watchers:
+            return
+        for n in target_names(target):
+            self._announce(n, kind)
+        for a in attribute_targets(target):
+            where = (self.ctx.qualname, "attribute")
+            self._announce(a.attr, f"{kind} to an attribute", a, where=where, receiver=a.value)
+
     def _bind(self, name: str, binding: Binding, scope: Any = None) -> None:
         s = scope or self.ctx.scope
         if s.kind == "class":
@@ -264,52 +345,101 @@ class Bindings(FileVisitor):
                 n.name.value for n in node.names
             )
 
+    def leave_Import(self, node: cst.Import) -> None:
+        self.importing -= 1
+
+    def leave_ImportFrom(self, node: cst.ImportFrom) -> None:
+        self.importing -= 1
+
     def visit_Import(self, node: cst.Import) -> None:
-        self._imports(node)
+        self.importing += 1
+        for alias in node.names:
+            full = dotted(alias.name) or ""
+            local = alias.asname.name if alias.asname is not None else alias.name
+            if isinstance(local, cst.Name):
+                self._announce(local, "import", node, target=full)
+            self._bind(
+                local.value if isinstance(local, cst.Name) else full.partition(".")[0],
+                Binding("import"),
+            )
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        self._imports(node)
-
-    def _imports(self, node: cst.Import | cst.ImportFrom) -> None:
-        if isinstance(node, cst.ImportFrom) and isinstance(node.names, cst.ImportStar):
+        self.importing += 1
+        if isinstance(node.names, cst.ImportStar):
             return
-        for alias in node.names:  # type: ignore[union-attr]
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                self._bind(alias.asname.name.value, Binding("import"))
-            else:
-                self._bind((dotted(alias.name) or "").partition(".")[0], Binding("import"))
+        targets = import_bindings(node, self.ctx.module, self.ctx.is_package)
+        for alias in node.names:
+            local = alias.asname.name if alias.asname is not None else alias.name
+            if isinstance(local, cst.Name):
+                self._announce(local, "import", node, target=targets.get(local.value, ""))
+                self._bind(local.value, Binding("import"))
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         # the dispatcher has pushed the class scope: the name binds outside it
-        self._bind(node.name.value, Binding("class"), self.ctx.scopes[-2])
+        outer = self.ctx.scopes[-2]
+        self._announce(node.name, "class", where=(outer.qualname, outer.kind))
+        self._bind(node.name.value, Binding("class"), outer)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._bind(node.name.value, Binding("def"), self.ctx.scopes[-2])
+        outer = self.ctx.scopes[-2]
+        if outer.kind != "class":  # a method is no name binding
+            kind = "nested def" if outer.kind == "function" else "def"
+            self._announce(node.name, kind, where=(outer.qualname, outer.kind))
+        self._bind(node.name.value, Binding("def"), outer)
         for p in all_params(node.params):
+            self._announce(p.name, "parameter", p, where=(self.ctx.qualname, "function"))
             ann = p.annotation.annotation if p.annotation is not None else None
             inst, fact = self.annotation(ann) if ann is not None else ([], [])
             self._bind(p.name.value, Binding("parameter", tuple(inst), tuple(fact)))
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        # a lambda is its own scope: its parameters shadow nothing around it
+        where = (f"{self.ctx.qualname}.<lambda>", "function")
+        for p in all_params(node.params):
+            self._announce(p.name, "lambda parameter", p, where=where)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for t in node.targets:
+            self._announce_target(t.target, "assignment")
 
     def leave_Assign(self, node: cst.Assign) -> None:
         inst, fact = self.value_types(node.value)
         for t in node.targets:
             self._bind_target(t.target, Binding("assignment", tuple(inst), tuple(fact)))
 
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._announce_target(node.target, "annotated assignment")
+
     def leave_AnnAssign(self, node: cst.AnnAssign) -> None:
         inst, fact = self.annotation(node.annotation.annotation)
         self._bind_target(node.target, Binding("annotation", tuple(inst), tuple(fact)))
 
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._announce_target(node.target, "augmented assignment")  # the type stays
+
     def visit_For(self, node: cst.For) -> None:
+        self._announce_target(node.target, "for target")
         self._bind_target(node.target, UNTYPED)
 
     def visit_WithItem(self, node: cst.WithItem) -> None:
         if node.asname is not None:
+            self._announce_target(node.asname.name, "with target")
             self._bind_target(node.asname.name, UNTYPED)
 
     def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
         if node.name is not None and isinstance(node.name.name, cst.Name):
+            self._announce_target(node.name.name, "except target")
             self._bind(node.name.name.value, UNTYPED)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._announce_target(node.target, "walrus")
 
     def leave_NamedExpr(self, node: cst.NamedExpr) -> None:
         inst, fact = self.value_types(node.value)
         self._bind_target(node.target, Binding("target", tuple(inst), tuple(fact)))
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        # comprehension targets live in the comprehension's own scope (untyped)
+        where = (f"{self.ctx.qualname}.<comprehension>", "comprehension")
+        for n in target_names(node.target):
+            self._announce(n, "comprehension target", where=where)

@@ -8,39 +8,29 @@ only when that path runs; a function-local binding makes every use in the
 function the local (and one before it an UnboundLocalError). Member shapes
 (`manager.get_disagg()`, `self.get_disagg = get_disagg`) are an AttributeError
 at call time, unless the receiver is the runtime module or an instance of a
-class that really defines the method (derived from the class facts, through
+class that really defines the method (the class index: C3 MRO, re-exports,
 inheritance). ruff's F811 on accessor names is merged in, with its origin named.
 The runtime module is exempt from the binding checks: it defines the names.
 """
 
 from __future__ import annotations
 
-import importlib.util
-import json
-import os
-import re
-import shutil
-import subprocess
-import sys
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Iterable
 from typing import Any
 
+from ctxlint.core import ruff
 from ctxlint.core.lazy_libcst import cst
-from ctxlint.facts.context import FileContext, dotted, import_bindings
+from ctxlint.facts.context import FileContext
 from ctxlint.facts.visitor import FileVisitor
 from ctxlint.facts.vocab import BAGS, Vocabulary
 from ctxlint.program.bindings import KEY as BINDINGS
-from ctxlint.program.bindings import Bindings, target_names
+from ctxlint.program.bindings import Bindings, Site
 from ctxlint.program.classes import KEY as CLASSES
 from ctxlint.program.classes import ClassIndex, class_index
 from ctxlint.program.core import Program
 from ctxlint.program.rule import RawFinding, Rule
 
 ID = "CTX401"
-_RUFF_NAME = re.compile(r"`([^`]+)`")
-_RUFF_TIMEOUT_S = 120
 
 
 def accessor_names(vocab: Vocabulary) -> set[str]:
@@ -51,16 +41,6 @@ def accessor_names(vocab: Vocabulary) -> set[str]:
         *vocab.bag_accessors,
         *(s for s in vocab.seed_accessors if s not in vocab.accessor_modules),
     }
-
-
-def _attribute_targets(target: cst.BaseExpression) -> Iterator[cst.Attribute]:
-    if isinstance(target, cst.Attribute):
-        yield target
-    elif isinstance(target, (cst.Tuple, cst.List)):
-        for e in target.elements:
-            yield from _attribute_targets(e.value)
-    elif isinstance(target, cst.StarredElement):
-        yield from _attribute_targets(target.value)
 
 
 class AccessorBindingVisitor(FileVisitor):
@@ -75,211 +55,81 @@ class AccessorBindingVisitor(FileVisitor):
         self.calls: list[dict[str, Any]] = []  # accessor-named calls with arguments
         self.members: list[dict[str, Any]] = []  # `recv.get_x` references and bindings
         self.imports: dict[str, str] = {}  # module-level accessor-named import -> target
-        self._skip: set[int] = set()  # attribute nodes that are binding targets / in imports
-        self._in_import = 0
+        self._skip: set[int] = set()  # attribute nodes that are binding targets
         self._legit: list[tuple[cst.CSTNode, str, str]] = []  # runtime imports: node, name, scope
         self._counts: dict[str, int] = {}  # accessor name -> bindings of it (for F811)
         # function scope -> accessor names called before any local binding of them
         self._called: dict[str, set[str]] = {}
         self._bound_so_far: dict[str, set[str]] = {}  # function scope -> names bound so far
+        self.model.watch(self.names, self._site)  # every binding of an accessor name
 
     @property
     def model(self) -> Bindings:
         return self.ctx.parts[BINDINGS]
 
-    # -- helpers ------------------------------------------------------------
-    def _function_chain(self) -> list[str]:
-        """Qualnames of the enclosing function scopes, innermost first."""
-        out = []
-        for s in reversed(self.ctx.scopes):
-            if s.kind == "function":
-                out.append(s.qualname)
-            elif s.kind == "class":
-                continue
-            else:
-                break
-        return out
-
-    def _bind(
-        self,
-        name_node: cst.Name,
-        kind: str,
-        *,
-        scope: str | None = None,
-        scope_kind: str | None = None,
-        target: str | None = None,
-        node: cst.CSTNode | None = None,
-    ) -> None:
-        """A binding of an accessor name in the current scope (or the given one)."""
-        name = name_node.value
-        if name not in self.names:
+    # -- bindings -------------------------------------------------------------
+    def _site(self, site: Site) -> None:
+        """A binding of an accessor name (program.bindings tells every one)."""
+        name, scope, scope_kind = site.name.value, site.scope, site.scope_kind
+        if scope_kind == "attribute":
+            self._skip.add(id(site.node))
+            self._member_binding(site.name, site.node or site.name, site.kind, site.receiver)
             return
-        scope = scope if scope is not None else self.ctx.qualname
-        scope_kind = scope_kind or self.ctx.scope.kind
-        if scope_kind == "function" and self.model.declared_global(name, scope):
-            scope, scope_kind = "<module>", "module"
+        if scope_kind == "class":  # a class attribute or a nested class
+            if not self.is_runtime:
+                kind = "nested class" if site.kind == "class" else "class attribute"
+                self._member_binding(site.name, site.name, kind, None)
+            return
         self._counts[name] = self._counts.get(name, 0) + 1
         if scope_kind == "function":
             self._bound_so_far.setdefault(scope, set()).add(name)
         if scope_kind == "module":  # the last module-level binding is what others import
-            if target is not None:
-                self.imports[name] = target
+            if site.target is not None:
+                self.imports[name] = site.target
             else:
                 self.imports.pop(name, None)
         if self.is_runtime:
             return
-        if target == f"{self.runtime}.{name}":
-            self._legit.append((node or name_node, name, scope))
+        if site.target == f"{self.runtime}.{name}":
+            self._legit.append((site.node or site.name, name, scope))
             if scope_kind == "function" and name in self._called.get(scope, ()):
                 # called above the function's first binding of the name (this
                 # import): UnboundLocalError on that path
-                self.bindings.append(self._fact(name_node, name, "late import", scope, "function"))
+                self.bindings.append(self._fact(site, "late import", "function", quote=False))
             return
-        fact = self._fact(name_node, name, kind, scope, scope_kind, node)
-        if target is not None:
-            fact["target"] = target
+        fact = self._fact(site, site.kind, scope_kind)
+        if site.target is not None:
+            fact["target"] = site.target
         self.bindings.append(fact)
 
-    def _fact(
-        self,
-        name_node: cst.Name,
-        name: str,
-        kind: str,
-        scope: str,
-        scope_kind: str,
-        node: cst.CSTNode | None = None,
-    ) -> dict[str, Any]:
-        snippet = self.ctx.snippet(node) if node is not None else f"{kind} {name}"
+    def _fact(self, site: Site, kind: str, scope_kind: str, quote: bool = True) -> dict[str, Any]:
+        node = site.node if quote else None
         return {
-            "n": name,
+            "n": site.name.value,
             "kind": kind,
-            "scope": scope,
+            "scope": site.scope,
             "sk": scope_kind,
-            "snippet": snippet,
-            "span": self.ctx.anchor(name_node),
+            "snippet": self.ctx.snippet(node) if node is not None else f"{kind} {site.name.value}",
+            "span": self.ctx.anchor(site.name),
         }
 
-    def _target(self, target: cst.BaseExpression, kind: str) -> None:
-        for n in target_names(target):
-            if self.ctx.scope.kind == "class":
-                if n.value in self.names and not self.is_runtime:
-                    self._member_binding(n, n, "class attribute", None)
-            else:
-                self._bind(n, kind)
-        for a in _attribute_targets(target):
-            self._skip.add(id(a))
-            if a.attr.value in self.names:
-                self._member_binding(a.attr, a, f"{kind} to an attribute", a.value)
-
     def _member_binding(
-        self,
-        name_node: cst.Name,
-        node: cst.CSTNode,
-        kind: str,
-        receiver: cst.BaseExpression | None,
+        self, name: cst.Name, node: cst.CSTNode, kind: str, receiver: cst.BaseExpression | None
     ) -> None:
         runtime = receiver is not None and self.ctx.resolve(receiver) == self.runtime
+        self._member(name, node, "monkeypatch" if runtime else kind, {"k": "binding"})
+
+    def _member(self, name: cst.Name, node: cst.CSTNode, kind: str, recv: dict[str, Any]) -> None:
         self.members.append(
             {
-                "n": name_node.value,
-                "kind": "monkeypatch" if runtime else kind,
-                "recv": {"k": "binding"},
+                "n": name.value,
+                "kind": kind,
+                "recv": recv,
                 "scope": self.ctx.qualname,
                 "snippet": self.ctx.snippet(node),
-                "span": self.ctx.anchor(name_node),
+                "span": self.ctx.anchor(name),
             }
         )
-
-    # -- imports ------------------------------------------------------------
-    def visit_Import(self, node: cst.Import) -> None:
-        self._in_import += 1
-        for alias in node.names:
-            full = dotted(alias.name) or ""
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                self._bind(alias.asname.name, "import", target=full, node=node)
-            elif isinstance(alias.name, cst.Name):
-                self._bind(alias.name, "import", target=full, node=node)
-
-    def leave_Import(self, node: cst.Import) -> None:
-        self._in_import -= 1
-
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        self._in_import += 1
-        if isinstance(node.names, cst.ImportStar):
-            return
-        targets = import_bindings(node, self.ctx.module, self.ctx.is_package)
-        for alias in node.names:
-            local = alias.asname.name if alias.asname is not None else alias.name
-            if isinstance(local, cst.Name):
-                self._bind(local, "import", target=targets.get(local.value, ""), node=node)
-
-    def leave_ImportFrom(self, node: cst.ImportFrom) -> None:
-        self._in_import -= 1
-
-    # -- definitions ----------------------------------------------------------
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        # the dispatcher has pushed the class scope already
-        outer = self.ctx.scopes[-2]
-        if outer.kind == "class":
-            if node.name.value in self.names and not self.is_runtime:
-                self._member_binding(node.name, node.name, "nested class", None)
-        else:
-            self._bind(node.name, "class", scope=outer.qualname, scope_kind=outer.kind)
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        outer = self.ctx.scopes[-2]
-        if outer.kind != "class":
-            kind = "nested def" if outer.kind == "function" else "def"
-            self._bind(node.name, kind, scope=outer.qualname, scope_kind=outer.kind)
-        self._params(node.params, "parameter", self.ctx.qualname)
-
-    def _params(self, params: cst.Parameters, kind: str, scope: str) -> None:
-        for p in [
-            *params.posonly_params,
-            *params.params,
-            *params.kwonly_params,
-            *(p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)),
-        ]:
-            self._bind(p.name, kind, scope=scope, scope_kind="function", node=p)
-
-    def visit_Lambda(self, node: cst.Lambda) -> None:
-        # a lambda is its own scope: its parameters shadow nothing around it
-        self._params(node.params, "lambda parameter", f"{self.ctx.qualname}.<lambda>")
-
-    # -- other bindings -------------------------------------------------------
-    def visit_Assign(self, node: cst.Assign) -> None:
-        for t in node.targets:
-            self._target(t.target, "assignment")
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._target(node.target, "annotated assignment")
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._target(node.target, "augmented assignment")
-
-    def visit_For(self, node: cst.For) -> None:
-        self._target(node.target, "for target")
-
-    def visit_WithItem(self, node: cst.WithItem) -> None:
-        if node.asname is not None:
-            self._target(node.asname.name, "with target")
-
-    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
-        if node.name is not None and isinstance(node.name.name, cst.Name):
-            self._target(node.name.name, "except target")
-
-    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        self._target(node.target, "walrus")
-
-    def visit_CompFor(self, node: cst.CompFor) -> None:
-        # comprehension targets live in the comprehension's own scope
-        for n in target_names(node.target):
-            self._bind(
-                n,
-                "comprehension target",
-                scope=f"{self.ctx.qualname}.<comprehension>",
-                scope_kind="comprehension",
-            )
 
     # -- uses -----------------------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
@@ -292,7 +142,7 @@ class AccessorBindingVisitor(FileVisitor):
             return
         if name not in self.names:
             return
-        chain = self._function_chain()
+        chain = self.model.function_chain()
         if (
             chain
             and isinstance(func, cst.Name)
@@ -313,21 +163,11 @@ class AccessorBindingVisitor(FileVisitor):
             )
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
-        if node.attr.value not in self.names or id(node) in self._skip or self._in_import:
+        if node.attr.value not in self.names or id(node) in self._skip or self.model.importing:
             return
         recv = self._receiver(node.value)
-        if recv is None:
-            return
-        self.members.append(
-            {
-                "n": node.attr.value,
-                "kind": "member",
-                "recv": recv,
-                "scope": self.ctx.qualname,
-                "snippet": self.ctx.snippet(node),
-                "span": self.ctx.anchor(node.attr),
-            }
-        )
+        if recv is not None:
+            self._member(node.attr, node, "member", recv)
 
     def _receiver(self, expr: cst.BaseExpression) -> dict[str, Any] | None:
         """How the receiver of `recv.get_x` is known; None when it is the runtime
@@ -377,74 +217,18 @@ def _unknown(via: str) -> dict[str, Any]:
 
 
 # -- ruff's F811 ----------------------------------------------------------------
-@dataclass(frozen=True, order=True)
-class RuffHit:
-    """One F811 report of ruff's on an accessor name."""
-
-    path: str
-    row: int
-    col: int
-    name: str
-    message: str  # ruff's own sentence: "Redefinition of unused `x` from line 1"
-
-    def __str__(self) -> str:
-        return f"{self.path}:{self.row}:{self.col}: {self.message}"
+_ruff_command = ruff.command  # module attributes: tests replace them
 
 
-def _ruff_command() -> list[str] | None:
-    exe = shutil.which("ruff")
-    if exe:
-        return [exe]
-    if importlib.util.find_spec("ruff") is not None:
-        return [sys.executable, "-m", "ruff"]
-    return None
+def run_ruff_f811(root: Any, paths: list[str], names: set[str]) -> tuple[str, list[ruff.F811]]:
+    return ruff.f811(root, paths, names, _ruff_command())
 
 
-def run_ruff_f811(root: Any, paths: list[str], names: set[str]) -> tuple[str, list[RuffHit]]:
-    """(status, hits) of ruff's F811 on accessor names in `paths`."""
-    if not paths:
-        return "not run: no file binds an accessor name twice", []
-    cmd = _ruff_command()
-    if cmd is None:
-        return "unavailable: ruff is not installed (it is a dependency: `pip install ruff`)", []
-    args = [*cmd, "check", "--select", "F811", "--output-format", "json", "--no-cache"]
-    args += ["--isolated", "--exit-zero", "--", *paths]
-    try:
-        done = subprocess.run(
-            args, cwd=root, capture_output=True, text=True, timeout=_RUFF_TIMEOUT_S, check=False
-        )
-        items = json.loads(done.stdout or "[]")
-    except (OSError, subprocess.TimeoutExpired, json.JSONDecodeError) as exc:
-        return f"unavailable: ruff failed ({type(exc).__name__})", []
-    if done.returncode != 0:
-        return f"unavailable: ruff exited {done.returncode}", []
-    found: set[RuffHit] = set()
-    for item in items:
-        m = _RUFF_NAME.search(item.get("message", ""))
-        if item.get("code") != "F811" or m is None or m.group(1) not in names:
-            continue
-        loc = item["location"]
-        message = item["message"].split(":")[0]
-        found.add(
-            RuffHit(
-                _relative(root, item["filename"]), loc["row"], loc["column"], m.group(1), message
-            )
-        )
-    return f"ran on {len(paths)} file(s)", sorted(found)
-
-
-def _relative(root: Any, filename: str) -> str:
-    try:
-        return Path(filename).resolve().relative_to(Path(root).resolve()).as_posix()
-    except ValueError:
-        return filename
-
-
-def _ruff(program: Program) -> tuple[str, list[RuffHit]]:
+def _ruff(program: Program) -> tuple[str, list[ruff.F811]]:
     """ruff's F811 on the files that bind an accessor name twice, once a run:
     only `check` asks, so a run that does not select CTX401 never starts ruff."""
 
-    def run() -> tuple[str, list[RuffHit]]:
+    def run() -> tuple[str, list[ruff.F811]]:
         candidates = sorted(p for p, _, f in program.facts(ID) if f["ruff"])
         return run_ruff_f811(program.config.root, candidates, accessor_names(program.vocab))
 
@@ -505,17 +289,8 @@ class AccessorBinding(Rule):
 
     def environment(self) -> str:
         # F811 comes from ruff: an outcome stored without it (or with another
-        # ruff) must not be replayed once that changes. A stat is cheap; a version call is not.
-        cmd = _ruff_command()
-        if cmd is None:
-            return "ruff: none"
-        spec = importlib.util.find_spec("ruff") if len(cmd) > 1 else None
-        exe = cmd[0] if len(cmd) == 1 else str(getattr(spec, "origin", "") or "")
-        try:
-            st = os.stat(exe)
-        except OSError:
-            return f"ruff: {exe}"
-        return f"ruff: {exe} {st.st_size} {st.st_mtime_ns}"
+        # ruff) must not be replayed once that changes
+        return ruff.identity(_ruff_command())
 
     def partial(self, sets: dict[str, Any]) -> str | None:
         status = str(sets.get("ruff", ""))

@@ -31,6 +31,7 @@ from ctxlint.program.classes import KEY as CLASSES
 from ctxlint.program.classes import ClassIndex, Param, class_index
 from ctxlint.program.core import Program
 from ctxlint.program.rule import PinSite, RawFinding, Rule, pin_findings
+from ctxlint.program.signatures import accept_problems, bound, call_problems, sig_text
 
 ID = "CTX501"
 PLUGIN_BASES = "plugin-bases"
@@ -135,105 +136,6 @@ class PluginVisitor(FileVisitor):
 
     def finish(self) -> Any:
         return {"calls": self.calls} if self.calls else None
-
-
-# -- signatures ------------------------------------------------------------------
-def sig_text(params: list[Param]) -> str:
-    """`(self, batch, /, k=1, *args, flag=False, **kw)`, from the param list."""
-    parts: list[str] = []
-    star_done = False
-    for i, (name, kind, default) in enumerate(params):
-        if kind == "va":
-            parts.append(f"*{name}")
-            star_done = True
-            continue
-        if kind == "vk":
-            parts.append(f"**{name}")
-            continue
-        if kind == "ko" and not star_done:
-            parts.append("*")
-            star_done = True
-        parts.append(f"{name}={default}" if default is not None else name)
-        if kind == "po" and (i + 1 == len(params) or params[i + 1][1] != "po"):
-            parts.append("/")
-    return f"({', '.join(parts)})"
-
-
-def bound(method: dict[str, Any]) -> list[Param]:
-    """The params a caller of an instance's method supplies (self/cls dropped)."""
-    params = method["params"]
-    if method["flavor"] != "static" and params and params[0][1] in ("po", "pk"):
-        return params[1:]
-    return params
-
-
-def call_problems(params: list[Param], call: dict[str, Any]) -> list[str]:
-    """Why `call` cannot bind to `params`; nothing when it can or cannot be told."""
-    positional = [p for p in params if p[1] in ("po", "pk")]
-    has_va = any(p[1] == "va" for p in params)
-    has_vk = any(p[1] == "vk" for p in params)
-    out: list[str] = []
-    npos = call["npos"]
-    if npos > len(positional) and not has_va:  # unpacking can only add more
-        out.append(f"{npos} positional arguments, the hook takes {len(positional)}")
-    by_keyword = {p[0] for p in params if p[1] in ("pk", "ko")}
-    for kw in call["kws"]:
-        if kw not in by_keyword and not has_vk:
-            out.append(f"unknown keyword `{kw}`")
-    given = set(call["kws"])
-    if not (call["star"] or call["dstar"]):  # unpacked arguments may fill any positional
-        for i, (name, _kind, default) in enumerate(positional):
-            if default is None and i >= npos and name not in given:
-                out.append(f"missing required `{name}`")
-    if not call["dstar"]:
-        for name, kind, default in params:
-            if kind == "ko" and default is None and name not in given:
-                out.append(f"missing required keyword `{name}`")
-    return out
-
-
-def accept_problems(impl: list[Param], base: list[Param], *, dispatched: bool) -> list[str]:
-    """Where an override breaks the base hook's contract.
-
-    Always: nothing newly required (a parameter the base lacks, or makes
-    optional) and the base's required keyword-only parameters accepted. The
-    base's required positional count matters only while no dispatch site is
-    known: once one is, what the dispatch passes is checked call by call (a
-    dispatch passing the base's parameters by keyword needs no positional
-    slot for them). A base catch-all (`*args`, `**kwargs`) declares no
-    contract for what it absorbs.
-    """
-    b_pos = [p for p in base if p[1] in ("po", "pk")]
-    i_pos = [p for p in impl if p[1] in ("po", "pk")]
-    b_va = any(p[1] == "va" for p in base)
-    b_vk = any(p[1] == "vk" for p in base)
-    i_va = any(p[1] == "va" for p in impl)
-    i_vk = any(p[1] == "vk" for p in impl)
-    out: list[str] = []
-    required = sum(1 for p in b_pos if p[2] is None)
-    if not dispatched and not i_va and len(i_pos) < required:
-        out.append(f"takes {len(i_pos)} positional arguments where the base passes {required}")
-    for j, (name, kind, default) in enumerate(i_pos):
-        if default is not None:
-            continue
-        if j >= len(b_pos) and not b_va and not (b_vk and kind == "pk"):
-            # (a base `**kwargs` may carry it by keyword)
-            out.append(f"requires `{name}`, which the base does not pass")
-        elif j < len(b_pos) and b_pos[j][2] is not None:
-            out.append(f"requires `{name}`, which the base makes optional")
-    i_names = {p[0] for p in impl if p[1] in ("pk", "ko")}
-    b_ko = {p[0]: p for p in base if p[1] == "ko"}
-    for name, kind, default in impl:
-        if kind == "ko" and default is None and name not in b_ko and not b_vk:
-            out.append(f"requires keyword `{name}`, which the base does not pass")
-    for name, (_, _, default) in sorted(b_ko.items()):
-        if default is None and name not in i_names and not i_vk:
-            out.append(f"does not accept keyword `{name}`")
-        elif default is not None and any(
-            p[0] == name and p[2] is None and p[1] in ("pk", "ko") for p in impl
-        ):
-            out.append(f"requires `{name}`, which the base makes optional")
-    return list(dict.fromkeys(out))
 
 
 # -- the whole program -------------------------------------------------------------

@@ -1,0 +1,93 @@
+"""ruff as a helper tool: where it is, what identifies it, and its F811
+("redefinition of unused name") reports as records, never display text."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+TIMEOUT_S = 120
+_NAME = re.compile(r"`([^`]+)`")
+
+
+@dataclass(frozen=True, order=True)
+class F811:
+    """One F811 report: where, the name redefined, and ruff's own sentence."""
+
+    path: str  # relative to the root ruff ran in
+    row: int
+    col: int
+    name: str
+    message: str  # "Redefinition of unused `x` from line 1"
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.row}:{self.col}: {self.message}"
+
+
+def command() -> list[str] | None:
+    """How to run ruff here (its executable, else `python -m ruff`), or None."""
+    exe = shutil.which("ruff")
+    if exe:
+        return [exe]
+    if importlib.util.find_spec("ruff") is not None:
+        return [sys.executable, "-m", "ruff"]
+    return None
+
+
+def identity(cmd: list[str] | None) -> str:
+    """What identifies this ruff (its path, size and mtime: a stat is cheap,
+    a version call is not), for keys of outcomes that depend on its reports."""
+    if cmd is None:
+        return "ruff: none"
+    spec = importlib.util.find_spec("ruff") if len(cmd) > 1 else None
+    exe = cmd[0] if len(cmd) == 1 else str(getattr(spec, "origin", "") or "")
+    try:
+        st = os.stat(exe)
+    except OSError:
+        return f"ruff: {exe}"
+    return f"ruff: {exe} {st.st_size} {st.st_mtime_ns}"
+
+
+def f811(
+    root: str | Path, paths: list[str], names: set[str], cmd: list[str] | None
+) -> tuple[str, list[F811]]:
+    """(status, reports) of F811 on `names` in `paths`; the status says whether
+    ruff ran ("ran on N file(s)", "not run: ...", "unavailable: ...")."""
+    if not paths:
+        return "not run: no file binds an accessor name twice", []
+    if cmd is None:
+        return "unavailable: ruff is not installed (it is a dependency: `pip install ruff`)", []
+    args = [*cmd, "check", "--select", "F811", "--output-format", "json", "--no-cache"]
+    args += ["--isolated", "--exit-zero", "--", *paths]
+    try:
+        done = subprocess.run(
+            args, cwd=root, capture_output=True, text=True, timeout=TIMEOUT_S, check=False
+        )
+        items = json.loads(done.stdout or "[]")
+    except (OSError, subprocess.TimeoutExpired, json.JSONDecodeError) as exc:
+        return f"unavailable: ruff failed ({type(exc).__name__})", []
+    if done.returncode != 0:
+        return f"unavailable: ruff exited {done.returncode}", []
+    found: set[F811] = set()
+    for item in items:
+        m = _NAME.search(item.get("message", ""))
+        if item.get("code") != "F811" or m is None or m.group(1) not in names:
+            continue
+        loc = item["location"]
+        path = _relative(root, item["filename"])
+        found.add(F811(path, loc["row"], loc["column"], m.group(1), item["message"].split(":")[0]))
+    return f"ran on {len(paths)} file(s)", sorted(found)
+
+
+def _relative(root: str | Path, filename: str) -> str:
+    try:
+        return Path(filename).resolve().relative_to(Path(root).resolve()).as_posix()
+    except ValueError:
+        return filename
