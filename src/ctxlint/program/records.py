@@ -13,8 +13,9 @@ from __future__ import annotations
 from typing import Any
 
 from ctxlint.core.lazy_libcst import cst
-from ctxlint.facts.context import FileContext, dotted, string_value
+from ctxlint.facts.context import FileContext, dotted
 from ctxlint.facts.visitor import FileVisitor
+from ctxlint.program.annotations import unwrap
 
 # Functions whose result is a copy of their first argument: a copy of a record
 # is a record (CTX202 reports the copy; writes to it are still record writes).
@@ -136,54 +137,21 @@ class RecordTracker(FileVisitor):
 
     # -- queries ------------------------------------------------------------
     def is_record_annotation(self, ann: cst.BaseExpression) -> bool:
-        text = string_value(ann)
-        if text is not None:
-            try:
-                ann = cst.parse_expression(text)
-            except cst.ParserSyntaxError:
-                return False
-        if isinstance(ann, cst.Subscript):  # Optional[ServerArgs], "list[...]" is not a record
-            head = dotted(ann.value) or ""
-            if head.rpartition(".")[2] in ("Optional", "Annotated"):
-                first = ann.slice[0].slice
-                return isinstance(first, cst.Index) and self.is_record_annotation(first.value)
-            if head.rpartition(".")[2] == "Union":
-                return any(
-                    isinstance(e.slice, cst.Index) and self.is_record_annotation(e.slice.value)
-                    for e in ann.slice
-                )
-            return False
-        if isinstance(ann, cst.BinaryOperation) and isinstance(ann.operator, cst.BitOr):
-            return self.is_record_annotation(ann.left) or self.is_record_annotation(ann.right)
-        return self.ctx.resolve(ann) == self.record_class
+        """The annotation names the record (program.annotations.unwrap:
+        Optional/Union/`X | None`/Annotated/Final/ClassVar/strings)."""
+        return any(self.ctx.resolve(e) == self.record_class for e in unwrap(ann).instances)
 
     def rival_classes(self, ann: cst.BaseExpression) -> list[str]:
-        """Classes an annotation names (through Optional/Union/Annotated, `X | None`
-        and strings) that carry the record's simple name but resolve elsewhere."""
-        text = string_value(ann)
-        if text is not None:
-            try:
-                ann = cst.parse_expression(text)
-            except cst.ParserSyntaxError:
-                return []
-        if isinstance(ann, cst.Subscript):
-            head = (dotted(ann.value) or "").rpartition(".")[2]
-            if head not in ("Optional", "Annotated", "Union"):
-                return []
-            elements = ann.slice if head == "Union" else ann.slice[:1]
-            return [
-                q
-                for e in elements
-                if isinstance(e.slice, cst.Index)
-                for q in self.rival_classes(e.slice.value)
-            ]
-        if isinstance(ann, cst.BinaryOperation) and isinstance(ann.operator, cst.BitOr):
-            return self.rival_classes(ann.left) + self.rival_classes(ann.right)
-        q = self.ctx.resolve(ann)
+        """Classes an annotation names (as is_record_annotation reads it) that
+        carry the record's simple name but resolve elsewhere."""
         name = self.record_class.rpartition(".")[2]
-        if q is None or q == self.record_class or q.rpartition(".")[2] != name:
-            return []
-        return [q]
+        return [
+            q
+            for e in unwrap(ann).instances
+            if (q := self.ctx.resolve(e))
+            and q != self.record_class
+            and q.rpartition(".")[2] == name
+        ]
 
     def is_seed_call(self, expr: cst.BaseExpression) -> bool:
         return (
