@@ -6,6 +6,7 @@ through inheritance), ruff's F811 merged and deduplicated, and the negatives
 from __future__ import annotations
 
 import subprocess
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -391,4 +392,43 @@ def test_accessor_names_are_derived(project: Path) -> None:
         "get_parallel",
         "get_schedule",
         "get_server_args",
+    ]
+
+
+def test_member_shapes_use_the_class_index(project: Path) -> None:
+    """Fixed by the class index: a receiver typed with a re-exported class
+    (`from app import Loader`) was looked up under the re-export's name and
+    reported as defining nothing; a `self.attr` typed in a base class (another
+    file) was of unknown class. Both really define `get_model`, so neither is a
+    finding now; their twins whose class lacks the method still are."""
+    write(
+        project,
+        {
+            **{k: textwrap.dedent(v) for k, v in LOADER.items()},
+            "app/__init__.py": "from app.loader import Loader\n",
+            "app/base.py": (
+                "from app.loader import Loader\n\n\n"
+                "class Base:\n"
+                "    def __init__(self) -> None:\n"
+                "        self.loader = Loader()\n"
+                "        self.count = 0\n"
+            ),
+            "app/m.py": (
+                "from app import Loader\n"
+                "from app.base import Base\n\n\n"
+                "def f(x: Loader) -> None:\n"
+                "    x.get_model()\n"
+                "    x.get_exec()\n\n\n"
+                "class Child(Base):\n"
+                "    def go(self) -> None:\n"
+                "        self.loader.get_model()\n"
+                "        self.count.get_model()\n"
+            ),
+        },
+    )
+    out = run_engine(project, select={RULE})
+    found = sorted((f.path, f.line, f.message.split(":")[0]) for f in out.findings)
+    assert found == [
+        ("app/m.py", 7, "`x.get_exec` member shape"),
+        ("app/m.py", 13, "`self.count.get_model` member shape on a receiver of unknown class"),
     ]
