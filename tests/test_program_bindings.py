@@ -226,29 +226,6 @@ def test_value_types_of_factories_registries_and_dynamic_classes() -> None:
     ]
 
 
-def test_local_and_declared_global_queries() -> None:
-    def ask(model: Bindings, expr: cst.BaseExpression) -> tuple[bool, bool]:
-        name = expr.value  # type: ignore[attr-defined]
-        return model.is_local(name), model.declared_global(name)
-
-    found = probe(
-        """
-        top = 1
-
-
-        def f(p) -> None:
-            global top
-            probe(p)
-            probe(top)
-            local = 2
-            probe(local)
-            probe(nowhere)
-        """,
-        ask,
-    )
-    assert found == [(True, False), (False, True), (True, False), (False, False)]
-
-
 def test_watchers_are_told_every_binding_site_of_their_names() -> None:
     from ctxlint.facts.visitor import FileVisitor
 

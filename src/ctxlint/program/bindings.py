@@ -4,8 +4,10 @@ One part visitor ("bindings") keeps, per function scope and for the module,
 the names bound so far in statement order (parameters, imports, defs and
 classes, assignment/for/with/except/walrus targets) with the classes their
 annotation or value names. Rule visitors ask it, as `ctx.parts["bindings"]`,
-whether a name is local, what it holds, and what kind of receiver an
-expression is (`self`, `super()`, `self.attr`, a typed local, a global name).
+what a name is here (local or global, what it holds) and what kind of
+receiver an expression is (`self`, `super()`, `self.attr`, a typed local, a
+global name); a rule that judges bindings themselves watches names and is
+told every Site binding one (Bindings.watch).
 
 Class bodies bind class attributes, not names a method sees: the class index
 (program.classes) records those. Comprehension variables live in their own
@@ -34,10 +36,6 @@ class Binding:
     instances: tuple[str, ...] = ()  # classes (or callees) of the value, qualified
     factories: tuple[str, ...] = ()  # classes calling the value makes (type[X], registries)
     scope: str = MODULE_SCOPE  # qualname of the scope holding it
-
-    @property
-    def typed(self) -> bool:
-        return bool(self.instances or self.factories)
 
 
 UNTYPED = Binding("target")
@@ -170,16 +168,6 @@ class Bindings(FileVisitor):
             if s.kind == "function":
                 out.append(s.qualname)
         return out
-
-    def is_local(self, name: str) -> bool:
-        return self.lookup(name, module=False) is not None
-
-    def declared_global(self, name: str, scope: str | None = None) -> bool:
-        return name in self.globals_decl.get(scope or self.ctx.qualname, ())
-
-    def qualified(self, expr: cst.BaseExpression) -> str | None:
-        """The qualified name an expression's name chain stands for."""
-        return self.ctx.resolve(expr)
 
     def annotation(self, ann: cst.BaseExpression) -> tuple[list[str], list[str]]:
         """(instance classes, factory classes) an annotation names, qualified."""
