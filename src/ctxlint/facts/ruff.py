@@ -1,5 +1,8 @@
 """ruff as a helper tool: where it is, what identifies it, and its F811
-("redefinition of unused name") reports as records, never display text."""
+("redefinition of unused name") reports as records, never display text.
+
+It lives with the facts (facts/*.py is part of the code version every stored
+outcome is keyed by): a change to how its reports are read is a cache miss."""
 
 from __future__ import annotations
 
