@@ -8,6 +8,7 @@ from pathlib import Path
 
 from helpers import run_engine, write
 from modelcase import program_of, walk_file
+from rulecase import assert_case
 
 from ctxlint.program.classes import ClassIndex, c3_merge, class_index
 
@@ -316,3 +317,34 @@ def test_ctx501_dispatch_follows_c3(project: Path) -> None:
     assert len(found) == 2, found
     assert found[0][0] == 14 and "requires `y`, which the base does not pass" in found[0][1]
     assert found[1][0] == 22 and "call of A hook override `C.hook`" in found[1][1]
+
+
+def test_ctx301_call_graph_methods_follow_c3(project: Path) -> None:
+    """`d.plan()` on a D(B, C) runs C's override, which reads a bag before
+    the publish (the left-first walk resolved it to A's, which reads nothing)."""
+    assert_case(
+        project,
+        "CTX301",
+        """
+        from specrt.context import get_memory, publish
+
+        class A:
+            def plan(self):
+                return 0
+
+        class B(A):
+            pass
+
+        class C(A):
+            def plan(self):
+                return get_memory().mem_fraction_static
+
+        class D(B, C):
+            pass
+
+        def run(sa):
+            d = D()
+            d.plan()  # expect
+            publish(sa, role="scheduler")
+        """,
+    )
