@@ -49,7 +49,8 @@ class Receiver:
     or static method), "super" (`super()`), "selfattr" (`self.attr`), "local"
     (a name a function binds), "global" (a name the module binds with a
     type), "name" (a qualified name through the import table: a module, a
-    class, a global), "other" (anything else)."""
+    class, a global), "other" (anything else; its `via` is empty when the
+    expression has no name: quoting it costs, and most callers never do)."""
 
     kind: str
     via: str
@@ -272,7 +273,7 @@ class Bindings(FileVisitor):
             )
         name = dotted(expr)
         if name is None:
-            return Receiver("other", ctx.snippet(expr))
+            return Receiver("other", "")  # no name: the caller quotes it if it must
         head = name.partition(".")[0]
         if isinstance(expr, cst.Attribute):
             found = self.lookup(head, module=module)

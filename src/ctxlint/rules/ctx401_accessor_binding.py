@@ -183,7 +183,7 @@ class AccessorBindingVisitor(FileVisitor):
             return {"k": "selfattr", "cls": r.cls, "attr": r.attr, "via": r.via}
         if r.kind == "name" and r.name is not None:
             return None if r.name == self.runtime else {"k": "ref", "q": r.name, "via": r.via}
-        return _unknown(r.via)
+        return _unknown(r.via or self.ctx.snippet(expr))
 
     # -- output ---------------------------------------------------------------
     def finish(self) -> Any:
