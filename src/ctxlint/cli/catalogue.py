@@ -39,8 +39,9 @@ def cmd_rules(args: argparse.Namespace) -> int:
     table.add_column("id")
     table.add_column("name")
     table.add_column("what it reports")
+    table.add_column("fix")
     for r in load_rules():  # Text, never markup: "[dev]" in a summary prints as written
-        table.add_row(Text(r.id), Text(r.name), Text(r.summary))
+        table.add_row(Text(r.id), Text(r.name), Text(r.summary), Text(", ".join(r.fixes) or "-"))
     options.console(color=args.color).print(table)
     return 0
 

@@ -15,7 +15,7 @@ import sys
 
 from ctxlint import __version__
 from ctxlint.baseline.ratchet import BaselineError
-from ctxlint.cli import audit, baseline, catalogue, check
+from ctxlint.cli import audit, baseline, catalogue, check, fix_command
 from ctxlint.core.errors import CtxlintError
 
 
@@ -29,6 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
     baseline.add_parser(sub)
     catalogue.add_parsers(sub)
     audit.add_parser(sub)
+    fix_command.add_parser(sub, COMMANDS)
     return parser
 
 

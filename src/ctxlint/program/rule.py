@@ -53,6 +53,9 @@ class Rule:
     # Parts of the program model (program.parts.PARTS) the rule queries: their
     # per-file visitors run in the one traversal, their indexes are built once a run.
     requires: ClassVar[tuple[str, ...]] = ()
+    # The kinds of fix `ctxlint fix` has for the rule's findings: "safe" (runs by
+    # default), "unsafe" (needs --unsafe: it can change behaviour); () for none.
+    fixes: ClassVar[tuple[str, ...]] = ()
 
     def disabled_because(self, vocab: Vocabulary) -> str | None:
         """Why this rule cannot run on this codebase (a missing set), or None."""

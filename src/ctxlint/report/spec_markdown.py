@@ -11,6 +11,8 @@ import re
 
 FENCE = re.compile(r"^```python (bad|good)[ \t]*\n(.*?)^```[ \t]*$", re.M | re.S)
 EXPECT = re.compile(r"#\s*expect:\s*([A-Z0-9, ]+)\s*$")
+# A bad example's fixed form: what `ctxlint fix` writes (tests/test_fix_specs.py).
+FIXED_FENCE = re.compile(r"^```python fixed[ \t]*\n(.*?)^```[ \t]*$", re.M | re.S)
 
 SPECRT_NOTE = (
     "> The examples import `specrt`, the small fixture runtime the test suite runs them "
@@ -49,4 +51,5 @@ def for_reading(text: str) -> str:
         noted = True
         return f"{note}{head}\n\n```python\n{body}```"
 
-    return FENCE.sub(label, text)
+    fixed = "**Fixed**: what `ctxlint fix` writes for the example above.\n\n```python\n{}```"
+    return FIXED_FENCE.sub(lambda m: fixed.format(m.group(1)), FENCE.sub(label, text))

@@ -77,6 +77,7 @@ class SeedRead(Rule):
     summary = "A field read off the process-global seed record (get_server_args()) in business code"
     visitor = SeedReadVisitor
     needs = (SEED,)
+    fixes = ("safe",)  # ctxlint fix (docs/fix.md)
 
     def tokens(self, vocab: Vocabulary) -> set[str]:
         return set(vocab.seed_accessors)

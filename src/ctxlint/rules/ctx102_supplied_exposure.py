@@ -198,6 +198,7 @@ class SuppliedExposure(Rule):
         "A field read off a record instance the code was handed (a parameter, self.server_args, "
         "a parked alias, another object's record) instead of its bag"
     )
+    fixes = ("unsafe",)  # ctxlint fix (docs/fix.md)
     visitor = ExposureVisitor
     options: ClassVar[dict[str, Any]] = {ALLOWED_CLASSES: [], FACTORIES: []}
 

@@ -273,6 +273,7 @@ class AccessorBinding(Rule):
     visitor = AccessorBindingVisitor
     needs = (BAGS,)
     requires = (BINDINGS, CLASSES)
+    fixes = ("safe", "unsafe")  # ctxlint fix (docs/fix.md)
 
     def tokens(self, vocab: Vocabulary) -> set[str]:
         return accessor_names(vocab)

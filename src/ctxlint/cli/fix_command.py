@@ -1,0 +1,100 @@
+"""`ctxlint fix` (and `ctxlint check --fix` / `--diff`): the command-line side.
+
+Registered by one call in main's parser set-up. Follows ruff: `--diff` prints a
+unified diff, changes nothing and exits 1 when there is something to fix;
+unsafe fixes need `--unsafe` (ruff's `--unsafe-fixes` is accepted too).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from ctxlint import session
+from ctxlint.baseline.ratchet import compare, load_baseline
+from ctxlint.cli import options
+from ctxlint.core.errors import ConfigError
+from ctxlint.discover.files import discover
+from ctxlint.fix.plan import FIXED
+from ctxlint.fix.report import site_lines, summary, unified_diff
+from ctxlint.fix.run import FixRun, fixable
+
+UNSAFE_HELP = "also apply the fixes that can change behaviour (they say why, per site)"
+DIFF_HELP = "print the fixes as a unified diff and change nothing (exit 1 when there is one)"
+
+
+class _AsFix(argparse.Action):
+    """`check --fix` / `check --diff`: run the fix command instead."""
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option: Any = None) -> None:
+        namespace.command = "fix"
+        if option == "--diff":
+            namespace.diff = True
+
+
+def add_parser(sub: Any, commands: dict[str, Callable[..., int]]) -> None:
+    """`fix`, and `--fix`/`--diff`/`--unsafe` on `check` (registered before this)."""
+    fix = sub.add_parser("fix", help="rewrite what the rules report, where a rule has a fix")
+    options.add_common(fix)
+    fix.add_argument("--diff", action="store_true", help=DIFF_HELP)
+    fix.add_argument(
+        "--unsafe", "--unsafe-fixes", dest="unsafe", action="store_true", help=UNSAFE_HELP
+    )
+    check = sub.choices["check"]
+    check.add_argument("--fix", action=_AsFix, nargs=0, help="fix what can be fixed (`ctxlint fix`)")
+    check.add_argument("--diff", action=_AsFix, nargs=0, help=f"{DIFF_HELP} (`ctxlint fix --diff`)")
+    check.add_argument(
+        "--unsafe",
+        "--unsafe-fixes",
+        dest="unsafe",
+        action="store_true",
+        help=f"{UNSAFE_HELP} (with --fix)",
+    )
+    commands["fix"] = cmd_fix
+
+
+def cmd_fix(args: argparse.Namespace) -> int:
+    setup = options.resolve(args)
+    config, filters = setup.config, setup.filters
+    can = fixable(setup.rules)
+    ids = {r.id for r in setup.selected if r.id in can}
+    if not ids:
+        raise ConfigError(
+            "none of the selected rules has a fix (rules with one: " + ", ".join(sorted(can)) + ")"
+        )
+    if filters:
+        files = discover(config.root, config.src, config.exclude)
+        session.warn_unchecked(
+            config, filters, files, lambda m: print(f"ctxlint: warning: {m}", file=sys.stderr)
+        )
+    baseline = load_baseline(config.baseline) if config.baseline else None
+    run = FixRun(
+        config,
+        setup.rules,
+        select=ids,
+        unsafe=bool(getattr(args, "unsafe", False)),
+        paths=lambda p: session.under(p, filters),
+        jobs=args.jobs,
+        use_cache=not args.no_cache,
+        pinned=baseline.pins if baseline is not None else None,
+    )
+    result = run.run()
+    assert result.output is not None
+    session.say_disabled({k: v for k, v in result.output.disabled.items() if k in ids})
+    if getattr(args, "diff", False):
+        sys.stdout.write(unified_diff(result))
+        for line in summary(result, applied=False, stale=None):
+            print(line, file=sys.stderr)
+        return 1 if result.after else 0
+    run.write(result)
+    for line in site_lines(result, applied=True):
+        print(line)
+    stale = None
+    if baseline is not None:
+        _, entries = compare(result.output.findings, baseline, rules=ids)
+        stale = len(entries)
+    for line in summary(result, applied=True, stale=stale):
+        print(line)
+    return 0 if all(s.status == FIXED for s in result.sites) else 1

@@ -1,0 +1,190 @@
+"""What a fix run does to one file: node replacements, removals, import edits,
+and the outcome of every site (fixed, or left with the reason)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from ctxlint.fix.source import SourceFile
+
+FIXED = "fixed"
+LEFT = "left"
+ROLLED_BACK = "rolled back"
+
+
+@dataclass
+class Site:
+    rule: str
+    path: str
+    line: int
+    column: int
+    snippet: str
+    scope: str
+    status: str = LEFT
+    reason: str = ""  # why it was left, or, for an unsafe fix, what changes
+    unsafe: bool = False
+    became: str = ""  # the rewritten spelling
+
+
+@dataclass
+class FilePlan:
+    src: SourceFile
+    runtime_module: str
+    sites: list[Site] = field(default_factory=list)
+    replace: dict[int, cst.CSTNode] = field(default_factory=dict)  # id(original) -> new
+    remove: set[int] = field(default_factory=set)  # id(statement line)
+    add_names: dict[int, list[str]] = field(default_factory=dict)  # id(ImportFrom) -> names
+    insert_after: dict[int, list[cst.BaseStatement]] = field(default_factory=dict)
+    insert_before: dict[int, list[cst.BaseStatement]] = field(default_factory=dict)
+    header_imports: list[str] = field(default_factory=list)  # new `from RUNTIME import ...`
+    # seed accessor names (local) whose import goes if nothing uses them any more
+    drop_if_unused: set[str] = field(default_factory=set)
+    freed: set[str] = field(default_factory=set)  # names a planned rename frees
+    planned: set[str] = field(default_factory=set)  # accessors a module-level import will bind
+
+    def fixed(self) -> list[Site]:
+        return [s for s in self.sites if s.status == FIXED]
+
+    def changes(self) -> bool:
+        return bool(self.replace or self.remove or self.add_names or self.header_imports)
+
+
+class _Apply(cst.CSTTransformer):
+    def __init__(self, plan: FilePlan) -> None:
+        super().__init__()
+        self.plan = plan
+
+    def on_leave(self, original: cst.CSTNode, updated: cst.CSTNode) -> object:  # type: ignore[override]
+        plan, key = self.plan, id(original)
+        if key in plan.remove:
+            return cst.RemoveFromParent()
+        if key in plan.replace:
+            return plan.replace[key]
+        if key in plan.add_names and isinstance(updated, cst.ImportFrom):
+            updated = with_names(updated, plan.add_names[key])
+        if isinstance(updated, cst.IndentedBlock) and not updated.body:
+            updated = updated.with_changes(body=[cst.SimpleStatementLine([cst.Pass()])])
+        if key in plan.insert_after or key in plan.insert_before:
+            before = list(plan.insert_before.get(key, []))
+            if before and isinstance(updated, cst.SimpleStatementLine):
+                # the blank lines above the statement stay above what goes before it
+                before[0] = before[0].with_changes(leading_lines=updated.leading_lines)
+                updated = updated.with_changes(leading_lines=[])
+            return cst.FlattenSentinel([*before, updated, *plan.insert_after.get(key, [])])  # type: ignore[list-item]
+        return updated
+
+
+def apply(plan: FilePlan) -> str:
+    """The file's new text."""
+    tree = plan.src.tree
+    if plan.header_imports:
+        stmt = import_from(plan.runtime_module, plan.header_imports)
+        anchor, before = header_place(tree, plan.runtime_module)
+        if anchor is None:
+            plan.insert_after.setdefault(-1, []).append(stmt)
+        elif before:
+            plan.insert_before.setdefault(id(anchor), []).append(stmt)
+        else:
+            plan.insert_after.setdefault(id(anchor), []).append(stmt)
+    new = tree.visit(_Apply(plan))
+    assert isinstance(new, cst.Module)
+    if -1 in plan.insert_after:
+        new = new.with_changes(body=[*plan.insert_after[-1], *new.body])
+    return new.code
+
+
+def header_place(tree: cst.Module, module: str) -> tuple[cst.CSTNode | None, bool]:
+    """Where a new `from MODULE import ...` goes: among the header's imports of
+    the same top-level package, in sorted place (isort's), else after the
+    header's last import (or its docstring). (statement, before it?)"""
+    anchor = header_anchor(tree)
+    top = module.partition(".")[0]
+    for stmt in tree.body:
+        if stmt is anchor:
+            break
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        first = stmt.body[0]
+        name = ""
+        if isinstance(first, cst.ImportFrom) and first.module is not None and not first.relative:
+            name = cst.Module([]).code_for_node(first.module)
+        if name.partition(".")[0] == top and name > module:
+            return stmt, True
+    same = [
+        stmt
+        for stmt in tree.body
+        if isinstance(stmt, cst.SimpleStatementLine)
+        and isinstance(stmt.body[0], cst.ImportFrom)
+        and stmt.body[0].module is not None
+        and cst.Module([]).code_for_node(stmt.body[0].module).partition(".")[0] == top
+    ]
+    if anchor is not None and same and isinstance(anchor, cst.SimpleStatementLine):
+        first = anchor.body[0]
+        if isinstance(first, cst.ImportFrom) and first.module is not None:
+            if cst.Module([]).code_for_node(first.module) > module:
+                return anchor, True
+        return same[-1], False
+    return anchor, False
+
+
+def import_from(module: str, names: list[str]) -> cst.SimpleStatementLine:
+    return cst.parse_statement(f"from {module} import {', '.join(sorted(set(names)))}\n")  # type: ignore[return-value]
+
+
+def header_anchor(tree: cst.Module) -> cst.CSTNode | None:
+    """The statement a new module-level import goes after: the last import of
+    the module's header (before its first def, class or other code), else its
+    docstring."""
+    anchor = None
+    for i, stmt in enumerate(tree.body):
+        if isinstance(stmt, cst.SimpleStatementLine):
+            if all(isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body):
+                anchor = stmt
+                continue
+            if i == 0 and isinstance(stmt.body[0], cst.Expr):  # the docstring
+                anchor = stmt
+                continue
+        elif isinstance(stmt, cst.If) and anchor is not None:  # `if TYPE_CHECKING:` imports
+            continue
+        break
+    return anchor
+
+
+def with_names(stmt: cst.ImportFrom, names: list[str]) -> cst.ImportFrom:
+    """`stmt` importing `names` too: in sorted place when its names are sorted
+    (isort's order), else at the end; the commas keep the statement's style."""
+    if isinstance(stmt.names, cst.ImportStar):
+        return stmt
+    aliases = list(stmt.names)
+    have = {a.evaluated_alias or a.evaluated_name for a in aliases}
+    new = [n for n in sorted(set(names)) if n not in have]
+    if not new:
+        return stmt
+    current = [a.evaluated_name for a in aliases]
+    comma = next(
+        (a.comma for a in aliases[:-1] if isinstance(a.comma, cst.Comma)),
+        cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")),
+    )
+    last_comma = aliases[-1].comma
+    merged = [*aliases, *(cst.ImportAlias(name=cst.Name(n)) for n in new)]
+    if current == sorted(current):
+        merged.sort(key=lambda a: a.evaluated_name)
+    out = [a.with_changes(comma=comma) for a in merged[:-1]]
+    out.append(merged[-1].with_changes(comma=last_comma))
+    return stmt.with_changes(names=out)
+
+
+def without_names(stmt: cst.ImportFrom, names: set[str]) -> cst.ImportFrom | None:
+    """`stmt` less the aliases binding `names`; None when nothing is left."""
+    if isinstance(stmt.names, cst.ImportStar):
+        return stmt
+    aliases = list(stmt.names)
+    kept = [a for a in aliases if (a.evaluated_alias or a.evaluated_name) not in names]
+    if not kept:
+        return None
+    if len(kept) == len(aliases):
+        return stmt
+    kept[-1] = kept[-1].with_changes(comma=aliases[-1].comma)
+    return stmt.with_changes(names=kept)

@@ -1,0 +1,301 @@
+"""CTX101 and CTX102: a field read off a record becomes the read of its target.
+
+CTX101 (safe): a read off the seed (`get_server_args().f`, `getattr(...)`, the
+accessor through a module alias) becomes the target; an alias of the seed
+(`sa = get_server_args()`, module-level, or parked on `self`) is rewritten when
+every use of it is a reported field read, and the alias goes. A seed-accessor
+import nothing uses any more goes too.
+
+CTX102 (unsafe): a read off a handed instance becomes its bag leaf: the value
+changes from the operator's raw input to the resolved one, which is the
+design's "decision, not a style question", so it runs only with --unsafe and
+each site says so.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import libcst as cst
+from libcst.metadata import Assignment, GlobalScope, ImportAssignment
+
+from ctxlint.core.findings import Finding
+from ctxlint.facts.context import string_value
+from ctxlint.fix.accessors import binding_statement, bindings, call, module_alias, spell
+from ctxlint.fix.context import FixContext, site
+from ctxlint.fix.plan import FIXED, FilePlan, Site
+from ctxlint.fix.targets import INSTANCE_ACCESSOR, Target
+
+SUPPLIED_CHANGE = (
+    "the value changes from the operator's raw input to the resolved one (and follows "
+    "overrides): review this site"
+)
+
+
+def read_parts(node: cst.CSTNode | None) -> tuple[str, cst.BaseExpression] | None:
+    """(field, the object it is read off) for `x.f` and `getattr(x, "f"[, d])`."""
+    if isinstance(node, cst.Attribute):
+        return node.attr.value, node.value
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
+        args = [a for a in node.args if a.keyword is None and not a.star]
+        if node.func.value == "getattr" and len(args) >= 2:
+            name = string_value(args[1].value)
+            if name is not None:
+                return name, args[0].value
+    return None
+
+
+def _locate(plan: FilePlan, f: Finding) -> cst.CSTNode | None:
+    s = f.span
+    return plan.src.node_at((s.line, s.column, s.end_line, s.end_column), cst.Attribute, cst.Call)
+
+
+def _seed_call(plan: FilePlan, expr: cst.BaseExpression, seeds: set[str]) -> bool:
+    """`expr` calls a seed accessor: by its name, through a module, or imported
+    under another name (`from rt import get_server_args as seed`)."""
+    if not isinstance(expr, cst.Call) or expr.args:
+        return False
+    func = expr.func
+    if isinstance(func, cst.Attribute):
+        return func.attr.value in seeds
+    if not isinstance(func, cst.Name):
+        return False
+    if func.value in seeds:
+        return True
+    return any(
+        isinstance(a, ImportAssignment)
+        and plan.src.imported(a.node).get(a.name, "").rpartition(".")[2] in seeds  # type: ignore[arg-type]
+        for a in bindings(plan, func, func.value)
+    )
+
+
+def _rewrite(
+    plan: FilePlan,
+    s: Site,
+    node: cst.CSTNode,
+    target: Target,
+    *,
+    near: cst.ImportFrom | None = None,
+    via: cst.BaseExpression | None = None,
+) -> bool:
+    func = spell(plan, node, target.accessor, near=near, via=via)
+    if isinstance(func, str):
+        s.reason = func
+        return False
+    new = call(func, target.path)
+    plan.replace[id(node)] = new
+    s.status, s.became = FIXED, plan.src.tree.code_for_node(new)
+    return True
+
+
+def fix_seed_reads(plan: FilePlan, findings: list[Finding], ctx: FixContext) -> None:
+    seeds = set(ctx.vocab.seed_accessors)
+    aliases: dict[tuple[str, int], list[tuple[Site, cst.CSTNode, Target]]] = defaultdict(list)
+    for f in findings:
+        s = site(plan, f)
+        node = _locate(plan, f)
+        parts = read_parts(node)
+        if node is None or parts is None:
+            s.reason = "the reported node was not found in the file"
+            continue
+        field, base = parts
+        target = ctx.targets.target(field)
+        if isinstance(target, str):
+            s.reason = target
+            continue
+        if _seed_call(plan, base, seeds):
+            assert isinstance(base, cst.Call)
+            func = base.func
+            if isinstance(func, cst.Name):
+                near = binding_statement(plan, func, func.value)
+                if _rewrite(plan, s, node, target, near=near):
+                    plan.drop_if_unused.add(func.value)
+            elif isinstance(func, cst.Attribute) and module_alias(
+                plan, func.value, ctx.vocab.runtime_module
+            ):
+                _rewrite(plan, s, node, target, via=func.value)
+            else:
+                _rewrite(plan, s, node, target)
+        elif isinstance(base, cst.Name):
+            found = bindings(plan, base, base.value)
+            if len(found) != 1 or not isinstance(found[0], Assignment):
+                s.reason = f"the alias `{base.value}` is bound more than once or not by assignment"
+                continue
+            aliases[("name", id(found[0]))].append((s, node, target))
+        elif isinstance(base, cst.Attribute) and _is_self(base.value):
+            cls = _enclosing_class(plan, node)
+            if cls is None:
+                s.reason = "the alias on self is read outside a class"
+                continue
+            aliases[(f"self.{base.attr.value}", id(cls))].append((s, node, target))
+        else:
+            s.reason = "the seed is reached through an expression the fix does not follow"
+    for (kind, _), reads in aliases.items():
+        if kind == "name":
+            _fix_name_alias(plan, reads, ctx, seeds)
+        else:
+            _fix_self_alias(plan, kind[5:], reads, ctx, seeds)
+
+
+def _is_self(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "self"
+
+
+def _enclosing_class(plan: FilePlan, node: cst.CSTNode) -> cst.ClassDef | None:
+    cur = plan.src.parent(node)
+    while cur is not None and not isinstance(cur, cst.ClassDef):
+        cur = plan.src.parent(cur)
+    return cur
+
+
+def _single_assign(plan: FilePlan, target: cst.CSTNode) -> tuple[cst.Assign, cst.CSTNode] | None:
+    """The `x = value` statement (alone on its line, one target) `target` is the target of."""
+    at = plan.src.parent(target)
+    assign = plan.src.parent(at) if isinstance(at, cst.AssignTarget) else None
+    line = plan.src.parent(assign) if isinstance(assign, cst.Assign) else None
+    if (
+        isinstance(assign, cst.Assign)
+        and len(assign.targets) == 1
+        and isinstance(line, cst.SimpleStatementLine)
+        and len(line.body) == 1
+    ):
+        return assign, line
+    return None
+
+
+def _give_up(reads: list[tuple[Site, cst.CSTNode, Target]], reason: str) -> None:
+    for s, _, _ in reads:
+        s.reason = reason
+
+
+def _seed_import(
+    plan: FilePlan, value: cst.BaseExpression
+) -> tuple[str | None, cst.ImportFrom | None]:
+    func = value.func if isinstance(value, cst.Call) else None
+    if isinstance(func, cst.Name):
+        return func.value, binding_statement(plan, func, func.value)
+    return None, None
+
+
+def _rewrite_all(
+    plan: FilePlan,
+    reads: list[tuple[Site, cst.CSTNode, Target]],
+    value: cst.BaseExpression,
+    line: cst.CSTNode,
+) -> None:
+    name, near = _seed_import(plan, value)
+    via = None
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
+        if module_alias(plan, value.func.value, plan.runtime_module):
+            via = value.func.value
+    # all or nothing: an alias half rewritten would still need its assignment
+    saved = (dict(plan.replace), {k: list(v) for k, v in plan.add_names.items()})
+    saved_header, saved_planned = list(plan.header_imports), set(plan.planned)
+    for s, node, target in reads:
+        if not _rewrite(plan, s, node, target, near=near, via=via):
+            reason = s.reason
+            plan.replace, plan.add_names = saved
+            plan.header_imports, plan.planned = saved_header, saved_planned
+            for other, _, _ in reads:
+                other.status, other.became = "left", ""
+                other.reason = reason
+            return
+    plan.remove.add(id(line))
+    if name:
+        plan.drop_if_unused.add(name)
+
+
+def _fix_name_alias(
+    plan: FilePlan,
+    reads: list[tuple[Site, cst.CSTNode, Target]],
+    ctx: FixContext,
+    seeds: set[str],
+) -> None:
+    base = read_parts(reads[0][1])[1]  # type: ignore[index]
+    assert isinstance(base, cst.Name)
+    (assignment,) = bindings(plan, base, base.value)
+    assert isinstance(assignment, Assignment)
+    name = base.value
+    found = _single_assign(plan, assignment.node)
+    if found is None or not _seed_call(plan, found[0].value, seeds):
+        _give_up(reads, f"the alias `{name}` is not a plain `{name} = <seed accessor>()`")
+        return
+    reported = {id(read_parts(n)[1]) for _, n, _ in reads}  # type: ignore[index]
+    for access in assignment.references:
+        if id(access.node) not in reported:
+            where = plan.src.line(access.node)
+            _give_up(
+                reads,
+                f"the alias `{name}` is also used other than as a reported field read (line {where})",
+            )
+            return
+    if isinstance(assignment.scope, GlobalScope):
+        if ctx.named_elsewhere([rf"\b{name}\b"], plan.src.path):
+            _give_up(reads, f"the module-level alias `{name}` is named in another file")
+            return
+    _rewrite_all(plan, reads, found[0].value, found[1])
+
+
+def _fix_self_alias(
+    plan: FilePlan,
+    attr: str,
+    reads: list[tuple[Site, cst.CSTNode, Target]],
+    ctx: FixContext,
+    seeds: set[str],
+) -> None:
+    reported = {id(read_parts(n)[1]) for _, n, _ in reads}  # type: ignore[index]
+    assigns: list[tuple[cst.Assign, cst.CSTNode]] = []
+    for node in _attributes(plan.src.tree, attr):
+        if id(node) in reported:
+            continue
+        found = _single_assign(plan, node) if _is_self(node.value) else None
+        if found is None:
+            where = plan.src.line(node)
+            _give_up(
+                reads,
+                f"`self.{attr}` is also used other than as a reported field read (line {where})",
+            )
+            return
+        assigns.append(found)
+    if len(assigns) != 1 or not _seed_call(plan, assigns[0][0].value, seeds):
+        _give_up(reads, f"`self.{attr}` is not bound once, to the seed accessor's value")
+        return
+    if ctx.named_elsewhere([rf"\.{attr}\b"], plan.src.path):
+        _give_up(reads, f"`{attr}` is named in another file")
+        return
+    _rewrite_all(plan, reads, assigns[0][0].value, assigns[0][1])
+
+
+def _attributes(tree: cst.Module, attr: str) -> list[cst.Attribute]:
+    found: list[cst.Attribute] = []
+
+    class Collect(cst.CSTVisitor):
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            if node.attr.value == attr:
+                found.append(node)
+
+    tree.visit(Collect())
+    return found
+
+
+def fix_supplied_reads(plan: FilePlan, findings: list[Finding], ctx: FixContext) -> None:
+    for f in findings:
+        s = site(plan, f)
+        s.unsafe = True
+        if not ctx.unsafe:
+            s.reason = "an unsafe fix (the value changes to the resolved one): run with --unsafe"
+            continue
+        parts = read_parts(node := _locate(plan, f))
+        if node is None or parts is None:
+            s.reason = "the reported node was not found in the file"
+            continue
+        target = ctx.targets.target(parts[0])
+        if isinstance(target, str):
+            s.reason = target
+        elif target.kind == INSTANCE_ACCESSOR:
+            s.reason = (
+                f"`{parts[0]}` has no bag leaf (its accessor answers from the seed, "
+                "not from this instance): pick its source by hand"
+            )
+        elif _rewrite(plan, s, node, target):
+            s.reason = SUPPLIED_CHANGE

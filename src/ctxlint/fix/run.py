@@ -1,0 +1,305 @@
+"""The fix run: check, plan each file's rewrites, check again, keep what holds.
+
+1. The whole program is checked (every rule, so that a rewrite adding any
+   finding is seen).
+2. Each file with a fixable finding of a selected rule is parsed again (a file
+   that does not parse is never touched) and each fixer plans its sites.
+3. The rewritten texts are checked again as a whole program, in memory: a file
+   whose rewrite leaves a fixed finding, adds one (in it, or naming it from
+   another file), or does not parse, is rolled back, and the rest checked
+   again until what is left holds.
+4. Unless only the diff is asked for, each kept file is written atomically.
+The baseline is never rewritten: the fixed findings show as stale.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ctxlint.config.settings import Config
+from ctxlint.core import pysource
+from ctxlint.core.findings import FileError, Finding
+from ctxlint.core.outfiles import write_text
+from ctxlint.discover.files import discover
+from ctxlint.discover.sources import Sources, content_hash
+from ctxlint.engine.run import Engine, RunOutput
+from ctxlint.facts.declarations import schema_facts
+from ctxlint.facts.extract import parse
+from ctxlint.fix.binding import fix_accessor_bindings
+from ctxlint.fix.context import FixContext, Fixer
+from ctxlint.fix.plan import FIXED, LEFT, ROLLED_BACK, FilePlan, Site, apply
+from ctxlint.fix.reads import fix_seed_reads, fix_supplied_reads
+from ctxlint.fix.source import SourceFile
+from ctxlint.fix.targets import Targets
+from ctxlint.program.rule import Rule
+
+# The fixers, in the order they plan a file: a rename (CTX401) frees a name a
+# read's target (CTX101, CTX102) may need. CTX602's `.config` hop joins here
+# once that rule exists.
+FIXERS: dict[str, Fixer] = {
+    "CTX401": fix_accessor_bindings,
+    "CTX101": fix_seed_reads,
+    "CTX102": fix_supplied_reads,
+}
+
+
+def fixable(rules: list[Rule]) -> dict[str, tuple[str, ...]]:
+    """Rule id -> the kinds of fix it has ("safe", "unsafe"), for the rules that have one."""
+    return {r.id: r.fixes for r in rules if r.fixes}
+
+
+@dataclass
+class FixResult:
+    plans: dict[str, FilePlan] = field(default_factory=dict)
+    before: dict[str, str] = field(default_factory=dict)  # path -> text, files changed
+    after: dict[str, str] = field(default_factory=dict)
+    sites: list[Site] = field(default_factory=list)
+    errors: list[FileError] = field(default_factory=list)  # files left because they do not parse
+    checks: int = 0  # whole-program checks run
+    output: RunOutput | None = None  # the last check (of the fixed program)
+
+    def count(self, status: str) -> int:
+        return sum(1 for s in self.sites if s.status == status)
+
+
+class _Overlay(Engine):
+    """The engine over the tree as it would be: `texts` replace those files' bytes."""
+
+    def __init__(self, *args: Any, texts: dict[str, str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.texts = texts
+
+    def read_sources(self) -> tuple[list[Any], Sources, list[FileError]]:
+        files, sources, errors = super().read_sources()
+        for rel, text in self.texts.items():
+            data = text.encode("utf-8")
+            sources._bytes[rel] = data
+            sources.hashes[rel] = content_hash(data)
+        return files, sources, errors
+
+
+class FixRun:
+    def __init__(
+        self,
+        config: Config,
+        rules: list[Rule],
+        *,
+        select: set[str],
+        unsafe: bool = False,
+        paths: Callable[[str], bool] = lambda _p: True,
+        jobs: int | None = None,
+        use_cache: bool = True,
+        pinned: dict[str, dict[str, Any]] | None = None,
+    ) -> None:
+        self.config, self.rules = config, rules
+        self.select = select & set(FIXERS) & set(fixable(rules))
+        self.unsafe = unsafe
+        self.paths = paths
+        self.engine_args: dict[str, Any] = {
+            "jobs": jobs,
+            "use_cache": use_cache,
+            "pinned": pinned,
+            "selected": {r.id for r in rules},
+        }
+        self._files = {f.rel: f.module for f in discover(config.root, config.src, config.exclude)}
+        self._texts: dict[str, str] = {}
+
+    # -- the tree ---------------------------------------------------------------
+    def _bytes(self, rel: str) -> bytes:
+        return (self.config.root / rel).read_bytes()
+
+    def _text(self, rel: str) -> str:
+        if rel not in self._texts:
+            try:
+                self._texts[rel] = self._bytes(rel).decode("utf-8", "replace")
+            except OSError:
+                self._texts[rel] = ""
+        return self._texts[rel]
+
+    def named_elsewhere(self, patterns: list[str], path: str) -> bool:
+        compiled = [re.compile(p) for p in patterns]
+        return any(
+            rel != path and all(c.search(self._text(rel)) for c in compiled) for rel in self._files
+        )
+
+    def _schema(self) -> Callable[[str], dict[str, Any] | None]:
+        by_module = {m: rel for rel, m in self._files.items()}
+        cache: dict[str, dict[str, Any] | None] = {}
+
+        def load(module: str) -> dict[str, Any] | None:
+            if module not in cache:
+                rel = by_module.get(module)
+                try:
+                    tree = parse(pysource.read(self._bytes(rel), self.config.target_version))
+                except (TypeError, OSError, pysource.SourceError):
+                    cache[module] = None
+                else:
+                    cache[module] = schema_facts(tree, module, rel.endswith("__init__.py"))  # type: ignore[union-attr]
+            return cache[module]
+
+        return load
+
+    def _check(self, texts: dict[str, str]) -> RunOutput:
+        return _Overlay(self.config, self.rules, texts=texts, **self.engine_args).run()
+
+    # -- the run ----------------------------------------------------------------
+    def run(self) -> FixResult:
+        result = FixResult()
+        before = self._check({})
+        result.checks = 1
+        result.output = before
+        vocab = before.program.vocab
+        ctx = FixContext(vocab, Targets(vocab, self._schema()), self.unsafe, self.named_elsewhere)
+        todo: dict[str, list[Finding]] = {}
+        for f in before.findings:
+            if f.rule in self.select and self.paths(f.path):
+                todo.setdefault(f.path, []).append(f)
+        broken = {e.path: e.message for e in before.errors}
+        seeds = {vocab.runtime_module, *vocab.accessor_modules.values()}
+        for path in sorted(todo):
+            plan = self._plan(path, todo[path], ctx, broken, result)
+            if plan is None:
+                continue
+            result.plans[path] = plan
+            if not plan.changes():
+                continue
+            from ctxlint.fix.unused import drop_unused_imports
+
+            text = drop_unused_imports(
+                apply(plan), plan.drop_if_unused, seeds, plan.src.module, plan.src.is_package
+            )
+            if text != plan.src.text:
+                result.before[path], result.after[path] = plan.src.text, text
+        self._verify(before, result)
+        return result
+
+    def _plan(
+        self,
+        path: str,
+        findings: list[Finding],
+        ctx: FixContext,
+        broken: dict[str, str],
+        result: FixResult,
+    ) -> FilePlan | None:
+        module = self._files.get(path)
+        why = broken.get(path)
+        src = None
+        if why is None and module is not None:
+            try:
+                src = SourceFile.read(path, module, self._bytes(path), self.config.target_version)
+            except (OSError, pysource.SourceError) as exc:
+                why = str(exc)
+        if src is None:
+            for f in findings:
+                result.sites.append(
+                    Site(
+                        f.rule,
+                        f.path,
+                        f.line,
+                        f.span.column,
+                        f.snippet,
+                        f.scope,
+                        reason=f"the file is not touched: {why or 'not a checked module'}",
+                    )
+                )
+            return None
+        plan = FilePlan(src, ctx.vocab.runtime_module)
+        for rule, fixer in FIXERS.items():
+            mine = [f for f in findings if f.rule == rule]
+            if mine:
+                fixer(plan, mine, ctx)
+        result.sites.extend(plan.sites)
+        return plan
+
+    def _verify(self, before: RunOutput, result: FixResult) -> None:
+        """Check the rewritten program; roll back the files that do not hold."""
+        old = _by_file(before.findings)
+        while result.after:
+            after = self._check(result.after)
+            result.checks += 1
+            result.output = after
+            new = _by_file(after.findings)
+            bad: dict[str, str] = {}
+            for e in after.errors:
+                if e.path in result.after:
+                    bad[e.path] = f"the rewritten file does not parse: {e.message}"
+            for path in sorted(set(new) | set(result.after)):
+                fixed = (
+                    [(s.rule, s.scope, s.snippet) for s in result.plans[path].fixed()]
+                    if path in result.after
+                    else []
+                )
+                extra = _unmatched(new.get(path, []), old.get(path, []), fixed)
+                for f in extra:
+                    if path in result.after:
+                        kind = "left" if (f.rule, f.scope, f.snippet) in fixed else "added"
+                        bad.setdefault(path, f"the rewrite {kind} a {f.rule} finding: {f.message}")
+                        continue
+                    # a finding in an unchanged file: the rewrite it names, else every one
+                    named = [p for p in result.after if p in f.message or p in f.details]
+                    for p in named or list(result.after):
+                        bad.setdefault(
+                            p, f"the rewrite added a {f.rule} finding in {path}: {f.message}"
+                        )
+            if not bad:
+                return
+            for path, why in bad.items():
+                del result.after[path]
+                del result.before[path]
+                for s in result.plans[path].sites:
+                    if s.status == FIXED:
+                        s.status, s.reason = ROLLED_BACK, why
+        result.output = before  # every rewrite rolled back: the first check stands
+
+    def write(self, result: FixResult) -> None:
+        for path, text in sorted(result.after.items()):
+            write_text(self.config.root / path, text, "the fixed file")
+
+
+def _by_file(findings: list[Finding]) -> dict[str, list[Finding]]:
+    out: dict[str, list[Finding]] = {}
+    for f in findings:
+        out.setdefault(f.path, []).append(f)
+    return out
+
+
+def _unmatched(
+    after: list[Finding], before: list[Finding], fixed: list[tuple[str, str, str]]
+) -> list[Finding]:
+    """The findings after the rewrite that are none of those before it, less
+    the fixed ones. A finding is the same one when its rule and scope are, and
+    its snippet (or, when the rewrite was inside its node, its message) is."""
+    pool = Counter((f.rule, f.scope, f.snippet) for f in before) - Counter(fixed)
+    by_message = Counter((f.rule, f.scope, f.message) for f in before)
+    by_message.subtract((r, sc, m) for r, sc, m in _messages(before, fixed))
+    out = []
+    for f in after:
+        key = (f.rule, f.scope, f.snippet)
+        if pool[key] > 0:
+            pool[key] -= 1
+        elif by_message[(f.rule, f.scope, f.message)] > 0 and key not in fixed:
+            by_message[(f.rule, f.scope, f.message)] -= 1
+        else:
+            out.append(f)
+    return out
+
+
+def _messages(
+    before: list[Finding], fixed: list[tuple[str, str, str]]
+) -> list[tuple[str, str, str]]:
+    """The messages of the fixed findings (each fixed key once)."""
+    todo = Counter(fixed)
+    out = []
+    for f in before:
+        key = (f.rule, f.scope, f.snippet)
+        if todo[key] > 0:
+            todo[key] -= 1
+            out.append((f.rule, f.scope, f.message))
+    return out
+
+
+__all__ = ["FIXED", "FIXERS", "LEFT", "ROLLED_BACK", "FixResult", "FixRun", "fixable"]

@@ -1,0 +1,215 @@
+"""`ctxlint fix` on examples/legacy_app (a copy): what it fixes, what it leaves
+and why, and that the result holds (it compiles, imports and runs, the diff
+touches only rewritten expressions and imports, a second run changes nothing,
+the baseline is not rewritten)."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import py_compile
+import re
+import shutil
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+from helpers import cli
+
+CONFIG = "examples/legacy_app/ctxlint.toml"
+BASELINE = "baselines/legacy_app.json"
+APP = "examples/legacy_app"
+# The legacy app is a lint target, not a program with tests of its own: this
+# runs the parts that can run (every module imported, a model runner built
+# from a published record, the readback) in the fixed tree.
+SMOKE = """
+import importlib, pkgutil
+import examples.legacy_app as app
+for m in pkgutil.iter_modules(app.__path__):
+    importlib.import_module(f"examples.legacy_app.{m.name}")
+from ctxrt.context import publish
+from ctxrt.record import ServerArgs
+sa = ServerArgs(model_path="tiny-lm")
+publish(sa, role="scheduler")
+from examples.legacy_app import readback
+from examples.legacy_app.model_runner import ModelRunner
+runner = ModelRunner(sa)
+print(readback.max_total_tokens(), runner.greedy([1, 2, 3], 4), runner.attention_backend)
+"""
+
+
+def copy_tree(root: Path) -> Path:
+    skip = shutil.ignore_patterns("__pycache__", "*.pyc", ".ctxlint_cache")
+    shutil.copytree(REPO / "src" / "ctxrt", root / "src" / "ctxrt", ignore=skip)
+    shutil.copytree(REPO / APP, root / APP, ignore=skip)
+    shutil.copy2(REPO / "examples" / "__init__.py", root / "examples" / "__init__.py")
+    (root / "baselines").mkdir()
+    shutil.copy2(REPO / BASELINE, root / BASELINE)
+    return root
+
+
+def texts(root: Path) -> dict[str, str]:
+    return {p.relative_to(root).as_posix(): p.read_text() for p in sorted(root.rglob("*.py"))}
+
+
+def run(root: Path, *args: str):
+    return cli(*args, "--config", CONFIG, "--jobs", "1", ".", cwd=root)
+
+
+def smoke(root: Path) -> subprocess.CompletedProcess[str]:
+    env = {"PYTHONPATH": f"{root / 'src'}:{root}", "PATH": "/usr/bin:/bin"}
+    return subprocess.run(
+        [sys.executable, "-c", SMOKE], cwd=root, capture_output=True, text=True, env=env
+    )
+
+
+@pytest.fixture(scope="module")
+def fixed(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    root = copy_tree(tmp_path_factory.mktemp("fix") / "repo")
+    before = texts(root)
+    diff = run(root, "fix", "--unsafe", "--diff")
+    assert texts(root) == before  # --diff changes nothing
+    done = run(root, "fix", "--unsafe")
+    return {"root": root, "before": before, "after": texts(root), "diff": diff, "fix": done}
+
+
+def test_diff_prints_the_change_and_exits_1_without_writing(fixed: dict) -> None:
+    diff = fixed["diff"]
+    assert diff.returncode == 1, diff.stderr
+    changed = sorted(re.findall(r"^\+\+\+ b/(\S+)", diff.stdout, re.M))
+    assert changed == sorted(p for p in fixed["after"] if fixed["after"][p] != fixed["before"][p])
+    assert "Would fix 18 sites in 5 files (11 unsafe); 9 left:" in diff.stderr
+
+
+def test_fix_reports_every_site_fixed_or_left_with_its_reason(fixed: dict) -> None:
+    out = fixed["fix"]
+    assert out.returncode == 1  # sites are left
+    lines = [
+        line for line in out.stdout.splitlines() if re.match(r"examples/\S+:\d+:\d+: CTX", line)
+    ]
+    status = Counter(
+        (line.split(": ")[1].split()[0], line.split(": ")[1].split()[1].rstrip(":"))
+        for line in lines
+    )
+    assert status == Counter(
+        {
+            ("CTX101", "fixed"): 6,
+            ("CTX102", "fixed"): 9,
+            ("CTX102", "rolled"): 8,
+            ("CTX401", "fixed"): 3,
+            ("CTX401", "left"): 1,
+        }
+    )
+    # the rolled back CTX102 rewrites would read a bag before their process publishes
+    assert sum("rolled back" in line and "CTX301" in line for line in lines) == 8
+    assert "Fixed 18 sites in 5 files (11 unsafe); 9 left:" in out.stdout
+    assert "18 entries are now stale" in out.stdout
+    assert "ctxlint baseline update" in out.stdout
+
+
+def test_after_fix_no_seed_read_is_left_and_nothing_new_appears(fixed: dict) -> None:
+    root = fixed["root"]
+    assert (root / BASELINE).read_text() == (REPO / BASELINE).read_text()  # not rewritten
+    res = run(root, "check", "--format", "json")
+    report = json.loads(res.stdout)
+    assert [f for f in report["findings"] if f["status"] == "new"] == []
+    left = Counter(f["rule"] for f in report["findings"])
+    assert left["CTX101"] == 0
+    assert left["CTX102"] == 8 and left["CTX401"] == 1  # the rolled back and the def
+    assert len(report["stale"]) == 18
+
+
+def test_every_file_compiles_imports_and_runs(fixed: dict) -> None:
+    root = fixed["root"]
+    for path in (root / APP).glob("*.py"):
+        py_compile.compile(str(path), doraise=True, cfile=str(path) + "c.tmp")
+    done = smoke(root)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[0] == "1024"
+    # before the fix the runner read the raw load_format ('auto') off the record
+    # it was handed; the fixed read is the resolved leaf ('dummy'), which loads
+    original = smoke(copy_tree(root.parent / "orig"))
+    assert "no loader for load_format 'auto'" in original.stderr
+
+
+def test_the_diff_touches_only_rewritten_expressions_and_imports(fixed: dict) -> None:
+    before, after = fixed["before"], fixed["after"]
+    changed = [p for p in after if after[p] != before[p]]
+    assert sorted(changed) == [
+        f"{APP}/{n}.py"
+        for n in ("detokenizer", "model_runner", "readback", "scheduler", "speculative")
+    ]
+    rewrites: dict[str, list[tuple[str, str]]] = {}
+    for m in re.finditer(
+        r"^(\S+):\d+:\d+: CTX\d+ fixed `(.+?)` -> `(.*?)`", fixed["fix"].stdout, re.M
+    ):
+        rewrites.setdefault(m.group(1), []).append((m.group(2), m.group(3)))
+
+    def masked(text: str, subs: list[str]) -> list[str]:
+        lines = []
+        for line in text.splitlines():
+            if line.strip().startswith(("from ", "import ")):
+                continue  # imports may change
+            for sub in sorted({s for s in subs if s != "(removed)"}, key=len, reverse=True):
+                line = re.sub(rf"(?<![\w.]){re.escape(sub)}(?!\w)", "<rewritten>", line)
+            lines.append(line)
+        return lines
+
+    for path in changed:
+        # a renamed import (`get_model as model_loader_get_model`) renames its uses
+        renames = [b.split(" as ") for _, b in rewrites[path] if " as " in b]
+        old = masked(before[path], [s for s, _ in rewrites[path]] + [a for a, _ in renames])
+        new = masked(after[path], [b for _, b in rewrites[path]] + [b for _, b in renames])
+        for line in difflib.ndiff(old, new):
+            # what remains: an alias of the seed, or a member binding, removed
+            assert line[:2] not in ("+ ", "? "), (path, line)
+            if line.startswith("- "):
+                assert re.fullmatch(r"\s*[\w.<>]+ = [\w.]+(\(\))?(\s+#.*)?", line[2:]), (path, line)
+
+
+def test_a_second_run_changes_nothing(fixed: dict) -> None:
+    root = fixed["root"]
+    again = run(root, "fix", "--unsafe")
+    assert texts(root) == fixed["after"]
+    assert "Fixed 0 sites in 0 files; 9 left:" in again.stdout
+    assert run(root, "fix", "--unsafe", "--diff").returncode == 0
+
+
+def test_safe_fixes_only_without_unsafe(tmp_path: Path) -> None:
+    root = copy_tree(tmp_path / "repo")
+    out = run(root, "check", "--fix")  # the alias of `ctxlint fix`
+    assert "Fixed 7 sites in 3 files; 20 left:" in out.stdout, out.stdout + out.stderr
+    assert "run with --unsafe" in out.stdout
+    assert " CTX102 fixed" not in out.stdout
+
+
+def test_check_diff_is_fix_diff(tmp_path: Path) -> None:
+    root = copy_tree(tmp_path / "repo")
+    before = texts(root)
+    out = run(root, "check", "--diff", "--select", "CTX101")
+    assert out.returncode == 1
+    assert out.stdout.count("+++ b/") == 2
+    # without CTX401's rename, `get_model` still names the loader in model_runner.py
+    assert "`get_model` means something else here" in out.stderr
+    assert texts(root) == before
+
+
+def test_no_fixable_rule_selected_is_an_error(tmp_path: Path) -> None:
+    root = copy_tree(tmp_path / "repo")
+    out = run(root, "fix", "--select", "CTX201")
+    assert out.returncode == 2
+    assert "none of the selected rules has a fix" in out.stderr
+
+
+def test_rules_shows_which_rules_can_fix(tmp_path: Path) -> None:
+    out = cli("rules", "--color", "never", cwd=tmp_path)
+    rows = {
+        line.split("│")[1].strip(): line.split("│")[-2].strip()
+        for line in out.stdout.splitlines()
+        if line.startswith("│ CTX")
+    }
+    assert rows["CTX101"] == "safe" and rows["CTX102"] == "unsafe"
+    assert rows["CTX401"] == "safe, unsafe" and rows["CTX201"] == "-"

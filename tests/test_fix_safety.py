@@ -1,0 +1,103 @@
+"""`ctxlint fix` never makes things worse: files it cannot read back are not
+touched, a rewrite that adds a finding is rolled back, a name another file
+may use is kept, and a write is atomic."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fixrun import fix_project
+from helpers import cli, write
+
+from ctxlint.fix.plan import FIXED, LEFT, ROLLED_BACK
+
+READ = """\
+from specrt.context import get_server_args
+
+
+def limit() -> int:
+    return get_server_args().max_running_requests
+"""
+
+
+def test_a_file_that_does_not_parse_is_never_touched(project: Path) -> None:
+    broken = "from specrt.context import get_server_args\n\ndef f(:\n    return get_server_args().tp_size\n"
+    write(project, {"app/example.py": READ, "app/broken.py": broken})
+    result = fix_project(project, {"CTX101"})
+    assert (project / "app/broken.py").read_text() == broken
+    assert [s.status for s in result.sites] == [FIXED]
+    assert "get_schedule().max_running_requests" in (project / "app/example.py").read_text()
+
+
+def test_a_file_not_in_utf8_is_left_with_the_reason(project: Path) -> None:
+    text = "# -*- coding: latin-1 -*-\n# caf\xe9\n" + READ
+    (project / "app" / "old.py").write_bytes(text.encode("latin-1"))
+    result = fix_project(project, {"CTX101"})
+    assert [(s.status, s.reason) for s in result.sites] == [
+        (LEFT, "the file is not touched: not UTF-8 (the fix writes UTF-8 only)")
+    ]
+    assert (project / "app" / "old.py").read_bytes() == text.encode("latin-1")
+
+
+def test_a_rewrite_that_adds_a_finding_is_rolled_back(project: Path) -> None:
+    # the seed read sits above the publish: its bag leaf would be read before it (CTX301)
+    entry = """\
+from specrt.context import get_server_args, publish
+
+
+def run_scheduler_process(server_args) -> None:
+    limit = get_server_args().max_running_requests
+    publish(server_args, role="scheduler")
+    print(limit)
+"""
+    write(project, {"app/entry.py": entry, "app/example.py": READ})
+    result = fix_project(project, {"CTX101"})
+    by_path = {s.path: s for s in result.sites}
+    assert by_path["app/entry.py"].status == ROLLED_BACK
+    assert "added a CTX301 finding" in by_path["app/entry.py"].reason
+    assert (project / "app/entry.py").read_text() == entry  # per file: the other one holds
+    assert by_path["app/example.py"].status == FIXED
+
+
+def test_a_module_alias_another_file_names_is_kept(project: Path) -> None:
+    alias = """\
+from specrt.context import get_server_args
+
+SEED = get_server_args()
+
+
+def size() -> int:
+    return SEED.tp_size
+"""
+    write(project, {"app/example.py": alias, "app/user.py": "from app.example import SEED\n"})
+    result = fix_project(project, {"CTX101"})
+    assert [s.reason for s in result.sites] == [
+        "the module-level alias `SEED` is named in another file"
+    ]
+    assert (project / "app/example.py").read_text() == alias
+
+
+def test_the_write_is_atomic_and_keeps_the_mode(project: Path) -> None:
+    write(project, {"app/example.py": READ})
+    path = project / "app/example.py"
+    path.chmod(0o640)
+    inode = path.stat().st_ino
+    fix_project(project, {"CTX101"})
+    assert path.stat().st_mode & 0o777 == 0o640
+    assert path.stat().st_ino != inode  # replaced by a rename, not rewritten in place
+    assert sorted(p.name for p in path.parent.iterdir()) == ["__init__.py", "example.py"]
+
+
+def test_fix_with_a_baseline_leaves_it_and_says_what_is_stale(project: Path) -> None:
+    write(project, {"app/example.py": READ})
+    (project / "pyproject.toml").write_text(
+        (project / "pyproject.toml").read_text() + 'baseline = "ctxlint-baseline.json"\n'
+    )
+    cli("baseline", "update", "--allow-growth", "--reason", "start", cwd=project)
+    pinned = (project / "ctxlint-baseline.json").read_text()
+    out = cli("fix", cwd=project)
+    assert out.returncode == 0, out.stderr
+    assert "1 entry is now stale" in out.stdout
+    assert (project / "ctxlint-baseline.json").read_text() == pinned
+    strict = cli("check", "--strict", cwd=project)
+    assert strict.returncode == 1 and "stale" in strict.stdout + strict.stderr
