@@ -52,28 +52,55 @@ class FilePlan:
 
 
 class _Apply(cst.CSTTransformer):
+    """Replacements by node; removals and insertions where a body is rebuilt,
+    so the blank lines and comments above a removed statement stay above what
+    follows it."""
+
     def __init__(self, plan: FilePlan) -> None:
         super().__init__()
         self.plan = plan
 
     def on_leave(self, original: cst.CSTNode, updated: cst.CSTNode) -> object:  # type: ignore[override]
         plan, key = self.plan, id(original)
-        if key in plan.remove:
-            return cst.RemoveFromParent()
         if key in plan.replace:
             return plan.replace[key]
         if key in plan.add_names and isinstance(updated, cst.ImportFrom):
-            updated = with_names(updated, plan.add_names[key])
-        if isinstance(updated, cst.IndentedBlock) and not updated.body:
-            updated = updated.with_changes(body=[cst.SimpleStatementLine([cst.Pass()])])
-        if key in plan.insert_after or key in plan.insert_before:
-            before = list(plan.insert_before.get(key, []))
-            if before and isinstance(updated, cst.SimpleStatementLine):
-                # the blank lines above the statement stay above what goes before it
-                before[0] = before[0].with_changes(leading_lines=updated.leading_lines)
-                updated = updated.with_changes(leading_lines=[])
-            return cst.FlattenSentinel([*before, updated, *plan.insert_after.get(key, [])])  # type: ignore[list-item]
+            return with_names(updated, plan.add_names[key])
+        if isinstance(updated, (cst.IndentedBlock, cst.Module)):
+            assert isinstance(original, (cst.IndentedBlock, cst.Module))
+            body = self._body(list(original.body), list(updated.body))
+            if isinstance(updated, cst.IndentedBlock) and not body:
+                body = [cst.SimpleStatementLine([cst.Pass()])]
+            return updated.with_changes(body=body)
         return updated
+
+    def _body(self, original: list[cst.CSTNode], updated: list[cst.CSTNode]) -> list[cst.CSTNode]:
+        plan = self.plan
+        out: list[cst.CSTNode] = []
+        carried: list[cst.EmptyLine] = []  # the leading lines of removed statements
+        for old, new in zip(original, updated, strict=True):
+            if id(old) in plan.remove:
+                carried.extend(getattr(new, "leading_lines", ()))
+                continue
+            before = list(plan.insert_before.get(id(old), []))
+            if before:
+                carried.extend(getattr(new, "leading_lines", ()))
+                new = new.with_changes(leading_lines=[])
+            else:
+                before = [new]
+                new = None  # type: ignore[assignment]
+            first = before[0]
+            if carried and hasattr(first, "leading_lines"):
+                own = list(first.leading_lines)
+                if any(line.comment is None for line in own):  # it has its own blank lines
+                    carried = [line for line in carried if line.comment is not None]
+                before[0] = first.with_changes(leading_lines=[*carried, *own])
+                carried = []
+            out.extend(before)
+            if new is not None:
+                out.append(new)
+            out.extend(plan.insert_after.get(id(old), []))
+        return out
 
 
 def apply(plan: FilePlan) -> str:

@@ -118,10 +118,12 @@ def fix_seed_reads(plan: FilePlan, findings: list[Finding], ctx: FixContext) -> 
                 _rewrite(plan, s, node, target)
         elif isinstance(base, cst.Name):
             found = bindings(plan, base, base.value)
-            if len(found) != 1 or not isinstance(found[0], Assignment):
-                s.reason = f"the alias `{base.value}` is bound more than once or not by assignment"
+            if not found or not all(type(a) is Assignment for a in found):
+                s.reason = (
+                    f"`{base.value}` is also bound otherwise (a parameter, an import, a loop)"
+                )
                 continue
-            aliases[("name", id(found[0]))].append((s, node, target))
+            aliases[("name", min(id(a) for a in found))].append((s, node, target))
         elif isinstance(base, cst.Attribute) and _is_self(base.value):
             cls = _enclosing_class(plan, node)
             if cls is None:
@@ -180,15 +182,16 @@ def _seed_import(
 def _rewrite_all(
     plan: FilePlan,
     reads: list[tuple[Site, cst.CSTNode, Target]],
-    value: cst.BaseExpression,
-    line: cst.CSTNode,
+    assigns: list[tuple[cst.Assign, cst.CSTNode]],
 ) -> None:
+    """Rewrite every read of an alias, and remove its assignments: all or nothing
+    (an alias half rewritten would still need its assignment)."""
+    value = assigns[0][0].value
     name, near = _seed_import(plan, value)
     via = None
     if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
         if module_alias(plan, value.func.value, plan.runtime_module):
             via = value.func.value
-    # all or nothing: an alias half rewritten would still need its assignment
     saved = (dict(plan.replace), {k: list(v) for k, v in plan.add_names.items()})
     saved_header, saved_planned = list(plan.header_imports), set(plan.planned)
     for s, node, target in reads:
@@ -200,7 +203,8 @@ def _rewrite_all(
                 other.status, other.became = "left", ""
                 other.reason = reason
             return
-    plan.remove.add(id(line))
+    for _, line in assigns:
+        plan.remove.add(id(line))
     if name:
         plan.drop_if_unused.add(name)
 
@@ -213,27 +217,28 @@ def _fix_name_alias(
 ) -> None:
     base = read_parts(reads[0][1])[1]  # type: ignore[index]
     assert isinstance(base, cst.Name)
-    (assignment,) = bindings(plan, base, base.value)
-    assert isinstance(assignment, Assignment)
     name = base.value
-    found = _single_assign(plan, assignment.node)
-    if found is None or not _seed_call(plan, found[0].value, seeds):
-        _give_up(reads, f"the alias `{name}` is not a plain `{name} = <seed accessor>()`")
+    found = bindings(plan, base, name)
+    assigns = [_single_assign(plan, a.node) for a in found]  # type: ignore[attr-defined]
+    if any(a is None or not _seed_call(plan, a[0].value, seeds) for a in assigns):
+        _give_up(reads, f"the alias `{name}` is not only `{name} = <seed accessor>()`")
         return
     reported = {id(read_parts(n)[1]) for _, n, _ in reads}  # type: ignore[index]
-    for access in assignment.references:
-        if id(access.node) not in reported:
-            where = plan.src.line(access.node)
-            _give_up(
-                reads,
-                f"the alias `{name}` is also used other than as a reported field read (line {where})",
-            )
-            return
-    if isinstance(assignment.scope, GlobalScope):
+    for assignment in found:
+        for access in assignment.references:  # type: ignore[attr-defined]
+            if id(access.node) not in reported:
+                where = plan.src.line(access.node)
+                _give_up(
+                    reads,
+                    f"the alias `{name}` is also used other than as a reported field read "
+                    f"(line {where})",
+                )
+                return
+    if any(isinstance(a.scope, GlobalScope) for a in found):  # type: ignore[attr-defined]
         if ctx.named_elsewhere([rf"\b{name}\b"], plan.src.path):
             _give_up(reads, f"the module-level alias `{name}` is named in another file")
             return
-    _rewrite_all(plan, reads, found[0].value, found[1])
+    _rewrite_all(plan, reads, assigns)  # type: ignore[arg-type]
 
 
 def _fix_self_alias(
@@ -263,7 +268,7 @@ def _fix_self_alias(
     if ctx.named_elsewhere([rf"\.{attr}\b"], plan.src.path):
         _give_up(reads, f"`{attr}` is named in another file")
         return
-    _rewrite_all(plan, reads, assigns[0][0].value, assigns[0][1])
+    _rewrite_all(plan, reads, assigns)
 
 
 def _attributes(tree: cst.Module, attr: str) -> list[cst.Attribute]:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import libcst as cst
-from libcst.metadata import ImportAssignment, MetadataWrapper, ScopeProvider
+from libcst.metadata import ImportAssignment, MetadataWrapper, ParentNodeProvider, ScopeProvider
 
 from ctxlint.facts.context import import_bindings
-from ctxlint.fix.plan import without_names
+from ctxlint.fix.plan import FilePlan, _Apply, without_names
 
 
 def drop_unused_imports(
@@ -17,32 +17,30 @@ def drop_unused_imports(
     if not names:
         return text
     wrapper = MetadataWrapper(cst.parse_module(text))
-    unused: dict[int, set[str]] = {}
+    unused: dict[int, tuple[cst.ImportFrom, set[str]]] = {}
     for scope in set(wrapper.resolve(ScopeProvider).values()):
         if scope is None:
             continue
         for assignment in scope.assignments:
+            node = assignment.node
             if (
                 isinstance(assignment, ImportAssignment)
                 and assignment.name in names
                 and not assignment.references
-                and isinstance(assignment.node, cst.ImportFrom)
+                and isinstance(node, cst.ImportFrom)
             ):
-                target = import_bindings(assignment.node, module, is_package).get(assignment.name)
+                target = import_bindings(node, module, is_package).get(assignment.name)
                 if target and target.rpartition(".")[0] in modules:
-                    unused.setdefault(id(assignment.node), set()).add(assignment.name)
+                    unused.setdefault(id(node), (node, set()))[1].add(assignment.name)
     if not unused:
         return text
-
-    class Drop(cst.CSTTransformer):
-        def on_leave(self, original: cst.CSTNode, updated: cst.CSTNode) -> object:  # type: ignore[override]
-            if id(original) in unused and isinstance(updated, cst.ImportFrom):
-                kept = without_names(updated, unused[id(original)])
-                return cst.RemoveFromParent() if kept is None else kept
-            if isinstance(updated, cst.SimpleStatementLine) and not updated.body:
-                return cst.RemoveFromParent()
-            if isinstance(updated, cst.IndentedBlock) and not updated.body:
-                return updated.with_changes(body=[cst.SimpleStatementLine([cst.Pass()])])
-            return updated
-
-    return wrapper.module.visit(Drop()).code
+    parents = wrapper.resolve(ParentNodeProvider)
+    edits = FilePlan(None, "")  # type: ignore[arg-type]  # edits only: no source needed
+    for node, gone in unused.values():
+        kept = without_names(node, gone)
+        line = parents[node]
+        if kept is None and isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1:
+            edits.remove.add(id(line))
+        elif kept is not None:
+            edits.replace[id(node)] = kept
+    return wrapper.module.visit(_Apply(edits)).code

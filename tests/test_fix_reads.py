@@ -1,0 +1,161 @@
+"""CTX101's fix on the shapes real code has: targets derived from the runtime
+module (bag leaf, the parallel context's member, an instance-derived
+accessor), function-local imports, aliases bound in several branches, and
+the aliases it must leave."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fixrun import fix_project
+from helpers import write
+
+from ctxlint.fix.plan import FIXED, LEFT
+
+
+def test_a_local_import_and_alias_keep_the_blank_lines_around_them(project: Path) -> None:
+    write(
+        project,
+        {
+            "app/example.py": '''\
+def moe_cp() -> bool:
+    """Docstring."""
+    from specrt.context import get_server_args
+
+    sa = get_server_args()
+    return sa.tp_size > sa.dp_size
+'''
+        },
+    )
+    fix_project(project, {"CTX101"})
+    assert (
+        (project / "app/example.py").read_text()
+        == '''\
+def moe_cp() -> bool:
+    """Docstring."""
+    from specrt.context import get_parallel
+
+    return get_parallel().tp_size > get_parallel().dp_size
+'''
+    )
+
+
+def test_an_alias_bound_in_two_branches_is_rewritten_and_both_go(project: Path) -> None:
+    write(
+        project,
+        {
+            "app/example.py": """\
+import specrt.context as ctx
+
+
+def pick(flag: bool) -> str:
+    if flag:
+        # the seed, once
+        sa = ctx.get_server_args()
+        return sa.attention_backend
+    sa = ctx.get_server_args()
+    return sa.model_path
+"""
+        },
+    )
+    result = fix_project(project, {"CTX101"})
+    assert [s.status for s in result.sites] == [FIXED, FIXED]
+    assert (
+        (project / "app/example.py").read_text()
+        == """\
+import specrt.context as ctx
+
+
+def pick(flag: bool) -> str:
+    if flag:
+        # the seed, once
+        return ctx.get_exec().kernel.attention_backend
+    return ctx.get_model().model_path
+"""
+    )
+
+
+def test_an_alias_that_may_be_a_handed_record_is_left(project: Path) -> None:
+    text = """\
+from specrt.context import get_server_args
+
+
+def pages(server_args=None) -> int:
+    if server_args is None:
+        server_args = get_server_args()
+    return server_args.max_running_requests
+"""
+    write(project, {"app/example.py": text})
+    result = fix_project(project, {"CTX101"})
+    assert [(s.status, s.reason) for s in result.sites] == [
+        (LEFT, "the alias `server_args` is not only `server_args = <seed accessor>()`")
+    ]
+    assert (project / "app/example.py").read_text() == text
+
+
+CONTEXT = """
+class ParallelContext:
+    @property
+    def world_size(self) -> int:
+        return 1
+
+
+def get_parallel() -> ParallelContext:
+    return _CONTEXT.config_bag("parallel")
+
+
+def chunk_size() -> int:
+    return get_server_args().chunk_size
+"""
+RECORD = """
+
+    world_size: int = 1
+
+    @property
+    def chunk_size(self) -> int:
+        return 64
+
+    @property
+    def page_budget(self) -> int:
+        return 8
+"""
+
+
+def test_targets_come_from_the_runtime_module(project: Path) -> None:
+    context = project / "specrt" / "context.py"
+    text = context.read_text().replace(
+        'def get_parallel() -> object:\n    return _CONTEXT.config_bag("parallel")\n', ""
+    )
+    context.write_text(text + CONTEXT)
+    record = project / "specrt" / "record.py"
+    record.write_text(record.read_text() + RECORD)
+    write(
+        project,
+        {
+            "app/example.py": """\
+from specrt.context import get_server_args
+
+
+def sizes() -> tuple:
+    sa = get_server_args()
+    return get_server_args().world_size, get_server_args().chunk_size, sa.page_budget
+"""
+        },
+    )
+    result = fix_project(project, {"CTX101"})
+    got = {s.snippet: (s.status, s.became or s.reason) for s in result.sites}
+    assert got == {
+        # a record field with no namespace: the member of get_parallel()'s class
+        "get_server_args().world_size": (FIXED, "get_parallel().world_size"),
+        # a computed member: the runtime module's same-named accessor
+        "get_server_args().chunk_size": (FIXED, "chunk_size()"),
+        "sa.page_budget": (
+            LEFT,
+            "the record computes it and specrt.context has no `page_budget()` "
+            "instance-derived accessor: add one",
+        ),
+    }
+    assert (
+        "return get_parallel().world_size, chunk_size(), sa.page_budget"
+        in (project / "app/example.py").read_text()
+    )
