@@ -159,3 +159,23 @@ def sizes() -> tuple:
         "return get_parallel().world_size, chunk_size(), sa.page_budget"
         in (project / "app/example.py").read_text()
     )
+
+
+def test_an_alias_assigned_in_a_try_is_left(project: Path) -> None:
+    text = """\
+from specrt.context import get_server_args
+
+
+def backend() -> str:
+    try:
+        sa = get_server_args()
+    except ValueError:
+        return "auto"
+    return sa.attention_backend
+"""
+    write(project, {"app/example.py": text})
+    result = fix_project(project, {"CTX101"})
+    assert [(s.status, s.reason) for s in result.sites] == [
+        (LEFT, "the alias is assigned inside a `try` (its failure is handled there)")
+    ]
+    assert (project / "app/example.py").read_text() == text

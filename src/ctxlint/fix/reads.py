@@ -165,6 +165,17 @@ def _single_assign(plan: FilePlan, target: cst.CSTNode) -> tuple[cst.Assign, cst
     return None
 
 
+def _guarded(plan: FilePlan, node: cst.CSTNode) -> bool:
+    """`node` runs in a `try` body of its function: removing it moves the seed
+    accessor's failure out of the handler's reach."""
+    cur = plan.src.parent(node)
+    while cur is not None and not isinstance(cur, (cst.FunctionDef, cst.Module)):
+        if isinstance(cur, (cst.Try, cst.TryStar)):
+            return True
+        cur = plan.src.parent(cur)
+    return False
+
+
 def _give_up(reads: list[tuple[Site, cst.CSTNode, Target]], reason: str) -> None:
     for s, _, _ in reads:
         s.reason = reason
@@ -186,6 +197,10 @@ def _rewrite_all(
 ) -> None:
     """Rewrite every read of an alias, and remove its assignments: all or nothing
     (an alias half rewritten would still need its assignment)."""
+    for _, line in assigns:
+        if _guarded(plan, line):
+            _give_up(reads, "the alias is assigned inside a `try` (its failure is handled there)")
+            return
     value = assigns[0][0].value
     name, near = _seed_import(plan, value)
     via = None
