@@ -27,6 +27,24 @@ def test_a_file_that_does_not_parse_is_never_touched(project: Path) -> None:
     assert (project / "app/broken.py").read_text() == broken
     assert [s.status for s in result.sites] == [FIXED]
     assert "get_schedule().max_running_requests" in (project / "app/example.py").read_text()
+    assert [e.path for e in result.errors] == ["app/broken.py"]
+    out = cli("fix", "--diff", cwd=project)
+    assert "not touched: app/broken.py: syntax error at line 3" in out.stderr
+
+
+def test_a_fixer_that_fails_leaves_its_file_and_says_so(project: Path, monkeypatch) -> None:
+    from ctxlint.fix import run
+
+    def broken(plan, findings, ctx):
+        raise KeyError("boom")
+
+    monkeypatch.setitem(run.FIXERS, "CTX101", broken)
+    write(project, {"app/example.py": READ})
+    result = fix_project(project, {"CTX101"})
+    assert [(s.status, s.reason) for s in result.sites] == [
+        (LEFT, "the fix failed on this file (KeyError: 'boom'); please report it")
+    ]
+    assert (project / "app/example.py").read_text() == READ
 
 
 def test_a_file_not_in_utf8_is_left_with_the_reason(project: Path) -> None:

@@ -35,6 +35,7 @@ from ctxlint.fix.plan import FIXED, LEFT, ROLLED_BACK, FilePlan, Site, apply
 from ctxlint.fix.reads import fix_seed_reads, fix_supplied_reads
 from ctxlint.fix.source import SourceFile
 from ctxlint.fix.targets import Targets
+from ctxlint.fix.unused import drop_unused_imports
 from ctxlint.program.rule import Rule
 
 # The fixers, in the order they plan a file: a rename (CTX401) frees a name a
@@ -152,6 +153,7 @@ class FixRun:
         before = self._check({})
         result.checks = 1
         result.output = before
+        result.errors = list(before.errors)
         vocab = before.program.vocab
         ctx = FixContext(vocab, Targets(vocab, self._schema()), self.unsafe, self.named_elsewhere)
         todo: dict[str, list[Finding]] = {}
@@ -167,8 +169,6 @@ class FixRun:
             result.plans[path] = plan
             if not plan.changes():
                 continue
-            from ctxlint.fix.unused import drop_unused_imports
-
             text = drop_unused_imports(
                 apply(plan), plan.drop_if_unused, seeds, plan.src.module, plan.src.is_package
             )
@@ -208,10 +208,18 @@ class FixRun:
                 )
             return None
         plan = FilePlan(src, ctx.vocab.runtime_module)
-        for rule, fixer in FIXERS.items():
-            mine = [f for f in findings if f.rule == rule]
-            if mine:
-                fixer(plan, mine, ctx)
+        try:
+            for rule, fixer in FIXERS.items():
+                mine = [f for f in findings if f.rule == rule]
+                if mine:
+                    fixer(plan, mine, ctx)
+        except Exception as exc:  # a bug in a fixer: this file is left as it is, and says so
+            why = f"the fix failed on this file ({type(exc).__name__}: {exc}); please report it"
+            result.sites.extend(
+                Site(f.rule, f.path, f.line, f.span.column, f.snippet, f.scope, reason=why)
+                for f in findings
+            )
+            return None
         result.sites.extend(plan.sites)
         return plan
 
