@@ -123,9 +123,15 @@ class FixRun:
 
     def named_elsewhere(self, patterns: list[str], path: str) -> bool:
         compiled = [re.compile(p) for p in patterns]
-        return any(
-            rel != path and all(c.search(self._text(rel)) for c in compiled) for rel in self._files
-        )
+        # a plain substring test first: the regexes run on the few files holding the words
+        words = [max(re.findall(r"\w+", p.replace("\\b", "")), key=len) for p in patterns]
+        for rel in self._files:
+            if rel == path:
+                continue
+            text = self._text(rel)
+            if all(w in text for w in words) and all(c.search(text) for c in compiled):
+                return True
+        return False
 
     def _schema(self) -> Callable[[str], dict[str, Any] | None]:
         by_module = {m: rel for rel, m in self._files.items()}

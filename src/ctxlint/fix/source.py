@@ -1,8 +1,11 @@
-"""One file to rewrite: its text, its LibCST tree with metadata, and its findings' nodes.
+"""One file to rewrite: its text, its LibCST tree, and its findings' nodes.
 
-A finding's node is found again by its span: the file is parsed, positions
-come from LibCST's PositionProvider, and the node of the expected kind whose
-range is exactly the span is the one the rule reported.
+A finding's node is found again by its span: the file is parsed, every node
+placed by one codegen pass (facts.positions.NodeWalk: PositionProvider's
+placement, the one the rules anchored their findings with, at a fraction of
+its cost, and each node's parent), and the node of the expected kind whose
+range is exactly the span is the one the rule reported. Scopes (LibCST's
+ScopeProvider) are resolved only for a file whose sites need them.
 """
 
 from __future__ import annotations
@@ -12,11 +15,12 @@ from functools import cached_property
 from typing import Any
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider, ScopeProvider
+from libcst.metadata import MetadataWrapper, ScopeProvider
 
 from ctxlint.core import pysource
 from ctxlint.facts.context import import_bindings
 from ctxlint.facts.extract import parse
+from ctxlint.facts.positions import NodeWalk
 
 
 @dataclass
@@ -25,12 +29,9 @@ class SourceFile:
     module: str
     text: str
     tree: cst.Module = field(init=False)
-    wrapper: MetadataWrapper = field(init=False)
 
     def __post_init__(self) -> None:
-        # A copy of the tree carries the metadata; nodes are matched on it.
-        self.wrapper = MetadataWrapper(parse(self.text))
-        self.tree = self.wrapper.module
+        self.tree = parse(self.text)
 
     @classmethod
     def read(cls, path: str, module: str, data: bytes, target: str) -> SourceFile:
@@ -46,49 +47,37 @@ class SourceFile:
         return self.path.endswith("__init__.py")
 
     @cached_property
-    def positions(self) -> Any:
-        return self.wrapper.resolve(PositionProvider)
+    def walk(self) -> NodeWalk:
+        return NodeWalk(self.tree)
 
     @cached_property
     def scopes(self) -> Any:
-        return self.wrapper.resolve(ScopeProvider)
+        # the wrapper shares the tree (no copy), so its nodes are the ones located here
+        return MetadataWrapper(self.tree, unsafe_skip_copy=True).resolve(ScopeProvider)
 
     @cached_property
-    def parents(self) -> Any:
-        return self.wrapper.resolve(ParentNodeProvider)
-
-    @cached_property
-    def _by_span(self) -> dict[tuple[int, int, int, int], list[cst.CSTNode]]:
-        out: dict[tuple[int, int, int, int], list[cst.CSTNode]] = {}
-        for node, where in self.positions.items():
-            key = (where.start.line, where.start.column + 1, where.end.line, where.end.column + 1)
-            out.setdefault(key, []).append(node)
+    def _by_span(self) -> dict[tuple[int, ...], list[cst.CSTNode]]:
+        out: dict[tuple[int, ...], list[cst.CSTNode]] = {}
+        for node in self.walk.nodes:
+            out.setdefault(tuple(self.walk.span(node)), []).append(node)
         return out
 
     def node_at(self, span: list[int] | tuple[int, ...], *kinds: type) -> cst.CSTNode | None:
         """The outermost node of one of `kinds` whose range is exactly `span`
         ([line, column, end_line, end_column], columns 1-based)."""
-        found = [n for n in self._by_span.get(tuple(span), ()) if isinstance(n, kinds)]  # type: ignore[arg-type]
+        found = [n for n in self._by_span.get(tuple(span), ()) if isinstance(n, kinds)]
         if not found:
             return None
         # nested nodes of one kind sharing a range (`(a)` in `(a).b`): the outermost
-        outer = [n for n in found if self.parents.get(n) not in found]
+        outer = [n for n in found if self.parent(n) not in found]
         return outer[0] if outer else found[0]
 
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
-        return self.parents.get(node)
+        return self.walk.parents.get(id(node))
 
     def line(self, node: cst.CSTNode) -> int:
-        return int(self.positions[node].start.line)
+        return self.walk.span(node)[0]
 
     def imported(self, stmt: cst.Import | cst.ImportFrom) -> dict[str, str]:
         """Local name -> qualified target for an import statement of this file."""
         return import_bindings(stmt, self.module, self.is_package)
-
-    def statement_of(self, node: cst.CSTNode) -> cst.CSTNode | None:
-        """The statement line holding `node`."""
-        while node is not None and not isinstance(
-            node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)
-        ):
-            node = self.parents.get(node)
-        return node
