@@ -43,7 +43,9 @@ def add_parser(sub: Any, commands: dict[str, Callable[..., int]]) -> None:
         "--unsafe", "--unsafe-fixes", dest="unsafe", action="store_true", help=UNSAFE_HELP
     )
     check = sub.choices["check"]
-    check.add_argument("--fix", action=_AsFix, nargs=0, help="fix what can be fixed (`ctxlint fix`)")
+    check.add_argument(
+        "--fix", action=_AsFix, nargs=0, help="fix what can be fixed (`ctxlint fix`)"
+    )
     check.add_argument("--diff", action=_AsFix, nargs=0, help=f"{DIFF_HELP} (`ctxlint fix --diff`)")
     check.add_argument(
         "--unsafe",
