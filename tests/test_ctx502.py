@@ -224,3 +224,41 @@ def test_pins_recorded_by_baseline_update_and_changes_fail_until_recorded(
     assert rc == 1
     (f,) = found
     assert "server_info: app.readback.Engine.get_server_info is not pinned" in f["message"]
+
+
+def test_dunder_and_private_lookups_are_no_leaf_reads(project: Path) -> None:
+    """SGLang's runtime module has `__getattr__(self, name)` and `_read(self, name)`
+    on its bags: taken as name-driven reads, every `__getattr__`/`__call__` in the
+    tree became a primitive and unrelated dict builders became surfaces."""
+    ctx = project / "specrt/context.py"
+    ctx.write_text(
+        ctx.read_text().replace(
+            "    def config_leaf(self, name: str) -> object:",
+            "    def __getattr__(self, name: str) -> object:\n"
+            "        return self.__dict__.get(name)\n\n"
+            "    def _read(self, name: str) -> object:\n"
+            "        return self.__dict__.get(name)\n\n"
+            "    def config_leaf(self, name: str) -> object:",
+        )
+    )
+    write(
+        project,
+        {
+            "app/wrap.py": """\
+class Wrapper:
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def __call__(self, x):
+        return self.inner(x)
+
+
+def process(w: Wrapper) -> dict:
+    return {"input_ids": w(1), "pixel_values": w.read()}
+"""
+        },
+    )
+    sets = run_engine(project, select={RULE}).program.sets[RULE]
+    assert sets["name-driven leaf reads"] == ["config_leaf"]
+    assert sets["readback primitives"] == ["config_leaf", "resolved_dict"]
+    assert sets["groups"] == {}

@@ -327,7 +327,9 @@ class Model:
                     bag_lookups.update(f["ret"])
             for kind, name in facts["seeds"]:
                 (whole if kind == "whole" else leaf).add(name)
-        leaf -= bag_lookups
+        # a public method: `__getattr__` and private helpers are the bags' own
+        # machinery, not the read a readback endpoint calls
+        leaf = {n for n in leaf - bag_lookups if not n.startswith("_")}
         self.seeds = {"whole": sorted(whole), "leaf": sorted(leaf)}
         # fixed point: a function whose return value is (or holds) a primitive's result
         self.whole, self.leaf = set(whole), set(leaf)
@@ -336,8 +338,8 @@ class Model:
             changed = False
             for _, f in self.fns.values():
                 name = f["name"]
-                if name in self.whole:
-                    continue
+                if name in self.whole or name.startswith("__"):
+                    continue  # a dunder is every class's protocol, not a readback
                 spreads = (f.get("dict") or {}).get("spreads", [])
                 if any(self._is_whole(s) for s in spreads) or set(f["ret"]) & self.whole:
                     self.whole.add(name)
