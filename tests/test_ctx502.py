@@ -262,3 +262,29 @@ def process(w: Wrapper) -> dict:
     assert sets["name-driven leaf reads"] == ["config_leaf"]
     assert sets["readback primitives"] == ["config_leaf", "resolved_dict"]
     assert sets["groups"] == {}
+
+
+def test_a_field_read_out_of_a_readback_is_no_surface(project: Path) -> None:
+    """sglang's offline benchmark: `server_info = backend.get_server_info()`, then
+    `results["last_gen_throughput"] = server_info["internal_states"][0][...]`."""
+    write(
+        project,
+        {
+            "app/bench.py": """\
+from specrt.context import get_server_args
+
+
+def get_server_info() -> dict:
+    return {**get_server_args().resolved_dict(), "version": "1"}
+
+
+def throughput_once(backend) -> dict:
+    results = {"backend": "x"}
+    info = get_server_info()
+    results["last_gen_throughput"] = info["internal_states"][0]
+    return results
+"""
+        },
+    )
+    sets = run_engine(project, select={RULE}).program.sets[RULE]
+    assert sets["groups"] == {"server_info": {"app.bench.get_server_info": [WHOLE, "version"]}}

@@ -123,9 +123,10 @@ class ReadbackVisitor(FileVisitor):
     # -- expressions ---------------------------------------------------------------
     def _calls_in(self, expr: cst.BaseExpression) -> set[str]:
         """Names of the calls whose result `expr` is, through wrappers (a call's
-        first argument), conditionals, `await` and subscripts, plus what a local
-        it names was bound to. Shallow on purpose: it runs on every return and
-        assignment of every parsed file."""
+        first argument), conditionals and `await`, plus what a local it names was
+        bound to. Not through a subscript: `info["internal_states"]` reads one
+        field out of a readback, it does not report it. Shallow on purpose: it
+        runs on every return and assignment of every parsed file."""
         out: set[str] = set()
         todo: list[cst.BaseExpression] = [expr]
         locals_ = self.stack[-1]["locals"]
@@ -147,8 +148,6 @@ class ReadbackVisitor(FileVisitor):
                 todo += [node.left, node.right]
             elif isinstance(node, cst.Await):
                 todo.append(node.expression)
-            elif isinstance(node, cst.Subscript):
-                todo.append(node.value)
         return out
 
     def _shape(self, expr: cst.BaseExpression, depth: int = 0) -> dict[str, Any] | None:
