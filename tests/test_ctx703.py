@@ -160,12 +160,12 @@ def set_rank(rank: int) -> None:
     out = run_engine(project, select={RULE})
     found = sorted((f.path, f.line, f.message) for f in out.findings)
     assert [(p, line) for p, line, _ in found] == [
-        ("specrt/context.py", 4),
-        ("specrt/context.py", 9),
+        ("specrt/context.py", 6),
+        ("specrt/context.py", 11),
     ]
     assert "2 functions each write all of its leaves" in found[0][2]  # MoeFlags
     assert "written piecemeal by 2 functions" in found[1][2]  # DpFlags
-    dp = next(f for f in out.findings if f.line == 9)
+    dp = next(f for f in out.findings if f.line == 11)
     assert "app.dp.set_rank: attn_dp_rank" in dp.details
     sets = out.program.sets[RULE]
     assert sets["owners"] == {"dp": [], "moe": []}
