@@ -198,10 +198,10 @@ def test_config_select_by_prefix_and_name(project: Path) -> None:
     text = cfg.read_text()
     cfg.write_text(text + 'select = ["CTX2", "seed-read"]\nignore = ["record-copy"]\n')
     assert _summary_rules(cwd=project) == ["CTX101", "CTX201"]
-    cfg.write_text(text + 'select = ["CTX7"]\n')
+    cfg.write_text(text + 'select = ["CTX9"]\n')
     res = cli("check", cwd=project)
     assert res.returncode == 2
-    assert "unknown rule 'CTX7' in config key 'select'" in res.stderr
+    assert "unknown rule 'CTX9' in config key 'select'" in res.stderr
 
 
 def test_show_settings(two_findings: Path) -> None:

@@ -146,3 +146,70 @@ def test_sets_derive_the_test_doubles_and_import_time_inputs(
     # nothing the runtime module names is marked deprecated (parallel_state's
     # deprecated getters are wrapped by a loop over a name table, elsewhere)
     assert frozen["legacy accessors"] == []
+
+
+def test_sets_derive_readback_surfaces_and_flags_owners(
+    tree: Path, strict_check: dict[str, Any]
+) -> None:
+    """Issue 16's derived sets, exact for this wheel (docs/sglang-0.5.23-triage.md)."""
+    res = run_cli("sets", "--profile", "sglang", str(tree), "--format", "json")
+    assert res.returncode == 0, res.stderr
+    data = json.loads(res.stdout)
+    readback = data["CTX502"]
+    assert readback["whole-object readback"] == ["resolved_dict"]
+    assert readback["name-driven leaf reads"] == ["config_leaf"]
+    assert readback["readback primitives"] == [
+        "_dump_config_snapshot",
+        "_launch_server_info",
+        "_server_args_for_dump",
+        "_server_args_for_logging",
+        "build_server_info",
+        "config_leaf",
+        "config_value",
+        "get_server_info",
+        "resolved_config_dict",
+        "resolved_dict",
+        "resolved_server_args_dict",
+        "server_info",
+    ]
+    assert readback["parts"] == ["sglang.srt.utils.common.build_server_info"]
+    groups = readback["groups"]
+    assert {g: sorted(s) for g, s in groups.items()} == {
+        "hicache_storage_backend_status": [
+            "sglang.srt.entrypoints.http_server.hicache_storage_backend_status"
+        ],
+        "launch_server_info": ["sglang.srt.rust_server.config._launch_server_info"],
+        "model_info": [
+            "sglang.srt.entrypoints.engine.Engine.get_model_info",
+            "sglang.srt.entrypoints.grpc_bridge.RuntimeHandle.get_model_info",
+            "sglang.srt.entrypoints.http_server.model_info",
+        ],
+        "server_info": [
+            "sglang.srt.entrypoints.engine.Engine.get_server_info",
+            "sglang.srt.entrypoints.grpc_bridge.RuntimeHandle.get_server_info",
+            "sglang.srt.entrypoints.http_server.server_info",
+        ],
+    }
+    assert len(groups["model_info"]["sglang.srt.entrypoints.http_server.model_info"]) == 15
+    flags = data["CTX703"]
+    assert flags["flags root"] == "sglang.srt.runtime_context.Flags"
+    assert {g: len(leaves) for g, leaves in flags["groups"].items()} == {
+        "capture": 2,
+        "dp": 11,
+        "moe": 13,
+        "sp": 1,
+    }
+    assert flags["owners"] == {
+        "capture": [],
+        "dp": [],
+        "moe": ["sglang.srt.layers.moe.utils.initialize_moe_config"],
+        "sp": ["sglang.srt.layers.layernorm_sp.initialize_layernorm_sp"],
+    }
+    assert {g: len(leaves) for g, leaves in flags["materialised leaves"].items()} == {
+        "capture": 1,
+        "dp": 9,
+        "moe": 11,
+        "sp": 1,
+    }
+    assert len(flags["lazy default writes"]) == 9
+    assert len(flags["scoped writes"]) == 17

@@ -146,10 +146,14 @@ DISABLED = {
     "returning the context's bag for a namespace would provide them",
     "CTX401": "no bag accessors: a zero-argument `get_<namespace>()` in old.runtime_context "
     "returning the context's bag for a namespace would provide them",
+    "CTX502": "no bag accessors: a zero-argument `get_<namespace>()` in old.runtime_context "
+    "returning the context's bag for a namespace would provide them",
     "CTX601": 'no namespaces: field classes with `_NS_PATH`, `NS("path")` markers on '
     "ServerArgs's fields, or an accessor in old.runtime_context returning the context's bag "
     "for a literal name would provide them",
     "CTX602": "no bag accessors: a zero-argument `get_<namespace>()` in old.runtime_context "
+    "returning the context's bag for a namespace would provide them",
+    "CTX703": "no bag accessors: a zero-argument `get_<namespace>()` in old.runtime_context "
     "returning the context's bag for a namespace would provide them",
 }
 

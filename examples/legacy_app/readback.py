@@ -30,3 +30,17 @@ def max_total_tokens() -> int:
 def api_port() -> int:
     """Memoised before the migration: the port of the first publish, forever."""
     return get_serving().port
+
+
+class Engine:
+    """The in-process twin of ``/server_info``, written later: the readback plus a version."""
+
+    def get_server_info(self) -> dict[str, Any]:
+        return {**get_server_args().resolved_dict(), "version": "0.1"}
+
+
+class ReadbackServicer:
+    """The RPC twin, written by someone else: the readback plus the live log level."""
+
+    def GetServerInfo(self, request: object) -> dict[str, Any]:
+        return {**get_server_args().resolved_dict(), "log_level": get_observability().log_level}

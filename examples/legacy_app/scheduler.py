@@ -6,7 +6,7 @@ import copy
 from multiprocessing.queues import Queue
 from typing import Any
 
-from ctxrt.context import get_schedule, publish
+from ctxrt.context import get_flags, get_schedule, publish
 from ctxrt.record import ServerArgs
 from examples.legacy_app.model_runner import ModelRunner
 from examples.legacy_app.speculative import create_spec_algorithm, speculative_generate
@@ -52,3 +52,10 @@ def run_scheduler_process(server_args: ServerArgs, inbox: Queue[Any], outbox: Qu
     scheduler = Scheduler(server_args)
     publish(server_args, role="scheduler")
     scheduler.event_loop(inbox, outbox)
+
+
+def use_triton_moe() -> None:
+    """Switch this process to the Triton MoE runner without DP attention: runtime
+    flags set by hand, outside the inits that own them."""
+    get_flags().moe.runner_backend = "triton"
+    get_flags().dp.enabled = False

@@ -30,6 +30,7 @@ from examples.serving_app.messages import (
     Shutdown,
 )
 from examples.serving_app.model import ATTENTION_BACKENDS
+from examples.serving_app.readback import SURFACES
 from examples.serving_app.scheduler import run_scheduler_process
 from examples.serving_app.speculative import SPEC_ALGORITHMS
 from examples.serving_app.tokenizer_manager import run_tokenizer_process
@@ -169,8 +170,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         print(f"[launcher] {len(responses)} requests served in {elapsed:.2f}s")
         requests.put(ConfigUpdateRequest("operator:log_level", {"log_level": "debug"}))
-        requests.put(ServerInfoRequest())
-        info = _await(replies, procs, ServerInfo).info
+        answers = {}
+        for surface in SURFACES:  # the readback's three siblings must agree
+            requests.put(ServerInfoRequest(surface))
+            answers[surface] = _await(replies, procs, ServerInfo).info
+        info = answers["http"]
+        print(f"[readback] {_agreement(answers)}")
         for line in _explain_overrides(info):
             print(line)
         print("[server_info] " + json.dumps(_summary(info), sort_keys=True))
@@ -204,6 +209,17 @@ def _explain_overrides(info: dict[str, Any]) -> list[str]:
         f"process: {info['effective_overridden'][e['field']]!r})"
         for e in info["overrides"]
     ]
+
+
+def _agreement(answers: dict[str, dict[str, Any]]) -> str:
+    """Whether every surface reported the same keys (JSON-normalised values: the
+    HTTP route's answer went through JSON)."""
+    normal = {k: json.loads(json.dumps(v, sort_keys=True, default=str)) for k, v in answers.items()}
+    first = next(iter(normal.values()))
+    if all(v == first for v in normal.values()):
+        return f"{', '.join(normal)} agree on {len(first)} keys: {', '.join(sorted(first))}"
+    differ = sorted(k for k, v in normal.items() if v != first)
+    return f"surfaces disagree: {', '.join(differ)} differ from {next(iter(normal))}"
 
 
 def _summary(info: dict[str, Any]) -> dict[str, Any]:

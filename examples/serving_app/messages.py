@@ -47,7 +47,7 @@ class ConfigUpdateRequest:
 
 @dataclasses.dataclass(frozen=True)
 class ServerInfoRequest:
-    pass
+    surface: str = "http"  # which sibling answers: http, rpc or engine (readback.py)
 
 
 @dataclasses.dataclass(frozen=True)

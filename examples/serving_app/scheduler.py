@@ -48,9 +48,9 @@ class Scheduler:
             raise ValueError("the example runs a single rank (tp_size = pp_size = 1)")
         store = dist.TCPStore("127.0.0.1", parallel.nccl_port, 1, is_master=True)
         dist.init_process_group("gloo", store=store, rank=0, world_size=1)
-        initialize_model_parallel()
+        topo = initialize_model_parallel()
         initialize_moe_config()
-        initialize_dp_attention()
+        initialize_dp_attention(topo.attn_dp_rank)
         model = get_model()
         self.target = ModelRunner(
             server_args,

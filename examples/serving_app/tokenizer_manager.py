@@ -1,24 +1,21 @@
 """The tokenizer process: tokenizes requests, owns the post-startup control plane
-(``record_config_updates``) and the readback surface (``server_info``)."""
+(``record_config_updates``) and the readback's surfaces (``readback``)."""
 
 from __future__ import annotations
 
-import dataclasses
 from multiprocessing.queues import Queue
 from typing import Any
 
 from ctxrt.context import (
     assert_published,
-    get_context,
     get_model,
     get_schedule,
-    get_server_args,
     get_serving,
     publish,
 )
 from ctxrt.record import ServerArgs
 from examples.serving_app import byte_tokenizer
-from examples.serving_app.control_plane import apply_config_update, effective_value
+from examples.serving_app.control_plane import apply_config_update
 from examples.serving_app.logs import configure_logging
 from examples.serving_app.messages import (
     ConfigUpdateRequest,
@@ -28,19 +25,9 @@ from examples.serving_app.messages import (
     Shutdown,
     TokenizedRequest,
 )
+from examples.serving_app.readback import answer, server_info
 
-
-def server_info() -> dict[str, Any]:
-    """The readback: what resolution decided, what changed since in this process, and
-    the value of every changed leaf as it is in force here (``role`` says where)."""
-    ctx = get_context()
-    overrides = [dataclasses.asdict(entry) for entry in ctx.overrides_log()]
-    return {
-        "role": ctx.role,
-        "resolved_config": get_server_args().resolved_dict(),
-        "overrides": overrides,
-        "effective_overridden": {e["field"]: effective_value(e["field"]) for e in overrides},
-    }
+__all__ = ["TokenizerManager", "run_tokenizer_process", "server_info"]
 
 
 class TokenizerManager:
@@ -78,6 +65,6 @@ def run_tokenizer_process(
             manager.record_config_updates(msg.source, **msg.fields)
             to_scheduler.put(msg)  # bags do not cross processes: each applies it
         elif isinstance(msg, ServerInfoRequest):
-            to_client.put(ServerInfo(server_info()))
+            to_client.put(ServerInfo(answer(msg)))
         else:
             to_scheduler.put(manager.tokenize(msg))

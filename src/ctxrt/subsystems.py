@@ -20,19 +20,22 @@ def initialize_moe_config() -> None:
     flags.initialized = True
 
 
-def initialize_dp_attention() -> None:
+def initialize_dp_attention(attn_dp_rank: int) -> None:
+    """After ``initialize_model_parallel`` (which gives this rank's
+    ``attn_dp_rank``): the one init that materialises every DP flag."""
     parallel = get_parallel()
     flags = get_flags().dp
     flags.enabled = parallel.enable_dp_attention
     flags.attn_tp_size = parallel.attn_tp_size
     flags.attn_dp_size = parallel.attn_dp_size
+    flags.attn_dp_rank = attn_dp_rank
     flags.initialized = True
 
 
 def initialize_model_parallel() -> topology.Topology:
     """Build the live groups at the published widths (torch.distributed must be up)."""
     parallel = get_parallel()
-    topo = topology.initialize_model_parallel(
+    return topology.initialize_model_parallel(
         topology.Widths(
             tp_size=parallel.tp_size,
             pp_size=parallel.pp_size,
@@ -44,8 +47,6 @@ def initialize_model_parallel() -> topology.Topology:
             dcp_size=parallel.dcp_size,
         )
     )
-    get_flags().dp.attn_dp_rank = topo.attn_dp_rank
-    return topo
 
 
 def get_moe_cp_size() -> int:

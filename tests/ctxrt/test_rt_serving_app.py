@@ -52,6 +52,11 @@ def test_the_server_runs_end_to_end_in_spawned_processes(tmp_path: Path) -> None
     lines = proc.stdout.splitlines()
     responses = [line for line in lines if line.startswith("[response ")]
     assert len(responses) == 3 and all("(12 tokens" in line for line in responses)
+    # the readback's three sibling surfaces (readback.py) answered the same
+    assert (
+        "[readback] http, rpc, engine agree on 4 keys: "
+        "effective_overridden, overrides, resolved_config, role"
+    ) in lines
     info = json.loads(next(x for x in lines if x.startswith("[server_info] "))[14:])
     assert info["role"] == "tokenizer"
     assert info["resolved_config"]["context_length"] == 128

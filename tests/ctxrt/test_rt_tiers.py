@@ -70,11 +70,11 @@ def test_flags_are_materialised_from_the_bags_at_subsystem_init() -> None:
     )
     get_context().override("test", moe_runner_backend="flashinfer")
     initialize_moe_config()
-    initialize_dp_attention()
+    initialize_dp_attention(attn_dp_rank=1)
     moe, dp = get_flags().moe, get_flags().dp
     assert (moe.runner_backend, moe.a2a_backend) == ("flashinfer", "deepep")
     assert moe.shared_experts_fusion_disabled and moe.initialized
-    assert (dp.enabled, dp.attn_tp_size, dp.attn_dp_size) == (True, 2, 2)
+    assert (dp.enabled, dp.attn_tp_size, dp.attn_dp_size, dp.attn_dp_rank) == (True, 2, 2, 1)
 
 
 # ------------------------------------------------------------------ resources

@@ -1,0 +1,435 @@
+"""CTX703 flags-owner: each runtime-flags group is materialised by one owning init.
+
+The groups are derived from the runtime's flags tier: the flags accessor of the
+runtime module (`get_flags`) returns a class whose
+annotated fields are the groups; each group's class declares its leaves.
+
+A write is an assignment to `<flags>.<group>` or `<flags>.<group>.<leaf>`, where
+`<flags>` is a call of the accessor, `get_context().flags`, the `flags` slot
+inside the runtime module, or a local bound to one of those (`moe =
+get_flags().moe`). Two shapes are not materialisation and are left alone:
+
+- a *lazy default* in a shim: the write sits under `if <same leaf> is None:`;
+- a *scoped* write: the same function writes the leaf again in a `finally:`
+  (the speculative contexts' swap-and-restore, the override's own shape), or
+  the write puts back the value its class saved from that leaf
+  (`self._prev = <leaf>` in one method, `<leaf> = self._prev` in another: an
+  install/restore pair).
+
+The owner of a group is the function that assigns the group object itself,
+or else the one function whose plain writes cover every leaf the code writes
+plainly anywhere (several such functions own it no more than none does). A plain leaf write outside the owner is a finding; a group
+written piecemeal with no owner is one finding at the group's class. Owners
+are told per function, without the call graph: an init that materialises a
+group through helpers it calls has no owner here (the program model's call
+graph would credit the caller).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from ctxlint.core.lazy_libcst import cst
+from ctxlint.facts.context import FileContext, string_value
+from ctxlint.facts.visitor import FileVisitor
+from ctxlint.facts.vocab import BAGS, Vocabulary
+from ctxlint.program.core import Program
+from ctxlint.program.rule import RawFinding, Rule
+
+ID = "CTX703"
+# The flags tier's accessor (the design's `get_flags()`): a fixed name, because
+# per-file facts are keyed by content and vocabulary, not by config.
+ACCESSOR = "get_flags"
+_MODULE = "<module>"
+
+
+def _is_none(expr: cst.BaseExpression) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == "None"
+
+
+class FlagsVisitor(FileVisitor):
+    """Classes with defaulted annotated fields (flags groups are such classes),
+    the flags accessor's return annotation, and every write through the flags."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        super().__init__(ctx)
+        assert ctx.vocab is not None
+        self.accessor = ACCESSOR
+        self.in_runtime = ctx.module == ctx.vocab.runtime_module
+        self.classes: dict[str, dict[str, Any]] = {}
+        self.accessors: dict[str, str | None] = {}
+        self.writes: list[dict[str, Any]] = []
+        self.env: dict[str, dict[str, list[str]]] = {}  # scope -> alias -> chain
+        self.ifs: list[list[Any]] = []  # [chains tested `is None`, active, id(orelse)]
+        self.finally_depth = 0
+        self.saved: set[tuple[str, str, tuple[str, ...]]] = set()  # (class, attr, leaf)
+
+    # -- declarations -------------------------------------------------------
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+        fields: dict[str, str | None] = {}
+        for stmt in body:
+            if not isinstance(stmt, cst.SimpleStatementLine):
+                continue
+            for small in stmt.body:
+                if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+                    if small.value is None:
+                        return  # a required field: not a flags group (their leaves default)
+                    ann = small.annotation.annotation
+                    text = string_value(ann)
+                    if text is not None:
+                        try:
+                            ann = cst.parse_expression(text)
+                        except (cst.ParserSyntaxError, ValueError):
+                            ann = None  # type: ignore[assignment]
+                    resolved = (
+                        self.ctx.resolve(ann)
+                        if isinstance(ann, (cst.Name, cst.Attribute))
+                        else None
+                    )
+                    fields[small.target.value] = resolved
+        if fields:
+            self.classes[f"{self.ctx.module}.{self.ctx.qualname}"] = {
+                "scope": self.ctx.qualname,
+                "fields": fields,
+                "span": self.ctx.anchor(node.name),
+            }
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if len(self.ctx.scopes) != 2 or node.name.value != self.accessor:
+            return
+        self.accessors[node.name.value] = None  # the tier exists; its class, if annotated
+        if node.returns is None:
+            return
+        ann = node.returns.annotation
+        text = string_value(ann)
+        if text is not None:
+            try:
+                ann = cst.parse_expression(text)
+            except (cst.ParserSyntaxError, ValueError):
+                return
+        if isinstance(ann, (cst.Name, cst.Attribute)):
+            self.accessors[node.name.value] = self.ctx.resolve(ann)
+
+    # -- flags expressions ----------------------------------------------------
+    def _chain(self, expr: cst.BaseExpression) -> list[str] | None:
+        """The path below the flags root that `expr` denotes, or None."""
+        if isinstance(expr, cst.Call):
+            name = self.ctx.resolve(expr.func) or ""
+            if not expr.args and name.rpartition(".")[2] == self.accessor:
+                return []
+            return None
+        if isinstance(expr, cst.Attribute):
+            if expr.attr.value == "flags":
+                base = expr.value
+                if isinstance(base, cst.Call) and not base.args:
+                    name = self.ctx.resolve(base.func) or ""
+                    if name.rpartition(".")[2] == "get_context":
+                        return []
+                if self.in_runtime and isinstance(base, cst.Name):
+                    return []  # `self.flags` / `ctx.flags` inside the runtime module
+            inner = self._chain(expr.value)
+            return None if inner is None else [*inner, expr.attr.value]
+        if isinstance(expr, cst.Name):
+            found = self.env.get(self.ctx.qualname, {}).get(expr.value)
+            return list(found) if found is not None else None
+        return None
+
+    def _write(
+        self, target: cst.BaseExpression, node: cst.CSTNode, value: cst.BaseExpression | None
+    ) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)):
+            for e in target.elements:
+                self._write(e.value, node, None)
+            return
+        if not isinstance(target, cst.Attribute):
+            return
+        chain = self._chain(target)
+        if chain:
+            self._record(chain, node, self._self_attr(value) if value is not None else None)
+        elif value is not None:
+            # `self._prev = <flags leaf>`: a saved value some method may put back
+            attr = self._self_attr(target)
+            read = self._chain(value)
+            cls = self.ctx.enclosing_class()
+            if attr and read and cls:
+                self.saved.add((cls, attr, tuple(read)))
+
+    def _self_attr(self, expr: cst.BaseExpression) -> str | None:
+        scope = self.ctx.scope
+        if (
+            isinstance(expr, cst.Attribute)
+            and isinstance(expr.value, cst.Name)
+            and scope.self_name is not None
+            and expr.value.value == scope.self_name
+        ):
+            return expr.attr.value
+        return None
+
+    def _record(self, chain: list[str], node: cst.CSTNode, restores: str | None = None) -> None:
+        lazy = any(active and chain in tested for tested, active, _ in self.ifs)
+        scope = self.ctx.scope
+        self.writes.append(
+            {
+                "fn": scope.qualname if scope.kind != "module" else _MODULE,
+                "chain": chain,
+                "lazy": lazy,
+                "finally": self.finally_depth > 0,
+                # `<leaf> = self._prev`: the class's saved value, checked in finish()
+                "restores": [self.ctx.enclosing_class(), restores] if restores else None,
+                "snippet": self.ctx.snippet(node),
+                "span": self.ctx.anchor(node),
+            }
+        )
+
+    # -- statements -------------------------------------------------------------
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for t in node.targets:
+            target = t.target
+            if isinstance(target, cst.Name):
+                env = self.env.setdefault(self.ctx.qualname, {})
+                chain = self._chain(node.value)
+                if chain is not None:
+                    env[target.value] = chain
+                else:
+                    env.pop(target.value, None)
+            else:
+                self._write(target, node, node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._write(node.target, node, node.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._write(node.target, node, None)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Name) and node.func.value == "setattr" and len(node.args) == 3:
+            chain = self._chain(node.args[0].value)
+            leaf = string_value(node.args[1].value)
+            if chain is not None and leaf is not None:
+                self._record([*chain, leaf], node)
+
+    def visit_If(self, node: cst.If) -> None:
+        if self.ifs and self.ifs[-1][2] == id(node):
+            self.ifs[-1][1] = False  # an `elif` is the parent's else branch
+        tested: list[list[str]] = []
+        todo: list[cst.BaseExpression] = [node.test]
+        while todo:
+            test = todo.pop()
+            if isinstance(test, cst.BooleanOperation):
+                todo += [test.left, test.right]
+            elif isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+                comp = test.comparisons[0]
+                if isinstance(comp.operator, cst.Is) and _is_none(comp.comparator):
+                    chain = self._chain(test.left)
+                    if chain:
+                        tested.append(chain)
+        self.ifs.append([tested, True, id(node.orelse) if node.orelse is not None else None])
+
+    def visit_Else(self, node: cst.Else) -> None:
+        if self.ifs:
+            self.ifs[-1][1] = False
+
+    def leave_If(self, node: cst.If) -> None:
+        self.ifs.pop()
+
+    def visit_Finally(self, node: cst.Finally) -> None:
+        self.finally_depth += 1
+
+    def leave_Finally(self, node: cst.Finally) -> None:
+        self.finally_depth -= 1
+
+    def finish(self) -> Any:
+        if not (self.classes or self.accessors or self.writes):
+            return None
+        for w in self.writes:  # a restore: the leaf's own value, saved by its class
+            r = w.pop("restores")
+            w["restore"] = bool(r) and (r[0], r[1], tuple(w["chain"])) in self.saved
+        return {"classes": self.classes, "accessors": self.accessors, "writes": self.writes}
+
+
+# -- the program -------------------------------------------------------------------
+class Model:
+    """The groups, every write classified, and each group's owners."""
+
+    def __init__(self, program: Program, accessor: str) -> None:
+        self.classes: dict[str, tuple[str, dict[str, Any]]] = {}
+        self.writes: list[tuple[str, str, dict[str, Any]]] = []  # (path, module, write)
+        root: str | None = None
+        runtime = program.vocab.runtime_module
+        self.tier = False  # the runtime module defines the flags accessor at all
+        for path, module, facts in program.facts(ID):
+            for qual, c in facts["classes"].items():
+                self.classes[qual] = (path, c)
+            if module == runtime and accessor in facts["accessors"]:
+                self.tier = True
+                root = facts["accessors"][accessor]
+            self.writes += [(path, module, w) for w in facts["writes"]]
+        self.root = root
+        self.groups: dict[str, str] = {}  # group -> its class
+        if root in self.classes:
+            for name, ann in self.classes[root][1]["fields"].items():
+                if ann in self.classes:
+                    self.groups[name] = ann
+        # a leaf also written in a `finally:` of the same function is a scoped write
+        restored = {
+            (module, w["fn"], tuple(w["chain"])) for _, module, w in self.writes if w["finally"]
+        }
+        self.kind: list[str] = []
+        for _, module, w in self.writes:
+            if w["lazy"]:
+                self.kind.append("lazy default")
+            elif w["restore"] or (module, w["fn"], tuple(w["chain"])) in restored:
+                self.kind.append("scoped")
+            else:
+                self.kind.append("plain")
+        self.owners: dict[str, list[str]] = {}
+        self.contenders: dict[str, list[str]] = {}
+        self.materialised: dict[str, list[str]] = {}
+        for group in self.groups:
+            declared = set(self.leaves(group))
+            whole: set[str] = set()
+            per_fn: dict[str, set[str]] = {}
+            for (_, module, w), kind in zip(self.writes, self.kind, strict=True):
+                if w["chain"][0] != group or kind != "plain":
+                    continue
+                fn = f"{module}.{w['fn']}"
+                if len(w["chain"]) == 1:
+                    whole.add(fn)
+                elif w["chain"][1] in declared:  # an undeclared name raises: no leaf
+                    per_fn.setdefault(fn, set()).add(w["chain"][1])
+            leaves = set().union(*per_fn.values()) if per_fn else set()
+            self.materialised[group] = sorted(leaves)
+            if whole:
+                self.owners[group] = sorted(whole)
+            elif leaves:
+                covering = sorted(f for f, ls in per_fn.items() if ls >= leaves)
+                if len(covering) == 1:
+                    self.owners[group] = covering
+                else:  # none, or several each writing all: no one owner either way
+                    self.contenders[group] = covering
+
+    def leaves(self, group: str) -> list[str]:
+        return list(self.classes[self.groups[group]][1]["fields"])
+
+
+def _short(qual: str) -> str:
+    return qual.rpartition(".")[2]
+
+
+class FlagsOwner(Rule):
+    id = ID
+    name = "flags-owner"
+    summary = (
+        "Each runtime-flags group is materialised by one owning init; a leaf assigned "
+        "anywhere else (outside a lazy default or a restoring scope) is reported"
+    )
+    visitor = FlagsVisitor
+    needs = (BAGS,)  # the flags tier sits beside the bags on the runtime context
+
+    def tokens(self, vocab: Vocabulary) -> set[str]:
+        return {ACCESSOR, f"module:{vocab.runtime_module}"}
+
+    def more_tokens(self, program: Program) -> set[str]:
+        model = Model(program, ACCESSOR)  # not memoised: the facts grow each round
+        wanted = {model.root} if model.root else set()
+        if model.root in model.classes:
+            wanted |= {a for a in model.classes[model.root][1]["fields"].values() if a}
+        return {f"module:{q.rpartition('.')[0]}" for q in wanted if q not in model.classes}
+
+    def _model(self, program: Program) -> Model:
+        return program.memo(f"{ID}:model", lambda: Model(program, ACCESSOR))
+
+    def derive(self, program: Program) -> dict[str, Any]:
+        model = self._model(program)
+        writers: dict[str, list[str]] = {}
+        for (path, module, w), kind in zip(model.writes, model.kind, strict=True):
+            if w["chain"][0] in model.groups and kind != "plain":
+                writers.setdefault(kind, []).append(
+                    f"{'.'.join(w['chain'])} in {module}.{w['fn']} ({path}:{w['span'][0]})"
+                )
+        if not model.tier:  # a codebase without a flags tier: nothing to own
+            return {"flags root": f"(no {ACCESSOR}() in {program.vocab.runtime_module})"}
+        return {
+            "flags root": model.root or "(not found)",
+            "groups": {g: model.leaves(g) for g in sorted(model.groups)},
+            "owners": {g: model.owners.get(g, []) for g in sorted(model.groups)},
+            "materialised leaves": {g: model.materialised[g] for g in sorted(model.groups)},
+            **{f"{k} writes": sorted(v) for k, v in sorted(writers.items())},
+        }
+
+    def partial(self, sets: dict[str, Any]) -> str | None:
+        if "groups" in sets and not sets["groups"]:
+            return (
+                f"no flags groups: the runtime module's {ACCESSOR}() is not annotated with "
+                f"a class of groups (flags root: {sets.get('flags root')})"
+            )
+        return None
+
+    def check(self, program: Program) -> Iterable[RawFinding]:
+        model = self._model(program)
+        for group in sorted(model.groups):
+            owners = model.owners.get(group)
+            if owners or not model.materialised[group]:
+                continue
+            path, c = model.classes[model.groups[group]]
+            pieces: dict[str, set[str]] = {}
+            for (_, m, w), k in zip(model.writes, model.kind, strict=True):
+                if k == "plain" and w["chain"][0] == group and len(w["chain"]) > 1:
+                    pieces.setdefault(f"{m}.{w['fn']}", set()).add(w["chain"][1])
+            rivals = model.contenders.get(group, [])
+            why = (
+                f"{len(rivals)} functions each write all of its leaves "
+                f"({', '.join(_short(r) for r in rivals)}), so none owns it"
+                if rivals
+                else f"its leaves are written piecemeal by {len(pieces)} functions, none "
+                "assigning the group or all of them"
+            )
+            yield RawFinding(
+                ID,
+                path,
+                c["scope"],
+                f"class {c['scope']}",
+                c["span"],
+                f"flags group `{group}` has no owning init: {why}; materialise every leaf "
+                "in the subsystem's one init",
+                "writes:\n"
+                + "\n".join(
+                    f"  - {fn}: {', '.join(sorted(ls))}" for fn, ls in sorted(pieces.items())
+                ),
+            )
+        for (path, module, w), kind in zip(model.writes, model.kind, strict=True):
+            group = w["chain"][0]
+            if group not in model.groups or kind != "plain" or len(w["chain"]) > 2:
+                continue
+            fn = f"{module}.{w['fn']}"
+            leaf = w["chain"][1] if len(w["chain"]) == 2 else None
+            if leaf is not None and leaf not in model.leaves(group):
+                yield self._at(
+                    path,
+                    w,
+                    f"`{group}.{leaf}` is not a leaf of the flags group `{group}` "
+                    f"({_short(model.groups[group])} declares {', '.join(model.leaves(group))}): "
+                    "the write raises at runtime",
+                )
+                continue
+            owners = model.owners.get(group)
+            if not owners or fn in owners:
+                continue
+            what = f"`{group}.{leaf}`" if leaf else f"the flags group `{group}`"
+            yield self._at(
+                path,
+                w,
+                f"{what} is assigned outside its owning init "
+                f"`{', '.join(_short(o) for o in owners)}`: materialise it there, or write "
+                f"it in a scope that restores it (`get_flags().{group}.override(...)`)",
+            )
+
+    @staticmethod
+    def _at(path: str, w: dict[str, Any], message: str) -> RawFinding:
+        return RawFinding(ID, path, w["fn"], w["snippet"], w["span"], message)
+
+
+RULE = FlagsOwner()
