@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any
+from functools import lru_cache
+from typing import Any, NamedTuple
 
 
 # -- targets: what `expr(...)` runs, as far as one file can tell --------------------------
@@ -60,15 +61,21 @@ def target_json(t: Target) -> list[str]:
     return [_TAGS[type(t)], t.name]
 
 
-def target_from_json(raw: list[str]) -> Target:
-    tag = raw[0]
+@lru_cache(maxsize=1 << 16)
+def _target(tag: str, name: str, method: str | None) -> Target:
+    """One shared object per target (a program names the same ones again and again)."""
     if tag == "g":
-        return Global(raw[1])
+        return Global(name)
     if tag == "s":
-        return SelfMethod(raw[1])
+        return SelfMethod(name)
     if tag == "S":
-        return SuperMethod(raw[1])
-    return HeldMethod(raw[1], raw[2])
+        return SuperMethod(name)
+    assert method is not None
+    return HeldMethod(name, method)
+
+
+def target_from_json(raw: list[str]) -> Target:
+    return _target(raw[0], raw[1], raw[2] if len(raw) > 2 else None)
 
 
 def targets_json(ts: list[Target]) -> list[list[str]]:
@@ -76,7 +83,7 @@ def targets_json(ts: list[Target]) -> list[list[str]]:
 
 
 def targets_from_json(raw: list[list[str]]) -> tuple[Target, ...]:
-    return tuple(target_from_json(t) for t in raw)
+    return tuple([_target(t[0], t[1], t[2] if len(t) > 2 else None) for t in raw])
 
 
 # -- events: what a function body does, in execution order ----------------------------------
@@ -87,16 +94,20 @@ class EventKind(Enum):
     CALL = "c"  # any other call with a target
 
 
-@dataclass(frozen=True, slots=True)
-class Site:
+_EVENT_KINDS = {k.value: k for k in EventKind}
+
+
+class Site(NamedTuple):
     """Where an event is in its file (positions cost a pass: only some are kept)."""
 
     snippet: str
     span: Any  # [line, column, end_line, end_column]; an Anchor until the walk's end
 
 
-@dataclass(frozen=True, slots=True)
-class Event:
+class Event(NamedTuple):
+    """One event of a function body (a named tuple: a program has hundreds of
+    thousands, decoded once per run)."""
+
     kind: EventKind
     targets: tuple[Target, ...] = ()  # CALL
     accessor: str | None = None  # READ: the bag accessor's name
@@ -119,9 +130,10 @@ class Event:
     @staticmethod
     def from_json(raw: dict[str, Any]) -> Event:
         at = raw.get("at")
+        targets = raw.get("t")
         return Event(
-            EventKind(raw["k"]),
-            targets_from_json(raw.get("t", ())),
+            _EVENT_KINDS[raw["k"]],
+            targets_from_json(targets) if targets else (),
             raw.get("r"),
             Site(at[0], at[1]) if at else None,
         )
