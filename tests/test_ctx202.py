@@ -84,6 +84,20 @@ BAD = {
             def draft(self) -> None:
                 self.server_args.replace_resolved(tp_size=1)  # expect
         """,
+    "new-records-and-copies-of-records": """
+        import copy
+        import dataclasses
+
+        from specrt.context import get_server_args
+        from specrt.record import ServerArgs
+
+        def f() -> None:
+            dataclasses.replace(ServerArgs(), tp_size=2)  # expect
+            args = ServerArgs()
+            args.derive(tp_size=2)  # expect
+            dup = copy.deepcopy(get_server_args())  # expect
+            dup.override(tp_size=2)  # expect
+        """,
     "unbound-class-call": """
         from specrt import record
         from specrt.record import ServerArgs

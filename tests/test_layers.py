@@ -9,16 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 REPO = Path(__file__).resolve().parents[1]
-
-# What breaks the contracts on main today, while the restructuring is under way
-# (the lead removes the xfail once the merge makes lint-imports pass).
-KNOWN_BREAKS = (
-    "ctxlint.rules.ctx202_record_copy -> ctxlint.rules.ctx201_record_mutation",
-    "ctxlint.rules.ctx102_supplied_exposure -> ctxlint.rules.ctx201_record_mutation",
-)
 
 
 def lint_imports(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -39,7 +30,6 @@ def lint_imports(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-@pytest.mark.xfail(strict=True, reason="known breaks: " + "; ".join(KNOWN_BREAKS))
 def test_lint_imports_passes() -> None:
     proc = lint_imports(REPO)
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -8,6 +8,38 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 T = TypeVar("T")
 
+
+class FileTable(dict[str, dict[str, Any]]):
+    """Program.files: path -> that file's facts, counting its changes (the
+    fixed point adds files between rounds; what was built from fewer is stale)."""
+
+    version = 0
+
+    def __setitem__(self, key: str, value: dict[str, Any]) -> None:
+        self.version += 1
+        super().__setitem__(key, value)
+
+    def __delitem__(self, key: str) -> None:
+        self.version += 1
+        super().__delitem__(key)
+
+    def update(self, *args: Any, **kwargs: Any) -> None:
+        self.version += 1
+        super().update(*args, **kwargs)
+
+    def pop(self, *args: Any) -> Any:
+        self.version += 1
+        return super().pop(*args)
+
+    def setdefault(self, key: str, default: Any = None) -> Any:
+        self.version += 1
+        return super().setdefault(key, default)
+
+    def clear(self) -> None:
+        self.version += 1
+        super().clear()
+
+
 if TYPE_CHECKING:
     from ctxlint.config.settings import Config
     from ctxlint.facts.vocab import Vocabulary
@@ -22,8 +54,16 @@ class Program:
     files: dict[str, dict[str, Any]]  # path -> {"module", "facts": {rule: ...}, "suppressions"}
     sets: dict[str, dict[str, Any]] = field(default_factory=dict)  # rule -> derived sets
     pinned: dict[str, dict[str, Any]] = field(default_factory=dict)  # rule -> baseline pins
-    # whole-program indexes built once per run (the call graph, the class index)
-    _memo: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    # whole-program indexes built once per state of `files` (the call graph, the
+    # class index), and per-file values built once per file entry (its summaries)
+    _memo: dict[str, tuple[int, Any]] = field(default_factory=dict, repr=False, compare=False)
+    _per_file: dict[tuple[str, str], tuple[Any, Any]] = field(
+        default_factory=dict, repr=False, compare=False
+    )
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.files, FileTable):
+            self.files = FileTable(self.files)
 
     def facts(self, rule_id: str) -> Iterator[tuple[str, str, Any]]:
         """(path, module, facts) of every file that has facts for `rule_id`, by path."""
@@ -40,8 +80,20 @@ class Program:
         return None
 
     def memo(self, key: str, build: Callable[[], T]) -> T:
-        """`build()` once per run (per Program): the parts of the model every
-        rule that asks shares, instead of a module global that outlives the run."""
-        if key not in self._memo:
-            self._memo[key] = build()
-        return self._memo[key]
+        """`build()` once per run (per Program) and state of its files: the parts
+        of the model every rule that asks shares, instead of a module global
+        that outlives the run. A fixed-point round that adds files rebuilds it."""
+        version = self.files.version  # type: ignore[attr-defined]
+        hit = self._memo.get(key)
+        if hit is None or hit[0] != version:
+            hit = self._memo[key] = (version, build())
+        return hit[1]  # type: ignore[no-any-return]
+
+    def per_file(self, key: str, path: str, build: Callable[[dict[str, Any]], T]) -> T:
+        """`build(facts entry of path)` once per entry: what one file's facts make
+        (its call summary, say) is reused by every rebuild of the whole."""
+        entry = self.files[path]
+        hit = self._per_file.get((key, path))
+        if hit is None or hit[0] is not entry:
+            hit = self._per_file[(key, path)] = (entry, build(entry))
+        return hit[1]  # type: ignore[no-any-return]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from ctxlint.facts.visitor import FileVisitor
 from ctxlint.program.bindings import Bindings
+from ctxlint.program.call_facts import CallFactsVisitor
 from ctxlint.program.classes import ClassFacts
 from ctxlint.program.records import RecordTracker
 from ctxlint.program.rule import Rule
@@ -22,6 +23,7 @@ PARTS: dict[str, type[FileVisitor]] = {
     "records": RecordTracker,
     "bindings": Bindings,
     "classes": ClassFacts,  # queries "bindings" during the walk
+    "calls": CallFactsVisitor,  # program.calls: the whole-program call graph
 }
 # Parts a part queries during the walk: required along with it.
 DEPENDS: dict[str, tuple[str, ...]] = {"classes": ("bindings",)}

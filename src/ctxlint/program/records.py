@@ -10,6 +10,8 @@ reference that rules resolve in `finish()`.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from enum import Enum
 from typing import Any
 
 from ctxlint.core.lazy_libcst import cst
@@ -26,6 +28,35 @@ COPY_FUNCTIONS = (
     "copy.replace",
     "msgspec.structs.replace",
 )
+
+
+class HolderKind(Enum):
+    """What kind of record holder an expression is (the values are the facts' `k`)."""
+
+    SEED = "seed"  # the seed accessor's result, or an alias of it
+    BUILT = "built"  # a new record: `ServerArgs(...)`
+    ANNOTATED = "annotated"  # a name annotated with the record class
+    NAME = "name"  # any other name: a record if the codebase's convention says so
+    RECEIVER = "self"  # the method's own `self`/`cls`
+    SELF_ATTR = "selfattr"  # `self.X`: known once the class is complete (settle)
+    ATTR = "attr"  # `<expr>.X`: a record if X is a record parameter name
+
+
+@dataclass(frozen=True, slots=True)
+class Holder:
+    kind: HolderKind
+    name: str | None = None  # NAME, SELF_ATTR, ATTR: the name or the attribute
+    cls: str | None = None  # SELF_ATTR: the class whose method it is in
+    via: str | None = None  # ATTR: what the attribute is read off, as written
+
+    def fact(self) -> dict[str, Any]:
+        """The plain facts a rule stores (SELF_ATTR waits for `settle`)."""
+        out: dict[str, Any] = {"k": self.kind.value}
+        if self.kind is HolderKind.SELF_ATTR:
+            out["cls"] = self.cls
+        if self.name is not None:
+            out["n"] = self.name
+        return out
 
 
 def _names_in_target(target: cst.BaseExpression) -> list[str]:
@@ -229,6 +260,35 @@ class RecordTracker(FileVisitor):
             return expr.attr.value
         return None
 
+    def holder(self, expr: cst.BaseExpression, depth: int = 0) -> Holder | None:
+        """What kind of record holder `expr` is, or None if it cannot be one: the
+        one classifier every record rule asks (seed reads, writes, copies and
+        exposure each decide which kinds they report). A name bound to a copy
+        of something holds what that holds; a name annotated with another
+        concrete type is not a holder, whatever it is called."""
+        if self.is_seed(expr):
+            return Holder(HolderKind.SEED)
+        if self.is_construction(expr):
+            return Holder(HolderKind.BUILT)
+        if isinstance(expr, cst.Name):
+            name = expr.value
+            if self.is_annotated_name(name):
+                return Holder(HolderKind.ANNOTATED, name)
+            source = self.copied_from(name)
+            if source is not None and depth < 8:
+                return self.holder(source, depth + 1)
+            if name == self.ctx.scope.self_name or name in ("self", "cls"):
+                return Holder(HolderKind.RECEIVER, name)
+            if self.is_other_typed(name):
+                return None
+            return Holder(HolderKind.NAME, name)
+        attr = self.self_attr(expr)
+        if attr is not None:
+            return Holder(HolderKind.SELF_ATTR, attr, self.ctx.enclosing_class())
+        if isinstance(expr, cst.Attribute):
+            return Holder(HolderKind.ATTR, expr.attr.value, via=dotted(expr.value) or "(...)")
+        return None
+
     def is_annotated_name(self, name: str) -> bool:
         for s in reversed(self.ctx.scopes):
             if name in self.annotated.get(s.qualname, ()):
@@ -338,13 +398,16 @@ class RecordTracker(FileVisitor):
         return cls is not None and attr in self.annotated_attrs.get(cls, ())
 
     def settle(self, pending: dict[str, Any]) -> dict[str, Any]:
-        """What a holder left pending on `self.X` turned out to be, once the
-        class is complete: the seed, an annotated record, or just `<x>.X`."""
+        """What a holder fact left pending on `self.X` (SELF_ATTR) turned out to
+        be, once the class is complete: the seed, an annotated record, or just
+        `<x>.X`; any other holder fact as it is."""
+        if pending["k"] != HolderKind.SELF_ATTR.value:
+            return pending
         if self.parked(pending["cls"], pending["n"]):
-            return {"k": "seed"}
+            return Holder(HolderKind.SEED).fact()
         if self.annotated_attr(pending["cls"], pending["n"]):
-            return {"k": "annotated"}
-        return {"k": "attr", "n": pending["n"]}
+            return Holder(HolderKind.ANNOTATED).fact()
+        return Holder(HolderKind.ATTR, pending["n"]).fact()
 
     def finish(self) -> Any:
         if not self.record_params and not self.rival_params:

@@ -76,6 +76,7 @@ class SeedRead(Rule):
     name = "seed-read"
     summary = "A field read off the process-global seed record (get_server_args()) in business code"
     visitor = SeedReadVisitor
+    requires = ("records",)
     needs = (SEED,)
     fixes = ("safe",)  # ctxlint fix (docs/fix.md)
 

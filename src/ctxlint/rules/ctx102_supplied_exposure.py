@@ -11,7 +11,7 @@ the parked form (`self.x = server_args` in a method taking it, read as
 (`runner.server_args.f`). Reads off the seed are CTX101's.
 
 Facts carry the holder's shape only; whether a name is a record parameter is
-a whole-program question (ctx201's `record_names`), and every exemption is
+a whole-program question (program.record_conventions), and every exemption is
 decided in check() so that config changes never invalidate cached facts.
 """
 
@@ -26,8 +26,9 @@ from ctxlint.facts.context import FileContext, dotted
 from ctxlint.facts.vocab import Vocabulary
 from ctxlint.program.core import Program
 from ctxlint.program.reads import ReadVisitor, bag_spelling
+from ctxlint.program.record_conventions import RecordConvention, record_convention, record_names
+from ctxlint.program.records import HolderKind
 from ctxlint.program.rule import RawFinding, Rule, field_data
-from ctxlint.rules.ctx201_record_mutation import RecordConvention, record_names
 
 ID = "CTX102"
 ALLOWED_CLASSES = "exposure-allowed-classes"
@@ -89,19 +90,20 @@ class ExposureVisitor(ReadVisitor):
 
     # -- holders ----------------------------------------------------------------
     def _holder(self, base: cst.BaseExpression) -> dict[str, Any] | None:
-        rec = self.ctx.records
-        if rec.is_seed(base):
+        """The handed record `base` may be (records' one classifier), as facts:
+        a name only as a parameter of the function reading it."""
+        holder = self.ctx.records.holder(base)
+        if holder is None or holder.kind is HolderKind.SEED:
             return None  # the seed: CTX101
         if isinstance(base, cst.Name):
             kind = self._param(base.value)
             if kind in ("rec", "plain"):
                 return {"k": "param", "n": base.value, "ann": kind == "rec"}
             return None
-        attr = rec.self_attr(base)
-        if attr is not None:
-            return {"k": "self", "cls": self.ctx.enclosing_class(), "n": attr}
-        if isinstance(base, cst.Attribute):
-            return {"k": "chain", "n": base.attr.value, "via": dotted(base.value) or "(...)"}
+        if holder.kind is HolderKind.SELF_ATTR:
+            return {"k": "self", "cls": holder.cls, "n": holder.name}
+        if holder.kind is HolderKind.ATTR:
+            return {"k": "chain", "n": holder.name, "via": holder.via}
         return None
 
     def _record(self, node: cst.CSTNode, base: cst.BaseExpression, field: str, form: str) -> None:
@@ -200,6 +202,7 @@ class SuppliedExposure(Rule):
     )
     fixes = ("unsafe",)  # ctxlint fix (docs/fix.md)
     visitor = ExposureVisitor
+    requires = ("records",)
     options: ClassVar[dict[str, Any]] = {ALLOWED_CLASSES: [], FACTORIES: []}
 
     def tokens(self, vocab: Vocabulary) -> set[str]:
@@ -233,7 +236,7 @@ class SuppliedExposure(Rule):
         }
 
     def derive(self, program: Program) -> dict[str, Any]:
-        names = RecordConvention(program)
+        names = record_convention(program)
         allowed = self._option(program, ALLOWED_CLASSES)
         classes = {
             (module, r["cls"])
@@ -257,7 +260,7 @@ class SuppliedExposure(Rule):
 
     # -- check ------------------------------------------------------------------
     def check(self, program: Program) -> Iterable[RawFinding]:
-        names = RecordConvention(program)
+        names = record_convention(program)
         parked = self._parked(program, names)
         owned = self._owned(program)
         factories = [*BUILTIN_FACTORIES, *self._option(program, FACTORIES)]

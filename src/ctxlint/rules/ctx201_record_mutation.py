@@ -25,30 +25,18 @@ from ctxlint.facts.visitor import FileVisitor
 from ctxlint.facts.vocab import Vocabulary
 from ctxlint.program.core import Program
 from ctxlint.program.reads import namespace_hint, positional
+from ctxlint.program.record_conventions import (
+    COPY_HELPERS,
+    copy_helper_scopes,
+    in_helper,
+    record_convention,
+    record_names,
+)
+from ctxlint.program.records import HolderKind
 from ctxlint.program.rule import RawFinding, Rule
 
 ID = "CTX201"
 SETATTR_CALLS = {"setattr": "setattr()", "delattr": "delattr()"}
-# Functions the design names as the one place a record is copied and edited
-# (SGLang: test doubles use `sglang.test.test_utils.server_args_variant`):
-# qualified names; CTX201 and CTX202 report nothing inside them.
-COPY_HELPERS = "record-copy-helpers"
-
-
-def copy_helper_scopes(program: Program) -> set[tuple[str, str]]:
-    """(module, qualname) of each configured copy helper (and what it nests)."""
-    out = set()
-    for q in program.config.options.get(COPY_HELPERS, []):
-        module, _, name = q.rpartition(".")
-        while module and program.module_path(module) is None and "." in module:
-            module, _, head = module.rpartition(".")
-            name = f"{head}.{name}"  # a method: `module.Class.method`
-        out.add((module, name))
-    return out
-
-
-def in_helper(helpers: set[tuple[str, str]], module: str, scope: str) -> bool:
-    return any(m == module and (scope == q or scope.startswith(q + ".")) for m, q in helpers)
 
 
 class RecordWriteVisitor(FileVisitor):
@@ -70,42 +58,19 @@ class RecordWriteVisitor(FileVisitor):
         self.sets_flags: dict[str, set[str]] = {}  # record method -> flags it sets true
         self.negated = 0  # depth of `not` operators around the current node
 
-    def _base(self, expr: cst.BaseExpression, depth: int = 0) -> dict[str, Any] | None:
-        """What kind of record holder `expr` is, or None if it cannot be one."""
-        rec = self.ctx.records
-        if rec.is_seed(expr):
-            return {"k": "seed"}
-        if rec.is_construction(expr):
-            return {"k": "built"}
-        if isinstance(expr, cst.Name):
-            if rec.is_annotated_name(expr.value):
-                return {"k": "annotated"}
-            source = rec.copied_from(expr.value)
-            if source is not None and depth < 8:
-                return self._base(source, depth + 1)  # a copy holds what its source holds
-            if expr.value in ("self", "cls") or rec.is_other_typed(expr.value):
-                return None
-            return {"k": "name", "n": expr.value}
-        attr = rec.self_attr(expr)
-        if attr is not None:
-            return {"k": "self", "cls": self.ctx.enclosing_class(), "n": attr}
-        if isinstance(expr, cst.Attribute):
-            return {"k": "attr", "n": expr.attr.value}
-        return None
-
     def _write(
         self, node: cst.CSTNode, base: cst.BaseExpression, field: str | None, form: str
     ) -> None:
         if not self.active:
             return
-        kind = self._base(base)
-        if kind is None:
+        holder = self.ctx.records.holder(base)
+        if holder is None or holder.kind is HolderKind.RECEIVER:
             return
         self.order += 1
         write = {
             "field": field,
             "form": form,
-            "base": kind,
+            "base": holder.fact(),
             "scope": self.ctx.qualname,
             "snippet": self.ctx.snippet(node),
             "span": self.ctx.anchor(node),
@@ -229,8 +194,7 @@ class RecordWriteVisitor(FileVisitor):
     def finish(self) -> Any:
         rec = self.ctx.records
         for w in self.writes:
-            if w["base"]["k"] == "self":
-                w["base"] = rec.settle(w["base"])
+            w["base"] = rec.settle(w["base"])
             order = w.pop("order")
             holder = w.pop("holder", None)
             then = sorted(
@@ -252,96 +216,6 @@ class RecordWriteVisitor(FileVisitor):
         return out
 
 
-def record_names(program: Program) -> set[str]:
-    """The codebase's naming convention for a record parameter.
-
-    A name qualifies when functions annotate a parameter of that name with the
-    record class more than once, and more often than with any other concrete
-    type (`Any` does not count against it): one `args: ServerArgs` among many
-    `args: dict` is not a convention, and every `args.x = ...` in the tree must
-    not become a record write because of it.
-    """
-    counts: dict[str, int] = {}
-    other: dict[str, int] = {}
-    for entry in program.files.values():
-        facts = entry["facts"].get("records") or {}
-        for name, n in facts.get("record_params", {}).items():
-            counts[name] = counts.get(name, 0) + n
-        for name, n in facts.get("other_params", {}).items():
-            other[name] = other.get(name, 0) + n
-    return {name for name, n in counts.items() if n >= 2 and n > other.get(name, 0)}
-
-
-def _branch(record_module: str, rival: str) -> str | None:
-    """The package holding a rival record class, one level below the package its
-    module shares with the record's module (`sglang.multimodal_gen` for
-    `sglang.multimodal_gen.runtime.server_args.ServerArgs` against
-    `sglang.srt.server_args`); None when the rival's module is an ancestor of the
-    record's, and no package separates the two."""
-    rec = record_module.split(".")
-    riv = rival.rpartition(".")[0].split(".")
-    k = 0
-    while k < min(len(rec), len(riv)) and rec[k] == riv[k]:
-        k += 1
-    return ".".join(riv[: k + 1]) if k < len(riv) else None
-
-
-def _under(module: str, package: str) -> bool:
-    return module == package or module.startswith(package + ".")
-
-
-class RecordConvention:
-    """Where a name of the convention means the record.
-
-    Another class of the record's simple name (a rival record: SGLang's
-    `sglang.multimodal_gen` has its own `ServerArgs`, outside the contract)
-    takes a convention name over inside its own package: where that package's
-    parameters of the name are annotated with the rival at least twice and
-    more often than with the record, an unannotated one means the rival there.
-    Explicit annotations, the seed and parked records are decided as before.
-    """
-
-    def __init__(self, program: Program) -> None:
-        self.names = record_names(program)
-        record_module = program.vocab.record_module
-        # (name, package) -> (record votes, rival votes, rival classes) in that package
-        votes: dict[tuple[str, str], list[Any]] = {}
-        per_file: list[tuple[str, dict[str, Any]]] = []
-        for entry in program.files.values():
-            facts = entry["facts"].get("records") or {}
-            per_file.append((entry["module"], facts))
-            for name, rivals in facts.get("rival_params", {}).items():
-                if name not in self.names:
-                    continue
-                for q in rivals:
-                    package = _branch(record_module, q)
-                    if package is not None:
-                        votes.setdefault((name, package), [0, 0, set()])[2].add(q)
-        for (name, package), v in votes.items():
-            for module, facts in per_file:
-                if not _under(module, package):
-                    continue
-                v[0] += facts.get("record_params", {}).get(name, 0)
-                v[1] += sum(facts.get("rival_params", {}).get(name, {}).values())
-        self.yielded: dict[str, list[tuple[str, list[str]]]] = {}
-        for (name, package), (rec, riv, classes) in sorted(votes.items()):
-            if riv >= 2 and riv > rec:
-                self.yielded.setdefault(name, []).append((package, sorted(classes)))
-
-    def holds(self, name: str, module: str) -> bool:
-        """Whether `name`, unannotated, is a record holder in `module`."""
-        if name not in self.names:
-            return False
-        return not any(_under(module, p) for p, _ in self.yielded.get(name, ()))
-
-    def describe(self) -> list[str]:
-        return [
-            f"{name} in {package} (its own {', '.join(classes)})"
-            for name, places in sorted(self.yielded.items())
-            for package, classes in places
-        ]
-
-
 def resolution_entries(program: Program) -> dict[str, list[str]]:
     """The record's methods that set its write seal: each sets a flag that the
     record's own `__setattr__` checks before refusing a write (SGLang's
@@ -356,6 +230,7 @@ class RecordMutation(Rule):
     name = "record-mutation"
     summary = "A write onto a record instance outside the resolution pipeline"
     visitor = RecordWriteVisitor
+    requires = ("records",)
     options: ClassVar[dict[str, Any]] = {COPY_HELPERS: []}
 
     def tokens(self, vocab: Vocabulary) -> set[str]:
@@ -365,7 +240,7 @@ class RecordMutation(Rule):
         return record_names(program)
 
     def derive(self, program: Program) -> dict[str, Any]:
-        convention = RecordConvention(program)
+        convention = record_convention(program)
         return {
             "record parameter names": sorted(convention.names),
             "record parameter names meaning a rival record class": convention.describe(),
@@ -375,7 +250,7 @@ class RecordMutation(Rule):
         }
 
     def check(self, program: Program) -> Iterable[RawFinding]:
-        convention = RecordConvention(program)
+        convention = record_convention(program)
         entries = resolution_entries(program)
         fields = set(program.vocab.fields)
         helpers = copy_helper_scopes(program)

@@ -7,9 +7,10 @@ one object. Reported: the record class (or an ancestor) defining `override`,
 `derive` or `replace_resolved`; a call of one of those on a record instance or
 on the record class; `dataclasses.replace`, `copy.copy`, `copy.deepcopy`,
 `copy.replace` and `msgspec.structs.replace` of a record, under any import
-spelling. Record instances are the ones CTX201 knows (seed and aliases,
-annotated names and attributes, the derived record-parameter names), plus
-`self` inside the record class.
+spelling. Record instances are the ones CTX201 knows (records' one holder
+classifier: seed and aliases, annotated names and attributes, the derived
+record-parameter names, new records, copies of any), plus `self` inside the
+record class.
 """
 
 from __future__ import annotations
@@ -25,14 +26,15 @@ from ctxlint.program import records
 from ctxlint.program.classes import class_index
 from ctxlint.program.core import Program
 from ctxlint.program.reads import positional
-from ctxlint.program.rule import RawFinding, Rule
-from ctxlint.rules.ctx201_record_mutation import (
+from ctxlint.program.record_conventions import (
     COPY_HELPERS,
-    RecordConvention,
     copy_helper_scopes,
     in_helper,
+    record_convention,
     record_names,
 )
+from ctxlint.program.records import HolderKind
+from ctxlint.program.rule import RawFinding, Rule
 
 ID = "CTX202"
 COPY_METHODS = ("override", "derive", "replace_resolved")
@@ -86,24 +88,14 @@ class RecordCopyVisitor(FileVisitor):
         return self.record_local is not None and self.ctx.enclosing_class() == self.record_local
 
     def _holder(self, expr: cst.BaseExpression) -> dict[str, Any] | None:
-        """What kind of record holder `expr` is (as CTX201 decides), or None."""
-        rec = self.ctx.records
-        if rec.is_seed(expr):
-            return {"k": "seed"}
-        if isinstance(expr, cst.Name):
-            if rec.is_annotated_name(expr.value):
-                return {"k": "annotated"}
-            if expr.value == self.ctx.scope.self_name or expr.value in ("self", "cls"):
-                return {"k": "self"} if self._in_record_class() else None
-            if rec.is_other_typed(expr.value):
-                return None  # annotated with another class (a rival record, say)
-            return {"k": "name", "n": expr.value}
-        attr = rec.self_attr(expr)
-        if attr is not None:
-            return {"k": "selfattr", "cls": self.ctx.enclosing_class(), "n": attr}
-        if isinstance(expr, cst.Attribute):
-            return {"k": "attr", "n": expr.attr.value}
-        return None
+        """The record holder `expr` is (records' one classifier), as facts: the
+        receiver only inside the record class; None if it cannot be one."""
+        holder = self.ctx.records.holder(expr)
+        if holder is None:
+            return None
+        if holder.kind is HolderKind.RECEIVER and not self._in_record_class():
+            return None
+        return holder.fact()
 
     def _add(self, node: cst.Call, form: str, holder: dict[str, Any]) -> None:
         self.calls.append(
@@ -146,8 +138,7 @@ class RecordCopyVisitor(FileVisitor):
     def finish(self) -> Any:
         rec = self.ctx.records
         for c in self.calls:
-            if c["base"]["k"] == "selfattr":
-                c["base"] = rec.settle(c["base"])
+            c["base"] = rec.settle(c["base"])
         if not self.calls and not self.classes:
             return None
         return {"classes": self.classes, "calls": self.calls}
@@ -176,7 +167,7 @@ class RecordCopy(Rule):
         "no dataclasses.replace/copy/msgspec.structs.replace of one"
     )
     visitor = RecordCopyVisitor
-    requires = ("classes",)
+    requires = ("classes", "records")
     options: ClassVar[dict[str, Any]] = {COPY_HELPERS: []}
 
     def tokens(self, vocab: Vocabulary) -> set[str]:
@@ -218,7 +209,7 @@ class RecordCopy(Rule):
                     f"no-copy contract allows no copy-and-edit entry point on {record}; "
                     f"remove it: {FIX}",
                 )
-        holders = RecordConvention(program)
+        holders = record_convention(program)
         helpers = copy_helper_scopes(program)
         for path, module, facts in program.facts(ID):
             for c in facts["calls"]:

@@ -18,12 +18,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from ctxlint.facts.vocab import BAGS, Vocabulary
-from ctxlint.program.calls import CallFactsVisitor, CallGraph, Func, short
+from ctxlint.program.call_model import Event, EventKind, Global, Start, StartKind
+from ctxlint.program.calls import call_graph, short
 from ctxlint.program.core import Program
 from ctxlint.program.rule import PinSite, RawFinding, Rule, pin_findings
 
 ID = "CTX301"
 NO_READ = "publishes, reaches no bag read"
+ROLES = {StartKind.PROCESS: "process target", StartKind.SUBMIT: "pool task", StartKind.RAY: "ray"}
+PUBLISH, READ, CALL = EventKind.PUBLISH, EventKind.READ, EventKind.CALL
 
 
 @dataclass(frozen=True)
@@ -35,44 +38,27 @@ class Hit:
 
 
 class Analysis:
-    """The derived call graph, entries and walks of one program (cached per Program)."""
+    """Entries and walks over the program's call graph (once per Program)."""
 
     def __init__(self, program: Program) -> None:
-        self.graph = g = CallGraph(program, ID)
+        self.graph = g = call_graph(program)
         self.funcs = g.funcs
-        # functions that reach a bag read along any calls (backwards from the reads)
-        callers: dict[str, set[str]] = {}
-        for q, per_event in g.edges.items():
-            for targets in per_event:
-                for t in targets:
-                    callers.setdefault(t, set()).add(q)
-
-        def backwards(seed: set[str]) -> set[str]:
-            out, todo = set(seed), list(seed)
-            while todo:
-                for c in callers.get(todo.pop(), ()):
-                    if c not in out:
-                        out.add(c)
-                        todo.append(c)
-            return out
-
-        self.callers = callers
-        self.reaches_read = backwards({q for q, f in g.funcs.items() if _has(f, "r")})
-        self.reaches_publish = backwards({q for q, f in g.funcs.items() if _has(f, "p")})
+        self.callers = g.callers
+        # functions that reach a bag read (a publish) along any calls
+        self.reaches_read = g.reaching(g.doing(READ))
+        self.reaches_publish = g.reaching(g.doing(PUBLISH))
         self.publishers = self._publishers()
         self.entries: dict[str, list[str]] = {
             q: [f"publishes through {self.through[q]}" if q in self.through else "publishes"]
             for q in sorted(self.publishers)
         }
-        self.entry_start: dict[str, tuple[str, dict[str, Any]]] = {}
+        self.entry_start: dict[str, tuple[str, Start]] = {}
         for path, start in g.starts:
-            for q in g.start_targets(path, start):
-                role = {"process": "process target", "submit": "pool task", "ray": "ray"}[
-                    start["kind"]
-                ]
-                if start["kind"] == "ray" and q.endswith(".__init__"):
+            for q in g.start_targets(start):
+                role = ROLES[start.kind]
+                if start.kind is StartKind.RAY and q.endswith(".__init__"):
                     role = "ray actor"
-                label = f"{role} ({path}:{start['span'][0]})"
+                label = f"{role} ({path}:{start.site.span[0]})"
                 self.entries.setdefault(q, [])
                 if label not in self.entries[q]:
                     self.entries[q].append(label)
@@ -108,22 +94,22 @@ class Analysis:
             seen.add((q, pre_only))
             fn = self.funcs[q]
             for event, targets in zip(fn.events, g.edges[q], strict=True):
-                if pre_only and event[0] == "p":
+                if pre_only and event.kind is PUBLISH:
                     return
-                if event[0] != "c":
+                if event.kind is not CALL:
                     continue
-                for t in event[1]:
-                    if t.startswith("g:"):
-                        want(t[2:])
+                for t in event.targets:
+                    if isinstance(t, Global):
+                        want(t.name)
                 for t in targets:
                     walk(t, pre_only)
                 if pre_only and targets and all(self.pre(t)[1] for t in targets):
                     return
 
         for _, start in g.starts:
-            for t in start["targets"]:
-                if t.startswith("g:"):
-                    want(t[2:])
+            for t in start.targets:
+                if isinstance(t, Global):
+                    want(t.name)
         for q in self.entries:
             if q in self.funcs:
                 walk(q, True)
@@ -182,7 +168,7 @@ class Analysis:
         since their process published first. `through` keeps, for a publisher
         that calls no publish itself, the publisher it calls first."""
         g = self.graph
-        out = {q for q, f in g.funcs.items() if _has(f, "p")}
+        out = g.doing(PUBLISH)
         self.through: dict[str, str] = {}
         # pinned when they reach no read: those publishing in their own module
         # (a caller of another module's helper has no publish site to anchor a pin)
@@ -195,7 +181,7 @@ class Analysis:
                     self.through[c] = q
                     todo.append(c)
         self.own: set[str] = set(out)
-        roots = set(out) | {q for path, start in g.starts for q in g.start_targets(path, start)}
+        roots = set(out) | {q for _, start in g.starts for q in g.start_targets(start)}
         inside: set[str] = set()
         todo = sorted(roots & set(self.funcs))
         while todo:
@@ -226,13 +212,12 @@ class Analysis:
         stops = False
         fn = self.funcs[q]
         for event, targets in zip(fn.events, self.graph.edges[q], strict=True):
-            kind = event[0]
-            if kind == "p":
+            if event.kind is PUBLISH:
                 stops = True
                 break
-            if kind == "r":
-                found = found or Hit((), event[1], fn.path, _line(event))
-            elif kind == "c" and targets:
+            if event.kind is READ:
+                found = found or Hit((), event.accessor or "", fn.path, event.line)
+            elif targets:
                 all_stop = True
                 for t in targets:
                     hit, t_stops = self.pre(t)
@@ -247,19 +232,18 @@ class Analysis:
         return found, stops
 
     def first_steps(
-        self, q: str, stop_at: tuple[str, ...] = ("p",), same_module: bool = False
-    ) -> tuple[list[tuple[list[Any], Hit]], list[Any] | None]:
+        self, q: str, stop_at: tuple[EventKind, ...] = (PUBLISH,), same_module: bool = False
+    ) -> tuple[list[tuple[Event, Hit]], Event | None]:
         """Events in `q`'s own body leading to a read before its publish, and that
         publish event (None if it never publishes)."""
         fn = self.funcs[q]
-        steps: list[tuple[list[Any], Hit]] = []
+        steps: list[tuple[Event, Hit]] = []
         for event, targets in zip(fn.events, self.graph.edges[q], strict=True):
-            kind = event[0]
-            if kind in stop_at:
+            if event.kind in stop_at:
                 return steps, event
-            if kind == "r":
-                steps.append((event, Hit((), event[1], fn.path, _line(event))))
-            elif kind == "c" and targets:
+            if event.kind is READ:
+                steps.append((event, Hit((), event.accessor or "", fn.path, event.line)))
+            elif targets:
                 callees = [
                     t for t in targets if not same_module or self.funcs[t].module == fn.module
                 ]
@@ -270,7 +254,7 @@ class Analysis:
                             (event, Hit((t, *hit.chain), hit.accessor, hit.path, hit.line))
                         )
                         break
-                if "p" in stop_at and callees and all(self.pre(t)[1] for t in callees):
+                if PUBLISH in stop_at and callees and all(self.pre(t)[1] for t in callees):
                     return steps, event
         return steps, None
 
@@ -322,33 +306,17 @@ class Analysis:
         return seen
 
 
-def _has(fn: Func, kind: str) -> bool:
-    return any(e[0] == kind for e in fn.events)
-
-
-def _line(event: list[Any]) -> int:
-    return event[3][0] if len(event) > 3 else 0
-
-
-_LAST: list[tuple[Program, int, Analysis]] = []
-
-
 def analysis(program: Program) -> Analysis:
-    """One analysis per finished program (derive, pins and check share it)."""
-    if _LAST and _LAST[0][0] is program and _LAST[0][1] == len(program.files):
-        return _LAST[0][2]
-    a = Analysis(program)
-    _LAST[:] = [(program, len(program.files), a)]
-    return a
+    """One analysis per program and round (more_tokens, derive, pins and check share it)."""
+    return program.memo(ID, lambda: Analysis(program))
 
 
 class PublishBeforeRead(Rule):
     id = ID
     name = "publish-before-read"
     summary = "A bag read that can run before its process entry publishes the config"
-    visitor = CallFactsVisitor
     needs = (BAGS,)
-    requires = ("classes",)  # the call graph's class questions (program.classes)
+    requires = ("calls", "classes", "records")  # the call graph, its class questions
 
     def tokens(self, vocab: Vocabulary) -> set[str]:
         return set(vocab.bag_accessors) | {
@@ -376,10 +344,8 @@ class PublishBeforeRead(Rule):
         silent = sorted(q for q in a.own if q not in a.reaches_read)
         starts = []
         for path, s in a.graph.starts:
-            got = a.graph.start_targets(path, s)
-            starts.append(
-                f"{path}:{s['span'][0]} {s['kind']} -> {', '.join(got) if got else 'unresolved'}"
-            )
+            got = ", ".join(a.graph.start_targets(s)) or "unresolved"
+            starts.append(f"{path}:{s.site.span[0]} {s.kind.value} -> {got}")
         return {
             "process entries": entries,
             "publishers reaching no bag read": silent,
@@ -395,9 +361,9 @@ class PublishBeforeRead(Rule):
         sites: dict[str, PinSite] = {}
         for q in a.own:
             fn = a.funcs[q]
-            publish = next((e for e in fn.events if e[0] == "p" and len(e) > 3), None)
-            if publish is not None:
-                sites[q] = PinSite(fn.path, short(q, fn.module), publish[2], publish[3])
+            site = next((e.site for e in fn.events if e.kind is PUBLISH and e.site), None)
+            if site is not None:
+                sites[q] = PinSite(fn.path, short(q, fn.module), site.snippet, site.span)
         return sites
 
     def check(self, program: Program) -> Iterable[RawFinding]:
@@ -417,39 +383,37 @@ class PublishBeforeRead(Rule):
             return
         name = short(q, fn.module)
         if publish is not None:
-            when = f"before publish at line {_line(publish)}"
+            when = f"before publish at line {publish.line}"
         else:
             when = "in a process entry that never publishes (add publish(...) at its top)"
         start = a.entry_start.get(q)
         for event, hit in steps:
             path_text = _path(a, name, hit)
             msg = f"{path_text} {when}"
-            if len(event) > 3:
-                yield RawFinding(ID, fn.path, name, event[2], event[3], msg)
+            if event.site is not None:
+                yield RawFinding(ID, fn.path, name, event.site.snippet, event.site.span, msg)
             elif start is not None:  # the entry's module anchored nothing: the start site
                 spath, s = start
-                yield RawFinding(
-                    ID, spath, s["scope"], s["snippet"], s["span"], f"{msg} (entry {q})"
-                )
+                site = s.site
+                yield RawFinding(ID, spath, s.scope, site.snippet, site.span, f"{msg} (entry {q})")
                 return
 
     def _constructor(self, a: Analysis, q: str) -> Iterable[RawFinding]:
         """One finding per constructor, on its first statement leading to a read."""
         fn = a.funcs[q]
-        steps = [
-            s for s in a.first_steps(q, stop_at=("p", "a"), same_module=True)[0] if len(s[0]) > 3
-        ]
+        found = a.first_steps(q, stop_at=(PUBLISH, EventKind.ASSERT), same_module=True)[0]
+        steps = [(e.site, hit) for e, hit in found if e.site is not None]
         if not steps:
             return
         name = short(q, fn.module)
-        event, hit = steps[0]
+        site, hit = steps[0]
         more = f" (and {len(steps) - 1} more statements reading bags)" if len(steps) > 1 else ""
         yield RawFinding(
             ID,
             fn.path,
             name,
-            event[2],
-            event[3],
+            site.snippet,
+            site.span,
             f"{_path(a, name, hit)}{more} in a constructor handed the record that no "
             "publishing entry reaches and that does not call assert_published first: a "
             "process that forgot to publish fails here, far from the cause",

@@ -32,6 +32,7 @@ from ctxlint.facts.context import FileContext, dotted, string_value
 from ctxlint.facts.visitor import FileVisitor
 from ctxlint.facts.vocab import Vocabulary
 from ctxlint.program.core import Program
+from ctxlint.program.record_conventions import record_convention
 from ctxlint.program.rule import RawFinding, Rule
 
 ID = "CTX402"
@@ -251,72 +252,6 @@ class TestDoubleVisitor(FileVisitor):
         return out or None
 
 
-def record_names(program: Program) -> set[str]:
-    """The codebase's name for a record parameter: annotated with the record class
-    more than once, and more often than with any other concrete type (the
-    convention CTX201 derives the same way; the bindings model will own it)."""
-    counts: dict[str, int] = {}
-    other: dict[str, int] = {}
-    for entry in program.files.values():
-        facts = entry["facts"].get("records") or {}
-        for name, n in facts.get("record_params", {}).items():
-            counts[name] = counts.get(name, 0) + n
-        for name, n in facts.get("other_params", {}).items():
-            other[name] = other.get(name, 0) + n
-    return {name for name, n in counts.items() if n >= 2 and n > other.get(name, 0)}
-
-
-def _branch(record_module: str, rival: str) -> str | None:
-    """The package holding a rival record class, one level below the package its
-    module shares with the record's module (`sglang.multimodal_gen`)."""
-    rec = record_module.split(".")
-    riv = rival.rpartition(".")[0].split(".")
-    k = 0
-    while k < min(len(rec), len(riv)) and rec[k] == riv[k]:
-        k += 1
-    return ".".join(riv[: k + 1]) if k < len(riv) else None
-
-
-def _under(module: str, package: str) -> bool:
-    return module == package or module.startswith(package + ".")
-
-
-class RecordConvention:
-    """Where a record parameter name means the record: everywhere but inside the
-    package of a rival class of the record's simple name (SGLang's
-    `sglang.multimodal_gen` has its own `ServerArgs`), where the name's
-    parameters are annotated with the rival at least twice and more often than
-    with the record. The same decision as CTX201's; the bindings model will own it."""
-
-    def __init__(self, program: Program) -> None:
-        self.names = record_names(program)
-        record_module = program.vocab.record_module
-        votes: dict[tuple[str, str], list[int]] = {}
-        per_file = [(e["module"], e["facts"].get("records") or {}) for e in program.files.values()]
-        for _, facts in per_file:
-            for name, rivals in facts.get("rival_params", {}).items():
-                for q in rivals if name in self.names else ():
-                    package = _branch(record_module, q)
-                    if package is not None:
-                        votes.setdefault((name, package), [0, 0])
-        for (name, package), v in votes.items():
-            for module, facts in per_file:
-                if _under(module, package):
-                    v[0] += facts.get("record_params", {}).get(name, 0)
-                    v[1] += sum(facts.get("rival_params", {}).get(name, {}).values())
-        self.yielded = sorted(
-            (name, package)
-            for (name, package), (rec, riv) in votes.items()
-            if riv >= 2 and riv > rec
-        )
-
-    def holds(self, name: str, module: str) -> bool:
-        """Whether `name` means the record in `module`."""
-        if name not in self.names:
-            return False
-        return not any(n == name and _under(module, p) for n, p in self.yielded)
-
-
 class Derived:
     """The sets the check runs over, all from the code and the configuration."""
 
@@ -334,7 +269,7 @@ class Derived:
             vocab.qualified(a) for a in (*vocab.seed_accessors, *vocab.bag_accessors)
         }
         self.imports = imports
-        self.convention = RecordConvention(program)
+        self.convention = record_convention(program)
         self.record_names = self.convention.names
         self.record_takers = {
             f"{vocab.runtime_module}.{f['name']}"
@@ -407,7 +342,7 @@ class TestDouble(Rule):
             "runtime functions taking a record": sorted(d.record_takers),
             "record parameter names": sorted(d.record_names),
             "record parameter names meaning a rival record class": [
-                f"{n} in {p}" for n, p in d.convention.yielded
+                f"{n} in {p}" for n, places in d.convention.yielded.items() for p, _ in places
             ],
         }
 

@@ -1,0 +1,436 @@
+"""The part "calls": one module's summary for the whole-program call graph.
+
+The visitor records, for every function and method, its events in execution
+order (calls are recorded when they *complete*, so `f(g())` records `g` first):
+bag reads, `publish`, `assert_published`, and calls with their targets resolved
+as far as one file allows (program.call_model's typed targets). A call through
+a local holding `self.meth` or `super().meth` with more attributes after it
+names nothing one file or the program could resolve, and is left out.
+
+Positions cost a second pass over a file, so only events that can become a
+finding site are anchored (chosen in `finish()` from what the file alone knows).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from ctxlint.core.lazy_libcst import cst
+from ctxlint.facts.context import FileContext, dotted
+from ctxlint.facts.visitor import FileVisitor
+from ctxlint.program.call_model import (
+    ClassSummary,
+    Event,
+    EventKind,
+    FuncSummary,
+    Global,
+    HeldMethod,
+    ModuleSummary,
+    SelfMethod,
+    Start,
+    StartKind,
+    SuperMethod,
+    Target,
+)
+from ctxlint.program.call_starts import ProcessStarts
+
+
+def _module_names(module: cst.Module) -> set[str]:
+    """Names bound at module level by def/class/assignment (imports are in ctx)."""
+    out: set[str] = set()
+    todo: list[Any] = list(module.body)
+    while todo:
+        stmt = todo.pop()
+        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            out.add(stmt.name.value)
+        elif isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                targets: list[cst.BaseExpression] = []
+                if isinstance(small, cst.Assign):
+                    targets = [t.target for t in small.targets]
+                elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
+                    targets = [small.target]
+                out.update(t.value for t in targets if isinstance(t, cst.Name))
+        elif isinstance(stmt, (cst.If, cst.Try, cst.With)):
+            for block in (getattr(stmt, "body", None), getattr(stmt, "orelse", None)):
+                body = getattr(block, "body", None)
+                if isinstance(body, (list, tuple)):
+                    todo.extend(body)
+            for handler in getattr(stmt, "handlers", ()):
+                todo.extend(handler.body.body)
+    return out
+
+
+def _extend(targets: list[Target], rest: str) -> list[Target]:
+    """`t.rest` for each target: only a qualified name takes more attributes."""
+    if not rest:
+        return list(targets)
+    return [Global(f"{t.name}.{rest}") for t in targets if isinstance(t, Global)]
+
+
+def _globals(targets: list[Target]) -> list[Global]:
+    return [t for t in targets if isinstance(t, Global)]
+
+
+@dataclass
+class _Func:
+    qual: str  # module-qualified
+    cls: str | None  # module-qualified class of a method
+    self_name: str | None
+    params: set[str]
+    defaults: dict[str, list[Target]]  # parameter -> targets of its callable default
+    ordered: tuple[str, ...] = ()  # parameter names in order, the receiver left out
+    record_annotated: bool = False  # a parameter annotated with the record class
+    aliases: dict[str, list[Target]] = field(default_factory=dict)  # local = name
+    instances: dict[str, list[Global]] = field(default_factory=dict)  # local = Cls(...)
+    pools: set[str] = field(default_factory=set)  # locals holding a process pool
+    self_aliases: set[str] = field(default_factory=set)  # `self = cls.__new__(cls)`
+    nested: dict[str, str] = field(default_factory=dict)  # nested def -> qualname
+    events: list[tuple[Event, cst.CSTNode]] = field(default_factory=list)
+    refs: set[str] = field(default_factory=set)  # in-package names referenced, not called
+
+
+@dataclass
+class _Class:
+    bases: list[str]
+    parked: dict[str, list[Target]] = field(default_factory=dict)  # self.attr = callable
+    held: dict[str, list[str]] = field(default_factory=dict)  # self.attr = Cls(...)
+
+
+class CallFactsVisitor(ProcessStarts, FileVisitor):
+    def __init__(self, ctx: FileContext) -> None:
+        super().__init__(ctx)
+        vocab = ctx.vocab
+        assert vocab is not None
+        rt = vocab.runtime_module
+        self.special = {
+            f"{rt}.publish": EventKind.PUBLISH,
+            f"{rt}.assert_published": EventKind.ASSERT,
+        }
+        self.accessors = {vocab.qualified(a): a for a in vocab.bag_accessors}
+        self.module_names = _module_names(ctx.module_node)
+        self.stack: list[_Func] = []
+        self.funcs: dict[str, _Func] = {}
+        self.lambdas = 0
+        self.classes: dict[str, _Class] = {}
+        self.starts: list[Start] = []
+        self.pool_attrs: set[tuple[str, str]] = set()  # (class, attr) holding a process pool
+        self.package = ctx.module.partition(".")[0]
+        self.module_refs: set[str] = set()  # referenced by import-time code
+        self.in_import = False
+        self.def_names: set[int] = set()  # the name nodes of def/class statements
+
+    # -- names --------------------------------------------------------------
+    def _q(self, local: str) -> str:
+        return f"{self.ctx.module}.{local}"
+
+    def _resolved(self, expr: cst.BaseExpression) -> list[Target]:
+        resolved = self.ctx.resolve(expr)
+        return [Global(resolved)] if resolved else []
+
+    def _targets(self, expr: cst.BaseExpression) -> list[Target]:
+        """Targets of a callable expression (what `expr(...)` would run)."""
+        if isinstance(expr, cst.Call):  # functools.partial(f, ...) runs f
+            name = dotted(expr.func)
+            if name and name.rpartition(".")[2] == "partial" and expr.args:
+                return self._targets(expr.args[0].value)
+            return []
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Call):
+            inner = expr.value
+            if dotted(inner.func) == "super" and not self._shadowed("super"):
+                return [SuperMethod(expr.attr.value)]
+            return []
+        name = dotted(expr)
+        if name is None:
+            return []
+        head, _, rest = name.partition(".")
+        fn = self.stack[-1] if self.stack else None
+        if fn is not None:
+            if head == fn.self_name or head in fn.self_aliases:
+                parts = rest.split(".") if rest else []
+                if len(parts) == 1:
+                    return [SelfMethod(parts[0])]
+                if len(parts) == 2:
+                    return [HeldMethod(parts[0], parts[1])]
+                return []
+            for outer in reversed(self.stack):
+                if head in outer.nested:
+                    return _extend([Global(outer.nested[head])], rest)
+            if head in fn.aliases:
+                return _extend(fn.aliases[head], rest)
+            if head in fn.instances:
+                return _extend(list(fn.instances[head]), rest) if rest else []
+            if head in fn.defaults:
+                return _extend(fn.defaults[head], rest)
+            if head in fn.params:
+                return []
+            for scope in self.ctx.scopes[1:]:
+                if head in scope.imports:
+                    return self._resolved(expr)
+        if head in self.ctx.imports or head in self.module_names:
+            return self._resolved(expr)
+        return []
+
+    def _shadowed(self, name: str) -> bool:
+        return bool(self.stack) and name in self.stack[-1].params
+
+    # -- scopes -------------------------------------------------------------
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.def_names.add(id(node.name))
+        qual = self._q(self.ctx.qualname)
+        bases = [t for arg in node.bases if arg.keyword is None for t in self._targets(arg.value)]
+        self.classes[qual] = _Class([b.name for b in _globals(bases)])
+        if any(self._is_ray_remote(d.decorator) for d in node.decorators):
+            self.starts.append(self._start(StartKind.RAY, [Global(qual)], node.name))
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.def_names.add(id(node.name))
+        scope = self.ctx.scope
+        qual = self._q(scope.qualname)
+        p = node.params
+        named = (*p.posonly_params, *p.params, *p.kwonly_params)
+        params = {x.name.value for x in named}
+        for star in (p.star_arg, p.star_kwarg):
+            if isinstance(star, cst.Param):
+                params.add(star.name.value)
+        # Defaults are evaluated in the enclosing scope: resolve them before entering.
+        defaults: dict[str, list[Target]] = {}
+        for x in named:
+            if x.default is not None and isinstance(x.default, (cst.Name, cst.Attribute)):
+                found = self._targets(x.default)
+                if found:
+                    defaults[x.name.value] = found
+        if self.stack:
+            self.stack[-1].nested[node.name.value] = qual
+        cls = self._q(scope.class_qualname) if scope.class_qualname else None
+        records = self.ctx.records
+        annotated = records is not None and any(
+            x.annotation is not None and records.is_record_annotation(x.annotation.annotation)
+            for x in named
+        )
+        ordered = tuple(x.name.value for x in named if x.name.value != scope.self_name)
+        fn = _Func(qual, cls, scope.self_name, params, defaults, ordered, annotated)
+        self.stack.append(fn)
+        self.funcs[qual] = fn
+        if any(self._is_ray_remote(d.decorator) for d in node.decorators):
+            self.starts.append(self._start(StartKind.RAY, [Global(qual)], node.name))
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.stack.pop()
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        self.lambdas += 1
+
+    def leave_Lambda(self, node: cst.Lambda) -> None:
+        self.lambdas -= 1
+
+    # -- bindings -----------------------------------------------------------
+    def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        if not self.stack:
+            return
+        fn = self.stack[-1]
+        pool = isinstance(value, cst.Call) and self._is_pool(value)
+        if isinstance(target, cst.Name):
+            name = target.value
+            if pool:
+                fn.pools.add(name)
+            elif isinstance(value, cst.Call) and self._makes_own_instance(fn, value):
+                fn.self_aliases.add(name)
+            elif isinstance(value, cst.Call):
+                made = _globals(self._targets(value.func))
+                if made:
+                    fn.instances[name] = made
+            elif isinstance(value, (cst.Name, cst.Attribute)):
+                found = self._targets(value)
+                if found:
+                    known = fn.aliases.setdefault(name, [])
+                    known += [t for t in found if t not in known]
+            return
+        # self.attr = ...: a callable or an instance parked on the object
+        if (
+            isinstance(target, cst.Attribute)
+            and isinstance(target.value, cst.Name)
+            and target.value.value == fn.self_name
+            and fn.cls in self.classes
+        ):
+            attr = target.attr.value
+            if pool:
+                self.pool_attrs.add((fn.cls, attr))
+                return
+            cls = self.classes[fn.cls]
+            if isinstance(value, cst.Call):
+                made = _globals(self._targets(value.func))
+                if made:
+                    cls.held.setdefault(attr, []).extend(t.name for t in made)
+            elif isinstance(value, (cst.Name, cst.Attribute)):
+                found = self._targets(value)
+                if found:
+                    known = cls.parked.setdefault(attr, [])
+                    known += [t for t in found if t not in known]
+
+    @staticmethod
+    def _makes_own_instance(fn: _Func, call: cst.Call) -> bool:
+        """`cls.__new__(cls)` or `cls(...)` in a classmethod: an instance of the class."""
+        name = dotted(call.func)
+        return fn.self_name is not None and name in (fn.self_name, f"{fn.self_name}.__new__")
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for t in node.targets:
+            self._bind(t.target, node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._bind(node.target, node.value)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None and isinstance(node.item, cst.Call):
+            self._bind(node.asname.name, node.item)
+
+    # -- references ---------------------------------------------------------
+    # A class handed around by name (a registry, a factory's `return Cls`) is
+    # constructed where the graph cannot see; references make the constructor
+    # check's reachability liberal instead of reporting every such class.
+    def _ref(self, expr: cst.BaseExpression) -> None:
+        if self.lambdas:
+            return
+        for t in _globals(self._targets(expr)):
+            if t.name.partition(".")[0] == self.package:
+                (self.stack[-1].refs if self.stack else self.module_refs).add(t.name)
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if self.in_import or id(node) in self.def_names:
+            return
+        name = node.value
+        if (
+            name in self.ctx.imports
+            or name in self.module_names
+            or any(name in sc.imports for sc in self.ctx.scopes[1:])  # `from x import C` in a def
+        ):
+            self._ref(node)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if self.in_import:
+            return
+        if isinstance(node.value, cst.Name) and node.value.value in self.ctx.imports:
+            self._ref(node)
+
+    def visit_Import(self, node: cst.Import) -> None:
+        self.in_import = True
+
+    def leave_Import(self, node: cst.Import) -> None:
+        self.in_import = False
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        self.in_import = True
+
+    def leave_ImportFrom(self, node: cst.ImportFrom) -> None:
+        self.in_import = False
+
+    # -- calls --------------------------------------------------------------
+    def leave_Call(self, node: cst.Call) -> None:
+        if self.lambdas:
+            return
+        self._process_start(node, dotted(node.func))
+        if not self.stack:
+            return
+        targets = self._targets(node.func)
+        if not targets:
+            return
+        fn = self.stack[-1]
+        first = targets[0]
+        if len(targets) == 1 and isinstance(first, Global):
+            special = self.special.get(first.name)
+            if special:
+                fn.events.append((Event(special), node))
+                return
+            accessor = self.accessors.get(first.name)
+            if accessor:
+                fn.events.append((Event(EventKind.READ, accessor=accessor), node))
+                return
+        fn.events.append((Event(EventKind.CALL, tuple(targets)), node))
+
+    # -- output -------------------------------------------------------------
+    def finish(self) -> Any:
+        funcs = self.funcs
+        local = set(funcs)
+
+        def callees(fn: _Func) -> Iterator[str]:
+            for event, _ in fn.events:
+                for t in event.targets:
+                    yield from self._local_targets(fn, t, local)
+
+        def doing(kind: EventKind) -> set[str]:
+            return {q for q, f in funcs.items() if any(e.kind is kind for e, _ in f.events)}
+
+        # What the file alone knows: functions that publish (directly or through
+        # a same-module helper) and functions that reach a read in this module.
+        publishes = _closure(doing(EventKind.PUBLISH), funcs, callees)
+        reads = _closure(doing(EventKind.READ), funcs, callees)
+        started: set[str] = set()
+        for s in self.starts:
+            for t in s.targets:
+                if isinstance(t, Global):
+                    started.add(t.name)
+                elif isinstance(t, SelfMethod) and s.cls:
+                    started.add(f"{s.cls}.{t.name}")
+        out: dict[str, FuncSummary] = {}
+        for q, fn in funcs.items():
+            # entry bodies anchor every read and call; a function reaching a read
+            # here may publish through another module's helper (only the whole
+            # program can tell), so it anchors its body too; every publish and
+            # assert_published is anchored (a pin's site, a constructor's guard).
+            full = (
+                q in publishes
+                or q in reads
+                or q in started
+                or (fn.cls in started and q.endswith(".__init__"))
+            )
+            events = tuple(
+                Event(e.kind, e.targets, e.accessor, self._site(node))
+                if full or e.kind in (EventKind.PUBLISH, EventKind.ASSERT)
+                else e
+                for e, node in fn.events
+            )
+            refs = tuple(sorted(fn.refs))
+            out[q] = FuncSummary(q, fn.cls, events, fn.ordered, fn.record_annotated, refs)
+        classes = {
+            q: ClassSummary(
+                tuple(c.bases),
+                {a: tuple(ts) for a, ts in c.parked.items()},
+                {a: tuple(cs) for a, cs in c.held.items()},
+            )
+            for q, c in self.classes.items()
+        }
+        imports = dict(self.ctx.imports)
+        refs = tuple(sorted(self.module_refs))
+        summary = ModuleSummary(self.ctx.module, out, classes, tuple(self.starts), imports, refs)
+        return summary.to_json()  # spans are Anchors until the walk's positions are known
+
+    def _local_targets(self, fn: _Func, target: Target, local: set[str]) -> Iterator[str]:
+        """Same-module functions a target can name (for the file's own view)."""
+        if isinstance(target, Global):
+            if target.name in local:
+                yield target.name
+            elif f"{target.name}.__init__" in local:
+                yield f"{target.name}.__init__"
+        elif isinstance(target, SelfMethod) and fn.cls is not None:
+            q = f"{fn.cls}.{target.name}"
+            if q in local:
+                yield q
+
+
+def _closure(
+    seed: set[str], funcs: dict[str, _Func], callees: Callable[[_Func], Iterator[str]]
+) -> set[str]:
+    """Functions that reach `seed` through same-module calls."""
+    out = set(seed)
+    changed = True
+    while changed:
+        changed = False
+        for q, fn in funcs.items():
+            if q not in out and any(c in out for c in callees(fn)):
+                out.add(q)
+                changed = True
+    return out

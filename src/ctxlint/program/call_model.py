@@ -1,0 +1,265 @@
+"""The call graph's vocabulary: typed call targets, events, and one module's summary.
+
+A module's summary is what the part "calls" extracts from one file: its
+definitions (functions with their events and parameters, classes with their
+bases and the attributes their methods park on `self`), its process starts, its
+import table and the names its import-time code references. It is made of the
+module alone, so it is cached with the file's facts and reused by every run
+whose file is unchanged; resolving its calls against other modules is the
+whole-program side's (program.calls.CallGraph).
+
+Facts are plain JSON: each type here has `to_json`/`from_json`, and the graph
+decodes a summary once per run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from functools import lru_cache
+from typing import Any, NamedTuple
+
+
+# -- targets: what `expr(...)` runs, as far as one file can tell --------------------------
+@dataclass(frozen=True, slots=True)
+class Global:
+    """A qualified name (through the import table, a module-level name, a nested
+    def, a callable parameter default or a local alias of one)."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class SelfMethod:
+    """`self.meth(...)`: a method of the class, or a callable parked on `self`."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class SuperMethod:
+    """`super().meth(...)`: the method after the class in its MRO."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class HeldMethod:
+    """`self.attr.meth(...)`, where some method set `self.attr = Cls(...)`."""
+
+    attr: str
+    name: str
+
+
+Target = Global | SelfMethod | SuperMethod | HeldMethod
+_TAGS: dict[type, str] = {Global: "g", SelfMethod: "s", SuperMethod: "S", HeldMethod: "i"}
+
+
+def target_json(t: Target) -> list[str]:
+    if isinstance(t, HeldMethod):
+        return ["i", t.attr, t.name]
+    return [_TAGS[type(t)], t.name]
+
+
+@lru_cache(maxsize=1 << 16)
+def _target(tag: str, name: str, method: str | None) -> Target:
+    """One shared object per target (a program names the same ones again and again)."""
+    if tag == "g":
+        return Global(name)
+    if tag == "s":
+        return SelfMethod(name)
+    if tag == "S":
+        return SuperMethod(name)
+    assert method is not None
+    return HeldMethod(name, method)
+
+
+def target_from_json(raw: list[str]) -> Target:
+    return _target(raw[0], raw[1], raw[2] if len(raw) > 2 else None)
+
+
+def targets_json(ts: list[Target]) -> list[list[str]]:
+    return [target_json(t) for t in ts]
+
+
+def targets_from_json(raw: list[list[str]]) -> tuple[Target, ...]:
+    return tuple([_target(t[0], t[1], t[2] if len(t) > 2 else None) for t in raw])
+
+
+# -- events: what a function body does, in execution order ----------------------------------
+class EventKind(Enum):
+    READ = "r"  # a bag accessor call
+    PUBLISH = "p"  # the runtime's publish(...)
+    ASSERT = "a"  # the runtime's assert_published(...)
+    CALL = "c"  # any other call with a target
+
+
+_EVENT_KINDS = {k.value: k for k in EventKind}
+
+
+class Site(NamedTuple):
+    """Where an event is in its file (positions cost a pass: only some are kept)."""
+
+    snippet: str
+    span: Any  # [line, column, end_line, end_column]; an Anchor until the walk's end
+
+
+class Event(NamedTuple):
+    """One event of a function body (a named tuple: a program has hundreds of
+    thousands, decoded once per run)."""
+
+    kind: EventKind
+    targets: tuple[Target, ...] = ()  # CALL
+    accessor: str | None = None  # READ: the bag accessor's name
+    site: Site | None = None  # set when the event can become a finding's site
+
+    @property
+    def line(self) -> int:
+        return self.site.span[0] if self.site is not None else 0
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"k": self.kind.value}
+        if self.targets:
+            out["t"] = targets_json(list(self.targets))
+        if self.accessor is not None:
+            out["r"] = self.accessor
+        if self.site is not None:
+            out["at"] = [self.site.snippet, self.site.span]
+        return out
+
+    @staticmethod
+    def from_json(raw: dict[str, Any]) -> Event:
+        at = raw.get("at")
+        targets = raw.get("t")
+        return Event(
+            _EVENT_KINDS[raw["k"]],
+            targets_from_json(targets) if targets else (),
+            raw.get("r"),
+            Site(at[0], at[1]) if at else None,
+        )
+
+
+# -- definitions ---------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class FuncSummary:
+    qual: str  # module-qualified
+    cls: str | None  # module-qualified class of a method
+    events: tuple[Event, ...]
+    params: tuple[str, ...] = ()  # parameter names, the receiver left out
+    record_annotated: bool = False  # a parameter annotated with the record class
+    refs: tuple[str, ...] = ()  # in-package names referenced, not called
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"cls": self.cls, "events": [e.to_json() for e in self.events]}
+        if self.params:
+            out["params"] = list(self.params)
+        if self.record_annotated:
+            out["record"] = True
+        if self.refs:
+            out["refs"] = list(self.refs)
+        return out
+
+    @staticmethod
+    def from_json(qual: str, raw: dict[str, Any]) -> FuncSummary:
+        return FuncSummary(
+            qual,
+            raw["cls"],
+            tuple(Event.from_json(e) for e in raw["events"]),
+            tuple(raw.get("params", ())),
+            bool(raw.get("record")),
+            tuple(raw.get("refs", ())),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ClassSummary:
+    bases: tuple[str, ...]  # qualified names, as the module spells them
+    parked: dict[str, tuple[Target, ...]] = field(default_factory=dict)  # self.attr = callable
+    held: dict[str, tuple[str, ...]] = field(default_factory=dict)  # self.attr = Cls(...)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "bases": list(self.bases),
+            "parked": {a: targets_json(list(ts)) for a, ts in self.parked.items()},
+            "held": {a: list(cs) for a, cs in self.held.items()},
+        }
+
+    @staticmethod
+    def from_json(raw: dict[str, Any]) -> ClassSummary:
+        return ClassSummary(
+            tuple(raw["bases"]),
+            {a: targets_from_json(ts) for a, ts in raw["parked"].items()},
+            {a: tuple(cs) for a, cs in raw["held"].items()},
+        )
+
+
+class StartKind(Enum):
+    PROCESS = "process"  # multiprocessing's Process(target=...)
+    SUBMIT = "submit"  # a process pool's submit/map
+    RAY = "ray"  # a Ray task or actor
+
+
+@dataclass(frozen=True, slots=True)
+class Start:
+    """A process start: the targets it runs in a new process."""
+
+    kind: StartKind
+    targets: tuple[Target, ...]
+    scope: str  # the qualname the start is in, within its module
+    fn: str | None  # the module-qualified function it is in
+    cls: str | None  # the module-qualified class of that function
+    site: Site
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind.value,
+            "targets": targets_json(list(self.targets)),
+            "scope": self.scope,
+            "fn": self.fn,
+            "cls": self.cls,
+            "at": [self.site.snippet, self.site.span],
+        }
+
+    @staticmethod
+    def from_json(raw: dict[str, Any]) -> Start:
+        return Start(
+            StartKind(raw["kind"]),
+            targets_from_json(raw["targets"]),
+            raw["scope"],
+            raw["fn"],
+            raw["cls"],
+            Site(raw["at"][0], raw["at"][1]),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ModuleSummary:
+    """One module's part of the call graph, made of that module alone."""
+
+    module: str
+    funcs: dict[str, FuncSummary]
+    classes: dict[str, ClassSummary]
+    starts: tuple[Start, ...]
+    imports: dict[str, str]  # local name -> qualified name
+    refs: tuple[str, ...]  # names import-time code references
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "module": self.module,
+            "funcs": {q: f.to_json() for q, f in self.funcs.items()},
+            "classes": {q: c.to_json() for q, c in self.classes.items()},
+            "starts": [s.to_json() for s in self.starts],
+            "imports": dict(self.imports),
+            "module_refs": list(self.refs),
+        }
+
+    @staticmethod
+    def from_json(raw: dict[str, Any]) -> ModuleSummary:
+        return ModuleSummary(
+            raw["module"],
+            {q: FuncSummary.from_json(q, f) for q, f in raw["funcs"].items()},
+            {q: ClassSummary.from_json(c) for q, c in raw["classes"].items()},
+            tuple(Start.from_json(s) for s in raw["starts"]),
+            dict(raw["imports"]),
+            tuple(raw["module_refs"]),
+        )
