@@ -1,29 +1,11 @@
 """CTX502 readback-surfaces: the sibling surfaces of a readback report the same keys.
 
-A readback (server info, model info) is reported by sibling surfaces -- an HTTP
-route, an RPC servicer method, an in-process engine method -- and each passes
-its own tests while its users lose a field. Everything here is derived:
-
-- the *readback primitives*: the record's whole-object readback (a method of
-  the record class taking only `self` and annotated to return a dict: SGLang's
-  and ctxrt's `resolved_dict`), the context's name-driven leaf read (a method
-  of a runtime-module class returning `getattr(x, <its parameter>)`:
-  `config_leaf`), and, to a fixed point, every function whose return value is
-  a primitive's result (SGLang's `config_value`, `resolved_config_dict`,
-  `build_server_info`). Calls are matched by the called name, not through a
-  call graph (the program model's call graph would resolve the receiver);
-- the *surfaces*: functions returning a dict (a display, or a local dict built
-  by key assignments and `update`) that spreads a whole readback or has a key
-  whose value is a primitive's result. A surface whose result another surface
-  spreads is a part of it (its keys count there), and one that only returns
-  another surface is an alias;
-- the *groups*: surfaces serving the same readback, told by the readback's
-  name (`get_server_info`, `GetServerInfo`, `server_info` are one).
-
-A surface that lacks a key its siblings report is a finding (its users lose the
-field). Each group's surfaces and their keys are pinned in the baseline (as
-CTX501 pins hook signatures): a surface that appears or disappears, or keys
-that change, are findings until `ctxlint baseline update` records them.
+Derived (rules/CTX502.md says how): the readback primitives (the record's
+whole-object readback, the context's name-driven leaf read, and what returns
+their results, matched by called name), the surfaces (functions returning a dict
+that spreads a readback or holds a primitive's result), and their groups by
+readback name. A surface lacking a key its siblings report is a finding; each
+group's surfaces and keys are pinned in the baseline, as CTX501 pins hooks.
 """
 
 from __future__ import annotations
@@ -50,12 +32,9 @@ def _called(expr: cst.BaseExpression) -> str | None:
     """The called name of a call (`a.b.resolved_dict()` -> `resolved_dict`)."""
     if not isinstance(expr, cst.Call):
         return None
-    func = expr.func
-    if isinstance(func, cst.Attribute):
-        return func.attr.value
-    if isinstance(func, cst.Name):
-        return func.value
-    return None
+    if isinstance(expr.func, cst.Attribute):
+        return expr.func.attr.value
+    return expr.func.value if isinstance(expr.func, cst.Name) else None
 
 
 def _strip(expr: cst.BaseExpression) -> cst.BaseExpression:
@@ -513,8 +492,7 @@ class ReadbackSurfaces(Rule):
 
 
 def _short(qual: str) -> str:
-    parts = qual.split(".")
-    return ".".join(parts[-2:]) if len(parts) > 1 else qual
+    return ".".join(qual.split(".")[-2:])
 
 
 RULE = ReadbackSurfaces()
