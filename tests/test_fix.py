@@ -82,7 +82,7 @@ def test_diff_prints_the_change_and_exits_1_without_writing(fixed: dict) -> None
     assert diff.returncode == 1, diff.stderr
     changed = sorted(re.findall(r"^\+\+\+ b/(\S+)", diff.stdout, re.M))
     assert changed == sorted(p for p in fixed["after"] if fixed["after"][p] != fixed["before"][p])
-    assert "Would fix 18 sites in 5 files (11 unsafe); 9 left:" in diff.stderr
+    assert "Would fix 18 sites in 5 files (11 unsafe); 12 left:" in diff.stderr
 
 
 def test_fix_reports_every_site_fixed_or_left_with_its_reason(fixed: dict) -> None:
@@ -102,11 +102,12 @@ def test_fix_reports_every_site_fixed_or_left_with_its_reason(fixed: dict) -> No
             ("CTX102", "rolled"): 8,
             ("CTX401", "fixed"): 3,
             ("CTX401", "left"): 1,
+            ("CTX602", "left"): 3,  # import-time reads and a legacy call: moved by hand
         }
     )
     # the rolled back CTX102 rewrites would read a bag before their process publishes
     assert sum("rolled back" in line and "CTX301" in line for line in lines) == 8
-    assert "Fixed 18 sites in 5 files (11 unsafe); 9 left:" in out.stdout
+    assert "Fixed 18 sites in 5 files (11 unsafe); 12 left:" in out.stdout
     assert "18 entries are now stale" in out.stdout
     assert "ctxlint baseline update" in out.stdout
 
@@ -179,14 +180,14 @@ def test_a_second_run_changes_nothing(fixed: dict) -> None:
     root = fixed["root"]
     again = run(root, "fix", "--unsafe")
     assert texts(root) == fixed["after"]
-    assert "Fixed 0 sites in 0 files; 9 left:" in again.stdout
+    assert "Fixed 0 sites in 0 files; 12 left:" in again.stdout
     assert run(root, "fix", "--unsafe", "--diff").returncode == 0
 
 
 def test_safe_fixes_only_without_unsafe(tmp_path: Path) -> None:
     root = copy_tree(tmp_path / "repo")
     out = run(root, "check", "--fix")  # the alias of `ctxlint fix`
-    assert "Fixed 7 sites in 3 files; 20 left:" in out.stdout, out.stdout + out.stderr
+    assert "Fixed 7 sites in 3 files; 23 left:" in out.stdout, out.stdout + out.stderr
     assert "run with --unsafe" in out.stdout
     assert " CTX102 fixed" not in out.stdout
 

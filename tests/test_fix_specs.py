@@ -56,9 +56,14 @@ for rule in FIXABLE:
 def test_the_fixable_rules_are_those_the_fixers_cover() -> None:
     from ctxlint.fix.run import FIXERS
 
-    assert {r.id for r in FIXABLE} == set(FIXERS) == {"CTX101", "CTX102", "CTX401"}
+    assert {r.id for r in FIXABLE} == set(FIXERS) == {"CTX101", "CTX102", "CTX401", "CTX602"}
     kinds = {r.id: r.fixes for r in FIXABLE}
-    assert kinds == {"CTX101": ("safe",), "CTX102": ("unsafe",), "CTX401": ("safe", "unsafe")}
+    assert kinds == {
+        "CTX101": ("safe",),
+        "CTX102": ("unsafe",),
+        "CTX401": ("safe", "unsafe"),
+        "CTX602": ("safe",),
+    }
 
 
 @pytest.mark.parametrize("rule", FIXABLE, ids=lambda r: r.id)

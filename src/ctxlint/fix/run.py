@@ -31,6 +31,7 @@ from ctxlint.facts.declarations import schema_facts
 from ctxlint.facts.extract import parse
 from ctxlint.fix.binding import fix_accessor_bindings
 from ctxlint.fix.context import FixContext, Fixer
+from ctxlint.fix.hops import fix_config_hops
 from ctxlint.fix.plan import FIXED, LEFT, ROLLED_BACK, FilePlan, Site, apply
 from ctxlint.fix.reads import fix_seed_reads, fix_supplied_reads
 from ctxlint.fix.source import SourceFile
@@ -39,12 +40,12 @@ from ctxlint.fix.unused import drop_unused_imports
 from ctxlint.program.rule import Rule
 
 # The fixers, in the order they plan a file: a rename (CTX401) frees a name a
-# read's target (CTX101, CTX102) may need. CTX602's `.config` hop joins here
-# once that rule exists.
+# read's target (CTX101, CTX102) may need; CTX602 removes `.config` hops.
 FIXERS: dict[str, Fixer] = {
     "CTX401": fix_accessor_bindings,
     "CTX101": fix_seed_reads,
     "CTX102": fix_supplied_reads,
+    "CTX602": fix_config_hops,
 }
 
 

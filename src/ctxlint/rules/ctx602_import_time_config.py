@@ -288,6 +288,7 @@ class ImportTimeConfig(Rule):
     )
     visitor = ImportTimeVisitor
     needs = (BAGS,)
+    fixes = ("safe",)  # the `.config` hop only (docs/fix.md)
 
     def tokens(self, vocab: Vocabulary) -> set[str]:
         return {q.rpartition(".")[2] for q in (*config_accessors(vocab), *vocab.legacy_accessors)}
@@ -308,7 +309,10 @@ class ImportTimeConfig(Rule):
             for f in found:
                 call = f"{f['name'].rpartition('.')[2]}()"
                 message = _MESSAGES[f["kind"]].format(call=call, where=f["where"], ns=f["where"])
-                yield RawFinding(ID, path, f["scope"], f["snippet"], f["span"], message)
+                data = {"kind": f["kind"]} | (
+                    {"namespace": f["where"]} if f["kind"] == "hop" else {}
+                )
+                yield RawFinding(ID, path, f["scope"], f["snippet"], f["span"], message, data=data)
 
 
 RULE = ImportTimeConfig()
