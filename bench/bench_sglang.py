@@ -349,8 +349,8 @@ def measure(args: argparse.Namespace) -> Bench:
                 comment_runs.append(ctxlint(f"comment {i}", ""))
         finally:
             (tree / target).write_bytes(original)
-        call_runs = edit_on_call_path(tree, args.repeat, ctxlint)
-        fresh, pr = fresh_copy_runs(work, tree, files, target, ctxlint)
+        call_runs = edit_on_call_path(tree, files, args.repeat, ctxlint)
+        fresh_copy_runs(work, tree, files, target, ctxlint)  # its rows join bench.rows
         edited = min(edit_runs, key=lambda r: r.seconds)
         same = _same_findings(reports, cold.name, warm.name)
         commented = min(comment_runs, key=lambda r: r.seconds)
@@ -378,7 +378,7 @@ def measure(args: argparse.Namespace) -> Bench:
                 f"best of {len(call_runs)}: {spread(call_runs)}"
             )
             bench.rows.append(on_path)
-        bench.rows += [fresh, pr]
+        # (the fresh-copy rows are already in bench.rows: ctxlint() appends each run)
         if args.scaling:  # the serial cold run: what the pool buys on this machine
             shutil.rmtree(config.cache_dir, ignore_errors=True)
             serial = timed_run(ctxlint_cmd(config_path, tree, reports / "serial.json", 1), work)
@@ -621,11 +621,11 @@ def render(bench: Bench) -> str:
     return console.export_text()
 
 
-def edit_on_call_path(tree: Path, repeat: int, ctxlint: Any) -> list[Row]:
+def edit_on_call_path(tree: Path, files: list[Any], repeat: int, ctxlint: Any) -> list[Row]:
     """Runs after a new statement inside `run_scheduler_process` each time (the
     body of a process entry: CTX301's call paths start there), then restores it."""
     found = None
-    for path in sorted(tree.rglob("*.py")):
+    for path in (tree / f.rel for f in files):  # a checked file: an excluded one is no edit
         source = path.read_bytes()
         if b"def run_scheduler_process(" not in source:
             continue

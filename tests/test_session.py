@@ -139,12 +139,15 @@ def test_baseline_update_pins_the_findings_check_reports(
 
 def test_findings_carry_their_field_in_the_json(checked: dict[str, Any]) -> None:
     """CTX101 and CTX102 name the field they read (and its namespace when the
-    runtime declares one); the other rules' findings have no data."""
+    runtime declares one), CTX602 its kind; the other rules' findings have no data."""
     reads = [f for f in checked["findings"] if f["rule"] in ("CTX101", "CTX102")]
     assert reads and all(f["data"]["field"] in f["message"] for f in reads)
     seed = next(f for f in reads if f["message"].startswith("`tp_size` read off the seed"))
     assert seed["data"] == {"field": "tp_size", "namespace": "parallel"}
-    others = [f for f in checked["findings"] if f["rule"] not in ("CTX101", "CTX102", "CTX501")]
+    frozen = [f for f in checked["findings"] if f["rule"] == "CTX602"]
+    assert all(f["data"]["kind"] in ("import", "global", "memo", "legacy", "hop") for f in frozen)
+    plain = ("CTX101", "CTX102", "CTX501", "CTX602")
+    others = [f for f in checked["findings"] if f["rule"] not in plain]
     assert others and all("data" not in f for f in others)
 
 

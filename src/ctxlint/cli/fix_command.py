@@ -17,9 +17,6 @@ from ctxlint.baseline.ratchet import compare, load_baseline
 from ctxlint.cli import options
 from ctxlint.core.errors import ConfigError
 from ctxlint.discover.files import discover
-from ctxlint.fix.plan import FIXED
-from ctxlint.fix.report import site_lines, summary, unified_diff
-from ctxlint.fix.run import FixRun, fixable
 
 UNSAFE_HELP = "also apply the fixes that can change behaviour (they say why, per site)"
 DIFF_HELP = "print the fixes as a unified diff and change nothing (exit 1 when there is one)"
@@ -58,6 +55,11 @@ def add_parser(sub: Any, commands: dict[str, Callable[..., int]]) -> None:
 
 
 def cmd_fix(args: argparse.Namespace) -> int:
+    # the fixers build LibCST trees: imported when a fix runs, not for every command
+    from ctxlint.fix.plan import FIXED
+    from ctxlint.fix.report import site_lines, summary, unified_diff
+    from ctxlint.fix.run import FixRun, fixable
+
     setup = options.resolve(args)
     config, filters = setup.config, setup.filters
     can = fixable(setup.rules)

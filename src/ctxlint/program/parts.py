@@ -9,21 +9,23 @@ once per run from those facts and memoised on the Program (`Program.memo`).
 
 from __future__ import annotations
 
-from ctxlint.facts.visitor import FileVisitor
-from ctxlint.program.bindings import Bindings
-from ctxlint.program.call_facts import CallFactsVisitor
-from ctxlint.program.classes import ClassFacts
-from ctxlint.program.records import RecordTracker
-from ctxlint.program.rule import Rule
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ctxlint.facts.visitor import FileVisitor
+    from ctxlint.program.rule import Rule
 
 # Every run has the record tracker: rule visitors ask it, during the walk,
 # which expressions hold a record.
 ALWAYS = ("records",)
-PARTS: dict[str, type[FileVisitor]] = {
-    "records": RecordTracker,
-    "bindings": Bindings,
-    "classes": ClassFacts,  # queries "bindings" during the walk
-    "calls": CallFactsVisitor,  # program.calls: the whole-program call graph
+# key -> "module:Class" of its visitor, imported when a walk needs it: the
+# visitors subclass LibCST's, and a warm run (a replayed outcome) never loads LibCST.
+PARTS: dict[str, str] = {
+    "records": "ctxlint.program.records:RecordTracker",
+    "bindings": "ctxlint.program.bindings:Bindings",
+    "classes": "ctxlint.program.classes:ClassFacts",  # queries "bindings" during the walk
+    "calls": "ctxlint.program.call_facts:CallFactsVisitor",  # the whole-program call graph
 }
 # Parts a part queries during the walk: required along with it.
 DEPENDS: dict[str, tuple[str, ...]] = {"classes": ("bindings",)}
@@ -36,4 +38,9 @@ def visitors_for(rules: list[Rule]) -> list[tuple[str, type[FileVisitor]]]:
     unknown = wanted - set(PARTS)
     if unknown:
         raise ValueError(f"rules require unknown program parts: {sorted(unknown)}")
-    return [(key, cls) for key, cls in PARTS.items() if key in wanted]
+    return [(key, _load(where)) for key, where in PARTS.items() if key in wanted]
+
+
+def _load(where: str) -> type[FileVisitor]:
+    module, _, name = where.partition(":")
+    return getattr(importlib.import_module(module), name)
