@@ -8,9 +8,10 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from ctxlint.config.settings import find_config, load_config
+from ctxlint.config.settings import Config, find_config, load_config
 from ctxlint.engine.registry import load_rules
 from ctxlint.engine.run import Engine, RunOutput
+from ctxlint.program.rule import Rule
 
 
 def run_engine(
@@ -21,6 +22,12 @@ def run_engine(
     select: set[str] | None = None,
     memo: bool = True,
 ) -> RunOutput:
+    config, rules = project_config(root)
+    return Engine(config, rules, jobs=jobs, use_cache=use_cache, selected=select, memo=memo).run()
+
+
+def project_config(root: Path) -> tuple[Config, list[Rule]]:
+    """The config found for `root`, loaded with every rule's options, and the rules."""
     rules = load_rules()
     cfg_path = find_config(root)
     assert cfg_path is not None
@@ -29,7 +36,7 @@ def run_engine(
         rule_ids=[r.id for r in rules],
         rule_options={k: v for r in rules for k, v in r.options.items()},
     )
-    return Engine(config, rules, jobs=jobs, use_cache=use_cache, selected=select, memo=memo).run()
+    return config, rules
 
 
 def write(root: Path, files: dict[str, str]) -> None:

@@ -157,15 +157,7 @@ class FlagsVisitor(FileVisitor):
                 self.saved.add((cls, attr, tuple(read)))
 
     def _self_attr(self, expr: cst.BaseExpression) -> str | None:
-        scope = self.ctx.scope
-        if (
-            isinstance(expr, cst.Attribute)
-            and isinstance(expr.value, cst.Name)
-            and scope.self_name is not None
-            and expr.value.value == scope.self_name
-        ):
-            return expr.attr.value
-        return None
+        return self.ctx.records.self_attr(expr)  # the record tracker's `self.X` reader
 
     def _record(self, chain: list[str], node: cst.CSTNode, restores: str | None = None) -> None:
         lazy = any(active and chain in tested for tested, active, _ in self.ifs)
