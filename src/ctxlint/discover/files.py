@@ -81,6 +81,7 @@ def discover(root: Path, src: tuple[str, ...], exclude: tuple[str, ...]) -> list
     files = listed if listed is not None else _walk_files(root)
     spec = pathspec.GitIgnoreSpec.from_lines(exclude)
     chosen: dict[str, SourceFile] = {}
+    base = str(root)  # os.path on strings: pathlib costs more than the stat on a large tree
     for rel in files:
         if not rel.endswith(".py") or spec.match_file(rel):
             continue
@@ -88,7 +89,7 @@ def discover(root: Path, src: tuple[str, ...], exclude: tuple[str, ...]) -> list
             continue
         if not any(r in (".", "") or rel.startswith(r.rstrip("/") + "/") for r in roots):
             continue
-        if not (root / rel).is_file():  # deleted in the work tree, still in the index
+        if not os.path.isfile(os.path.join(base, rel)):  # deleted, still in the index
             continue
         chosen[rel] = SourceFile(rel, module_name(rel, roots))
     return [chosen[k] for k in sorted(chosen)]

@@ -51,9 +51,10 @@ class Sources(Mapping[str, bytes]):
         known = signatures_entry(cache.get_many([key]).get(key))
         settled = time.time_ns() - RACY_NS
         recorded: dict[str, list[Any]] = {}
+        base = str(root)
         for rel in paths:
             try:
-                st = os.stat(root / rel)
+                st = os.stat(os.path.join(base, rel))
             except OSError as exc:
                 self.errors.append(_cannot_read(rel, exc))
                 continue

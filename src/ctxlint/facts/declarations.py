@@ -10,7 +10,6 @@ from typing import Any
 
 from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import dotted, module_imports, string_value
-from ctxlint.facts.positions import spans
 
 PROPERTY_DECORATORS = {"property", "functools.cached_property", "cached_property"}
 # The design's per-field namespace marker: `NS("exec.moe")`, in `Annotated[...]`
@@ -320,6 +319,8 @@ def schema_facts(module_node: cst.Module, module: str, is_package: bool) -> dict
                     for t in targets:
                         if isinstance(t, cst.Name):
                             lists[t.value] = [n for n in names if n]
+    from ctxlint.facts.positions import spans  # imports LibCST: only when a file is walked
+
     where = spans(module_node, lines.values()) if lines else {}
     return {
         "imports": imports,

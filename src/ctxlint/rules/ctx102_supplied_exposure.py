@@ -25,9 +25,9 @@ from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import FileContext, dotted
 from ctxlint.facts.vocab import Vocabulary
 from ctxlint.program.core import Program
+from ctxlint.program.holders import HolderKind
 from ctxlint.program.reads import ReadVisitor, bag_spelling
 from ctxlint.program.record_conventions import RecordConvention, record_convention, record_names
-from ctxlint.program.records import HolderKind
 from ctxlint.program.rule import RawFinding, Rule, field_data
 
 ID = "CTX102"

@@ -24,6 +24,7 @@ from ctxlint.facts.context import FileContext, dotted, string_value
 from ctxlint.facts.visitor import FileVisitor
 from ctxlint.facts.vocab import Vocabulary
 from ctxlint.program.core import Program
+from ctxlint.program.holders import HolderKind
 from ctxlint.program.reads import namespace_hint, positional
 from ctxlint.program.record_conventions import (
     COPY_HELPERS,
@@ -32,7 +33,6 @@ from ctxlint.program.record_conventions import (
     record_convention,
     record_names,
 )
-from ctxlint.program.records import HolderKind
 from ctxlint.program.rule import RawFinding, Rule
 
 ID = "CTX201"

@@ -22,9 +22,10 @@ from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import FileContext
 from ctxlint.facts.visitor import FileVisitor
 from ctxlint.facts.vocab import Vocabulary
-from ctxlint.program import records
+from ctxlint.program import holders
 from ctxlint.program.classes import class_index
 from ctxlint.program.core import Program
+from ctxlint.program.holders import HolderKind
 from ctxlint.program.reads import positional
 from ctxlint.program.record_conventions import (
     COPY_HELPERS,
@@ -33,12 +34,11 @@ from ctxlint.program.record_conventions import (
     record_convention,
     record_names,
 )
-from ctxlint.program.records import HolderKind
 from ctxlint.program.rule import RawFinding, Rule
 
 ID = "CTX202"
 COPY_METHODS = ("override", "derive", "replace_resolved")
-COPY_FUNCTIONS = {q: f"{q}()" for q in records.COPY_FUNCTIONS}
+COPY_FUNCTIONS = {q: f"{q}()" for q in holders.COPY_FUNCTIONS}
 FIX = (
     "declare a decision on the record you hold with declare_resolution(record, source, "
     "**fields); pass a per-runner value as a constructor argument; test doubles use "
