@@ -80,11 +80,14 @@ class CallGraph:
         self.modules: dict[str, dict[str, str]] = {}  # module -> import table
         self.module_refs: dict[str, tuple[str, ...]] = {}  # module -> names import-time code uses
         self.starts: list[tuple[str, Start]] = []
+        self._doing: dict[EventKind, set[str]] = {k: set() for k in EventKind}
         for path, m in modules.items():
             self.modules[m.module] = m.imports
             for q, f in m.funcs.items():
                 takes = f.record_annotated or any(p in record_params for p in f.params)
                 self.funcs[q] = Func(q, path, m.module, f.cls, f.events, takes, f.refs)
+                for kind in {e.kind for e in f.events}:
+                    self._doing[kind].add(q)
             self.module_refs[m.module] = m.refs
             for q, c in m.classes.items():
                 self.classes[q] = c
@@ -114,8 +117,8 @@ class CallGraph:
         return out
 
     def doing(self, kind: EventKind) -> set[str]:
-        """Functions whose own body has an event of `kind`."""
-        return {q for q, f in self.funcs.items() if f.does(kind)}
+        """Functions whose own body has an event of `kind` (a copy: callers grow it)."""
+        return set(self._doing[kind])
 
     # -- resolution -----------------------------------------------------------
     def resolve_global(self, name: str, depth: int = 0) -> list[str]:
