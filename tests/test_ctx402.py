@@ -199,8 +199,17 @@ def test_the_sets_derive_accessors_and_record_takers_from_the_runtime(project: P
         "specrt.context.publish",
     ]
     assert sets["record parameter names"] == ["server_args"]
-    assert sets["test files (parsed: naming a double, an accessor or a record)"] == [
-        "app/test_x.py"
+    assert sets["test files (pytest's conventions and the test roots)"] == ["app/test_x.py"]
+
+
+def test_the_test_files_come_from_discovery_not_from_what_was_parsed(project: Path) -> None:
+    # a test file with none of any rule's tokens is not parsed, and still a test file:
+    # the set must not move when another rule's tokens make more files parsed
+    write(project, {**CONSUMER, "app/test_plain.py": "def test_one():\n    assert 1\n"})
+    out = run_engine(project, select={RULE})
+    assert "app/test_plain.py" not in out.program.files
+    assert out.program.sets[RULE]["test files (pytest's conventions and the test roots)"] == [
+        "app/test_plain.py"
     ]
 
 
@@ -226,3 +235,15 @@ def test_a_runtime_function_takes_a_record_by_the_naming_convention(project: Pat
         path="app/test_plain.py",
         extra=CONSUMER,
     )
+
+
+def test_a_new_unparsed_test_file_joins_the_set_on_a_warm_run(project: Path) -> None:
+    # the derived sets' stored outcome is keyed by every checked path too: a file
+    # that is not parsed still changes a set made from discovery
+    write(project, CONSUMER)
+    key = "test files (pytest's conventions and the test roots)"
+    assert run_engine(project, use_cache=True).program.sets[RULE][key] == []
+    write(project, {"app/test_plain.py": "def test_one():\n    assert 1\n"})
+    for memo in (True, False):  # the whole-run outcome, and the derived sets' own entry
+        warm = run_engine(project, use_cache=True, memo=memo)
+        assert warm.program.sets[RULE][key] == ["app/test_plain.py"]

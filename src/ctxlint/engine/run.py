@@ -326,7 +326,7 @@ class Engine:
         vocab = self.vocabulary(files, sources)
         unreadable = list(errors)  # and broken files no rule needed; the others' are in facts
         t = time.perf_counter()
-        program = Program(self.config, vocab, {}, pinned=self.pinned)
+        program = Program(self.config, vocab, {}, pinned=self.pinned, paths=tuple(sorted(sources)))
         tokens: set[str] = {"ctxlint:"}
         everything = False
         for rule in self._runnable(vocab):
@@ -390,7 +390,11 @@ class Engine:
                 errors.append(unreadable[-1])
         self._timed("facts", t)
 
-        key = self._facts_key("derived", vocab, blobs, tokens, unreadable) if self.memo else None
+        key = (
+            self._facts_key("derived", vocab, blobs, tokens, unreadable, program.paths)
+            if self.memo
+            else None
+        )
         outcome = outcome_entry(self.cache.get_many([key]).get(key)) if key else None
         if outcome is not None:
             return replay(outcome, self.config, self.pinned, len(files), self.parsed, self.timings)
@@ -407,11 +411,12 @@ class Engine:
         blobs: dict[str, bytes],
         tokens: set[str],
         errors: list[FileError] | None = None,
+        paths: tuple[str, ...] = (),
     ) -> str:
         """A key for what whole-program work does with these facts: the run's
         inputs other than sources (code, config, selection, pins), the
         vocabulary, the facts of every file gathered, the prefilter tokens, and
-        the unreadable files."""
+        the unreadable files, and (for the derived sets) every checked path."""
         head = json.dumps([self._inputs(), vocab.full_key()], sort_keys=True, default=list)
         digest = hashlib.blake2b(head.encode(), digest_size=16)
         for path in sorted(blobs):
@@ -423,6 +428,7 @@ class Engine:
             digest.update(path.encode("utf-8", "surrogateescape") + b"\0" + one)
         digest.update("\0".join(sorted(tokens)).encode())
         digest.update(json.dumps([[e.path, e.message] for e in errors or ()]).encode())
+        digest.update("\0".join(paths).encode("utf-8", "surrogateescape"))
         return f"{kind}:{digest.hexdigest()}"
 
     def _runnable(self, vocab: Vocabulary) -> list[Rule]:

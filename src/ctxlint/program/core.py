@@ -54,6 +54,9 @@ class Program:
     files: dict[str, dict[str, Any]]  # path -> {"module", "facts": {rule: ...}, "suppressions"}
     sets: dict[str, dict[str, Any]] = field(default_factory=dict)  # rule -> derived sets
     pinned: dict[str, dict[str, Any]] = field(default_factory=dict)  # rule -> baseline pins
+    # every checked file (discovery's list, parsed or not): a rule's set of files
+    # by convention (test files, say) does not depend on what other rules parse
+    paths: tuple[str, ...] = ()
     # whole-program indexes built once per state of `files` (the call graph, the
     # class index), and per-file values built once per file entry (its summaries)
     _memo: dict[str, tuple[int, Any]] = field(default_factory=dict, repr=False, compare=False)

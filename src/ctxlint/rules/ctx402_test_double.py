@@ -276,7 +276,10 @@ class Derived:
             for f in runtime.get("record_takers", ())
             if f["annotated"] or set(f["params"]) & self.record_names
         }
-        self.test_files = sorted(p for p in program.files if is_test_file(p, roots))
+        # by convention over every checked file: the set does not move when another
+        # rule's tokens make more files parsed (a test file with none of this rule's
+        # tokens has nothing to report)
+        self.test_files = sorted(p for p in program.paths if is_test_file(p, roots))
 
     def accessor(self, target: str) -> str | None:
         """The runtime accessor a patch target replaces: the runtime's own binding,
@@ -336,7 +339,7 @@ class TestDouble(Rule):
     def derive(self, program: Program) -> dict[str, Any]:
         d = Derived(program, self._roots(program))
         return {
-            "test files (parsed: naming a double, an accessor or a record)": d.test_files,
+            "test files (pytest's conventions and the test roots)": d.test_files,
             "test roots (configured)": self._roots(program),
             "runtime accessors": sorted(d.accessors),
             "runtime functions taking a record": sorted(d.record_takers),
