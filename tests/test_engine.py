@@ -224,9 +224,13 @@ def test_warm_run_replays_the_stored_outcome_exactly(project: Path) -> None:
     commented = Engine(config, rules).run()
     assert commented.files_parsed == 1 and not commented.program.files  # same facts
     assert commented.findings == full.findings
-    first.write_text(first.read_text() + "\nEXTRA = get_server_args().dp_size\n")
+    # a seed read (the module did not import the accessor: a bare name is no read)
+    read = "\nfrom specrt.context import get_server_args\nEXTRA = get_server_args().dp_size\n"
+    first.write_text(first.read_text() + read)
     edited = Engine(config, rules).run()
     assert edited.files_parsed == 1 and edited.program.files
+    # the seed read, and the same read at import time
+    assert sorted(f.rule for f in edited.findings if f not in full.findings) == ["CTX101", "CTX602"]
 
 
 def test_trusted_stat_signatures_still_see_every_edit(project: Path, monkeypatch) -> None:

@@ -30,6 +30,7 @@ from ctxlint.engine.keys import CODE_VERSION, RUN_VERSION, fact_key
 from ctxlint.engine.outcome import RunOutput, record, replay
 from ctxlint.engine.prefilter import MODULE_TOKEN, prefilter, token_matcher
 from ctxlint.engine.registry import load_rules
+from ctxlint.engine.rounds import RoundMemo
 from ctxlint.engine.suppress import apply_suppressions
 from ctxlint.engine.workers import (
     _PYTHON,
@@ -353,6 +354,7 @@ class Engine:
                     program.files[path] = facts
 
         round_tokens = set(tokens)  # each round scans only for tokens it has not seen
+        rounds = RoundMemo(self.cache, self._head(vocab), replay=self.memo)
         while True:
             waiting = [p for p in sorted(sources) if p not in blobs]
             matched = (
@@ -364,17 +366,17 @@ class Engine:
             if not todo:
                 break
             blobs.update(self._extract(todo, sources, vocab))
-            # What a round learns depends only on the facts so far: an edit that
-            # leaves every file's facts as they were replays it (early cutoff).
+            # an edit that leaves every file's facts as they were replays it (early cutoff)
             key = self._facts_key("round", vocab, blobs, tokens) if self.memo else None
             learnt = learnt_entry(self.cache.get_many([key]).get(key)) if key else None
             if learnt is not None:
                 round_tokens = learnt - tokens
-            else:
-                decode()
-                round_tokens = (
-                    set().union(*(r.more_tokens(program) for r in self._runnable(vocab))) - tokens
+            else:  # some file changed: each rule by the facts it reads (engine.rounds)
+                digests = {p: self._blob_digest(p, blobs[p]).hex() for p in blobs}
+                learnt = rounds.learn(
+                    self._runnable(vocab), program, decode, module_of, blobs, digests, tokens
                 )
+                round_tokens = learnt - tokens
                 if key:
                     self.cache.put_many({key: json.dumps(sorted(round_tokens)).encode()})
             if not round_tokens:
@@ -390,10 +392,8 @@ class Engine:
                 errors.append(unreadable[-1])
         self._timed("facts", t)
 
-        key = (
-            self._facts_key("derived", vocab, blobs, tokens, unreadable, program.paths)
-            if self.memo
-            else None
+        key = self.memo and self._facts_key(
+            "derived", vocab, blobs, tokens, unreadable, program.paths
         )
         outcome = outcome_entry(self.cache.get_many([key]).get(key)) if key else None
         if outcome is not None:
@@ -416,20 +416,24 @@ class Engine:
         """A key for what whole-program work does with these facts: the run's
         inputs other than sources (code, config, selection, pins), the
         vocabulary, the facts of every file gathered, the prefilter tokens, and
-        the unreadable files, and (for the derived sets) every checked path."""
-        head = json.dumps([self._inputs(), vocab.full_key()], sort_keys=True, default=list)
-        digest = hashlib.blake2b(head.encode(), digest_size=16)
+        the unreadable files, and (derived sets) every checked path."""
+        digest = hashlib.blake2b(self._head(vocab).encode(), digest_size=16)
         for path in sorted(blobs):
-            one = self._blob_digests.get(path)
-            if one is None:  # a path's facts are fixed within a run: digest them once
-                one = self._blob_digests[path] = hashlib.blake2b(
-                    blobs[path], digest_size=16
-                ).digest()
-            digest.update(path.encode("utf-8", "surrogateescape") + b"\0" + one)
+            digest.update(f"{path}\0".encode("utf-8", "surrogateescape"))
+            digest.update(self._blob_digest(path, blobs[path]))
         digest.update("\0".join(sorted(tokens)).encode())
         digest.update(json.dumps([[e.path, e.message] for e in errors or ()]).encode())
         digest.update("\0".join(paths).encode("utf-8", "surrogateescape"))
         return f"{kind}:{digest.hexdigest()}"
+
+    def _head(self, vocab: Vocabulary) -> str:
+        return json.dumps([self._inputs(), vocab.full_key()], sort_keys=True, default=list)
+
+    def _blob_digest(self, path: str, blob: bytes) -> bytes:
+        one = self._blob_digests.get(path)
+        if one is None:  # a path's facts are fixed within a run: digest them once
+            one = self._blob_digests[path] = hashlib.blake2b(blob, digest_size=16).digest()
+        return one
 
     def _runnable(self, vocab: Vocabulary) -> list[Rule]:
         """The rules whose vocabulary sets this codebase has (see Rule.needs)."""

@@ -120,7 +120,9 @@ class CallFactsVisitor(ProcessStarts, FileVisitor):
         self.package = ctx.module.partition(".")[0]
         self.module_refs: set[str] = set()  # referenced by import-time code
         self.in_import = False
-        self.def_names: set[int] = set()  # the name nodes of def/class statements
+        # the name nodes of def/class statements and of plain assignments: bindings,
+        # not references (a new module constant changes no reference)
+        self.def_names: set[int] = set()
 
     # -- names --------------------------------------------------------------
     def _q(self, local: str) -> str:
@@ -278,9 +280,13 @@ class CallFactsVisitor(ProcessStarts, FileVisitor):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for t in node.targets:
+            if isinstance(t.target, cst.Name):  # a name bound, not referenced
+                self.def_names.add(id(t.target))
             self._bind(t.target, node.value)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if isinstance(node.target, cst.Name):
+            self.def_names.add(id(node.target))
         if node.value is not None:
             self._bind(node.target, node.value)
 

@@ -1,0 +1,146 @@
+"""What each rule learns in a fixed-point round, remembered per rule.
+
+A round asks every rule which more prefilter tokens the facts so far call for
+(`Rule.more_tokens`). The whole round is remembered by the facts of every file
+gathered, so one edited file makes every rule answer again, and the call graph
+rule's answer costs a graph build per round. A rule reads only some of a file's
+facts: its own, and those of the program parts it requires (`Rule.requires`,
+with the parts every run has). So each rule's answer is also remembered by the
+digests of just those facts, without their positions: an edit that leaves them
+as they were (a new line above them, a local constant, another rule's facts)
+replays it. tests/test_rounds.py checks that
+every rule's answer depends on nothing else.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from ctxlint.cache.entries import learnt_entry
+from ctxlint.cache.store import FactCache
+from ctxlint.program.core import Program
+from ctxlint.program.parts import ALWAYS, DEPENDS
+from ctxlint.program.rule import Rule
+
+ERROR = "!error"  # a file that does not parse: it leaves the program, every rule sees that
+PartDigests = dict[str, str]  # facts key -> digest of that part of one file's facts
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def positionless(value: Any) -> Any:
+    """Facts with every span ([line, column, end_line, end_column]) zeroed: a
+    line inserted above moves the spans of the rest of the file, and no rule's
+    answer depends on where things are (tests/test_rounds.py checks it)."""
+    if isinstance(value, list):
+        if len(value) == 4 and all(type(x) is int for x in value):
+            return [0, 0, 0, 0]
+        return [positionless(x) for x in value]
+    if isinstance(value, dict):
+        return {k: positionless(x) for k, x in value.items()}
+    return value
+
+
+def part_digests(blob: bytes) -> PartDigests:
+    """Digests of each part of one file's facts entry, positions left out (a bad
+    entry: of all of it)."""
+    try:
+        facts = json.loads(blob)
+    except ValueError:
+        facts = None
+    if not isinstance(facts, dict) or "error" in facts or not isinstance(facts.get("facts"), dict):
+        return {ERROR: _digest(blob)}
+    return {
+        key: _digest(
+            json.dumps(positionless(value), sort_keys=True, separators=(",", ":")).encode()
+        )
+        for key, value in facts["facts"].items()
+    }
+
+
+def reads(rule: Rule) -> tuple[str, ...]:
+    """The facts keys a rule's answer may depend on."""
+    keys = {rule.id, *ALWAYS, *rule.requires}
+    keys |= {d for k in list(keys) for d in DEPENDS.get(k, ())}
+    return (ERROR, *sorted(keys))
+
+
+class RoundMemo:
+    """Per-rule answers of a run's rounds, read from and written to the cache."""
+
+    def __init__(self, cache: FactCache, head: str, *, replay: bool = True) -> None:
+        self.cache = cache
+        self.replay = replay  # False: every rule answers (a run that must not replay)
+        self.head = head  # the run's inputs and vocabulary, as the round keys hold them
+        self._parts: dict[str, PartDigests] = {}  # blob digest -> its part digests
+
+    def _digests(self, blob_digests: dict[str, str], blobs: dict[str, bytes]) -> None:
+        missing = sorted({d for d in blob_digests.values() if d not in self._parts})
+        if not missing:
+            return
+        keys = {d: f"parts:{d}" for d in missing}
+        stored = self.cache.get_many(list(keys.values()))
+        fresh: dict[str, bytes] = {}
+        by_digest = {d: p for p, d in blob_digests.items()}
+        for d in missing:
+            raw = stored.get(keys[d])
+            try:
+                value = json.loads(raw) if raw is not None else None
+            except ValueError:
+                value = None
+            if not (isinstance(value, dict) and all(isinstance(v, str) for v in value.values())):
+                value = part_digests(blobs[by_digest[d]])
+                fresh[keys[d]] = json.dumps(value, sort_keys=True).encode()
+            self._parts[d] = value
+        if fresh:
+            self.cache.put_many(fresh)
+
+    def _key(
+        self, rule: Rule, modules: dict[str, str], blob_digests: dict[str, str], tokens: set[str]
+    ) -> str:
+        keys = reads(rule)
+        h = hashlib.blake2b(f"{self.head}\0{rule.id}".encode(), digest_size=16)
+        for path in sorted(blob_digests):
+            parts = self._parts[blob_digests[path]]
+            h.update(f"\0{path}\0{modules[path]}".encode("utf-8", "surrogateescape"))
+            for k in keys:
+                h.update(f"\0{k}={parts.get(k, '')}".encode())
+        h.update("\0".join(sorted(tokens)).encode())
+        return f"learnt:{rule.id}:{h.hexdigest()}"
+
+    def learn(
+        self,
+        rules: Iterable[Rule],
+        program: Program,
+        decode: Callable[[], Any],
+        modules: dict[str, str],
+        blobs: dict[str, bytes],
+        blob_digests: dict[str, str],
+        tokens: set[str],
+    ) -> set[str]:
+        """Every rule's more tokens for the facts in `blobs` (`decode()` fills the
+        program with them, called only when some rule must answer again)."""
+        rules = list(rules)
+        if not self.replay:
+            decode()
+            return set().union(*(rule.more_tokens(program) for rule in rules))
+        self._digests(blob_digests, blobs)
+        keys = {r.id: self._key(r, modules, blob_digests, tokens) for r in rules}
+        stored = self.cache.get_many(list(keys.values()))
+        out: set[str] = set()
+        fresh: dict[str, bytes] = {}
+        for rule in rules:
+            known = learnt_entry(stored.get(keys[rule.id]))
+            if known is None:
+                decode()
+                known = set(rule.more_tokens(program))
+                fresh[keys[rule.id]] = json.dumps(sorted(known)).encode()
+            out |= known
+        if fresh:
+            self.cache.put_many(fresh)
+        return out

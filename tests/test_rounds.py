@@ -1,0 +1,150 @@
+"""Each rule's round answer (`more_tokens`) is remembered by the facts it reads
+(engine.rounds): its own and those of the parts it requires. That is only sound
+if the answer depends on nothing else, which these tests check rule by rule, and
+it pays when an edit leaves those facts as they were."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from helpers import project_config, run_engine
+
+from ctxlint.config.settings import load_config
+from ctxlint.engine.registry import load_rules
+from ctxlint.engine.rounds import positionless, reads
+from ctxlint.engine.run import Engine
+from ctxlint.program.core import Program
+from ctxlint.program.rule import Rule
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _copy(name: str, tmp_path: Path) -> Path:
+    """An example beside ctxrt, with its config at the root (serving_app: the
+    repository's; legacy_app: its own)."""
+    root = tmp_path / "repo"
+    config = "pyproject.toml" if name == "serving_app" else f"examples/{name}/ctxlint.toml"
+    for rel in ("src/ctxrt", f"examples/{name}", "examples/__init__.py", config):
+        if (REPO / rel).is_dir():
+            shutil.copytree(REPO / rel, root / rel)
+        else:
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(REPO / rel, root / rel)
+    return root
+
+
+def _program(root: Path) -> tuple[Program, list[Rule]]:
+    """A no-cache run's program, with the example's own config."""
+    rules = load_rules()
+    found = root / "examples" / "legacy_app" / "ctxlint.toml"
+    config = load_config(
+        found if found.exists() else root / "pyproject.toml",
+        rule_ids=[r.id for r in rules],
+        rule_options={k: v for r in rules for k, v in r.options.items()},
+    )
+    return Engine(config, rules, jobs=1, memo=False).run().program, rules
+
+
+def _only(program: Program, keys: tuple[str, ...]) -> Program:
+    """The program with every file's facts cut down to `keys`."""
+    files = {
+        path: {**entry, "facts": {k: v for k, v in entry["facts"].items() if k in keys}}
+        for path, entry in program.files.items()
+    }
+    return Program(program.config, program.vocab, files, pinned=program.pinned, paths=program.paths)
+
+
+def _nowhere(program: Program) -> Program:
+    """The program with every span in its facts zeroed."""
+    files = {
+        path: {**entry, "facts": positionless(entry["facts"])}
+        for path, entry in program.files.items()
+    }
+    return Program(program.config, program.vocab, files, pinned=program.pinned, paths=program.paths)
+
+
+@pytest.mark.parametrize("example", ["legacy_app", "serving_app"])
+def test_every_rule_answers_from_the_facts_it_declares(example: str, tmp_path: Path) -> None:
+    program, rules = _program(_copy(example, tmp_path))
+    answered = 0
+    for rule in rules:
+        if rule.disabled_because(program.vocab) is not None:
+            continue
+        full = rule.more_tokens(program)
+        assert rule.more_tokens(_only(program, reads(rule))) == full, rule.id
+        assert rule.more_tokens(_nowhere(program)) == full, rule.id  # positions aside
+        answered += bool(full)
+    assert answered >= 3  # the check compares answers, not empty sets
+
+
+def _counting(monkeypatch: pytest.MonkeyPatch, rules: list[Rule]) -> dict[str, int]:
+    calls: dict[str, int] = {}
+    for rule in rules:
+        original = type(rule).more_tokens
+
+        def counted(self: Rule, program: Program, original=original) -> set[str]:
+            calls[self.id] = calls.get(self.id, 0) + 1
+            return original(self, program)
+
+        monkeypatch.setattr(type(rule), "more_tokens", counted)
+    return calls
+
+
+def test_an_edit_outside_every_rules_facts_replays_every_answer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _copy("serving_app", tmp_path)
+    run_engine(root, use_cache=True)
+    _, rules = project_config(root)
+    calls = _counting(monkeypatch, rules)
+    # a suppression comment changes the file's entry (its suppressions) and no
+    # rule's facts: the rounds' whole keys miss, every rule's own key hits
+    server = _publisher(root)
+    server.write_text(server.read_text() + "\nx = 1  # ctxlint: ignore[CTX101] a reason\n")
+    warm = run_engine(root, use_cache=True)
+    assert calls == {}
+    assert warm.files_parsed == 1  # the edited file was extracted again
+    reference = run_engine(root)  # --no-cache
+    assert [f.fingerprint for f in warm.findings] == [f.fingerprint for f in reference.findings]
+    assert warm.program.sets == reference.program.sets
+
+
+def _publisher(root: Path) -> Path:
+    return next(p for p in sorted((root / "examples").rglob("*.py")) if "publish(" in p.read_text())
+
+
+def test_an_edit_on_the_call_graph_makes_the_call_rule_answer_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _copy("serving_app", tmp_path)
+    run_engine(root, use_cache=True)
+    _, rules = project_config(root)
+    calls = _counting(monkeypatch, rules)
+    server = next(
+        p for p in sorted((root / "examples").rglob("*.py")) if "publish(" in p.read_text()
+    )
+    server.write_text(server.read_text() + "\n\ndef added():\n    return added()\n")
+    warm = run_engine(root, use_cache=True)
+    assert calls.get("CTX301", 0) >= 1
+    reference = run_engine(root)
+    assert [f.fingerprint for f in warm.findings] == [f.fingerprint for f in reference.findings]
+
+
+def test_a_line_inserted_above_moves_spans_and_replays_every_answer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = _copy("serving_app", tmp_path)
+    run_engine(root, use_cache=True)
+    _, rules = project_config(root)
+    calls = _counting(monkeypatch, rules)
+    server = _publisher(root)
+    server.write_text("# a new first line: every span below moves\n" + server.read_text())
+    warm = run_engine(root, use_cache=True)
+    assert calls == {}
+    reference = run_engine(root)
+    assert [(f.fingerprint, f.line) for f in warm.findings] == [
+        (f.fingerprint, f.line) for f in reference.findings
+    ]
+    assert warm.program.sets == reference.program.sets
