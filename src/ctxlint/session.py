@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from ctxlint.baseline.ratchet import Baseline, compare, load_baseline
+from ctxlint.config.nested import missing_config
+from ctxlint.config.selection import resolve as resolve_selectors
 from ctxlint.config.selection import select_ids
 from ctxlint.config.settings import Config, find_config, load_config, shadowed_configs
 from ctxlint.core.errors import ConfigError, CtxlintError, did_you_mean
@@ -56,6 +58,7 @@ class Request:
     cache_dir: str | None = None  # the fact cache folder (default: from the config)
     # the advice when the tree is not under the config's root: "run ... FOLDER"
     rerun: Callable[[Config, Path], str] | None = None
+    extend_select: tuple[str, ...] = ()  # rules added to the select, as ruff's --extend-select
 
 
 @dataclass
@@ -108,7 +111,10 @@ def resolve(request: Request, rules: list[Rule] | None = None) -> Setup:
             root, paths = paths[0], paths[1:]
     else:
         start = Path(request.search_from) if request.search_from else None
-        cfg_path = find_config((start or (paths[0] if paths else Path.cwd())).resolve())
+        here = (start or (paths[0] if paths else Path.cwd())).resolve()
+        cfg_path = find_config(here)
+        if cfg_path is None:  # name the configs below, for a project in a subfolder
+            raise missing_config(here if here.is_dir() else here.parent)
     given = {
         key: Path(value).resolve()
         for key, value in (("baseline", request.baseline), ("cache_dir", request.cache_dir))
@@ -134,9 +140,13 @@ def resolve(request: Request, rules: list[Rule] | None = None) -> Setup:
             filters.append(p.resolve().relative_to(config.root).as_posix())
         except ValueError:
             raise ConfigError(f"{p} is outside the project root {config.root}") from None
-    selected = selected_rules(rules, config, list(request.select), list(request.ignore))
+    selected = selected_rules(
+        rules, config, list(request.select), list(request.ignore), list(request.extend_select)
+    )
     # by name: an id or a name, not a prefix or ALL (those select what can run)
-    named = {str(x).strip().upper() for x in (*request.select, *config.select)}
+    named = {
+        str(x).strip().upper() for x in (*request.select, *config.select, *request.extend_select)
+    }
     return Setup(config, filters, rules, selected, named)
 
 
@@ -174,9 +184,15 @@ def warn_shadowed(config: Config) -> None:
 
 
 def selected_rules(
-    rules: list[Rule], config: Config, select: list[str], ignore: list[str]
+    rules: list[Rule],
+    config: Config,
+    select: list[str],
+    ignore: list[str],
+    extend_select: list[str] | None = None,
 ) -> list[Rule]:
-    """The rules to check: the command line's --select/--ignore, else the config's."""
+    """The rules to check: the command line's --select/--ignore, else the config's;
+    --extend-select adds to that select (an empty one is every rule already), and
+    the ignore list still applies."""
     names = {r.id: r.name for r in rules}
     where = ("--select", "--ignore")
     if not select:
@@ -184,6 +200,9 @@ def selected_rules(
     if not ignore:
         ignore, where = list(config.ignore), (where[0], "config key 'ignore'")
     ids = select_ids(names, select, ignore, where)
+    if extend_select:
+        added = resolve_selectors(extend_select, names, "--extend-select")
+        ids |= added - resolve_selectors(ignore, names, where[1])
     return [r for r in rules if r.id in ids]
 
 

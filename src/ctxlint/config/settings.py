@@ -79,6 +79,14 @@ def find_config(start: Path) -> Path | None:
     return None
 
 
+def has_table(path: Path) -> bool:
+    """Whether the config file `path` holds a ctxlint table (False if it is unreadable)."""
+    try:
+        return _table(_read_toml(path), path) is not None
+    except ConfigError:
+        return False
+
+
 def shadowed_configs(chosen: Path) -> list[Path]:
     """Other config files beside `chosen` that hold a ctxlint table and are ignored."""
     out = []
