@@ -5,8 +5,10 @@ workflow from outside the project, moved findings, odd files."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -219,3 +221,62 @@ def test_check_help_names_ruffs_options_and_says_what_each_value_is(project: Pat
     write(project, {"app/stats.py": SEED_READ})
     assert cli("check", "--output-file", "r.txt", cwd=project).returncode == 1
     assert "CTX101" in (project / "r.txt").read_text()
+
+
+def test_a_config_value_error_names_the_file_it_is_in(nested: Path) -> None:
+    config = nested / "services" / "server" / "pyproject.toml"
+    table = config.read_text()
+    config.write_text(table + 'src = "."\n')
+    out = cli("check", "services/server", cwd=nested)
+    assert out.returncode == 2
+    assert out.stderr == (
+        "ctxlint: error: config key 'src' must be a list (in services/server/pyproject.toml)\n"
+    )
+    # one that names it already is left as it is
+    config.write_text(table + "srcs = []\n")
+    out = cli("check", "services/server", cwd=nested)
+    assert out.stderr.startswith("ctxlint: error: unknown config key 'srcs' in ")
+    assert out.stderr.count("pyproject.toml") == 1, out.stderr
+
+
+def _unprivileged(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """The real command line without root's right to read any file (capsh drops it)."""
+    argv = [sys.executable, "-m", "ctxlint.cli", *args]
+    if os.geteuid() == 0:
+        capsh = shutil.which("capsh")
+        if capsh is None:
+            pytest.skip("running as root without capsh: every folder is readable")
+        argv = [capsh, "--drop=cap_dac_override,cap_dac_read_search", "--", "-c", " ".join(argv)]
+    return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, check=False)
+
+
+@pytest.mark.parametrize("in_git", [True, False])
+def test_a_folder_that_cannot_be_read_is_a_clear_error(project: Path, in_git: bool) -> None:
+    write(project, {"app/stats.py": "X = 1\n"})
+    if in_git:
+        _git(project, "init", "--quiet")
+        _git(project, "add", ".")
+    (project / "app").chmod(0)
+    try:
+        out = _unprivileged("check", "--no-cache", cwd=project)
+    finally:
+        (project / "app").chmod(0o755)
+    assert out.returncode == 2, out.stderr
+    assert "Traceback" not in out.stderr and "internal error" not in out.stderr
+    if in_git:  # git lists its files: each says why it was not checked
+        assert "  app/stats.py: cannot read: Permission denied\n" in out.stdout
+    else:  # a walk would have skipped the folder without a word
+        assert out.stderr == "ctxlint: error: cannot read folder app: Permission denied\n"
+
+
+def test_an_unreadable_folder_nothing_is_checked_in_is_passed_over(project: Path) -> None:
+    config = project / "pyproject.toml"
+    config.write_text(config.read_text() + 'exclude = ["private/"]\n')
+    write(project, {"app/stats.py": "X = 1\n", "private/notes.py": "X = 1\n"})
+    (project / "private").chmod(0)
+    try:
+        out = _unprivileged("check", "--no-cache", cwd=project)
+    finally:
+        (project / "private").chmod(0o755)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("All clear: checked ")

@@ -23,7 +23,13 @@ from ctxlint.baseline.ratchet import Baseline, compare, load_baseline
 from ctxlint.config.nested import missing_config
 from ctxlint.config.selection import resolve as resolve_selectors
 from ctxlint.config.selection import select_ids
-from ctxlint.config.settings import Config, find_config, load_config, shadowed_configs
+from ctxlint.config.settings import (
+    Config,
+    find_config,
+    load_config,
+    naming_file,
+    shadowed_configs,
+)
 from ctxlint.core.errors import ConfigError, CtxlintError, did_you_mean
 from ctxlint.core.findings import Result
 from ctxlint.core.gitcmd import run_git
@@ -120,14 +126,17 @@ def resolve(request: Request, rules: list[Rule] | None = None) -> Setup:
         for key, value in (("baseline", request.baseline), ("cache_dir", request.cache_dir))
         if value
     }
-    config = load_config(
-        cfg_path,
-        root=root,
-        rule_ids=[r.id for r in rules],
-        rule_options={k: v for r in rules for k, v in r.options.items()},
-        rule_names=[r.name for r in rules],  # select/ignore may name rules (seed-read)
-        **given,
-    )
+    try:
+        config = load_config(
+            cfg_path,
+            root=root,
+            rule_ids=[r.id for r in rules],
+            rule_options={k: v for r in rules for k, v in r.options.items()},
+            rule_names=[r.name for r in rules],  # select/ignore may name rules (seed-read)
+            **given,
+        )
+    except ConfigError as exc:  # a tree can hold several configs: say which one is wrong
+        raise naming_file(exc, cfg_path) from None
     warn_shadowed(config)
     rerun = request.rerun or (lambda _config, folder: f"check {shown(folder)} instead")
     check_roots(config, lambda folder: rerun(config, folder))
