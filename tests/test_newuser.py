@@ -140,6 +140,10 @@ def test_a_renamed_file_with_a_baselined_finding_says_it_moved(project: Path) ->
         out = cli("check", *strict, cwd=project)
         assert out.returncode == 1
         assert out.stderr == moved  # never "the code got better"
+        assert (
+            "1 stale baseline entry (no longer found; 1 moved to another file: after review, "
+            '`ctxlint baseline update --allow-growth --reason "moved"` records the move)\n'
+        ) in out.stdout
     # what it says works
     out = cli("baseline", "update", "--allow-growth", "--reason", "moved", cwd=project)
     assert out.stdout.endswith("removed 1, added 1, kept 0\n")

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections import Counter
 
 from ctxlint.cli import options
 from ctxlint.core.errors import ConfigError
 from ctxlint.core.findings import Result
 from ctxlint.core.outfiles import check_writable, write_text
 from ctxlint.report.formats import FORMATS, print_text, print_timings, render
+from ctxlint.report.formats._common import MOVED_HINT, moved_findings
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -97,22 +97,9 @@ def stale_hint(result: Result, *, strict: bool) -> str:
     if moved:
         parts.append(
             f"{moved} baselined finding{'' if moved == 1 else 's'} moved to another file "
-            "(a rename?): the baseline pins each finding's path, so after review run "
-            '`ctxlint baseline update --allow-growth --reason "moved"`'
+            f"(a rename?): the baseline pins each finding's path, so after review run {MOVED_HINT}"
         )
     return "; ".join(parts)
-
-
-def moved_findings(result: Result) -> int:
-    """Stale entries matched one to one by a new finding of the same rule, scope and source."""
-    new = Counter((f.rule, f.scope, f.snippet) for f in result.new_findings)
-    moved = 0
-    for entry in result.stale:
-        key = (entry.rule, entry.scope, entry.snippet)
-        if entry.snippet and new[key]:
-            new[key] -= 1
-            moved += 1
-    return moved
 
 
 # The switches each output format understands (others reject them, never drop them).

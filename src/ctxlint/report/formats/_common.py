@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,6 +51,20 @@ def opener(root: str) -> Callable[[str], str]:
 
 
 UPDATE_HINT = "run `ctxlint baseline update`"
+MOVED_HINT = '`ctxlint baseline update --allow-growth --reason "moved"`'
+
+
+def moved_findings(result: Result) -> int:
+    """Stale entries matched one to one by a new finding of the same rule, scope
+    and source: moved to another file (a rename), not fixed."""
+    new = Counter((f.rule, f.scope, f.snippet) for f in result.new_findings)
+    moved = 0
+    for entry in result.stale:
+        key = (entry.rule, entry.scope, entry.snippet)
+        if entry.snippet and new[key]:
+            new[key] -= 1
+            moved += 1
+    return moved
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,9 @@ from rich.text import Text
 from ctxlint.core.console import plain_console
 from ctxlint.core.findings import Finding, Result
 from ctxlint.report.formats._common import (
+    MOVED_HINT,
     UPDATE_HINT,
+    moved_findings,
     opener,
     plural,
     rule_catalogue,
@@ -125,7 +127,15 @@ def _print_stale(result: Result, console: Console) -> None:
         return
     style = "bold red" if result.strict else "bold yellow"
     head = Text(plural(len(result.stale), "stale baseline entry", "stale baseline entries"), style)
-    head.append(f" (no longer found; {UPDATE_HINT} to drop them)", style="")
+    moved = moved_findings(result)
+    if moved:  # `baseline update` alone would drop these and refuse the findings they became
+        head.append(
+            f" (no longer found; {moved} moved to another file: after review, {MOVED_HINT} "
+            "records the move)",
+            style="",
+        )
+    else:
+        head.append(f" (no longer found; {UPDATE_HINT} to drop them)", style="")
     console.print(head)
     shown = opener(result.root)
     for e in result.stale:
