@@ -284,3 +284,17 @@ def test_an_unreadable_folder_nothing_is_checked_in_is_passed_over(project: Path
         (project / "private").chmod(0o755)
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("All clear: checked ")
+
+
+@pytest.mark.parametrize(
+    ("given", "why"),
+    [
+        ("app", "is a folder: give the config file in it (pyproject.toml or ctxlint.toml)"),
+        (os.devnull, "is not a regular file"),
+        ("nope.toml", "not found"),
+    ],
+)
+def test_config_that_is_not_a_file_says_what_it_is(project: Path, given: str, why: str) -> None:
+    out = cli("check", "--config", given, cwd=project)
+    assert out.returncode == 2
+    assert out.stderr == f"ctxlint: error: config file {given} {why}\n"

@@ -108,7 +108,7 @@ def resolve(request: Request, rules: list[Rule] | None = None) -> Setup:
     if config_file:
         cfg_path = Path(config_file)
         if not cfg_path.is_file():
-            raise ConfigError(f"config file {cfg_path} not found")
+            raise ConfigError(f"config file {cfg_path} {_not_a_config(cfg_path)}")
         if paths and root is None:
             if not paths[0].is_dir():
                 raise ConfigError(
@@ -190,6 +190,13 @@ def warn_shadowed(config: Config) -> None:
             f"{shown(other)} is ignored",
             file=sys.stderr,
         )
+
+
+def _not_a_config(path: Path) -> str:
+    """Why `--config PATH` names no config file."""
+    if path.is_dir():
+        return "is a folder: give the config file in it (pyproject.toml or ctxlint.toml)"
+    return "is not a regular file" if path.exists() else "not found"
 
 
 def selected_rules(
