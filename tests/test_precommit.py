@@ -190,3 +190,36 @@ def test_hook_runs_when_only_the_baseline_or_the_config_is_staged(
     text = out.stdout + out.stderr
     assert out.returncode == 1, text
     assert "Skipped" not in text and "CTX101" in text, text
+
+
+@pytest.mark.slow  # real pre-commit from the repository's root, the project in a subfolder
+def test_hook_on_a_project_in_a_subfolder_says_which_args_then_checks_it(
+    home: Path, tmp_path: Path
+) -> None:
+    repo = tmp_path / "repo"
+    project = _make_repo(repo / "services" / "server")  # its own .pre-commit-config.yaml goes
+    shutil.rmtree(project / ".git")
+    hook = (project / ".pre-commit-config.yaml").read_text()
+    (project / ".pre-commit-config.yaml").unlink()
+    (repo / ".pre-commit-config.yaml").write_text(hook)
+    _git(repo, "init", "--quiet")
+    _git(repo, "add", ".")
+
+    lost = _pre_commit(repo, home, "run")
+    text = lost.stdout + lost.stderr
+    assert lost.returncode == 1, text
+    assert "services/server/pyproject.toml has one" in text, text
+    assert "`args: [services/server]`" in text, text
+
+    (repo / ".pre-commit-config.yaml").write_text(hook + "        args: [services/server]\n")
+    _git(repo, "add", ".pre-commit-config.yaml")
+    clean = _pre_commit(repo, home, "run", "--all-files")
+    assert clean.returncode == 0, clean.stdout + clean.stderr
+
+    (project / "app" / "bad.py").write_text(BAD)
+    _git(repo, "add", "services/server/app/bad.py")
+    bad = _pre_commit(repo, home, "run")
+    text = bad.stdout + bad.stderr
+    assert bad.returncode == 1, text
+    # the path opens from where pre-commit ran: the repository's root
+    assert "  services/server/app/bad.py:5:12  CTX101 seed-read  NEW" in text, text

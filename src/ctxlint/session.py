@@ -20,8 +20,16 @@ from pathlib import Path
 from typing import Any
 
 from ctxlint.baseline.ratchet import Baseline, compare, load_baseline
+from ctxlint.config.nested import missing_config
+from ctxlint.config.selection import resolve as resolve_selectors
 from ctxlint.config.selection import select_ids
-from ctxlint.config.settings import Config, find_config, load_config, shadowed_configs
+from ctxlint.config.settings import (
+    Config,
+    find_config,
+    load_config,
+    naming_file,
+    shadowed_configs,
+)
 from ctxlint.core.errors import ConfigError, CtxlintError, did_you_mean
 from ctxlint.core.findings import Result
 from ctxlint.core.gitcmd import run_git
@@ -56,6 +64,7 @@ class Request:
     cache_dir: str | None = None  # the fact cache folder (default: from the config)
     # the advice when the tree is not under the config's root: "run ... FOLDER"
     rerun: Callable[[Config, Path], str] | None = None
+    extend_select: tuple[str, ...] = ()  # rules added to the select, as ruff's --extend-select
 
 
 @dataclass
@@ -99,7 +108,7 @@ def resolve(request: Request, rules: list[Rule] | None = None) -> Setup:
     if config_file:
         cfg_path = Path(config_file)
         if not cfg_path.is_file():
-            raise ConfigError(f"config file {cfg_path} not found")
+            raise ConfigError(f"config file {cfg_path} {_not_a_config(cfg_path)}")
         if paths and root is None:
             if not paths[0].is_dir():
                 raise ConfigError(
@@ -108,20 +117,26 @@ def resolve(request: Request, rules: list[Rule] | None = None) -> Setup:
             root, paths = paths[0], paths[1:]
     else:
         start = Path(request.search_from) if request.search_from else None
-        cfg_path = find_config((start or (paths[0] if paths else Path.cwd())).resolve())
+        here = (start or (paths[0] if paths else Path.cwd())).resolve()
+        cfg_path = find_config(here)
+        if cfg_path is None:  # name the configs below, for a project in a subfolder
+            raise missing_config(here if here.is_dir() else here.parent)
     given = {
         key: Path(value).resolve()
         for key, value in (("baseline", request.baseline), ("cache_dir", request.cache_dir))
         if value
     }
-    config = load_config(
-        cfg_path,
-        root=root,
-        rule_ids=[r.id for r in rules],
-        rule_options={k: v for r in rules for k, v in r.options.items()},
-        rule_names=[r.name for r in rules],  # select/ignore may name rules (seed-read)
-        **given,
-    )
+    try:
+        config = load_config(
+            cfg_path,
+            root=root,
+            rule_ids=[r.id for r in rules],
+            rule_options={k: v for r in rules for k, v in r.options.items()},
+            rule_names=[r.name for r in rules],  # select/ignore may name rules (seed-read)
+            **given,
+        )
+    except ConfigError as exc:  # a tree can hold several configs: say which one is wrong
+        raise naming_file(exc, cfg_path) from None
     warn_shadowed(config)
     rerun = request.rerun or (lambda _config, folder: f"check {shown(folder)} instead")
     check_roots(config, lambda folder: rerun(config, folder))
@@ -134,9 +149,13 @@ def resolve(request: Request, rules: list[Rule] | None = None) -> Setup:
             filters.append(p.resolve().relative_to(config.root).as_posix())
         except ValueError:
             raise ConfigError(f"{p} is outside the project root {config.root}") from None
-    selected = selected_rules(rules, config, list(request.select), list(request.ignore))
+    selected = selected_rules(
+        rules, config, list(request.select), list(request.ignore), list(request.extend_select)
+    )
     # by name: an id or a name, not a prefix or ALL (those select what can run)
-    named = {str(x).strip().upper() for x in (*request.select, *config.select)}
+    named = {
+        str(x).strip().upper() for x in (*request.select, *config.select, *request.extend_select)
+    }
     return Setup(config, filters, rules, selected, named)
 
 
@@ -173,10 +192,23 @@ def warn_shadowed(config: Config) -> None:
         )
 
 
+def _not_a_config(path: Path) -> str:
+    """Why `--config PATH` names no config file."""
+    if path.is_dir():
+        return "is a folder: give the config file in it (pyproject.toml or ctxlint.toml)"
+    return "is not a regular file" if path.exists() else "not found"
+
+
 def selected_rules(
-    rules: list[Rule], config: Config, select: list[str], ignore: list[str]
+    rules: list[Rule],
+    config: Config,
+    select: list[str],
+    ignore: list[str],
+    extend_select: list[str] | None = None,
 ) -> list[Rule]:
-    """The rules to check: the command line's --select/--ignore, else the config's."""
+    """The rules to check: the command line's --select/--ignore, else the config's;
+    --extend-select adds to that select (an empty one is every rule already), and
+    the ignore list still applies."""
     names = {r.id: r.name for r in rules}
     where = ("--select", "--ignore")
     if not select:
@@ -184,6 +216,9 @@ def selected_rules(
     if not ignore:
         ignore, where = list(config.ignore), (where[0], "config key 'ignore'")
     ids = select_ids(names, select, ignore, where)
+    if extend_select:
+        added = resolve_selectors(extend_select, names, "--extend-select")
+        ids |= added - resolve_selectors(ignore, names, where[1])
     return [r for r in rules if r.id in ids]
 
 

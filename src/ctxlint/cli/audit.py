@@ -24,8 +24,14 @@ if TYPE_CHECKING:
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     p = sub.add_parser("audit", help="where the tree stands: per rule, folder, set, commit")
     options.add_common(p)
-    p.add_argument("--format", choices=("text", "json"), default="text")
-    p.add_argument("--output", "-o", metavar="FILE", help="write the text or JSON report to FILE")
+    options.add_format(p, "the audit")
+    p.add_argument(
+        "--output",
+        "--output-file",
+        "-o",
+        metavar="FILE",
+        help="write the text or JSON report to FILE",
+    )
     p.add_argument("--html", metavar="FILE", help="also write a self-contained HTML report")
     p.add_argument(
         "--history",

@@ -7,9 +7,11 @@ import os
 
 from ctxlint.baseline.ratchet import load_baseline, show, update
 from ctxlint.cli import options
+from ctxlint.config.settings import Config
 from ctxlint.core.errors import ConfigError, CtxlintError
 from ctxlint.core.findings import PIN
 from ctxlint.core.outfiles import check_writable
+from ctxlint.discover.roots import shown
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -25,13 +27,24 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     options.add_common(shw)
 
 
+def _whole_tree(args: argparse.Namespace, config: Config) -> str:
+    """How to name the whole tree instead of a PATH inside it."""
+    cfg = config.config_path
+    if args.config or args.profile or cfg is None:
+        return "drop the PATH arguments after the tree"
+    if cfg.parent == config.root:
+        return f"give the project's folder ({shown(config.root)}) instead of a PATH inside it"
+    return f"give --config {shown(cfg)} instead of a PATH"
+
+
 def cmd_baseline(args: argparse.Namespace) -> int:
     setup = options.resolve(args)
     config = setup.config
-    if setup.filters and args.action == "update":
+    # a PATH naming the project's root (how its config is found from outside) is the whole tree
+    if any(f not in (".", "") for f in setup.filters) and args.action == "update":
         raise ConfigError(
-            "baseline update works on the whole tree; drop the PATH arguments "
-            "(--allow-growth would otherwise pin findings outside them)"
+            f"baseline update works on the whole tree: {_whole_tree(args, config)} "
+            "(--allow-growth would otherwise pin findings outside the PATHs)"
         )
     if config.baseline is None:
         raise ConfigError("no baseline file configured")

@@ -18,17 +18,17 @@ from ctxlint.engine.registry import load_rules, spec_path
 def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     options.add_color(sub.add_parser("rules", help="the rule catalogue"))
     exp = sub.add_parser("explain", help="show a rule's spec")
-    exp.add_argument("rule")
+    exp.add_argument("rule", help="a rule id or name: CTX101, seed-read")
     options.add_color(exp)
     sets = sub.add_parser("sets", help="print every derived set the checks use")
     options.add_common(sets)
-    sets.add_argument("--format", choices=("text", "json"), default="text")
+    options.add_format(sets, "the sets")
     settings = sub.add_parser(
         "show-settings",
         help="the resolved settings: config file, roots, excludes, baseline, cache, rules, sets",
     )
     options.add_common(settings)
-    settings.add_argument("--format", choices=("text", "json"), default="text")
+    options.add_format(settings, "the settings")
 
 
 def cmd_rules(args: argparse.Namespace) -> int:
@@ -51,9 +51,11 @@ PROSE_WIDTH = 100  # `explain` off a terminal without COLUMNS: a spec's paragrap
 
 def cmd_explain(args: argparse.Namespace) -> int:
     rules = {r.id: r for r in load_rules()}
-    rid = args.rule.upper()
+    by_name = {r.name: r.id for r in rules.values()}  # as --select takes them
+    rid = by_name.get(args.rule.strip().lower(), args.rule.strip().upper())
     if rid not in rules:
-        raise ConfigError(f"unknown rule {args.rule!r}" + did_you_mean(rid, sorted(rules)))
+        hint = did_you_mean(rid, sorted(rules)) or did_you_mean(args.rule.lower(), sorted(by_name))
+        raise ConfigError(f"unknown rule {args.rule!r}{hint}")
     path = spec_path(rid)
     console = options.console(color=args.color)
     if console.width >= UNWRAPPED:  # prose, not code: rich pads Markdown to the full width

@@ -7,8 +7,10 @@ import sys
 
 from ctxlint.cli import options
 from ctxlint.core.errors import ConfigError
+from ctxlint.core.findings import Result
 from ctxlint.core.outfiles import check_writable, write_text
 from ctxlint.report.formats import FORMATS, print_text, print_timings, render
+from ctxlint.report.formats._common import MOVED_HINT, moved_findings
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -24,7 +26,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         help="text (findings with code frames; the default), concise (path:line:col: RULE "
         "message), json, sarif, github or junit",
     )
-    check.add_argument("--output", "-o", help="write the report to FILE")
+    check.add_argument(
+        "--output", "--output-file", "-o", metavar="FILE", help="write the report to FILE"
+    )
     check.add_argument(
         "--quiet", "-q", action="store_true", help="print the findings, nothing else"
     )
@@ -70,14 +74,32 @@ def cmd_check(args: argparse.Namespace) -> int:
         sys.stdout.write(render(result, args.format, **shown))
     if args.timings:
         print_timings(result, options.console(stderr=True, color=args.color))
-    if result.stale and args.strict and args.format == "text" and not args.quiet:
-        options.console(stderr=True, color=args.color).print(
-            f"{len(result.stale)} stale baseline entr{'y' if len(result.stale) == 1 else 'ies'}: "
-            "the code got better; run `ctxlint baseline update` to lock it in",
-            markup=False,
-        )
+    hint = stale_hint(result, strict=args.strict) if result.stale else ""
+    if hint and args.format == "text" and not args.quiet:
+        options.console(stderr=True, color=args.color).print(hint, markup=False)
     code = result.exit_code(ignore_errors=args.ignore_errors)
     return 0 if code == 1 and args.exit_zero else code
+
+
+def stale_hint(result: Result, *, strict: bool) -> str:
+    """What to do about stale entries (fixed ones fail only under --strict). A stale
+    entry whose rule, scope and source reappear as a new finding was moved (a
+    renamed file), not fixed: `baseline update` alone would drop it and refuse the
+    new one, so that case says what works."""
+    moved = moved_findings(result)
+    fixed = len(result.stale) - moved
+    parts = []
+    if fixed and strict:
+        parts.append(
+            f"{fixed} stale baseline entr{'y' if fixed == 1 else 'ies'}: the code got better; "
+            "run `ctxlint baseline update` to lock it in"
+        )
+    if moved:
+        parts.append(
+            f"{moved} baselined finding{'' if moved == 1 else 's'} moved to another file "
+            f"(a rename?): the baseline pins each finding's path, so after review run {MOVED_HINT}"
+        )
+    return "; ".join(parts)
 
 
 # The switches each output format understands (others reject them, never drop them).

@@ -32,21 +32,51 @@ def add_color(p: argparse.ArgumentParser) -> None:
     )
 
 
+def add_format(p: argparse.ArgumentParser, what: str) -> None:
+    """`--output-format` (or `--format`) text|json, named as `check` names it (and ruff)."""
+    p.add_argument(
+        "--output-format",
+        "--format",
+        dest="format",
+        choices=("text", "json"),
+        default="text",
+        metavar="FORMAT",
+        help=f"{what} as text (the default) or json",
+    )
+
+
 def add_common(p: argparse.ArgumentParser) -> None:
     p.add_argument("paths", nargs="*", help="tree to check (with --config) or paths to report on")
-    p.add_argument("--config", help="config file (pyproject.toml or ctxlint.toml)")
-    p.add_argument("--profile", help="a built-in config (e.g. sglang); PATH is the tree to check")
+    p.add_argument("--config", metavar="FILE", help="config file (pyproject.toml or ctxlint.toml)")
+    p.add_argument(
+        "--profile",
+        metavar="NAME",
+        help="a built-in config (e.g. sglang); PATH is the tree to check",
+    )
     p.add_argument(
         "--select",
         type=csv,
         metavar="RULE,...",
         help="only these rules, comma separated: ids, id prefixes (CTX1), names (seed-read), ALL",
     )
+    p.add_argument(
+        "--extend-select",
+        type=csv,
+        metavar="RULE,...",
+        help="add these rules to the select (the command line's or the config's)",
+    )
     p.add_argument("--ignore", type=csv, metavar="RULE,...", help="skip these rules (as --select)")
-    p.add_argument("--baseline", help="baseline file (default: from config)")
-    p.add_argument("--cache-dir", help="fact cache folder (default: from config)")
+    p.add_argument("--baseline", metavar="FILE", help="baseline file (default: from config)")
+    p.add_argument("--cache-dir", metavar="DIR", help="fact cache folder (default: from config)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the fact cache")
-    p.add_argument("--jobs", "-j", type=int, default=None, help="worker processes (default: cores)")
+    p.add_argument(
+        "--jobs",
+        "-j",
+        type=int,
+        default=None,
+        metavar="N",
+        help="worker processes (default: cores)",
+    )
     add_color(p)
 
 
@@ -61,6 +91,7 @@ def request(args: argparse.Namespace) -> session.Request:
         baseline=getattr(args, "baseline", None),
         cache_dir=getattr(args, "cache_dir", None),
         rerun=lambda config, folder: command_for(args, config, folder),
+        extend_select=tuple(getattr(args, "extend_select", None) or ()),
     )
 
 

@@ -79,6 +79,23 @@ def find_config(start: Path) -> Path | None:
     return None
 
 
+def has_table(path: Path) -> bool:
+    """Whether the config file `path` holds a ctxlint table (False if it is unreadable)."""
+    try:
+        return _table(_read_toml(path), path) is not None
+    except ConfigError:
+        return False
+
+
+def naming_file(exc: ConfigError, path: Path) -> ConfigError:
+    """`exc`, saying which config file it is about unless it already does."""
+    text = str(exc)
+    if str(path) in text or str(path.resolve()) in text:
+        return exc
+    rel = os.path.relpath(path)
+    return ConfigError(f"{text} (in {rel if not rel.startswith(os.pardir) else path})")
+
+
 def shadowed_configs(chosen: Path) -> list[Path]:
     """Other config files beside `chosen` that hold a ctxlint table and are ignored."""
     out = []

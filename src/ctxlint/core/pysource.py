@@ -81,9 +81,9 @@ def check(text: str, target: str) -> None:
     try:
         ast.parse(text, feature_version=TARGET_VERSIONS[target])
     except SyntaxError as exc:
-        raise SourceError(
-            f"syntax error at line {exc.lineno}, column {exc.offset}: {exc.msg}"
-        ) from None
+        # Python 3.11.4+ reports a NUL byte as a SyntaxError with no position
+        where = f" at line {exc.lineno}, column {exc.offset}" if exc.lineno else ""
+        raise SourceError(f"syntax error{where}: {exc.msg}") from None
     except (RecursionError, MemoryError) as exc:
         raise SourceError(f"too deeply nested for Python's parser ({type(exc).__name__})") from None
     except ValueError as exc:  # Python 3.11: "source code string cannot contain null bytes"

@@ -8,11 +8,14 @@ Elsewhere (an unpacked wheel) the tree is walked.
 from __future__ import annotations
 
 import os
+import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import pathspec
 
+from ctxlint.core.errors import CtxlintError
 from ctxlint.core.gitcmd import run_git
 
 SKIP_DIRS = {
@@ -48,9 +51,17 @@ def _git_files(root: Path) -> list[str] | None:
     return [p for p in out.stdout.decode("utf-8", "surrogateescape").split("\0") if p]
 
 
-def _walk_files(root: Path) -> list[str]:
+def _walk_files(root: Path, checked: Callable[[str], bool]) -> list[str]:
+    """The files under `root`; a folder that cannot be read is an error when
+    `checked(its path)` says it could hold checked files (os.walk skips it silently)."""
     found: list[str] = []
-    for folder, dirs, files in os.walk(root):
+
+    def unreadable(exc: OSError) -> None:
+        where = os.path.relpath(exc.filename or root, root).replace(os.sep, "/")
+        if checked(where):
+            raise CtxlintError(f"cannot read folder {where}: {exc.strerror or exc}")
+
+    for folder, dirs, files in os.walk(root, onerror=unreadable):
         dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.endswith(".egg-info"))
         rel_folder = os.path.relpath(folder, root)
         for name in files:
@@ -77,9 +88,14 @@ def discover(root: Path, src: tuple[str, ...], exclude: tuple[str, ...]) -> list
     for r in roots:
         if not (root / r).is_dir():
             raise FileNotFoundError(f"src root {r!r} is not a folder under {root}")
-    listed = _git_files(root)
-    files = listed if listed is not None else _walk_files(root)
     spec = pathspec.GitIgnoreSpec.from_lines(exclude)
+
+    def checked_folder(rel: str) -> bool:
+        inside = _under_root(rel, roots) or any(r.startswith(rel + "/") for r in roots)
+        return inside and not spec.match_file(rel + "/")
+
+    listed = _git_files(root)
+    files = listed if listed is not None else _walk_files(root, checked_folder)
     chosen: dict[str, SourceFile] = {}
     base = str(root)  # os.path on strings: pathlib costs more than the stat on a large tree
     for rel in files:
@@ -89,10 +105,21 @@ def discover(root: Path, src: tuple[str, ...], exclude: tuple[str, ...]) -> list
             continue
         if not any(r in (".", "") or rel.startswith(r.rstrip("/") + "/") for r in roots):
             continue
-        if not os.path.isfile(os.path.join(base, rel)):  # deleted, still in the index
+        if not _listed_file(os.path.join(base, rel)):  # deleted, still in the index
             continue
         chosen[rel] = SourceFile(rel, module_name(rel, roots))
     return [chosen[k] for k in sorted(chosen)]
+
+
+def _listed_file(path: str) -> bool:
+    """Whether a file git lists is there to check. One that cannot even be looked
+    at (in a folder the user may not read) is kept: reading it reports why."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    except OSError:
+        return True
 
 
 def path_matcher(globs: tuple[str, ...]) -> pathspec.PathSpec:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
+from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,7 +34,37 @@ def plural(n: int, word: str, plural_word: str | None = None) -> str:
     return f"{n} {word if n == 1 else (plural_word or word + 's')}"
 
 
+def opener(root: str) -> Callable[[str], str]:
+    """Root-relative path -> the path as seen from the working folder (absolute
+    outside it), as ruff prints paths: what an editor or `grep` run there opens."""
+    cwd = os.path.realpath(os.getcwd())
+    base = os.path.realpath(root)
+    if base == cwd:
+        return lambda path: path
+
+    def shown(path: str) -> str:
+        full = os.path.join(base, path)
+        rel = os.path.relpath(full, cwd)
+        return full if rel.startswith(os.pardir) else rel.replace(os.sep, "/")
+
+    return shown
+
+
 UPDATE_HINT = "run `ctxlint baseline update`"
+MOVED_HINT = '`ctxlint baseline update --allow-growth --reason "moved"`'
+
+
+def moved_findings(result: Result) -> int:
+    """Stale entries matched one to one by a new finding of the same rule, scope
+    and source: moved to another file (a rename), not fixed."""
+    new = Counter((f.rule, f.scope, f.snippet) for f in result.new_findings)
+    moved = 0
+    for entry in result.stale:
+        key = (entry.rule, entry.scope, entry.snippet)
+        if entry.snippet and new[key]:
+            new[key] -= 1
+            moved += 1
+    return moved
 
 
 @dataclass(frozen=True)

@@ -10,33 +10,16 @@ working folder (absolute outside it), as ruff prints them, so an editor or
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable
-
 from ctxlint.core.findings import Result
+from ctxlint.report.formats._common import opener
 
 
 def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def _opener(root: str) -> Callable[[str], str]:
-    """Root-relative path -> the path as seen from the working folder."""
-    cwd = os.path.realpath(os.getcwd())
-    base = os.path.realpath(root)
-    if base == cwd:
-        return lambda path: path
-
-    def shown(path: str) -> str:
-        full = os.path.join(base, path)
-        rel = os.path.relpath(full, cwd)
-        return full if rel.startswith(os.pardir) else rel.replace(os.sep, "/")
-
-    return shown
-
-
 def lines(result: Result) -> list[str]:
-    shown = _opener(result.root)
+    shown = opener(result.root)
     out = [
         f"{shown(f.path)}:{f.span.line}:{f.span.column}: {f.rule} {_one_line(f.message)}"
         for f in result.new_findings

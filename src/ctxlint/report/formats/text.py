@@ -3,7 +3,8 @@
 New findings are printed in full with a code frame; baselined ones only counted,
 once, in the closing line (they are accepted debt, not news). Then stale
 entries, errors and that one closing line, which also says what was checked; the
-per-rule table comes with --statistics. A clean run is that line alone. All user-controlled text goes through `Text`, never
+per-rule table comes with --statistics. A clean run is that line alone.
+Paths are seen from the working folder, as in concise (and ruff). All user-controlled text goes through `Text`, never
 markup, so a message containing "[red]" prints literally.
 """
 
@@ -21,7 +22,15 @@ from rich.text import Text
 
 from ctxlint.core.console import plain_console
 from ctxlint.core.findings import Finding, Result
-from ctxlint.report.formats._common import UPDATE_HINT, plural, rule_catalogue, rule_title
+from ctxlint.report.formats._common import (
+    MOVED_HINT,
+    UPDATE_HINT,
+    moved_findings,
+    opener,
+    plural,
+    rule_catalogue,
+    rule_title,
+)
 
 CONTEXT = 2  # source lines shown above and below the offending one
 TAB = 4
@@ -89,14 +98,15 @@ def _print_findings(
     not news: only the closing line counts them (once, for the whole run)."""
     titles = {r.id: rule_title(r) for r in rule_catalogue(result)}
     sources = _Sources(result.root)
+    shown = opener(result.root)  # as concise and ruff: openable from the working folder
     for path, group in _group_by_path(result.new_findings):
-        header = Text(path, style="bold underline")
+        header = Text(shown(path), style="bold underline")
         header.append(f"  ({plural(len(group), 'new finding')})", style="")
         console.print(header)
         for f in group:
             s = f.span
             line = Text("  ")
-            line.append(f"{path}:{s.line}:{s.column}", style="bold")
+            line.append(f"{shown(path)}:{s.line}:{s.column}", style="bold")
             line.append("  ")
             line.append(titles[f.rule], style="bold red")
             line.append("  NEW", style="red")
@@ -117,10 +127,19 @@ def _print_stale(result: Result, console: Console) -> None:
         return
     style = "bold red" if result.strict else "bold yellow"
     head = Text(plural(len(result.stale), "stale baseline entry", "stale baseline entries"), style)
-    head.append(f" (no longer found; {UPDATE_HINT} to drop them)", style="")
+    moved = moved_findings(result)
+    if moved:  # `baseline update` alone would drop these and refuse the findings they became
+        head.append(
+            f" (no longer found; {moved} moved to another file: after review, {MOVED_HINT} "
+            "records the move)",
+            style="",
+        )
+    else:
+        head.append(f" (no longer found; {UPDATE_HINT} to drop them)", style="")
     console.print(head)
+    shown = opener(result.root)
     for e in result.stale:
-        line = Text(f"  {e.path}  ")
+        line = Text(f"  {shown(e.path)}  ")
         line.append(e.rule, style="bold")
         line.append(f"  in {e.scope}", style="dim")
         if e.snippet:
@@ -135,8 +154,9 @@ def _print_errors(result: Result, console: Console) -> None:
     head = Text(plural(len(result.errors), "error"), style="bold red")
     head.append(": these files were not checked", style="")
     console.print(head)
+    shown = opener(result.root)
     for err in result.errors:
-        console.print(Text(f"  {err.path}: {err.message}"))
+        console.print(Text(f"  {shown(err.path)}: {err.message}"))
     console.print()
 
 

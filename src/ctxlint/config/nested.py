@@ -1,0 +1,67 @@
+"""The error for a folder with no config above it, naming the configs below it.
+
+pre-commit runs a hook from the repository root and CI jobs start there too, so
+a project kept in a subfolder (`services/server/pyproject.toml`) is not found by
+walking up. The error names the project folders git tracks a config in and the
+PATH (or pre-commit `args:`) that would check each one.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from ctxlint.config.settings import CONFIG_FILES, has_table
+from ctxlint.core.errors import ConfigError
+from ctxlint.core.gitcmd import run_git
+
+_SHOWN = 3  # the configs named in the message; more are counted
+
+
+def configs_below(start: Path) -> tuple[Path, list[Path]]:
+    """The git work tree's root and the config files it tracks below `start`
+    that hold a ctxlint table, nearest first; none outside a git work tree."""
+    patterns = [f":(glob)**/{name}" for name in CONFIG_FILES]
+    try:
+        done = run_git(start, "ls-files", "-z", "--full-name", "--", *patterns)
+        top = run_git(start, "rev-parse", "--show-toplevel")
+    except OSError:  # no git: nothing to name
+        return start, []
+    if done.returncode != 0 or top.returncode != 0:
+        return start, []
+    root = Path(os.fsdecode(top.stdout.strip()))
+    found = []
+    for item in os.fsdecode(done.stdout).split("\0"):
+        path = root / item
+        if item and path.is_file() and path.resolve().is_relative_to(start) and has_table(path):
+            found.append(path.resolve())
+    return root.resolve(), sorted(found, key=lambda p: (len(p.parts), p))
+
+
+def missing_config(start: Path) -> ConfigError:
+    """No config at or above `start`: say how to add one, or which folder below has one."""
+    message = (
+        f"no ctxlint configuration found in {start} or above: add a [tool.ctxlint] "
+        "table to pyproject.toml or pass --config FILE"
+    )
+    top, below = configs_below(start)
+    if below:
+        named = ", ".join(_shown(p) for p in below[:_SHOWN])
+        more = f" (and {len(below) - _SHOWN} more)" if len(below) > _SHOWN else ""
+        folder = below[0].parent
+        # pre-commit runs hooks from the repository's root, whatever the working folder
+        hook = folder.relative_to(top).as_posix()
+        message += (
+            f"; below it, {named}{more} has one: give its folder as PATH "
+            f"(`ctxlint check {_shown(folder)}`; in .pre-commit-config.yaml, `args: [{hook}]`)"
+        )
+    return ConfigError(message)
+
+
+def _shown(path: Path) -> str:
+    """`path` as typed from the working folder when under it, else absolute."""
+    try:
+        rel = path.relative_to(Path.cwd().resolve())
+    except ValueError:
+        return str(path)
+    return rel.as_posix() or "."

@@ -1,0 +1,300 @@
+"""What a new user meets first, where the rest of the suite did not look: a
+project kept in a subfolder of its git repository (pre-commit and CI start at
+the repository's root), text paths seen from the working folder, the baseline
+workflow from outside the project, moved findings, odd files."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from helpers import cli, write
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURE = REPO / "tests" / "fixtures" / "specrt"
+
+SEED_READ = """\
+from specrt.context import get_server_args
+
+
+def world() -> int:
+    return get_server_args().tp_size
+"""
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+
+
+def _git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=cwd, capture_output=True, check=True)
+
+
+@pytest.fixture
+def nested(tmp_path: Path) -> Path:
+    """A git repository whose ctxlint project lives in services/server/."""
+    repo = tmp_path / "repo"
+    server = repo / "services" / "server"
+    shutil.copytree(FIXTURE, server, ignore=shutil.ignore_patterns("__pycache__"))
+    write(server, {"app/__init__.py": "", "app/stats.py": "X = 1\n"})
+    (repo / "tool.py").write_text("print('not the project')\n")
+    _git(repo, "init", "--quiet")
+    _git(repo, "add", ".")
+    return repo
+
+
+def test_no_config_above_names_the_project_below_and_the_hook_args(nested: Path) -> None:
+    out = cli("check", cwd=nested)
+    assert out.returncode == 2
+    assert out.stderr.count("\n") == 1, out.stderr
+    assert "services/server/pyproject.toml has one" in out.stderr
+    assert "`ctxlint check services/server`" in out.stderr
+    assert "`args: [services/server]`" in out.stderr
+    # from a folder between: the PATH is typed from there, the hook's args stay
+    # relative to the repository's root (where pre-commit runs hooks)
+    out = cli("check", cwd=nested / "services")
+    assert "`ctxlint check server`" in out.stderr
+    assert "`args: [services/server]`" in out.stderr
+    # what the message says works
+    assert cli("check", "services/server", cwd=nested).returncode == 0
+
+
+def test_no_config_anywhere_says_only_how_to_add_one(tmp_path: Path) -> None:
+    out = cli("check", cwd=tmp_path)
+    assert out.returncode == 2
+    assert out.stderr == (
+        f"ctxlint: error: no ctxlint configuration found in {tmp_path.resolve()} or above: "
+        "add a [tool.ctxlint] table to pyproject.toml or pass --config FILE\n"
+    )
+
+
+def test_text_paths_are_seen_from_the_working_folder_as_concise_ones(nested: Path) -> None:
+    server = nested / "services" / "server"
+    write(server, {"app/stats.py": SEED_READ, "app/broken.py": "def broken(:\n"})
+    out = cli("check", "services/server", cwd=nested)
+    assert out.returncode == 2
+    assert "services/server/app/stats.py  (1 new finding)\n" in out.stdout
+    assert "  services/server/app/stats.py:5:12  CTX101 seed-read  NEW\n" in out.stdout
+    assert "  services/server/app/broken.py: syntax error at line 1" in out.stdout
+    concise = cli("check", "--output-format", "concise", "services/server", cwd=nested)
+    assert "\nservices/server/app/broken.py: error: syntax error at line 1" in concise.stdout
+    assert "services/server/app/stats.py:5:12: CTX101 " in concise.stdout
+    # from inside the project's package, as concise does; from the root, unchanged
+    out = cli("check", cwd=server / "app")
+    assert "  stats.py:5:12  CTX101 seed-read  NEW\n" in out.stdout
+    out = cli("check", cwd=server)
+    assert "  app/stats.py:5:12  CTX101 seed-read  NEW\n" in out.stdout
+    # a stale entry too: pin the finding, then fix it
+    write(server, {"app/broken.py": "X = 2\n"})
+    baseline = ("baseline", "update", "--allow-growth", "--reason", "pinned", "--config")
+    assert cli(*baseline, "services/server/pyproject.toml", cwd=nested).returncode == 0
+    write(server, {"app/stats.py": "X = 1\n"})
+    out = cli("check", "services/server", cwd=nested)
+    assert "  services/server/app/stats.py  CTX101  in world" in out.stdout
+
+
+def test_baseline_update_takes_the_project_folder_from_outside_it(nested: Path) -> None:
+    server = nested / "services" / "server"
+    write(server, {"app/stats.py": SEED_READ})
+    grow = ("baseline", "update", "--allow-growth", "--reason", "legacy")
+    out = cli(*grow, "services/server", cwd=nested)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout == "services/server/ctxlint-baseline.json: removed 0, added 1, kept 0\n"
+    assert cli("check", "--strict", "services/server", cwd=nested).returncode == 0
+    # a PATH inside the project would pin only part of it: refused, saying what works
+    out = cli(*grow, "services/server/app", cwd=nested)
+    assert out.returncode == 2
+    assert out.stderr == (
+        "ctxlint: error: baseline update works on the whole tree: give the project's folder "
+        "(services/server) instead of a PATH inside it (--allow-growth would otherwise pin "
+        "findings outside the PATHs)\n"
+    )
+
+
+def test_a_config_above_its_root_is_named_when_a_path_is_refused(tmp_path: Path) -> None:
+    root = tmp_path / "proj"
+    shutil.copytree(FIXTURE, root)
+    write(
+        root,
+        {
+            "tools/ctxlint.toml": "[tool.ctxlint]\nroot = '..'\n"
+            + (FIXTURE / "pyproject.toml").read_text().split("\n", 1)[1]
+        },
+    )
+    out = cli("baseline", "update", "tools", cwd=root)
+    assert out.returncode == 2
+    assert "give --config tools/ctxlint.toml instead of a PATH" in out.stderr
+
+
+def test_a_renamed_file_with_a_baselined_finding_says_it_moved(project: Path) -> None:
+    write(project, {"app/stats.py": SEED_READ})
+    assert cli("baseline", "update", "--allow-growth", "--reason", "x", cwd=project).returncode == 0
+    (project / "app" / "stats.py").rename(project / "app" / "metrics.py")
+    moved = (
+        "1 baselined finding moved to another file (a rename?): the baseline pins each "
+        'finding\'s path, so after review run `ctxlint baseline update --allow-growth --reason "moved"`\n'
+    )
+    for strict in ((), ("--strict",)):
+        out = cli("check", *strict, cwd=project)
+        assert out.returncode == 1
+        assert out.stderr == moved  # never "the code got better"
+        assert (
+            "1 stale baseline entry (no longer found; 1 moved to another file: after review, "
+            '`ctxlint baseline update --allow-growth --reason "moved"` records the move)\n'
+        ) in out.stdout
+    # what it says works
+    out = cli("baseline", "update", "--allow-growth", "--reason", "moved", cwd=project)
+    assert out.stdout.endswith("removed 1, added 1, kept 0\n")
+    assert cli("check", "--strict", cwd=project).returncode == 0
+    # a finding really fixed is still "the code got better"
+    write(project, {"app/metrics.py": "X = 1\n"})
+    out = cli("check", "--strict", cwd=project)
+    assert out.stderr == (
+        "1 stale baseline entry: the code got better; run `ctxlint baseline update` to lock it in\n"
+    )
+
+
+def test_a_nul_byte_is_a_syntax_error_without_a_made_up_position(project: Path) -> None:
+    write(project, {"app/nul.py": "\0x = 1\n"})
+    out = cli("check", "--output-format", "concise", "-q", cwd=project)
+    assert out.returncode == 2
+    assert out.stdout.startswith("app/nul.py: error: ")
+    assert "None" not in out.stdout
+
+
+def test_extend_select_adds_to_the_configs_select_as_in_ruff(project: Path) -> None:
+    write(project, {"app/stats.py": SEED_READ})
+    config = project / "pyproject.toml"
+    config.write_text(config.read_text() + 'select = ["CTX201"]\n')
+    assert "1 rule (CTX201)" in cli("check", cwd=project).stdout
+    out = cli("check", "--extend-select", "seed-read", cwd=project)
+    assert out.returncode == 1
+    assert "2 rules (CTX101 CTX201)" in out.stdout
+    assert "app/stats.py:5:12  CTX101 seed-read  NEW" in out.stdout
+    # the ignore list still applies; an unknown selector is named with its option
+    assert (
+        "1 rule (CTX201)"
+        in cli("check", "--extend-select", "CTX101", "--ignore", "CTX1", cwd=project).stdout
+    )
+    out = cli("check", "--extend-select", "CTX9", cwd=project)
+    assert out.returncode == 2
+    assert out.stderr.startswith("ctxlint: error: unknown rule 'CTX9' in --extend-select")
+
+
+@pytest.mark.parametrize("command", ["sets", "show-settings", "audit"])
+def test_every_report_command_takes_output_format_as_check_does(
+    project: Path, command: str
+) -> None:
+    out = cli(command, "--output-format", "json", "--select", "CTX101", cwd=project)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.lstrip().startswith("{")
+
+
+def test_explain_takes_a_rule_name_as_select_does(project: Path) -> None:
+    by_id = cli("explain", "CTX101", "--color", "never", cwd=project)
+    by_name = cli("explain", "seed-read", "--color", "never", cwd=project)
+    assert by_name.returncode == 0 and by_name.stdout == by_id.stdout
+    out = cli("explain", "seed-reed", cwd=project)
+    assert out.stderr == "ctxlint: error: unknown rule 'seed-reed' (did you mean 'seed-read'?)\n"
+
+
+RUFF_OPTIONS = (
+    "--select",
+    "--ignore",
+    "--extend-select",
+    "--output-format",
+    "--output-file",
+    "--fix",
+    "--diff",
+    "--exit-zero",
+    "--quiet",
+    "--no-cache",
+    "--unsafe-fixes",
+)
+
+
+def test_check_help_names_ruffs_options_and_says_what_each_value_is(project: Path) -> None:
+    out = cli("check", "--help", cwd=project).stdout
+    missing = [name for name in RUFF_OPTIONS if name not in out]
+    assert missing == []
+    for typed in ("--config FILE", "--baseline FILE", "--cache-dir DIR", "--jobs N", "-o FILE"):
+        assert typed in out, typed
+    assert "CONFIG" not in out and "CACHE_DIR" not in out and "JOBS" not in out
+    write(project, {"app/stats.py": SEED_READ})
+    assert cli("check", "--output-file", "r.txt", cwd=project).returncode == 1
+    assert "CTX101" in (project / "r.txt").read_text()
+
+
+def test_a_config_value_error_names_the_file_it_is_in(nested: Path) -> None:
+    config = nested / "services" / "server" / "pyproject.toml"
+    table = config.read_text()
+    config.write_text(table + 'src = "."\n')
+    out = cli("check", "services/server", cwd=nested)
+    assert out.returncode == 2
+    assert out.stderr == (
+        "ctxlint: error: config key 'src' must be a list (in services/server/pyproject.toml)\n"
+    )
+    # one that names it already is left as it is
+    config.write_text(table + "srcs = []\n")
+    out = cli("check", "services/server", cwd=nested)
+    assert out.stderr.startswith("ctxlint: error: unknown config key 'srcs' in ")
+    assert out.stderr.count("pyproject.toml") == 1, out.stderr
+
+
+def _unprivileged(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """The real command line without root's right to read any file (capsh drops it)."""
+    argv = [sys.executable, "-m", "ctxlint.cli", *args]
+    if os.geteuid() == 0:
+        capsh = shutil.which("capsh")
+        if capsh is None:
+            pytest.skip("running as root without capsh: every folder is readable")
+        argv = [capsh, "--drop=cap_dac_override,cap_dac_read_search", "--", "-c", " ".join(argv)]
+    return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, check=False)
+
+
+@pytest.mark.parametrize("in_git", [True, False])
+def test_a_folder_that_cannot_be_read_is_a_clear_error(project: Path, in_git: bool) -> None:
+    write(project, {"app/stats.py": "X = 1\n"})
+    if in_git:
+        _git(project, "init", "--quiet")
+        _git(project, "add", ".")
+    (project / "app").chmod(0)
+    try:
+        out = _unprivileged("check", "--no-cache", cwd=project)
+    finally:
+        (project / "app").chmod(0o755)
+    assert out.returncode == 2, out.stderr
+    assert "Traceback" not in out.stderr and "internal error" not in out.stderr
+    if in_git:  # git lists its files: each says why it was not checked
+        assert "  app/stats.py: cannot read: Permission denied\n" in out.stdout
+    else:  # a walk would have skipped the folder without a word
+        assert out.stderr == "ctxlint: error: cannot read folder app: Permission denied\n"
+
+
+def test_an_unreadable_folder_nothing_is_checked_in_is_passed_over(project: Path) -> None:
+    config = project / "pyproject.toml"
+    config.write_text(config.read_text() + 'exclude = ["private/"]\n')
+    write(project, {"app/stats.py": "X = 1\n", "private/notes.py": "X = 1\n"})
+    (project / "private").chmod(0)
+    try:
+        out = _unprivileged("check", "--no-cache", cwd=project)
+    finally:
+        (project / "private").chmod(0o755)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("All clear: checked ")
+
+
+@pytest.mark.parametrize(
+    ("given", "why"),
+    [
+        ("app", "is a folder: give the config file in it (pyproject.toml or ctxlint.toml)"),
+        (os.devnull, "is not a regular file"),
+        ("nope.toml", "not found"),
+    ],
+)
+def test_config_that_is_not_a_file_says_what_it_is(project: Path, given: str, why: str) -> None:
+    out = cli("check", "--config", given, cwd=project)
+    assert out.returncode == 2
+    assert out.stderr == f"ctxlint: error: config file {given} {why}\n"
