@@ -144,6 +144,8 @@ def level() -> str:
 DISABLED = {
     "CTX301": "no bag accessors: a zero-argument `get_<namespace>()` in old.runtime_context "
     "returning the context's bag for a namespace would provide them",
+    "CTX302": "no bag accessors: a zero-argument `get_<namespace>()` in old.runtime_context "
+    "returning the context's bag for a namespace would provide them",
     "CTX401": "no bag accessors: a zero-argument `get_<namespace>()` in old.runtime_context "
     "returning the context's bag for a namespace would provide them",
     "CTX502": "no bag accessors: a zero-argument `get_<namespace>()` in old.runtime_context "

@@ -15,7 +15,7 @@ import sys
 
 from ctxlint import __version__
 from ctxlint.baseline.ratchet import BaselineError
-from ctxlint.cli import audit, baseline, catalogue, check, fix_command
+from ctxlint.cli import audit, baseline, catalogue, check, fix_command, roles_command
 from ctxlint.core.errors import CtxlintError
 
 
@@ -30,6 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
     catalogue.add_parsers(sub)
     audit.add_parser(sub)
     fix_command.add_parser(sub, COMMANDS)
+    roles_command.add_parser(sub, COMMANDS)
     return parser
 
 

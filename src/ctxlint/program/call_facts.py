@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ctxlint.core.lazy_libcst import cst
-from ctxlint.facts.context import FileContext, dotted
+from ctxlint.facts.context import FileContext, dotted, string_value
 from ctxlint.facts.visitor import FileVisitor
 from ctxlint.program.call_model import (
     ClassSummary,
@@ -349,7 +349,8 @@ class CallFactsVisitor(ProcessStarts, FileVisitor):
         if len(targets) == 1 and isinstance(first, Global):
             special = self.special.get(first.name)
             if special:
-                fn.events.append((Event(special), node))
+                role = _role(node) if special is EventKind.PUBLISH else None
+                fn.events.append((Event(special, role=role), node))
                 return
             accessor = self.accessors.get(first.name)
             if accessor:
@@ -394,7 +395,7 @@ class CallFactsVisitor(ProcessStarts, FileVisitor):
                 or (fn.cls in started and q.endswith(".__init__"))
             )
             events = tuple(
-                Event(e.kind, e.targets, e.accessor, self._site(node))
+                e._replace(site=self._site(node))
                 if full or e.kind in (EventKind.PUBLISH, EventKind.ASSERT)
                 else e
                 for e, node in fn.events
@@ -440,3 +441,11 @@ def _closure(
                 out.add(q)
                 changed = True
     return out
+
+
+def _role(call: cst.Call) -> str | None:
+    """The literal `role=` of a publish call (None when absent or computed)."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == "role":
+            return string_value(arg.value)
+    return None

@@ -112,6 +112,7 @@ class Event(NamedTuple):
     targets: tuple[Target, ...] = ()  # CALL
     accessor: str | None = None  # READ: the bag accessor's name
     site: Site | None = None  # set when the event can become a finding's site
+    role: str | None = None  # PUBLISH: the literal `role=` it publishes under
 
     @property
     def line(self) -> int:
@@ -125,6 +126,8 @@ class Event(NamedTuple):
             out["r"] = self.accessor
         if self.site is not None:
             out["at"] = [self.site.snippet, self.site.span]
+        if self.role is not None:
+            out["role"] = self.role
         return out
 
     @staticmethod
@@ -136,6 +139,7 @@ class Event(NamedTuple):
             targets_from_json(targets) if targets else (),
             raw.get("r"),
             Site(at[0], at[1]) if at else None,
+            raw.get("role"),
         )
 
 

@@ -1,0 +1,434 @@
+"""CTX302 role-namespace: a bag read outside the namespace set of the role its process
+publishes under.
+
+Everything is derived from the code:
+
+- the **role table**: the runtime module's module-level mapping from role names
+  (string keys) to a set of namespaces or `None` (the full tree), defined there
+  or imported from another module (SGLang's and ctxrt's `ROLE_NAMESPACE_SETS`;
+  `MappingProxyType({...})` and `frozenset({...})` spellings included);
+- each **entry's role**: the literal `role=` of a `publish` call (the call
+  graph's PUBLISH events carry it); a function that publishes through a helper
+  (the helper's caller, in any module) continues under the helper's role after
+  the call;
+- the **static reach** per role: from each entry, the events after its publish,
+  and everything their calls run, over the program's call graph (the one CTX301
+  walks; a process start is not a call, so a spawned worker counts under its own
+  role).
+
+A bag read reached from a restricted role's entry (a set in the table) whose
+namespace is not in the set is reported at the read, with the call path from
+the entry; a `publish` whose literal role is not a key of the table is reported
+at the publish. `ctxlint roles` prints the reach per role and compares it with
+the runtime's record-mode audit.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from ctxlint.core.lazy_libcst import cst
+from ctxlint.facts.context import FileContext, string_value
+from ctxlint.facts.visitor import FileVisitor
+from ctxlint.facts.vocab import BAGS, Vocabulary
+from ctxlint.program.call_model import Event, EventKind, Global
+from ctxlint.program.calls import CallGraph, call_graph, short
+from ctxlint.program.core import Program
+from ctxlint.program.rule import RawFinding, Rule
+
+ID = "CTX302"
+PUBLISH, READ, CALL = EventKind.PUBLISH, EventKind.READ, EventKind.CALL
+_SET_CALLS = ("frozenset", "set")
+FULL = "(full tree)"  # a role the table does not restrict (`None`), as the sets show it
+
+
+# -- per file: the role tables a module defines ------------------------------------------
+def _namespace_set(expr: cst.BaseExpression) -> list[str] | bool | None:
+    """The strings of `None` / `{...}` / `frozenset({...})` / `set([...])`; False
+    when `expr` is none of those shapes (None stands for the full tree)."""
+    if isinstance(expr, cst.Name) and expr.value == "None":
+        return None
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name):
+        if expr.func.value not in _SET_CALLS or len(expr.args) > 1:
+            return False
+        if not expr.args:
+            return []
+        expr = expr.args[0].value
+    if isinstance(expr, (cst.Set, cst.List, cst.Tuple)):
+        out: list[str] = []
+        for el in expr.elements:
+            value = string_value(el.value) if isinstance(el, cst.Element) else None
+            if value is None:
+                return False
+            out.append(value)
+        return sorted(set(out))
+    return False
+
+
+def _role_table(expr: cst.BaseExpression) -> dict[str, list[str] | None] | None:
+    """`{"role": None | set of strings, ...}`, bare or wrapped in one call
+    (`MappingProxyType({...})`); None for any other value."""
+    if isinstance(expr, cst.Call) and len(expr.args) == 1 and expr.args[0].keyword is None:
+        expr = expr.args[0].value
+    if not isinstance(expr, cst.Dict) or not expr.elements:
+        return None
+    table: dict[str, list[str] | None] = {}
+    for el in expr.elements:
+        if not isinstance(el, cst.DictElement):
+            return None
+        role = string_value(el.key)
+        members = _namespace_set(el.value)
+        if role is None or members is False:
+            return None
+        table[role] = members  # type: ignore[assignment]
+    return table
+
+
+class RoleTableVisitor(FileVisitor):
+    """Module-level role tables; for the runtime module, its imports too (the
+    table may be defined elsewhere and imported there)."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        super().__init__(ctx)
+        assert ctx.vocab is not None
+        self.runtime = ctx.module == ctx.vocab.runtime_module
+        self.tables: dict[str, dict[str, Any]] = {}
+
+    def _assign(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
+        if len(self.ctx.scopes) != 1 or value is None or not isinstance(target, cst.Name):
+            return
+        table = _role_table(value)
+        if table is not None:
+            self.tables[target.value] = {"roles": table, "span": self.ctx.anchor(target)}
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if len(node.targets) == 1:
+            self._assign(node.targets[0].target, node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._assign(node.target, node.value)
+
+    def finish(self) -> Any:
+        if not self.tables and not self.runtime:
+            return None
+        out: dict[str, Any] = {"tables": self.tables}
+        if self.runtime:  # constants it imports: where a table defined elsewhere comes from
+            out["imports"] = {k: v for k, v in self.ctx.imports.items() if k.isupper()}
+        return out
+
+
+# -- the program -------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Table:
+    name: str  # qualified
+    path: str
+    line: int
+    roles: dict[str, frozenset[str] | None]
+
+    def restricted(self) -> list[str]:
+        return sorted(r for r, s in self.roles.items() if s is not None)
+
+
+@dataclass(frozen=True)
+class Entry:
+    role: str
+    qual: str  # the function that runs on under the role
+    after: int  # index of the event (the publish, or the call of a publisher) it runs after
+    path: str
+    line: int
+
+
+@dataclass(frozen=True)
+class Read:
+    role: str
+    namespace: str
+    accessor: str
+    qual: str  # the reading function
+    event: Event
+    chain: tuple[str, ...]  # qualnames from the entry to the reading function
+
+
+def find_table(program: Program) -> tuple[Table | None, str]:
+    """The role table, or None and why not."""
+    runtime = program.vocab.runtime_module
+    by_module = {module: (path, facts) for path, module, facts in program.facts(ID)}
+    if runtime not in by_module:
+        return None, f"the runtime module {runtime} was not parsed"
+    path, facts = by_module[runtime]
+    found = [(f"{runtime}.{n}", path, t) for n, t in sorted(facts["tables"].items())]
+    if not found:
+        for qual in sorted(facts.get("imports", {}).values()):
+            module, _, name = qual.rpartition(".")
+            if module in by_module and name in by_module[module][1]["tables"]:
+                where = by_module[module][0]
+                found.append((qual, where, by_module[module][1]["tables"][name]))
+    if len(found) > 1:  # several role-shaped constants: the one named for roles
+        named = [f for f in found if "ROLE" in f[0].rpartition(".")[2]]
+        found = named if len(named) == 1 else found
+    if not found:
+        return None, (
+            f"{runtime} defines or imports no mapping from role names to a set of "
+            "namespaces or None"
+        )
+    if len(found) > 1:
+        return None, f"{runtime} has several role tables: {', '.join(f[0] for f in found)}"
+    name, where, t = found[0]
+    roles = {r: None if s is None else frozenset(s) for r, s in t["roles"].items()}
+    return Table(name, where, t["span"][0], roles), ""
+
+
+class Analysis:
+    """The table, the entries per role and the static reach (once per Program)."""
+
+    def __init__(self, program: Program) -> None:
+        self.vocab = program.vocab
+        self.table, self.why = find_table(program)
+        self.graph = g = call_graph(program)
+        self.entries: list[Entry] = []
+        self.unknown: list[tuple[str, Event]] = []  # (function, publish) of an unknown role
+        self.computed: list[str] = []  # functions publishing with a non-literal role
+        roles_of: dict[str, set[str]] = {}  # function -> roles it publishes under
+        for q in sorted(g.doing(PUBLISH)):
+            fn = g.funcs[q]
+            for i, e in enumerate(fn.events):
+                if e.kind is not PUBLISH:
+                    continue
+                if e.role is None:
+                    self.computed.append(f"{q} ({fn.path}:{e.line})")
+                    continue
+                self.entries.append(Entry(e.role, q, i, fn.path, e.line))
+                roles_of.setdefault(q, set()).add(e.role)
+                if self.table is not None and e.role not in self.table.roles:
+                    self.unknown.append((q, e))
+        # a caller of a publisher runs on under the publisher's role after the call
+        todo = deque(sorted(roles_of))
+        while todo:
+            q = todo.popleft()
+            for c in sorted(g.callers.get(q, ())):
+                if c in g.doing(PUBLISH):
+                    continue  # publishes itself: its own role holds
+                fn = g.funcs[c]
+                for i, targets in enumerate(g.edges[c]):
+                    if q in targets:
+                        for role in sorted(roles_of[q]):
+                            if role not in roles_of.get(c, set()):
+                                self.entries.append(Entry(role, c, i, fn.path, fn.events[i].line))
+                                roles_of.setdefault(c, set()).add(role)
+                                todo.append(c)
+                        break
+        self.reads: dict[str, list[Read]] = {}
+        self.reached: dict[str, set[str]] = {}
+        for role in sorted({e.role for e in self.entries}):
+            self._walk(role, sorted((e for e in self.entries if e.role == role), key=_order))
+
+    def _walk(self, role: str, entries: list[Entry]) -> None:
+        """Breadth first from the role's entries: every read reached, by the
+        shortest call path."""
+        g, bags = self.graph, self.vocab.bag_accessors
+        parent: dict[str, str | None] = {}
+        reads: list[Read] = []
+        queue: deque[str] = deque()
+
+        def chain(q: str) -> tuple[str, ...]:
+            out = [q]
+            while parent[out[-1]] is not None:
+                out.append(parent[out[-1]])  # type: ignore[arg-type]
+            return tuple(reversed(out))
+
+        def visit(q: str, events: Iterable[tuple[Event, list[str]]]) -> None:
+            for event, targets in events:
+                if event.kind is READ and event.accessor in bags:
+                    reads.append(
+                        Read(role, bags[event.accessor], event.accessor, q, event, chain(q))
+                    )
+                for t in targets:
+                    if t not in parent:
+                        parent[t] = q
+                        queue.append(t)
+
+        for e in entries:
+            parent.setdefault(e.qual, None)
+            fn = g.funcs[e.qual]
+            events = list(zip(fn.events, g.edges[e.qual], strict=True))
+            visit(e.qual, events[e.after + 1 :])
+        while queue:
+            q = queue.popleft()
+            visit(q, zip(g.funcs[q].events, g.edges[q], strict=True))
+        self.reads[role] = reads
+        self.reached[role] = set(parent)
+
+    def reach(self) -> dict[str, dict[str, Read]]:
+        """role -> namespace -> its first read (the shortest path)."""
+        out: dict[str, dict[str, Read]] = {}
+        for role, reads in sorted(self.reads.items()):
+            per = out.setdefault(role, {})
+            for r in reads:
+                per.setdefault(r.namespace, r)
+        return out
+
+    def outside(self) -> list[Read]:
+        """Reads of restricted roles outside their set, one per role and read site."""
+        if self.table is None:
+            return []
+        out: list[Read] = []
+        seen: set[tuple[str, str, int, str]] = set()
+        for role in self.table.restricted():
+            allowed = self.table.roles[role] or frozenset()
+            for r in self.reads.get(role, ()):
+                key = (role, r.qual, r.event.line, r.event.site.snippet if r.event.site else "")
+                if r.namespace not in allowed and key not in seen:
+                    seen.add(key)
+                    out.append(r)
+        return out
+
+    def wanted_tokens(self) -> set[str]:
+        """Modules of unresolved calls on the restricted roles' paths (a helper in a
+        file no other token selected would hide a read)."""
+        if self.table is None:
+            return set()
+        g = self.graph
+        tops = {m.partition(".")[0] for m in g.modules}
+        out: set[str] = set()
+        for role in self.table.restricted():
+            for q in sorted(self.reached.get(role, ())):
+                for event in g.funcs[q].events:
+                    for t in event.targets:
+                        if isinstance(t, Global):
+                            out |= _modules_of(g, t.name, tops)
+        return out
+
+
+def _order(e: Entry) -> tuple[str, int, str]:
+    return (e.path, e.line, e.qual)
+
+
+def _modules_of(g: CallGraph, name: str, tops: set[str], depth: int = 0) -> set[str]:
+    parts = name.split(".")
+    if parts[0] not in tops or depth > 8 or g.resolve_global(name):
+        return set()
+    out = {f"module:{'.'.join(parts[:i])}" for i in range(1, len(parts) + 1)}
+    target = g.reexported(name)
+    return out | (_modules_of(g, target, tops, depth + 1) if target else set())
+
+
+def analysis(program: Program) -> Analysis:
+    return program.memo(ID, lambda: Analysis(program))
+
+
+def path_text(a: Analysis, r: Read, where: bool = True) -> str:
+    """`entry -> helper -> get_x()`, and where the read is (a finding is there already)."""
+    names = [short(q, a.graph.funcs[q].module) for q in r.chain]
+    text = " -> ".join([*names, f"{r.accessor}()"])
+    return f"{text} ({a.graph.funcs[r.qual].path}:{r.event.line})" if where else text
+
+
+def _set_text(members: frozenset[str] | None) -> str:
+    return FULL if members is None else "{" + ", ".join(sorted(members)) + "}"
+
+
+class RoleNamespace(Rule):
+    id = ID
+    name = "role-namespace"
+    summary = (
+        "A bag read reachable from a restricted role's process entry outside the role's "
+        "namespace set, and a publish under a role the role table does not declare"
+    )
+    visitor = RoleTableVisitor
+    needs = (BAGS,)
+    requires = ("calls", "classes", "records")  # the call graph, its class questions
+
+    def tokens(self, vocab: Vocabulary) -> set[str]:
+        return set(vocab.bag_accessors) | {"publish", f"module:{vocab.runtime_module}"}
+
+    def more_tokens(self, program: Program) -> set[str]:
+        out = {f"module:{m}" for m in _imported_table_modules(program)}
+        return out | analysis(program).wanted_tokens()
+
+    def derive(self, program: Program) -> dict[str, Any]:
+        a = analysis(program)
+        if a.table is None:  # the roles published under say whether one was expected
+            roles = sorted({e.role for e in a.entries})
+            return {"role table": f"(none: {a.why})", "roles published": roles}
+        reach = a.reach()
+        entries = [f"{e.role}: {e.qual} ({e.path}:{e.line})" for e in sorted(a.entries, key=_key)]
+        return {
+            "role table": {
+                r: FULL if s is None else sorted(s) for r, s in sorted(a.table.roles.items())
+            },
+            "role table source": f"{a.table.name} ({a.table.path}:{a.table.line})",
+            "restricted roles": a.table.restricted(),
+            "role entries": entries,
+            "roles without an entry": sorted(set(a.table.roles) - {e.role for e in a.entries}),
+            "publishes with a non-literal role": sorted(a.computed),
+            "reach": {role: sorted(per) for role, per in reach.items()},
+            "reach paths": {
+                f"{role} {ns}": path_text(a, r)
+                for role, per in reach.items()
+                for ns, r in sorted(per.items())
+            },
+        }
+
+    def partial(self, sets: dict[str, Any]) -> str | None:
+        # Processes publish under roles but no table declares them: nothing to
+        # check their reads against. (No role anywhere is a tree before roles,
+        # and a restricted role that no entry publishes is listed in the sets.)
+        table = sets.get("role table")
+        if isinstance(table, str) and sets.get("roles published"):
+            return f"no role table: {table[7:-1]}"
+        return None
+
+    def check(self, program: Program) -> Iterable[RawFinding]:
+        a = analysis(program)
+        if a.table is None:
+            return
+        known = ", ".join(sorted(a.table.roles))
+        for q, e in a.unknown:
+            fn = a.graph.funcs[q]
+            assert e.site is not None  # every publish is anchored
+            yield RawFinding(
+                ID,
+                fn.path,
+                short(q, fn.module),
+                e.site.snippet,
+                e.site.span,
+                f"publish under role {e.role!r}, which {a.table.name.rpartition('.')[2]} does "
+                f"not declare (roles: {known}): publish under one of its roles, or add the "
+                "role to the table with its namespace set",
+            )
+        for r in a.outside():
+            fn = a.graph.funcs[r.qual]
+            if r.event.site is None:
+                continue  # a read in a function no reading helper anchors: not expected
+            allowed = a.table.roles[r.role]
+            yield RawFinding(
+                ID,
+                fn.path,
+                short(r.qual, fn.module),
+                r.event.site.snippet,
+                r.event.site.span,
+                f"role {r.role!r} reads namespace {r.namespace!r} outside its set "
+                f"{_set_text(allowed)}: {path_text(a, r, where=False)}",
+                "Under the runtime's enforce mode this read aborts the process. Answer from "
+                "the role's own namespaces, or widen the set once the role's record-mode "
+                "audit shows the read.",
+                data={"role": r.role, "namespace": r.namespace},
+            )
+
+
+def _key(e: Entry) -> tuple[str, str, int]:
+    return (e.role, e.path, e.line)
+
+
+def _imported_table_modules(program: Program) -> set[str]:
+    """Modules the runtime module imports constants from, while no table is known."""
+    runtime = program.vocab.runtime_module
+    for _, module, facts in program.facts(ID):
+        if module == runtime and not facts["tables"]:
+            return {q.rpartition(".")[0] for q in facts.get("imports", {}).values()}
+    return set()
+
+
+RULE = RoleNamespace()
