@@ -90,6 +90,42 @@ def test_reads_outside_the_set_along_every_call_shape(project: Path) -> None:
     assert helper[0].data == {"role": "detokenizer", "namespace": "schedule"}
 
 
+def test_callables_handed_on_run_in_the_process(project: Path) -> None:
+    assert_case(
+        project,
+        RULE,
+        """
+        import threading
+        from concurrent.futures import ThreadPoolExecutor
+
+        from specrt.context import get_exec, get_schedule, publish
+        from specrt.record import ServerArgs
+
+
+        def _report() -> None:
+            print(get_exec().backend)  # expect
+
+
+        def _unused() -> None:
+            print(get_exec().backend)
+
+
+        class Detokenizer:
+            def __init__(self) -> None:
+                threading.Thread(target=self._watch, daemon=True).start()
+
+            def _watch(self) -> None:
+                print(get_schedule().max_batch)  # expect
+
+
+        def run_detokenizer_process(server_args: ServerArgs) -> None:
+            publish(server_args, role="detokenizer")
+            Detokenizer()
+            ThreadPoolExecutor(1).submit(_report)
+        """,
+    )
+
+
 def test_a_caller_of_a_publishing_helper_runs_on_under_its_role(project: Path) -> None:
     assert_case(
         project,

@@ -34,7 +34,7 @@ from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import FileContext, string_value
 from ctxlint.facts.visitor import FileVisitor
 from ctxlint.facts.vocab import BAGS, Vocabulary
-from ctxlint.program.call_model import Event, EventKind, Global
+from ctxlint.program.call_model import Event, EventKind, Global, SelfMethod
 from ctxlint.program.calls import CallGraph, call_graph, short
 from ctxlint.program.core import Program
 from ctxlint.program.rule import RawFinding, Rule
@@ -42,6 +42,7 @@ from ctxlint.program.rule import RawFinding, Rule
 ID = "CTX302"
 PUBLISH, READ, CALL = EventKind.PUBLISH, EventKind.READ, EventKind.CALL
 _SET_CALLS = ("frozenset", "set")
+HANDED = Event(CALL)  # the callables a function hands on, as one more call of it
 FULL = "(full tree)"  # a role the table does not restrict (`None`), as the sets show it
 
 
@@ -89,13 +90,40 @@ def _role_table(expr: cst.BaseExpression) -> dict[str, list[str] | None] | None:
 
 class RoleTableVisitor(FileVisitor):
     """Module-level role tables; for the runtime module, its imports too (the
-    table may be defined elsewhere and imported there)."""
+    table may be defined elsewhere and imported there); per function, the
+    callables it hands to a call as an argument (`Thread(target=self.loop)`,
+    `executor.submit(fn)`, a callback): they run in the same process."""
 
     def __init__(self, ctx: FileContext) -> None:
         super().__init__(ctx)
         assert ctx.vocab is not None
         self.runtime = ctx.module == ctx.vocab.runtime_module
         self.tables: dict[str, dict[str, Any]] = {}
+        self.handed: dict[str, list[list[str]]] = {}  # function -> [["s", meth] | ["g", name]]
+
+    def visit_Call(self, node: cst.Call) -> None:
+        scope = self.ctx.scope
+        if scope.kind != "function":
+            return
+        out = self.handed.setdefault(f"{self.ctx.module}.{scope.qualname}", [])
+        for arg in node.args:
+            value = arg.value
+            if (
+                isinstance(value, cst.Attribute)
+                and isinstance(value.value, cst.Name)
+                and scope.self_name is not None
+                and value.value.value == scope.self_name
+            ):
+                item = ["s", value.attr.value]
+            elif isinstance(value, (cst.Name, cst.Attribute)):
+                name = self.ctx.resolve(value)
+                if name is None:
+                    continue
+                item = ["g", name]
+            else:
+                continue
+            if item not in out:
+                out.append(item)
 
     def _assign(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
         if len(self.ctx.scopes) != 1 or value is None or not isinstance(target, cst.Name):
@@ -112,9 +140,10 @@ class RoleTableVisitor(FileVisitor):
         self._assign(node.target, node.value)
 
     def finish(self) -> Any:
-        if not self.tables and not self.runtime:
+        handed = {q: h for q, h in self.handed.items() if h}
+        if not self.tables and not self.runtime and not handed:
             return None
-        out: dict[str, Any] = {"tables": self.tables}
+        out: dict[str, Any] = {"tables": self.tables, "handed": handed}
         if self.runtime:  # constants it imports: where a table defined elsewhere comes from
             out["imports"] = {k: v for k, v in self.ctx.imports.items() if k.isupper()}
         return out
@@ -219,6 +248,24 @@ class Analysis:
                                 roles_of.setdefault(c, set()).add(role)
                                 todo.append(c)
                         break
+        # callables handed to a call run in this process; a process start's run in
+        # another, under the role it publishes
+        started = {t for _, s in g.starts for t in g.start_targets(s)}
+        self.handed: dict[str, list[str]] = {}
+        for _, _, facts in program.facts(ID):
+            for q, items in facts.get("handed", {}).items():
+                fn = g.funcs.get(q)
+                if fn is None:
+                    continue
+                found: list[str] = []
+                for kind, name in items:
+                    if kind == "s":
+                        found += g.targets(fn, [SelfMethod(name)])
+                    elif name in g.funcs:  # a function, not a class or a value
+                        found.append(name)
+                found = [t for t in dict.fromkeys(found) if t not in started]
+                if found:
+                    self.handed[q] = found
         self.reads: dict[str, list[Read]] = {}
         self.reached: dict[str, set[str]] = {}
         for role in sorted({e.role for e in self.entries}):
@@ -239,6 +286,7 @@ class Analysis:
             return tuple(reversed(out))
 
         def visit(q: str, events: Iterable[tuple[Event, list[str]]]) -> None:
+            events = [*events, (HANDED, self.handed.get(q, []))]
             for event, targets in events:
                 if event.kind is READ and event.accessor in bags:
                     reads.append(
@@ -353,7 +401,12 @@ class RoleNamespace(Rule):
             roles = sorted({e.role for e in a.entries})
             return {"role table": f"(none: {a.why})", "roles published": roles}
         reach = a.reach()
-        entries = [f"{e.role}: {e.qual} ({e.path}:{e.line})" for e in sorted(a.entries, key=_key)]
+        entries = [
+            f"{e.role}: {e.qual} ({e.path}:{e.line})"
+            if e.line
+            else f"{e.role}: {e.qual} ({e.path})"
+            for e in sorted(a.entries, key=_key)
+        ]
         return {
             "role table": {
                 r: FULL if s is None else sorted(s) for r, s in sorted(a.table.roles.items())
