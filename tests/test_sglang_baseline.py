@@ -214,3 +214,97 @@ def test_sets_derive_readback_surfaces_and_flags_owners(
     }
     assert len(flags["lazy default writes"]) == 9
     assert len(flags["scoped writes"]) == 17
+
+
+def test_sets_derive_the_role_table_entries_and_reach(
+    tree: Path, strict_check: dict[str, Any]
+) -> None:
+    """CTX302's derived sets, exact for this wheel (docs/sglang-0.5.23-triage.md): the
+    one restricted role, dp_controller, reaches exactly its set, and no finding."""
+    res = run_cli("sets", "--profile", "sglang", str(tree), "--format", "json")
+    assert res.returncode == 0, res.stderr
+    roles = json.loads(res.stdout)["CTX302"]
+    full = "(full tree)"
+    dp_set = ["device", "disagg", "exec", "observability", "parallel", "serving"]
+    assert roles["role table"] == {
+        "detokenizer": full,
+        "diffusion_gpu_worker": full,
+        "dp_controller": dp_set,
+        "encoder": full,
+        "expert_backup": full,
+        "scheduler": full,
+        "test": full,
+        "tokenizer": full,
+        "weight_cache_daemon": full,
+    }
+    assert roles["role table source"] == (
+        "sglang.srt.runtime_context.ROLE_NAMESPACE_SETS (sglang/srt/runtime_context.py:1371)"
+    )
+    assert roles["restricted roles"] == ["dp_controller"]
+    assert roles["roles without an entry"] == []
+    assert roles["publishes with a non-literal role"] == [
+        "sglang.test.parallel_groups.publish (sglang/test/parallel_groups.py:35)",
+        "sglang.test.test_utils.published_topology (sglang/test/test_utils.py:2094)",
+    ]
+    per_role = Counter(e.partition(":")[0] for e in roles["role entries"])
+    assert per_role == {
+        "detokenizer": 1,
+        "diffusion_gpu_worker": 5,
+        "dp_controller": 1,
+        "encoder": 6,
+        "expert_backup": 1,
+        "scheduler": 33,
+        "test": 2,
+        "tokenizer": 19,
+        "weight_cache_daemon": 2,
+    }
+    assert (
+        "dp_controller: sglang.srt.managers.data_parallel_controller."
+        "run_data_parallel_controller_process (sglang/srt/managers/data_parallel_controller.py:962)"
+    ) in roles["role entries"]
+    assert roles["reach"] == {
+        "detokenizer": ["device", "model", "observability", "serving"],
+        "diffusion_gpu_worker": ["exec", "parallel"],
+        "dp_controller": dp_set,
+        "encoder": [
+            "device",
+            "disagg",
+            "exec",
+            "mm",
+            "model",
+            "observability",
+            "parallel",
+            "serving",
+        ],
+        "expert_backup": ["disagg", "exec", "model", "parallel"],
+        "scheduler": [
+            "device",
+            "disagg",
+            "exec",
+            "lora",
+            "memory",
+            "mm",
+            "model",
+            "observability",
+            "parallel",
+            "schedule",
+            "serving",
+            "spec",
+        ],
+        "test": ["exec", "parallel"],
+        "tokenizer": ["device", "disagg", "exec", "model", "observability", "parallel", "serving"],
+        "weight_cache_daemon": ["device", "exec", "parallel"],
+    }
+    assert len(roles["reach paths"]) == 48
+    dpc = "sglang/srt/managers/data_parallel_controller.py"
+    entry = "run_data_parallel_controller_process"
+    assert {k: v for k, v in roles["reach paths"].items() if k.startswith("dp_controller")} == {
+        "dp_controller device": f"{entry} -> DataParallelController.__init__ -> get_device() "
+        f"({dpc}:261)",
+        "dp_controller disagg": f"{entry} -> get_disagg() ({dpc}:971)",
+        "dp_controller exec": f"{entry} -> get_exec() ({dpc}:999)",
+        "dp_controller observability": f"{entry} -> get_observability() ({dpc}:964)",
+        "dp_controller parallel": f"{entry} -> get_parallel() ({dpc}:999)",
+        "dp_controller serving": f"{entry} -> get_serving() ({dpc}:991)",
+    }
+    assert strict_check["summary"]["CTX302"]["found"] == 0
