@@ -220,7 +220,8 @@ class Analysis:
         self.unknown: list[tuple[str, Event]] = []  # (function, publish) of an unknown role
         self.computed: list[str] = []  # functions publishing with a non-literal role
         roles_of: dict[str, set[str]] = {}  # function -> roles it publishes under
-        for q in sorted(g.doing(PUBLISH)):
+        publishing = g.doing(PUBLISH)
+        for q in sorted(publishing):
             fn = g.funcs[q]
             for i, e in enumerate(fn.events):
                 if e.kind is not PUBLISH:
@@ -237,7 +238,7 @@ class Analysis:
         while todo:
             q = todo.popleft()
             for c in sorted(g.callers.get(q, ())):
-                if c in g.doing(PUBLISH):
+                if c in publishing:
                     continue  # publishes itself: its own role holds
                 fn = g.funcs[c]
                 for i, targets in enumerate(g.edges[c]):
