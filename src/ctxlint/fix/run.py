@@ -14,6 +14,7 @@ The baseline is never rewritten: the fixed findings show as stale.
 
 from __future__ import annotations
 
+import gc
 import os
 import re
 from collections import Counter
@@ -39,6 +40,7 @@ from ctxlint.fix.plan import FIXED, LEFT, ROLLED_BACK, Site
 from ctxlint.fix.planning import Planner, plan_all
 from ctxlint.fix.reads import fix_seed_reads, fix_supplied_reads
 from ctxlint.fix.targets import Targets
+from ctxlint.program.core import Program
 from ctxlint.program.rule import Rule
 
 # The fixers, in the order they plan a file: a rename (CTX401) frees a name a
@@ -199,16 +201,30 @@ class FixRun:
         return load
 
     def _check(self, texts: dict[str, str]) -> RunOutput:
-        return _Overlay(
+        out = _Overlay(
             self.config, self.rules, texts=texts, cache=self.cache, **self.engine_args
         ).run()
+        # what the fix reads of a check is its vocabulary, findings and errors:
+        # the program's per-file facts and indexes go now, or the next check
+        # would build its own beside them (twice the peak memory)
+        p = out.program
+        out.program = Program(p.config, p.vocab, {}, sets=p.sets, pinned=p.pinned)
+        return out
 
     # -- the run ----------------------------------------------------------------
     def run(self) -> FixResult:
+        # The cyclic GC is paused, as the engine pauses it for a check (the pool's
+        # workers inherit that): between checks the heap still holds a check's
+        # millions of acyclic objects, which every collection the fixers'
+        # LibCST trees set off would traverse again.
+        paused = gc.isenabled()
+        gc.disable()
         try:
             return self._run()
         finally:
             self.cache.finish()
+            if paused:
+                gc.enable()
 
     def _run(self) -> FixResult:
         result = FixResult()
