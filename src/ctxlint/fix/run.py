@@ -208,7 +208,7 @@ class FixRun:
         # the program's per-file facts and indexes go now, or the next check
         # would build its own beside them (twice the peak memory)
         p = out.program
-        out.program = Program(p.config, p.vocab, {}, sets=p.sets, pinned=p.pinned)
+        out.program = Program(p.config, p.vocab, {}, sets=p.sets, pinned=p.pinned, paths=p.paths)
         return out
 
     # -- the run ----------------------------------------------------------------
