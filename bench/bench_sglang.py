@@ -293,6 +293,13 @@ def ctxlint_cmd(config: Path, tree: Path, out: Path, jobs: int | None) -> list[s
     return cmd + (["--jobs", str(jobs)] if jobs else [])
 
 
+def fix_cmd(config: Path, tree: Path, jobs: int | None) -> list[str]:
+    """`ctxlint fix --diff` for every fixable rule (CTX102's and CTX401's unsafe fixes too)."""
+    cmd = [sys.executable, "-m", "ctxlint.cli", "fix", "--diff", "--unsafe"]
+    cmd += ["--config", str(config), str(tree)]
+    return cmd + (["--jobs", str(jobs)] if jobs else [])
+
+
 def edit_target(files: list[Any], tree: Path) -> str:
     """A file that matters: it calls the seed accessor (so it is parsed, not prefiltered out)."""
     for f in files:
@@ -340,9 +347,12 @@ def measure(args: argparse.Namespace) -> Bench:
         reports = work / "reports"
         reports.mkdir()
 
-        def ctxlint(name: str, note: str, where: Path | None = None) -> Row:
+        def ctxlint(
+            name: str, note: str, where: Path | None = None, cmd: list[str] | None = None
+        ) -> Row:
             out = reports / f"{name.replace(' ', '_')}.json"
-            m = timed_run(ctxlint_cmd(config_path, where or tree, out, args.jobs), cwd=work)
+            cmd = cmd or ctxlint_cmd(config_path, where or tree, out, args.jobs)
+            m = timed_run(cmd, cwd=work)
             if m.exit_code not in (0, 1):
                 print(f"bench: {name}: ctxlint exited {m.exit_code}:\n{m.stderr}", file=sys.stderr)
             row = Row(name, m.wall, note, m.cpu, m.peak_rss, m.peak_tree, m.exit_code)
@@ -353,6 +363,10 @@ def measure(args: argparse.Namespace) -> Bench:
         cold = ctxlint("ctxlint cold", "empty cache")
         warm_runs = [ctxlint(f"warm {i}", "") for i in range(args.repeat)]
         warm = min(warm_runs, key=lambda r: r.seconds)
+        fix = fix_cmd(config_path, tree, args.jobs)
+        fix_warm = ctxlint(
+            FIX_WARM, "every fixable rule, --unsafe; the cache of the warm check", cmd=fix
+        )
         target = edit_target(files, tree)
         original = (tree / target).read_bytes()
         edit_runs, comment_runs = [], []
@@ -397,6 +411,12 @@ def measure(args: argparse.Namespace) -> Bench:
             )
             bench.rows.append(on_path)
         # (the fresh-copy rows are already in bench.rows: ctxlint() appends each run)
+        shutil.rmtree(config.cache_dir, ignore_errors=True)
+        fix_cold = ctxlint(FIX_COLD, "every fixable rule, --unsafe; empty cache", cmd=fix)
+        bench.rows.remove(fix_warm)
+        bench.rows.remove(fix_cold)
+        at = bench.rows.index(cold) + 1  # beside the cold check: the same file set
+        bench.rows[at:at] = [fix_cold, fix_warm]
         if args.scaling:  # the serial cold run: what the pool buys on this machine
             shutil.rmtree(config.cache_dir, ignore_errors=True)
             serial = timed_run(ctxlint_cmd(config_path, tree, reports / "serial.json", 1), work)
@@ -490,6 +510,10 @@ TARGETS: list[tuple[str, str, Any]] = [
     ("ctxlint fresh copy, cache restored", "<= 2 s", lambda s, floor: s <= 2.0),
     ("ctxlint fresh copy, 10 files changed", "<= 4 s", lambda s, floor: s <= 4.0),
 ]
+# issue 17: `fix --diff` (every fixable rule) costs at most the cold check plus 20%
+FIX_COLD = "ctxlint fix --diff cold"
+FIX_WARM = "ctxlint fix --diff after a warm check"
+FIX_OVER_COLD = 1.2
 PEAK_PSS = 600 * 2**20
 MIN_SPEEDUP = 1.8  # cold --jobs 1 over cold on two workers
 
@@ -505,6 +529,15 @@ def judge(bench: Bench) -> None:
             row = bench.row(name)
             row.target, row.verdict = target, "PASS" if ok(row.seconds, floor) else "FAIL"
     cold = bench.row("ctxlint cold")
+    if FIX_COLD in names:  # wall and CPU both: a pool hides CPU from the wall time
+        fix = bench.row(FIX_COLD)
+        over = [fix.seconds / cold.seconds]
+        if fix.cpu and cold.cpu:
+            over.append(fix.cpu / cold.cpu)
+            bench.meta["fix_cold_cpu_over_cold_cpu"] = round(fix.cpu / cold.cpu, 3)
+        bench.meta["fix_cold_over_cold"] = round(fix.seconds / cold.seconds, 3)
+        fix.target = f"<= {FIX_OVER_COLD}x cold, wall and cpu"
+        fix.verdict = "PASS" if max(over) <= FIX_OVER_COLD else "FAIL"
     bench.meta["cold_over_floor"] = round(cold.seconds / floor, 3) if floor else None
     if "ctxlint cold --jobs 1" in names:
         serial = bench.row("ctxlint cold --jobs 1")

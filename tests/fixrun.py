@@ -10,10 +10,10 @@ from ctxlint.fix.run import FixResult, FixRun
 
 
 def fix_project(
-    root: Path, select: set[str], *, unsafe: bool = False, write: bool = True
+    root: Path, select: set[str], *, unsafe: bool = False, write: bool = True, jobs: int = 1
 ) -> FixResult:
     config, rules = project_config(root)
-    run = FixRun(config, rules, select=select, unsafe=unsafe, jobs=1, use_cache=False)
+    run = FixRun(config, rules, select=select, unsafe=unsafe, jobs=jobs, use_cache=False)
     result = run.run()
     if write:
         run.write(result)

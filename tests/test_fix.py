@@ -219,3 +219,15 @@ def test_rules_shows_which_rules_can_fix(tmp_path: Path) -> None:
     }
     assert rows["CTX101"] == "safe" and rows["CTX102"] == "unsafe"
     assert rows["CTX401"] == "safe, unsafe" and rows["CTX201"] == "-"
+
+
+def test_the_pool_plans_the_same_diff_as_one_process(fixed: dict, tmp_path: Path) -> None:
+    root = copy_tree(tmp_path / "repo")
+    pooled = cli("fix", "--unsafe", "--diff", "--config", CONFIG, "--jobs", "2", ".", cwd=root)
+    serial = fixed["diff"]  # --jobs 1
+    assert pooled.stdout.count("+++ b/") == 5
+    assert (pooled.returncode, pooled.stdout, pooled.stderr) == (
+        serial.returncode,
+        serial.stdout,
+        serial.stderr,
+    )

@@ -4,6 +4,7 @@ may use is kept, and a write is atomic."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from fixrun import fix_project
@@ -119,3 +120,64 @@ def test_fix_with_a_baseline_leaves_it_and_says_what_is_stale(project: Path) -> 
     assert (project / "ctxlint-baseline.json").read_text() == pinned
     strict = cli("check", "--strict", cwd=project)
     assert strict.returncode == 1 and "stale" in strict.stdout + strict.stderr
+
+
+def _recording_fixer(monkeypatch, folder: Path) -> None:
+    """CTX101's fixer, leaving a file named after the process that ran it."""
+    from ctxlint.fix import run
+
+    fixer = run.FIXERS["CTX101"]
+
+    def recording(plan, findings, ctx):
+        (folder / f"{os.getpid()}-{plan.src.path.replace('/', '_')}").touch()
+        fixer(plan, findings, ctx)
+
+    monkeypatch.setitem(run.FIXERS, "CTX101", recording)
+
+
+def test_files_are_planned_on_the_pool_with_the_outcome_of_one_process(
+    project: Path, monkeypatch, tmp_path: Path
+) -> None:
+    other = READ.replace("max_running_requests", "tp_size")
+    write(project, {"app/a.py": READ, "app/b.py": other, "app/c.py": READ})
+    outcomes = {}
+    for jobs in (1, 2):
+        seen = tmp_path / f"jobs{jobs}"
+        seen.mkdir()
+        _recording_fixer(monkeypatch, seen)
+        result = fix_project(project, {"CTX101"}, write=False, jobs=jobs)
+        pids = {p.name.partition("-")[0] for p in seen.iterdir()}
+        assert len(list(seen.iterdir())) == 3
+        assert (str(os.getpid()) in pids) == (jobs == 1)  # jobs 2: planned in the workers
+        outcomes[jobs] = (result.before, result.after, [vars(s) for s in result.sites])
+    assert outcomes[1] == outcomes[2]
+    assert sorted(outcomes[2][1]) == ["app/a.py", "app/b.py", "app/c.py"]
+
+
+def test_a_file_whose_planning_kills_the_worker_is_left_and_says_so(
+    project: Path, monkeypatch
+) -> None:
+    from ctxlint.fix import run
+
+    fixer = run.FIXERS["CTX101"]
+
+    def crashing(plan, findings, ctx):
+        if plan.src.path == "app/b.py" and os.getpid() != parent:
+            os._exit(9)  # a native crash in a worker, as LibCST's parser can have
+        fixer(plan, findings, ctx)
+
+    parent = os.getpid()
+    monkeypatch.setitem(run.FIXERS, "CTX101", crashing)
+    write(project, {"app/a.py": READ, "app/b.py": READ, "app/c.py": READ})
+    result = fix_project(project, {"CTX101"}, jobs=2)
+    by_path = {s.path: (s.status, s.reason) for s in result.sites}
+    assert by_path == {
+        "app/a.py": (FIXED, ""),
+        "app/b.py": (
+            LEFT,
+            "planning this file killed the worker (exit status 9); please report it",
+        ),
+        "app/c.py": (FIXED, ""),
+    }
+    assert (project / "app/b.py").read_text() == READ
+    assert "get_schedule().max_running_requests" in (project / "app/a.py").read_text()

@@ -14,12 +14,16 @@ The baseline is never rewritten: the fixed findings show as stale.
 
 from __future__ import annotations
 
+import gc
+import os
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
+from ctxlint.cache.store import FactCache
 from ctxlint.config.settings import Config
 from ctxlint.core import pysource
 from ctxlint.core.findings import FileError, Finding
@@ -32,11 +36,11 @@ from ctxlint.facts.extract import parse
 from ctxlint.fix.binding import fix_accessor_bindings
 from ctxlint.fix.context import FixContext, Fixer
 from ctxlint.fix.hops import fix_config_hops
-from ctxlint.fix.plan import FIXED, LEFT, ROLLED_BACK, FilePlan, Site, apply
+from ctxlint.fix.plan import FIXED, LEFT, ROLLED_BACK, Site
+from ctxlint.fix.planning import Planner, plan_all
 from ctxlint.fix.reads import fix_seed_reads, fix_supplied_reads
-from ctxlint.fix.source import SourceFile
 from ctxlint.fix.targets import Targets
-from ctxlint.fix.unused import drop_unused_imports
+from ctxlint.program.core import Program
 from ctxlint.program.rule import Rule
 
 # The fixers, in the order they plan a file: a rename (CTX401) frees a name a
@@ -56,7 +60,7 @@ def fixable(rules: list[Rule]) -> dict[str, tuple[str, ...]]:
 
 @dataclass
 class FixResult:
-    plans: dict[str, FilePlan] = field(default_factory=dict)
+    plans: dict[str, list[Site]] = field(default_factory=dict)  # path -> its sites
     before: dict[str, str] = field(default_factory=dict)  # path -> text, files changed
     after: dict[str, str] = field(default_factory=dict)
     sites: list[Site] = field(default_factory=list)
@@ -68,12 +72,50 @@ class FixResult:
         return sum(1 for s in self.sites if s.status == status)
 
 
-class _Overlay(Engine):
-    """The engine over the tree as it would be: `texts` replace those files' bytes."""
+class _SharedCache(FactCache):
+    """The fact cache every check of one fix run shares: what one check read or
+    wrote is served to the next from memory, so a re-check extracts only the
+    rewritten files (with --no-cache too: then nothing reaches the disk) and
+    reads nothing back from sqlite."""
 
-    def __init__(self, *args: Any, texts: dict[str, str], **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, folder: Path | None) -> None:
+        super().__init__(folder)
+        self.memory: dict[str, bytes] = {}
+
+    def get_many(self, keys: Iterable[str]) -> dict[str, bytes]:
+        if not self.read:
+            return {}
+        keys = list(keys)
+        found = {k: self.memory[k] for k in keys if k in self.memory}
+        self.served += len(found)
+        rest = [k for k in keys if k not in found]
+        if rest:
+            more = super().get_many(rest)
+            self.memory.update(more)
+            found.update(more)
+        return found
+
+    def put_many(self, items: dict[str, bytes]) -> None:
+        self.memory.update(items)
+        super().put_many(items)
+
+    def close(self) -> None:
+        """Kept open for the run's next check (`finish` closes it)."""
+
+    def finish(self) -> None:
+        super().close()
+
+
+class _Overlay(Engine):
+    """The engine over the tree as it would be: `texts` replace those files'
+    bytes; `cache` is the fix run's shared cache."""
+
+    def __init__(
+        self, *args: Any, texts: dict[str, str], cache: _SharedCache, **kwargs: Any
+    ) -> None:
+        super().__init__(*args, **(kwargs | {"use_cache": False}))  # no connection of its own
         self.texts = texts
+        self.cache = cache
 
     def read_sources(self) -> tuple[list[Any], Sources, list[FileError]]:
         files, sources, errors = super().read_sources()
@@ -107,6 +149,8 @@ class FixRun:
             "pinned": pinned,
             "selected": {r.id for r in rules},
         }
+        self.jobs = max(1, jobs or os.cpu_count() or 1)  # as the engine counts them
+        self.cache = _SharedCache(config.cache_dir if use_cache else None)
         self._files = {f.rel: f.module for f in discover(config.root, config.src, config.exclude)}
         self._texts: dict[str, str] = {}
 
@@ -121,6 +165,11 @@ class FixRun:
             except OSError:
                 self._texts[rel] = ""
         return self._texts[rel]
+
+    def _read_all(self) -> None:
+        """Every checked file's text, read once here rather than by each worker."""
+        for rel in self._files:
+            self._text(rel)
 
     def named_elsewhere(self, patterns: list[str], path: str) -> bool:
         compiled = [re.compile(p) for p in patterns]
@@ -152,10 +201,32 @@ class FixRun:
         return load
 
     def _check(self, texts: dict[str, str]) -> RunOutput:
-        return _Overlay(self.config, self.rules, texts=texts, **self.engine_args).run()
+        out = _Overlay(
+            self.config, self.rules, texts=texts, cache=self.cache, **self.engine_args
+        ).run()
+        # what the fix reads of a check is its vocabulary, findings and errors:
+        # the program's per-file facts and indexes go now, or the next check
+        # would build its own beside them (twice the peak memory)
+        p = out.program
+        out.program = Program(p.config, p.vocab, {}, sets=p.sets, pinned=p.pinned, paths=p.paths)
+        return out
 
     # -- the run ----------------------------------------------------------------
     def run(self) -> FixResult:
+        # The cyclic GC is paused, as the engine pauses it for a check (the pool's
+        # workers inherit that): between checks the heap still holds a check's
+        # millions of acyclic objects, which every collection the fixers'
+        # LibCST trees set off would traverse again.
+        paused = gc.isenabled()
+        gc.disable()
+        try:
+            return self._run()
+        finally:
+            self.cache.finish()
+            if paused:
+                gc.enable()
+
+    def _run(self) -> FixResult:
         result = FixResult()
         before = self._check({})
         result.checks = 1
@@ -168,67 +239,20 @@ class FixRun:
             if f.rule in self.select and self.paths(f.path):
                 todo.setdefault(f.path, []).append(f)
         broken = {e.path: e.message for e in before.errors}
-        seeds = {vocab.runtime_module, *vocab.accessor_modules.values()}
-        for path in sorted(todo):
-            plan = self._plan(path, todo[path], ctx, broken, result)
-            if plan is None:
-                continue
-            result.plans[path] = plan
-            if not plan.changes():
-                continue
-            text = drop_unused_imports(
-                apply(plan), plan.drop_if_unused, seeds, plan.src.module, plan.src.is_package
-            )
-            if text != plan.src.text:
-                result.before[path], result.after[path] = plan.src.text, text
+        planner = Planner(
+            self.config.root, self.config.target_version, self._files, FIXERS, ctx, broken
+        )
+        for planned in plan_all(planner, todo, self.jobs, before_fork=self._read_all):
+            result.plans[planned.path] = planned.sites
+            result.sites.extend(planned.sites)
+            if planned.after is not None:
+                assert planned.before is not None
+                result.before[planned.path], result.after[planned.path] = (
+                    planned.before,
+                    planned.after,
+                )
         self._verify(before, result)
         return result
-
-    def _plan(
-        self,
-        path: str,
-        findings: list[Finding],
-        ctx: FixContext,
-        broken: dict[str, str],
-        result: FixResult,
-    ) -> FilePlan | None:
-        module = self._files.get(path)
-        why = broken.get(path)
-        src = None
-        if why is None and module is not None:
-            try:
-                src = SourceFile.read(path, module, self._bytes(path), self.config.target_version)
-            except (OSError, pysource.SourceError) as exc:
-                why = str(exc)
-        if src is None:
-            for f in findings:
-                result.sites.append(
-                    Site(
-                        f.rule,
-                        f.path,
-                        f.line,
-                        f.span.column,
-                        f.snippet,
-                        f.scope,
-                        reason=f"the file is not touched: {why or 'not a checked module'}",
-                    )
-                )
-            return None
-        plan = FilePlan(src, ctx.vocab.runtime_module)
-        try:
-            for rule, fixer in FIXERS.items():
-                mine = [f for f in findings if f.rule == rule]
-                if mine:
-                    fixer(plan, mine, ctx)
-        except Exception as exc:  # a bug in a fixer: this file is left as it is, and says so
-            why = f"the fix failed on this file ({type(exc).__name__}: {exc}); please report it"
-            result.sites.extend(
-                Site(f.rule, f.path, f.line, f.span.column, f.snippet, f.scope, reason=why)
-                for f in findings
-            )
-            return None
-        result.sites.extend(plan.sites)
-        return plan
 
     def _verify(self, before: RunOutput, result: FixResult) -> None:
         """Check the rewritten program; roll back the files that do not hold."""
@@ -244,7 +268,7 @@ class FixRun:
                     bad[e.path] = f"the rewritten file does not parse: {e.message}"
             for path in sorted(set(new) | set(result.after)):
                 fixed = (
-                    [(s.rule, s.scope, s.snippet) for s in result.plans[path].fixed()]
+                    [(s.rule, s.scope, s.snippet) for s in result.plans[path] if s.status == FIXED]
                     if path in result.after
                     else []
                 )
@@ -265,7 +289,7 @@ class FixRun:
             for path, why in bad.items():
                 del result.after[path]
                 del result.before[path]
-                for s in result.plans[path].sites:
+                for s in result.plans[path]:
                     if s.status == FIXED:
                         s.status, s.reason = ROLLED_BACK, why
         result.output = before  # every rewrite rolled back: the first check stands

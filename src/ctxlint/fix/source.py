@@ -4,13 +4,14 @@ A finding's node is found again by its span: the file is parsed, every node
 placed by one codegen pass (facts.positions.NodeWalk: PositionProvider's
 placement, the one the rules anchored their findings with, at a fraction of
 its cost, and each node's parent), and the node of the expected kind whose
-range is exactly the span is the one the rule reported. Scopes (LibCST's
-ScopeProvider) are resolved only for a file whose sites need them.
+range is exactly the span is the one the rule reported. The tree is parsed
+only when a fixer asks for it, and scopes (LibCST's ScopeProvider) are
+resolved only for a file whose sites need them.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
@@ -28,10 +29,12 @@ class SourceFile:
     path: str  # relative to the project root
     module: str
     text: str
-    tree: cst.Module = field(init=False)
 
-    def __post_init__(self) -> None:
-        self.tree = parse(self.text)
+    @cached_property
+    def tree(self) -> cst.Module:
+        # parsed when a fixer first asks: a file whose sites all say why
+        # without looking (an unsafe fix not asked for) is never parsed again
+        return parse(self.text)
 
     @classmethod
     def read(cls, path: str, module: str, data: bytes, target: str) -> SourceFile:
