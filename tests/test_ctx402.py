@@ -187,9 +187,11 @@ def test_the_sets_derive_accessors_and_record_takers_from_the_runtime(project: P
         "specrt.context.get_context",
         "specrt.context.get_exec",
         "specrt.context.get_flags",
+        "specrt.context.get_forward",  # the fixture's per-forward and resources tiers
         "specrt.context.get_memory",
         "specrt.context.get_model",
         "specrt.context.get_parallel",
+        "specrt.context.get_resources",
         "specrt.context.get_schedule",
         "specrt.context.get_server_args",
         "specrt.context.get_tp_size",

@@ -308,3 +308,53 @@ def test_sets_derive_the_role_table_entries_and_reach(
         "dp_controller serving": f"{entry} -> get_serving() ({dpc}:991)",
     }
     assert strict_check["summary"]["CTX302"]["found"] == 0
+
+
+def test_sets_derive_resource_leases_and_forward_state(
+    tree: Path, strict_check: dict[str, Any]
+) -> None:
+    """CTX701 and CTX702's derived sets, exact for this wheel (issue 16,
+    docs/sglang-0.5.23-triage.md)."""
+    res = run_cli("sets", "--profile", "sglang", str(tree), "--format", "json")
+    assert res.returncode == 0, res.stderr
+    data = json.loads(res.stdout)
+    leases = data["CTX701"]
+    rt = "sglang.srt.runtime_context"
+    assert leases["resources tier"] == f"{rt}.Resources"
+    assert leases["lease methods"] == {
+        f"{rt}.RuntimeContext.get_buffer": "buffers",
+        f"{rt}.RuntimeContext.get_stream": "streams",
+        f"{rt}.RuntimeContext.set_stream": "streams",
+    }
+    assert leases["lease functions"] == {
+        f"{rt}.get_buffer": "buffers",
+        f"{rt}.get_stream": "streams",
+        f"{rt}.set_stream": "streams",
+    }
+    assert leases["subsystems"] == [
+        "sglang.srt.hardware_backend",
+        "sglang.srt.layers",
+        "sglang.srt.model_executor",
+        "sglang.srt.models",
+        "sglang.srt.utils",
+    ]
+    table = leases["name table"]
+    assert len(table) == 16
+    assert table["streams alt"] == "sglang.srt.models"
+    assert table["streams cuda_graph_capture"] == "sglang.srt.model_executor"  # a module constant
+    assert all(", " not in subs for subs in table.values())  # no name from two subsystems
+    assert leases["lease sites"] == 49
+    assert len(leases["capture blocks"]) == 21
+    assert leases["reached from capture"] == 26
+    forward = data["CTX702"]
+    assert forward["forward tier"] == f"{rt}.get_forward"
+    assert len(forward["thread starts"]) == 228
+    assert forward["reached from threads"] == 1029
+    assert forward["forward reads"] == 34
+    assert {k: len(v) for k, v in forward["sticky names"].items()} == {
+        "attn_inputs": 3,
+        "is_extend_in_batch": 1,
+        "lora_batch_layout": 3,
+        "multi_stream": 1,
+        "sp_active": 4,
+    }

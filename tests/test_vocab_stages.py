@@ -155,6 +155,10 @@ DISABLED = {
     "for a literal name would provide them",
     "CTX602": "no bag accessors: a zero-argument `get_<namespace>()` in old.runtime_context "
     "returning the context's bag for a namespace would provide them",
+    "CTX701": "no bag accessors: a zero-argument `get_<namespace>()` in old.runtime_context "
+    "returning the context's bag for a namespace would provide them",
+    "CTX702": "no bag accessors: a zero-argument `get_<namespace>()` in old.runtime_context "
+    "returning the context's bag for a namespace would provide them",
     "CTX703": "no bag accessors: a zero-argument `get_<namespace>()` in old.runtime_context "
     "returning the context's bag for a namespace would provide them",
 }

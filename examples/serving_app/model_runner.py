@@ -11,11 +11,12 @@ import torch
 
 from ctxrt.context import (
     assert_published,
-    get_buffer,
     get_device,
     get_exec,
     get_forward,
     get_model,
+    get_resources,
+    get_stream,
 )
 from ctxrt.hf_configs import load_hf_config
 from ctxrt.record import ServerArgs
@@ -58,10 +59,11 @@ class ModelRunner:
             # fullgraph: a graph break is an error, not a silent eager fallback.
             # dynamic: the sequence length is symbolic, so a graph per flags value.
             self.model = torch.compile(model, backend="eager", fullgraph=True, dynamic=True)
-        # One mask per device shared by every runner in the process: a named buffer.
-        self.allowed = get_buffer(
-            f"printable_logit_mask:{self.device}", lambda: _printable_mask(self.device)
-        )
+        # One mask per device, shared by every runner of the process on that device.
+        self.allowed = _shared_printable_mask(self.device)
+        # The runner's side stream: leased by its role's literal name at init, never
+        # inside a graph capture (CTX701).
+        self.side_stream = get_stream("alt")
 
     def _load_format_scope(self):  # type: ignore[no-untyped-def]
         """Model construction reads ``get_model().load_format``; a draft build sees its
@@ -82,6 +84,16 @@ class ModelRunner:
         for _ in range(num_tokens):
             tokens.append(int(self.logits(tokens)[-1].argmax()))
         return tokens[len(token_ids) :]
+
+
+def _shared_printable_mask(device: torch.device) -> torch.Tensor:
+    """A per-device buffer manages its resources entry directly, under one literal
+    name (the design's rule for per-device semantics): `get_buffer` leases one
+    buffer per name, and a name computed from the device is no lease (CTX701)."""
+    masks = get_resources().buffers.setdefault("printable_logit_mask", {})
+    if device not in masks:
+        masks[device] = _printable_mask(device)
+    return masks[device]
 
 
 def _printable_mask(device: torch.device) -> torch.Tensor:
