@@ -31,7 +31,8 @@ from typing import Any
 from ctxlint.program.call_model import Global
 from ctxlint.program.calls import CallGraph, call_graph
 from ctxlint.program.core import Program
-from ctxlint.program.resolution_facts import KEY
+
+KEY = "resolution"  # the part's key (program.resolution_facts keeps its visitor)
 
 __all__ = ["KEY", "Resolution", "resolution"]
 

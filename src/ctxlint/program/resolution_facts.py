@@ -27,8 +27,9 @@ from typing import Any
 from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import FileContext, dotted, string_value
 from ctxlint.facts.visitor import FileVisitor
+from ctxlint.program.resolution import KEY
 
-KEY = "resolution"
+__all__ = ["KEY", "ResolutionFacts"]
 MUTATORS = ("append", "extend", "insert")
 SETATTRS = ("setattr", "object.__setattr__")
 
