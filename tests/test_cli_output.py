@@ -215,9 +215,14 @@ def test_show_settings(two_findings: Path) -> None:
     assert doc["per-rule-exclude"] == {"CTX201": ["specrt/record.py"]}
     assert doc["baseline"] == f"{root / 'ctxlint-baseline.json'} (not written yet)"
     assert doc["cache dir"] == str(root / ".ctxlint_cache")
-    assert doc["selected rules"] == ["CTX101 seed-read", "CTX102 supplied-exposure"]
+    assert doc["selected rules"] == [
+        "CTX101 seed-read",
+        "CTX102 supplied-exposure",
+        "CTX103 resolution-view",
+        "CTX104 declaration-writer",
+    ]
     assert doc["files checked"] == 7
-    assert sorted(doc["derived set sizes"]) == ["CTX101", "CTX102"]
+    assert sorted(doc["derived set sizes"]) == ["CTX101", "CTX102", "CTX103", "CTX104"]
     assert doc["derived set sizes"]["CTX101"]["seed accessors"] == 1
     text = cli("show-settings", "--select", "CTX1", cwd=two_findings).stdout
     assert f"config file: {root / 'pyproject.toml'}" in text.splitlines()
@@ -359,9 +364,10 @@ def test_timings_charge_each_rule_its_visitors_derive_and_check(project: Path) -
         rule_options={k: v for r in rules for k, v in r.options.items()},
     )
     with_visitors = {r.id for r in rules if r.visitor is not None}
-    # every rule but CTX001 (it reads suppressions) and CTX301 (it queries the
-    # program's call graph, whose visitor is the part "calls") has its own visitor
-    assert {r.id for r in rules} - with_visitors == {"CTX001", "CTX301"}
+    # every rule but CTX001 (it reads suppressions), CTX301 (it queries the
+    # program's call graph, whose visitor is the part "calls") and CTX103/CTX104
+    # (the part "resolution") has its own visitor
+    assert {r.id for r in rules} - with_visitors == {"CTX001", "CTX103", "CTX104", "CTX301"}
     timed = Engine(config, rules, jobs=1, use_cache=False, time_rules=True).run().timings
     for rule in rules:
         assert timed[f"rule {rule.id} derive"] > 0

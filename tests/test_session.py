@@ -148,7 +148,7 @@ def test_findings_carry_their_field_in_the_json(checked: dict[str, Any]) -> None
     assert all(f["data"]["kind"] in ("import", "global", "memo", "legacy", "hop") for f in frozen)
     roles = [f for f in checked["findings"] if f["rule"] == "CTX302"]
     assert roles and all(f["data"]["namespace"] in f["message"] for f in roles)
-    plain = ("CTX101", "CTX102", "CTX302", "CTX501", "CTX602")
+    plain = ("CTX101", "CTX102", "CTX103", "CTX104", "CTX302", "CTX501", "CTX602")
     others = [f for f in checked["findings"] if f["rule"] not in plain]
     assert others and all("data" not in f for f in others)
 

@@ -358,3 +358,45 @@ def test_sets_derive_resource_leases_and_forward_state(
         "multi_stream": 1,
         "sp_active": 4,
     }
+
+
+def test_sets_derive_the_resolution_pipeline_and_its_one_writer(
+    tree: Path, strict_check: dict[str, Any]
+) -> None:
+    """CTX103 and CTX104's derived sets on 0.5.23 (docs/sglang-0.5.23-triage.md, issue 15)."""
+    res = run_cli("sets", "--profile", "sglang", str(tree), "--format", "json")
+    assert res.returncode == 0, res.stderr
+    data = json.loads(res.stdout)
+    view = data["CTX103"]
+    # __post_init__ is empty in 0.5.23: launchers and publishers call resolve_once,
+    # and check_server_args re-runs the validation passes
+    assert view["pipeline entries (the record's __post_init__ and methods reaching the declaration)"] == [
+        "sglang.srt.server_args.ServerArgs.__post_init__",
+        "sglang.srt.server_args.ServerArgs.check_server_args",
+        "sglang.srt.server_args.ServerArgs.resolve_once",
+    ]  # fmt: skip
+    assert view["declaration function"] == ["sglang.srt.arg_groups.overrides.declare_resolution"]
+    assert view["view functions"] == [
+        "sglang.srt.arg_groups.model_override_base.resolved_view",
+        "sglang.srt.arg_groups.model_override_base.resolving_view",
+    ]
+    assert sorted(view["view bindings (name: view functions)"]) == [
+        "cfg", "resolved", "resolving", "sa", "server_cfg", "view",
+    ]  # fmt: skip
+    assert len(view["resolution modules"]) == 34
+    assert len(view["registered callables"]) == 78
+    assert len(view["passes handed to a pass runner"]) == 41
+    # the platform hook is a method of an object (`current_platform`): not named
+    assert view["foreign-default resolvers"] == []
+    assert view["pipeline functions"] == 612
+    writer = data["CTX104"]
+    assert writer["stash slots"] == ["_resolved_overrides"]
+    assert writer["stash appenders (through a parameter)"] == [
+        "sglang.srt.arg_groups.model_hook.handle_model_specific_adjustments",
+        "sglang.srt.arg_groups.overrides.declare_resolution",
+    ]
+    assert writer["pass runners"] == ["sglang.srt.arg_groups.overrides.run_post_process_pass"]
+    assert writer["foreign-default wrappers"] == [
+        "sglang.srt.arg_groups.overrides.record_foreign_defaults"
+    ]
+    assert writer["functions reaching the declaration (not through a pass runner)"] == 133

@@ -142,6 +142,10 @@ def level() -> str:
 """,
 }
 DISABLED = {
+    "CTX103": "no bag accessors: a zero-argument `get_<namespace>()` in old.runtime_context "
+    "returning the context's bag for a namespace would provide them",
+    "CTX104": "no bag accessors: a zero-argument `get_<namespace>()` in old.runtime_context "
+    "returning the context's bag for a namespace would provide them",
     "CTX301": "no bag accessors: a zero-argument `get_<namespace>()` in old.runtime_context "
     "returning the context's bag for a namespace would provide them",
     "CTX302": "no bag accessors: a zero-argument `get_<namespace>()` in old.runtime_context "
@@ -208,8 +212,10 @@ def test_a_rule_selected_by_name_counts_as_selected_a_prefix_does_not(tmp_path: 
     assert by_name.returncode == 2
     assert by_name.stderr.splitlines()[-1].startswith("ctxlint: error: CTX601 selected but")
     by_prefix = cli("check", "--no-cache", "--select", "CTX1,CTX6", cwd=tmp_path)
-    assert by_prefix.returncode == 1  # CTX101 and CTX102 run; CTX601 is only said
+    assert by_prefix.returncode == 1  # CTX101 and CTX102 run; CTX103/4 and CTX601 are only said
     assert by_prefix.stderr == (
+        f"ctxlint: CTX103 disabled: {DISABLED['CTX103']}\n"
+        f"ctxlint: CTX104 disabled: {DISABLED['CTX104']}\n"
         f"ctxlint: CTX601 disabled: {DISABLED['CTX601']}\n"
         f"ctxlint: CTX602 disabled: {DISABLED['CTX602']}\n"
     )

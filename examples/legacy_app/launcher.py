@@ -11,6 +11,7 @@ from multiprocessing.process import BaseProcess
 
 from ctxrt.context import get_serving, publish
 from ctxrt.record import ServerArgs
+from ctxrt.resolution import declare_resolution
 from examples.legacy_app.detokenizer import run_detokenizer_process
 from examples.legacy_app.scheduler import run_scheduler_process
 
@@ -55,6 +56,7 @@ def _free_port() -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     server_args = build_server_args(parse_args(argv))
     publish(server_args, role="tokenizer")
+    declare_resolution(server_args, "launcher", speculative_num_draft_tokens=4)
     serving = get_serving()
     print(f"[launcher] serving on {serving.host}:{serving.port}", flush=True)
 

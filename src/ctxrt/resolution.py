@@ -163,6 +163,35 @@ def run_post_process_pass(
     declare_resolution(record, source, **result)
 
 
+class _ForeignDefaults:
+    """What a foreign resolver is handed: its reads fall through to the live view,
+    its assignments are collected (the record itself is never written)."""
+
+    __slots__ = ("_view", "_written")
+
+    def __init__(self, record: Any) -> None:
+        object.__setattr__(self, "_view", resolving_view(record))
+        object.__setattr__(self, "_written", {})
+
+    def __getattr__(self, name: str) -> Any:
+        written = object.__getattribute__(self, "_written")
+        if name in written:
+            return written[name]
+        return getattr(object.__getattribute__(self, "_view"), name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        object.__getattribute__(self, "_written")[name] = value
+
+
+def record_foreign_defaults(record: Any, source: str, resolve: Callable[[Any], Any]) -> Any:
+    """Run a resolver this tree does not own (an out-of-tree plugin whose interface
+    is to *assign* fields) against a stand-in, and declare what it assigned."""
+    stand_in = _ForeignDefaults(record)
+    result = resolve(stand_in)
+    declare_resolution(record, source, **object.__getattribute__(stand_in, "_written"))
+    return result
+
+
 # ---------------------------------------------------------------- model overrides
 
 ModelOverrideFn = Callable[[ResolvedView, Mapping[str, Any]], Mapping[str, Any]]

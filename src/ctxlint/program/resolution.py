@@ -1,0 +1,271 @@
+"""The resolution pipeline and its one declaration writer, derived from the code.
+
+From the part "resolution"'s facts (program.resolution_facts) and the call graph:
+
+- the stash: a private slot of the record that some function appends to through
+  its parameter and that a view reads (a class defining `__getattr__`, or what
+  its methods call, reads the slot);
+- the declaration function: the function appending to the stash through its
+  parameter that most functions call (SGLang's `declare_resolution`);
+- the view functions: functions returning a view (or another view function's
+  result), and the names their results are conventionally bound to;
+- the registered callables: functions decorated by a registrar defined beside
+  the declaration function or a view function (`register_model_override`);
+- the pass runners: functions that call a parameter handing it a view and then
+  reach the declaration function (`run_post_process_pass`), and the passes
+  handed to them; the foreign-default wrappers: the others calling a parameter
+  before declaring (`record_foreign_defaults`), and the resolvers handed to them;
+- the pipeline: the record's `__post_init__` (and its methods reaching the
+  declaration function) and everything it reaches (calls, and functions it hands
+  by name as an argument), every function taking a record of the
+  modules it runs in beside the declaration function (the resolution modules)
+  and of the field-class modules, the registered callables, the passes and the
+  wrapped resolvers, closed again over calls.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from ctxlint.program.call_model import Global
+from ctxlint.program.calls import CallGraph, call_graph
+from ctxlint.program.core import Program
+
+KEY = "resolution"  # the part's key (program.resolution_facts keeps its visitor)
+
+__all__ = ["KEY", "Resolution", "resolution"]
+
+
+def resolution(program: Program) -> Resolution:
+    """The derived pipeline, once per run (and fixed-point round)."""
+    return program.memo(KEY, lambda: Resolution(program))
+
+
+def _package(module: str) -> str:
+    return module.rpartition(".")[0]
+
+
+class Resolution:
+    def __init__(self, program: Program) -> None:
+        self.graph = g = call_graph(program)
+        vocab = program.vocab
+        self.files: list[tuple[str, str, dict[str, Any]]] = list(program.facts(KEY))
+        consts = {
+            f"{module}.{name}": value
+            for _, module, f in self.files
+            for name, value in f.get("consts", {}).items()
+        }
+
+        def slot(key: str) -> str | None:
+            return consts.get(key[1:]) if key.startswith("@") else key
+
+        self.slot = slot
+        # -- the stash: appended through a parameter, read by a view --------
+        appended: dict[str, set[str]] = {}  # slot -> functions appending via a parameter
+        reads: dict[str, set[str]] = {}  # function -> slots it reads
+        for _, _, f in self.files:
+            for s in f.get("stash", ()):
+                k = slot(s["slot"])
+                if k and s["how"] == "append" and s["param"] and s["fn"]:
+                    appended.setdefault(k, set()).add(s["fn"])
+            for fn, key in f.get("slot_reads", ()):
+                k = slot(key)
+                if k and fn:
+                    reads.setdefault(fn, set()).add(k)
+        getattr_classes = {c for _, _, f in self.files for c in f.get("getattr_classes", ())}
+        # candidates: functions returning an object of a class defining __getattr__
+        # (or another candidate's result), with the class each one builds
+        returns = {q: r for _, _, f in self.files for q, r in f.get("returns", {}).items()}
+        built: dict[str, set[str]] = {}
+        changed = True
+        while changed:
+            changed = False
+            for q, names in returns.items():
+                if q not in g.funcs:
+                    continue
+                found: set[str] = set()
+                for n in names:
+                    cls = g.resolve_class(n)
+                    if cls in getattr_classes:
+                        found.add(cls)
+                    for t in g.resolve_global(n) if cls is None else ():
+                        found |= built.get(t, set())
+                if found - built.get(q, set()):
+                    built.setdefault(q, set()).update(found)
+                    changed = True
+        methods: dict[str, list[str]] = {}
+        for q, fn in g.funcs.items():
+            if fn.cls in getattr_classes:
+                methods.setdefault(fn.cls, []).append(q)
+        read_by: dict[str, set[str]] = {}  # candidate -> slots it or its view's methods read
+        for q, classes in built.items():
+            seeds = [q, *(m for c in sorted(classes) for m in methods.get(c, ()))]
+            read_by[q] = {k for x in _forward(g, seeds, 3) for k in reads.get(x, ())}
+        # the stash: appended through a parameter, read by a view
+        self.stash: set[str] = set(appended) & {k for ks in read_by.values() for k in ks}
+        self.view_functions: set[str] = {q for q, ks in read_by.items() if ks & self.stash}
+        self.view_classes: set[str] = {c for q in self.view_functions for c in built[q]}
+        # how code names the stash: its slot, or a constant holding it
+        self.slot_names = self.stash | {
+            q.rpartition(".")[2] for q, v in consts.items() if v in self.stash
+        }
+        appenders = sorted({q for k in self.stash for q in appended[k] if q in g.funcs})
+        self.appenders = appenders
+        self.declaration: str | None = None
+        if appenders:
+            self.declaration = max(appenders, key=lambda q: (len(g.callers.get(q, ())), q))
+        self.view_bindings: dict[str, set[str]] = {}
+        for _, _, f in self.files:
+            for name, callee in f.get("view_bindings", ()):
+                if any(t in self.view_functions for t in g.resolve_global(callee)):
+                    self.view_bindings.setdefault(name, set()).add(callee.rpartition(".")[2])
+        # -- registrars, runners and what is handed to them ------------------
+        core = {q.rpartition(".")[0] for q in self.view_functions}
+        if self.declaration:
+            core.add(g.funcs[self.declaration].module)
+        self.core_modules = core
+        self.decorator_like = {q for _, _, f in self.files for q in f.get("decorator_like", ())}
+        self.registrars: set[str] = set()
+        self.registered: set[str] = set()
+        for _, _, f in self.files:
+            for q, decos in f.get("decorators", {}).items():
+                for d in decos:
+                    found = [
+                        t
+                        for t in g.resolve_global(d)
+                        if g.funcs[t].module in core and t in self.decorator_like
+                    ]
+                    if found and q in g.funcs:
+                        self.registrars.update(found)
+                        self.registered.add(q)
+        reach_decl = g.reaching([self.declaration]) if self.declaration else set()
+        self.pass_runners: set[str] = set()
+        self.wrappers: set[str] = set()
+        for _, _, f in self.files:
+            for q, handed in f.get("param_calls", {}).items():
+                if q not in reach_decl or q == self.declaration or g.funcs[q].module not in core:
+                    continue
+                if any(self._is_view(n) for n in handed if n != "?"):
+                    self.pass_runners.add(q)
+                else:
+                    self.wrappers.add(q)
+        self.passes: set[str] = set()
+        self.resolvers: set[str] = set()
+        self.handed: dict[str, set[str]] = {}  # function -> functions it hands by name
+        self.raw_handed: dict[str, list[list[str]]] = {}  # function -> names it hands
+        for _, _, f in self.files:
+            for h in f.get("handed", ()):
+                self.raw_handed.setdefault(h["fn"], []).append(h["refs"])
+                refs = {t for r in h["refs"] for t in self._functions(r)}
+                if not refs:
+                    continue
+                self.handed.setdefault(h["fn"], set()).update(refs)
+                callee = set(g.resolve_global(h["callee"]))
+                if callee & self.pass_runners:
+                    self.passes |= refs
+                elif callee & self.wrappers:
+                    self.resolvers |= refs
+        # -- the pipeline ---------------------------------------------------
+        # the record's __post_init__, and its methods reaching the declaration
+        # function (SGLang 0.5.23 leaves __post_init__ empty and resolves in
+        # `resolve_once`, which launchers and publishers call)
+        reach_decl = g.reaching([self.declaration]) if self.declaration else set()
+        self.entries = sorted(
+            q
+            for q, fn in g.funcs.items()
+            if fn.cls in vocab.record_classes
+            and (q == f"{fn.cls}.__post_init__" or q in reach_decl)
+        )
+        self.via: dict[str, str] = {}  # a pipeline function -> what brought it in
+        first = self._close(self.entries)
+        home = _package(g.funcs[self.declaration].module) if self.declaration else None
+        field_modules = {q.rpartition(".")[0] for q in vocab.field_classes}
+        self.resolution_modules = sorted(
+            {g.funcs[q].module for q in first if home and _package(g.funcs[q].module) == home}
+            | (field_modules & {fn.module for fn in g.funcs.values()})
+        )
+        modules = set(self.resolution_modules)
+        takers = {q for q, fn in g.funcs.items() if fn.takes_record and fn.module in modules}
+        self.seeds = set(self.entries) | takers | self.registered | self.passes | self.resolvers
+        self.via = {q: p for q, p in self.via.items() if q not in self.seeds}
+        self.pipeline = self._close(sorted(self.seeds | first))
+
+    def _is_view(self, name: str) -> bool:
+        g = self.graph
+        cls = g.resolve_class(name)
+        if cls is not None:
+            return cls in self.view_classes
+        return any(t in self.view_functions for t in g.resolve_global(name))
+
+    def _functions(self, name: str) -> list[str]:
+        """The functions a name handed by reference stands for (not a class)."""
+        g = self.graph
+        if g.resolve_class(name) is not None:
+            return []
+        return g.resolve_global(name)
+
+    def _close(self, seeds: Iterable[str]) -> set[str]:
+        """`seeds` and every function they call or hand by name, transitively."""
+        g = self.graph
+        out: set[str] = set()
+        todo = sorted(q for q in seeds if q in g.funcs)
+        out.update(todo)
+        while todo:  # breadth first: `via` keeps a shortest way in
+            q = todo.pop(0)
+            # calls, and functions handed by name as an argument (a hook to its
+            # runner, a pass to the pass runner); not every name the function
+            # mentions (the call graph's refs count `req.attention_backends` as
+            # a reference to an imported `attention_backends`)
+            nxt = [t for targets in g.edges.get(q, ()) for t in targets]
+            nxt += sorted(self.handed.get(q, ()))
+            for t in nxt:
+                if t not in out:
+                    out.add(t)
+                    self.via.setdefault(t, q)
+                    todo.append(t)
+        return out
+
+    def chain(self, q: str) -> list[str]:
+        """How the pipeline reaches `q`: from a seed, the functions in between."""
+        out = [q]
+        while out[-1] in self.via and len(out) < 12:
+            out.append(self.via[out[-1]])
+        return out[::-1]
+
+    def wanted_tokens(self) -> set[str]:
+        """`module:` tokens for the pipeline's first calls that resolve to nothing yet,
+        and the names of the declaration, view and registrar functions (the
+        files using them: hooks, overrides, late declarers)."""
+        g = self.graph
+        tops = {m.partition(".")[0] for m in g.modules}
+        out: set[str] = set()
+        # the first layer only (the seeds and what they call directly): following
+        # the whole closure would parse half the tree; deeper reads are found
+        # where other rules' tokens (every bag reader) already parse their files
+        first = self.seeds | {t for q in self.seeds for ts in g.edges.get(q, ()) for t in ts}
+        for q in sorted(first):
+            fn = g.funcs[q]
+            names = [t.name for e in fn.events for t in e.targets if isinstance(t, Global)]
+            names += [r for h in self.raw_handed.get(q, ()) for r in h]
+            for name in names:
+                parts = name.split(".")
+                if parts[0] not in tops or "." not in name or g.resolve_global(name):
+                    continue
+                out.update(f"module:{'.'.join(parts[:i])}" for i in range(1, len(parts)))
+        registrars = {q for q in self.decorator_like if g.funcs[q].module in self.core_modules}
+        for q in {*self.view_functions, *registrars, *filter(None, [self.declaration])}:
+            if q in g.funcs and g.funcs[q].cls is None:
+                out.add(q.rpartition(".")[2])
+        return out
+
+
+def _forward(g: CallGraph, seeds: list[str], depth: int) -> set[str]:
+    """`seeds` and what they call, up to `depth` calls deep."""
+    out = set(seeds)
+    layer = list(seeds)
+    for _ in range(depth):
+        nxt = [t for q in layer for targets in g.edges.get(q, ()) for t in targets if t not in out]
+        out.update(nxt)
+        layer = nxt
+    return out

@@ -1,0 +1,384 @@
+"""The part "resolution": what one file says about the resolution pipeline.
+
+Resolution declares into a stash on the record and reads through views; the
+whole-program side (program.resolution) derives the declaration function, the
+stash, the views and the pipeline from these facts. Per file, the visitor keeps:
+
+- `consts`: module-level string constants (a stash slot named by a constant);
+- `getattr_classes`: classes defining `__getattr__` (a view's shape);
+- `returns`: per function, the qualified callees of the calls it returns;
+- `decorators`: per function, the qualified callees of its decorators;
+- `decorator_like`: functions returning a parameter or a function they define;
+- `param_calls`: per function that calls one of its own parameters, the
+  qualified callees of the call arguments it hands that parameter;
+- `handed`: calls handing a function by name as an argument (callee, refs);
+- `stash`: writes and reads of a private slot of an object
+  (`x.__dict__[K]`, `getattr(x, "_k")`, `x._k`), with how it is written;
+- `reads`: direct reads of a record field off a parameter (`p.field`, a literal
+  `getattr(p, "field")`), `writes`: assignments of one (`p.field = ...`);
+- `view_bindings`: `name = f(...)`, for the conventional view binding.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ctxlint.core.lazy_libcst import cst
+from ctxlint.facts.context import FileContext, dotted, string_value
+from ctxlint.facts.visitor import FileVisitor
+from ctxlint.program.resolution import KEY
+
+__all__ = ["KEY", "ResolutionFacts"]
+MUTATORS = ("append", "extend", "insert")
+SETATTRS = ("setattr", "object.__setattr__")
+
+
+@dataclass
+class _Fn:
+    qual: str
+    params: dict[str, bool]  # parameter -> annotated with the record class
+    receiver: str | None
+    rebound: set[str] = field(default_factory=set)
+    # local -> (the parameter it was read off, the slot it holds)
+    locals: dict[str, tuple[str | None, str]] = field(default_factory=dict)
+
+
+def _slot_key(expr: cst.BaseExpression | None, ctx: FileContext) -> str | None:
+    """A slot named by a literal (`"_x"`) or a constant (`@pkg.mod.NAME`)."""
+    if expr is None:
+        return None
+    lit = string_value(expr)
+    if lit is not None:
+        return lit if lit.startswith("_") and not lit.startswith("__") else None
+    if isinstance(expr, (cst.Name, cst.Attribute)):
+        q = ctx.resolve(expr)
+        return f"@{q}" if q else None
+    return None
+
+
+class ResolutionFacts(FileVisitor):
+    def __init__(self, ctx: FileContext) -> None:
+        super().__init__(ctx)
+        vocab = ctx.vocab
+        assert vocab is not None
+        self.fields = set(vocab.fields)
+        self.stack: list[_Fn] = []
+        self.consts: dict[str, str] = {}
+        self.getattr_classes: list[str] = []
+        self.returns: dict[str, list[str]] = {}
+        self.decorators: dict[str, list[str]] = {}
+        self.decorator_like: list[str] = []  # functions returning a parameter or a nested def
+        self.param_calls: dict[str, list[str]] = {}
+        self.handed: list[dict[str, Any]] = []
+        self.stash: list[dict[str, Any]] = []
+        self.slot_reads: list[list[Any]] = []  # [function, slot] read
+        self.record_classes = set(vocab.record_classes)
+        self.reads: list[dict[str, Any]] = []
+        self.writes: list[dict[str, Any]] = []
+        self.view_bindings: list[list[str]] = []
+        self.targets: set[int] = set()  # Attribute nodes being assigned
+
+    def _q(self, local: str) -> str:
+        return f"{self.ctx.module}.{local}"
+
+    @property
+    def in_record(self) -> bool:
+        cls = self.ctx.enclosing_class()
+        return cls is not None and self._q(cls) in self.record_classes
+
+    def _fn(self) -> _Fn | None:
+        if not self.stack or self.ctx.scope.kind != "function":
+            return None
+        return self.stack[-1]
+
+    def _site(self, node: cst.CSTNode, **extra: Any) -> dict[str, Any]:
+        ctx = self.ctx
+        return {
+            **extra,
+            "scope": ctx.qualname,
+            "snippet": ctx.snippet(node),
+            "span": ctx.anchor(node),
+        }
+
+    def _holder(self, expr: cst.BaseExpression) -> str | None:
+        """The parameter (or receiver) `expr` names, while it still holds the argument."""
+        fn = self._fn()
+        if fn is None or not isinstance(expr, cst.Name):
+            return None
+        name = expr.value
+        if name in fn.rebound:
+            return None
+        if name in fn.params or name == fn.receiver:
+            return name
+        return None
+
+    # -- scopes ------------------------------------------------------------
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+        if any(isinstance(s, cst.FunctionDef) and s.name.value == "__getattr__" for s in body):
+            self.getattr_classes.append(self._q(self.ctx.qualname))
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        scope = self.ctx.scope
+        qual = self._q(scope.qualname)
+        p = node.params
+        records = self.ctx.records
+        params = {
+            x.name.value: x.annotation is not None
+            and records is not None
+            and records.is_record_annotation(x.annotation.annotation)
+            for x in (*p.posonly_params, *p.params, *p.kwonly_params)
+            if x.name.value != scope.self_name
+        }
+        receiver = scope.self_name if scope.class_qualname and len(self.ctx.scopes) >= 2 else None
+        self.stack.append(_Fn(qual, params, receiver))
+        decos = []
+        for d in node.decorators:
+            expr = d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator
+            q = self.ctx.resolve(expr) if isinstance(expr, (cst.Name, cst.Attribute)) else None
+            if q:
+                decos.append(q)
+        if decos:
+            self.decorators[qual] = decos
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.stack.pop()
+
+    # -- bindings ----------------------------------------------------------
+    def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
+        if isinstance(target, cst.Attribute):
+            self.targets.add(id(target))
+            self._write_attr(target, value)
+            return
+        if isinstance(target, cst.Subscript):
+            slot = self._slot(target)
+            if slot is not None:
+                self._stash(target, slot[1], self._assign_kind(value, slot[1]), slot[0])
+            return
+        fn = self._fn()
+        if not self.stack and isinstance(target, cst.Name) and value is not None:
+            lit = string_value(value)
+            if lit is not None:
+                self.consts[target.value] = lit
+            return
+        if fn is None or not isinstance(target, cst.Name):
+            return
+        name = target.value
+        if name in fn.params or name == fn.receiver:
+            fn.rebound.add(name)
+        if value is None:
+            return
+        if isinstance(value, cst.Call):
+            callee = (
+                self.ctx.resolve(value.func)
+                if isinstance(value.func, (cst.Name, cst.Attribute))
+                else None
+            )
+            if callee:
+                self.view_bindings.append([name, callee])
+        inner = value.left if isinstance(value, cst.BooleanOperation) else value
+        slot = self._slot(inner)
+        if slot is not None:
+            fn.locals[name] = slot
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for t in node.targets:
+            self._bind(t.target, node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._bind(node.target, node.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        slot = self._slot(node.target)
+        if slot is not None:
+            self._stash(node, slot[1], "append", slot[0])
+        elif isinstance(node.target, cst.Attribute):
+            self.targets.add(id(node.target))
+
+    def _write_attr(self, target: cst.Attribute, value: cst.BaseExpression | None) -> None:
+        holder = self._holder(target.value)
+        name = target.attr.value
+        if holder is not None and name in self.fields:
+            self.writes.append(
+                self._site(target, fn=self.stack[-1].qual, holder=holder, field=name)
+            )
+        slot = self._slot(target)
+        if slot is not None:
+            self._stash(target, slot[1], self._assign_kind(value, slot[1]), slot[0])
+
+    def _assign_kind(self, value: cst.BaseExpression | None, key: str) -> str:
+        """`init` for an empty container or a copy of the slot itself, else `assign`."""
+        if isinstance(value, (cst.List, cst.Tuple)) and not value.elements:
+            return "init"
+        if isinstance(value, cst.Call) and dotted(value.func) in ("list", "tuple") and value.args:
+            inner = value.args[0].value
+            found = self._slot(inner.left if isinstance(inner, cst.BooleanOperation) else inner)
+            if found is not None and found[1] == key:
+                return "init"
+        if isinstance(value, cst.Call) and dotted(value.func) == "list" and not value.args:
+            return "init"
+        if isinstance(value, cst.Name):
+            fn = self._fn()
+            if fn is not None and fn.locals.get(value.value, (None, ""))[1] == key:
+                return "init"  # `stash = getattr(x, slot) or []; x.slot = stash`
+        return "assign"
+
+    # -- slots -------------------------------------------------------------
+    def _slot(self, expr: cst.BaseExpression) -> tuple[str | None, str] | None:
+        """(holder parameter or None, slot key) when `expr` is a private slot of an object."""
+        if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Attribute):
+            if expr.value.attr.value == "__dict__" and len(expr.slice) == 1:
+                index = expr.slice[0].slice
+                key = _slot_key(index.value, self.ctx) if isinstance(index, cst.Index) else None
+                if key is not None:
+                    return self._holder(expr.value.value), key
+            return None
+        if isinstance(expr, cst.Call) and dotted(expr.func) == "getattr":
+            args = [a.value for a in expr.args if a.keyword is None and not a.star]
+            if len(args) >= 2:
+                key = _slot_key(args[1], self.ctx)
+                if key is not None:
+                    return self._holder(args[0]), key
+            return None
+        if (
+            isinstance(expr, cst.Call)
+            and isinstance(expr.func, cst.Attribute)
+            and expr.func.attr.value == "get"
+            and isinstance(expr.func.value, cst.Attribute)
+            and expr.func.value.attr.value == "__dict__"
+            and expr.args
+        ):
+            key = _slot_key(expr.args[0].value, self.ctx)
+            if key is not None:
+                return self._holder(expr.func.value.value), key
+            return None
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
+            name = expr.attr.value
+            if not name.startswith("_") or name.startswith("__"):
+                return None
+            fn = self._fn()
+            if fn is not None and expr.value.value == fn.receiver and not self.in_record:
+                return None  # an object's own private state, not a record's slot
+            return self._holder(expr.value), name
+        if isinstance(expr, cst.Name):
+            fn = self._fn()
+            if fn is not None and expr.value in fn.locals:
+                return fn.locals[expr.value]
+        return None
+
+    def _stash(self, node: cst.CSTNode, key: str, how: str, holder: str | None) -> None:
+        fn = self._fn()
+        where = fn.qual if fn else None
+        if how == "read":  # only which slots a function reads: no site
+            if [where, key] not in self.slot_reads:
+                self.slot_reads.append([where, key])
+            return
+        self.stash.append(self._site(node, fn=where, slot=key, how=how, param=holder))
+
+    # -- calls and reads ---------------------------------------------------
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        fn = self._fn()
+        name = dotted(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
+        if isinstance(func, cst.Attribute) and func.attr.value in MUTATORS:
+            slot = self._slot(func.value)
+            if slot is not None:
+                self._stash(node, slot[1], "append", slot[0])
+        args = [a for a in node.args if not a.star]
+        positional = [a.value for a in args if a.keyword is None]
+        if (name in SETATTRS or (name or "").endswith(".__setattr__")) and len(positional) >= 3:
+            key = _slot_key(positional[1], self.ctx)
+            holder = self._holder(positional[0])
+            field_name = string_value(positional[1])
+            if key is not None:
+                self._stash(node, key, self._assign_kind(positional[2], key), holder)
+            elif holder is not None and field_name in self.fields and name == "setattr":
+                self.writes.append(
+                    self._site(node, fn=self.stack[-1].qual, holder=holder, field=field_name)
+                )
+        if name == "getattr" and len(positional) >= 2:
+            key = _slot_key(positional[1], self.ctx)
+            if key is not None:
+                self._stash(node, key, "read", self._holder(positional[0]))
+            holder = self._holder(positional[0])
+            field_name = string_value(positional[1])
+            if holder is not None and field_name in self.fields:
+                self._read(node, holder, field_name)
+        if fn is None:
+            return
+        # a parameter called with calls as arguments (a pass runner hands a view)
+        if isinstance(func, cst.Name) and func.value in fn.params and func.value not in fn.rebound:
+            handed = [
+                q
+                for a in positional
+                if isinstance(a, cst.Call) and isinstance(a.func, (cst.Name, cst.Attribute))
+                if (q := self.ctx.resolve(a.func))
+            ]
+            self.param_calls.setdefault(fn.qual, []).extend(handed or ["?"])
+        refs = [
+            q
+            for a in args
+            if isinstance(a.value, (cst.Name, cst.Attribute)) and self._holder(a.value) is None
+            if (q := self.ctx.resolve(a.value)) and dotted(a.value) not in fn.params
+        ]
+        callee = self.ctx.resolve(func) if name else None
+        if refs and callee:
+            self.handed.append({"fn": fn.qual, "callee": callee, "refs": refs})
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        slot = self._slot(node)
+        if slot is not None:
+            self._stash(node, slot[1], "read", slot[0])
+
+    def _read(self, node: cst.CSTNode, holder: str, name: str) -> None:
+        fn = self.stack[-1]
+        kind = "recv" if holder == fn.receiver else "ann" if fn.params.get(holder) else "name"
+        self.reads.append(self._site(node, fn=fn.qual, holder=holder, k=kind, field=name))
+
+    def visit_Return(self, node: cst.Return) -> None:
+        fn = self._fn()
+        value = node.value
+        if fn is not None and isinstance(value, cst.Name):
+            # a decorator: returns its parameter, or the function it defines
+            scope_node = self.ctx.scope.node
+            body = getattr(getattr(scope_node, "body", None), "body", ())
+            nested = {s.name.value for s in body if isinstance(s, cst.FunctionDef)}
+            if value.value in fn.params or value.value in nested:
+                if fn.qual not in self.decorator_like:
+                    self.decorator_like.append(fn.qual)
+            return
+        if fn is None or not isinstance(value, cst.Call):
+            return
+        if isinstance(value.func, (cst.Name, cst.Attribute)):
+            q = self.ctx.resolve(value.func)
+            if q:
+                self.returns.setdefault(fn.qual, []).append(q)
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if id(node) in self.targets or node.attr.value not in self.fields:
+            return
+        holder = self._holder(node.value)
+        if holder is not None:
+            self._read(node, holder, node.attr.value)
+
+    def finish(self) -> Any:
+        out: dict[str, Any] = {}
+        for key in (
+            "consts",
+            "getattr_classes",
+            "returns",
+            "decorators",
+            "decorator_like",
+            "param_calls",
+            "handed",
+            "stash",
+            "slot_reads",
+            "reads",
+            "writes",
+            "view_bindings",
+        ):
+            value = getattr(self, key)
+            if value:
+                out[key] = value
+        return out or None

@@ -1,0 +1,141 @@
+"""CTX103 resolution-view: inside the resolution pipeline, read through a view.
+
+Resolution writes nothing onto the record (a handler declares into the stash),
+so inside the pipeline a direct field read of the record answers with the raw
+input, not with what resolution has decided so far. The pipeline is derived
+(program.resolution): the record's `__post_init__` and what it reaches, the
+functions taking a record of the resolution and field-class modules, the
+registered model-override callables, the passes handed to the pass runner and
+the resolvers the runtime wraps for foreign defaults. Reported there:
+
+- a direct field read of the record: `server_args.x`, `self.x` in a method of
+  the record class, a literal `getattr(server_args, "x")`, instead of through
+  a derived view function (`cfg = resolving_view(server_args)`);
+- a bag accessor call (no bag exists before publish): only the vocabulary's
+  derived bag accessors count, never a `get_*` name pattern.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from ctxlint.facts.vocab import BAGS, Vocabulary
+from ctxlint.program.call_model import EventKind
+from ctxlint.program.calls import short
+from ctxlint.program.core import Program
+from ctxlint.program.record_conventions import record_convention
+from ctxlint.program.resolution import KEY, Resolution, resolution
+from ctxlint.program.rule import RawFinding, Rule, field_data
+
+ID = "CTX103"
+ENTRIES = "pipeline entries (the record's __post_init__ and methods reaching the declaration)"
+NEEDED = (ENTRIES, "declaration function", "view functions")
+NOTE = (
+    "no resolution pipeline derived (no record __post_init__ or method reaching a "
+    "declaration function, no stash, no view): nothing is checked"
+)
+
+
+def _holds_record(program: Program, res: Resolution, module: str, read: dict[str, Any]) -> bool:
+    kind = read["k"]
+    if kind == "ann":
+        return True
+    if kind == "recv":
+        return res.graph.funcs[read["fn"]].cls in program.vocab.record_classes
+    return record_convention(program).holds(read["holder"], module)
+
+
+class ResolutionView(Rule):
+    id = ID
+    name = "resolution-view"
+    summary = (
+        "Inside the resolution pipeline, read the record through a view, never its "
+        "raw fields or a bag"
+    )
+    needs = (BAGS,)
+    requires = ("calls", "classes", KEY)
+
+    def tokens(self, vocab: Vocabulary) -> set[str]:
+        modules = {vocab.record_module, *(q.rpartition(".")[0] for q in vocab.field_classes)}
+        return {f"module:{m}" for m in modules}
+
+    def more_tokens(self, program: Program) -> set[str]:
+        return resolution(program).wanted_tokens()
+
+    def derive(self, program: Program) -> dict[str, Any]:
+        res = resolution(program)
+        return {
+            ENTRIES: res.entries,
+            "declaration function": [res.declaration] if res.declaration else [],
+            "resolution modules": res.resolution_modules,
+            "view functions": sorted(res.view_functions),
+            "view bindings (name: view functions)": {
+                n: sorted(v) for n, v in sorted(res.view_bindings.items())
+            },
+            "registered callables": sorted(res.registered),
+            "passes handed to a pass runner": sorted(res.passes),
+            "foreign-default resolvers": sorted(res.resolvers),
+            "pipeline functions": len(res.pipeline),
+            **(
+                {"note": NOTE} if not (res.entries or res.declaration or res.view_functions) else {}
+            ),
+        }
+
+    def partial(self, sets: dict[str, Any]) -> str | None:
+        """A pipeline half derived: the rule cannot check it (none at all is the
+        note in the sets: a codebase that has no resolution pipeline yet)."""
+        missing = [name for name in NEEDED if name in sets and not sets[name]]
+        if missing and len(missing) < len(NEEDED):
+            return (
+                f"no {', no '.join(missing)} derived: the resolution pipeline cannot be "
+                "checked (entries: the record's __post_init__ and its methods reaching "
+                "the declaration function; the declaration function appends to a record "
+                "slot a view reads)"
+            )
+        return None
+
+    def check(self, program: Program) -> Iterable[RawFinding]:
+        res = resolution(program)
+        if not res.entries or not res.view_functions:
+            return
+        g = res.graph
+        views = res.view_functions | {q for q, fn in g.funcs.items() if fn.cls in res.view_classes}
+        spelled = ", ".join(sorted(q.rpartition(".")[2] for q in res.view_functions))
+        for path, module, facts in res.files:
+            for r in facts.get("reads", ()):
+                q = r["fn"]
+                if q not in res.pipeline or q in views or q == res.declaration:
+                    continue
+                if not _holds_record(program, res, module, r):
+                    continue
+                yield RawFinding(
+                    ID,
+                    path,
+                    r["scope"],
+                    r["snippet"],
+                    r["span"],
+                    f"`{r['holder']}.{r['field']}` read directly inside the resolution "
+                    "pipeline answers with the raw input, not what resolution decided: "
+                    f"read it through a view ({spelled})",
+                    data=field_data(program.vocab, r["field"]),
+                )
+        for q in sorted(res.pipeline):
+            fn = g.funcs[q]
+            for e in fn.events:
+                if e.kind is not EventKind.READ or e.site is None:
+                    continue
+                path = " -> ".join(short(x, g.funcs[x].module) for x in res.chain(q))
+                yield RawFinding(
+                    ID,
+                    fn.path,
+                    short(q, fn.module),
+                    e.site.snippet,
+                    e.site.span,
+                    f"`{e.accessor}()` inside the resolution pipeline ({path}): no bag "
+                    f"exists before publish; read the record through a view ({spelled})",
+                    data={"accessor": e.accessor or ""},
+                )
+
+
+RULE = ResolutionView()

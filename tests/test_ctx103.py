@@ -1,0 +1,201 @@
+"""CTX103 resolution-view: direct field reads and bag reads inside the derived
+resolution pipeline (the record's __post_init__ and what it reaches, hooks and
+passes handed by name, registered overrides, wrapped foreign resolvers, the
+resolution modules' record-taking functions); the derived sets; the note when
+a set comes out empty."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from helpers import run_engine, write
+from resolution_rt import RUNTIME
+from rulecase import assert_case
+
+RULE = "CTX103"
+ENTRIES = "pipeline entries (the record's __post_init__ and methods reaching the declaration)"
+HOOKS = {
+    "app/hooks.py": """\
+from specrt.context import get_exec
+from specrt.resolution import declare_resolution, register_model_override, resolving_view
+
+
+def run_hook(step, server_args) -> None:
+    step(server_args)
+
+
+@register_model_override("TinyLM")
+def tiny(server_args, hf_config: dict) -> dict:
+    return {"context_length": server_args.context_length * 2}
+
+
+def unrelated(server_args) -> int:
+    return server_args.tp_size  # reached by nothing in the pipeline
+""",
+}
+
+
+def test_reads_inside_the_pipeline(project: Path) -> None:
+    assert_case(
+        project,
+        RULE,
+        """
+        from specrt.context import get_exec, get_tp_size
+        from specrt.resolution import (
+            declare_resolution,
+            record_foreign_defaults,
+            resolving_view,
+            run_post_process_pass,
+        )
+
+        from app.hooks import run_hook
+
+
+        def resolve(server_args) -> None:
+            cfg = resolving_view(server_args)
+            if cfg.attention_backend == "auto" and server_args.tp_size > 1:  # expect
+                declare_resolution(server_args, "kernels", attention_backend="sdpa")
+            run_hook(handle_parallel, server_args)
+            run_post_process_pass(server_args, "chunk", split_chunk)
+            record_foreign_defaults(server_args, "plugin", plugin_defaults)
+            _nested(server_args)
+            get_tp_size()  # a legacy accessor, not a bag (CTX602's)
+
+
+        def handle_parallel(server_args) -> None:
+            declare_resolution(server_args, "parallel", dp_size=getattr(server_args, "tp_size"))  # expect
+            server_args = resolving_view(server_args)
+            declare_resolution(server_args, "parallel", dp_size=server_args.tp_size)  # a view now
+
+
+        def split_chunk(cfg) -> dict:
+            if get_exec().moe_runner_backend == "triton":  # expect
+                return {}
+            return {"chunked_prefill_size": cfg.chunked_prefill_size // 2}
+
+
+        def plugin_defaults(stand_in) -> None:
+            stand_in.attention_backend = stand_in.moe_runner_backend
+
+
+        def _nested(server_args) -> None:
+            def inner(other) -> int:
+                return server_args.tp_size  # a closure's read: not its parameter
+            inner(1)
+            print(server_args.model_path, server_args.resolved_dict)  # expect
+        """,
+        path="app/pipeline.py",
+        extra={**RUNTIME, **HOOKS},
+    )
+
+
+def test_record_methods_and_registered_overrides(project: Path) -> None:
+    write(project, {**RUNTIME, **HOOKS, "app/pipeline.py": "def resolve(server_args):\n    pass\n"})
+    out = run_engine(project, select={RULE})
+    got = sorted((f.path, f.line, f.scope) for f in out.findings if f.rule == RULE)
+    assert got == [
+        ("app/hooks.py", 11, "tiny"),  # a registered override reads the raw input
+        ("specrt/record.py", 13, "ServerArgs._check"),  # self.x in a record method reached
+    ]
+
+
+def test_the_derived_sets(project: Path) -> None:
+    write(
+        project,
+        {
+            **RUNTIME,
+            **HOOKS,
+            "app/pipeline.py": """\
+from specrt.resolution import record_foreign_defaults, resolving_view, run_post_process_pass
+
+
+def resolve(server_args) -> None:
+    cfg = resolving_view(server_args)
+    run_post_process_pass(server_args, "chunk", split_chunk)
+    record_foreign_defaults(server_args, "plugin", plugin_defaults)
+
+
+def split_chunk(cfg) -> dict:
+    return {}
+
+
+def plugin_defaults(stand_in) -> None:
+    pass
+""",
+        },
+    )
+    sets = run_engine(project, select={RULE}).program.sets[RULE]
+    assert sets[ENTRIES] == ["specrt.record.ServerArgs.__post_init__"]
+    assert sets["declaration function"] == ["specrt.resolution.declare_resolution"]
+    assert sets["view functions"] == [
+        "specrt.resolution.resolved_view",
+        "specrt.resolution.resolving_view",
+    ]
+    assert sets["view bindings (name: view functions)"] == {"cfg": ["resolving_view"]}
+    assert sets["registered callables"] == ["app.hooks.tiny"]
+    assert sets["passes handed to a pass runner"] == ["app.pipeline.split_chunk"]
+    assert sets["foreign-default resolvers"] == ["app.pipeline.plugin_defaults"]
+    assert sets["resolution modules"] == ["specrt.record", "specrt.resolution"]
+
+
+def test_an_empty_set_is_a_note_not_a_pass(project: Path) -> None:
+    """The bare specrt fixture has no pipeline at all: the sets say nothing is
+    checked; a pipeline half derived (a stash and views, but no record method
+    running them) makes the run say the rule is partial."""
+    from ctxlint.engine.registry import load_rules
+
+    rule = next(r for r in load_rules() if r.id == RULE)
+    write(project, {"app/a.py": "def f(server_args):\n    return server_args.tp_size\n"})
+    out = run_engine(project, select={RULE})
+    assert [f for f in out.findings if f.rule == RULE] == []
+    sets = out.program.sets[RULE]
+    assert sets["note"].startswith("no resolution pipeline derived")
+    assert rule.partial(sets) is None
+    record = "class ServerArgs(Parallel, Model, ExecKernel, ExecMoe, Schedule, Memory):\n"
+    write(
+        project,
+        {
+            **RUNTIME,
+            "specrt/record.py": RUNTIME["specrt/record.py"].split(record)[0]
+            + record
+            + "    pass\n",
+        },
+    )
+    sets = run_engine(project, select={RULE}).program.sets[RULE]
+    assert "note" not in sets
+    assert rule.partial(sets) == (
+        "no pipeline entries (the record's __post_init__ and methods reaching the "
+        "declaration) derived: the resolution pipeline cannot be checked (entries: the "
+        "record's __post_init__ and its methods reaching the declaration function; the "
+        "declaration function appends to a record slot a view reads)"
+    )
+
+
+def test_an_attribute_named_like_an_imported_function_is_no_call(project: Path) -> None:
+    """sglang 0.5.23's `req.attention_backends` (an attribute of a spec record) in a
+    handler that imports runtime_context's `attention_backends` (a bag reader):
+    the pipeline follows calls and functions handed by name, not every name."""
+    write(
+        project,
+        {
+            **RUNTIME,
+            "app/reader.py": """\
+from specrt.context import get_exec
+
+
+def attention_backends() -> str:
+    return get_exec().attention_backend
+""",
+            "app/pipeline.py": """\
+from app.reader import attention_backends
+
+
+def resolve(server_args) -> None:
+    req = object()
+    print(req.attention_backends)
+""",
+        },
+    )
+    out = run_engine(project, select={RULE})
+    found = [(f.path, f.line) for f in out.findings if f.rule == RULE]
+    assert found == [("specrt/record.py", 13)]  # the fixture's own `self.tp_size`
