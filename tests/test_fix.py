@@ -231,3 +231,22 @@ def test_the_pool_plans_the_same_diff_as_one_process(fixed: dict, tmp_path: Path
         serial.stdout,
         serial.stderr,
     )
+
+
+def test_the_diff_applies_with_git_at_the_repository_root(tmp_path: Path) -> None:
+    # a project in a subfolder of its repository: the patch's paths are the
+    # repository's, as GitHub's and `git apply`'s are (not the project's)
+    top = tmp_path / "git"
+    root = copy_tree(top / "services" / "repo")
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "GIT_CONFIG_NOSYSTEM": "1"}
+    for cmd in (["init", "-q"], ["add", "-A"]):
+        subprocess.run(["git", *cmd], cwd=top, check=True, env=env, capture_output=True)
+    out = run(root, "fix", "--diff", "--select", "CTX101")
+    assert out.returncode == 1, out.stderr
+    assert "+++ b/services/repo/examples/legacy_app/" in out.stdout
+    patch = tmp_path / "fix.patch"
+    patch.write_text(out.stdout)
+    applied = subprocess.run(
+        ["git", "apply", "--check", str(patch)], cwd=top, env=env, capture_output=True, text=True
+    )
+    assert applied.returncode == 0, applied.stderr

@@ -59,6 +59,7 @@ def cmd_fix(args: argparse.Namespace) -> int:
     from ctxlint.fix.plan import FIXED
     from ctxlint.fix.report import site_lines, summary, unified_diff
     from ctxlint.fix.run import FixRun, fixable
+    from ctxlint.report.formats._common import report_base
 
     setup = options.resolve(args)
     config, filters = setup.config, setup.filters
@@ -88,7 +89,8 @@ def cmd_fix(args: argparse.Namespace) -> int:
     assert result.output is not None
     session.say_disabled({k: v for k, v in result.output.disabled.items() if k in ids})
     if getattr(args, "diff", False):
-        sys.stdout.write(unified_diff(result))
+        # paths as GitHub and `git apply` at the repository root take them
+        sys.stdout.write(unified_diff(result, report_base(str(config.root)).prefix))
         for line in summary(result, applied=False, stale=None):
             print(line, file=sys.stderr)
         return 1 if result.after else 0

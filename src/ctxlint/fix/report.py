@@ -9,15 +9,17 @@ from ctxlint.fix.plan import FIXED, LEFT, ROLLED_BACK
 from ctxlint.fix.run import FixResult
 
 
-def unified_diff(result: FixResult) -> str:
+def unified_diff(result: FixResult, prefix: str = "") -> str:
+    """The fixes as one patch; `prefix` (the project's folder below the git root,
+    "" or ending in "/") makes its paths the ones `git apply` takes at the root."""
     out: list[str] = []
     for path in sorted(result.after):
         out.extend(
             difflib.unified_diff(
                 result.before[path].splitlines(keepends=True),
                 result.after[path].splitlines(keepends=True),
-                fromfile=f"a/{path}",
-                tofile=f"b/{path}",
+                fromfile=f"a/{prefix}{path}",
+                tofile=f"b/{prefix}{path}",
             )
         )
     return "".join(out)
