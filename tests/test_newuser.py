@@ -298,3 +298,16 @@ def test_config_that_is_not_a_file_says_what_it_is(project: Path, given: str, wh
     out = cli("check", "--config", given, cwd=project)
     assert out.returncode == 2
     assert out.stderr == f"ctxlint: error: config file {given} {why}\n"
+
+
+def test_a_baseline_named_on_the_command_line_that_does_not_exist_is_said(
+    project: Path,
+) -> None:
+    # a mistyped --baseline turns every accepted finding into a new one: say so
+    write(project, {"app/__init__.py": "", "app/reads.py": SEED_READ})
+    out = cli("check", "--baseline", "typo.json", ".", cwd=project)
+    assert out.returncode == 1
+    assert "baseline " in out.stderr and "typo.json does not exist" in out.stderr
+    # the config's own baseline, not there yet, is a project's first run: no word
+    first = cli("check", ".", cwd=project)
+    assert "does not exist" not in first.stderr

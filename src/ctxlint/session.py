@@ -76,6 +76,7 @@ class Setup:
     rules: list[Rule]  # every rule (all extract and derive: the cache ignores the selection)
     selected: list[Rule]  # the rules whose findings count
     named: set[str] = field(default_factory=set)  # ids and names selected by name (upper case)
+    baseline_given: bool = False  # the baseline file was named on the command line
 
     def rerooted(self, root: Path, **changes: Any) -> Setup:
         """The same rules and config, checking another copy of the tree."""
@@ -156,7 +157,7 @@ def resolve(request: Request, rules: list[Rule] | None = None) -> Setup:
     named = {
         str(x).strip().upper() for x in (*request.select, *config.select, *request.extend_select)
     }
-    return Setup(config, filters, rules, selected, named)
+    return Setup(config, filters, rules, selected, named, baseline_given=bool(request.baseline))
 
 
 def check_paths(paths: tuple[str, ...] | list[str]) -> None:
@@ -252,6 +253,9 @@ def check(
     if warn is not None:
         warn_unchecked(config, setup.filters, files, warn)
     baseline = load_baseline(config.baseline) if with_baseline and config.baseline else None
+    if baseline is not None and setup.baseline_given and warn and not config.baseline.exists():
+        # a mistyped --baseline would otherwise turn every accepted finding into a new one
+        warn(f"baseline {config.baseline} does not exist: every finding counts as new")
     changed = changed_files(config.root, changed_since) if changed_since else None
     if pins is None and baseline is not None:
         pins = baseline.pins
