@@ -65,12 +65,14 @@ def cmd_explain(args: argparse.Namespace) -> int:
     if path.is_file():
         from ctxlint.report.spec_markdown import for_reading
 
-        console.print(Markdown(for_reading(path.read_text(encoding="utf-8"))))
+        text = for_reading(path.read_text(encoding="utf-8"))
     else:  # installed without the source tree: the module docstring is the summary
         module = sys.modules[type(rules[rid]).__module__]
-        console.print(
-            Markdown(f"# {rid} {rules[rid].name}\n\n{module.__doc__ or rules[rid].summary}")
-        )
+        text = f"# {rid} {rules[rid].name}\n\n{module.__doc__ or rules[rid].summary}"
+    with console.capture() as captured:
+        console.print(Markdown(text))
+    # rich pads Markdown lines to the full width: no trailing blanks in a pipe or file
+    sys.stdout.write("".join(line.rstrip() + "\n" for line in captured.get().splitlines()))
     return 0
 
 
