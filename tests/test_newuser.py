@@ -311,3 +311,16 @@ def test_a_baseline_named_on_the_command_line_that_does_not_exist_is_said(
     # the config's own baseline, not there yet, is a project's first run: no word
     first = cli("check", ".", cwd=project)
     assert "does not exist" not in first.stderr
+
+
+@pytest.mark.parametrize("in_git", [False, True])
+def test_a_link_to_nothing_is_reported_not_skipped(project: Path, in_git: bool) -> None:
+    write(project, {"app/__init__.py": "", "app/ok.py": "X = 1\n"})
+    (project / "app" / "gone.py").symlink_to(project / "app" / "missing.py")
+    if in_git:
+        _git(project, "init", "--quiet")
+        _git(project, "add", ".")
+    out = cli("check", ".", cwd=project)
+    assert out.returncode == 2
+    assert "app/gone.py" in out.stdout + out.stderr
+    assert "a symbolic link to nothing" in out.stdout + out.stderr

@@ -113,11 +113,12 @@ def discover(root: Path, src: tuple[str, ...], exclude: tuple[str, ...]) -> list
 
 def _listed_file(path: str) -> bool:
     """Whether a file git lists is there to check. One that cannot even be looked
-    at (in a folder the user may not read) is kept: reading it reports why."""
+    at (in a folder the user may not read), or a link to nothing, is kept: reading
+    it reports why."""
     try:
         return stat.S_ISREG(os.stat(path).st_mode)
     except (FileNotFoundError, NotADirectoryError):
-        return False
+        return os.path.islink(path)
     except OSError:
         return True
 

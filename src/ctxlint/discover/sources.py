@@ -34,7 +34,9 @@ def content_hash(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
-def _cannot_read(rel: str, exc: OSError) -> FileError:
+def _cannot_read(rel: str, exc: OSError, path: str | None = None) -> FileError:
+    if path is not None and isinstance(exc, FileNotFoundError) and os.path.islink(path):
+        return FileError(rel, "cannot read: a symbolic link to nothing")
     return FileError(rel, f"cannot read: {exc.strerror or exc}")
 
 
@@ -56,7 +58,7 @@ class Sources(Mapping[str, bytes]):
             try:
                 st = os.stat(os.path.join(base, rel))
             except OSError as exc:
-                self.errors.append(_cannot_read(rel, exc))
+                self.errors.append(_cannot_read(rel, exc, os.path.join(base, rel)))
                 continue
             signature: list[int | str] = [st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino]
             old = known.get(rel)
