@@ -324,3 +324,24 @@ def test_a_link_to_nothing_is_reported_not_skipped(project: Path, in_git: bool) 
     assert out.returncode == 2
     assert "app/gone.py" in out.stdout + out.stderr
     assert "a symbolic link to nothing" in out.stdout + out.stderr
+
+
+def test_exclude_and_extend_exclude_follow_ruff(project: Path) -> None:
+    write(project, {"app/__init__.py": "", "app/a.py": SEED_READ, "app/b.py": SEED_READ})
+
+    def reported(*extra: str) -> list[str]:
+        out = cli("check", "--output-format", "concise", *extra, ".", cwd=project)
+        return sorted(
+            {line.split(":")[0] for line in out.stdout.splitlines() if ": CTX101 " in line}
+        )
+
+    assert reported() == ["app/a.py", "app/b.py"]
+    assert reported("--extend-exclude", "app/b.py") == ["app/a.py"]
+    # --exclude replaces the config's list
+    config = (project / "pyproject.toml").read_text()
+    (project / "pyproject.toml").write_text(
+        config.replace("[tool.ctxlint]", '[tool.ctxlint]\nexclude = ["app/a.py"]', 1)
+    )
+    assert reported() == ["app/b.py"]
+    assert reported("--exclude", "app/b.py") == ["app/a.py"]
+    assert reported("--exclude", "app/b.py", "--extend-exclude", "app/a.py") == []

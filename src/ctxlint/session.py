@@ -65,6 +65,8 @@ class Request:
     # the advice when the tree is not under the config's root: "run ... FOLDER"
     rerun: Callable[[Config, Path], str] | None = None
     extend_select: tuple[str, ...] = ()  # rules added to the select, as ruff's --extend-select
+    exclude: tuple[str, ...] | None = None  # replaces the config's exclude (ruff's --exclude)
+    extend_exclude: tuple[str, ...] = ()  # added to the exclude in force (--extend-exclude)
 
 
 @dataclass
@@ -138,6 +140,9 @@ def resolve(request: Request, rules: list[Rule] | None = None) -> Setup:
         )
     except ConfigError as exc:  # a tree can hold several configs: say which one is wrong
         raise naming_file(exc, cfg_path) from None
+    if request.exclude is not None or request.extend_exclude:
+        base = config.exclude if request.exclude is None else request.exclude
+        config = replace(config, exclude=(*base, *request.extend_exclude))
     warn_shadowed(config)
     rerun = request.rerun or (lambda _config, folder: f"check {shown(folder)} instead")
     check_roots(config, lambda folder: rerun(config, folder))

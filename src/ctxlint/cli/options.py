@@ -66,6 +66,18 @@ def add_common(p: argparse.ArgumentParser) -> None:
         help="add these rules to the select (the command line's or the config's)",
     )
     p.add_argument("--ignore", type=csv, metavar="RULE,...", help="skip these rules (as --select)")
+    p.add_argument(
+        "--exclude",
+        type=csv,
+        metavar="PATTERN,...",
+        help="files to leave out, gitignore-style from the project root (replaces the config's)",
+    )
+    p.add_argument(
+        "--extend-exclude",
+        type=csv,
+        metavar="PATTERN,...",
+        help="files to leave out besides the exclude in force (the command line's or the config's)",
+    )
     p.add_argument("--baseline", metavar="FILE", help="baseline file (default: from config)")
     p.add_argument("--cache-dir", metavar="DIR", help="fact cache folder (default: from config)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the fact cache")
@@ -92,6 +104,8 @@ def request(args: argparse.Namespace) -> session.Request:
         cache_dir=getattr(args, "cache_dir", None),
         rerun=lambda config, folder: command_for(args, config, folder),
         extend_select=tuple(getattr(args, "extend_select", None) or ()),
+        exclude=tuple(args.exclude) if getattr(args, "exclude", None) is not None else None,
+        extend_exclude=tuple(getattr(args, "extend_exclude", None) or ()),
     )
 
 
