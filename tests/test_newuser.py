@@ -345,3 +345,15 @@ def test_exclude_and_extend_exclude_follow_ruff(project: Path) -> None:
     assert reported() == ["app/b.py"]
     assert reported("--exclude", "app/b.py") == ["app/a.py"]
     assert reported("--exclude", "app/b.py", "--extend-exclude", "app/a.py") == []
+
+
+def test_rules_prints_the_catalogue_as_json(tmp_path: Path) -> None:
+    import json
+
+    from ctxlint.engine.registry import load_rules
+
+    out = cli("rules", "--output-format", "json", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert [r["id"] for r in data] == [r.id for r in load_rules()]
+    assert {r["id"]: r["fixes"] for r in data}["CTX102"] == ["unsafe"]

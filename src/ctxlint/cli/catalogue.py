@@ -16,7 +16,9 @@ from ctxlint.engine.registry import load_rules, spec_path
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    options.add_color(sub.add_parser("rules", help="the rule catalogue"))
+    rules = sub.add_parser("rules", help="the rule catalogue")
+    options.add_color(rules)
+    options.add_format(rules, "the catalogue")
     exp = sub.add_parser("explain", help="show a rule's spec")
     exp.add_argument("rule", help="a rule id or name: CTX101, seed-read")
     options.add_color(exp)
@@ -35,6 +37,13 @@ def cmd_rules(args: argparse.Namespace) -> int:
     from rich.table import Table
     from rich.text import Text
 
+    if getattr(args, "format", "text") == "json":  # as `ruff rule --all --output-format json`
+        catalogue = [
+            {"id": r.id, "name": r.name, "summary": r.summary, "fixes": list(r.fixes)}
+            for r in load_rules()
+        ]
+        sys.stdout.write(json.dumps(catalogue, indent=2) + "\n")
+        return 0
     table = Table(title="ctxlint rules")
     table.add_column("id")
     table.add_column("name")
