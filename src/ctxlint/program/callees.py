@@ -95,6 +95,13 @@ def short(qual: str, module: str | None = None) -> str:
     return qual.rpartition(".")[2]
 
 
+def chain_text(graph: CallGraph, chain: list[str]) -> str:
+    """A call path as a finding says it: `f -> Cls.g -> h`."""
+    return " -> ".join(
+        short(q, graph.funcs[q].module if q in graph.funcs else q.rpartition(".")[0]) for q in chain
+    )
+
+
 def resolve_targets(graph: CallGraph, fn: str, cls: str | None, raw: list[Any]) -> list[str]:
     """Functions the JSON targets of a call in function `fn` (of class `cls`) run."""
     from ctxlint.program.call_model import targets_from_json

@@ -34,6 +34,7 @@ from ctxlint.facts.visitor import FileVisitor
 from ctxlint.facts.vocab import BAGS, Vocabulary
 from ctxlint.program.callees import (
     callee_targets,
+    chain_text,
     forward,
     function_key,
     path_to,
@@ -360,14 +361,6 @@ class ResourceLease(Rule):
                     out[q] = (where.get(fn, fn), [fn, *path_to(parents, q)])
         return out
 
-    @staticmethod
-    def _path(program: Program, chain: list[str]) -> str:
-        graph = call_graph(program)
-        return " -> ".join(
-            short(q, graph.funcs[q].module if q in graph.funcs else q.rpartition(".")[0])
-            for q in chain
-        )
-
     def derive(self, program: Program) -> dict[str, Any]:
         model = self._model(program)
         if not model.has_accessor:
@@ -416,7 +409,7 @@ class ResourceLease(Rule):
                     module,
                     c,
                     f"{registry} lease reachable from inside CUDA graph capture ({site}, via "
-                    f"{self._path(program, chain)}): creating a stream or buffer is a "
+                    f"{chain_text(call_graph(program), chain)}): creating a stream or buffer is a "
                     "driver call; lease it at init/warmup time",
                 )
         if ID in program.pinned:

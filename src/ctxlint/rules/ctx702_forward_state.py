@@ -27,6 +27,7 @@ from ctxlint.facts.visitor import FileVisitor
 from ctxlint.facts.vocab import BAGS, Vocabulary
 from ctxlint.program.callees import (
     callee_targets,
+    chain_text,
     forward,
     function_key,
     path_to,
@@ -271,14 +272,6 @@ class ForwardState(Rule):
                     )
         return out
 
-    @staticmethod
-    def _path(program: Program, chain: list[str]) -> str:
-        graph = call_graph(program)
-        return " -> ".join(
-            short(q, graph.funcs[q].module if q in graph.funcs else q.rpartition(".")[0])
-            for q in chain
-        )
-
     def derive(self, program: Program) -> dict[str, Any]:
         model = self._model(program)
         if not model.tier:
@@ -312,7 +305,7 @@ class ForwardState(Rule):
                     r["snippet"],
                     r["span"],
                     f"per-forward flag `{r['flag']}` is read in a thread started without the "
-                    f"caller's context ({start}, via {self._path(program, chain)}): "
+                    f"caller's context ({start}, via {chain_text(call_graph(program), chain)}): "
                     "the thread sees the default flags; start it with "
                     "`contextvars.copy_context().run` or hand it the value",
                 )
