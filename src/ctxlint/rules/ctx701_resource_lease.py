@@ -32,6 +32,7 @@ from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import FileContext, dotted, string_value
 from ctxlint.facts.visitor import FileVisitor
 from ctxlint.facts.vocab import BAGS, Vocabulary
+from ctxlint.program.annotations import parse_string
 from ctxlint.program.callees import (
     callee_targets,
     chain_text,
@@ -90,13 +91,7 @@ class LeaseVisitor(FileVisitor):
         if len(self.ctx.scopes) == 2 and node.name.value == ACCESSOR:
             self.defines = True
         if len(self.ctx.scopes) == 2 and node.name.value == ACCESSOR and node.returns:
-            ann = node.returns.annotation
-            text = string_value(ann)
-            if text is not None:
-                try:
-                    ann = cst.parse_expression(text)
-                except (cst.ParserSyntaxError, ValueError):
-                    return
+            ann = parse_string(node.returns.annotation)
             if isinstance(ann, (cst.Name, cst.Attribute)):
                 self.accessor = self.ctx.resolve(ann)
 

@@ -34,6 +34,7 @@ from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import FileContext, string_value
 from ctxlint.facts.visitor import FileVisitor
 from ctxlint.facts.vocab import BAGS, Vocabulary
+from ctxlint.program.annotations import parse_string
 from ctxlint.program.core import Program
 from ctxlint.program.rule import RawFinding, Rule
 
@@ -76,13 +77,7 @@ class FlagsVisitor(FileVisitor):
                 if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
                     if small.value is None:
                         return  # a required field: not a flags group (their leaves default)
-                    ann = small.annotation.annotation
-                    text = string_value(ann)
-                    if text is not None:
-                        try:
-                            ann = cst.parse_expression(text)
-                        except (cst.ParserSyntaxError, ValueError):
-                            ann = None  # type: ignore[assignment]
+                    ann = parse_string(small.annotation.annotation)
                     resolved = (
                         self.ctx.resolve(ann)
                         if isinstance(ann, (cst.Name, cst.Attribute))
@@ -102,13 +97,7 @@ class FlagsVisitor(FileVisitor):
         self.accessors[node.name.value] = None  # the tier exists; its class, if annotated
         if node.returns is None:
             return
-        ann = node.returns.annotation
-        text = string_value(ann)
-        if text is not None:
-            try:
-                ann = cst.parse_expression(text)
-            except (cst.ParserSyntaxError, ValueError):
-                return
+        ann = parse_string(node.returns.annotation)
         if isinstance(ann, (cst.Name, cst.Attribute)):
             self.accessors[node.name.value] = self.ctx.resolve(ann)
 
