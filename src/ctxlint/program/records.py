@@ -16,17 +16,12 @@ from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import FileContext, dotted
 from ctxlint.facts.visitor import FileVisitor
 from ctxlint.program.annotations import unwrap
+from ctxlint.program.bindings import target_names
 from ctxlint.program.holders import COPY_FUNCTIONS, Holder, HolderKind
 
 
 def _names_in_target(target: cst.BaseExpression) -> list[str]:
-    if isinstance(target, cst.Name):
-        return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [n for e in target.elements for n in _names_in_target(e.value)]
-    if isinstance(target, cst.StarredElement):
-        return _names_in_target(target.value)
-    return []
+    return [n.value for n in target_names(target)]
 
 
 class _LocalNames(cst.CSTVisitor):
