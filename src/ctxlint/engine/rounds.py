@@ -8,8 +8,8 @@ facts: its own, and those of the program parts it requires (`Rule.requires`,
 with the parts every run has). So each rule's answer is also remembered by the
 digests of just those facts, without their positions: an edit that leaves them
 as they were (a new line above them, a local constant, another rule's facts)
-replays it. tests/test_rounds.py checks that
-every rule's answer depends on nothing else.
+replays it. tests/test_rounds.py checks that every rule's answer depends on
+nothing else.
 """
 
 from __future__ import annotations
@@ -21,16 +21,13 @@ from typing import Any
 
 from ctxlint.cache.entries import learnt_entry
 from ctxlint.cache.store import FactCache
+from ctxlint.discover.sources import content_hash
 from ctxlint.program.core import Program
-from ctxlint.program.parts import ALWAYS, DEPENDS
+from ctxlint.program.parts import required
 from ctxlint.program.rule import Rule
 
 ERROR = "!error"  # a file that does not parse: it leaves the program, every rule sees that
 PartDigests = dict[str, str]  # facts key -> digest of that part of one file's facts
-
-
-def _digest(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
 def positionless(value: Any) -> Any:
@@ -54,9 +51,9 @@ def part_digests(blob: bytes) -> PartDigests:
     except ValueError:
         facts = None
     if not isinstance(facts, dict) or "error" in facts or not isinstance(facts.get("facts"), dict):
-        return {ERROR: _digest(blob)}
+        return {ERROR: content_hash(blob)}
     return {
-        key: _digest(
+        key: content_hash(
             json.dumps(positionless(value), sort_keys=True, separators=(",", ":")).encode()
         )
         for key, value in facts["facts"].items()
@@ -64,10 +61,8 @@ def part_digests(blob: bytes) -> PartDigests:
 
 
 def reads(rule: Rule) -> tuple[str, ...]:
-    """The facts keys a rule's answer may depend on."""
-    keys = {rule.id, *ALWAYS, *rule.requires}
-    keys |= {d for k in list(keys) for d in DEPENDS.get(k, ())}
-    return (ERROR, *sorted(keys))
+    """The facts keys a rule's answer may depend on: its own and its parts'."""
+    return (ERROR, *sorted({rule.id, *required([rule])}))
 
 
 class RoundMemo:

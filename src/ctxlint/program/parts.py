@@ -32,10 +32,16 @@ PARTS: dict[str, str] = {
 DEPENDS: dict[str, tuple[str, ...]] = {"classes": ("bindings",)}
 
 
+def required(rules: list[Rule]) -> set[str]:
+    """The parts these rules require, with those every run has and those they
+    query during the walk."""
+    wanted = set(ALWAYS).union(*(r.requires for r in rules))
+    return wanted | {d for key in wanted for d in DEPENDS.get(key, ())}
+
+
 def visitors_for(rules: list[Rule]) -> list[tuple[str, type[FileVisitor]]]:
     """(key, visitor class) of the parts these rules require, in PARTS order."""
-    wanted = set(ALWAYS).union(*(r.requires for r in rules))
-    wanted |= {d for key in wanted for d in DEPENDS.get(key, ())}
+    wanted = required(rules)
     unknown = wanted - set(PARTS)
     if unknown:
         raise ValueError(f"rules require unknown program parts: {sorted(unknown)}")
