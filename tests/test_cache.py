@@ -297,7 +297,7 @@ def test_entries_of_another_shape_are_misses(
         return foreign
 
     assert _rewrite_rows(project / CACHE / "facts.sqlite", foreign_data) > 9
-    assert {"f2", "pf", "round", "derived", "run", "stat"} <= kinds
+    assert {"f2", "fd", "pf", "round", "derived", "run", "stat"} <= kinds
     assert _json_check(project)[:2] == cold[:2]
     assert _json_check(project) == cold
     assert run_engine(project, use_cache=True).files_parsed == 0
@@ -314,6 +314,8 @@ def test_rule_facts_of_another_shape_run_again_without_the_cache(project: Path) 
     def odd_facts(key: str, data: bytes) -> bytes | None:
         if key.split(":")[0] in ("run", "derived", "round"):
             return None  # make the run decode the facts
+        if key.startswith("fd:"):
+            return data  # the digests of the entries as written: they no longer match
         facts = json.loads(data)
         if isinstance(facts, dict) and facts.get("facts"):
             facts["facts"] = {rule: 12345 for rule in facts["facts"]}

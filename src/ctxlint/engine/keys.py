@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from ctxlint import __version__
+from ctxlint.core.findings import FileError
 
 
 def _code_version(*parts: str) -> str:
@@ -43,3 +44,25 @@ def fact_key(digest: str, tag: str, binding: tuple[str, str] | None) -> str:
     (binding None) depends on the bytes alone and is shared by every copy."""
     where = "" if binding is None else ":" + json.dumps(binding, separators=(",", ":"))
     return f"{FACT_LAYOUT}:{digest}:{tag}{where}"
+
+
+def facts_key(
+    kind: str,
+    head: str,
+    digests: dict[str, bytes],
+    tokens: set[str],
+    errors: list[FileError] | None = None,
+    paths: tuple[str, ...] = (),
+) -> str:
+    """A key for what whole-program work does with a round's facts: the run's
+    inputs other than sources (code, config, selection, pins) and vocabulary
+    (`head`), the facts of every file gathered (by their digests), the
+    prefilter tokens, the unreadable files and (derived sets) every checked path."""
+    digest = hashlib.blake2b(head.encode(), digest_size=16)
+    for path in sorted(digests):
+        digest.update(f"{path}\0".encode("utf-8", "surrogateescape"))
+        digest.update(digests[path])
+    digest.update("\0".join(sorted(tokens)).encode())
+    digest.update(json.dumps([[e.path, e.message] for e in errors or ()]).encode())
+    digest.update("\0".join(paths).encode("utf-8", "surrogateescape"))
+    return f"{kind}:{digest.hexdigest()}"

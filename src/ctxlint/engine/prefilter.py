@@ -45,7 +45,7 @@ def prefilter(
     cached per content hash and token set, so a warm run scans nothing; a
     module token names a file, not bytes, so it is decided by path."""
     modules = {t[len(MODULE_TOKEN) :] for t in tokens if t.startswith(MODULE_TOKEN)}
-    matcher = token_matcher({t for t in tokens if not t.startswith(MODULE_TOKEN)})
+    matcher: Callable[[bytes], bool] | None = None  # compiled only if some file is not cached
     tag = hashlib.blake2b("\0".join(sorted(tokens)).encode(), digest_size=8).hexdigest()
     keys = {p: f"pf:{sources.hashes[p]}:{tag}" for p in paths}
     cached = cache.get_many(keys.values())
@@ -54,6 +54,8 @@ def prefilter(
     for p in paths:
         hit = prefilter_entry(cached.get(keys[p]))
         if hit is None:
+            if matcher is None:
+                matcher = token_matcher({t for t in tokens if not t.startswith(MODULE_TOKEN)})
             hit = matcher(sources[p])
             fresh[keys[p]] = b"1" if hit else b"0"
         if hit or module_of[p] in modules:

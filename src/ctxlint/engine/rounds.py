@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from ctxlint.cache.entries import learnt_entry
 from ctxlint.cache.store import FactCache
 from ctxlint.discover.sources import content_hash
+from ctxlint.engine.blobs import Blobs
 from ctxlint.program.core import Program
 from ctxlint.program.parts import required
 from ctxlint.program.rule import Rule
@@ -74,7 +75,7 @@ class RoundMemo:
         self.head = head  # the run's inputs and vocabulary, as the round keys hold them
         self._parts: dict[str, PartDigests] = {}  # blob digest -> its part digests
 
-    def _digests(self, blob_digests: dict[str, str], blobs: dict[str, bytes]) -> None:
+    def _digests(self, blob_digests: dict[str, str], blobs: Mapping[str, bytes]) -> None:
         missing = sorted({d for d in blob_digests.values() if d not in self._parts})
         if not missing:
             return
@@ -82,6 +83,8 @@ class RoundMemo:
         stored = self.cache.get_many(list(keys.values()))
         fresh: dict[str, bytes] = {}
         by_digest = {d: p for p, d in blob_digests.items()}
+        if isinstance(blobs, Blobs):  # the entries to digest, read in one batch
+            blobs.load(by_digest[d] for d in missing if keys[d] not in stored)
         for d in missing:
             raw = stored.get(keys[d])
             try:
@@ -114,7 +117,7 @@ class RoundMemo:
         program: Program,
         decode: Callable[[], Any],
         modules: dict[str, str],
-        blobs: dict[str, bytes],
+        blobs: Mapping[str, bytes],
         blob_digests: dict[str, str],
         tokens: set[str],
     ) -> set[str]:

@@ -25,8 +25,9 @@ from ctxlint.core.errors import CtxlintError, DerivationError
 from ctxlint.core.findings import FileError
 from ctxlint.discover.files import SourceFile, discover, path_matcher, unchecked_module
 from ctxlint.discover.sources import Sources
+from ctxlint.engine.blobs import Blobs, gather
 from ctxlint.engine.fingerprints import fingerprint, to_findings
-from ctxlint.engine.keys import CODE_VERSION, RUN_VERSION, fact_key
+from ctxlint.engine.keys import CODE_VERSION, RUN_VERSION, fact_key, facts_key
 from ctxlint.engine.outcome import RunOutput, record, replay
 from ctxlint.engine.prefilter import MODULE_TOKEN, prefilter, token_matcher
 from ctxlint.engine.registry import load_rules
@@ -95,7 +96,9 @@ class Engine:
         self.timings: dict[str, float] = {}
         self.parsed = 0
         self._done = 0  # files through the pool so far, all phases together (progress)
-        self._blob_digests: dict[str, bytes] = {}
+        self._unstored: set[str] = set()  # paths whose entries were not stored (a dead worker)
+        self._vocab: tuple[Any, str, Any] = (None, "", None)  # vocabulary, its tag and JSON
+        self._heads: tuple[Any, str] = (None, "")  # vocabulary, the run's memo head
 
     # -- phases -------------------------------------------------------------
     def _timed(self, name: str, start: float) -> None:
@@ -131,11 +134,7 @@ class Engine:
         facts; SYNTAX_ONLY: just a parse error, if any): cache hits first
         (unless `read` is False: the cached entries were not of our shape),
         misses (only these are read) on the pool."""
-        if isinstance(vocab, Vocabulary):
-            tag, vocab_json = f"{CODE_VERSION}:{vocab.key()}", vocab.to_json()
-        else:
-            tag, vocab_json = f"{CODE_VERSION}:{vocab or 'schema'}", vocab
-        tag += f":{self.config.target_version}:{_PYTHON}"  # the verdict's grammar and parser
+        tag, vocab_json = self._tag(vocab)
         syntax_only = vocab == SYNTAX_ONLY
         keys = {
             p: fact_key(sources.hashes[p], tag, None if syntax_only else (p, m)) for p, m in items
@@ -191,8 +190,33 @@ class Engine:
         if vocab != SYNTAX_ONLY:
             self.parsed += len(misses)
         self.cache.put_many({keys[p]: blob for p, blob in fresh.items() if p not in crashed})
+        self._unstored |= crashed
         out.update(fresh)
         return {p: out[p] for p, _ in items}  # input order, whatever was cached
+
+    def _tag(self, vocab: Vocabulary | str | None) -> tuple[str, str | None]:
+        """The fact keys' tag for a vocabulary (or None, SYNTAX_ONLY), and what workers get."""
+        if isinstance(vocab, Vocabulary):  # asked for by every extraction: worked out once
+            if self._vocab[0] is not vocab:
+                self._vocab = (vocab, f"{CODE_VERSION}:{vocab.key()}", vocab.to_json())
+            tag, vocab_json = self._vocab[1], self._vocab[2]
+        else:
+            tag, vocab_json = f"{CODE_VERSION}:{vocab or 'schema'}", vocab
+        return f"{tag}:{self.config.target_version}:{_PYTHON}", vocab_json  # grammar, parser
+
+    def _gather(
+        self, todo: list[tuple[str, str]], sources: Sources, vocab: Vocabulary, blobs: Blobs
+    ) -> None:
+        """A round's files into `blobs` (engine.blobs: a replayed round reads no entry)."""
+        tag = self._tag(vocab)[0]
+        keys = {p: fact_key(sources.hashes[p], tag, (p, m)) for p, m in todo}
+        gather(
+            self.cache,
+            [(p, m, keys[p]) for p, m in todo],
+            blobs,
+            lambda items: self._extract(items, sources, vocab),
+            self._unstored,
+        )
 
     def _decoded(
         self, item: tuple[str, str], blob: bytes, sources: Sources, vocab: Vocabulary | str | None
@@ -323,7 +347,6 @@ class Engine:
         return out
 
     def _run(self, files: list[SourceFile], sources: Sources, errors: list[FileError]) -> RunOutput:
-        self._blob_digests = {}
         vocab = self.vocabulary(files, sources)
         unreadable = list(errors)  # and broken files no rule needed; the others' are in facts
         t = time.perf_counter()
@@ -337,16 +360,17 @@ class Engine:
             else:
                 tokens |= more
         module_of = {f.rel: f.module for f in files}
-        blobs: dict[str, bytes] = {}
+        blobs = Blobs(self.cache, lambda items: self._extract(items, sources, vocab, read=False))
         decoded: set[str] = set()
 
         def decode() -> None:
             """Facts into the program, for the paths not decoded yet."""
-            for path in sorted(set(blobs) - decoded):
+            todo = sorted(set(blobs) - decoded)
+            blobs.load(todo)
+            for path in todo:
                 facts, blob = self._decoded((path, module_of[path]), blobs[path], sources, vocab)
                 if blob is not blobs[path]:  # a bad entry, extracted again
-                    blobs[path] = blob
-                    self._blob_digests.pop(path, None)
+                    blobs.put(path, blob)
                 decoded.add(path)
                 if "error" in facts:
                     errors.append(FileError(path, facts["error"]))
@@ -365,14 +389,15 @@ class Engine:
             todo = [(p, module_of[p]) for p in waiting if p in matched]
             if not todo:
                 break
-            blobs.update(self._extract(todo, sources, vocab))
+            self._gather(todo, sources, vocab, blobs)
             # an edit that leaves every file's facts as they were replays it (early cutoff)
-            key = self._facts_key("round", vocab, blobs, tokens) if self.memo else None
+            head = self._head(vocab)
+            key = facts_key("round", head, blobs.digests, tokens) if self.memo else None
             learnt = learnt_entry(self.cache.get_many([key]).get(key)) if key else None
             if learnt is not None:
                 round_tokens = learnt - tokens
             else:  # some file changed: each rule by the facts it reads (engine.rounds)
-                digests = {p: self._blob_digest(p, blobs[p]).hex() for p in blobs}
+                digests = {p: blobs.digests[p].hex() for p in blobs}
                 learnt = rounds.learn(
                     self._runnable(vocab), program, decode, module_of, blobs, digests, tokens
                 )
@@ -392,8 +417,8 @@ class Engine:
                 errors.append(unreadable[-1])
         self._timed("facts", t)
 
-        key = self.memo and self._facts_key(
-            "derived", vocab, blobs, tokens, unreadable, program.paths
+        key = self.memo and facts_key(
+            "derived", self._head(vocab), blobs.digests, tokens, unreadable, program.paths
         )
         outcome = outcome_entry(self.cache.get_many([key]).get(key)) if key else None
         if outcome is not None:
@@ -404,36 +429,11 @@ class Engine:
             self.cache.put_many({key: record(out)})
         return out
 
-    def _facts_key(
-        self,
-        kind: str,
-        vocab: Vocabulary,
-        blobs: dict[str, bytes],
-        tokens: set[str],
-        errors: list[FileError] | None = None,
-        paths: tuple[str, ...] = (),
-    ) -> str:
-        """A key for what whole-program work does with these facts: the run's
-        inputs other than sources (code, config, selection, pins), the
-        vocabulary, the facts of every file gathered, the prefilter tokens, and
-        the unreadable files, and (derived sets) every checked path."""
-        digest = hashlib.blake2b(self._head(vocab).encode(), digest_size=16)
-        for path in sorted(blobs):
-            digest.update(f"{path}\0".encode("utf-8", "surrogateescape"))
-            digest.update(self._blob_digest(path, blobs[path]))
-        digest.update("\0".join(sorted(tokens)).encode())
-        digest.update(json.dumps([[e.path, e.message] for e in errors or ()]).encode())
-        digest.update("\0".join(paths).encode("utf-8", "surrogateescape"))
-        return f"{kind}:{digest.hexdigest()}"
-
     def _head(self, vocab: Vocabulary) -> str:
-        return json.dumps([self._inputs(), vocab.full_key()], sort_keys=True, default=list)
-
-    def _blob_digest(self, path: str, blob: bytes) -> bytes:
-        one = self._blob_digests.get(path)
-        if one is None:  # a path's facts are fixed within a run: digest them once
-            one = self._blob_digests[path] = hashlib.blake2b(blob, digest_size=16).digest()
-        return one
+        if self._heads[0] is not vocab:
+            head = json.dumps([self._inputs(), vocab.full_key()], sort_keys=True, default=list)
+            self._heads = (vocab, head)
+        return self._heads[1]
 
     def _runnable(self, vocab: Vocabulary) -> list[Rule]:
         """The rules whose vocabulary sets this codebase has (see Rule.needs)."""
