@@ -44,7 +44,9 @@ def test_an_edit_keeping_the_facts_reads_no_other_entry(
     root = _copy("legacy_app", tmp_path)
     cold = run_engine(root / APP, use_cache=True)
     assert cold.files_parsed > 5
-    edited = next(p for p in sorted((root / APP).glob("*.py")) if "get_server_args" in p.read_text())
+    edited = next(
+        p for p in sorted((root / APP).glob("*.py")) if "get_server_args" in p.read_text()
+    )
     edited.write_text(edited.read_text() + "\n# a comment: new bytes, the same facts\n")
     read = _entries_read(monkeypatch)
     out = run_engine(root / APP, use_cache=True)
