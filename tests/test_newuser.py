@@ -181,6 +181,11 @@ def test_extend_select_adds_to_the_configs_select_as_in_ruff(project: Path) -> N
     out = cli("check", "--extend-select", "CTX9", cwd=project)
     assert out.returncode == 2
     assert out.stderr.startswith("ctxlint: error: unknown rule 'CTX9' in --extend-select")
+    # no nearest id for a prefix (any CTXnnn is as near as another): the prefixes there are
+    assert out.stderr.rstrip().endswith(
+        "(prefixes of that length: CTX0, CTX1, CTX2, CTX3, CTX4, CTX5, CTX6, CTX7)"
+    )
+    assert "CTX703" not in out.stderr
 
 
 @pytest.mark.parametrize("command", ["sets", "show-settings", "audit"])

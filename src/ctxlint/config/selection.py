@@ -5,6 +5,7 @@ matter. `--select`/`--ignore` and the config's `select`/`ignore` all take them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 
 from ctxlint.core.errors import ConfigError, did_you_mean
@@ -13,9 +14,14 @@ ALL = "ALL"
 
 
 def _unknown(selector: str, names: Mapping[str, str], where: str) -> ConfigError:
-    hint = did_you_mean(selector.upper(), names) or did_you_mean(
-        selector.lower(), set(names.values())
-    )
+    s = selector.strip().upper()
+    if re.fullmatch(r"[A-Z]+[0-9]*", s) and all(len(s) < len(rid) for rid in names):
+        # an id prefix that picks nothing (`CTX9`): the prefixes of its length that
+        # do, not the nearest id (any CTXnnn is as near as another)
+        known = sorted({rid[: len(s)] for rid in names})
+        hint = f" (prefixes of that length: {', '.join(known)})" if known else ""
+    else:
+        hint = did_you_mean(s, names) or did_you_mean(selector.lower(), set(names.values()))
     return ConfigError(
         f"unknown rule {selector!r} in {where}: give a rule id, an id prefix such as "
         f"'CTX1', a rule name or 'ALL'{hint}"
