@@ -19,6 +19,9 @@ class FixContext:
     # (regexes, path): does a checked file other than `path` match all of them?
     # A name another module may use is not removed or renamed.
     named_elsewhere: Callable[[list[str], str], bool]
+    # (path, scope, line) -> the process entry (or constructor) that runs that line
+    # with no record published yet (CTX301's walks), or None
+    unpublished: Callable[[str, str, int], str | None] = lambda _p, _s, _l: None
 
 
 def site(plan: FilePlan, finding: Finding) -> Site:

@@ -305,6 +305,13 @@ def fix_supplied_reads(plan: FilePlan, findings: list[Finding], ctx: FixContext)
         if not ctx.unsafe:
             s.reason = "an unsafe fix (the value changes to the resolved one): run with --unsafe"
             continue
+        entry = ctx.unpublished(f.path, f.scope, f.line)
+        if entry is not None:  # the bag read would come before publish: a CTX301 finding
+            s.reason = (
+                f"{entry} runs this line before its record is published, when no bag "
+                "exists yet (CTX301): read the record through a view, or move the read"
+            )
+            continue
         parts = read_parts(node := _locate(plan, f))
         if node is None or parts is None:
             s.reason = "the reported node was not found in the file"

@@ -42,6 +42,8 @@ from ctxlint.fix.reads import fix_seed_reads, fix_supplied_reads
 from ctxlint.fix.targets import Targets
 from ctxlint.program.core import Program
 from ctxlint.program.rule import Rule
+from ctxlint.rules.ctx301_publish_before_read import ID as CTX301
+from ctxlint.rules.ctx301_publish_before_read import runs_unpublished
 
 # The fixers, in the order they plan a file: a rename (CTX401) frees a name a
 # read's target (CTX101, CTX102) may need; CTX602 removes `.config` hops.
@@ -153,6 +155,7 @@ class FixRun:
         self.cache = _SharedCache(config.cache_dir if use_cache else None)
         self._files = {f.rel: f.module for f in discover(config.root, config.src, config.exclude)}
         self._texts: dict[str, str] = {}
+        self._unpublished: dict[str, tuple[str, int | None]] | None = None
 
     # -- the tree ---------------------------------------------------------------
     def _bytes(self, rel: str) -> bytes:
@@ -200,16 +203,47 @@ class FixRun:
 
         return load
 
-    def _check(self, texts: dict[str, str]) -> RunOutput:
+    def _check(self, texts: dict[str, str], *, memo: bool = True) -> RunOutput:
         out = _Overlay(
-            self.config, self.rules, texts=texts, cache=self.cache, **self.engine_args
+            self.config, self.rules, texts=texts, cache=self.cache, **self.engine_args, memo=memo
         ).run()
         # what the fix reads of a check is its vocabulary, findings and errors:
         # the program's per-file facts and indexes go now, or the next check
         # would build its own beside them (twice the peak memory)
         p = out.program
+        if not texts and p.files:  # the tree as it is: where no record is published yet
+            self._unpublished = self._runs_unpublished(p)
         out.program = Program(p.config, p.vocab, {}, sets=p.sets, pinned=p.pinned, paths=p.paths)
         return out
+
+    def _runs_unpublished(self, program: Program) -> dict[str, tuple[str, int | None]]:
+        rule = next((r for r in self.rules if r.id == CTX301), None)
+        if rule is None or rule.disabled_because(program.vocab) is not None:
+            return {}
+        return runs_unpublished(program)
+
+    def _unpublished_lookup(self, before: RunOutput) -> Callable[[str, str, int], str | None]:
+        """Where a CTX102 rewrite's bag read would come before publish (a CTX301
+        finding it would add): such a site is left with its reason rather than
+        rewritten, checked and rolled back with every other site of its file.
+        Worked out from the tree's program: when the first check replayed a
+        stored outcome, the program is built once more (the answer must not
+        depend on the cache)."""
+        if not (self.unsafe and "CTX102" in self.select):
+            return lambda _p, _s, _l: None
+        if self._unpublished is None and any(f.rule == "CTX102" for f in before.findings):
+            self._check({}, memo=False)
+        walks = self._unpublished or {}
+        modules = self._files
+
+        def lookup(path: str, scope: str, line: int) -> str | None:
+            found = walks.get(f"{modules.get(path, '')}.{scope}")
+            if found is None:
+                return None
+            seed, until = found
+            return seed if until is None or line < until else None
+
+        return lookup
 
     # -- the run ----------------------------------------------------------------
     def run(self) -> FixResult:
@@ -233,7 +267,13 @@ class FixRun:
         result.output = before
         result.errors = list(before.errors)
         vocab = before.program.vocab
-        ctx = FixContext(vocab, Targets(vocab, self._schema()), self.unsafe, self.named_elsewhere)
+        ctx = FixContext(
+            vocab,
+            Targets(vocab, self._schema()),
+            self.unsafe,
+            self.named_elsewhere,
+            self._unpublished_lookup(before),
+        )
         todo: dict[str, list[Finding]] = {}
         for f in before.findings:
             if f.rule in self.select and self.paths(f.path):

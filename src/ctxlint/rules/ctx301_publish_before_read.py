@@ -306,6 +306,55 @@ class Analysis:
         return seen
 
 
+def runs_unpublished(program: Program) -> dict[str, tuple[str, int | None]]:
+    """Where a bag read added today would be a new finding of this rule: the
+    pre-publish part of a process entry's own body, what it calls before its
+    publish along calls that reach no bag read yet (one that does already has
+    its finding, on the call), and, for a constructor no publishing entry
+    reaches and that reads no bag yet, what it runs before `assert_published`.
+    Each function with the entry (or constructor) that runs it (`Cls.method`), and the line
+    from which its own body no longer runs unpublished (its publish, or a call
+    that publishes; None: all of it). `ctxlint fix` leaves such a rewrite
+    rather than make it, check it and roll it back."""
+    a = analysis(program)
+    out: dict[str, tuple[str, int | None]] = {}
+
+    def body(q: str, stop_at: tuple[EventKind, ...], near: bool) -> Iterable[list[str]]:
+        """The callees of each of `q`'s calls before it stops (`near`: within its module)."""
+        fn = a.funcs[q]
+        until = None
+        for event, targets in zip(fn.events, a.graph.edges[q], strict=True):
+            if event.kind in stop_at:
+                until = event.line
+                break
+            callees = [t for t in targets if not near or a.funcs[t].module == fn.module]
+            yield callees
+            if PUBLISH in stop_at and callees and all(a.pre(t)[1] for t in callees):
+                until = event.line
+                break
+        out.setdefault(q, (short(seed, a.funcs[seed].module), until))
+
+    def enter(start: list[str], stop_at: tuple[EventKind, ...]) -> None:
+        todo = list(start)
+        while todo:
+            q = todo.pop()
+            if q not in out:
+                for callees in body(q, stop_at, False):
+                    todo += [t for t in callees if t not in out]
+
+    for seed in sorted(a.entries):
+        if seed in a.funcs:
+            for callees in body(seed, (PUBLISH,), False):
+                if not any(a.pre(t)[0] for t in callees):  # no finding on this call yet
+                    enter(callees, (PUBLISH,))
+    for seed in a.unreached_constructors():
+        stop = (PUBLISH, EventKind.ASSERT)
+        if not a.first_steps(seed, stop_at=stop, same_module=True)[0]:  # no finding yet
+            for callees in body(seed, stop, True):
+                enter(callees, stop)
+    return out
+
+
 def analysis(program: Program) -> Analysis:
     """One analysis per program and round (more_tokens, derive, pins and check share it)."""
     return program.memo(ID, lambda: Analysis(program))
