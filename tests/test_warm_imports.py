@@ -5,37 +5,37 @@ is walked."""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "serving_app"
+from test_rounds import _copy
 
 _RUN = """
 import sys
 from ctxlint.cli.main import main
 code = main(sys.argv[1:])
-print("libcst" in sys.modules, code)
+print("libcst" in sys.modules, "multiprocessing" in sys.modules, code)
 """
 
 
-def _check(project: Path) -> tuple[bool, int]:
+def _check(project: Path) -> tuple[bool, bool, int]:
     out = subprocess.run(
-        [sys.executable, "-c", _RUN, "check", "--quiet", str(project)],
+        [sys.executable, "-c", _RUN, "check", "--quiet", "--jobs", "2", str(project)],
         cwd=project,
         capture_output=True,
         text=True,
         check=True,
     ).stdout.split()
-    return out[-2] == "True", int(out[-1])
+    return out[-3] == "True", out[-2] == "True", int(out[-1])
 
 
 def test_a_warm_run_imports_no_libcst(tmp_path: Path) -> None:
-    project = shutil.copytree(EXAMPLE, tmp_path / "serving_app")
-    _, cold_code = _check(project)  # (the cold run's parsing happens in its workers)
-    warm_loaded, warm_code = _check(project)
-    assert (warm_loaded, warm_code) == (False, cold_code)
+    project = _copy("serving_app", tmp_path)  # with its config and the runtime: a real run
+    _, pooled, cold_code = _check(project)  # (the cold run's parsing: in its workers)
+    assert pooled and cold_code == 0  # a clean check that parsed its files on the pool
+    # a warm run starts no pool either: multiprocessing is imported only to start one
+    assert _check(project) == (False, False, cold_code)
 
 
 def test_no_rule_module_imports_libcst_at_import_time() -> None:

@@ -20,7 +20,7 @@ from typing import Any
 from ctxlint.cache.entries import facts_entry, learnt_entry, outcome_entry
 from ctxlint.cache.store import FactCache
 from ctxlint.config.settings import Config
-from ctxlint.core import deepstack, pool
+from ctxlint.core import deepstack
 from ctxlint.core.errors import CtxlintError, DerivationError
 from ctxlint.core.findings import FileError
 from ctxlint.discover.files import SourceFile, discover, path_matcher, unchecked_module
@@ -76,8 +76,7 @@ class Engine:
         files: list[SourceFile] | None = None,
     ) -> None:
         self.config = config
-        # the tree's files when the caller discovered them already (see discover_files)
-        self.files = files
+        self.files = files  # the tree's files, when the caller discovered them already
         # --timings: charge the walk's visitor calls, each derive and each check
         # to their rule (the visitors' share is otherwise hidden in "facts")
         self.time_rules = time_rules
@@ -166,6 +165,8 @@ class Engine:
             return _died(item, how, syntax_only)
 
         if len(misses) > 1 and self.jobs > 1:
+            from ctxlint.core import pool  # here: multiprocessing is 1/10 of a warm run
+
             results = pool.run(
                 _work,
                 misses,
