@@ -301,6 +301,13 @@ def test_entries_of_another_shape_are_misses(
     assert _json_check(project)[:2] == cold[:2]
     assert _json_check(project) == cold
     assert run_engine(project, use_cache=True).files_parsed == 0
+    # the replaced entries' digests were replaced with them: a run that reads the
+    # entries back (an edit that changes facts: the program is derived again)
+    # finds each one as its digest says, and does not start over without the cache
+    with (project / "app" / "mod00.py").open("a") as fh:
+        fh.write("\n\ndef _added() -> int:\n    return 1\n")
+    rc, _, stderr = _json_check(project)
+    assert (rc, stderr) == (cold[0], "")
 
 
 def test_rule_facts_of_another_shape_run_again_without_the_cache(project: Path) -> None:

@@ -45,6 +45,7 @@ class Blobs(Mapping[str, bytes]):
         self.digests: dict[str, bytes] = {}
         self._blobs: dict[str, bytes] = {}
         self._deferred: dict[str, tuple[str, str]] = {}  # path -> (module, fact key)
+        self._keys: dict[str, str] = {}  # path -> its fact key
         self._cache = cache
         self._extract_again = extract_again  # an entry gone from the cache since
 
@@ -62,16 +63,22 @@ class Blobs(Mapping[str, bytes]):
             self.load([path])
         return self._blobs[path]
 
-    def put(self, path: str, blob: bytes) -> bytes:
+    def put(self, path: str, blob: bytes, key: str) -> bytes:
         """An entry in hand (extracted now, or read): stored with its digest, returned."""
         self._deferred.pop(path, None)
-        self._blobs[path] = blob
+        self._blobs[path], self._keys[path] = blob, key
         self.digests[path] = digest = digest_of(blob)
         return digest
 
+    def replace(self, path: str, blob: bytes) -> None:
+        """An entry extracted again (the cached one was not of our shape): its
+        new digest replaces the stored one, as the entry itself was replaced."""
+        key = self._keys[path]
+        self._cache.put_many({DIGEST_PREFIX + key: self.put(path, blob, key).hex().encode()})
+
     def defer(self, path: str, module: str, key: str, digest: bytes) -> None:
         """An entry the cache holds, known by its digest until read."""
-        self._deferred[path] = (module, key)
+        self._deferred[path], self._keys[path] = (module, key), key
         self.digests[path] = digest
 
     def load(self, paths: Iterable[str] | None = None) -> None:
@@ -111,7 +118,7 @@ def gather(
             blobs.defer(path, module, key, digest)
     fresh: dict[str, bytes] = {}
     for path, blob in extract(rest).items():
-        digest = blobs.put(path, blob)
+        digest = blobs.put(path, blob, keys[path])
         if path not in unstored:
             fresh[DIGEST_PREFIX + keys[path]] = digest.hex().encode()
     cache.put_many(fresh)

@@ -371,7 +371,7 @@ class Engine:
             for path in todo:
                 facts, blob = self._decoded((path, module_of[path]), blobs[path], sources, vocab)
                 if blob is not blobs[path]:  # a bad entry, extracted again
-                    blobs.put(path, blob)
+                    blobs.replace(path, blob)
                 decoded.add(path)
                 if "error" in facts:
                     errors.append(FileError(path, facts["error"]))
