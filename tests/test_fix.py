@@ -268,3 +268,17 @@ def test_sites_left_before_publish_do_not_depend_on_the_cache(tmp_path: Path) ->
         cold.stderr,
     )
     assert cold.stderr.count("before its record is published") == 2  # two groups of 4
+
+
+def test_quiet_and_exit_zero_as_check_takes_them(tmp_path: Path) -> None:
+    """`-q` drops the summary (the diff or the sites stay); `--exit-zero` exits 0
+    with sites left or a diff printed: on `fix` and on `check --fix`, as ruff's."""
+    root = copy_tree(tmp_path / "repo")
+    loud = run(root, "fix", "--unsafe", "--diff")
+    quiet = run(root, "fix", "--unsafe", "--diff", "-q", "--exit-zero")
+    assert (loud.returncode, quiet.returncode) == (1, 0)
+    assert quiet.stdout == loud.stdout and quiet.stdout.startswith("--- a/")
+    assert "Would fix" in loud.stderr and quiet.stderr == ""
+    applied = run(root, "check", "--fix", "--unsafe", "-q", "--exit-zero")
+    assert applied.returncode == 0  # sites are left, and it says so per site only
+    assert " left: " in applied.stdout and "Fixed " not in applied.stdout

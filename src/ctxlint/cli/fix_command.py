@@ -39,6 +39,15 @@ def add_parser(sub: Any, commands: dict[str, Callable[..., int]]) -> None:
     fix.add_argument(
         "--unsafe", "--unsafe-fixes", dest="unsafe", action="store_true", help=UNSAFE_HELP
     )
+    # as `check` has them, so `check --fix -q --exit-zero` and `fix -q --exit-zero` agree
+    fix.add_argument(
+        "--quiet", "-q", action="store_true", help="print the sites (or the diff), no summary"
+    )
+    fix.add_argument(
+        "--exit-zero",
+        action="store_true",
+        help="exit 0 even when sites are left or a diff is printed (errors still exit 2)",
+    )
     check = sub.choices["check"]
     check.add_argument(
         "--fix", action=_AsFix, nargs=0, help="fix what can be fixed (`ctxlint fix`)"
@@ -88,12 +97,13 @@ def cmd_fix(args: argparse.Namespace) -> int:
     result = run.run()
     assert result.output is not None
     session.say_disabled({k: v for k, v in result.output.disabled.items() if k in ids})
+    quiet, exit_zero = getattr(args, "quiet", False), getattr(args, "exit_zero", False)
     if getattr(args, "diff", False):
         # paths as GitHub and `git apply` at the repository root take them
         sys.stdout.write(unified_diff(result, report_base(str(config.root)).prefix))
-        for line in summary(result, applied=False, stale=None):
+        for line in [] if quiet else summary(result, applied=False, stale=None):
             print(line, file=sys.stderr)
-        return 1 if result.after else 0
+        return 0 if exit_zero else 1 if result.after else 0
     run.write(result)
     for line in site_lines(result, applied=True):
         print(line)
@@ -101,6 +111,6 @@ def cmd_fix(args: argparse.Namespace) -> int:
     if baseline is not None:
         _, entries = compare(result.output.findings, baseline, rules=ids)
         stale = len(entries)
-    for line in summary(result, applied=True, stale=stale):
+    for line in [] if quiet else summary(result, applied=True, stale=stale):
         print(line)
-    return 0 if all(s.status == FIXED for s in result.sites) else 1
+    return 0 if exit_zero or all(s.status == FIXED for s in result.sites) else 1
