@@ -164,6 +164,16 @@ class FileContext:
     def snippet(self, node: cst.CSTNode) -> str:
         return " ".join(self.module_node.code_for_node(node).split())
 
+    def site(self, node: cst.CSTNode, **extra: Any) -> dict[str, Any]:
+        """A fact that can become a finding: `extra`, and where `node` is (its
+        scope, its one-line snippet, its span once the walk ends)."""
+        return {
+            **extra,
+            "scope": self.qualname,
+            "snippet": self.snippet(node),
+            "span": self.anchor(node),
+        }
+
     def resolve_anchors(self) -> None:
         if not self.anchors:
             return

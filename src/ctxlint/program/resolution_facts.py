@@ -92,15 +92,6 @@ class ResolutionFacts(FileVisitor):
             return None
         return self.stack[-1]
 
-    def _site(self, node: cst.CSTNode, **extra: Any) -> dict[str, Any]:
-        ctx = self.ctx
-        return {
-            **extra,
-            "scope": ctx.qualname,
-            "snippet": ctx.snippet(node),
-            "span": ctx.anchor(node),
-        }
-
     def _holder(self, expr: cst.BaseExpression) -> str | None:
         """The parameter (or receiver) `expr` names, while it still holds the argument."""
         fn = self._fn()
@@ -201,7 +192,7 @@ class ResolutionFacts(FileVisitor):
         name = target.attr.value
         if holder is not None and name in self.fields:
             self.writes.append(
-                self._site(target, fn=self.stack[-1].qual, holder=holder, field=name)
+                self.ctx.site(target, fn=self.stack[-1].qual, holder=holder, field=name)
             )
         slot = self._slot(target)
         if slot is not None:
@@ -274,7 +265,7 @@ class ResolutionFacts(FileVisitor):
             if [where, key] not in self.slot_reads:
                 self.slot_reads.append([where, key])
             return
-        self.stash.append(self._site(node, fn=where, slot=key, how=how, param=holder))
+        self.stash.append(self.ctx.site(node, fn=where, slot=key, how=how, param=holder))
 
     # -- calls and reads ---------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
@@ -295,7 +286,7 @@ class ResolutionFacts(FileVisitor):
                 self._stash(node, key, self._assign_kind(positional[2], key), holder)
             elif holder is not None and field_name in self.fields and name == "setattr":
                 self.writes.append(
-                    self._site(node, fn=self.stack[-1].qual, holder=holder, field=field_name)
+                    self.ctx.site(node, fn=self.stack[-1].qual, holder=holder, field=field_name)
                 )
         if name == "getattr" and len(positional) >= 2:
             key = _slot_key(positional[1], self.ctx)
@@ -334,7 +325,7 @@ class ResolutionFacts(FileVisitor):
     def _read(self, node: cst.CSTNode, holder: str, name: str) -> None:
         fn = self.stack[-1]
         kind = "recv" if holder == fn.receiver else "ann" if fn.params.get(holder) else "name"
-        self.reads.append(self._site(node, fn=fn.qual, holder=holder, k=kind, field=name))
+        self.reads.append(self.ctx.site(node, fn=fn.qual, holder=holder, k=kind, field=name))
 
     def visit_Return(self, node: cst.Return) -> None:
         fn = self._fn()

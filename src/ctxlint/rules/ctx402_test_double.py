@@ -84,15 +84,6 @@ class TestDoubleVisitor(FileVisitor):
         self.stand_ins: list[dict[str, Any]] = []
         self.by_hand: list[dict[str, Any]] = []
 
-    def _site(self, node: cst.CSTNode, **extra: Any) -> dict[str, Any]:
-        ctx = self.ctx
-        return {
-            **extra,
-            "scope": ctx.qualname,
-            "snippet": ctx.snippet(node),
-            "span": ctx.anchor(node),
-        }
-
     def _imported(self, expr: cst.BaseExpression) -> str | None:
         """The qualified name of `a.b` when its head is imported (a module), else None."""
         name = dotted(expr)
@@ -160,7 +151,7 @@ class TestDoubleVisitor(FileVisitor):
         if isinstance(target, cst.Attribute):
             q = self._imported(target)
             if q is not None:
-                self.patches.append(self._site(target, target=q, form="assignment"))
+                self.patches.append(self.ctx.site(target, target=q, form="assignment"))
 
     def visit_Assign(self, node: cst.Assign) -> None:
         kind = self._stand_in(node.value)
@@ -169,11 +160,11 @@ class TestDoubleVisitor(FileVisitor):
         for t in node.targets:
             if isinstance(t.target, cst.Attribute):
                 self.stand_ins.append(
-                    self._site(node.value, kind=kind, slot=f"attribute {t.target.attr.value}")
+                    self.ctx.site(node.value, kind=kind, slot=f"attribute {t.target.attr.value}")
                 )
             elif isinstance(t.target, cst.Name):
                 self.stand_ins.append(
-                    self._site(node.value, kind=kind, slot=f"name {t.target.value}")
+                    self.ctx.site(node.value, kind=kind, slot=f"name {t.target.value}")
                 )
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -195,26 +186,26 @@ class TestDoubleVisitor(FileVisitor):
             kind = self._stand_in(a.value)
             if kind is not None:
                 slot = f"call {q}" if runtime_call else f"keyword {a.keyword.value}"  # type: ignore[union-attr]
-                self.stand_ins.append(self._site(a.value, kind=kind, slot=slot))
+                self.stand_ins.append(self.ctx.site(a.value, kind=kind, slot=slot))
             elif runtime_call and self._built_record(a.value):
-                self.by_hand.append(self._site(node, callee=q))
+                self.by_hand.append(self.ctx.site(node, callee=q))
 
     def _setattr(self, node: cst.Call, positional: list[cst.BaseExpression]) -> None:
         first, name = positional[0], string_value(positional[1])
         if name is not None:  # setattr(mod, "get_exec", ...) / monkeypatch.setattr(mod, ...)
             q = self._imported(first)
             if q is not None:
-                self.patches.append(self._site(node, target=f"{q}.{name}", form="setattr"))
+                self.patches.append(self.ctx.site(node, target=f"{q}.{name}", form="setattr"))
             elif len(positional) >= 3:
                 kind = self._stand_in(positional[2])
                 if kind is not None:
                     self.stand_ins.append(
-                        self._site(positional[2], kind=kind, slot=f"attribute {name}")
+                        self.ctx.site(positional[2], kind=kind, slot=f"attribute {name}")
                     )
             return
         dotted_target = string_value(first)  # monkeypatch.setattr("pkg.mod.get_exec", ...)
         if dotted_target is not None and "." in dotted_target:
-            self.patches.append(self._site(node, target=dotted_target, form="setattr"))
+            self.patches.append(self.ctx.site(node, target=dotted_target, form="setattr"))
 
     def _patch(
         self, node: cst.Call, func: cst.BaseExpression, positional: list[cst.BaseExpression]
@@ -224,12 +215,14 @@ class TestDoubleVisitor(FileVisitor):
         if q in PATCHERS or (mocker and not q.endswith(".object")):
             target = string_value(positional[0])
             if target is not None and "." in target:
-                self.patches.append(self._site(node, target=target, form="patch"))
+                self.patches.append(self.ctx.site(node, target=target, form="patch"))
         elif (q in PATCH_OBJECT or mocker) and len(positional) >= 2:
             name = string_value(positional[1])
             owner = self._imported(positional[0])
             if name is not None and owner is not None:
-                self.patches.append(self._site(node, target=f"{owner}.{name}", form="patch.object"))
+                self.patches.append(
+                    self.ctx.site(node, target=f"{owner}.{name}", form="patch.object")
+                )
 
     def finish(self) -> Any:
         out: dict[str, Any] = {}

@@ -127,17 +127,7 @@ class ImportTimeVisitor(FileVisitor):
         if id(node) in self.reported:
             return
         self.reported.add(id(node))
-        ctx = self.ctx
-        self.found.append(
-            {
-                "kind": kind,
-                "name": name,
-                "where": where,
-                "scope": ctx.qualname,
-                "snippet": ctx.snippet(node),
-                "span": ctx.anchor(node),
-            }
-        )
+        self.found.append(self.ctx.site(node, kind=kind, name=name, where=where))
 
     def _at_import_time(self) -> bool:
         return (
