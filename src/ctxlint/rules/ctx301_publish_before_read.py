@@ -319,8 +319,9 @@ def runs_unpublished(program: Program) -> dict[str, tuple[str, int | None]]:
     a = analysis(program)
     out: dict[str, tuple[str, int | None]] = {}
 
-    def body(q: str, stop_at: tuple[EventKind, ...], near: bool) -> Iterable[list[str]]:
-        """The callees of each of `q`'s calls before it stops (`near`: within its module)."""
+    def body(q: str, by: str, stop_at: tuple[EventKind, ...], near: bool) -> Iterable[list[str]]:
+        """The callees of each of `q`'s calls before it stops (`near`: within its
+        module), and then `q` recorded as run unpublished by `by`."""
         fn = a.funcs[q]
         until = None
         for event, targets in zip(fn.events, a.graph.edges[q], strict=True):
@@ -332,26 +333,28 @@ def runs_unpublished(program: Program) -> dict[str, tuple[str, int | None]]:
             if PUBLISH in stop_at and callees and all(a.pre(t)[1] for t in callees):
                 until = event.line
                 break
-        out.setdefault(q, (short(seed, a.funcs[seed].module), until))
+        out.setdefault(q, (by, until))
 
-    def enter(start: list[str], stop_at: tuple[EventKind, ...]) -> None:
+    def enter(start: list[str], by: str, stop_at: tuple[EventKind, ...]) -> None:
         todo = list(start)
         while todo:
             q = todo.pop()
             if q not in out:
-                for callees in body(q, stop_at, False):
+                for callees in body(q, by, stop_at, False):
                     todo += [t for t in callees if t not in out]
 
     for seed in sorted(a.entries):
         if seed in a.funcs:
-            for callees in body(seed, (PUBLISH,), False):
+            by = short(seed, a.funcs[seed].module)
+            for callees in body(seed, by, (PUBLISH,), False):
                 if not any(a.pre(t)[0] for t in callees):  # no finding on this call yet
-                    enter(callees, (PUBLISH,))
+                    enter(callees, by, (PUBLISH,))
     for seed in a.unreached_constructors():
         stop = (PUBLISH, EventKind.ASSERT)
         if not a.first_steps(seed, stop_at=stop, same_module=True)[0]:  # no finding yet
-            for callees in body(seed, stop, True):
-                enter(callees, stop)
+            by = short(seed, a.funcs[seed].module)
+            for callees in body(seed, by, stop, True):
+                enter(callees, by, stop)
     return out
 
 
