@@ -211,10 +211,16 @@ class FixRun:
         # the program's per-file facts and indexes go now, or the next check
         # would build its own beside them (twice the peak memory)
         p = out.program
-        if not texts and p.files:  # the tree as it is: where no record is published yet
+        if not texts and p.files and self._leaves_unpublished:  # the tree as it is
             self._unpublished = self._runs_unpublished(p)
         out.program = Program(p.config, p.vocab, {}, sets=p.sets, pinned=p.pinned, paths=p.paths)
         return out
+
+    @property
+    def _leaves_unpublished(self) -> bool:
+        """Whether this run rewrites supplied reads (CTX102's unsafe fix), and so
+        must know where no record is published yet."""
+        return self.unsafe and "CTX102" in self.select
 
     def _runs_unpublished(self, program: Program) -> dict[str, tuple[str, int | None]]:
         rule = next((r for r in self.rules if r.id == CTX301), None)
@@ -229,7 +235,7 @@ class FixRun:
         Worked out from the tree's program: when the first check replayed a
         stored outcome, the program is built once more (the answer must not
         depend on the cache)."""
-        if not (self.unsafe and "CTX102" in self.select):
+        if not self._leaves_unpublished:
             return lambda _p, _s, _l: None
         if self._unpublished is None and any(f.rule == "CTX102" for f in before.findings):
             self._check({}, memo=False)
