@@ -49,8 +49,6 @@ def _package(module: str) -> str:
 class Resolution:
     def __init__(self, program: Program) -> None:
         self.graph = g = call_graph(program)
-        self._named: dict[str, list[str]] = {}  # name -> the functions it stands for
-        self._tops = {m.partition(".")[0] for m in g.modules} | g.index.tops
         vocab = program.vocab
         self.files: list[tuple[str, str, dict[str, Any]]] = list(program.facts(KEY))
         consts = {
@@ -79,12 +77,6 @@ class Resolution:
         # candidates: functions returning an object of a class defining __getattr__
         # (or another candidate's result), with the class each one builds
         returns = {q: r for _, _, f in self.files for q, r in f.get("returns", {}).items()}
-        # each returned name resolved once: to a class, else to the functions it runs
-        named = {
-            n: (cls, () if cls is not None else tuple(g.resolve_global(n)))
-            for n in {n for q, names in returns.items() if q in g.funcs for n in names}
-            for cls in [g.resolve_class(n)]
-        }
         built: dict[str, set[str]] = {}
         changed = True
         while changed:
@@ -94,10 +86,10 @@ class Resolution:
                     continue
                 found: set[str] = set()
                 for n in names:
-                    cls, runs = named[n]
+                    cls = g.resolve_class(n)
                     if cls in getattr_classes:
                         found.add(cls)
-                    for t in runs:
+                    for t in g.resolve_global(n) if cls is None else ():
                         found |= built.get(t, set())
                 if found - built.get(q, set()):
                     built.setdefault(q, set()).update(found)
@@ -169,10 +161,10 @@ class Resolution:
                 if not refs:
                     continue
                 self.handed.setdefault(h["fn"], set()).update(refs)
-                callee = g.resolve_global(h["callee"])
-                if any(t in self.pass_runners for t in callee):
+                callee = set(g.resolve_global(h["callee"]))
+                if callee & self.pass_runners:
                     self.passes |= refs
-                elif any(t in self.wrappers for t in callee):
+                elif callee & self.wrappers:
                     self.resolvers |= refs
         # -- the pipeline ---------------------------------------------------
         # the record's __post_init__, and its methods reaching the declaration
@@ -207,17 +199,11 @@ class Resolution:
         return any(t in self.view_functions for t in g.resolve_global(name))
 
     def _functions(self, name: str) -> list[str]:
-        """The functions a name handed by reference stands for (not a class);
-        once per name (a large tree hands the same few thousand names ~90,000 times)."""
-        found = self._named.get(name)
-        if found is None:
-            g = self.graph
-            if name.partition(".")[0] not in self._tops:  # `torch.int32`: nothing of the tree
-                return []
-            found = self._named[name] = (
-                [] if g.resolve_class(name) is not None else g.resolve_global(name)
-            )
-        return found
+        """The functions a name handed by reference stands for (not a class)."""
+        g = self.graph
+        if g.resolve_class(name) is not None:
+            return []
+        return g.resolve_global(name)
 
     def _close(self, seeds: Iterable[str]) -> set[str]:
         """`seeds` and every function they call or hand by name, transitively."""
