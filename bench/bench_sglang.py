@@ -287,17 +287,24 @@ def parse_libcst(sources: list[bytes], quick: int | None) -> tuple[float, float,
 
 
 # -- the run -------------------------------------------------------------------------------
-def ctxlint_cmd(config: Path, tree: Path, out: Path, jobs: int | None) -> list[str]:
+def _options(jobs: int | None, select: str | None) -> list[str]:
+    return (["--jobs", str(jobs)] if jobs else []) + (["--select", select] if select else [])
+
+
+def ctxlint_cmd(
+    config: Path, tree: Path, out: Path, jobs: int | None, select: str | None = None
+) -> list[str]:
     cmd = [sys.executable, "-m", "ctxlint.cli", "check", "--config", str(config), str(tree)]
     cmd += ["--format", "json", "--output", str(out)]
-    return cmd + (["--jobs", str(jobs)] if jobs else [])
+    return cmd + _options(jobs, select)
 
 
-def fix_cmd(config: Path, tree: Path, jobs: int | None) -> list[str]:
-    """`ctxlint fix --diff` for every fixable rule (CTX102's and CTX401's unsafe fixes too)."""
+def fix_cmd(config: Path, tree: Path, jobs: int | None, select: str | None = None) -> list[str]:
+    """`ctxlint fix --diff` for every fixable rule (CTX102's and CTX401's unsafe fixes
+    too; with `--select`, the fixable ones among the selected)."""
     cmd = [sys.executable, "-m", "ctxlint.cli", "fix", "--diff", "--unsafe"]
     cmd += ["--config", str(config), str(tree)]
-    return cmd + (["--jobs", str(jobs)] if jobs else [])
+    return cmd + _options(jobs, select)
 
 
 def edit_target(files: list[Any], tree: Path) -> str:
@@ -324,6 +331,11 @@ def measure(args: argparse.Namespace) -> Bench:
         tree = scratch_copy(unpacked, work)
         config_path = bench_config(Path(args.config), work)
         rules = load_rules()
+        if args.select:  # the rules of an earlier measurement, for a like-for-like row
+            wanted = set(args.select.split(","))
+            rules = [r for r in rules if r.id in wanted]
+            if {r.id for r in rules} != wanted:
+                sys.exit(f"bench: --select names no rule: {sorted(wanted - {r.id for r in rules})}")
         config = load_config(
             config_path,
             root=tree,
@@ -351,7 +363,7 @@ def measure(args: argparse.Namespace) -> Bench:
             name: str, note: str, where: Path | None = None, cmd: list[str] | None = None
         ) -> Row:
             out = reports / f"{name.replace(' ', '_')}.json"
-            cmd = cmd or ctxlint_cmd(config_path, where or tree, out, args.jobs)
+            cmd = cmd or ctxlint_cmd(config_path, where or tree, out, args.jobs, args.select)
             m = timed_run(cmd, cwd=work)
             if m.exit_code not in (0, 1):
                 print(f"bench: {name}: ctxlint exited {m.exit_code}:\n{m.stderr}", file=sys.stderr)
@@ -363,7 +375,7 @@ def measure(args: argparse.Namespace) -> Bench:
         cold = ctxlint("ctxlint cold", "empty cache")
         warm_runs = [ctxlint(f"warm {i}", "") for i in range(args.repeat)]
         warm = min(warm_runs, key=lambda r: r.seconds)
-        fix = fix_cmd(config_path, tree, args.jobs)
+        fix = fix_cmd(config_path, tree, args.jobs, args.select)
         fix_warm = ctxlint(
             FIX_WARM, "every fixable rule, --unsafe; the cache of the warm check", cmd=fix
         )
@@ -420,7 +432,9 @@ def measure(args: argparse.Namespace) -> Bench:
         bench.rows[at:at] = [fix_cold, fix_warm]
         if args.scaling:  # the serial cold run: what the pool buys on this machine
             shutil.rmtree(config.cache_dir, ignore_errors=True)
-            serial = timed_run(ctxlint_cmd(config_path, tree, reports / "serial.json", 1), work)
+            serial = timed_run(
+                ctxlint_cmd(config_path, tree, reports / "serial.json", 1, args.select), work
+            )
             bench.rows.append(
                 Row(
                     "ctxlint cold --jobs 1",
@@ -741,6 +755,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeat", type=int, default=3, help="warm and edited runs (best is kept)")
     p.add_argument("--jobs", type=int, help="ctxlint --jobs (default: its own, the core count)")
     p.add_argument("--json", metavar="OUT", help="write the numbers as JSON")
+    p.add_argument(
+        "--select",
+        metavar="IDS",
+        help="only these rules (comma-separated ids, as ctxlint --select), floor included",
+    )
     p.add_argument(
         "--no-scaling",
         dest="scaling",
