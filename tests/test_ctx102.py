@@ -52,6 +52,24 @@ BAD = {
                 return server_args.context_length  # expect
             return inner
         """,
+    "a-nested-class-sees-the-parameter": """
+        from specrt.record import ServerArgs
+
+        def f(server_args: ServerArgs):
+            class Inner:
+                size = server_args.tp_size  # expect
+
+                def later(self) -> int:
+                    return server_args.dp_size  # expect
+            return Inner
+        """,
+    "rebound-parameter-is-still-the-handed-record": """
+        from specrt.record import ServerArgs
+
+        def f(server_args: ServerArgs | None = None) -> int:
+            server_args = server_args or make()
+            return server_args.tp_size  # expect
+        """,
     "self-server-args": """
         class W:
             def run(self) -> int:
@@ -190,6 +208,14 @@ GOOD = {
 
         def create_lora_config_from_server_args(server_args: ServerArgs) -> int:
             return server_args.tp_size
+        """,
+    "receivers-and-star-parameters-are-not-handed": """
+        class W:
+            def run(server_args) -> int:  # the receiver, whatever its name
+                return server_args.tp_size
+
+        def f(*server_args, **kw) -> int:
+            return server_args.tp_size + kw.tp_size
         """,
     "class-level-names-are-not-parameters": """
         from specrt.record import ServerArgs

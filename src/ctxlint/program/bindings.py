@@ -16,7 +16,7 @@ scope and are not tracked (no rule types them).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +24,13 @@ from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import MODULE_SCOPE, FileContext, dotted, import_bindings
 from ctxlint.facts.visitor import FileVisitor
 from ctxlint.program.annotations import unwrap
+from ctxlint.program.binding_syntax import (
+    all_params,
+    attribute_targets,
+    decorator_names,
+    dynamic_base,
+    target_names,
+)
 
 KEY = "bindings"
 # Binding kinds whose name stands for a definition, not a value of a type.
@@ -84,58 +91,13 @@ class Site:
 Watcher = Callable[[Site], None]
 
 
-def target_names(target: cst.BaseExpression) -> Iterator[cst.Name]:
-    """The names an assignment target binds (through tuples, lists, stars)."""
-    if isinstance(target, cst.Name):
-        yield target
-    elif isinstance(target, (cst.Tuple, cst.List)):
-        for e in target.elements:
-            yield from target_names(e.value)
-    elif isinstance(target, cst.StarredElement):
-        yield from target_names(target.value)
-
-
-def attribute_targets(target: cst.BaseExpression) -> Iterator[cst.Attribute]:
-    """The attributes an assignment target binds (`self.x`, `a.b, c.d = ...`)."""
-    if isinstance(target, cst.Attribute):
-        yield target
-    elif isinstance(target, (cst.Tuple, cst.List)):
-        for e in target.elements:
-            yield from attribute_targets(e.value)
-    elif isinstance(target, cst.StarredElement):
-        yield from attribute_targets(target.value)
-
-
-def dynamic_base(call: cst.Call) -> cst.BaseExpression | None:
-    """The first base of a class made by `type(name, (Base, ...), namespace)`."""
-    args = [a.value for a in call.args if a.keyword is None and not a.star]
-    if dotted(call.func) != "type" or len(args) != 3 or not isinstance(args[1], cst.Tuple):
-        return None
-    bases = args[1].elements
-    if bases and isinstance(bases[0].value, (cst.Name, cst.Attribute)):
-        return bases[0].value
-    return None
-
-
-def all_params(params: cst.Parameters) -> list[cst.Param]:
-    return [
-        *params.posonly_params,
-        *params.params,
-        *params.kwonly_params,
-        *(p for p in (params.star_arg, params.star_kwarg) if isinstance(p, cst.Param)),
-    ]
-
-
-def decorator_names(node: cst.FunctionDef | cst.ClassDef) -> set[str]:
-    """Last parts of the decorators' names (`abstractmethod` for `abc.abstractmethod`)."""
-    return {(dotted(d.decorator) or "").rpartition(".")[2] for d in node.decorators}
-
-
 class Bindings(FileVisitor):
     def __init__(self, ctx: FileContext) -> None:
         super().__init__(ctx)
         self.scopes: dict[str, dict[str, Binding]] = {}  # scope qualname -> name -> binding
         self.globals_decl: dict[str, set[str]] = {}  # function -> names declared global
+        # function qualname -> its parameters by name (a method's receiver left out)
+        self.params: dict[str, dict[str, cst.Param]] = {}
         self._watchers: list[tuple[set[str], Watcher]] = []
         self.importing = 0  # inside an import statement (its names are no uses)
 
@@ -157,6 +119,18 @@ class Bindings(FileVisitor):
             found = self.scopes.get(s.qualname, {}).get(name)
             if found is not None:
                 return found
+        return None
+
+    def parameter(self, name: str) -> cst.Param | None:
+        """The parameter `name` is in the nearest enclosing function declaring
+        it (closures see through class bodies), even where the function later
+        binds the name again: what was handed to it. A method's receiver
+        (`self`, `cls`) is no parameter here."""
+        for s in reversed(self.ctx.scopes):
+            if s.kind == "function":
+                found = self.params.get(s.qualname, {}).get(name)
+                if found is not None:
+                    return found
         return None
 
     def function_chain(self) -> list[str]:
@@ -375,7 +349,11 @@ class Bindings(FileVisitor):
             kind = "nested def" if outer.kind == "function" else "def"
             self._announce(node.name, kind, where=(outer.qualname, outer.kind))
         self._bind(node.name.value, Binding("def"), outer)
+        params = self.params.setdefault(self.ctx.qualname, {})
+        receiver = self.ctx.scope.self_name if outer.kind == "class" else None
         for p in all_params(node.params):
+            if p.name.value != receiver:
+                params[p.name.value] = p
             self._announce(p.name, "parameter", p, where=(self.ctx.qualname, "function"))
             ann = p.annotation.annotation if p.annotation is not None else None
             inst, fact = self.annotation(ann) if ann is not None else ([], [])

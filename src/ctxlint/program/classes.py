@@ -18,8 +18,9 @@ from typing import Any
 from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import FileContext, dotted, string_value
 from ctxlint.facts.visitor import FileVisitor
+from ctxlint.program.binding_syntax import decorator_names
 from ctxlint.program.bindings import KEY as BINDINGS
-from ctxlint.program.bindings import Bindings, decorator_names
+from ctxlint.program.bindings import Bindings
 from ctxlint.program.core import Program
 
 KEY = "classes"

@@ -16,81 +16,9 @@ from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import FileContext, dotted
 from ctxlint.facts.visitor import FileVisitor
 from ctxlint.program.annotations import unwrap
-from ctxlint.program.bindings import target_names
+from ctxlint.program.binding_syntax import target_names
+from ctxlint.program.function_locals import LocalNames, function_locals
 from ctxlint.program.holders import COPY_FUNCTIONS, Holder, HolderKind
-
-
-def _names_in_target(target: cst.BaseExpression) -> list[str]:
-    return [n.value for n in target_names(target)]
-
-
-class _LocalNames(cst.CSTVisitor):
-    """Names a function binds locally (Python: local if bound anywhere in it)."""
-
-    def __init__(self) -> None:
-        self.bound: set[str] = set()
-        self.globals: set[str] = set()
-        self.depth = 0
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        if self.depth:
-            self.bound.add(node.name.value)
-            return False
-        self.depth += 1
-        for p in (*node.params.posonly_params, *node.params.params, *node.params.kwonly_params):
-            self.bound.add(p.name.value)
-        for p in (node.params.star_arg, node.params.star_kwarg):
-            if isinstance(p, cst.Param):
-                self.bound.add(p.name.value)
-        return True
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
-        self.bound.add(node.name.value)
-        return False
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
-
-    def visit_Global(self, node: cst.Global) -> None:
-        self.globals.update(n.name.value for n in node.names)
-
-    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
-        self.globals.update(n.name.value for n in node.names)
-
-    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        self.bound.update(_names_in_target(node.target))
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self.bound.update(_names_in_target(node.target))
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self.bound.update(_names_in_target(node.target))
-
-    def visit_For(self, node: cst.For) -> None:
-        self.bound.update(_names_in_target(node.target))
-
-    def visit_WithItem(self, node: cst.WithItem) -> None:
-        if node.asname is not None:
-            self.bound.update(_names_in_target(node.asname.name))
-
-    def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
-        if node.name is not None and isinstance(node.name.name, cst.Name):
-            self.bound.add(node.name.name.value)
-
-    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        self.bound.update(_names_in_target(node.target))
-
-    def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
-        if node.asname is not None and isinstance(node.asname.name, cst.Name):
-            self.bound.add(node.asname.name.value)
-        else:
-            self.bound.add((dotted(node.name) or "").partition(".")[0])
-
-    def visit_CompFor(self, node: cst.CompFor) -> bool:
-        return True  # comprehension targets are their own scope: not collected
-
-    def visit_Del(self, node: cst.Del) -> None:
-        self.bound.update(_names_in_target(node.target))
 
 
 class RecordTracker(FileVisitor):
@@ -119,7 +47,7 @@ class RecordTracker(FileVisitor):
         # scope -> {name: the expression it holds a copy of, or the record
         # construction it was bound to}, in statement order
         self.copies: dict[str, dict[str, cst.BaseExpression]] = {}
-        self._locals_cache: dict[int, _LocalNames] = {}
+        self._locals_cache: dict[int, LocalNames] = {}
 
     # -- queries ------------------------------------------------------------
     def is_record_annotation(self, ann: cst.BaseExpression) -> bool:
@@ -146,15 +74,13 @@ class RecordTracker(FileVisitor):
             and self.ctx.resolve(expr.func) in self.seed_names
         )
 
-    def _function_locals(self) -> _LocalNames | None:
+    def _function_locals(self) -> LocalNames | None:
         scope = self.ctx.scope
         if scope.kind != "function" or scope.node is None:
             return None
         key = id(scope.node)
         if key not in self._locals_cache:
-            collector = _LocalNames()
-            scope.node.visit(collector)
-            self._locals_cache[key] = collector
+            self._locals_cache[key] = function_locals(scope.node)
         return self._locals_cache[key]
 
     def is_seed_alias(self, name: str) -> bool:
@@ -282,7 +208,7 @@ class RecordTracker(FileVisitor):
             if cls:
                 self.parked_seed.setdefault(cls, set()).add(attr)
             return
-        for name in _names_in_target(target):
+        for name in (n.value for n in target_names(target)):
             self.aliases.setdefault(scope, {})[name] = False
             self.copies.get(scope, {}).pop(name, None)
 

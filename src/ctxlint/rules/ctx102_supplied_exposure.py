@@ -24,6 +24,7 @@ from typing import Any, ClassVar
 from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import FileContext, dotted
 from ctxlint.facts.vocab import Vocabulary
+from ctxlint.program.bindings import KEY as BINDINGS
 from ctxlint.program.core import Program
 from ctxlint.program.holders import HolderKind
 from ctxlint.program.reads import ReadVisitor, bag_spelling
@@ -46,47 +47,24 @@ class ExposureVisitor(ReadVisitor):
         assert vocab is not None
         self.active = ctx.module != vocab.runtime_module
         self.readable = set(vocab.fields) | set(vocab.properties)
-        # function qualname -> parameter -> "rec" (annotated record) | "plain" | "other"
-        self.params: dict[str, dict[str, str]] = {}
         self.reads: list[dict[str, Any]] = []
         self.parks: list[dict[str, Any]] = []
 
     # -- parameters -------------------------------------------------------------
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        if not self.active:
-            return
-        rec = self.ctx.records
-        kinds: dict[str, str] = {}
-        p = node.params
-        for param in (*p.posonly_params, *p.params, *p.kwonly_params):
-            ann = param.annotation
-            if ann is None:
-                kinds[param.name.value] = "plain"
-            elif rec.is_record_annotation(ann.annotation):
-                kinds[param.name.value] = "rec"
-            elif (dotted(ann.annotation) or "").rpartition(".")[2] in _UNTYPED:
-                kinds[param.name.value] = "plain"
-            else:
-                kinds[param.name.value] = "other"
-        scope = self.ctx.scope
-        if scope.self_name is not None and scope.class_qualname == self._outer_class():
-            kinds.pop(scope.self_name, None)
-        self.params[self.ctx.qualname] = kinds
-
-    def _outer_class(self) -> str | None:
-        scopes = self.ctx.scopes
-        return scopes[-2].qualname if len(scopes) > 1 and scopes[-2].kind == "class" else None
-
     def _param(self, name: str) -> str | None:
-        """The kind of parameter `name` is in the nearest function binding it."""
-        for s in reversed(self.ctx.scopes):
-            if s.kind == "class":
-                return None  # a class body does not see the method's parameters
-            if s.kind == "function":
-                kind = self.params.get(s.qualname, {}).get(name)
-                if kind is not None:
-                    return kind
-        return None
+        """What the parameter `name` (in the nearest function declaring it)
+        claims: "rec" (annotated as the record), "plain" (no claim), "other"."""
+        param = self.ctx.parts[BINDINGS].parameter(name)
+        if param is None or param.star in ("*", "**"):
+            return None  # not a parameter, or `*args`/`**kwargs`
+        ann = param.annotation
+        if ann is None:
+            return "plain"
+        if self.ctx.records.is_record_annotation(ann.annotation):
+            return "rec"
+        if (dotted(ann.annotation) or "").rpartition(".")[2] in _UNTYPED:
+            return "plain"
+        return "other"
 
     # -- holders ----------------------------------------------------------------
     def _holder(self, base: cst.BaseExpression) -> dict[str, Any] | None:
@@ -202,7 +180,7 @@ class SuppliedExposure(Rule):
     )
     fixes = ("unsafe",)  # ctxlint fix (docs/fix.md)
     visitor = ExposureVisitor
-    requires = ("records",)
+    requires = ("records", BINDINGS)
     options: ClassVar[dict[str, Any]] = {ALLOWED_CLASSES: [], FACTORIES: []}
 
     def tokens(self, vocab: Vocabulary) -> set[str]:
