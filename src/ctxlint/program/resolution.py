@@ -152,19 +152,23 @@ class Resolution:
                     self.wrappers.add(q)
         self.passes: set[str] = set()
         self.resolvers: set[str] = set()
-        self.handed: dict[str, set[str]] = {}  # function -> functions it hands by name
         self.raw_handed: dict[str, list[list[str]]] = {}  # function -> names it hands
+        self._handed: dict[str, set[str]] = {}  # handed(): resolved on first ask
+        runners = self.pass_runners | self.wrappers
         for _, _, f in self.files:
             for h in f.get("handed", ()):
                 self.raw_handed.setdefault(h["fn"], []).append(h["refs"])
-                refs = {t for r in h["refs"] for t in self._functions(r)}
-                if not refs:
+                # a handed name is resolved only where it matters here (handed to
+                # a runner); the closure resolves the rest of the functions it visits
+                if not runners:
                     continue
-                self.handed.setdefault(h["fn"], set()).update(refs)
                 callee = set(g.resolve_global(h["callee"]))
+                if not callee & runners:
+                    continue
+                refs = {t for r in h["refs"] for t in self._functions(r)}
                 if callee & self.pass_runners:
                     self.passes |= refs
-                elif callee & self.wrappers:
+                else:
                     self.resolvers |= refs
         # -- the pipeline ---------------------------------------------------
         # the record's __post_init__, and its methods reaching the declaration
@@ -198,6 +202,15 @@ class Resolution:
             return cls in self.view_classes
         return any(t in self.view_functions for t in g.resolve_global(name))
 
+    def handed(self, q: str) -> set[str]:
+        """The functions `q` hands by name as an argument (a hook to its runner,
+        a pass to the pass runner)."""
+        found = self._handed.get(q)
+        if found is None:
+            names = (r for refs in self.raw_handed.get(q, ()) for r in refs)
+            found = self._handed[q] = {t for r in names for t in self._functions(r)}
+        return found
+
     def _functions(self, name: str) -> list[str]:
         """The functions a name handed by reference stands for (not a class)."""
         g = self.graph
@@ -218,7 +231,7 @@ class Resolution:
             # mentions (the call graph's refs count `req.attention_backends` as
             # a reference to an imported `attention_backends`)
             nxt = [t for targets in g.edges.get(q, ()) for t in targets]
-            nxt += sorted(self.handed.get(q, ()))
+            nxt += sorted(self.handed(q))
             for t in nxt:
                 if t not in out:
                     out.add(t)
