@@ -181,3 +181,64 @@ def test_a_file_whose_planning_kills_the_worker_is_left_and_says_so(
     }
     assert (project / "app/b.py").read_text() == READ
     assert "get_schedule().max_running_requests" in (project / "app/a.py").read_text()
+
+
+def test_a_read_before_a_publish_through_another_module_is_left_unchecked(
+    project: Path,
+) -> None:
+    """The entry publishes through another module's helper: the walk keeps that
+    call's line, so the rewrite above it is left with its reason (CTX301), not
+    made, checked again and rolled back."""
+    entry = """\
+from app.boot import start
+from specrt.record import ServerArgs
+
+
+def run_scheduler_process(server_args: ServerArgs) -> None:
+    limit = server_args.max_running_requests
+    start(server_args)
+    print(limit)
+"""
+    boot = """\
+from specrt.context import publish
+
+
+def start(server_args) -> None:
+    publish(server_args, role="scheduler")
+"""
+    write(project, {"app/entry.py": entry, "app/boot.py": boot})
+    result = fix_project(project, {"CTX102"}, unsafe=True)
+    (site,) = [s for s in result.sites if s.path == "app/entry.py"]
+    assert site.status == LEFT
+    assert "run_scheduler_process runs this line before its record is published" in site.reason
+    assert result.checks == 1  # nothing rewritten: no check of a rewritten program
+    assert (project / "app/entry.py").read_text() == entry
+
+
+def test_a_read_cached_in_a_module_global_is_left_and_the_file_keeps_its_other_fix(
+    project: Path,
+) -> None:
+    """A bag read in the value of `global X; X = ...` would be a CTX602 finding:
+    that site is left with its reason, so the file is not rolled back and its
+    other site stays fixed, after one check of the rewritten program."""
+    code = """\
+from specrt.record import ServerArgs
+
+_SIZE = None
+
+
+def setup(server_args: ServerArgs) -> int:
+    global _SIZE
+    n = server_args.dp_size
+    _SIZE = max(server_args.tp_size, 1)
+    return n
+"""
+    write(project, {"app/cached.py": code})
+    result = fix_project(project, {"CTX102"}, unsafe=True)
+    by_snippet = {s.snippet: s for s in result.sites}
+    kept = by_snippet["server_args.tp_size"]
+    assert kept.status == LEFT and "module global `_SIZE`" in kept.reason
+    assert by_snippet["server_args.dp_size"].status == FIXED
+    assert result.checks == 2  # the first check, and one of the rewritten program
+    text = (project / "app/cached.py").read_text()
+    assert "n = get_parallel().dp_size" in text and "max(server_args.tp_size, 1)" in text

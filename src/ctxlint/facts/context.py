@@ -43,6 +43,15 @@ class Anchor:
         return self.span
 
 
+class LineAnchor(Anchor):
+    """An Anchor that keeps only the line (a fact that orders code, not a site)."""
+
+    __slots__ = ()
+
+    def to_json(self) -> int:  # type: ignore[override]
+        return self.span[0]
+
+
 def dotted(expr: cst.BaseExpression) -> str | None:
     """`a.b.c` for a Name/Attribute chain, else None."""
     parts: list[str] = []
@@ -156,8 +165,8 @@ class FileContext:
         return f"{self.module}.{name}"
 
     # -- output -----------------------------------------------------------
-    def anchor(self, node: cst.CSTNode) -> Anchor:
-        a = Anchor(node)
+    def anchor(self, node: cst.CSTNode, kind: type[Anchor] = Anchor) -> Anchor:
+        a = kind(node)
         self.anchors.append(a)
         return a
 

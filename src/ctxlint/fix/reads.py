@@ -25,6 +25,7 @@ from ctxlint.fix.accessors import binding_statement, bindings, call, module_alia
 from ctxlint.fix.context import FixContext, site
 from ctxlint.fix.plan import FIXED, FilePlan, Site
 from ctxlint.fix.targets import INSTANCE_ACCESSOR, Target
+from ctxlint.program.function_locals import function_locals
 
 SUPPLIED_CHANGE = (
     "the value changes from the operator's raw input to the resolved one (and follows "
@@ -298,6 +299,24 @@ def _attributes(tree: cst.Module, attr: str) -> list[cst.Attribute]:
     return found
 
 
+def _cached_in_global(plan: FilePlan, node: cst.CSTNode) -> str | None:
+    """The module global an assignment holding `node` in its value caches
+    (`global X` in the enclosing function, then `X = ...`): a bag read there
+    would be a CTX602 finding, so the rewrite is left rather than made, checked
+    and rolled back with its whole file."""
+    stmt, up = None, plan.src.parent(node)
+    while up is not None and not isinstance(up, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+        if stmt is None and isinstance(up, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
+            stmt = up
+        up = plan.src.parent(up)
+    if stmt is None or not isinstance(up, cst.FunctionDef):
+        return None
+    targets = [t.target for t in stmt.targets] if isinstance(stmt, cst.Assign) else [stmt.target]
+    declared = function_locals(up).module_globals
+    names = [t.value for t in targets if isinstance(t, cst.Name) and t.value in declared]
+    return names[0] if names else None
+
+
 def fix_supplied_reads(plan: FilePlan, findings: list[Finding], ctx: FixContext) -> None:
     for f in findings:
         s = site(plan, f)
@@ -319,6 +338,11 @@ def fix_supplied_reads(plan: FilePlan, findings: list[Finding], ctx: FixContext)
         target = ctx.targets.target(parts[0])
         if isinstance(target, str):
             s.reason = target
+        elif cached := _cached_in_global(plan, node):
+            s.reason = (
+                f"the value is cached in the module global `{cached}`: a bag read there "
+                "would miss later overrides (CTX602); read the bag where the value is used"
+            )
         elif target.kind == INSTANCE_ACCESSOR:
             s.reason = (
                 f"`{parts[0]}` has no bag leaf (its accessor answers from the seed, "

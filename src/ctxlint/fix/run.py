@@ -247,8 +247,9 @@ class FixRun:
             if found is None:
                 return None
             seed, until = found
-            # until 0: the walk kept no position for that publish, so no line is
-            # known to come before it (the re-check still rolls such a rewrite back)
+            # until 0: no position was kept for that publish (a nested function's
+            # call, say), so no line is known to come before it (the re-check
+            # still rolls such a rewrite back)
             return seed if until is None or line < until else None
 
         return lookup

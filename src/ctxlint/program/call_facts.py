@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ctxlint.core.lazy_libcst import cst
-from ctxlint.facts.context import FileContext, dotted, string_value
+from ctxlint.facts.context import FileContext, LineAnchor, dotted, string_value
 from ctxlint.facts.visitor import FileVisitor
 from ctxlint.program.call_model import (
     ClassSummary,
@@ -394,9 +394,13 @@ class CallFactsVisitor(ProcessStarts, FileVisitor):
                 or q in started
                 or (fn.cls in started and q.endswith(".__init__"))
             )
+            # a call elsewhere keeps its line: where a publish through another
+            # module's helper happens (ctx301.runs_unpublished), for `fix`
             events = tuple(
                 e._replace(site=self._site(node))
                 if full or e.kind in (EventKind.PUBLISH, EventKind.ASSERT)
+                else e._replace(at=self.ctx.anchor(node, LineAnchor))
+                if e.kind is EventKind.CALL
                 else e
                 for e, node in fn.events
             )

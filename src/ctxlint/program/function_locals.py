@@ -23,7 +23,8 @@ class LocalNames(cst.CSTVisitor):
 
     def __init__(self) -> None:
         self.bound: set[str] = set()
-        self.globals: set[str] = set()
+        self.globals: set[str] = set()  # declared global or nonlocal: not its own
+        self.module_globals: set[str] = set()  # declared global
         self.depth = 0
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
@@ -43,6 +44,7 @@ class LocalNames(cst.CSTVisitor):
 
     def visit_Global(self, node: cst.Global) -> None:
         self.globals.update(n.name.value for n in node.names)
+        self.module_globals.update(n.name.value for n in node.names)
 
     def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
         self.globals.update(n.name.value for n in node.names)

@@ -326,12 +326,12 @@ def runs_unpublished(program: Program) -> dict[str, tuple[str, int | None]]:
         until = None
         for event, targets in zip(fn.events, a.graph.edges[q], strict=True):
             if event.kind in stop_at:
-                until = event.line
+                until = event.at_line
                 break
             callees = [t for t in targets if not near or a.funcs[t].module == fn.module]
             yield callees
             if PUBLISH in stop_at and callees and all(a.pre(t)[1] for t in callees):
-                until = event.line
+                until = event.at_line
                 break
         out.setdefault(q, (by, until))
 
