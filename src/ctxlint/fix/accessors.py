@@ -18,6 +18,12 @@ from ctxlint.fix.plan import FilePlan
 
 
 def bindings(plan: FilePlan, node: cst.CSTNode, name: str) -> list[object]:
+    """What binds `name` where `node` is (LibCST's scope analysis)."""
+    if not plan.src.mentions(name):
+        # a name the file never spells binds nothing in it (a star import's
+        # names are not scope assignments either): no scope analysis, which
+        # costs about twice the parse of a large module
+        return []
     scope = plan.src.scopes.get(node)
     if scope is None:
         return []

@@ -11,6 +11,7 @@ resolved only for a file whose sites need them.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -52,6 +53,19 @@ class SourceFile:
     @cached_property
     def walk(self) -> NodeWalk:
         return NodeWalk(self.tree)
+
+    def mentions(self, name: str) -> bool:
+        """The file spells the identifier `name` somewhere (code, strings or comments)."""
+        found = self._mentioned.get(name)
+        if found is None:
+            found = self._mentioned[name] = bool(
+                re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", self.text)
+            )
+        return found
+
+    @cached_property
+    def _mentioned(self) -> dict[str, bool]:
+        return {}
 
     @cached_property
     def scopes(self) -> Any:
