@@ -277,6 +277,27 @@ def test_token_matcher_words_whole_and_other_tokens_as_substrings() -> None:
     assert not token_matcher(set())(b"anything")
 
 
+def test_token_matcher_matches_what_a_flat_alternation_matches() -> None:
+    """Shared prefixes are factored into one pattern (`get_(?:exec|model)`); it
+    must accept exactly the texts the word-by-word alternation accepts: words
+    that are prefixes of each other, of longer identifiers, and none at all."""
+    import random
+    import re
+
+    from ctxlint.engine.run import token_matcher
+
+    rng = random.Random(7)
+    letters = "ab_c1"
+    for _ in range(2000):
+        words = {
+            rng.choice("ab_") + "".join(rng.choice(letters) for _ in range(rng.randint(0, 4)))
+            for _ in range(rng.randint(1, 8))
+        }
+        text = "".join(rng.choice(letters + " .(\n") for _ in range(rng.randint(0, 40)))
+        flat = re.compile(r"\b(?:" + "|".join(sorted(words, key=lambda w: -len(w))) + r")\b")
+        assert token_matcher(words)(text.encode()) == bool(flat.search(text)), (words, text)
+
+
 def test_the_cyclic_gc_is_paused_for_a_run_and_restored(project: Path, monkeypatch) -> None:
     """The run pauses the cyclic GC (it re-traverses millions of acyclic facts) and
     turns it back on afterwards, also when the run fails."""
