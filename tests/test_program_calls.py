@@ -10,6 +10,7 @@ from pathlib import Path
 from helpers import run_engine, write
 
 from ctxlint.program.call_model import (
+    Event,
     EventKind,
     Global,
     HeldMethod,
@@ -19,6 +20,7 @@ from ctxlint.program.call_model import (
     SuperMethod,
 )
 from ctxlint.program.calls import KEY, call_graph
+from ctxlint.program.parts import CALL_LINES
 from ctxlint.program.record_conventions import record_names
 
 APP = {
@@ -129,12 +131,36 @@ def test_only_events_that_can_be_a_finding_site_are_anchored(project: Path) -> N
     assert publish.line == 27
     assert call.site is not None and call.line == 28
     # a function reaching no read in its own module (the read is in another) and
-    # started by nothing: its call cannot be a site (no snippet), but keeps its
-    # line (where a publish through another module happens, for `fix`)
+    # started by nothing: its call cannot be a site, and costs no position in
+    # the part the rules read; its line is a side fact (for `fix`)
     [only] = g.funcs["app.main.unrelated"].events
-    assert only.kind is EventKind.CALL and only.targets == (Global("app.helpers.helper"),)
+    assert only == Event(EventKind.CALL, (Global("app.helpers.helper"),))
     assert only.site is None and only.line == 0
-    assert only.at_line == only.at > 0
+    [lines] = [f for path, _, f in program.facts(CALL_LINES) if path == "app/main.py"]
+    assert "app.main.run" not in lines  # every event of it keeps a site
+    [line] = lines["app.main.unrelated"]
+    assert line > 0
+
+
+def test_a_line_moving_leaves_the_call_facts_the_rules_read(project: Path) -> None:
+    """Lines above a function that keeps no sites move only its side facts: the
+    "calls" part every call-graph rule's round answer reads stays the same."""
+    root = _project(project, APP)
+    before = run_engine(root, select={"CTX301"}).program
+    main = root / "app" / "main.py"
+    main.write_text("\n\n" + main.read_text())
+    after = run_engine(root, select={"CTX301"}).program
+
+    def facts(program, key):
+        return {p: f for p, _, f in program.facts(key)}
+
+    assert facts(after, CALL_LINES) != facts(before, CALL_LINES)
+    summary = {k: ModuleSummary.from_json(f) for k, f in facts(after, KEY).items()}
+    old = {k: ModuleSummary.from_json(f) for k, f in facts(before, KEY).items()}
+    assert (
+        summary["app/main.py"].funcs["app.main.unrelated"]
+        == old["app/main.py"].funcs["app.main.unrelated"]
+    )
 
 
 def test_module_summaries_round_trip_through_the_facts(project: Path) -> None:

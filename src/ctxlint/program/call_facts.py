@@ -35,6 +35,7 @@ from ctxlint.program.call_model import (
     Target,
 )
 from ctxlint.program.call_starts import ProcessStarts
+from ctxlint.program.calls import KEY
 
 
 def _module_names(module: cst.Module) -> set[str]:
@@ -360,6 +361,7 @@ class CallFactsVisitor(ProcessStarts, FileVisitor):
 
     # -- output -------------------------------------------------------------
     def finish(self) -> Any:
+        self.lines: dict[str, list[Any]] = {}  # for CallLines
         funcs = self.funcs
         local = set(funcs)
 
@@ -394,16 +396,17 @@ class CallFactsVisitor(ProcessStarts, FileVisitor):
                 or q in started
                 or (fn.cls in started and q.endswith(".__init__"))
             )
-            # a call elsewhere keeps its line: where a publish through another
-            # module's helper happens (ctx301.runs_unpublished), for `fix`
             events = tuple(
                 e._replace(site=self._site(node))
                 if full or e.kind in (EventKind.PUBLISH, EventKind.ASSERT)
-                else e._replace(at=self.ctx.anchor(node, LineAnchor))
-                if e.kind is EventKind.CALL
                 else e
                 for e, node in fn.events
             )
+            if any(e.site is None for e in events):  # their lines: the side part below
+                self.lines[q] = [
+                    0 if e.site is not None else self.ctx.anchor(node, LineAnchor)
+                    for e, (_, node) in zip(events, fn.events, strict=True)
+                ]
             refs = tuple(sorted(fn.refs))
             out[q] = FuncSummary(q, fn.cls, events, fn.ordered, fn.record_annotated, refs)
         classes = {
@@ -453,3 +456,15 @@ def _role(call: cst.Call) -> str | None:
         if arg.keyword is not None and arg.keyword.value == "role":
             return string_value(arg.value)
     return None
+
+
+class CallLines(FileVisitor):
+    """A side part (program.parts.SIDE): the line of each event that keeps no
+    site, per function (0 where it keeps one), as LineAnchors until the walk
+    ends. No rule reads them, so a line moving leaves every rule's round answer
+    as it was; `ctxlint fix` asks where an entry publishes through another
+    module's helper (rules/ctx301's runs_unpublished)."""
+
+    def finish(self) -> Any:
+        calls = self.ctx.parts.get(KEY)
+        return getattr(calls, "lines", None) or None

@@ -113,17 +113,10 @@ class Event(NamedTuple):
     accessor: str | None = None  # READ: the bag accessor's name
     site: Site | None = None  # set when the event can become a finding's site
     role: str | None = None  # PUBLISH: the literal `role=` it publishes under
-    at: Any = 0  # CALL without a site: its line (a LineAnchor until the walk's end)
 
     @property
     def line(self) -> int:
-        """The line of the event's site (0: none kept)."""
         return self.site.span[0] if self.site is not None else 0
-
-    @property
-    def at_line(self) -> int:
-        """The event's line, site or not (0: an event no position was kept for)."""
-        return self.site.span[0] if self.site is not None else self.at
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"k": self.kind.value}
@@ -135,8 +128,6 @@ class Event(NamedTuple):
             out["at"] = [self.site.snippet, self.site.span]
         if self.role is not None:
             out["role"] = self.role
-        if self.at:
-            out["l"] = self.at
         return out
 
     @staticmethod
@@ -149,7 +140,6 @@ class Event(NamedTuple):
             raw.get("r"),
             Site(at[0], at[1]) if at else None,
             raw.get("role"),
-            raw.get("l", 0),
         )
 
 

@@ -30,6 +30,12 @@ PARTS: dict[str, str] = {
 }
 # Parts a part queries during the walk: required along with it.
 DEPENDS: dict[str, tuple[str, ...]] = {"classes": ("bindings",)}
+# Side parts: facts a part's visitor gathers that no rule reads (so no rule's
+# round answer depends on them), run with that part; `ctxlint fix` reads them.
+CALL_LINES = "call_lines"
+SIDE: dict[str, tuple[str, str]] = {
+    CALL_LINES: ("calls", "ctxlint.program.call_facts:CallLines"),  # after "calls"
+}
 
 
 def required(rules: list[Rule]) -> set[str]:
@@ -40,12 +46,15 @@ def required(rules: list[Rule]) -> set[str]:
 
 
 def visitors_for(rules: list[Rule]) -> list[tuple[str, type[FileVisitor]]]:
-    """(key, visitor class) of the parts these rules require, in PARTS order."""
+    """(key, visitor class) of the parts these rules require, in PARTS order,
+    then the side parts of those."""
     wanted = required(rules)
     unknown = wanted - set(PARTS)
     if unknown:
         raise ValueError(f"rules require unknown program parts: {sorted(unknown)}")
-    return [(key, _load(where)) for key, where in PARTS.items() if key in wanted]
+    found = [(key, where) for key, where in PARTS.items() if key in wanted]
+    found += [(key, where) for key, (part, where) in SIDE.items() if part in wanted]
+    return [(key, _load(where)) for key, where in found]
 
 
 def _load(where: str) -> type[FileVisitor]:

@@ -21,6 +21,7 @@ from ctxlint.facts.vocab import BAGS, Vocabulary
 from ctxlint.program.call_model import Event, EventKind, Global, Start, StartKind
 from ctxlint.program.calls import call_graph, short
 from ctxlint.program.core import Program
+from ctxlint.program.parts import CALL_LINES
 from ctxlint.program.rule import PinSite, RawFinding, Rule, pin_findings
 
 ID = "CTX301"
@@ -318,20 +319,23 @@ def runs_unpublished(program: Program) -> dict[str, tuple[str, int | None]]:
     rather than make it, check it and roll it back."""
     a = analysis(program)
     out: dict[str, tuple[str, int | None]] = {}
+    # the lines of events that keep no site (program.parts.SIDE: no rule reads them)
+    lines = {q: ls for _, _, f in program.facts(CALL_LINES) for q, ls in f.items()}
 
     def body(q: str, by: str, stop_at: tuple[EventKind, ...], near: bool) -> Iterable[list[str]]:
         """The callees of each of `q`'s calls before it stops (`near`: within its
         module), and then `q` recorded as run unpublished by `by`."""
         fn = a.funcs[q]
+        at = lines.get(q)
         until = None
-        for event, targets in zip(fn.events, a.graph.edges[q], strict=True):
+        for i, (event, targets) in enumerate(zip(fn.events, a.graph.edges[q], strict=True)):
             if event.kind in stop_at:
-                until = event.at_line
+                until = event.line or (at[i] if at else 0)
                 break
             callees = [t for t in targets if not near or a.funcs[t].module == fn.module]
             yield callees
             if PUBLISH in stop_at and callees and all(a.pre(t)[1] for t in callees):
-                until = event.at_line
+                until = event.line or (at[i] if at else 0)
                 break
         out.setdefault(q, (by, until))
 
