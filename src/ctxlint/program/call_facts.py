@@ -103,6 +103,8 @@ class _Class:
 class CallFactsVisitor(ProcessStarts, FileVisitor):
     def __init__(self, ctx: FileContext) -> None:
         super().__init__(ctx)
+        # function -> the lines of its events, set by finish for the side part CallLines
+        self.lines: dict[str, list[Any]] = {}
         vocab = ctx.vocab
         assert vocab is not None
         rt = vocab.runtime_module
@@ -361,7 +363,6 @@ class CallFactsVisitor(ProcessStarts, FileVisitor):
 
     # -- output -------------------------------------------------------------
     def finish(self) -> Any:
-        self.lines: dict[str, list[Any]] = {}  # for CallLines
         funcs = self.funcs
         local = set(funcs)
 
@@ -466,5 +467,4 @@ class CallLines(FileVisitor):
     module's helper (rules/ctx301's runs_unpublished)."""
 
     def finish(self) -> Any:
-        calls = self.ctx.parts.get(KEY)
-        return getattr(calls, "lines", None) or None
+        return self.ctx.parts[KEY].lines or None  # the part runs with "calls", after it

@@ -326,16 +326,16 @@ def runs_unpublished(program: Program) -> dict[str, tuple[str, int | None]]:
         """The callees of each of `q`'s calls before it stops (`near`: within its
         module), and then `q` recorded as run unpublished by `by`."""
         fn = a.funcs[q]
-        at = lines.get(q)
+        at = lines.get(q) or [0] * len(fn.events)
         until = None
         for i, (event, targets) in enumerate(zip(fn.events, a.graph.edges[q], strict=True)):
             if event.kind in stop_at:
-                until = event.line or (at[i] if at else 0)
+                until = event.line or at[i]
                 break
             callees = [t for t in targets if not near or a.funcs[t].module == fn.module]
             yield callees
             if PUBLISH in stop_at and callees and all(a.pre(t)[1] for t in callees):
-                until = event.line or (at[i] if at else 0)
+                until = event.line or at[i]
                 break
         out.setdefault(q, (by, until))
 
