@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -49,6 +51,19 @@ def test_exit_codes_in_a_real_process(findings_project: Path) -> None:
     res = run_cli("check", cwd=findings_project)
     assert res.returncode == 0, res.stdout + res.stderr
     assert "All clear" in res.stdout
+
+
+def test_the_command_runs_with_the_cyclic_gc_off_and_exits_with_mains_code() -> None:
+    """`ctxlint` (cli.run) keeps the GC off for the whole command, not only the
+    engine's run, and leaves through os._exit with main()'s code, output flushed."""
+    probe = (
+        "import gc, sys, ctxlint.cli.main as m\n"
+        "m.main = lambda: print('gc on' if gc.isenabled() else 'gc off', end='') or 3\n"
+        "m.run()\n"
+        "print('not reached')\n"
+    )
+    res = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert (res.returncode, res.stdout, res.stderr) == (3, "gc off", "")
 
 
 def test_stale_entry_fails_only_with_strict(findings_project: Path) -> None:
