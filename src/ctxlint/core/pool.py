@@ -18,7 +18,7 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing.sharedctypes import RawArray
 from typing import Any
@@ -40,6 +40,7 @@ def die_with_parent(parent: int) -> None:
 
 
 STARTED, FINISHED = 1, 2  # an item's state in the shared array (0: not started)
+CHUNK = 4  # items a worker takes at a time
 
 
 def _start_worker(
@@ -54,13 +55,14 @@ def _start_worker(
     initializer(*initargs)
 
 
-def _tracked(job: tuple[int, Any]) -> Any:
-    index, item = job
-    states = _STATE["states"]
-    states[index] = STARTED
-    result = _STATE["fn"](item)
-    states[index] = FINISHED
-    return result
+def _tracked(jobs: list[tuple[int, Any]]) -> list[tuple[int, Any]]:
+    states, fn = _STATE["states"], _STATE["fn"]
+    out = []
+    for index, item in jobs:
+        states[index] = STARTED
+        out.append((index, fn(item)))
+        states[index] = FINISHED
+    return out
 
 
 def _alone(
@@ -123,10 +125,15 @@ def run(
     initializer: Callable[..., None],
     initargs: tuple[Any, ...],
     died: Callable[[Any, str], Any],
+    idle: Callable[[], bool] | None = None,
 ) -> Iterator[Any]:
     """fn(item) for each item on `jobs` worker processes (fn, initializer and
     items must be picklable), results in no fixed order; `died(item, how)`
-    stands in for the result of an item whose process died."""
+    stands in for the result of an item whose process died.
+
+    `idle()`, when given, is called whenever no result is ready: a small piece
+    of the parent's own work, done while the workers parse (it returns False
+    once it has nothing left, and is not called again)."""
     pending = list(items)
     while pending:
         states = RawArray("b", len(pending))
@@ -138,10 +145,21 @@ def run(
                 initializer=_start_worker,
                 initargs=(os.getpid(), states, fn, initializer, initargs),
             ) as pool:
-                results = pool.map(_tracked, enumerate(pending), chunksize=4)
-                for i, result in enumerate(results):
-                    delivered.add(i)
-                    yield result
+                jobs_of = list(enumerate(pending))
+                waiting = {
+                    pool.submit(_tracked, jobs_of[i : i + CHUNK])
+                    for i in range(0, len(jobs_of), CHUNK)
+                }
+                while waiting:
+                    ready, waiting = wait(
+                        waiting, timeout=0 if idle else None, return_when=FIRST_COMPLETED
+                    )
+                    if not ready and idle is not None and not idle():
+                        idle = None  # nothing left to do meanwhile: block from now on
+                    for future in ready:
+                        for i, result in future.result():
+                            delivered.add(i)
+                            yield result
             return
         except BrokenProcessPool:
             # In progress when the pool broke: the item that killed a worker,

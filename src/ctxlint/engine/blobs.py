@@ -58,6 +58,10 @@ class Blobs(Mapping[str, bytes]):
     def __len__(self) -> int:
         return len(self.digests)
 
+    def in_hand(self, path: str) -> bool:
+        """Whether the entry is read (not deferred)."""
+        return path in self._blobs
+
     def __getitem__(self, path: str) -> bytes:
         if path in self._deferred:
             self.load([path])
@@ -81,15 +85,18 @@ class Blobs(Mapping[str, bytes]):
         self._deferred[path], self._keys[path] = (module, key), key
         self.digests[path] = digest
 
-    def load(self, paths: Iterable[str] | None = None) -> None:
-        """Read the deferred entries among `paths` (None: all), in one batch."""
+    def load(self, paths: Iterable[str] | None = None, *, extract: bool = True) -> None:
+        """Read the deferred entries among `paths` (None: all), in one batch;
+        one gone from the cache is extracted again, unless `extract` is False
+        (it stays deferred)."""
         wanted = self._deferred if paths is None else {p: None for p in paths}
         todo = {p: self._deferred[p] for p in list(wanted) if p in self._deferred}
         if not todo:
             return
         found = self._cache.get_many([key for _, key in todo.values()])
         got = {p: found[key] for p, (_, key) in todo.items() if key in found}
-        got |= self._extract_again([(p, m) for p, (m, _) in todo.items() if p not in got])
+        if extract:
+            got |= self._extract_again([(p, m) for p, (m, _) in todo.items() if p not in got])
         for path, blob in got.items():
             if digest_of(blob) != self.digests[path]:
                 raise ValueError(f"the cached digest of {path}'s facts does not match them")

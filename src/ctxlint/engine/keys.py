@@ -5,9 +5,14 @@ from __future__ import annotations
 import hashlib
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ctxlint import __version__
 from ctxlint.core.findings import FileError
+
+if TYPE_CHECKING:
+    from ctxlint.config.settings import Config
+    from ctxlint.program.rule import Rule
 
 
 def _code_version(*parts: str) -> str:
@@ -66,3 +71,37 @@ def facts_key(
     digest.update(json.dumps([[e.path, e.message] for e in errors or ()]).encode())
     digest.update("\0".join(paths).encode("utf-8", "surrogateescape"))
     return f"{kind}:{digest.hexdigest()}"
+
+
+def run_inputs(
+    code: str, config: Config, rules: list[Rule], selected: set[str], pinned: dict[str, Any]
+) -> dict[str, Any]:
+    """What an outcome depends on besides the tree: code (RUN_VERSION), config,
+    selection, pins."""
+    c = config
+    return {
+        "code": code,
+        "config": [
+            c.runtime_module,
+            c.record_class,
+            c.src,
+            c.exclude,
+            c.per_rule_exclude,
+            c.options,
+            c.target_version,
+        ],
+        "selected": sorted(selected),
+        "pinned": pinned,
+        "environment": {r.id: r.environment() for r in rules if r.id in selected},
+    }
+
+
+def run_key(inputs: dict[str, Any], hashes: dict[str, str], errors: list[FileError]) -> str:
+    """The key of a whole run's outcome: its inputs, every file's content hash
+    and the unreadable files."""
+    inputs = inputs | {
+        "files": sorted(hashes.items()),
+        "unreadable": [[e.path, e.message] for e in errors],
+    }
+    raw = json.dumps(inputs, sort_keys=True, default=list).encode()
+    return "run:" + hashlib.blake2b(raw, digest_size=16).hexdigest()

@@ -9,7 +9,6 @@ fixed point as rules learn new names from facts (record parameter names, say).
 from __future__ import annotations
 
 import gc
-import hashlib
 import json
 import os
 import sys
@@ -26,8 +25,9 @@ from ctxlint.core.findings import FileError
 from ctxlint.discover.files import SourceFile, discover, path_matcher, unchecked_module
 from ctxlint.discover.sources import Sources
 from ctxlint.engine.blobs import Blobs, gather
+from ctxlint.engine.decoding import FactsDecoder
 from ctxlint.engine.fingerprints import fingerprint, to_findings
-from ctxlint.engine.keys import CODE_VERSION, RUN_VERSION, fact_key, facts_key
+from ctxlint.engine.keys import CODE_VERSION, RUN_VERSION, fact_key, facts_key, run_inputs, run_key
 from ctxlint.engine.outcome import RunOutput, record, replay
 from ctxlint.engine.prefilter import MODULE_TOKEN, prefilter, token_matcher
 from ctxlint.engine.registry import load_rules
@@ -98,6 +98,8 @@ class Engine:
         self._unstored: set[str] = set()  # paths whose entries were not stored (a dead worker)
         self._vocab: tuple[Any, str, Any] = (None, "", None)  # vocabulary, its tag and JSON
         self._heads: tuple[Any, str] = (None, "")  # vocabulary, the run's memo head
+        # The parent's own work while the pool parses a round's misses: decoding
+        self._meanwhile: FactsDecoder | None = None
 
     # -- phases -------------------------------------------------------------
     def _timed(self, name: str, start: float) -> None:
@@ -164,9 +166,12 @@ class Engine:
             self.memo = False
             return _died(item, how, syntax_only)
 
-        if len(misses) > 1 and self.jobs > 1:
+        meanwhile = self._meanwhile if read else None  # not inside a re-extraction
+        idle = meanwhile.step if meanwhile is not None and meanwhile.pending() else None
+        if misses and self.jobs > 1 and (len(misses) > 1 or idle is not None):
             from ctxlint.core import pool  # here: multiprocessing is 1/10 of a warm run
 
+            # one miss too, when the parent has decoding to do meanwhile (engine.decoding)
             results = pool.run(
                 _work,
                 misses,
@@ -174,6 +179,7 @@ class Engine:
                 initializer=_init_pool_worker,
                 initargs=(vocab_json, target, self.time_rules),
                 died=died,
+                idle=idle,
             )
             for n, (path, blob, clock) in enumerate(results, 1):
                 fresh[path] = blob
@@ -275,30 +281,7 @@ class Engine:
         return vocab
 
     def _inputs(self) -> dict[str, Any]:
-        """What an outcome depends on besides the tree: code, config, selection, pins."""
-        c = self.config
-        return {
-            "code": RUN_VERSION,
-            "config": [
-                c.runtime_module,
-                c.record_class,
-                c.src,
-                c.exclude,
-                c.per_rule_exclude,
-                c.options,
-                c.target_version,
-            ],
-            "selected": sorted(self.selected),
-            "pinned": self.pinned,
-            "environment": {r.id: r.environment() for r in self.rules if r.id in self.selected},
-        }
-
-    def _memo_key(self, sources: Sources, errors: list[FileError]) -> str:
-        inputs = self._inputs()
-        inputs["files"] = sorted(sources.hashes.items())
-        inputs["unreadable"] = [[e.path, e.message] for e in errors]
-        raw = json.dumps(inputs, sort_keys=True, default=list).encode()
-        return "run:" + hashlib.blake2b(raw, digest_size=16).hexdigest()
+        return run_inputs(RUN_VERSION, self.config, self.rules, self.selected, self.pinned)
 
     def run(self) -> RunOutput:
         # The cyclic GC is paused for the run (the pool's workers inherit that):
@@ -334,7 +317,7 @@ class Engine:
 
     def _run_once(self) -> RunOutput:
         files, sources, errors = self.read_sources()
-        memo_key = self._memo_key(sources, errors) if self.memo else None
+        memo_key = run_key(self._inputs(), sources.hashes, errors) if self.memo else None
         if memo_key is not None:
             data = outcome_entry(self.cache.get_many([memo_key]).get(memo_key))
             if data is not None:
@@ -362,52 +345,54 @@ class Engine:
                 tokens |= more
         module_of = {f.rel: f.module for f in files}
         blobs = Blobs(self.cache, lambda items: self._extract(items, sources, vocab, read=False))
-        decoded: set[str] = set()
-
-        def decode() -> None:
-            """Facts into the program, for the paths not decoded yet."""
-            todo = sorted(set(blobs) - decoded)
-            blobs.load(todo)
-            for path in todo:
-                facts, blob = self._decoded((path, module_of[path]), blobs[path], sources, vocab)
-                if blob is not blobs[path]:  # a bad entry, extracted again
-                    blobs.replace(path, blob)
-                decoded.add(path)
-                if "error" in facts:
-                    errors.append(FileError(path, facts["error"]))
-                else:
-                    program.files[path] = facts
+        decoder = FactsDecoder(
+            blobs,
+            program,
+            errors,
+            module_of,
+            lambda path, blob: self._decoded((path, module_of[path]), blob, sources, vocab),
+        )
 
         round_tokens = set(tokens)  # each round scans only for tokens it has not seen
         rounds = RoundMemo(self.cache, self._head(vocab), replay=self.memo)
-        while True:
-            waiting = [p for p in sorted(sources) if p not in blobs]
-            matched = (
-                set(waiting)
-                if everything
-                else prefilter(self.cache, waiting, sources, module_of, round_tokens)
-            )
-            todo = [(p, module_of[p]) for p in waiting if p in matched]
-            if not todo:
-                break
-            self._gather(todo, sources, vocab, blobs)
-            # an edit that leaves every file's facts as they were replays it (early cutoff)
-            head = self._head(vocab)
-            key = facts_key("round", head, blobs.digests, tokens) if self.memo else None
-            learnt = learnt_entry(self.cache.get_many([key]).get(key)) if key else None
-            if learnt is not None:
-                round_tokens = learnt - tokens
-            else:  # some file changed: each rule by the facts it reads (engine.rounds)
-                digests = {p: blobs.digests[p].hex() for p in blobs}
-                learnt = rounds.learn(
-                    self._runnable(vocab), program, decode, module_of, blobs, digests, tokens
+        self._meanwhile = decoder
+        try:
+            while True:
+                waiting = [p for p in sorted(sources) if p not in blobs]
+                matched = (
+                    set(waiting)
+                    if everything
+                    else prefilter(self.cache, waiting, sources, module_of, round_tokens)
                 )
-                round_tokens = learnt - tokens
-                if key:
-                    self.cache.put_many({key: json.dumps(sorted(round_tokens)).encode()})
-            if not round_tokens:
-                break
-            tokens |= round_tokens
+                todo = [(p, module_of[p]) for p in waiting if p in matched]
+                if not todo:
+                    break
+                self._gather(todo, sources, vocab, blobs)
+                # an edit that leaves every file's facts as they were replays it (early cutoff)
+                head = self._head(vocab)
+                key = facts_key("round", head, blobs.digests, tokens) if self.memo else None
+                learnt = learnt_entry(self.cache.get_many([key]).get(key)) if key else None
+                if learnt is not None:
+                    round_tokens = learnt - tokens
+                else:  # some file changed: each rule by the facts it reads (engine.rounds)
+                    digests = {p: blobs.digests[p].hex() for p in blobs}
+                    learnt = rounds.learn(
+                        self._runnable(vocab),
+                        program,
+                        decoder.decode_all,
+                        module_of,
+                        blobs,
+                        digests,
+                        tokens,
+                    )
+                    round_tokens = learnt - tokens
+                    if key:
+                        self.cache.put_many({key: json.dumps(sorted(round_tokens)).encode()})
+                if not round_tokens:
+                    break
+                tokens |= round_tokens
+        finally:
+            self._meanwhile = None
         # Files no rule needed are still checked for parse errors (cheaply, with
         # ast): a broken file is reported whether or not it can matter.
         rest = [(p, module_of[p]) for p in sorted(sources) if p not in blobs]
@@ -424,7 +409,7 @@ class Engine:
         outcome = outcome_entry(self.cache.get_many([key]).get(key)) if key else None
         if outcome is not None:
             return replay(outcome, self.config, self.pinned, len(files), self.parsed, self.timings)
-        decode()
+        decoder.decode_all()
         out = self._derive_and_check(program, errors, len(files))
         if key:
             self.cache.put_many({key: record(out)})

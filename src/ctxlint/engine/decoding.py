@@ -1,0 +1,84 @@
+"""The facts of a run's entries, decoded into the program.
+
+All that are not decoded yet go in at once, in path order, when a rule must
+answer again or the run derives (`decode_all`). While the pool parses a
+round's misses the parent would otherwise wait, so it decodes the cached
+entries a few at a time ahead of that (`step`): on an edited run the edited
+file's parse and the decoding of every other file's facts then overlap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ctxlint.cache.entries import facts_entry
+from ctxlint.core.findings import FileError
+from ctxlint.engine.blobs import Blobs
+from ctxlint.program.core import Program
+
+# Entries one step decodes: few, so that a worker's result waits little for it
+STEP = 32
+
+# (path, entry) -> (facts, entry): the engine's decoding, which extracts the
+# file again when its entry is not of the shape this code writes
+Decode = Callable[[str, bytes], tuple[dict[str, Any], bytes]]
+
+
+class FactsDecoder:
+    def __init__(
+        self,
+        blobs: Blobs,
+        program: Program,
+        errors: list[FileError],
+        modules: dict[str, str],
+        decode: Decode,
+    ) -> None:
+        self.blobs, self.program, self.errors = blobs, program, errors
+        self._modules = modules
+        self._decode = decode
+        self._done: set[str] = set()
+        self._ahead: dict[str, dict[str, Any]] = {}  # decoded by step, not in the program yet
+        self._passed: set[str] = set()  # entries step left to decode_all
+
+    def _not_ahead(self) -> list[str]:
+        return sorted(set(self.blobs) - self._done - self._passed - self._ahead.keys())
+
+    def pending(self) -> bool:
+        """Whether `step` has anything left to do."""
+        return bool(self._not_ahead())
+
+    def step(self) -> bool:
+        """A few entries' facts decoded ahead (they are wanted unless the whole
+        outcome replays); False when none was left. One that needs more than
+        decoding (gone from the cache, or not of our shape) is left to
+        decode_all, which may extract it again: a step never does."""
+        todo = self._not_ahead()[:STEP]
+        if not todo:
+            return False
+        blobs = self.blobs
+        blobs.load(todo, extract=False)
+        for path in todo:
+            facts = facts_entry(blobs[path], self._modules[path]) if blobs.in_hand(path) else None
+            if facts is None:
+                self._passed.add(path)
+            else:
+                self._ahead[path] = facts
+        return True
+
+    def decode_all(self) -> None:
+        """Facts into the program for every entry not decoded yet, in path
+        order (however many `step` decoded ahead); a file's error into errors."""
+        todo = sorted(set(self.blobs) - self._done)
+        self.blobs.load(todo)
+        for path in todo:
+            facts = self._ahead.pop(path, None)
+            if facts is None:
+                facts, blob = self._decode(path, self.blobs[path])
+                if blob is not self.blobs[path]:  # a bad entry, extracted again
+                    self.blobs.replace(path, blob)
+            self._done.add(path)
+            if "error" in facts:
+                self.errors.append(FileError(path, facts["error"]))
+            else:
+                self.program.files[path] = facts

@@ -1,0 +1,146 @@
+"""The parent's own work while the pool parses (issue 14): core.pool's `idle`
+hook, and the engine decoding cached facts (engine.decoding) while a worker
+parses an edited file."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+from helpers import run_engine, write
+
+from ctxlint.core import pool
+from ctxlint.engine import decoding
+from ctxlint.engine import run as engine
+
+SEED = "from specrt.context import get_server_args\n"
+READ = "\n\ndef f():\n    return get_server_args().tp_size\n"
+
+
+def _slow_square(n: int) -> int:
+    time.sleep(0.05)
+    return n * n
+
+
+def _die_on_three(n: int) -> int:
+    if n == 3:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return n * n
+
+
+def _nothing() -> None:
+    return None
+
+
+# -- core.pool ----------------------------------------------------------------------
+def test_idle_runs_while_the_workers_work_and_stops_once_it_has_nothing_left() -> None:
+    steps: list[float] = []
+
+    def idle() -> bool:
+        steps.append(time.perf_counter())
+        return len(steps) < 5  # five steps of work, then nothing left
+
+    results = pool.run(
+        _slow_square,
+        list(range(8)),
+        jobs=2,
+        initializer=_nothing,
+        initargs=(),
+        died=lambda item, how: -1,
+        idle=idle,
+    )
+    assert sorted(results) == [n * n for n in range(8)]
+    assert len(steps) == 5  # called until it said it was done, never after
+
+
+def test_a_worker_death_with_idle_given_is_still_that_items_result() -> None:
+    steps: list[int] = []
+
+    def idle() -> bool:
+        steps.append(1)
+        return True  # always more to do: it is called whenever nothing is ready
+
+    results = pool.run(
+        _die_on_three,
+        list(range(6)),
+        jobs=2,
+        initializer=_nothing,
+        initargs=(),
+        died=lambda item, how: f"{item} died: {how}",
+        idle=idle,
+    )
+    assert sorted(map(str, results)) == sorted(
+        [str(n * n) for n in range(6) if n != 3] + ["3 died: SIGKILL"]
+    )
+    assert steps, "idle was never called while the workers worked"
+
+
+# -- engine.decoding, through the engine --------------------------------------------
+@pytest.fixture
+def edited(project: Path) -> Path:
+    """A tree whose cache is warm, then one file edited (its facts change)."""
+    write(project, {f"app/m{i:02d}.py": SEED + READ for i in range(40)})
+    run_engine(project, jobs=2, use_cache=True)
+    write(project, {"app/m07.py": SEED + "\n\nX = 1\n" + READ})
+    return project
+
+
+def test_an_edited_file_is_parsed_by_a_worker_while_the_parent_decodes(
+    edited: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One miss goes to a worker when the parent has cached facts to decode,
+    and the parent decodes them meanwhile; the outcome is --no-cache's."""
+    seen: list[tuple[int, bool]] = []
+    real_run, real_step = pool.run, decoding.FactsDecoder.step
+    stepped: list[bool] = []
+
+    def recording_run(fn, items, **kw):  # type: ignore[no-untyped-def]
+        seen.append((len(items), kw.get("idle") is not None))
+        return real_run(fn, items, **kw)
+
+    def counting_step(self: decoding.FactsDecoder) -> bool:
+        stepped.append(True)
+        return real_step(self)
+
+    monkeypatch.setattr(pool, "run", recording_run)
+    monkeypatch.setattr(decoding.FactsDecoder, "step", counting_step)
+    warm = run_engine(edited, jobs=2, use_cache=True)
+    assert warm.files_parsed == 1
+    assert (1, True) in seen, seen
+    assert stepped, "the parent decoded nothing while the worker parsed"
+    cold = run_engine(edited, jobs=1)
+    assert [f.fingerprint for f in warm.findings] == [f.fingerprint for f in cold.findings]
+    assert list(warm.program.files) == list(cold.program.files)  # the order too
+
+
+def test_with_one_job_an_edited_file_is_parsed_here(
+    edited: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--jobs 1 forks nothing: the one miss is parsed in the process."""
+    monkeypatch.setattr(pool, "run", lambda *a, **k: pytest.fail("a pool with --jobs 1"))
+    warm = run_engine(edited, jobs=1, use_cache=True)
+    assert warm.files_parsed == 1
+
+
+def test_an_entry_gone_from_the_cache_is_left_to_decode_all(
+    edited: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A step never extracts: an entry whose digest is known but whose facts
+    are gone is passed over, and decode_all extracts it again."""
+    real_load = engine.Blobs.load
+    loads: list[bool] = []
+
+    def dropping_load(self, paths=None, *, extract=True):  # type: ignore[no-untyped-def]
+        loads.append(extract)
+        if not extract:  # as if the step's batch had been evicted: nothing read
+            return None
+        return real_load(self, paths, extract=extract)
+
+    monkeypatch.setattr(engine.Blobs, "load", dropping_load)
+    warm = run_engine(edited, jobs=2, use_cache=True)
+    cold = run_engine(edited, jobs=1)
+    assert False in loads and True in loads
+    assert [f.fingerprint for f in warm.findings] == [f.fingerprint for f in cold.findings]
