@@ -96,3 +96,24 @@ def test_spans_match_position_provider_for_every_node() -> None:
             assert mine[node] == [r.start.line, r.start.column + 1, r.end.line, r.end.column + 1]
             checked += 1
     assert checked > 10_000
+
+
+@pytest.mark.parametrize("every", [1, 7, 101])
+def test_spans_of_a_few_nodes_match_position_provider(every: int) -> None:
+    """spans() records only the nodes asked about (and the end nodes their
+    syntactic spans borrow): each one alone, or every 7th or 101st, is placed
+    as PositionProvider places it."""
+    checked = 0
+    for source in _sources()[25:40]:
+        module = cst.parse_module(source)
+        reference = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        nodes = [n for n in reference if not isinstance(n, cst.Module)]
+        groups = [[n] for n in nodes[::50]] if every == 1 else [nodes[::every]]
+        for group in groups:
+            mine = spans(module, group)
+            for node in group:
+                r = reference[node]
+                want = [r.start.line, r.start.column + 1, r.end.line, r.end.column + 1]
+                assert mine[node] == want, (type(node).__name__, mine[node], want)
+                checked += 1
+    assert checked > 200

@@ -54,12 +54,15 @@ class LineAnchor(Anchor):
 
 def dotted(expr: cst.BaseExpression) -> str | None:
     """`a.b.c` for a Name/Attribute chain, else None."""
+    # exact types (LibCST has no subclasses of these): on the walk's hottest
+    # path, where an isinstance that fails costs an ABC __instancecheck__
+    attribute, name = cst.Attribute, cst.Name
     parts: list[str] = []
-    while isinstance(expr, cst.Attribute):
-        parts.append(expr.attr.value)
-        expr = expr.value
-    if isinstance(expr, cst.Name):
-        parts.append(expr.value)
+    while type(expr) is attribute:
+        parts.append(expr.attr.value)  # type: ignore[attr-defined]
+        expr = expr.value  # type: ignore[attr-defined]
+    if type(expr) is name:
+        parts.append(expr.value)  # type: ignore[attr-defined]
         return ".".join(reversed(parts))
     return None
 

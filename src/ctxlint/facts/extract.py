@@ -24,6 +24,10 @@ from ctxlint.facts.vocab import Vocabulary
 from ctxlint.facts.walk import TRIVIA, walk
 
 SCOPE_NODES = (cst.ClassDef, cst.FunctionDef)
+# The walk compares exact types: LibCST has no subclasses of these
+SCOPE_TYPES = frozenset(SCOPE_NODES)
+IMPORT_TYPES = frozenset({cst.Import, cst.ImportFrom})
+SCOPE, IMPORT = 1, 2
 TRIVIA_NAMES = frozenset(t.__name__ for t in TRIVIA)
 
 
@@ -48,23 +52,41 @@ class Dispatcher:
                     if clock is not None:  # --timings: each call charged to its rule
                         fn = _timed(fn, clock, names[i] if names else type(v).__name__)
                     (self.visits if attr[0] == "v" else self.leaves)[attr[6:]].append(fn)
+        self._plans: dict[type, tuple[int, tuple[Any, ...], tuple[Any, ...]]] = {}
         skipped = set(self.visits).union(self.leaves) & TRIVIA_NAMES
         if skipped:  # the walk never reaches layout nodes
             raise TypeError(f"visitors ask for layout nodes the walk skips: {sorted(skipped)}")
 
+    def _plan(self, kind: type) -> tuple[int, tuple[Callable[[Any], Any], ...], tuple[Any, ...]]:
+        """What a node of this exact type sets off: its role (SCOPE, IMPORT or 0)
+        and the visitors' visit_ and leave_ calls. Worked out once per type: an
+        isinstance against LibCST's ABC-derived classes costs a Python-level
+        __instancecheck__ whenever it is False, on every node of the walk."""
+        role = SCOPE if kind in SCOPE_TYPES else IMPORT if kind in IMPORT_TYPES else 0
+        name = kind.__name__
+        plan = self._plans[kind] = (
+            role,
+            tuple(self.visits.get(name, ())),
+            tuple(self.leaves.get(name, ())),
+        )
+        return plan
+
     def on_visit(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, SCOPE_NODES):
+        plan = self._plans.get(type(node)) or self._plan(type(node))
+        role = plan[0]
+        if role == SCOPE:
             self.ctx.push(node)
-        elif isinstance(node, (cst.Import, cst.ImportFrom)):
+        elif role == IMPORT:
             self.ctx.add_local_import(node)
-        for fn in self.visits.get(type(node).__name__, ()):
+        for fn in plan[1]:
             fn(node)
         return True
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
-        for fn in self.leaves.get(type(original_node).__name__, ()):
+        plan = self._plans.get(type(original_node)) or self._plan(type(original_node))
+        for fn in plan[2]:
             fn(original_node)
-        if isinstance(original_node, SCOPE_NODES):
+        if plan[0] == SCOPE:
             self.ctx.pop()
 
 

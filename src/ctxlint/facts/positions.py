@@ -99,10 +99,62 @@ class _Syntactic:
         return False
 
 
+class _NoSpan:
+    """The syntactic span of a node nobody asked about: nothing to record."""
+
+    __slots__ = ()
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> bool:
+        return False
+
+
+_NO_SPAN = _NoSpan()
+
+
+class _WantedSpans(_SpanState):
+    """_SpanState that records only the wanted nodes (by id), and the end nodes
+    their syntactic spans borrow: the cursor still runs through the whole
+    module, but most nodes cost no stack entry, span or context object."""
+
+    def __init__(self, module: cst.Module, wanted: set[int]) -> None:
+        super().__init__(module)
+        self.wanted = wanted
+
+    def before_codegen(self, node: cst.CSTNode) -> None:
+        if id(node) in self.wanted:
+            self.stack.append((self.line, self.column))
+
+    def after_codegen(self, node: cst.CSTNode) -> None:
+        key = id(node)
+        if key in self.wanted:
+            start = self.stack.pop()
+            if key not in self.computed:
+                self.computed[key] = (start, (self.line, self.column))
+
+    def record_syntactic_position(
+        self,
+        node: cst.CSTNode,
+        *,
+        start_node: cst.CSTNode | None = None,
+        end_node: cst.CSTNode | None = None,
+    ) -> _Syntactic | _NoSpan:
+        if id(node) not in self.wanted:
+            return _NO_SPAN
+        # LibCST generates a borrowed node inside this block: wanted from now on
+        for other in (start_node, end_node):
+            if other is not None:
+                self.wanted.add(id(other))
+        return _Syntactic(self, node, start_node, end_node)
+
+
 def spans(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> dict[cst.CSTNode, list[int]]:
     """[line, column, end_line, end_column] (columns 1-based) for each node,
     exactly as PositionProvider would place it."""
-    state = _SpanState(module)
+    nodes = list(nodes)
+    state = _WantedSpans(module, {id(n) for n in nodes})
     module._codegen(state)
     out: dict[cst.CSTNode, list[int]] = {}
     for node in nodes:
