@@ -12,8 +12,9 @@ import pytest
 from helpers import project_config, run_engine
 
 from ctxlint.config.settings import load_config
+from ctxlint.engine.part_digests import positionless
 from ctxlint.engine.registry import load_rules
-from ctxlint.engine.rounds import positionless, reads
+from ctxlint.engine.rounds import reads
 from ctxlint.engine.run import Engine
 from ctxlint.program.core import Program
 from ctxlint.program.rule import Rule
@@ -148,3 +149,37 @@ def test_a_line_inserted_above_moves_spans_and_replays_every_answer(
         (f.fingerprint, f.line) for f in reference.findings
     ]
     assert warm.program.sets == reference.program.sets
+
+
+def test_the_workers_digest_the_facts_the_rounds_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker digests each part of the facts it made (engine.part_digests),
+    as the parent would from the entry; a cold run's rounds take those and
+    never decode an entry for them, and store them for the next run."""
+    from ctxlint.engine import part_digests, rounds, workers
+
+    root = _copy("serving_app", tmp_path)
+    made: dict[str, tuple[bytes, object]] = {}
+    real_encode = workers._encode
+
+    def recording(path: str, facts: dict, clock: dict, syntax_only: bool):  # type: ignore[no-untyped-def]
+        out = real_encode(path, facts, clock, syntax_only)
+        made[path] = (out[1], out[3])
+        return out
+
+    def refused(blob: bytes) -> None:
+        raise AssertionError("a cold run's round decoded an entry for its digests")
+
+    monkeypatch.setattr(workers, "_encode", recording)
+    monkeypatch.setattr(rounds, "of_blob", refused)
+    run_engine(root, jobs=1, use_cache=True)
+    facts = {p: (blob, parts) for p, (blob, parts) in made.items() if parts is not None}
+    assert len(facts) > 3
+    for blob, parts in facts.values():
+        assert parts == part_digests.of_blob(blob)
+    monkeypatch.undo()  # a warm run after an edit reads the stored digests
+    target = next(iter(sorted(facts)))
+    (root / target).write_text((root / target).read_text() + "\n_EDIT = 1\n")
+    monkeypatch.setattr(rounds, "of_blob", refused)
+    assert run_engine(root, jobs=1, use_cache=True).files_parsed == 1

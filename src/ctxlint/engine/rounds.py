@@ -21,44 +21,11 @@ from typing import Any
 
 from ctxlint.cache.entries import learnt_entry
 from ctxlint.cache.store import FactCache
-from ctxlint.discover.sources import content_hash
 from ctxlint.engine.blobs import Blobs
+from ctxlint.engine.part_digests import ERROR, PartDigests, of_blob
 from ctxlint.program.core import Program
 from ctxlint.program.parts import required
 from ctxlint.program.rule import Rule
-
-ERROR = "!error"  # a file that does not parse: it leaves the program, every rule sees that
-PartDigests = dict[str, str]  # facts key -> digest of that part of one file's facts
-
-
-def positionless(value: Any) -> Any:
-    """Facts with every span ([line, column, end_line, end_column]) zeroed: a
-    line inserted above moves the spans of the rest of the file, and no rule's
-    answer depends on where things are (tests/test_rounds.py checks it)."""
-    if isinstance(value, list):
-        if len(value) == 4 and all(type(x) is int for x in value):
-            return [0, 0, 0, 0]
-        return [positionless(x) for x in value]
-    if isinstance(value, dict):
-        return {k: positionless(x) for k, x in value.items()}
-    return value
-
-
-def part_digests(blob: bytes) -> PartDigests:
-    """Digests of each part of one file's facts entry, positions left out (a bad
-    entry: of all of it)."""
-    try:
-        facts = json.loads(blob)
-    except ValueError:
-        facts = None
-    if not isinstance(facts, dict) or "error" in facts or not isinstance(facts.get("facts"), dict):
-        return {ERROR: content_hash(blob)}
-    return {
-        key: content_hash(
-            json.dumps(positionless(value), sort_keys=True, separators=(",", ":")).encode()
-        )
-        for key, value in facts["facts"].items()
-    }
 
 
 def reads(rule: Rule) -> tuple[str, ...]:
@@ -69,19 +36,32 @@ def reads(rule: Rule) -> tuple[str, ...]:
 class RoundMemo:
     """Per-rule answers of a run's rounds, read from and written to the cache."""
 
-    def __init__(self, cache: FactCache, head: str, *, replay: bool = True) -> None:
+    def __init__(
+        self,
+        cache: FactCache,
+        head: str,
+        *,
+        replay: bool = True,
+        known: dict[str, PartDigests] | None = None,
+    ) -> None:
         self.cache = cache
+        # blob digest -> part digests the workers worked out with the facts
+        # (stored in the cache here, as if computed here)
+        self.known = known if known is not None else {}
         self.replay = replay  # False: every rule answers (a run that must not replay)
         self.head = head  # the run's inputs and vocabulary, as the round keys hold them
         self._parts: dict[str, PartDigests] = {}  # blob digest -> its part digests
 
     def _digests(self, blob_digests: dict[str, str], blobs: Mapping[str, bytes]) -> None:
         missing = sorted({d for d in blob_digests.values() if d not in self._parts})
-        if not missing:
-            return
-        keys = {d: f"parts:{d}" for d in missing}
-        stored = self.cache.get_many(list(keys.values()))
         fresh: dict[str, bytes] = {}
+        for d in missing:  # worked out by the workers, with the facts
+            if d in self.known:
+                self._parts[d] = self.known[d]
+                fresh[f"parts:{d}"] = json.dumps(self.known[d], sort_keys=True).encode()
+        missing = [d for d in missing if d not in self.known]
+        keys = {d: f"parts:{d}" for d in missing}
+        stored = self.cache.get_many(list(keys.values())) if missing else {}
         by_digest = {d: p for p, d in blob_digests.items()}
         if isinstance(blobs, Blobs):  # the entries to digest, read in one batch
             blobs.load(by_digest[d] for d in missing if keys[d] not in stored)
@@ -92,7 +72,7 @@ class RoundMemo:
             except ValueError:
                 value = None
             if not (isinstance(value, dict) and all(isinstance(v, str) for v in value.values())):
-                value = part_digests(blobs[by_digest[d]])
+                value = of_blob(blobs[by_digest[d]])
                 fresh[keys[d]] = json.dumps(value, sort_keys=True).encode()
             self._parts[d] = value
         if fresh:

@@ -24,11 +24,12 @@ from ctxlint.core.errors import CtxlintError, DerivationError
 from ctxlint.core.findings import FileError
 from ctxlint.discover.files import SourceFile, discover, path_matcher, unchecked_module
 from ctxlint.discover.sources import Sources
-from ctxlint.engine.blobs import Blobs, gather
+from ctxlint.engine.blobs import Blobs, digest_of, gather
 from ctxlint.engine.decoding import FactsDecoder
 from ctxlint.engine.fingerprints import fingerprint, to_findings
 from ctxlint.engine.keys import CODE_VERSION, RUN_VERSION, fact_key, facts_key, run_inputs, run_key
 from ctxlint.engine.outcome import RunOutput, record, replay
+from ctxlint.engine.part_digests import PartDigests
 from ctxlint.engine.prefilter import MODULE_TOKEN, prefilter, token_matcher
 from ctxlint.engine.registry import load_rules
 from ctxlint.engine.rounds import RoundMemo
@@ -36,6 +37,7 @@ from ctxlint.engine.suppress import apply_suppressions
 from ctxlint.engine.workers import (
     _PYTHON,
     SYNTAX_ONLY,
+    Result,
     _died,
     _init_pool_worker,
     _init_worker,
@@ -100,6 +102,7 @@ class Engine:
         self._heads: tuple[Any, str] = (None, "")  # vocabulary, the run's memo head
         # The parent's own work while the pool parses a round's misses: decoding
         self._meanwhile: FactsDecoder | None = None
+        self._parts: dict[str, PartDigests] = {}  # entry digest -> part digests (workers')
 
     # -- phases -------------------------------------------------------------
     def _timed(self, name: str, start: float) -> None:
@@ -159,7 +162,7 @@ class Engine:
         target = self.config.target_version
         crashed: set[str] = set()
 
-        def died(item: tuple[str, str, bytes], how: str) -> tuple[str, bytes, dict[str, float]]:
+        def died(item: tuple[str, str, bytes], how: str) -> Result:
             # A dead worker may be transient (the OOM killer, a kill): its error is
             # reported, but neither it nor this run's outcome is stored.
             crashed.add(item[0])
@@ -181,16 +184,18 @@ class Engine:
                 died=died,
                 idle=idle,
             )
-            for n, (path, blob, clock) in enumerate(results, 1):
+            for n, (path, blob, clock, parts) in enumerate(results, 1):
                 fresh[path] = blob
+                self._learnt_parts(blob, parts)
                 self._charge(clock)
                 tick(n)
         else:
             _init_worker(vocab_json, target, self.time_rules)
             with deepstack.running():  # stopped before any later fork
                 for n, item in enumerate(misses, 1):
-                    path, blob, clock = _work(item)
+                    path, blob, clock, parts = _work(item)
                     fresh[path] = blob
+                    self._learnt_parts(blob, parts)
                     self._charge(clock)
                     tick(n)
         self._done += len(misses)
@@ -200,6 +205,10 @@ class Engine:
         self._unstored |= crashed
         out.update(fresh)
         return {p: out[p] for p, _ in items}  # input order, whatever was cached
+
+    def _learnt_parts(self, blob: bytes, parts: PartDigests | None) -> None:
+        if parts is not None:  # for the rounds (RoundMemo.known), by the entry's digest
+            self._parts[digest_of(blob).hex()] = parts
 
     def _tag(self, vocab: Vocabulary | str | None) -> tuple[str, str | None]:
         """The fact keys' tag for a vocabulary (or None, SYNTAX_ONLY), and what workers get."""
@@ -354,7 +363,7 @@ class Engine:
         )
 
         round_tokens = set(tokens)  # each round scans only for tokens it has not seen
-        rounds = RoundMemo(self.cache, self._head(vocab), replay=self.memo)
+        rounds = RoundMemo(self.cache, self._head(vocab), replay=self.memo, known=self._parts)
         self._meanwhile = decoder
         try:
             while True:

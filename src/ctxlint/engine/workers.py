@@ -12,6 +12,7 @@ import sys
 from typing import Any
 
 from ctxlint.core import deepstack, pysource
+from ctxlint.engine.part_digests import PartDigests, of_facts
 
 _WORKER: dict[str, Any] = {}
 
@@ -39,14 +40,20 @@ def _init_pool_worker(
     deepstack.start()  # one deep thread for the worker's life
 
 
-def _encode(
-    path: str, facts: dict[str, Any], clock: dict[str, float]
-) -> tuple[str, bytes, dict[str, float]]:
-    return path, json.dumps(facts, sort_keys=True, separators=(",", ":")).encode(), clock
+# (path, encoded facts, seconds per visitor and "parse" when timed, part digests)
+Result = tuple[str, bytes, dict[str, float], PartDigests | None]
 
 
-def _work(item: tuple[str, str, bytes]) -> tuple[str, bytes, dict[str, float]]:
-    """(path, encoded facts, seconds per visitor and "parse" when timed, else {})."""
+def _encode(path: str, facts: dict[str, Any], clock: dict[str, float], syntax_only: bool) -> Result:
+    blob = json.dumps(facts, sort_keys=True, separators=(",", ":")).encode()
+    # the digests a round keys each rule's answer by, worked out here, in
+    # parallel, while the facts are at hand (the parent would decode them again)
+    return path, blob, clock, None if syntax_only else of_facts(facts, blob)
+
+
+def _work(item: tuple[str, str, bytes]) -> Result:
+    """(path, encoded facts, seconds per visitor and "parse" when timed (else
+    {}), the facts' part digests (None for the syntax check))."""
     path, module, source = item
     target = _WORKER["target"]
     clock: dict[str, float] = {}
@@ -72,15 +79,14 @@ def _work(item: tuple[str, str, bytes]) -> tuple[str, bytes, dict[str, float]]:
             )
     except Exception as exc:  # a bug, or code deeper than a rule's recursion: this file only
         facts = _error(module, f"cannot check: {type(exc).__name__}: {exc}", syntax_only)
-    return _encode(path, facts, clock)
+    return _encode(path, facts, clock, syntax_only)
 
 
 def _error(module: str, message: str, syntax_only: bool) -> dict[str, Any]:
     return {"error": message} if syntax_only else {"module": module, "error": message}
 
 
-def _died(
-    item: tuple[str, str, bytes], how: str, syntax_only: bool
-) -> tuple[str, bytes, dict[str, float]]:
+def _died(item: tuple[str, str, bytes], how: str, syntax_only: bool) -> Result:
     path, module, _ = item
-    return _encode(path, _error(module, f"checking it killed the worker ({how})", syntax_only), {})
+    died = _error(module, f"checking it killed the worker ({how})", syntax_only)
+    return _encode(path, died, {}, syntax_only)

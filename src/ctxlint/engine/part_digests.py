@@ -1,0 +1,53 @@
+"""Digests of each part of one file's facts, positions left out.
+
+A fixed-point round remembers each rule's answer by the digests of just the
+facts it reads (engine/rounds.py). A worker digests the facts it has just
+made, before encoding them (the parent would decode the entry again only for
+this); an entry read back from a cache without its digests is digested here
+from its bytes.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ctxlint.discover.sources import content_hash
+
+ERROR = "!error"  # a file that does not parse: it leaves the program, every rule sees that
+PartDigests = dict[str, str]  # facts key -> digest of that part of one file's facts
+
+
+def positionless(value: Any) -> Any:
+    """Facts with every span ([line, column, end_line, end_column]) zeroed: a
+    line inserted above moves the spans of the rest of the file, and no rule's
+    answer depends on where things are (tests/test_rounds.py checks it)."""
+    if isinstance(value, list):
+        if len(value) == 4 and all(type(x) is int for x in value):
+            return [0, 0, 0, 0]
+        return [positionless(x) for x in value]
+    if isinstance(value, dict):
+        return {k: positionless(x) for k, x in value.items()}
+    return value
+
+
+def of_facts(facts: Any, blob: bytes) -> PartDigests:
+    """The part digests of a facts entry (`facts`, decoded from `blob`); an entry
+    that is an error or not of our shape: one digest of all of it."""
+    if not isinstance(facts, dict) or "error" in facts or not isinstance(facts.get("facts"), dict):
+        return {ERROR: content_hash(blob)}
+    return {
+        key: content_hash(
+            json.dumps(positionless(value), sort_keys=True, separators=(",", ":")).encode()
+        )
+        for key, value in facts["facts"].items()
+    }
+
+
+def of_blob(blob: bytes) -> PartDigests:
+    """The part digests of an encoded facts entry."""
+    try:
+        facts = json.loads(blob)
+    except ValueError:
+        facts = None
+    return of_facts(facts, blob)
