@@ -19,9 +19,9 @@ print("libcst" in sys.modules, "multiprocessing" in sys.modules, code)
 """
 
 
-def _check(project: Path) -> tuple[bool, bool, int]:
+def _check(project: Path, *options: str) -> tuple[bool, bool, int]:
     out = subprocess.run(
-        [sys.executable, "-c", _RUN, "check", "--quiet", "--jobs", "2", str(project)],
+        [sys.executable, "-c", _RUN, "check", "--quiet", "--jobs", "2", *options, str(project)],
         cwd=project,
         capture_output=True,
         text=True,
@@ -36,6 +36,15 @@ def test_a_warm_run_imports_no_libcst(tmp_path: Path) -> None:
     assert pooled and cold_code == 0  # a clean check that parsed its files on the pool
     # a warm run starts no pool either: multiprocessing is imported only to start one
     assert _check(project) == (False, False, cold_code)
+
+
+def test_a_run_that_derives_again_from_cached_facts_imports_no_libcst(tmp_path: Path) -> None:
+    """Another selection: no outcome or round to replay, but every file's facts
+    are cached, so the program is derived again without LibCST."""
+    project = _copy("serving_app", tmp_path)
+    _check(project)
+    libcst, pooled, _ = _check(project, "--select", "CTX1")
+    assert (libcst, pooled) == (False, False)
 
 
 def test_no_rule_module_imports_libcst_at_import_time() -> None:

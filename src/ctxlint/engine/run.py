@@ -189,7 +189,7 @@ class Engine:
                 self._learnt_parts(blob, parts)
                 self._charge(clock)
                 tick(n)
-        else:
+        elif misses:  # (none: all cached, and LibCST is not even imported)
             _init_worker(vocab_json, target, self.time_rules)
             with deepstack.running():  # stopped before any later fork
                 for n, item in enumerate(misses, 1):
