@@ -116,6 +116,26 @@ def test_an_edited_file_is_parsed_by_a_worker_while_the_parent_decodes(
     assert list(warm.program.files) == list(cold.program.files)  # the order too
 
 
+def test_with_every_core_parsing_the_parent_decodes_nothing_meanwhile(
+    edited: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As many misses as jobs (a cold run, a fix's re-check): the workers use
+    every core, so the parent does not decode ahead (it would only slow them,
+    and hold the decoded facts beside the workers' trees)."""
+    write(edited, {"app/m08.py": SEED + "\n\nY = 2\n" + READ})  # a second miss
+    seen: list[tuple[int, bool]] = []
+    real_run = pool.run
+
+    def recording_run(fn, items, **kw):  # type: ignore[no-untyped-def]
+        seen.append((len(items), kw.get("idle") is not None))
+        return real_run(fn, items, **kw)
+
+    monkeypatch.setattr(pool, "run", recording_run)
+    warm = run_engine(edited, jobs=2, use_cache=True)
+    assert warm.files_parsed == 2
+    assert seen and all(not idle for _, idle in seen), seen
+
+
 def test_with_one_job_an_edited_file_is_parsed_here(
     edited: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
