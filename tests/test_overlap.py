@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import signal
 import time
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import pytest
@@ -36,6 +37,15 @@ def _nothing() -> None:
 
 
 # -- core.pool ----------------------------------------------------------------------
+def _on_two_workers(
+    fn: Callable[[int], int], items: Iterable[int], idle: Callable[[], bool]
+) -> list:
+    died = lambda item, how: f"{item} died: {how}"  # noqa: E731
+    return list(
+        pool.run(fn, list(items), jobs=2, initializer=_nothing, initargs=(), died=died, idle=idle)
+    )
+
+
 def test_idle_runs_while_the_workers_work_and_stops_once_it_has_nothing_left() -> None:
     steps: list[float] = []
 
@@ -43,15 +53,7 @@ def test_idle_runs_while_the_workers_work_and_stops_once_it_has_nothing_left() -
         steps.append(time.perf_counter())
         return len(steps) < 5  # five steps of work, then nothing left
 
-    results = pool.run(
-        _slow_square,
-        list(range(8)),
-        jobs=2,
-        initializer=_nothing,
-        initargs=(),
-        died=lambda item, how: -1,
-        idle=idle,
-    )
+    results = _on_two_workers(_slow_square, range(8), idle)
     assert sorted(results) == [n * n for n in range(8)]
     assert len(steps) == 5  # called until it said it was done, never after
 
@@ -63,15 +65,7 @@ def test_a_worker_death_with_idle_given_is_still_that_items_result() -> None:
         steps.append(1)
         return True  # always more to do: it is called whenever nothing is ready
 
-    results = pool.run(
-        _die_on_three,
-        list(range(6)),
-        jobs=2,
-        initializer=_nothing,
-        initargs=(),
-        died=lambda item, how: f"{item} died: {how}",
-        idle=idle,
-    )
+    results = _on_two_workers(_die_on_three, range(6), idle)
     assert sorted(map(str, results)) == sorted(
         [str(n * n) for n in range(6) if n != 3] + ["3 died: SIGKILL"]
     )

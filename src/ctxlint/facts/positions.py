@@ -125,14 +125,11 @@ class _WantedSpans(_SpanState):
 
     def before_codegen(self, node: cst.CSTNode) -> None:
         if id(node) in self.wanted:
-            self.stack.append((self.line, self.column))
+            super().before_codegen(node)
 
     def after_codegen(self, node: cst.CSTNode) -> None:
-        key = id(node)
-        if key in self.wanted:
-            start = self.stack.pop()
-            if key not in self.computed:
-                self.computed[key] = (start, (self.line, self.column))
+        if id(node) in self.wanted:
+            super().after_codegen(node)
 
     def record_syntactic_position(
         self,
@@ -147,7 +144,7 @@ class _WantedSpans(_SpanState):
         for other in (start_node, end_node):
             if other is not None:
                 self.wanted.add(id(other))
-        return _Syntactic(self, node, start_node, end_node)
+        return super().record_syntactic_position(node, start_node=start_node, end_node=end_node)
 
 
 def spans(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> dict[cst.CSTNode, list[int]]:
