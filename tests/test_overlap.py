@@ -37,12 +37,15 @@ def _nothing() -> None:
 
 
 # -- core.pool ----------------------------------------------------------------------
+def _died(item: int, how: str) -> str:
+    return f"{item} died: {how}"
+
+
 def _on_two_workers(
     fn: Callable[[int], int], items: Iterable[int], idle: Callable[[], bool]
-) -> list:
-    died = lambda item, how: f"{item} died: {how}"  # noqa: E731
+) -> list[object]:
     return list(
-        pool.run(fn, list(items), jobs=2, initializer=_nothing, initargs=(), died=died, idle=idle)
+        pool.run(fn, list(items), jobs=2, initializer=_nothing, initargs=(), died=_died, idle=idle)
     )
 
 
