@@ -41,8 +41,8 @@ class FactsDecoder:
         self._ahead: dict[str, dict[str, Any]] = {}  # decoded by step, not in the program yet
         self._passed: set[str] = set()  # entries step left to decode_all
 
-    def _not_ahead(self) -> list[str]:
-        return sorted(set(self.blobs) - self._done - self._passed - self._ahead.keys())
+    def _not_ahead(self) -> set[str]:
+        return set(self.blobs) - self._done - self._passed - self._ahead.keys()
 
     def pending(self) -> bool:
         """Whether `step` has anything left to do."""
@@ -53,7 +53,7 @@ class FactsDecoder:
         outcome replays); False when none was left. One that needs more than
         decoding (gone from the cache, or not of our shape) is left to
         decode_all, which may extract it again: a step never does."""
-        todo = self._not_ahead()[:STEP]
+        todo = sorted(self._not_ahead())[:STEP]
         if not todo:
             return False
         blobs = self.blobs

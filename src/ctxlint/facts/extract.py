@@ -23,11 +23,12 @@ from ctxlint.facts.visitor import FileVisitor
 from ctxlint.facts.vocab import Vocabulary
 from ctxlint.facts.walk import TRIVIA, walk
 
-SCOPE_NODES = (cst.ClassDef, cst.FunctionDef)
 # The walk compares exact types: LibCST has no subclasses of these
-SCOPE_TYPES = frozenset(SCOPE_NODES)
+SCOPE_TYPES = frozenset({cst.ClassDef, cst.FunctionDef})
 IMPORT_TYPES = frozenset({cst.Import, cst.ImportFrom})
 SCOPE, IMPORT = 1, 2
+# A node type's role (SCOPE, IMPORT or 0), its visit_ calls and its leave_ calls
+Plan = tuple[int, tuple[Callable[[Any], Any], ...], tuple[Callable[[Any], Any], ...]]
 TRIVIA_NAMES = frozenset(t.__name__ for t in TRIVIA)
 
 
@@ -52,12 +53,12 @@ class Dispatcher:
                     if clock is not None:  # --timings: each call charged to its rule
                         fn = _timed(fn, clock, names[i] if names else type(v).__name__)
                     (self.visits if attr[0] == "v" else self.leaves)[attr[6:]].append(fn)
-        self._plans: dict[type, tuple[int, tuple[Any, ...], tuple[Any, ...]]] = {}
+        self._plans: dict[type, Plan] = {}
         skipped = set(self.visits).union(self.leaves) & TRIVIA_NAMES
         if skipped:  # the walk never reaches layout nodes
             raise TypeError(f"visitors ask for layout nodes the walk skips: {sorted(skipped)}")
 
-    def _plan(self, kind: type) -> tuple[int, tuple[Callable[[Any], Any], ...], tuple[Any, ...]]:
+    def _plan(self, kind: type) -> Plan:
         """What a node of this exact type sets off: its role (SCOPE, IMPORT or 0)
         and the visitors' visit_ and leave_ calls. Worked out once per type: an
         isinstance against LibCST's ABC-derived classes costs a Python-level

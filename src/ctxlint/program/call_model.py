@@ -116,6 +116,7 @@ class Event(NamedTuple):
 
     @property
     def line(self) -> int:
+        """The line of the event's site (0: none kept)."""
         return self.site.span[0] if self.site is not None else 0
 
     def to_json(self) -> dict[str, Any]:
