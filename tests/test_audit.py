@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 from collections import Counter
@@ -310,6 +311,28 @@ def test_history_shares_one_fact_cache(tmp_path: Path, monkeypatch: pytest.Monke
     # each fix edits one module; the first commit parses everything the prefilter lets through
     assert all(n <= 1 for n in commits[1:]), parsed
     assert commits[0] >= 4
+
+
+def test_unpack_reads_git_archive_to_its_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """tarfile stops at the end-of-archive marker while git may still write the
+    record's padding: unpack reads the stream to its end, so git is never
+    killed by SIGPIPE (the history point said "git archive ...: failed"). Here
+    a megabyte of zeros after the archive makes the race certain."""
+    from ctxlint.report.audit import history
+
+    project = scripted_history(tmp_path / "repo", fixes=1)
+    real = history.git_argv
+
+    def padded(top: Path, *argv: str) -> list[str]:
+        archive = shlex.join(real(top, *argv))
+        return ["sh", "-c", f"{archive} && head -c 1000000 /dev/zero"]
+
+    monkeypatch.setattr(history, "git_argv", padded)
+    sha = git(project.parent, "rev-parse", "HEAD").strip()
+    root = history.unpack(project.parent, sha, "proj", tmp_path / "tree")
+    assert (root / "app" / "util.py").read_text() == "VALUE = 1\n"
 
 
 def test_history_point_for_a_tree_that_cannot_be_checked(tmp_path: Path) -> None:

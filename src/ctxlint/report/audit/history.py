@@ -79,6 +79,11 @@ def unpack(top: Path, sha: str, prefix: str, into: Path) -> Path:
     except tarfile.TarError as exc:
         failure = exc
     finally:
+        # tarfile stops at the end-of-archive marker; git may still be writing
+        # the record's zero padding: drained, so git never dies of SIGPIPE
+        # (an exit with nothing on stderr: "git archive ...: failed")
+        while proc.stdout.read(1 << 16):
+            pass
         proc.stdout.close()
         detail = proc.stderr.read().decode(errors="replace").strip()
         proc.stderr.close()
