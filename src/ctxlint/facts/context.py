@@ -95,6 +95,7 @@ class FileContext:
         self.vocab = vocab
         self.imports: dict[str, str] = module_imports(module_node, module, is_package)
         self.scopes: list[Scope] = [Scope("module", "", MODULE_SCOPE, module_node)]
+        self.module_defs: set[str] = set()  # the defs and classes at module level, so far
         self.anchors: list[Anchor] = []
         self.records: Any = None  # the RecordTracker, set by the extractor
         self.parts: dict[str, Any] = {}  # program model part key -> its visitor, this file
@@ -124,6 +125,8 @@ class FileContext:
         outer = self.scopes[-1]
         name = node.name.value  # type: ignore[attr-defined]
         qual = name if outer.kind == "module" else f"{outer.qualname}.{name}"
+        if outer.kind == "module":
+            self.module_defs.add(name)
         if isinstance(node, cst.ClassDef):
             self.scopes.append(Scope("class", name, qual, node))
             return
@@ -166,6 +169,18 @@ class FileContext:
             target = self.imports[head]
             return f"{target}.{rest}" if rest else target
         return f"{self.module}.{name}"
+
+    def may_name_program_code(self, qualified: str) -> bool:
+        """Whether a name `resolve` gave can name a function or class of the
+        program. Under this module (`module.x...`) it can only when `x` is a
+        def or class at module level: a local, a parameter's attribute or a
+        builtin is qualified with the module for want of an import, and no
+        function, class or import table of the program answers to it. A
+        package's `__init__` keeps them all (importing a submodule binds its
+        name there). Final once the walk ends: a def may follow its use."""
+        if self.is_package or not qualified.startswith(self.module + "."):
+            return True
+        return qualified[len(self.module) + 1 :].partition(".")[0] in self.module_defs
 
     # -- output -----------------------------------------------------------
     def anchor(self, node: cst.CSTNode, kind: type[Anchor] = Anchor) -> Anchor:

@@ -153,6 +153,8 @@ class Resolution:
         self.passes: set[str] = set()
         self.resolvers: set[str] = set()
         self.raw_handed: dict[str, list[list[str]]] = {}  # function -> names it hands
+        # functions that handed a name the facts did not keep (a local: it names no function)
+        self.local_handed = {q for _, _, f in self.files for q in f.get("local_handed", ())}
         self._handed: dict[str, set[str]] = {}  # handed(): resolved on first ask
         runners = self.pass_runners | self.wrappers
         for _, _, f in self.files:
@@ -266,6 +268,9 @@ class Resolution:
                 if parts[0] not in tops or "." not in name or g.resolve_global(name):
                     continue
                 out.update(f"module:{'.'.join(parts[:i])}" for i in range(1, len(parts)))
+            if q in self.local_handed:  # what its unkept `module.local` names asked for
+                parts = fn.module.split(".")
+                out.update(f"module:{'.'.join(parts[:i])}" for i in range(1, len(parts) + 1))
         registrars = {q for q in self.decorator_like if g.funcs[q].module in self.core_modules}
         for q in {*self.view_functions, *registrars, *filter(None, [self.declaration])}:
             if q in g.funcs and g.funcs[q].cls is None:

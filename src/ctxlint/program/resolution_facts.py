@@ -12,6 +12,8 @@ stash, the views and the pipeline from these facts. Per file, the visitor keeps:
 - `param_calls`: per function that calls one of its own parameters, the
   qualified callees of the call arguments it hands that parameter;
 - `handed`: calls handing a function by name as an argument (callee, refs);
+  `local_handed`: the functions that handed a name that can name no function
+  (a local, an attribute of a parameter), which is not kept;
 - `stash`: writes and reads of a private slot of an object
   (`x.__dict__[K]`, `getattr(x, "_k")`, `x._k`), with how it is written;
 - `reads`: direct reads of a record field off a parameter (`p.field`, a literal
@@ -71,6 +73,7 @@ class ResolutionFacts(FileVisitor):
         self.decorator_like: list[str] = []  # functions returning a parameter or a nested def
         self.param_calls: dict[str, list[str]] = {}
         self.handed: list[dict[str, Any]] = []
+        self.local_handed: list[str] = []  # functions that handed a name naming no program code
         self.stash: list[dict[str, Any]] = []
         self.slot_reads: list[list[Any]] = []  # [function, slot] read
         self.record_classes = set(vocab.record_classes)
@@ -353,7 +356,26 @@ class ResolutionFacts(FileVisitor):
         if holder is not None:
             self._read(node, holder, node.attr.value)
 
+    def _keep_program_names(self) -> None:
+        """Keep the handed names that can name program code (most are locals:
+        `f(x)` hands `x`); the functions that handed one of the others are
+        listed (`local_handed`): the tokens the pipeline's first layer asked
+        for them, the module's own and its packages', are still asked."""
+        kept: list[dict[str, Any]] = []
+        local: set[str] = set()
+        for h in self.handed:
+            refs = [r for r in h["refs"] if self.ctx.may_name_program_code(r)]
+            if len(refs) < len(h["refs"]):
+                local.add(h["fn"])
+            if refs:
+                kept.append(h if len(refs) == len(h["refs"]) else {**h, "refs": refs})
+        self.handed = kept
+        self.local_handed = sorted(local)
+        # `x = f(...)` is a view binding only when `f` is a view function
+        self.view_bindings = [b for b in self.view_bindings if self.ctx.may_name_program_code(b[1])]
+
     def finish(self) -> Any:
+        self._keep_program_names()
         out: dict[str, Any] = {}
         for key in (
             "consts",
@@ -363,6 +385,7 @@ class ResolutionFacts(FileVisitor):
             "decorator_like",
             "param_calls",
             "handed",
+            "local_handed",
             "stash",
             "slot_reads",
             "reads",

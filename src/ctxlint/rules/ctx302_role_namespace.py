@@ -140,7 +140,13 @@ class RoleTableVisitor(FileVisitor):
         self._assign(node.target, node.value)
 
     def finish(self) -> Any:
-        handed = {q: h for q, h in self.handed.items() if h}
+        # a name that can name no function of the program (a local) is not kept
+        may_name = self.ctx.may_name_program_code
+        handed = {
+            q: kept
+            for q, h in self.handed.items()
+            if (kept := [i for i in h if i[0] == "s" or may_name(i[1])])
+        }
         if not self.tables and not self.runtime and not handed:
             return None
         out: dict[str, Any] = {"tables": self.tables, "handed": handed}
