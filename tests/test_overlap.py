@@ -161,3 +161,30 @@ def test_an_entry_gone_from_the_cache_is_left_to_decode_all(
     cold = run_engine(edited, jobs=1)
     assert False in loads and True in loads
     assert [f.fingerprint for f in warm.findings] == [f.fingerprint for f in cold.findings]
+
+
+# -- what the parent holds ----------------------------------------------------------
+def test_a_decoded_entrys_bytes_go_and_come_back_from_the_cache(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once the program holds an entry's facts its bytes are let go (a cold run
+    held them all to its end); asked for again, they are read back from the
+    cache, the same bytes. With no cache to read them back from, they stay."""
+    made: list[engine.Blobs] = []
+    real_init = engine.Blobs.__init__
+
+    def recording_init(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        real_init(self, *args, **kwargs)
+        made.append(self)
+
+    monkeypatch.setattr(engine.Blobs, "__init__", recording_init)
+    write(project, {"app/a.py": SEED + READ})
+    out = run_engine(project, jobs=1, use_cache=True, memo=False)
+    blobs = made[-1]
+    assert out.program.files and set(out.program.files) <= set(blobs)
+    assert not any(blobs.in_hand(p) for p in out.program.files)
+    path = sorted(out.program.files)[0]
+    assert engine.digest_of(blobs[path]) == blobs.digests[path]  # read back
+    assert blobs.in_hand(path)
+    run_engine(project, jobs=1, use_cache=False, memo=False)
+    assert made[-1] is not blobs and all(made[-1].in_hand(p) for p in made[-1])

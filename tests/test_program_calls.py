@@ -9,6 +9,8 @@ from pathlib import Path
 
 from helpers import run_engine, write
 
+from ctxlint.engine.registry import file_visitors, load_rules
+from ctxlint.facts.extract import extract_file
 from ctxlint.program.call_model import (
     Event,
     EventKind,
@@ -19,7 +21,7 @@ from ctxlint.program.call_model import (
     StartKind,
     SuperMethod,
 )
-from ctxlint.program.calls import KEY, call_graph
+from ctxlint.program.calls import KEY, call_graph, summaries
 from ctxlint.program.parts import CALL_LINES
 from ctxlint.program.record_conventions import record_names
 
@@ -155,8 +157,7 @@ def test_a_line_moving_leaves_the_call_facts_the_rules_read(project: Path) -> No
         return {p: f for p, _, f in program.facts(key)}
 
     assert facts(after, CALL_LINES) != facts(before, CALL_LINES)
-    summary = {k: ModuleSummary.from_json(f) for k, f in facts(after, KEY).items()}
-    old = {k: ModuleSummary.from_json(f) for k, f in facts(before, KEY).items()}
+    summary, old = summaries(after), summaries(before)
     assert (
         summary["app/main.py"].funcs["app.main.unrelated"]
         == old["app/main.py"].funcs["app.main.unrelated"]
@@ -164,14 +165,25 @@ def test_a_line_moving_leaves_the_call_facts_the_rules_read(project: Path) -> No
 
 
 def test_module_summaries_round_trip_through_the_facts(project: Path) -> None:
-    program = run_engine(_project(project, APP), select={"CTX301"}).program
+    root = _project(project, APP)
+    program = run_engine(root, select={"CTX301"}, memo=False).program
     seen = 0
-    for _, module, facts in program.facts(KEY):
-        summary = ModuleSummary.from_json(facts)
+    for path, module, summary in program.facts(KEY):
+        # once read, the summary stands in the entry for the part's JSON
+        assert isinstance(summary, ModuleSummary)
         assert summary.module == module
-        assert summary.to_json() == facts
+        raw = extract_file(
+            path,
+            module,
+            (root / path).read_bytes(),
+            program.vocab.to_json(),
+            file_visitors(load_rules()),
+        )["facts"][KEY]
+        assert summary.to_json() == raw
+        assert ModuleSummary.from_json(raw) == summary
         seen += 1
     assert seen == len(program.files)
+    assert summaries(program) == {p: f for p, _, f in program.facts(KEY)}
 
 
 def test_record_parameters_are_the_codebases_own_names(project: Path) -> None:

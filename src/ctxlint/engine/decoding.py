@@ -78,6 +78,7 @@ class FactsDecoder:
                 if blob is not self.blobs[path]:  # a bad entry, extracted again
                     self.blobs.replace(path, blob)
             self._done.add(path)
+            self.blobs.release(path, self._modules[path])
             if "error" in facts:
                 self.errors.append(FileError(path, facts["error"]))
             else:
