@@ -72,6 +72,7 @@ def test_judge_marks_targets_and_renders() -> None:
         bench.Row("ctxlint fresh copy, cache restored", 1.9, peak_tree=90 * mib),
         bench.Row("ctxlint fresh copy, 10 files changed", 3.0, peak_tree=90 * mib),
         bench.Row("ctxlint cold --jobs 1", 17.0, peak_tree=300 * mib),
+        bench.Row(bench.FIX_WARM, 5.0, peak_tree=900 * mib),
         bench.Row(bench.FLOOR, 8.5, cpu=16.0),
         bench.Row("ast.parse serial", 3.0),
         bench.Row("libcst.parse_module serial", 60.0, cpu=60.0),
@@ -91,7 +92,8 @@ def test_judge_marks_targets_and_renders() -> None:
     }
     assert b.meta["jobs_speedup"] == 1.7
     assert b.meta["cold_over_floor"] == pytest.approx(10 / 8.5, abs=1e-3)
-    assert b.meta["peak_memory_verdict"] == "PASS"  # 500 MiB <= 600 MiB
+    assert b.meta["peak_memory_verdict"] == "PASS"  # 500 MiB <= 600 MiB: the check runs
+    assert b.meta["peak_memory_fix_bytes"] == 900 * mib  # reported, not judged
     assert b.meta["failed"] == [
         "ctxlint warm",
         "ctxlint one file edited on a call path",
@@ -100,6 +102,7 @@ def test_judge_marks_targets_and_renders() -> None:
     assert b.row("ctxlint cold").ratio == pytest.approx(10 / 60)
     text = bench.render(b)
     assert "EXTRAPOLATED" not in text and "FAIL" in text and "500 MiB" in text
+    assert "peak memory (ctxlint fix runs)" in text and "900 MiB" in text
 
 
 def test_ci_workflow_runs_the_suite_and_the_linter() -> None:
