@@ -92,8 +92,14 @@ class FactCache:
         print(f"ctxlint: the cache {self.path} was damaged ({exc}); rebuilt it", file=sys.stderr)
         return True
 
+    @property
+    def reads_back(self) -> bool:
+        """Whether what is put can be got again (not: --no-cache, a tree sqlite
+        cannot use, a run that must not read)."""
+        return self.db is not None and self.read
+
     def get_many(self, keys: Iterable[str]) -> dict[str, bytes]:
-        if self.db is None or not self.read:
+        if not self.reads_back:
             return {}
         keys = list(keys)
         found: dict[str, bytes] = {}

@@ -85,7 +85,7 @@ class Blobs(Mapping[str, bytes]):
         held every entry's bytes to its end: 64 MB on sglang 0.5.23); it is read
         again from the cache if asked for. Kept when the cache cannot give it
         back (--no-cache, a read-only tree): it would be extracted again."""
-        if path in self._blobs and self._cache.db is not None and self._cache.read:
+        if path in self._blobs and self._cache.reads_back:
             del self._blobs[path]
             self._deferred[path] = (module, self._keys[path])
 
