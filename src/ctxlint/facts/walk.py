@@ -57,6 +57,7 @@ TRIVIA: frozenset[type] = frozenset().union(*(_subclasses(b) for b in _TRIVIA_BA
 # Node classes the walk descends into. Exact type lookups: CSTNode is an ABC, and
 # isinstance against an ABC costs a slow __instancecheck__ per call.
 _WALKED: frozenset[type] = frozenset(_subclasses(cst.CSTNode) - TRIVIA)
+WALKED = _WALKED  # for other read-only traversals (fix.scopes)
 _SEQUENCES = (list, tuple)
 
 _FIELDS: dict[type, tuple[str, ...]] = {}

@@ -5,8 +5,8 @@ placed by one codegen pass (facts.positions.NodeWalk: PositionProvider's
 placement, the one the rules anchored their findings with, at a fraction of
 its cost, and each node's parent), and the node of the expected kind whose
 range is exactly the span is the one the rule reported. The tree is parsed
-only when a fixer asks for it, and scopes (LibCST's ScopeProvider) are
-resolved only for a file whose sites need them.
+only when a fixer asks for it, and scopes (LibCST's ScopeProvider, over a
+read-only visit: fix.scopes) are resolved only for a file whose sites need them.
 """
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ from functools import cached_property
 from typing import Any
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, ScopeProvider
 
 from ctxlint.core import pysource
 from ctxlint.facts.context import import_bindings
 from ctxlint.facts.extract import parse
 from ctxlint.facts.positions import NodeWalk
+from ctxlint.fix.scopes import resolve_scopes
 
 
 @dataclass
@@ -69,8 +69,8 @@ class SourceFile:
 
     @cached_property
     def scopes(self) -> Any:
-        # the wrapper shares the tree (no copy), so its nodes are the ones located here
-        return MetadataWrapper(self.tree, unsafe_skip_copy=True).resolve(ScopeProvider)
+        # on this very tree (no copy), so its nodes are the ones located here
+        return resolve_scopes(self.tree)
 
     @cached_property
     def _by_span(self) -> dict[tuple[int, ...], list[cst.CSTNode]]:
