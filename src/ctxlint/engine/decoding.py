@@ -9,7 +9,7 @@ file's parse and the decoding of every other file's facts then overlap.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ctxlint.cache.entries import facts_entry
@@ -33,8 +33,12 @@ class FactsDecoder:
         errors: list[FileError],
         modules: dict[str, str],
         decode: Decode,
+        earlier: Mapping[str, tuple[bytes, dict[str, Any]]],
     ) -> None:
         self.blobs, self.program, self.errors = blobs, program, errors
+        # path -> (entry digest, facts) of an earlier run (engine.start): an entry
+        # with that digest is not decoded again
+        self._earlier = earlier
         self._modules = modules
         self._decode = decode
         self._done: set[str] = set()
@@ -42,7 +46,12 @@ class FactsDecoder:
         self._passed: set[str] = set()  # entries step left to decode_all
 
     def _not_ahead(self) -> set[str]:
-        return set(self.blobs) - self._done - self._passed - self._ahead.keys()
+        left = set(self.blobs) - self._done - self._passed - self._ahead.keys()
+        return {p for p in left if not self._as_earlier(p)}
+
+    def _as_earlier(self, path: str) -> bool:
+        earlier = self._earlier.get(path)
+        return earlier is not None and earlier[0] == self.blobs.digests.get(path)
 
     def pending(self) -> bool:
         """Whether `step` has anything left to do."""
@@ -70,9 +79,10 @@ class FactsDecoder:
         """Facts into the program for every entry not decoded yet, in path
         order (however many `step` decoded ahead); a file's error into errors."""
         todo = sorted(set(self.blobs) - self._done)
-        self.blobs.load(todo)
+        same = {p for p in todo if self._as_earlier(p)}
+        self.blobs.load(p for p in todo if p not in same)
         for path in todo:
-            facts = self._ahead.pop(path, None)
+            facts = self._earlier[path][1] if path in same else self._ahead.pop(path, None)
             if facts is None:
                 facts, blob = self._decode(path, self.blobs[path])
                 if blob is not self.blobs[path]:  # a bad entry, extracted again

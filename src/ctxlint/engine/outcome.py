@@ -14,6 +14,16 @@ from ctxlint.facts.vocab import Vocabulary
 from ctxlint.program.core import Program
 
 
+@dataclass(frozen=True)
+class RoundsEnd:
+    """Where a check's fixed-point rounds ended: the prefilter tokens, and the
+    files they let in. A check of the same tree with a few files rewritten may
+    start its rounds there (Engine's `start`)."""
+
+    tokens: tuple[str, ...]
+    let_in: frozenset[str]
+
+
 @dataclass
 class RunOutput:
     program: Program
@@ -25,6 +35,7 @@ class RunOutput:
     pins: dict[str, dict[str, Any]] = field(default_factory=dict)  # rule -> current pins
     # rule -> why it could not run on this codebase (a vocabulary set it needs is missing)
     disabled: dict[str, str] = field(default_factory=dict)
+    rounds: RoundsEnd | None = None  # None: not known
 
 
 def _plain_sorted(value: Any) -> list[Any]:
@@ -56,6 +67,9 @@ def record(out: RunOutput) -> bytes:
             "errors": [e.to_json() for e in out.errors],
             "pins": out.pins,
             "disabled": out.disabled,
+            "rounds": None
+            if out.rounds is None
+            else {"tokens": out.rounds.tokens, "let_in": out.rounds.let_in},
         },
         sort_keys=True,
         default=_plain_sorted,
@@ -98,4 +112,12 @@ def replay(
         dict(timings),
         data["pins"],
         data.get("disabled", {}),
+        _rounds(data.get("rounds")),
     )
+
+
+def _rounds(value: Any) -> RoundsEnd | None:
+    strings = lambda v: isinstance(v, list) and all(isinstance(t, str) for t in v)  # noqa: E731
+    if isinstance(value, dict) and strings(value.get("tokens")) and strings(value.get("let_in")):
+        return RoundsEnd(tuple(value["tokens"]), frozenset(value["let_in"]))
+    return None

@@ -20,20 +20,22 @@ from ctxlint.cache.entries import facts_entry, learnt_entry, outcome_entry
 from ctxlint.cache.store import FactCache
 from ctxlint.config.settings import Config
 from ctxlint.core import deepstack
-from ctxlint.core.errors import CtxlintError, DerivationError
+from ctxlint.core.errors import CtxlintError
 from ctxlint.core.findings import FileError
-from ctxlint.discover.files import SourceFile, discover, path_matcher, unchecked_module
+from ctxlint.discover.files import SourceFile, discover, path_matcher
 from ctxlint.discover.sources import Sources
 from ctxlint.engine.blobs import Blobs, digest_of, gather
 from ctxlint.engine.decoding import FactsDecoder
 from ctxlint.engine.fingerprints import fingerprint, to_findings
 from ctxlint.engine.keys import CODE_VERSION, RUN_VERSION, fact_key, facts_key, run_inputs, run_key
-from ctxlint.engine.outcome import RunOutput, record, replay
+from ctxlint.engine.outcome import RoundsEnd, RunOutput, record, replay
 from ctxlint.engine.part_digests import PartDigests
 from ctxlint.engine.prefilter import MODULE_TOKEN, prefilter, token_matcher
 from ctxlint.engine.registry import load_rules
 from ctxlint.engine.rounds import RoundMemo
+from ctxlint.engine.start import Decoded, Start
 from ctxlint.engine.suppress import apply_suppressions
+from ctxlint.engine.vocabulary import run_vocabulary
 from ctxlint.engine.workers import (
     _PYTHON,
     SYNTAX_ONLY,
@@ -43,7 +45,7 @@ from ctxlint.engine.workers import (
     _init_worker,
     _work,
 )
-from ctxlint.facts.vocab import Vocabulary, derive_vocabulary
+from ctxlint.facts.vocab import Vocabulary
 from ctxlint.program.core import Program
 from ctxlint.program.rule import RawFinding, Rule
 
@@ -76,8 +78,11 @@ class Engine:
         memo: bool = True,
         time_rules: bool = False,
         files: list[SourceFile] | None = None,
+        start: Start | None = None,
     ) -> None:
         self.config = config
+        self.start = start  # where a check of nearly this tree ended (engine.start)
+        self.decoded: Decoded = {}  # after a run that derived: its facts, for a Start
         self.files = files  # the tree's files, when the caller discovered them already
         # --timings: charge the walk's visitor calls, each derive and each check
         # to their rule (the visitors' share is otherwise hidden in "facts")
@@ -253,48 +258,20 @@ class Engine:
 
     def vocabulary(self, files: list[SourceFile], sources: Sources) -> Vocabulary:
         t = time.perf_counter()
-        by_module = {f.module: f for f in files}
-        schemas: dict[str, dict[str, Any] | None] = {}
 
-        def load(module: str) -> dict[str, Any] | None:
-            if module not in schemas:
-                f = by_module.get(module)
-                if f is None or f.rel not in sources:
-                    schemas[module] = None
-                else:
-                    blob = self._extract([(f.rel, f.module)], sources, None)[f.rel]
-                    facts, _ = self._decoded((f.rel, f.module), blob, sources, None)
-                    if "error" in facts:
-                        raise DerivationError(f"{f.rel}: {facts['error']}")
-                    schemas[module] = facts["schema"] | {"path": f.rel}
-            return schemas[module]
+        def schema_of(f: SourceFile) -> dict[str, Any]:
+            blob = self._extract([(f.rel, f.module)], sources, None)[f.rel]
+            return self._decoded((f.rel, f.module), blob, sources, None)[0]
 
-        def may_hold_field_class(qualname: str) -> bool:
-            module = qualname
-            while module:
-                f = by_module.get(module)
-                if f is not None:
-                    return b"_NS_PATH" in sources.get(f.rel, b"")
-                module = module.rpartition(".")[0]
-            return False
-
-        c = self.config
-        unreadable = {e.path: e.message for e in sources.errors}
-        for key, name, module in (
-            ("runtime-module", c.runtime_module, c.runtime_module),
-            ("record-class", c.record_class, c.record_module),
-        ):
-            reason = unchecked_module(c.root, c.src, c.exclude, module, files, unreadable)
-            if reason is not None:  # say why, not just "not a module under the src roots"
-                raise DerivationError(f"{key} {name!r}: {reason}")
-        vocab = derive_vocabulary(
-            self.config.runtime_module, self.config.record_class, load, may_hold_field_class
-        )
+        vocab = run_vocabulary(self.config, files, sources, schema_of)
         self._timed("vocabulary", t)
         return vocab
 
     def _inputs(self) -> dict[str, Any]:
-        return run_inputs(RUN_VERSION, self.config, self.rules, self.selected, self.pinned)
+        inputs = run_inputs(RUN_VERSION, self.config, self.rules, self.selected, self.pinned)
+        # a run with more files let in may derive larger sets (a process entry no
+        # rule needed): its outcome is stored apart from a plain check's
+        return inputs | {"start": sorted(self.start.rounds.tokens)} if self.start else inputs
 
     def run(self) -> RunOutput:
         # The cyclic GC is paused for the run (the pool's workers inherit that):
@@ -348,7 +325,7 @@ class Engine:
         unreadable = list(errors)  # and broken files no rule needed; the others' are in facts
         t = time.perf_counter()
         program = Program(self.config, vocab, {}, pinned=self.pinned, paths=tuple(sorted(sources)))
-        tokens: set[str] = {"ctxlint:"}
+        tokens: set[str] = {"ctxlint:", *(self.start.rounds.tokens if self.start else ())}
         everything = False
         for rule in self._runnable(vocab):
             more = rule.tokens(vocab)
@@ -364,9 +341,11 @@ class Engine:
             errors,
             module_of,
             lambda path, blob: self._decoded((path, module_of[path]), blob, sources, vocab),
+            self.start.decoded if self.start else {},
         )
 
         round_tokens = set(tokens)  # each round scans only for tokens it has not seen
+        first = True
         rounds = RoundMemo(self.cache, self._head(vocab), replay=self.memo, known=self._parts)
         self._meanwhile = decoder
         try:
@@ -375,8 +354,9 @@ class Engine:
                 matched = (
                     set(waiting)
                     if everything
-                    else prefilter(self.cache, waiting, sources, module_of, round_tokens)
+                    else self._prefilter(waiting, sources, module_of, round_tokens, first)
                 )
+                first = False
                 todo = [(p, module_of[p]) for p in waiting if p in matched]
                 if not todo:
                     break
@@ -421,12 +401,27 @@ class Engine:
         )
         outcome = outcome_entry(self.cache.get_many([key]).get(key)) if key else None
         if outcome is not None:
-            return replay(outcome, self.config, self.pinned, len(files), self.parsed, self.timings)
-        decoder.decode_all()
-        out = self._derive_and_check(program, errors, len(files))
-        if key:
+            out = replay(outcome, self.config, self.pinned, len(files), self.parsed, self.timings)
+        else:
+            decoder.decode_all()
+            self.decoded = {p: (blobs.digests[p], f) for p, f in program.files.items()}
+            out = self._derive_and_check(program, errors, len(files))
+        out.rounds = RoundsEnd(tuple(sorted(tokens)), frozenset(blobs))
+        if key and outcome is None:
             self.cache.put_many({key: record(out)})
         return out
+
+    def _prefilter(
+        self,
+        waiting: list[str],
+        sources: Sources,
+        module_of: dict[str, str],
+        tokens: set[str],
+        first: bool,
+    ) -> set[str]:
+        if first and self.start:
+            return self.start.prefilter(self.cache, waiting, sources, module_of, tokens)
+        return prefilter(self.cache, waiting, sources, module_of, tokens)
 
     def _head(self, vocab: Vocabulary) -> str:
         if self._heads[0] is not vocab:

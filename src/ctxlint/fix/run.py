@@ -31,6 +31,7 @@ from ctxlint.core.outfiles import write_text
 from ctxlint.discover.files import discover
 from ctxlint.discover.sources import Sources, content_hash
 from ctxlint.engine.run import Engine, RunOutput
+from ctxlint.engine.start import Decoded, Start
 from ctxlint.facts.declarations import schema_facts
 from ctxlint.facts.extract import parse
 from ctxlint.fix.binding import fix_accessor_bindings
@@ -156,6 +157,7 @@ class FixRun:
         self._files = {f.rel: f.module for f in discover(config.root, config.src, config.exclude)}
         self._texts: dict[str, str] = {}
         self._unpublished: dict[str, tuple[str, int | None]] | None = None
+        self._decoded: Decoded = {}  # the tree's facts, as its check decoded them
 
     # -- the tree ---------------------------------------------------------------
     def _bytes(self, rel: str) -> bytes:
@@ -203,13 +205,30 @@ class FixRun:
 
         return load
 
-    def _check(self, texts: dict[str, str], *, memo: bool = True) -> RunOutput:
-        out = _Overlay(
-            self.config, self.rules, texts=texts, cache=self.cache, **self.engine_args, memo=memo
-        ).run()
+    def _check(
+        self, texts: dict[str, str], *, memo: bool = True, start: RunOutput | None = None
+    ) -> RunOutput:
+        """The tree, with `texts` in place of those files; a re-check's rounds
+        start where the check of the tree as it is (`start`) ended."""
+        began = None
+        if start is not None and start.rounds is not None:
+            began = Start(start.rounds, frozenset(texts), self._decoded)
+        engine = _Overlay(
+            self.config,
+            self.rules,
+            texts=texts,
+            cache=self.cache,
+            **self.engine_args,
+            memo=memo,
+            start=began,
+        )
+        out = engine.run()
+        if not texts:  # the tree as it is: its decoded facts serve the re-checks
+            self._decoded = engine.decoded
         # what the fix reads of a check is its vocabulary, findings and errors:
-        # the program's per-file facts and indexes go now, or the next check
-        # would build its own beside them (twice the peak memory)
+        # the program's indexes go now, or the next check would build its own
+        # beside them (twice the peak memory); the facts the next check takes
+        # as they are (engine.start) are kept in self._decoded
         p = out.program
         if not texts and p.files and self._leaves_unpublished:  # the tree as it is
             self._unpublished = self._runs_unpublished(p)
@@ -307,7 +326,7 @@ class FixRun:
         """Check the rewritten program; roll back the files that do not hold."""
         old = _by_file(before.findings)
         while result.after:
-            after = self._check(result.after)
+            after = self._check(result.after, start=before)
             result.checks += 1
             result.output = after
             new = _by_file(after.findings)

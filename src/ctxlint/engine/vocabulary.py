@@ -1,0 +1,55 @@
+"""A run's vocabulary: derived from the schema facts of the runtime module, the
+record's module and what they import (facts.vocab), each file's read once."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ctxlint.config.settings import Config
+from ctxlint.core.errors import DerivationError
+from ctxlint.discover.files import SourceFile, unchecked_module
+from ctxlint.discover.sources import Sources
+from ctxlint.facts.vocab import Vocabulary, derive_vocabulary
+
+# A file's schema facts (or {"error": ...} for one that does not parse)
+SchemaOf = Callable[[SourceFile], dict[str, Any]]
+
+
+def run_vocabulary(
+    config: Config, files: list[SourceFile], sources: Sources, schema_of: SchemaOf
+) -> Vocabulary:
+    by_module = {f.module: f for f in files}
+    schemas: dict[str, dict[str, Any] | None] = {}
+
+    def load(module: str) -> dict[str, Any] | None:
+        if module not in schemas:
+            f = by_module.get(module)
+            if f is None or f.rel not in sources:
+                schemas[module] = None
+            else:
+                facts = schema_of(f)
+                if "error" in facts:
+                    raise DerivationError(f"{f.rel}: {facts['error']}")
+                schemas[module] = facts["schema"] | {"path": f.rel}
+        return schemas[module]
+
+    def may_hold_field_class(qualname: str) -> bool:
+        module = qualname
+        while module:
+            f = by_module.get(module)
+            if f is not None:
+                return b"_NS_PATH" in sources.get(f.rel, b"")
+            module = module.rpartition(".")[0]
+        return False
+
+    c = config
+    unreadable = {e.path: e.message for e in sources.errors}
+    for key, name, module in (
+        ("runtime-module", c.runtime_module, c.runtime_module),
+        ("record-class", c.record_class, c.record_module),
+    ):
+        reason = unchecked_module(c.root, c.src, c.exclude, module, files, unreadable)
+        if reason is not None:  # say why, not just "not a module under the src roots"
+            raise DerivationError(f"{key} {name!r}: {reason}")
+    return derive_vocabulary(c.runtime_module, c.record_class, load, may_hold_field_class)
