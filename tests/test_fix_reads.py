@@ -179,3 +179,32 @@ def backend() -> str:
         (LEFT, "the alias is assigned inside a `try` (its failure is handled there)")
     ]
     assert (project / "app/example.py").read_text() == text
+
+
+def test_the_targets_read_the_schema_facts_the_check_read() -> None:
+    """What the check's vocabulary read of the runtime (and the modules it
+    names) is what a parse of those files gives: the fix takes it rather than
+    parse them again."""
+    from conftest import REPO
+    from helpers import project_config
+
+    from ctxlint.facts.declarations import schema_facts
+    from ctxlint.facts.extract import parse
+    from ctxlint.fix.run import FixRun
+
+    config, rules = project_config(REPO / "examples" / "legacy_app")
+    run = FixRun(config, rules, select={"CTX101"}, jobs=1, use_cache=False)
+    run.run()
+    assert config.runtime_module in run._schemas
+    by_module = {m: rel for rel, m in run._files.items()}
+    read = 0
+    for module, schema in run._schemas.items():
+        if schema is None:  # not a checked module (an import from outside the tree)
+            assert module not in by_module
+            continue
+        read += 1
+        rel = by_module[module]
+        tree = parse((config.root / rel).read_text())
+        fresh = schema_facts(tree, module, rel.endswith("__init__.py"))
+        assert {k: v for k, v in schema.items() if k != "path"} == fresh
+    assert read >= 2  # the runtime module and the record's

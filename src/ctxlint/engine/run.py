@@ -83,6 +83,7 @@ class Engine:
         self.config = config
         self.start = start  # where a check of nearly this tree ended (engine.start)
         self.decoded: Decoded = {}  # after a run that derived: its facts, for a Start
+        self.schemas: dict[str, dict[str, Any] | None] = {}  # module -> schema facts read
         self.files = files  # the tree's files, when the caller discovered them already
         # --timings: charge the walk's visitor calls, each derive and each check
         # to their rule (the visitors' share is otherwise hidden in "facts")
@@ -263,7 +264,7 @@ class Engine:
             blob = self._extract([(f.rel, f.module)], sources, None)[f.rel]
             return self._decoded((f.rel, f.module), blob, sources, None)[0]
 
-        vocab = run_vocabulary(self.config, files, sources, schema_of)
+        vocab = run_vocabulary(self.config, files, sources, schema_of, self.schemas)
         self._timed("vocabulary", t)
         return vocab
 

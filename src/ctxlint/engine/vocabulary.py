@@ -17,10 +17,14 @@ SchemaOf = Callable[[SourceFile], dict[str, Any]]
 
 
 def run_vocabulary(
-    config: Config, files: list[SourceFile], sources: Sources, schema_of: SchemaOf
+    config: Config,
+    files: list[SourceFile],
+    sources: Sources,
+    schema_of: SchemaOf,
+    schemas: dict[str, dict[str, Any] | None],
 ) -> Vocabulary:
+    """The vocabulary; `schemas` gets the schema facts of each module read."""
     by_module = {f.module: f for f in files}
-    schemas: dict[str, dict[str, Any] | None] = {}
 
     def load(module: str) -> dict[str, Any] | None:
         if module not in schemas:

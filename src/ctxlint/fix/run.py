@@ -158,6 +158,7 @@ class FixRun:
         self._texts: dict[str, str] = {}
         self._unpublished: dict[str, tuple[str, int | None]] | None = None
         self._decoded: Decoded = {}  # the tree's facts, as its check decoded them
+        self._schemas: dict[str, dict[str, Any] | None] = {}  # module -> schema facts
 
     # -- the tree ---------------------------------------------------------------
     def _bytes(self, rel: str) -> bytes:
@@ -190,7 +191,7 @@ class FixRun:
 
     def _schema(self) -> Callable[[str], dict[str, Any] | None]:
         by_module = {m: rel for rel, m in self._files.items()}
-        cache: dict[str, dict[str, Any] | None] = {}
+        cache = dict(self._schemas)  # what the check's vocabulary read; the rest parsed here
 
         def load(module: str) -> dict[str, Any] | None:
             if module not in cache:
@@ -224,7 +225,7 @@ class FixRun:
         )
         out = engine.run()
         if not texts:  # the tree as it is: its decoded facts serve the re-checks
-            self._decoded = engine.decoded
+            self._decoded, self._schemas = engine.decoded, engine.schemas
         # what the fix reads of a check is its vocabulary, findings and errors:
         # the program's indexes go now, or the next check would build its own
         # beside them (twice the peak memory); the facts the next check takes
