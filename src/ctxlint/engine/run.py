@@ -19,7 +19,7 @@ from typing import Any
 from ctxlint.cache.entries import facts_entry, learnt_entry, outcome_entry
 from ctxlint.cache.store import FactCache
 from ctxlint.config.settings import Config
-from ctxlint.core import deepstack
+from ctxlint.core import deepstack, heap
 from ctxlint.core.errors import CtxlintError
 from ctxlint.core.findings import FileError
 from ctxlint.discover.files import SourceFile, discover, path_matcher
@@ -208,6 +208,7 @@ class Engine:
                     self._learnt_parts(blob, parts)
                     self._charge(clock)
                     tick(n)
+            heap.give_back()  # the trees' pages, which glibc would keep
         self._done += len(misses)
         if vocab != SYNTAX_ONLY:
             self.parsed += len(misses)
