@@ -110,6 +110,7 @@ def test_fix_reports_every_site_fixed_or_left_with_its_reason(fixed: dict) -> No
     assert sum(" left: " in line and "(CTX301)" in line for line in lines) == 8
     assert not any("rolled back" in line for line in lines)
     assert "Fixed 18 sites in 5 files (11 unsafe); 12 left:" in out.stdout
+    assert "-> removed" in out.stdout and "`(removed)`" not in out.stdout  # not code
     assert "18 entries are now stale" in out.stdout
     assert "ctxlint baseline update" in out.stdout
 
@@ -154,9 +155,14 @@ def test_the_diff_touches_only_rewritten_expressions_and_imports(fixed: dict) ->
 
     def masked(text: str, subs: list[str]) -> list[str]:
         lines = []
+        in_import = False  # inside an import wrapped in parentheses
         for line in text.splitlines():
+            if in_import:
+                in_import = line.strip() != ")"
+                continue
             if line.strip().startswith(("from ", "import ")):
-                continue  # imports may change
+                in_import = line.rstrip().endswith("(")
+                continue  # imports may change (and be wrapped past the line length)
             for sub in sorted({s for s in subs if s != "(removed)"}, key=len, reverse=True):
                 line = re.sub(rf"(?<![\w.]){re.escape(sub)}(?!\w)", "<rewritten>", line)
             lines.append(line)
@@ -184,6 +190,39 @@ def test_a_second_run_changes_nothing(fixed: dict) -> None:
     assert texts(root) == fixed["after"]
     assert "Fixed 0 sites in 0 files; 12 left:" in again.stdout
     assert run(root, "fix", "--unsafe", "--diff").returncode == 0
+
+
+@pytest.mark.skipif(shutil.which("ruff") is None, reason="ruff is not installed")
+def test_the_imports_it_grows_are_as_isort_would_lay_them_out(fixed: dict) -> None:
+    """Wrapped past the project's line length (88 here: the copy has no ruff or
+    black settings), so ruff's isort check passes on every file the fix wrote."""
+    root = fixed["root"]
+    changed = sorted(p for p in fixed["after"] if fixed["after"][p] != fixed["before"][p])
+    out = subprocess.run(
+        ["ruff", "check", "--isolated", "--select", "I", "--output-format", "concise", *changed],
+        cwd=root,
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "import (\n" in fixed["after"][f"{APP}/readback.py"]
+
+
+def _left(out: str) -> list[str]:
+    """`path:line:col: RULE left: ...` of each site left, as printed."""
+    return sorted(m.group(1) for m in re.finditer(r"^(\S+:\d+:\d+: CTX\d+) left", out, re.M))
+
+
+def test_the_sites_left_are_shown_where_they_are_in_the_file_as_written(fixed: dict) -> None:
+    """As a second run (which rewrites nothing) places them: lines above a site
+    may have changed (readback.py's import lines became one)."""
+    root = fixed["root"]
+    first = _left(fixed["fix"].stdout)
+    assert len(first) == 12
+    assert _left(run(root, "fix", "--unsafe").stdout) == first
+    assert (
+        _left(fixed["diff"].stderr + fixed["diff"].stdout) != first
+    )  # --diff: the lines as they are
 
 
 def test_safe_fixes_only_without_unsafe(tmp_path: Path) -> None:
@@ -221,6 +260,10 @@ def test_rules_shows_which_rules_can_fix(tmp_path: Path) -> None:
     }
     assert rows["CTX101"] == "safe" and rows["CTX102"] == "unsafe"
     assert rows["CTX401"] == "safe, unsafe" and rows["CTX201"] == "-"
+    # and `fix --help` says where to look
+    assert "`ctxlint rules` shows which rules can fix" in " ".join(
+        cli("fix", "--help", cwd=tmp_path).stdout.split()
+    )
 
 
 def test_the_pool_plans_the_same_diff_as_one_process(fixed: dict, tmp_path: Path) -> None:

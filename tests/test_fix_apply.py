@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from unittest import mock
 
 import libcst as cst
+import pytest
 
 from ctxlint.fix import plan as fix_plan
 from ctxlint.fix.plan import FilePlan, apply
@@ -57,3 +59,60 @@ def test_an_edit_the_walk_did_not_place_falls_back_to_visiting_every_node() -> N
     plan.replace[id(stray)] = cst.Name("x")
     assert fix_plan._ways_in(plan) is None
     assert fix_plan._ways_in(_plan()) is not None
+
+
+def test_a_grown_import_is_wrapped_past_the_line_length() -> None:
+    from ctxlint.fix.plan import fitted
+
+    def wrapped(code: str, indent: int, limit: int) -> str:
+        stmt = cst.parse_statement(code).body[0]  # type: ignore[attr-defined]
+        return cst.Module([]).code_for_node(fitted(stmt, indent, limit))
+
+    short = "from pkg.context import get_exec, get_model"
+    assert wrapped(short + "\n", 0, 88) == short
+    assert wrapped(short + "\n", 0, 40) == (
+        "from pkg.context import (\n    get_exec,\n    get_model,\n)"
+    )
+    assert wrapped(short + "\n", 4, len(short) + 3) != short  # the indentation counts
+    assert wrapped("from ..ctx import a as b, c\n", 0, 10) == (
+        "from ..ctx import (\n    a as b,\n    c,\n)"
+    )
+    already = "from pkg import (a, b)"
+    assert wrapped(already + "\n", 0, 5) == already  # parenthesized: its layout is kept
+    # in a function, the wrapped lines take the block's indentation
+    module = cst.parse_module("def f():\n    from pkg.context import get_exec, get_model\n")
+    fn = module.body[0]
+    assert isinstance(fn, cst.FunctionDef)
+    line = fn.body.body[0]
+    assert isinstance(line, cst.SimpleStatementLine) and isinstance(line.body[0], cst.ImportFrom)
+    new = module.deep_replace(line.body[0], fitted(line.body[0], 4, 30))
+    assert new.code == (
+        "def f():\n    from pkg.context import (\n        get_exec,\n        get_model,\n    )\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("files", "expected"),
+    [
+        ({}, 88),
+        ({"pyproject.toml": "[tool.ruff]\nline-length = 100\n"}, 100),
+        ({"pyproject.toml": "[tool.black]\nline-length = 79\n"}, 79),
+        (
+            {
+                "pyproject.toml": "[tool.ruff]\nline-length = 100\n",
+                "ruff.toml": "line-length = 120\n",
+            },
+            120,
+        ),
+        ({"pyproject.toml": "not toml ["}, 88),
+        ({"pyproject.toml": "[tool.ruff]\nline-length = true\n"}, 88),
+    ],
+)
+def test_the_line_length_is_the_projects(
+    tmp_path: Path, files: dict[str, str], expected: int
+) -> None:
+    from ctxlint.fix.line_length import line_length
+
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    assert line_length(tmp_path) == expected

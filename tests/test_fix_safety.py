@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
 from fixrun import fix_project
 from helpers import cli, write
 
@@ -31,6 +32,22 @@ def test_a_file_that_does_not_parse_is_never_touched(project: Path) -> None:
     assert [e.path for e in result.errors] == ["app/broken.py"]
     out = cli("fix", "--diff", cwd=project)
     assert "not touched: app/broken.py: syntax error at line 3" in out.stderr
+    assert out.returncode == 2  # as `check` exits for a file it could not parse
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [(), ("--diff",), ("-q",), ("--diff", "-q"), ("--exit-zero",), ("--ignore-errors",)],
+)
+def test_a_file_that_does_not_parse_fails_the_fix_run(project: Path, flags: tuple) -> None:
+    """Even with nothing to fix, and quiet: named on stderr, exit 2 (as `check`),
+    unless --ignore-errors; --exit-zero does not hide it."""
+    write(project, {"app/broken.py": "def f(:\n    pass\n"})
+    out = cli("fix", *flags, cwd=project)
+    assert "not touched: app/broken.py: syntax error at line 1" in out.stderr, out.stderr
+    assert out.returncode == (0 if "--ignore-errors" in flags else 2), out.stdout + out.stderr
+    assert "Traceback" not in out.stderr
+    assert cli("check", cwd=project).returncode == 2
 
 
 def test_a_fixer_that_fails_leaves_its_file_and_says_so(project: Path, monkeypatch) -> None:

@@ -33,7 +33,15 @@ class _AsFix(argparse.Action):
 
 def add_parser(sub: Any, commands: dict[str, Callable[..., int]]) -> None:
     """`fix`, and `--fix`/`--diff`/`--unsafe` on `check` (registered before this)."""
-    fix = sub.add_parser("fix", help="rewrite what the rules report, where a rule has a fix")
+    fix = sub.add_parser(
+        "fix",
+        help="rewrite what the rules report, where a rule has a fix",
+        description=(
+            "Rewrite what the rules report, where a rule has a fix. `ctxlint rules` "
+            "shows which rules can fix (its fix column: safe, or unsafe: those run "
+            "only with --unsafe); `ctxlint explain RULE` says what each rewrites."
+        ),
+    )
     options.add_common(fix)
     fix.add_argument("--diff", action="store_true", help=DIFF_HELP)
     fix.add_argument(
@@ -47,6 +55,11 @@ def add_parser(sub: Any, commands: dict[str, Callable[..., int]]) -> None:
         "--exit-zero",
         action="store_true",
         help="exit 0 even when sites are left or a diff is printed (errors still exit 2)",
+    )
+    fix.add_argument(
+        "--ignore-errors",
+        action="store_true",
+        help="files that fail to parse (never touched) do not make the run exit 2",
     )
     check = sub.choices["check"]
     check.add_argument(
@@ -66,7 +79,7 @@ def add_parser(sub: Any, commands: dict[str, Callable[..., int]]) -> None:
 def cmd_fix(args: argparse.Namespace) -> int:
     # the fixers build LibCST trees: imported when a fix runs, not for every command
     from ctxlint.fix.plan import FIXED
-    from ctxlint.fix.report import site_lines, summary, unified_diff
+    from ctxlint.fix.report import site_lines, summary, unified_diff, untouched
     from ctxlint.fix.run import FixRun, fixable
     from ctxlint.report.formats._common import report_base
 
@@ -98,12 +111,16 @@ def cmd_fix(args: argparse.Namespace) -> int:
     assert result.output is not None
     session.say_disabled({k: v for k, v in result.output.disabled.items() if k in ids})
     quiet, exit_zero = getattr(args, "quiet", False), getattr(args, "exit_zero", False)
+    # a file that does not parse is never touched; said even with -q, and exit 2
+    # as `check` exits for it (--exit-zero does not hide it; --ignore-errors does)
+    failed = 2 if result.errors and not getattr(args, "ignore_errors", False) else 0
     if getattr(args, "diff", False):
         # paths as GitHub and `git apply` at the repository root take them
         sys.stdout.write(unified_diff(result, report_base(str(config.root)).prefix))
         for line in [] if quiet else summary(result, applied=False, stale=None):
             print(line, file=sys.stderr)
-        return 0 if exit_zero else 1 if result.after else 0
+        untouched(result)
+        return failed or (0 if exit_zero else 1 if result.after else 0)
     run.write(result)
     for line in site_lines(result, applied=True):
         print(line)
@@ -113,4 +130,5 @@ def cmd_fix(args: argparse.Namespace) -> int:
         stale = len(entries)
     for line in [] if quiet else summary(result, applied=True, stale=stale):
         print(line)
-    return 0 if exit_zero or all(s.status == FIXED for s in result.sites) else 1
+    untouched(result)
+    return failed or (0 if exit_zero or all(s.status == FIXED for s in result.sites) else 1)

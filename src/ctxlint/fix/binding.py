@@ -21,7 +21,7 @@ from libcst.metadata import ImportAssignment
 from ctxlint.core.findings import Finding
 from ctxlint.fix.accessors import bindings, is_from, is_runtime_import, spell
 from ctxlint.fix.context import FixContext, site
-from ctxlint.fix.plan import FIXED, FilePlan, Site
+from ctxlint.fix.plan import FIXED, REMOVED, FilePlan, Site
 
 MEMBER_CHANGE = "the receiver is no longer evaluated, and a test can no longer swap the member"
 
@@ -120,7 +120,7 @@ def _drop_member_binding(
         s.reason = f"`.{name}` may be used from another file"
         return
     plan.remove.add(id(line))
-    s.status, s.became, s.reason = FIXED, "(removed)", MEMBER_CHANGE
+    s.status, s.became, s.reason = FIXED, REMOVED, MEMBER_CHANGE
 
 
 def _declared_member(plan: FilePlan, member: cst.Attribute) -> str:
@@ -177,7 +177,7 @@ def _drop_repeated_import(plan: FilePlan, s: Site, stmt: cst.ImportFrom) -> None
             s.reason = "the first import of the accessor: keep it"
             return
     plan.remove.add(id(line))
-    s.status, s.became = FIXED, "(removed)"
+    s.status, s.became = FIXED, REMOVED
 
 
 def _named_attributes(tree: cst.Module, name: str) -> list[cst.Attribute]:

@@ -12,6 +12,7 @@ from ctxlint.fix.source import SourceFile
 FIXED = "fixed"
 LEFT = "left"
 ROLLED_BACK = "rolled back"
+REMOVED = "(removed)"  # what a site became when its statement went
 
 
 @dataclass
@@ -39,6 +40,7 @@ class FilePlan:
     insert_after: dict[int, list[cst.BaseStatement]] = field(default_factory=dict)
     insert_before: dict[int, list[cst.BaseStatement]] = field(default_factory=dict)
     header_imports: list[str] = field(default_factory=list)  # new `from RUNTIME import ...`
+    line_length: int = 88  # the project's (fix.line_length): a grown import is wrapped past it
     # seed accessor names (local) whose import goes if nothing uses them any more
     drop_if_unused: set[str] = field(default_factory=set)
     freed: set[str] = field(default_factory=set)  # names a planned rename frees
@@ -70,7 +72,8 @@ class _Apply(cst.CSTTransformer):
         if key in plan.replace:
             return plan.replace[key]
         if key in plan.add_names and isinstance(updated, cst.ImportFrom):
-            return with_names(updated, plan.add_names[key])
+            indent = plan.src.walk.span(original)[1] - 1
+            return fitted(with_names(updated, plan.add_names[key]), indent, plan.line_length)
         if isinstance(updated, (cst.IndentedBlock, cst.Module)):
             assert isinstance(original, (cst.IndentedBlock, cst.Module))
             body = self._body(list(original.body), list(updated.body))
@@ -112,7 +115,7 @@ def apply(plan: FilePlan) -> str:
     """The file's new text."""
     tree = plan.src.tree
     if plan.header_imports:
-        stmt = import_from(plan.runtime_module, plan.header_imports)
+        stmt = import_from(plan.runtime_module, plan.header_imports, plan.line_length)
         anchor, before = header_place(tree, plan.runtime_module)
         if anchor is None:
             plan.insert_after.setdefault(-1, []).append(stmt)
@@ -185,8 +188,34 @@ def header_place(tree: cst.Module, module: str) -> tuple[cst.CSTNode | None, boo
     return anchor, False
 
 
-def import_from(module: str, names: list[str]) -> cst.SimpleStatementLine:
-    return cst.parse_statement(f"from {module} import {', '.join(sorted(set(names)))}\n")  # type: ignore[return-value]
+def import_from(module: str, names: list[str], limit: int) -> cst.SimpleStatementLine:
+    line: cst.SimpleStatementLine = cst.parse_statement(  # type: ignore[assignment]
+        f"from {module} import {', '.join(sorted(set(names)))}\n"
+    )
+    stmt = line.body[0]
+    assert isinstance(stmt, cst.ImportFrom)
+    return line.with_changes(body=[fitted(stmt, 0, limit)])
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module([]).code_for_node(node)
+
+
+def fitted(stmt: cst.ImportFrom, indent: int, limit: int) -> cst.ImportFrom:
+    """`stmt`, or, when on one line at `indent` it passes `limit` columns, the
+    same import parenthesized one name a line with a trailing comma (isort's
+    and ruff's wrapping). An import already in parentheses keeps its layout."""
+    if isinstance(stmt.names, cst.ImportStar) or stmt.lpar is not None:
+        return stmt
+    if indent + len(_code(stmt)) <= limit:
+        return stmt
+    head = "." * len(stmt.relative) + (_code(stmt.module) if stmt.module is not None else "")
+    names = "".join(
+        f"    {_code(a.with_changes(comma=cst.MaybeSentinel.DEFAULT))},\n" for a in stmt.names
+    )
+    line = cst.parse_statement(f"from {head} import (\n{names})\n")
+    assert isinstance(line, cst.SimpleStatementLine) and isinstance(line.body[0], cst.ImportFrom)
+    return line.body[0]
 
 
 def header_anchor(tree: cst.Module) -> cst.CSTNode | None:

@@ -45,6 +45,7 @@ class Planner:
     fixers: dict[str, Fixer]  # rule -> fixer, in the order they plan a file
     ctx: FixContext
     broken: dict[str, str]  # path -> why the check could not read it
+    line_length: int = 88  # the project's (fix.line_length)
 
     def plan(self, item: tuple[str, list[Finding]]) -> Planned:
         path, findings = item
@@ -62,7 +63,7 @@ class Planner:
             reason = f"the file is not touched: {why or 'not a checked module'}"
             out.sites = [_left(f, reason) for f in findings]
             return out
-        plan = FilePlan(src, self.ctx.vocab.runtime_module)
+        plan = FilePlan(src, self.ctx.vocab.runtime_module, line_length=self.line_length)
         try:
             for rule, fixer in self.fixers.items():
                 mine = [f for f in findings if f.rule == rule]

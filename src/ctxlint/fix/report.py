@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import difflib
+import sys
 from collections import Counter
 
-from ctxlint.fix.plan import FIXED, LEFT, ROLLED_BACK
+from ctxlint.fix.plan import FIXED, LEFT, REMOVED, ROLLED_BACK
 from ctxlint.fix.run import FixResult
 
 
@@ -32,17 +33,56 @@ def reasons(result: FixResult) -> Counter[str]:
     )
 
 
+def _written_positions(result: FixResult) -> dict[int, tuple[int, int]]:
+    """id(site) -> (line, column) in the file as written, for the sites left in
+    a rewritten file: its finding in the check of the rewritten program, the
+    same rule, scope and snippet, taken in order."""
+    if result.output is None or not result.after:
+        return {}
+    found: dict[tuple[str, str, str, str], list[tuple[int, int]]] = {}
+    for f in result.output.findings:
+        if f.path in result.after:
+            key = (f.rule, f.path, f.scope, f.snippet)
+            found.setdefault(key, []).append((f.span.line, f.span.column))
+    out: dict[int, tuple[int, int]] = {}
+    taken: Counter[tuple[str, str, str, str]] = Counter()
+    for s in sorted(result.sites, key=lambda s: (s.path, s.line, s.column, s.rule)):
+        if s.status == FIXED or s.path not in result.after:
+            continue
+        key = (s.rule, s.path, s.scope, s.snippet)
+        spots = sorted(found.get(key, ()))
+        if taken[key] < len(spots):
+            out[id(s)] = spots[taken[key]]
+            taken[key] += 1
+    return out
+
+
 def site_lines(result: FixResult, *, applied: bool) -> list[str]:
+    """Each site, where it is: a site left in a file the fix wrote, at its
+    place in the file as written (the lines above it may have changed)."""
     lines = []
     verb = "fixed" if applied else "would fix"
+    moved = _written_positions(result) if applied else {}
     for s in sorted(result.sites, key=lambda s: (s.path, s.line, s.column, s.rule)):
-        where = f"{s.path}:{s.line}:{s.column}: {s.rule}"
+        line, column = moved.get(id(s), (s.line, s.column))
+        where = f"{s.path}:{line}:{column}: {s.rule}"
         if s.status == FIXED:
             note = f" (unsafe: {s.reason})" if s.unsafe else ""
-            lines.append(f"{where} {verb} `{s.snippet}` -> `{s.became}`{note}")
+            became = "removed" if s.became == REMOVED else f"`{s.became}`"
+            lines.append(f"{where} {verb} `{s.snippet}` -> {became}{note}")
         else:
             lines.append(f"{where} {s.status}: `{s.snippet}`: {s.reason}")
     return lines
+
+
+def untouched(result: FixResult) -> None:
+    """The files left as they are because they do not parse (or cannot be
+    read), on stderr: an error, whatever else is printed or asked for."""
+    if result.errors:
+        n = len(result.errors)
+        print(f"{n} error{'s' if n != 1 else ''}: not touched", file=sys.stderr)
+        for e in result.errors:
+            print(f"  not touched: {e.path}: {e.message}", file=sys.stderr)
 
 
 def summary(result: FixResult, *, applied: bool, stale: int | None) -> list[str]:
@@ -60,8 +100,6 @@ def summary(result: FixResult, *, applied: bool, stale: int | None) -> list[str]
     lines = [head + ("." if not left else ":")]
     for reason, n in sorted(reasons(result).items(), key=lambda kv: (-kv[1], kv[0])):
         lines.append(f"  {n} x {reason}")
-    for e in result.errors:
-        lines.append(f"  not touched: {e.path}: {e.message}")
     if applied and fixed:
         lines.append(
             "The baseline is not rewritten"

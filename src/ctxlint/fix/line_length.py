@@ -1,0 +1,43 @@
+"""The line length the checked project formats to, for the imports a fix grows.
+
+Read, never run, from the project root's ruff settings (`ruff.toml`,
+`.ruff.toml`, `[tool.ruff]` in pyproject.toml), else black's
+(`[tool.black]`), else 88, the default of both.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+DEFAULT = 88
+
+
+def _table(path: Path, *keys: str) -> dict[str, Any] | None:
+    try:
+        data: Any = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return None
+    for key in keys:
+        data = data.get(key) if isinstance(data, dict) else None
+    return data if isinstance(data, dict) else None
+
+
+def line_length(root: Path) -> int:
+    for path, keys in (
+        (root / "ruff.toml", ()),
+        (root / ".ruff.toml", ()),
+        (root / "pyproject.toml", ("tool", "ruff")),
+        (root / "pyproject.toml", ("tool", "black")),
+    ):
+        table = _table(path, *keys)
+        value = table.get("line-length", table.get("line_length")) if table else None
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    return DEFAULT
