@@ -362,3 +362,29 @@ def test_rules_prints_the_catalogue_as_json(tmp_path: Path) -> None:
     data = json.loads(out.stdout)
     assert [r["id"] for r in data] == [r.id for r in load_rules()]
     assert {r["id"]: r["fixes"] for r in data}["CTX102"] == ["unsafe"]
+
+
+def test_the_update_hint_names_the_project_as_it_was_reached(project: Path) -> None:
+    """A hook runs from the repository's root with the project's folder as PATH:
+    the command the hint gives works from there (`baseline update proj`)."""
+    write(project, {"app/stats.py": SEED_READ})
+    assert cli("baseline", "update", "--allow-growth", "--reason", "x", cwd=project).returncode == 0
+    write(project, {"app/stats.py": "X = 1\n"})
+    above = project.parent
+    out = cli("check", "--strict", "proj", cwd=above)
+    hint = "run `ctxlint baseline update proj`"
+    assert f"the code got better; {hint} to lock it in" in out.stderr
+    assert f"no longer found; {hint} to drop them" in out.stdout
+    github = cli("check", "proj", "--output-format", "github", cwd=above)
+    assert f"{hint}." in github.stdout
+    # what it says works, from there
+    assert cli(*hint[5:-1].split()[1:], cwd=above).returncode == 0
+    assert cli("check", "--strict", "proj", cwd=above).returncode == 0
+    # from the project's own folder, no PATH is needed
+    write(project, {"app/stats.py": SEED_READ})
+    assert cli("baseline", "update", "--allow-growth", "--reason", "x", cwd=project).returncode == 0
+    write(project, {"app/stats.py": "X = 1\n"})
+    assert (
+        "run `ctxlint baseline update` to lock it in"
+        in cli("check", "--strict", cwd=project).stderr
+    )

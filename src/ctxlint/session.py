@@ -374,7 +374,10 @@ def changed_files(root: Path, ref: str) -> set[str]:
         else git("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
     )
     if not commit:
-        raise ConfigError(f"--changed-since {ref}: not a commit in the repository at {root}")
+        top = git("rev-parse", "--show-toplevel")  # the repository, not the project's folder
+        raise ConfigError(
+            f"--changed-since {ref}: not a commit in the repository at {top[0] if top else root}"
+        )
     changed = git(
         "diff", "--no-ext-diff", "--no-textconv", "--name-only", "--relative", commit[0], "--"
     )

@@ -64,6 +64,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.output:
         check_writable(args.output, "the report")
     result = options.check(args, setup, strict=args.strict, changed_since=args.changed_since).result
+    result.update_command = options.command_as_typed(args, setup.config, "baseline update")
     shown = format_options(args)
     if args.output:
         text = render(result, args.format, **shown)
@@ -92,7 +93,7 @@ def stale_hint(result: Result, *, strict: bool) -> str:
     if fixed and strict:
         parts.append(
             f"{fixed} stale baseline entr{'y' if fixed == 1 else 'ies'}: the code got better; "
-            "run `ctxlint baseline update` to lock it in"
+            f"run `{result.update_command}` to lock it in"
         )
     if moved:
         parts.append(

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ctxlint import session
-from ctxlint.config.settings import Config
+from ctxlint.config.settings import Config, find_config
 from ctxlint.core.console import COLOR_CHOICES, make_console
 from ctxlint.discover.roots import shown
 
@@ -124,6 +124,24 @@ def command_for(args: argparse.Namespace, config: Config, folder: Path) -> str:
         f"run `ctxlint {cmd} --config {shown(cfg)} {shown(folder)}`, "
         f'or set root = "{up}" in {shown(cfg)}'
     )
+
+
+def command_as_typed(args: argparse.Namespace, config: Config, command: str) -> str:
+    """`ctxlint COMMAND` reaching this run's project from the working folder: its
+    --config or --profile as given, else the project's folder when its config
+    is not the one found from here (a hook run from the repository's root)."""
+    parts = ["ctxlint", command]
+    here = Path.cwd().resolve()
+    root = Path(config.root).resolve()
+    if getattr(args, "config", None) or getattr(args, "profile", None):
+        parts += ["--config", shown(Path(args.config))] if args.config else []
+        parts += ["--profile", args.profile] if not args.config else []
+        parts += [shown(root)] if root != here else []
+    elif config.config_path is not None:
+        found = find_config(here)
+        if found is None or found.resolve() != config.config_path.resolve():
+            parts.append(shown(config.config_path.parent))
+    return " ".join(parts)
 
 
 def console(stderr: bool = False, color: str = "auto") -> Console:

@@ -143,6 +143,9 @@ class Result:
     config_path: str = ""  # the config file the run used ("" for none), for the closing line
     baseline_path: str = ""  # the baseline file compared against ("" for none)
     disabled: dict[str, str] = field(default_factory=dict)  # rule -> why it could not run
+    # `ctxlint baseline update` as typed from where the run was asked for (with its
+    # project folder or --config), for the hints about stale entries
+    update_command: str = "ctxlint baseline update"
 
     def summary(self) -> dict[str, RuleSummary]:
         counts: dict[str, dict[str, int]] = {

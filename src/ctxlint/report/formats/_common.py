@@ -50,7 +50,10 @@ def opener(root: str) -> Callable[[str], str]:
     return shown
 
 
-UPDATE_HINT = "run `ctxlint baseline update`"
+def update_hint(result: Result) -> str:
+    return f"run `{result.update_command}`"
+
+
 MOVED_HINT = '`ctxlint baseline update --allow-growth --reason "moved"`'
 
 

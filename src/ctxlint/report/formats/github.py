@@ -9,7 +9,7 @@ property values additionally encode `:` and `,`, which delimit the properties.
 from __future__ import annotations
 
 from ctxlint.core.findings import Result
-from ctxlint.report.formats._common import UPDATE_HINT, report_base, rule_catalogue, rule_title
+from ctxlint.report.formats._common import report_base, rule_catalogue, rule_title, update_hint
 
 
 def escape_data(s: str) -> str:
@@ -51,7 +51,7 @@ def render(result: Result) -> str:
             command(
                 kind,
                 f"Baseline entry for {e.rule} in {e.scope} no longer matches any finding; "
-                f"{UPDATE_HINT}.",
+                f"{update_hint(result)}.",
                 file=base.path(e.path),
                 title=f"{titles[e.rule]}: stale baseline entry",
             )

@@ -11,7 +11,7 @@ import xml.etree.ElementTree as ET
 from collections import defaultdict
 
 from ctxlint.core.findings import NEW, Finding, Result, StaleEntry
-from ctxlint.report.formats._common import UPDATE_HINT, plural, rule_catalogue, rule_title
+from ctxlint.report.formats._common import plural, rule_catalogue, rule_title, update_hint
 
 # Characters XML 1.0 cannot hold at all, even escaped.
 _INVALID_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -26,8 +26,8 @@ def _finding_line(f: Finding) -> str:
     return f"{f.path}:{s.line}:{s.column}: {f.message} [scope {f.scope}]"
 
 
-def _stale_line(e: StaleEntry) -> str:
-    return f"{e.path}: stale baseline entry [scope {e.scope}, {e.fingerprint}]; {UPDATE_HINT}"
+def _stale_line(e: StaleEntry, hint: str) -> str:
+    return f"{e.path}: stale baseline entry [scope {e.scope}, {e.fingerprint}]; {hint}"
 
 
 def to_element(result: Result) -> ET.Element:
@@ -58,13 +58,13 @@ def to_element(result: Result) -> ET.Element:
                 )
             failure = ET.SubElement(case, "failure", message=", ".join(parts), type=rule.id)
             lines = [_finding_line(f) for f in new[rule.id]]
-            lines += [_stale_line(e) for e in failing_stale]
+            lines += [_stale_line(e, update_hint(result)) for e in failing_stale]
             failure.text = _clean("\n".join(lines))
         notes = []
         if baselined[rule.id]:
             notes.append(f"{plural(baselined[rule.id], 'baselined finding')} (accepted)")
         if stale[rule.id] and not result.strict:
-            notes += [_stale_line(e) for e in stale[rule.id]]
+            notes += [_stale_line(e, update_hint(result)) for e in stale[rule.id]]
         if notes:
             ET.SubElement(case, "system-out").text = _clean("\n".join(notes))
 

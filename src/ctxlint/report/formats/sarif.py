@@ -19,7 +19,7 @@ from urllib.parse import quote
 from ctxlint import __version__
 from ctxlint.core.findings import NEW, Finding, Result, RuleInfo, StaleEntry
 from ctxlint.engine.registry import spec_path
-from ctxlint.report.formats._common import UPDATE_HINT, ReportBase, report_base, rule_catalogue
+from ctxlint.report.formats._common import ReportBase, report_base, rule_catalogue, update_hint
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 HOME_LABELS = ("repository", "source", "source code", "homepage", "home")
@@ -100,13 +100,13 @@ def _finding(f: Finding, index: int, base: ReportBase) -> dict[str, Any]:
     return res
 
 
-def _stale(e: StaleEntry, index: int, base: ReportBase) -> dict[str, Any]:
+def _stale(e: StaleEntry, index: int, base: ReportBase, hint: str) -> dict[str, Any]:
     return {
         "ruleId": e.rule,
         "ruleIndex": index,
         "level": "note",
         "message": {
-            "text": f"Baseline entry no longer matches any finding (scope {e.scope}); {UPDATE_HINT}."
+            "text": f"Baseline entry no longer matches any finding (scope {e.scope}); {hint}."
         },
         "locations": [
             {
@@ -125,7 +125,7 @@ def to_document(result: Result) -> dict[str, Any]:
     base = report_base(result.root)
     home = project_home()
     results = [_finding(f, index[f.rule], base) for f in result.findings]
-    results += [_stale(e, index[e.rule], base) for e in result.stale]
+    results += [_stale(e, index[e.rule], base, update_hint(result)) for e in result.stale]
     notifications = [
         {
             "level": "error",

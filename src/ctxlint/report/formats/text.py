@@ -24,12 +24,12 @@ from ctxlint.core.console import plain_console
 from ctxlint.core.findings import Finding, Result
 from ctxlint.report.formats._common import (
     MOVED_HINT,
-    UPDATE_HINT,
     moved_findings,
     opener,
     plural,
     rule_catalogue,
     rule_title,
+    update_hint,
 )
 
 CONTEXT = 2  # source lines shown above and below the offending one
@@ -135,7 +135,7 @@ def _print_stale(result: Result, console: Console) -> None:
             style="",
         )
     else:
-        head.append(f" (no longer found; {UPDATE_HINT} to drop them)", style="")
+        head.append(f" (no longer found; {update_hint(result)} to drop them)", style="")
     console.print(head)
     shown = opener(result.root)
     for e in result.stale:
