@@ -57,6 +57,10 @@ def test_no_config_above_names_the_project_below_and_the_hook_args(nested: Path)
     out = cli("check", cwd=nested / "services")
     assert "`ctxlint check server`" in out.stderr
     assert "`args: [services/server]`" in out.stderr
+    # the command named is the one that was run
+    out = cli("baseline", "update", cwd=nested)
+    assert out.returncode == 2
+    assert "`ctxlint baseline update services/server`" in out.stderr, out.stderr
     # what the message says works
     assert cli("check", "services/server", cwd=nested).returncode == 0
 

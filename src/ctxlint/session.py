@@ -64,6 +64,7 @@ class Request:
     cache_dir: str | None = None  # the fact cache folder (default: from the config)
     # the advice when the tree is not under the config's root: "run ... FOLDER"
     rerun: Callable[[Config, Path], str] | None = None
+    command: str = "check"  # the command asked for, in advice ("baseline update")
     extend_select: tuple[str, ...] = ()  # rules added to the select, as ruff's --extend-select
     exclude: tuple[str, ...] | None = None  # replaces the config's exclude (ruff's --exclude)
     extend_exclude: tuple[str, ...] = ()  # added to the exclude in force (--extend-exclude)
@@ -123,7 +124,7 @@ def resolve(request: Request, rules: list[Rule] | None = None) -> Setup:
         here = (start or (paths[0] if paths else Path.cwd())).resolve()
         cfg_path = find_config(here)
         if cfg_path is None:  # name the configs below, for a project in a subfolder
-            raise missing_config(here if here.is_dir() else here.parent)
+            raise missing_config(here if here.is_dir() else here.parent, request.command)
     given = {
         key: Path(value).resolve()
         for key, value in (("baseline", request.baseline), ("cache_dir", request.cache_dir))

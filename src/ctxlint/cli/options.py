@@ -103,6 +103,7 @@ def request(args: argparse.Namespace) -> session.Request:
         baseline=getattr(args, "baseline", None),
         cache_dir=getattr(args, "cache_dir", None),
         rerun=lambda config, folder: command_for(args, config, folder),
+        command=args.command + (f" {args.action}" if args.command == "baseline" else ""),
         extend_select=tuple(getattr(args, "extend_select", None) or ()),
         exclude=tuple(args.exclude) if getattr(args, "exclude", None) is not None else None,
         extend_exclude=tuple(getattr(args, "extend_exclude", None) or ()),

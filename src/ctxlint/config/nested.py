@@ -38,7 +38,7 @@ def configs_below(start: Path) -> tuple[Path, list[Path]]:
     return root.resolve(), sorted(found, key=lambda p: (len(p.parts), p))
 
 
-def missing_config(start: Path) -> ConfigError:
+def missing_config(start: Path, command: str = "check") -> ConfigError:
     """No config at or above `start`: say how to add one, or which folder below has one."""
     message = (
         f"no ctxlint configuration found in {start} or above: add a [tool.ctxlint] "
@@ -53,7 +53,7 @@ def missing_config(start: Path) -> ConfigError:
         hook = folder.relative_to(top).as_posix()
         message += (
             f"; below it, {named}{more} has one: give its folder as PATH "
-            f"(`ctxlint check {_shown(folder)}`; in .pre-commit-config.yaml, `args: [{hook}]`)"
+            f"(`ctxlint {command} {_shown(folder)}`; in .pre-commit-config.yaml, `args: [{hook}]`)"
         )
     return ConfigError(message)
 
