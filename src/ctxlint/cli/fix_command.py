@@ -119,7 +119,8 @@ def cmd_fix(args: argparse.Namespace) -> int:
         sys.stdout.write(unified_diff(result, report_base(str(config.root)).prefix))
         for line in [] if quiet else summary(result, applied=False, stale=None):
             print(line, file=sys.stderr)
-        untouched(result)
+        for line in untouched(result):  # errors: said even with -q
+            print(line, file=sys.stderr)
         return failed or (0 if exit_zero else 1 if result.after else 0)
     run.write(result)
     for line in site_lines(result, applied=True):
@@ -130,5 +131,6 @@ def cmd_fix(args: argparse.Namespace) -> int:
         stale = len(entries)
     for line in [] if quiet else summary(result, applied=True, stale=stale):
         print(line)
-    untouched(result)
+    for line in untouched(result):
+        print(line, file=sys.stderr)
     return failed or (0 if exit_zero or all(s.status == FIXED for s in result.sites) else 1)

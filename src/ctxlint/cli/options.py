@@ -103,7 +103,7 @@ def request(args: argparse.Namespace) -> session.Request:
         baseline=getattr(args, "baseline", None),
         cache_dir=getattr(args, "cache_dir", None),
         rerun=lambda config, folder: command_for(args, config, folder),
-        command=args.command + (f" {args.action}" if args.command == "baseline" else ""),
+        command=_command(args),
         extend_select=tuple(getattr(args, "extend_select", None) or ()),
         exclude=tuple(args.exclude) if getattr(args, "exclude", None) is not None else None,
         extend_exclude=tuple(getattr(args, "extend_exclude", None) or ()),
@@ -114,9 +114,14 @@ def resolve(args: argparse.Namespace) -> session.Setup:
     return session.resolve(request(args))
 
 
+def _command(args: argparse.Namespace) -> str:
+    """The command asked for, as typed after `ctxlint` ("check", "baseline update")."""
+    return args.command + (f" {args.action}" if args.command == "baseline" else "")
+
+
 def command_for(args: argparse.Namespace, config: Config, folder: Path) -> str:
     """The command line that checks `folder` with this config, for an error message."""
-    cmd = args.command + (f" {args.action}" if args.command == "baseline" else "")
+    cmd = _command(args)
     cfg = config.config_path
     if cfg is None or cfg.is_relative_to(session.PROFILES):
         return f"run `ctxlint {cmd} --profile {args.profile} {shown(folder)}`"
@@ -133,12 +138,14 @@ def command_as_typed(args: argparse.Namespace, config: Config, command: str) -> 
     is not the one found from here (a hook run from the repository's root)."""
     parts = ["ctxlint", command]
     here = Path.cwd().resolve()
-    root = Path(config.root).resolve()
-    if getattr(args, "config", None) or getattr(args, "profile", None):
-        parts += ["--config", shown(Path(args.config))] if args.config else []
-        parts += ["--profile", args.profile] if not args.config else []
-        parts += [shown(root)] if root != here else []
-    elif config.config_path is not None:
+    if args.config or getattr(args, "profile", None):  # PATH is then the tree
+        parts += (
+            ["--config", shown(Path(args.config))] if args.config else ["--profile", args.profile]
+        )
+        root = Path(config.root).resolve()
+        if root != here:
+            parts.append(shown(root))
+    elif config.config_path is not None:  # found from PATH: that PATH, unless found from here
         found = find_config(here)
         if found is None or found.resolve() != config.config_path.resolve():
             parts.append(shown(config.config_path.parent))

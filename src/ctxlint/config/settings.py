@@ -74,7 +74,7 @@ def find_config(start: Path) -> Path | None:
     for folder in (here, *here.parents):
         for name in CONFIG_FILES:
             candidate = folder / name
-            if candidate.is_file() and _table(_read_toml(candidate), candidate) is not None:
+            if candidate.is_file() and _table(read_toml(candidate), candidate) is not None:
                 return candidate
     return None
 
@@ -82,7 +82,7 @@ def find_config(start: Path) -> Path | None:
 def has_table(path: Path) -> bool:
     """Whether the config file `path` holds a ctxlint table (False if it is unreadable)."""
     try:
-        return _table(_read_toml(path), path) is not None
+        return _table(read_toml(path), path) is not None
     except ConfigError:
         return False
 
@@ -102,12 +102,13 @@ def shadowed_configs(chosen: Path) -> list[Path]:
     for name in CONFIG_FILES:
         other = chosen.parent / name
         if other.name != chosen.name and other.is_file():
-            if _table(_read_toml(other), other) is not None:
+            if _table(read_toml(other), other) is not None:
                 out.append(other)
     return out
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
+def read_toml(path: Path) -> dict[str, Any]:
+    """A TOML file's document (ConfigError when it cannot be read or parsed)."""
     try:
         with path.open("rb") as fh:
             return tomllib.load(fh)
@@ -156,7 +157,7 @@ def load_config(
             "no ctxlint configuration found: add a [tool.ctxlint] table to pyproject.toml "
             "or pass --config FILE"
         )
-    table = _table(_read_toml(config_path), config_path)
+    table = _table(read_toml(config_path), config_path)
     if table is None:
         raise ConfigError(f"{config_path} has no [tool.ctxlint] table")
     base = config_path.parent.resolve()

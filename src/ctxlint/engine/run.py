@@ -347,18 +347,20 @@ class Engine:
         )
 
         round_tokens = set(tokens)  # each round scans only for tokens it has not seen
-        first = True
         rounds = RoundMemo(self.cache, self._head(vocab), replay=self.memo, known=self._parts)
         self._meanwhile = decoder
         try:
             while True:
                 waiting = [p for p in sorted(sources) if p not in blobs]
+                # a started run's first round (no file gathered yet) decides as it ended
+                kept, scan = (
+                    self.start.split(waiting) if self.start and not blobs else (set(), waiting)
+                )
                 matched = (
                     set(waiting)
                     if everything
-                    else self._prefilter(waiting, sources, module_of, round_tokens, first)
+                    else kept | prefilter(self.cache, scan, sources, module_of, round_tokens)
                 )
-                first = False
                 todo = [(p, module_of[p]) for p in waiting if p in matched]
                 if not todo:
                     break
@@ -412,18 +414,6 @@ class Engine:
         if key and outcome is None:
             self.cache.put_many({key: record(out)})
         return out
-
-    def _prefilter(
-        self,
-        waiting: list[str],
-        sources: Sources,
-        module_of: dict[str, str],
-        tokens: set[str],
-        first: bool,
-    ) -> set[str]:
-        if first and self.start:
-            return self.start.prefilter(self.cache, waiting, sources, module_of, tokens)
-        return prefilter(self.cache, waiting, sources, module_of, tokens)
 
     def _head(self, vocab: Vocabulary) -> str:
         if self._heads[0] is not vocab:

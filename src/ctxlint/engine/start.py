@@ -16,10 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctxlint.cache.store import FactCache
-from ctxlint.discover.sources import Sources
 from ctxlint.engine.outcome import RoundsEnd
-from ctxlint.engine.prefilter import prefilter
 
 # path -> (its entry's digest, the facts decoded from that entry)
 Decoded = Mapping[str, tuple[bytes, dict[str, Any]]]
@@ -31,16 +28,8 @@ class Start:
     changed: frozenset[str] = frozenset()
     decoded: Decoded = field(default_factory=dict)
 
-    def prefilter(
-        self,
-        cache: FactCache,
-        waiting: list[str],
-        sources: Sources,
-        module_of: dict[str, str],
-        tokens: set[str],
-    ) -> set[str]:
-        """The first round's files: as the earlier rounds decided, but for the
-        changed files, whose bytes are scanned."""
-        scan = [p for p in waiting if p in self.changed]
+    def split(self, waiting: list[str]) -> tuple[set[str], list[str]]:
+        """The first round's files: those let in as the earlier rounds decided,
+        and those to scan (the changed ones); the others stay out."""
         kept = {p for p in waiting if p in self.rounds.let_in and p not in self.changed}
-        return kept | prefilter(cache, scan, sources, module_of, tokens)
+        return kept, [p for p in waiting if p in self.changed]

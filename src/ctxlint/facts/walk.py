@@ -56,8 +56,7 @@ def _subclasses(base: type) -> set[type]:
 TRIVIA: frozenset[type] = frozenset().union(*(_subclasses(b) for b in _TRIVIA_BASES))
 # Node classes the walk descends into. Exact type lookups: CSTNode is an ABC, and
 # isinstance against an ABC costs a slow __instancecheck__ per call.
-_WALKED: frozenset[type] = frozenset(_subclasses(cst.CSTNode) - TRIVIA)
-WALKED = _WALKED  # for other read-only traversals (fix.scopes)
+WALKED: frozenset[type] = frozenset(_subclasses(cst.CSTNode) - TRIVIA)
 _SEQUENCES = (list, tuple)
 
 _FIELDS: dict[type, tuple[str, ...]] = {}
@@ -135,7 +134,7 @@ def walk(
     reverse, so they come off in LibCST's order."""
     stack: list[Any] = [node]
     pop, push = stack.pop, stack.append
-    walked, sequences, fields, leave = _WALKED, _SEQUENCES, _REVERSED, _LEAVE
+    walked, sequences, fields, leave = WALKED, _SEQUENCES, _REVERSED, _LEAVE
     while stack:
         item = pop()
         if item is leave:

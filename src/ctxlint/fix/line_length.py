@@ -7,22 +7,21 @@ Read, never run, from the project root's ruff settings (`ruff.toml`,
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
+from ctxlint.config.settings import read_toml
+from ctxlint.core.errors import ConfigError
 
 DEFAULT = 88
 
 
 def _table(path: Path, *keys: str) -> dict[str, Any] | None:
+    if not path.is_file():
+        return None
     try:
-        data: Any = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        data: Any = read_toml(path)
+    except (ConfigError, UnicodeDecodeError):  # unreadable or not TOML: not the project's
         return None
     for key in keys:
         data = data.get(key) if isinstance(data, dict) else None

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import difflib
-import sys
 from collections import Counter
 
 from ctxlint.fix.plan import FIXED, LEFT, REMOVED, ROLLED_BACK
@@ -44,13 +43,15 @@ def _written_positions(result: FixResult) -> dict[int, tuple[int, int]]:
         if f.path in result.after:
             key = (f.rule, f.path, f.scope, f.snippet)
             found.setdefault(key, []).append((f.span.line, f.span.column))
+    for spots in found.values():
+        spots.sort()
     out: dict[int, tuple[int, int]] = {}
     taken: Counter[tuple[str, str, str, str]] = Counter()
     for s in sorted(result.sites, key=lambda s: (s.path, s.line, s.column, s.rule)):
         if s.status == FIXED or s.path not in result.after:
             continue
         key = (s.rule, s.path, s.scope, s.snippet)
-        spots = sorted(found.get(key, ()))
+        spots = found.get(key, [])
         if taken[key] < len(spots):
             out[id(s)] = spots[taken[key]]
             taken[key] += 1
@@ -75,14 +76,14 @@ def site_lines(result: FixResult, *, applied: bool) -> list[str]:
     return lines
 
 
-def untouched(result: FixResult) -> None:
+def untouched(result: FixResult) -> list[str]:
     """The files left as they are because they do not parse (or cannot be
-    read), on stderr: an error, whatever else is printed or asked for."""
-    if result.errors:
-        n = len(result.errors)
-        print(f"{n} error{'s' if n != 1 else ''}: not touched", file=sys.stderr)
-        for e in result.errors:
-            print(f"  not touched: {e.path}: {e.message}", file=sys.stderr)
+    read): an error, said whatever else is printed or asked for."""
+    if not result.errors:
+        return []
+    n = len(result.errors)
+    head = f"{n} error{'s' if n != 1 else ''}: not touched"
+    return [head, *(f"  not touched: {e.path}: {e.message}" for e in result.errors)]
 
 
 def summary(result: FixResult, *, applied: bool, stale: int | None) -> list[str]:
