@@ -23,6 +23,9 @@ STEP = 32
 # (path, entry) -> (facts, entry): the engine's decoding, which extracts the
 # file again when its entry is not of the shape this code writes
 Decode = Callable[[str, bytes], tuple[dict[str, Any], bytes]]
+# Per-file reading past the JSON that every derivation does anyway (a module's
+# call summary): done in `step` too, on the core the pool leaves idle
+Prepare = Callable[[dict[str, Any]], None]
 
 
 class FactsDecoder:
@@ -34,6 +37,7 @@ class FactsDecoder:
         modules: dict[str, str],
         decode: Decode,
         earlier: Mapping[str, tuple[bytes, dict[str, Any]]],
+        prepare: Prepare | None = None,
     ) -> None:
         self.blobs, self.program, self.errors = blobs, program, errors
         # path -> (entry digest, facts) of an earlier run (engine.start): an entry
@@ -41,6 +45,7 @@ class FactsDecoder:
         self._earlier = earlier
         self._modules = modules
         self._decode = decode
+        self._prepare = prepare
         self._done: set[str] = set()
         self._ahead: dict[str, dict[str, Any]] = {}  # decoded by step, not in the program yet
         self._passed: set[str] = set()  # entries step left to decode_all
@@ -73,6 +78,8 @@ class FactsDecoder:
                 self._passed.add(path)
             else:
                 self._ahead[path] = facts
+                if self._prepare is not None:
+                    self._prepare(facts)
         return True
 
     def decode_all(self) -> None:

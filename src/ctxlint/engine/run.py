@@ -46,6 +46,7 @@ from ctxlint.engine.workers import (
     _work,
 )
 from ctxlint.facts.vocab import Vocabulary
+from ctxlint.program.calls import read_ahead
 from ctxlint.program.core import Program
 from ctxlint.program.rule import RawFinding, Rule
 
@@ -344,6 +345,7 @@ class Engine:
             module_of,
             lambda path, blob: self._decoded((path, module_of[path]), blob, sources, vocab),
             self.start.decoded if self.start else {},
+            read_ahead,
         )
 
         round_tokens = set(tokens)  # each round scans only for tokens it has not seen

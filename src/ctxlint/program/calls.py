@@ -14,7 +14,7 @@ record parameters (program.record_conventions.record_names, derived from annotat
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -54,10 +54,17 @@ class Func:
 
 def summaries(program: Program) -> dict[str, ModuleSummary]:
     """path -> module summary, for every file with call facts (by path)."""
-    return {path: program.per_file(KEY, path, _summary) for path, _, _ in program.facts(KEY)}
+    return {path: program.per_file(KEY, path, read_summary) for path, _, _ in program.facts(KEY)}
 
 
-def _summary(entry: dict[str, Any]) -> ModuleSummary:
+def read_ahead(entry: dict[str, Any]) -> None:
+    """The entry's summary read now, in place, if it has call facts: the engine
+    does it while the pool parses an edit, so the graph finds it read."""
+    if entry.get("facts", {}).get(KEY):
+        read_summary(entry)
+
+
+def read_summary(entry: dict[str, Any]) -> ModuleSummary:
     """The entry's summary, which then stands in the entry for the part's JSON:
     it is all the model reads of the part, and the JSON is three times its size
     (on sglang 0.5.23, 113 MiB of a run's peak beside the summaries' 37)."""
@@ -89,13 +96,17 @@ class CallGraph:
         self.module_refs: dict[str, tuple[str, ...]] = {}  # module -> names import-time code uses
         self.starts: list[tuple[str, Start]] = []
         self._doing: dict[EventKind, set[str]] = {k: set() for k in EventKind}
+        call, calling = EventKind.CALL, self._doing[EventKind.CALL]
         for path, m in modules.items():
             self.modules[m.module] = m.imports
             for q, f in m.funcs.items():
                 takes = f.record_annotated or any(p in record_params for p in f.params)
                 self.funcs[q] = Func(q, path, m.module, f.cls, f.events, takes, f.refs)
-                for kind in {e.kind for e in f.events}:
-                    self._doing[kind].add(q)
+                for e in f.events:  # (hundreds of thousands: calls, the most, hash nothing)
+                    if e.kind is call:
+                        calling.add(q)
+                    else:
+                        self._doing[e.kind].add(q)
             self.module_refs[m.module] = m.refs
             for q, c in m.classes.items():
                 self.classes[q] = c
@@ -104,8 +115,9 @@ class CallGraph:
         self._global: dict[str, list[str]] = {}
         self.index = index
         # per function, per event: the functions the event's call may run
+        targets = self.targets
         self.edges: dict[str, list[list[str]]] = {
-            q: [self.targets(f, e.targets) if e.kind is EventKind.CALL else [] for e in f.events]
+            q: [targets(f.cls, e.targets) if e.kind is call else [] for e in f.events]
             for q, f in self.funcs.items()
         }
         self.callers: dict[str, set[str]] = {}
@@ -194,11 +206,13 @@ class CallGraph:
         return None
 
     def targets(
-        self, cls_of: Func | str | None, payload: Iterable[Target], depth: int = 0
+        self, cls_of: Func | str | None, payload: Sequence[Target], depth: int = 0
     ) -> list[str]:
         """Functions the targets of a call in a method of `cls_of` (a Func, a
         class, or None outside a class) may run."""
         cls = cls_of.cls if isinstance(cls_of, Func) else cls_of
+        if len(payload) == 1 and type(payload[0]) is Global:  # (most calls: one name)
+            return list(self.resolve_global(payload[0].name))
         out: list[str] = []
         for t in payload:
             found: list[str] = []

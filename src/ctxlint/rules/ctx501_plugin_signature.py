@@ -139,6 +139,12 @@ class PluginVisitor(FileVisitor):
 
 
 # -- the whole program -------------------------------------------------------------
+def plugin_graph(program: Program) -> Graph:
+    """The program's plugin graph, once per run (and fixed-point round): the
+    rounds, the derivation, the pins and the check share it."""
+    return program.memo(f"{ID} graph", lambda: Graph(program))
+
+
 class Graph:
     """The plugin bases of the class index, their hooks, implementations and dispatches."""
 
@@ -160,6 +166,8 @@ class Graph:
         configured = program.config.options.get(PLUGIN_BASES, [])
         self.configured = [str(c) for c in configured]
         self.bases = self._bases()
+        self._dispatches: list[tuple[str, dict[str, Any], str, str, int]] | None = None
+        self._implementations: dict[str, list[str]] | None = None
 
     def _bases(self) -> dict[str, dict[str, dict[str, Any]]]:
         """Plugin base -> hook -> method facts."""
@@ -195,13 +203,14 @@ class Graph:
         return None
 
     def implementations(self) -> dict[str, list[str]]:
-        """In-tree subclass -> the plugin bases it derives from."""
-        out: dict[str, list[str]] = {}
-        for qual in self.classes:
-            bases = [a for a in self.mro(qual)[1:] if a in self.bases]
-            if bases:
-                out[qual] = bases
-        return out
+        """In-tree subclass -> the plugin bases it derives from (worked out once)."""
+        if self._implementations is None:
+            self._implementations = {}
+            for qual in self.classes:
+                bases = [a for a in self.mro(qual)[1:] if a in self.bases]
+                if bases:
+                    self._implementations[qual] = bases
+        return self._implementations
 
     def receiver_types(self, recv: dict[str, Any]) -> list[str]:
         k, index = recv["k"], self.index
@@ -215,12 +224,18 @@ class Graph:
             return [c for t in index.attr_types(recv["cls"], recv["n"]) for c in index.instances(t)]
         return [c for t in recv["t"] for c in index.instances(t)]
 
-    def dispatches(self) -> Iterator[tuple[str, dict[str, Any], str, str, int]]:
-        """(path, call, base, definer) for every call of a hook on a plugin object.
+    def dispatches(self) -> list[tuple[str, dict[str, Any], str, str, int]]:
+        """(path, call, base, definer, receiver types) for every call of a hook on
+        a plugin object, worked out once (the derivation and the check ask).
 
         `definer` is the nearest class defining the method for the receiver's
         type: the base itself, or an override between (whose own signature
         binds the call, and which is checked against the base separately)."""
+        if self._dispatches is None:
+            self._dispatches = list(self._find_dispatches())
+        return self._dispatches
+
+    def _find_dispatches(self) -> Iterator[tuple[str, dict[str, Any], str, str, int]]:
         for path, _, facts in self.program.facts(ID):
             for call in facts["calls"]:
                 seen: set[str] = set()
@@ -251,14 +266,14 @@ class PluginSignature(Rule):
     def more_tokens(self, program: Program) -> set[str]:
         """Names of bases and their subclasses so far: implementations and
         dispatch sites in other files mention one of them."""
-        graph = Graph(program)
+        graph = plugin_graph(program)
         names = {c.rpartition(".")[2] for c in graph.configured}
         names |= {b.rpartition(".")[2] for b in graph.bases}
         names |= {i.rpartition(".")[2] for i in graph.implementations()}
         return names
 
     def derive(self, program: Program) -> dict[str, Any]:
-        graph = Graph(program)
+        graph = plugin_graph(program)
         return {
             "plugin bases": {
                 base: {h: sig_text(m["params"]) for h, m in sorted(hooks.items())}
@@ -277,7 +292,7 @@ class PluginSignature(Rule):
         }
 
     def pins(self, program: Program) -> dict[str, Any]:
-        graph = Graph(program)
+        graph = plugin_graph(program)
         return {
             f"{base}.{hook}": sig_text(m["params"])
             for base, hooks in graph.bases.items()
@@ -285,7 +300,7 @@ class PluginSignature(Rule):
         }
 
     def check(self, program: Program) -> Iterable[RawFinding]:
-        graph = Graph(program)
+        graph = plugin_graph(program)
         out: list[RawFinding] = []
         # dispatch sites against the base signature
         sites: dict[tuple[str, str], list[tuple[str, dict[str, Any]]]] = {}
