@@ -192,6 +192,34 @@ def test_extend_select_adds_to_the_configs_select_as_in_ruff(project: Path) -> N
     assert "CTX703" not in out.stderr
 
 
+def test_a_selection_that_leaves_no_rule_is_an_error_never_an_empty_pass(project: Path) -> None:
+    # a CI typo must not switch the gate off: each of these used to check nothing and exit 0
+    for args, said in (
+        (("--ignore", "ALL"), "--ignore ALL leaves nothing"),
+        (("--select", "CTX101", "--ignore", "CTX1"), "--select CTX101 with --ignore CTX1"),
+    ):
+        out = cli("check", *args, cwd=project)
+        assert out.returncode == 2, out.stdout
+        assert out.stderr.startswith("ctxlint: error: no rule to check: ") and said in out.stderr
+    config = project / "pyproject.toml"
+    config.write_text(config.read_text() + 'ignore = ["ALL"]\n')
+    out = cli("check", cwd=project)
+    assert out.returncode == 2
+    assert "config key 'ignore' = [\"ALL\"] leaves nothing" in out.stderr
+    # an empty list on the command line does not fall back to every rule
+    for empty in ("", ","):
+        out = cli("check", "--select", empty, cwd=project)
+        assert out.returncode == 2
+        assert f"argument --select: {empty!r} names no rule" in out.stderr
+
+
+def test_a_prefix_hint_only_for_a_prefix_of_the_rule_ids(project: Path) -> None:
+    out = cli("check", "--select", "CTX1,FOO", cwd=project)
+    assert out.returncode == 2
+    assert out.stderr.startswith("ctxlint: error: unknown rule 'FOO' in --select")
+    assert "prefixes of that length" not in out.stderr
+
+
 @pytest.mark.parametrize("command", ["sets", "show-settings", "audit"])
 def test_every_report_command_takes_output_format_as_check_does(
     project: Path, command: str

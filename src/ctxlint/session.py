@@ -12,6 +12,7 @@ routes through `warn`.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections.abc import Callable
@@ -226,6 +227,15 @@ def selected_rules(
     if extend_select:
         added = resolve_selectors(extend_select, names, "--extend-select")
         ids |= added - resolve_selectors(ignore, names, where[1])
+    if not ids:  # a gate that checks nothing would pass every commit, unnoticed
+        picked = " with ".join(
+            f"{w} {','.join(v)}" if w.startswith("--") else f"{w} = {json.dumps(list(v))}"
+            for w, v in ((where[0], select), ("--extend-select", extend_select), (where[1], ignore))
+            if v
+        )
+        raise ConfigError(
+            f"no rule to check: {picked} leaves nothing (`ctxlint rules` lists the rules)"
+        )
     return [r for r in rules if r.id in ids]
 
 

@@ -22,6 +22,17 @@ def csv(value: str) -> list[str]:
     return [v.strip() for v in value.split(",") if v.strip()]
 
 
+def rule_csv(value: str) -> list[str]:
+    """A comma-separated list of rule selectors, at least one: an empty
+    `--select ''` would otherwise fall back to every rule, unnoticed."""
+    found = csv(value)
+    if not found:
+        raise argparse.ArgumentTypeError(
+            f"{value!r} names no rule: give rule ids, id prefixes (CTX1), names or ALL"
+        )
+    return found
+
+
 def add_color(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--color",
@@ -55,17 +66,19 @@ def add_common(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--select",
-        type=csv,
+        type=rule_csv,
         metavar="RULE,...",
         help="only these rules, comma separated: ids, id prefixes (CTX1), names (seed-read), ALL",
     )
     p.add_argument(
         "--extend-select",
-        type=csv,
+        type=rule_csv,
         metavar="RULE,...",
         help="add these rules to the select (the command line's or the config's)",
     )
-    p.add_argument("--ignore", type=csv, metavar="RULE,...", help="skip these rules (as --select)")
+    p.add_argument(
+        "--ignore", type=rule_csv, metavar="RULE,...", help="skip these rules (as --select)"
+    )
     p.add_argument(
         "--exclude",
         type=csv,

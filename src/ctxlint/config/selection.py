@@ -15,7 +15,13 @@ ALL = "ALL"
 
 def _unknown(selector: str, names: Mapping[str, str], where: str) -> ConfigError:
     s = selector.strip().upper()
-    if re.fullmatch(r"[A-Z]+[0-9]*", s) and all(len(s) < len(rid) for rid in names):
+    shape = re.fullmatch(r"([A-Z]+)[0-9]*", s)
+    letters = shape.group(1) if shape else ""
+    if (
+        shape
+        and any(rid.startswith(letters) for rid in names)
+        and all(len(s) < len(rid) for rid in names)
+    ):
         # an id prefix that picks nothing (`CTX9`): the prefixes of its length that
         # do, not the nearest id (any CTXnnn is as near as another)
         known = sorted({rid[: len(s)] for rid in names})
