@@ -140,7 +140,9 @@ def test_hook_definition_is_whole_program() -> None:
     assert hook["language"] == "python"
     assert hook["pass_filenames"] is False
     assert hook["require_serial"] is True
-    # not only Python: a commit that edits only the baseline or the config is checked too
+    # every commit: one that only deletes a module, or only edits the baseline or
+    # the config, changes what passes (pre-commit hands a hook no deleted files)
+    assert hook["always_run"] is True
     assert set(hook["types_or"]) == {"python", "pyi", "toml", "json"}
     assert "types" not in hook
 
@@ -180,9 +182,19 @@ def test_hook_runs_when_only_the_baseline_or_the_config_is_staged(
     assert out.returncode == 1, text
     assert "Skipped" not in text and "CTX101" in text and "app/bad.py" in text, text
 
-    # a commit that only edits [tool.ctxlint]: pointing at a baseline that pins nothing
+    # a commit that only deletes the module with the baselined finding: its entry is
+    # stale, and this commit (not the next, unrelated one) is the one that fails
     _git(repo, "checkout", "--", "ctxlint-baseline.json")
     _git(repo, "reset", "-q")
+    _git(repo, "rm", "-q", "app/bad.py")
+    out = _pre_commit(repo, home, "run")
+    text = out.stdout + out.stderr
+    assert out.returncode == 1, text
+    assert "Skipped" not in text and "stale" in text, text
+    _git(repo, "reset", "-q")
+    _git(repo, "checkout", "--", "app/bad.py")
+
+    # a commit that only edits [tool.ctxlint]: pointing at a baseline that pins nothing
     config = repo / "pyproject.toml"
     config.write_text(config.read_text() + 'baseline = "empty-baseline.json"\n')
     _git(repo, "add", "pyproject.toml")
