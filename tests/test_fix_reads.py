@@ -27,7 +27,7 @@ def moe_cp() -> bool:
 '''
         },
     )
-    fix_project(project, {"CTX101"})
+    fix_project(project, {"CTX101"}, unsafe=True)
     assert (
         (project / "app/example.py").read_text()
         == '''\
@@ -58,7 +58,7 @@ def pick(flag: bool) -> str:
 """
         },
     )
-    result = fix_project(project, {"CTX101"})
+    result = fix_project(project, {"CTX101"}, unsafe=True)
     assert [s.status for s in result.sites] == [FIXED, FIXED]
     assert (
         (project / "app/example.py").read_text()
@@ -86,7 +86,7 @@ def pages(server_args=None) -> int:
     return server_args.max_running_requests
 """
     write(project, {"app/example.py": text})
-    result = fix_project(project, {"CTX101"})
+    result = fix_project(project, {"CTX101"}, unsafe=True)
     assert [(s.status, s.reason) for s in result.sites] == [
         (LEFT, "the alias `server_args` is not only `server_args = <seed accessor>()`")
     ]
@@ -142,7 +142,7 @@ def sizes() -> tuple:
 """
         },
     )
-    result = fix_project(project, {"CTX101"})
+    result = fix_project(project, {"CTX101"}, unsafe=True)
     got = {s.snippet: (s.status, s.became or s.reason) for s in result.sites}
     assert got == {
         # a record field with no namespace: the member of get_parallel()'s class
@@ -174,7 +174,7 @@ def backend() -> str:
     return sa.attention_backend
 """
     write(project, {"app/example.py": text})
-    result = fix_project(project, {"CTX101"})
+    result = fix_project(project, {"CTX101"}, unsafe=True)
     assert [(s.status, s.reason) for s in result.sites] == [
         (LEFT, "the alias is assigned inside a `try` (its failure is handled there)")
     ]
@@ -193,7 +193,7 @@ def test_the_targets_read_the_schema_facts_the_check_read() -> None:
     from ctxlint.fix.run import FixRun
 
     config, rules = project_config(REPO / "examples" / "legacy_app")
-    run = FixRun(config, rules, select={"CTX101"}, jobs=1, use_cache=False)
+    run = FixRun(config, rules, select={"CTX101"}, unsafe=True, jobs=1, use_cache=False)
     run.run()
     assert config.runtime_module in run._schemas
     by_module = {m: rel for rel, m in run._files.items()}

@@ -12,6 +12,7 @@ from fixrun import fix_project
 from helpers import cli, write
 
 from ctxlint.fix.plan import FIXED, LEFT, ROLLED_BACK
+from ctxlint.fix.reads import IMPORT_TIME, SEED_CHANGE
 
 READ = """\
 from specrt.context import get_server_args
@@ -25,7 +26,7 @@ def limit() -> int:
 def test_a_file_that_does_not_parse_is_never_touched(project: Path) -> None:
     broken = "from specrt.context import get_server_args\n\ndef f(:\n    return get_server_args().tp_size\n"
     write(project, {"app/example.py": READ, "app/broken.py": broken})
-    result = fix_project(project, {"CTX101"})
+    result = fix_project(project, {"CTX101"}, unsafe=True)
     assert (project / "app/broken.py").read_text() == broken
     assert [s.status for s in result.sites] == [FIXED]
     assert "get_schedule().max_running_requests" in (project / "app/example.py").read_text()
@@ -58,7 +59,7 @@ def test_a_fixer_that_fails_leaves_its_file_and_says_so(project: Path, monkeypat
 
     monkeypatch.setitem(run.FIXERS, "CTX101", broken)
     write(project, {"app/example.py": READ})
-    result = fix_project(project, {"CTX101"})
+    result = fix_project(project, {"CTX101"}, unsafe=True)
     assert [(s.status, s.reason) for s in result.sites] == [
         (LEFT, "the fix failed on this file (KeyError: 'boom'); please report it")
     ]
@@ -68,7 +69,7 @@ def test_a_fixer_that_fails_leaves_its_file_and_says_so(project: Path, monkeypat
 def test_a_file_not_in_utf8_is_left_with_the_reason(project: Path) -> None:
     text = "# -*- coding: latin-1 -*-\n# caf\xe9\n" + READ
     (project / "app" / "old.py").write_bytes(text.encode("latin-1"))
-    result = fix_project(project, {"CTX101"})
+    result = fix_project(project, {"CTX101"}, unsafe=True)
     assert [(s.status, s.reason) for s in result.sites] == [
         (LEFT, "the file is not touched: not UTF-8 (the fix writes UTF-8 only)")
     ]
@@ -87,7 +88,7 @@ def run_scheduler_process(server_args) -> None:
     print(limit)
 """
     write(project, {"app/entry.py": entry, "app/example.py": READ})
-    result = fix_project(project, {"CTX101"})
+    result = fix_project(project, {"CTX101"}, unsafe=True)
     by_path = {s.path: s for s in result.sites}
     assert by_path["app/entry.py"].status == ROLLED_BACK
     assert "added a CTX301 finding" in by_path["app/entry.py"].reason
@@ -106,7 +107,7 @@ def size() -> int:
     return SEED.tp_size
 """
     write(project, {"app/example.py": alias, "app/user.py": "from app.example import SEED\n"})
-    result = fix_project(project, {"CTX101"})
+    result = fix_project(project, {"CTX101"}, unsafe=True)
     assert [s.reason for s in result.sites] == [
         "the module-level alias `SEED` is named in another file"
     ]
@@ -118,7 +119,7 @@ def test_the_write_is_atomic_and_keeps_the_mode(project: Path) -> None:
     path = project / "app/example.py"
     path.chmod(0o640)
     inode = path.stat().st_ino
-    fix_project(project, {"CTX101"})
+    fix_project(project, {"CTX101"}, unsafe=True)
     assert path.stat().st_mode & 0o777 == 0o640
     assert path.stat().st_ino != inode  # replaced by a rename, not rewritten in place
     assert sorted(p.name for p in path.parent.iterdir()) == ["__init__.py", "example.py"]
@@ -131,7 +132,7 @@ def test_fix_with_a_baseline_leaves_it_and_says_what_is_stale(project: Path) -> 
     )
     cli("baseline", "update", "--allow-growth", "--reason", "start", cwd=project)
     pinned = (project / "ctxlint-baseline.json").read_text()
-    out = cli("fix", cwd=project)
+    out = cli("fix", "--unsafe", cwd=project)
     assert out.returncode == 0, out.stderr
     assert "1 entry is now stale" in out.stdout
     assert (project / "ctxlint-baseline.json").read_text() == pinned
@@ -162,7 +163,7 @@ def test_files_are_planned_on_the_pool_with_the_outcome_of_one_process(
         seen = tmp_path / f"jobs{jobs}"
         seen.mkdir()
         _recording_fixer(monkeypatch, seen)
-        result = fix_project(project, {"CTX101"}, write=False, jobs=jobs)
+        result = fix_project(project, {"CTX101"}, unsafe=True, write=False, jobs=jobs)
         pids = {p.name.partition("-")[0] for p in seen.iterdir()}
         assert len(list(seen.iterdir())) == 3
         assert (str(os.getpid()) in pids) == (jobs == 1)  # jobs 2: planned in the workers
@@ -186,15 +187,15 @@ def test_a_file_whose_planning_kills_the_worker_is_left_and_says_so(
     parent = os.getpid()
     monkeypatch.setitem(run.FIXERS, "CTX101", crashing)
     write(project, {"app/a.py": READ, "app/b.py": READ, "app/c.py": READ})
-    result = fix_project(project, {"CTX101"}, jobs=2)
+    result = fix_project(project, {"CTX101"}, unsafe=True, jobs=2)
     by_path = {s.path: (s.status, s.reason) for s in result.sites}
     assert by_path == {
-        "app/a.py": (FIXED, ""),
+        "app/a.py": (FIXED, SEED_CHANGE),
         "app/b.py": (
             LEFT,
             "planning this file killed the worker (exit status 9); please report it",
         ),
-        "app/c.py": (FIXED, ""),
+        "app/c.py": (FIXED, SEED_CHANGE),
     }
     assert (project / "app/b.py").read_text() == READ
     assert "get_schedule().max_running_requests" in (project / "app/a.py").read_text()
@@ -259,3 +260,54 @@ def setup(server_args: ServerArgs) -> int:
     assert result.checks == 2  # the first check, and one of the rewritten program
     text = (project / "app/cached.py").read_text()
     assert "n = get_parallel().dp_size" in text and "max(server_args.tp_size, 1)" in text
+
+
+RESOLVED = """\
+from specrt.context import get_server_args
+
+
+def backend() -> str:
+    return getattr(get_server_args(), "attention_backend", None) or "sdpa"
+"""
+
+
+def test_a_seed_read_that_becomes_a_bag_leaf_is_an_unsafe_fix(project: Path) -> None:
+    """The seed holds the raw input; the leaf what resolution decided: where
+    resolution decides the field the value changes, so it is made only when asked."""
+    write(project, {"app/example.py": RESOLVED})
+    safe = fix_project(project, {"CTX101"})
+    assert [(s.status, s.unsafe) for s in safe.sites] == [(LEFT, True)]
+    assert "run with --unsafe" in safe.sites[0].reason
+    assert (project / "app/example.py").read_text() == RESOLVED
+    done = fix_project(project, {"CTX101"}, unsafe=True)
+    assert [(s.status, s.reason) for s in done.sites] == [(FIXED, SEED_CHANGE)]
+    assert "get_exec().kernel.attention_backend" in (project / "app/example.py").read_text()
+
+
+IMPORT_TIME_READ = """\
+from specrt.context import get_server_args
+
+DEFAULT_LIMIT = get_server_args().max_running_requests
+
+
+def limit() -> int:
+    return get_server_args().max_running_requests
+
+
+def with_default(tp=get_server_args().tp_size) -> int:
+    return tp
+"""
+
+
+def test_an_import_time_read_is_left_with_its_reason_and_the_others_are_fixed(
+    project: Path,
+) -> None:
+    """A bag read at import time is a CTX602 finding: the site is left up front
+    (its own reason), not rewritten and rolled back with the file's other sites."""
+    write(project, {"app/example.py": IMPORT_TIME_READ})
+    result = fix_project(project, {"CTX101"}, unsafe=True)
+    by_line = {s.line: (s.status, s.reason) for s in result.sites}
+    assert by_line == {3: (LEFT, IMPORT_TIME), 7: (FIXED, SEED_CHANGE), 10: (LEFT, IMPORT_TIME)}
+    text = (project / "app/example.py").read_text()
+    assert "    return get_schedule().max_running_requests\n" in text
+    assert "DEFAULT_LIMIT = get_server_args().max_running_requests\n" in text

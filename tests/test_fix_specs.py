@@ -59,7 +59,7 @@ def test_the_fixable_rules_are_those_the_fixers_cover() -> None:
     assert {r.id for r in FIXABLE} == set(FIXERS) == {"CTX101", "CTX102", "CTX401", "CTX602"}
     kinds = {r.id: r.fixes for r in FIXABLE}
     assert kinds == {
-        "CTX101": ("safe",),
+        "CTX101": ("safe", "unsafe"),
         "CTX102": ("unsafe",),
         "CTX401": ("safe", "unsafe"),
         "CTX602": ("safe",),

@@ -1,7 +1,10 @@
 """CTX101 and CTX102: a field read off a record becomes the read of its target.
 
-CTX101 (safe): a read off the seed (`get_server_args().f`, `getattr(...)`, the
-accessor through a module alias) becomes the target; an alias of the seed
+CTX101: a read off the seed (`get_server_args().f`, `getattr(...)`, the
+accessor through a module alias) becomes the target. The seed holds the raw
+input, so a bag leaf (or the parallel context's member) is an unsafe fix: the
+value becomes the resolved one; the runtime's instance-derived accessor answers
+from the seed as the read did, a safe one. An alias of the seed
 (`sa = get_server_args()`, module-level, or parked on `self`) is rewritten when
 every use of it is a reported field read, and the alias goes. A seed-accessor
 import nothing uses any more goes too.
@@ -31,6 +34,28 @@ SUPPLIED_CHANGE = (
     "the value changes from the operator's raw input to the resolved one (and follows "
     "overrides): review this site"
 )
+# The seed holds the raw input too (the design: resolution writes no field), so a
+# read of it that becomes a bag leaf changes value wherever resolution decides one
+SEED_CHANGE = (
+    "the value changes from the raw input the seed holds to the resolved one (and "
+    "follows overrides): review this site"
+)
+UNSAFE = "an unsafe fix (the value changes to the resolved one): run with --unsafe"
+IMPORT_TIME = (
+    "read at import time (module level, a class body, a default or a decorator): no bag "
+    "exists when the module is imported (CTX602); move the read into the code that uses it"
+)
+
+
+def _at_import_time(plan: FilePlan, node: cst.CSTNode) -> bool:
+    """`node` runs when its module is imported: outside any function body, or in
+    a default, decorator or annotation of a def that runs then."""
+    child, up = node, plan.src.parent(node)
+    while up is not None:
+        if isinstance(up, (cst.FunctionDef, cst.Lambda)) and child is up.body:
+            return False
+        child, up = up, plan.src.parent(up)
+    return True
 
 
 def read_parts(node: cst.CSTNode | None) -> tuple[str, cst.BaseExpression] | None:
@@ -104,7 +129,15 @@ def fix_seed_reads(plan: FilePlan, findings: list[Finding], ctx: FixContext) -> 
         if isinstance(target, str):
             s.reason = target
             continue
+        if _at_import_time(plan, node):  # the rewrite would be a CTX602 finding
+            s.reason = IMPORT_TIME
+            continue
+        # an instance-derived accessor answers from the seed as the read did
+        s.unsafe = target.kind != INSTANCE_ACCESSOR
         if _seed_call(plan, base, seeds):
+            if s.unsafe and not ctx.unsafe:
+                s.reason = UNSAFE
+                continue
             assert isinstance(base, cst.Call)
             func = base.func
             if isinstance(func, cst.Name):
@@ -117,6 +150,8 @@ def fix_seed_reads(plan: FilePlan, findings: list[Finding], ctx: FixContext) -> 
                 _rewrite(plan, s, node, target, via=func.value)
             else:
                 _rewrite(plan, s, node, target)
+            if s.status == FIXED and s.unsafe:
+                s.reason = SEED_CHANGE
         elif isinstance(base, cst.Name):
             found = bindings(plan, base, base.value)
             if not found or not all(type(a) is Assignment for a in found):
@@ -134,6 +169,12 @@ def fix_seed_reads(plan: FilePlan, findings: list[Finding], ctx: FixContext) -> 
         else:
             s.reason = "the seed is reached through an expression the fix does not follow"
     for (kind, _), reads in aliases.items():
+        if not ctx.unsafe and any(s.unsafe for s, _, _ in reads):  # all or nothing
+            for s, _, _ in reads:
+                s.reason = (
+                    UNSAFE if s.unsafe else f"the alias's other reads need --unsafe ({UNSAFE})"
+                )
+            continue
         if kind == "name":
             _fix_name_alias(plan, reads, ctx, seeds)
         else:
@@ -219,6 +260,9 @@ def _rewrite_all(
                 other.status, other.became = "left", ""
                 other.reason = reason
             return
+    for s, _, _ in reads:
+        if s.unsafe:
+            s.reason = SEED_CHANGE
     for _, line in assigns:
         plan.remove.add(id(line))
     if name:
@@ -322,7 +366,7 @@ def fix_supplied_reads(plan: FilePlan, findings: list[Finding], ctx: FixContext)
         s = site(plan, f)
         s.unsafe = True
         if not ctx.unsafe:
-            s.reason = "an unsafe fix (the value changes to the resolved one): run with --unsafe"
+            s.reason = UNSAFE
             continue
         entry = ctx.unpublished(f.path, f.scope, f.line)
         if entry is not None:  # the bag read would come before publish: a CTX301 finding
@@ -338,6 +382,8 @@ def fix_supplied_reads(plan: FilePlan, findings: list[Finding], ctx: FixContext)
         target = ctx.targets.target(parts[0])
         if isinstance(target, str):
             s.reason = target
+        elif _at_import_time(plan, node):
+            s.reason = IMPORT_TIME
         elif cached := _cached_in_global(plan, node):
             s.reason = (
                 f"the value is cached in the module global `{cached}`: a bag read there "

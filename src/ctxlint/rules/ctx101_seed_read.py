@@ -78,7 +78,7 @@ class SeedRead(Rule):
     visitor = SeedReadVisitor
     requires = ("records",)
     needs = (SEED,)
-    fixes = ("safe",)  # ctxlint fix (docs/fix.md)
+    fixes = ("safe", "unsafe")  # ctxlint fix (docs/fix.md)
 
     def tokens(self, vocab: Vocabulary) -> set[str]:
         return set(vocab.seed_accessors)
