@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from fixrun import fix_project
-from helpers import cli, write
+from helpers import RECORD_WRITER, cli, write
 
 from ctxlint.fix.plan import FIXED, LEFT, ROLLED_BACK
 from ctxlint.fix.reads import IMPORT_TIME, SEED_CHANGE
@@ -311,3 +311,19 @@ def test_an_import_time_read_is_left_with_its_reason_and_the_others_are_fixed(
     text = (project / "app/example.py").read_text()
     assert "    return get_schedule().max_running_requests\n" in text
     assert "DEFAULT_LIMIT = get_server_args().max_running_requests\n" in text
+
+
+def test_findings_of_rules_with_no_fix_are_said_and_fail_the_run(project: Path) -> None:
+    """`fix` does not say "0 left" and exit 0 while `check` still fails (ruff's --fix
+    exits 1 over what remains); with no baseline there is nothing to update."""
+    write(project, {"app/example.py": READ, "app/writer.py": RECORD_WRITER.format(n=1)})
+    out = cli("fix", "--unsafe", cwd=project)
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "Fixed 1 site in 1 file (1 unsafe); 0 left." in out.stdout
+    assert (
+        "1 finding of rules with no fix remains (CTX201): `ctxlint check` lists it." in out.stdout
+    )
+    assert "baseline" not in out.stdout
+    assert cli("fix", "--unsafe", "--exit-zero", cwd=project).returncode == 0
+    # --diff keeps ruff's --diff exit: only whether there is a diff
+    assert cli("fix", "--diff", cwd=project).returncode == 0

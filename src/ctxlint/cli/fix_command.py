@@ -114,13 +114,24 @@ def cmd_fix(args: argparse.Namespace) -> int:
     # a file that does not parse is never touched; said even with -q, and exit 2
     # as `check` exits for it (--exit-zero does not hide it; --ignore-errors does)
     failed = 2 if result.errors and not getattr(args, "ignore_errors", False) else 0
+    # new findings of the selected rules that have no fix, after it: they fail
+    # `check`, so the fix does not say "0 left" and exit 0 over them (ruff's --fix)
+    others = [
+        f
+        for f in result.output.findings
+        if f.rule not in ids
+        and f.rule in {r.id for r in setup.selected}
+        and session.under(f.path, filters)
+        and (baseline is None or f.fingerprint not in baseline.entries)
+    ]
     if getattr(args, "diff", False):
         # paths as GitHub and `git apply` at the repository root take them
         sys.stdout.write(unified_diff(result, report_base(str(config.root)).prefix))
-        for line in [] if quiet else summary(result, applied=False, stale=None):
+        for line in [] if quiet else summary(result, applied=False, stale=None, others=others):
             print(line, file=sys.stderr)
         for line in untouched(result):  # errors: said even with -q
             print(line, file=sys.stderr)
+        # as ruff's --diff (--fix-only): the diff's exit, whatever is left over
         return failed or (0 if exit_zero else 1 if result.after else 0)
     run.write(result)
     for line in site_lines(result, applied=True):
@@ -129,8 +140,9 @@ def cmd_fix(args: argparse.Namespace) -> int:
     if baseline is not None:
         _, entries = compare(result.output.findings, baseline, rules=ids)
         stale = len(entries)
-    for line in [] if quiet else summary(result, applied=True, stale=stale):
+    for line in [] if quiet else summary(result, applied=True, stale=stale, others=others):
         print(line)
     for line in untouched(result):
         print(line, file=sys.stderr)
-    return failed or (0 if exit_zero or all(s.status == FIXED for s in result.sites) else 1)
+    clean = all(s.status == FIXED for s in result.sites) and not others
+    return failed or (0 if exit_zero or clean else 1)

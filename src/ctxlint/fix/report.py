@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import difflib
 from collections import Counter
+from collections.abc import Sequence
 
+from ctxlint.core.findings import Finding
 from ctxlint.fix.plan import FIXED, LEFT, REMOVED, ROLLED_BACK
 from ctxlint.fix.run import FixResult
 
@@ -86,7 +88,11 @@ def untouched(result: FixResult) -> list[str]:
     return [head, *(f"  not touched: {e.path}: {e.message}" for e in result.errors)]
 
 
-def summary(result: FixResult, *, applied: bool, stale: int | None) -> list[str]:
+def summary(
+    result: FixResult, *, applied: bool, stale: int | None, others: Sequence[Finding] = ()
+) -> list[str]:
+    """The counts, the reasons sites were left, the findings of rules with no fix
+    that remain (`others`: new ones), and whether the baseline needs updating."""
     fixed = [s for s in result.sites if s.status == FIXED]
     unsafe = sum(1 for s in fixed if s.unsafe)
     left = len(result.sites) - len(fixed)
@@ -101,10 +107,16 @@ def summary(result: FixResult, *, applied: bool, stale: int | None) -> list[str]
     lines = [head + ("." if not left else ":")]
     for reason, n in sorted(reasons(result).items(), key=lambda kv: (-kv[1], kv[0])):
         lines.append(f"  {n} x {reason}")
-    if applied and fixed:
+    if others:
+        n, rules = len(others), sorted({f.rule for f in others})
         lines.append(
-            "The baseline is not rewritten"
-            + (f": {stale} entr{'y is' if stale == 1 else 'ies are'} now stale" if stale else "")
-            + "; review the changes, then run `ctxlint baseline update`."
+            f"{n} finding{'s' if n != 1 else ''} of rules with no fix "
+            f"remain{'s' if n == 1 else ''} ({', '.join(rules)}): `ctxlint check` lists "
+            f"{'it' if n == 1 else 'them'}."
+        )
+    if applied and stale:  # fixed sites that were baselined: their entries go by hand
+        lines.append(
+            f"The baseline is not rewritten: {stale} entr{'y is' if stale == 1 else 'ies are'} "
+            "now stale; review the changes, then run `ctxlint baseline update`."
         )
     return lines
