@@ -208,3 +208,26 @@ def test_the_targets_read_the_schema_facts_the_check_read() -> None:
         fresh = schema_facts(tree, module, rel.endswith("__init__.py"))
         assert {k: v for k, v in schema.items() if k != "path"} == fresh
     assert read >= 2  # the runtime module and the record's
+
+
+def test_a_read_through_the_dotted_module_keeps_that_form(project: Path) -> None:
+    """`import pkg.context` then `pkg.context.get_server_args().f`: the accessor is
+    named the way the read named the module, with no new import."""
+    write(
+        project,
+        {
+            "app/example.py": """\
+import specrt.context
+
+
+def limit() -> int:
+    return specrt.context.get_server_args().max_running_requests
+"""
+        },
+    )
+    result = fix_project(project, {"CTX101"}, unsafe=True)
+    assert [s.status for s in result.sites] == [FIXED]
+    assert (project / "app/example.py").read_text() == (
+        "import specrt.context\n\n\ndef limit() -> int:\n"
+        "    return specrt.context.get_schedule().max_running_requests\n"
+    )

@@ -196,7 +196,7 @@ def test_bytes_that_are_not_the_declared_or_default_encoding_are_errors(project:
     (project / "app" / "utf8.py").write_bytes(b"# get_server_args\nNAME = '\xe9t\xe9'\n")
     (project / "app" / "cookie.py").write_bytes(b"# coding: klingon\nX = 1\n")
     assert _errors(run_engine(project)) == {
-        "app/utf8.py": "not valid UTF-8 (byte 26)",
+        "app/utf8.py": "not valid UTF-8 at line 2, column 9 (byte 26)",
         "app/cookie.py": "bad encoding declaration: unknown encoding: klingon",
     }
 

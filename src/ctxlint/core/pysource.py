@@ -57,7 +57,12 @@ def decode(source: bytes) -> str:
         return source.decode(encoding)  # "utf-8-sig" drops the BOM
     except UnicodeDecodeError as exc:
         name = "UTF-8" if encoding.startswith("utf-8") else encoding
-        raise SourceError(f"not valid {name} (byte {exc.start})") from None
+        # where, as a reader looks for it: the line and column, then the byte
+        line = source.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (source.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise SourceError(
+            f"not valid {name} at line {line}, column {column} (byte {exc.start})"
+        ) from None
 
 
 # Python's default recursion limit. CPython 3.11 bounds the depth of the tree

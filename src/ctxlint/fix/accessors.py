@@ -48,8 +48,26 @@ def binding_statement(plan: FilePlan, node: cst.CSTNode, name: str) -> cst.Impor
     return None
 
 
+def _dotted(expr: cst.BaseExpression) -> tuple[str, cst.Name] | None:
+    """`pkg.mod` and its leftmost name, for a chain of names; None otherwise."""
+    if isinstance(expr, cst.Name):
+        return expr.value, expr
+    if isinstance(expr, cst.Attribute):
+        inner = _dotted(expr.value)
+        return (f"{inner[0]}.{expr.attr.value}", inner[1]) if inner else None
+    return None
+
+
 def module_alias(plan: FilePlan, expr: cst.BaseExpression, runtime: str) -> bool:
-    """`expr` names the runtime module (`rc` after `from pkg import context as rc`)."""
+    """`expr` names the runtime module: `rc` after `from pkg import context as rc`,
+    or `pkg.context` itself after `import pkg.context`."""
+    if isinstance(expr, cst.Attribute):
+        dotted = _dotted(expr)
+        if dotted is None or dotted[0] != runtime:
+            return False
+        head = dotted[1]
+        found = bindings(plan, head, head.value)
+        return bool(found) and all(isinstance(a, ImportAssignment) for a in found)
     if not isinstance(expr, cst.Name):
         return False
     found = bindings(plan, expr, expr.value)
