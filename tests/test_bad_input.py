@@ -388,3 +388,42 @@ def test_the_checked_trees_git_config_runs_nothing(project: Path, tmp_path: Path
     # the marker does appear when git runs the same repository unhardened
     subprocess.run(["git", "-C", str(project), "ls-files"], capture_output=True, check=False)
     assert "fsmonitor" in [p.name for p in marks.iterdir()]
+
+
+def test_a_runtime_the_project_does_not_hold_says_what_to_do(project: Path) -> None:
+    """A typo gets a did-you-mean; an installed runtime (not in the project) is
+    never imported, so the message says to copy it under a src root."""
+    config = project / "pyproject.toml"
+    config.write_text(config.read_text().replace('"specrt.context"', '"specrt.contxt"'))
+    res = cli("check", "--no-cache", cwd=project)
+    assert res.returncode == 2
+    line = _one_error_line(res.stderr)
+    assert line.startswith(
+        "ctxlint: error: runtime-module 'specrt.contxt': no module 'specrt.contxt' under "
+        "the src roots (.) (did you mean 'specrt.context'?)."
+    )
+    assert "never imports them" in line and "copy it under a src root" in line
+
+
+def test_a_src_root_outside_the_project_is_a_clear_error(project: Path, tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    for root in (str(elsewhere), "../elsewhere"):
+        (project / "pyproject.toml").write_text(f'[tool.ctxlint]\n{BASE}src = [".", "{root}"]\n')
+        res = cli("check", "--no-cache", cwd=project)
+        assert res.returncode == 2
+        assert f"src root '{root}' is outside the project root" in _one_error_line(res.stderr)
+
+
+def test_a_runtime_behind_a_symbolic_link_says_so_not_git(project: Path, tmp_path: Path) -> None:
+    (project / "specrt").rename(tmp_path / "specrt")
+    (project / "vendor").mkdir()
+    (project / "vendor" / "specrt").symlink_to(tmp_path / "specrt")
+    (project / "pyproject.toml").write_text("[tool.ctxlint]\n" + BASE + 'src = ["vendor", "."]\n')
+    _commit_all(project)
+    res = cli("check", "--no-cache", cwd=project)
+    assert res.returncode == 2
+    assert _one_error_line(res.stderr) == (
+        "ctxlint: error: runtime-module 'specrt.context': its file vendor/specrt/context.py "
+        "exists, but is behind the symbolic link vendor/specrt, which discovery does not follow"
+    )

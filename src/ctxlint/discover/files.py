@@ -86,6 +86,12 @@ def discover(root: Path, src: tuple[str, ...], exclude: tuple[str, ...]) -> list
     """All Python files under the src roots, minus excludes, sorted by path."""
     roots = _roots(src)
     for r in roots:
+        if os.path.isabs(r) or r == ".." or r.startswith("../"):
+            # git lists the project's files: a folder outside it is never listed
+            raise FileNotFoundError(
+                f"src root {r!r} is outside the project root {root}: a src root is a "
+                "folder of the project (copy code from elsewhere under it)"
+            )
         if not (root / r).is_dir():
             raise FileNotFoundError(f"src root {r!r} is not a folder under {root}")
     spec = pathspec.GitIgnoreSpec.from_lines(exclude)
@@ -160,7 +166,19 @@ def why_unchecked(
         return f"{rel} holds no Python file that is checked"
     if not (root / rel).is_file():
         return f"{rel} is not a regular file"
+    link = _linked_folder(root, rel)
+    if link is not None:  # git lists a link to a folder, not what is behind it
+        return f"{rel} is behind the symbolic link {link}, which discovery does not follow"
     return f"{rel} is ignored by git"
+
+
+def _linked_folder(root: Path, rel: str) -> str | None:
+    """The first folder on `rel`'s way that is a symbolic link, if any."""
+    parts = rel.split("/")[:-1]
+    for i in range(1, len(parts) + 1):
+        if (root / "/".join(parts[:i])).is_symlink():
+            return "/".join(parts[:i])
+    return None
 
 
 def unchecked_module(

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ctxlint.config.settings import Config
-from ctxlint.core.errors import DerivationError
+from ctxlint.core.errors import DerivationError, did_you_mean
 from ctxlint.discover.files import SourceFile, unchecked_module
 from ctxlint.discover.sources import Sources
 from ctxlint.facts.vocab import Vocabulary, derive_vocabulary
@@ -56,4 +56,18 @@ def run_vocabulary(
         reason = unchecked_module(c.root, c.src, c.exclude, module, files, unreadable)
         if reason is not None:  # say why, not just "not a module under the src roots"
             raise DerivationError(f"{key} {name!r}: {reason}")
+        if module not in by_module:
+            raise DerivationError(_missing(key, name, module, c.src, by_module))
     return derive_vocabulary(c.runtime_module, c.record_class, load, may_hold_field_class)
+
+
+def _missing(key: str, name: str, module: str, src: tuple[str, ...], modules: Any) -> str:
+    """No file of the project is `module`: a typo, or a package installed
+    elsewhere (ctxlint reads the runtime's source, and never imports it)."""
+    roots = ", ".join(src)
+    return (
+        f"{key} {name!r}: no module {module!r} under the src roots ({roots})"
+        f"{did_you_mean(module, modules)}. ctxlint reads the runtime's and the record's "
+        "source from the project and never imports them: an installed package (in "
+        "site-packages) is not read; copy it under a src root (docs/ctxrt.md)"
+    )
