@@ -57,8 +57,7 @@ def test_piped_text_is_not_wrapped(two_findings: Path) -> None:
     assert f"     > 5 | {LONG_LINE}" in res.stdout.splitlines()
     assert res.stdout.splitlines()[-1] == (
         "2 new findings, 0 stale baseline entries, 0 errors: checked 7 files under ., "
-        "3 rules (CTX001 CTX101 CTX201), config pyproject.toml, "
-        "baseline ctxlint-baseline.json (0 baselined findings)"
+        "3 rules (CTX001 CTX101 CTX201), config pyproject.toml, no baseline"
     )
 
     narrow = piped("check", "--no-cache", cwd=two_findings, COLUMNS="60")
@@ -91,7 +90,7 @@ def test_clean_run_is_one_line(project: Path) -> None:
     ids = [r.id for r in load_rules()]
     assert res.stdout.splitlines() == [
         f"All clear: checked 6 files under ., {len(ids)} rules ({' '.join(ids)}), "
-        "config pyproject.toml, baseline ctxlint-baseline.json (0 baselined findings)"
+        "config pyproject.toml, no baseline"
     ]
 
 

@@ -314,7 +314,10 @@ def check(
         files_checked=out.files_checked,
         timings=out.timings,
         config_path=str(config.config_path or ""),
-        baseline_path=str(config.baseline or "") if baseline is not None else "",
+        # a baseline not written yet is empty: the summary says "no baseline", not its name
+        baseline_path=str(config.baseline)
+        if baseline is not None and config.baseline and Path(config.baseline).is_file()
+        else "",
         disabled=dict(out.disabled),
     )
     shown_files = [f.rel for f in files if under(f.rel, filters)]
