@@ -430,6 +430,9 @@ def test_baseline_update_records_the_pin_and_check_strict_passes(project: Path) 
     assert failing.returncode == 1, failing.stdout + failing.stderr
     upd = run_cli("baseline", "update", "--no-cache", *args)
     assert upd.returncode == 0, upd.stdout + upd.stderr
+    # what it recorded is said: not "removed 0, added 0, kept 0" alone
+    said = " ".join(upd.stdout.split())  # (the runner sets COLUMNS)
+    assert said.endswith("removed 0, added 0, kept 0; pins: 1 added (CTX301)")
     assert json.loads(baseline.read_text())["pins"][RULE] == {
         "app.case.set_global_server_args_for_scheduler": NO_READ
     }
@@ -488,7 +491,9 @@ def test_a_multi_level_chain_across_modules_names_the_path(project: Path) -> Non
             "app/entry.py",
             5,
             "run_scheduler -> Scheduler.__init__ -> Base.__init__ -> Scheduler.setup -> "
-            "Worker.__init__ -> load_model -> get_model() (app/model.py:4) before publish at line 6",
+            "Worker.__init__ -> load_model -> get_model() (app/model.py:4) before publish at line 6"
+            ": no bag exists yet there; read it after the publish, or take the value as an "
+            "argument",
         )
     ]
 
@@ -972,7 +977,12 @@ def test_a_publish_through_a_helper_in_another_module_makes_an_entry(project: Pa
         "publishes through app.shims.set_global_for_scheduler"
     )
     assert findings(out) == [
-        ("app/kits.py", 5, "build_fixture -> get_parallel() before publish at line 6")
+        (
+            "app/kits.py",
+            5,
+            "build_fixture -> get_parallel() before publish at line 6: no bag exists yet "
+            "there; read it after the publish, or take the value as an argument",
+        )
     ]
 
 

@@ -80,10 +80,17 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     if report.changed or not config.baseline.exists():
         new.save(config.baseline)
     rel = os.path.relpath(config.baseline)
-    console.print(
-        f"{rel}: removed {len(report.removed)}, added {len(report.added)}, kept {report.kept}",
-        markup=False,
-    )
+    said = f"{rel}: removed {len(report.removed)}, added {len(report.added)}, kept {report.kept}"
+    if report.pins:  # what the derived sets pin moved too: say it, it is the reviewed diff
+        p = report.pins
+        moved = [
+            f"{len(v)} {k}"
+            for k, v in (("added", p.added), ("changed", p.changed), ("removed", p.removed))
+            if v
+        ]
+        keys = sorted({rule for rule, _ in p.added + p.changed + p.removed})
+        said += f"; pins: {', '.join(moved)} ({', '.join(keys)})"
+    console.print(said, markup=False)
     if report.left_out:
         console.print(
             f"{len(report.left_out)} new finding(s) were NOT added: fix them, or accept them with "

@@ -83,7 +83,8 @@ class RuleItem(pytest.Item):
 
 def _describe(rule: Rule, new: list[Finding], stale: list[StaleEntry]) -> str:
     lines = [
-        f"{rule.id} {rule.name}: {len(new)} new finding(s), {len(stale)} stale baseline entr(y/ies)"
+        f"{rule.id} {rule.name}: {len(new)} new finding{'' if len(new) == 1 else 's'}, "
+        f"{len(stale)} stale baseline entr{'y' if len(stale) == 1 else 'ies'}"
     ]
     for f in new:
         lines.append(f"  NEW   {f.path}:{f.line}:{f.span.column} [{f.scope}] {f.message}")

@@ -439,7 +439,10 @@ class PublishBeforeRead(Rule):
             return
         name = short(q, fn.module)
         if publish is not None:
-            when = f"before publish at line {publish.line}"
+            when = (
+                f"before publish at line {publish.line}: no bag exists yet there; read it "
+                "after the publish, or take the value as an argument"
+            )
         else:
             when = "in a process entry that never publishes (add publish(...) at its top)"
         start = a.entry_start.get(q)
