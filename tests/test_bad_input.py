@@ -427,3 +427,12 @@ def test_a_runtime_behind_a_symbolic_link_says_so_not_git(project: Path, tmp_pat
         "ctxlint: error: runtime-module 'specrt.context': its file vendor/specrt/context.py "
         "exists, but is behind the symbolic link vendor/specrt, which discovery does not follow"
     )
+
+
+def test_an_empty_src_is_a_config_error(project: Path) -> None:
+    (project / "pyproject.toml").write_text("[tool.ctxlint]\n" + BASE + "src = []\n")
+    res = cli("check", "--no-cache", cwd=project)
+    assert res.returncode == 2
+    assert _one_error_line(res.stderr).startswith(
+        "ctxlint: error: src = [] names no folder: give at least one"
+    )

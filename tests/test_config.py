@@ -45,12 +45,13 @@ CASES = {
     ),
     "runtime-module-not-found": (
         'runtime-module = "specrt.nope"\nrecord-class = "specrt.record.ServerArgs"\n',
-        "runtime-module 'specrt.nope' is not a module under the src roots",
-        "",
+        "runtime-module 'specrt.nope': no module 'specrt.nope' under the src roots (.)",
+        "'specrt.context'",
     ),
     "record-module-not-found": (
         'runtime-module = "specrt.context"\nrecord-class = "nowhere.record.ServerArgs"\n',
-        "record-class module 'nowhere.record' is not under the src roots",
+        "record-class 'nowhere.record.ServerArgs': no module 'nowhere.record' under the src "
+        "roots (.)",
         "",
     ),
     "record-class-not-found": (

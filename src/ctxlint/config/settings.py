@@ -204,6 +204,8 @@ def load_config(
         if not isinstance(globs, list) or not all(isinstance(g, str) for g in globs):
             raise ConfigError(f"per-rule-exclude.{rid} must be a list of glob strings")
         _check_globs(f"per-rule-exclude.{rid}", globs)
+    if "src" in table and not table["src"]:  # it would check nothing, then fail far away
+        raise ConfigError('src = [] names no folder: give at least one (the default is ["."])')
     target_version = table.get("target-version", DEFAULT_TARGET)
     why_not = unsupported_target(target_version)
     if why_not is not None:
