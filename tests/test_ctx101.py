@@ -25,6 +25,19 @@ BAD = {
             c = getattr(get_server_args(), "tp_size", 1)  # expect
             return a, b, c
         """,
+    "star-import-of-the-runtime": """
+        from specrt.context import *
+
+        def f() -> object:
+            return get_server_args().tp_size  # expect
+        """,
+    "walrus-binding-the-seed": """
+        from specrt.context import get_server_args
+
+        def f() -> object:
+            a = (sa := get_server_args()).tp_size  # expect
+            return a, sa.dp_size  # expect
+        """,
     "module-attribute-chain": """
         import specrt.context
         import specrt.context as ctx

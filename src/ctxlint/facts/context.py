@@ -94,6 +94,9 @@ class FileContext:
         self.module_node = module_node
         self.vocab = vocab
         self.imports: dict[str, str] = module_imports(module_node, module, is_package)
+        if vocab is not None:  # `from RUNTIME import *` binds the accessors it defines
+            for name, target in star_accessors(module_node, module, is_package, vocab).items():
+                self.imports.setdefault(name, target)
         self.scopes: list[Scope] = [Scope("module", "", MODULE_SCOPE, module_node)]
         self.module_defs: set[str] = set()  # the defs and classes at module level, so far
         self.anchors: list[Anchor] = []
@@ -283,6 +286,23 @@ def _walk_module_level(body: Any) -> Any:
                     yield from _walk_module_level(block.body)
                 else:  # a one-line block: `if x: import y`
                     yield from block.body
+
+
+def star_accessors(
+    module_node: cst.Module, module: str, is_package: bool, vocab: Vocabulary
+) -> dict[str, str]:
+    """The runtime's accessors a module-level `from RUNTIME import *` binds (every
+    public name of the runtime module; the vocabulary knows its accessors)."""
+    for small in _walk_module_level(module_node.body):
+        if (
+            isinstance(small, cst.ImportFrom)
+            and isinstance(small.names, cst.ImportStar)
+            and _absolute(small, module, is_package) == vocab.runtime_module
+        ):
+            names = [*vocab.seed_accessors, *vocab.bag_accessors]
+            # as `from RUNTIME import name` would bind each
+            return {n: f"{vocab.runtime_module}.{n}" for n in names if not n.startswith("_")}
+    return {}
 
 
 def module_imports(module_node: cst.Module, module: str, is_package: bool) -> dict[str, str]:

@@ -97,6 +97,8 @@ class RecordTracker(FileVisitor):
         return False
 
     def is_seed(self, expr: cst.BaseExpression) -> bool:
+        if isinstance(expr, cst.NamedExpr):  # `(sa := get_server_args()).port`
+            return self.is_seed(expr.value)
         if self.is_seed_call(expr):
             return True
         return isinstance(expr, cst.Name) and self.is_seed_alias(expr.value)
