@@ -436,3 +436,21 @@ def test_an_empty_src_is_a_config_error(project: Path) -> None:
     assert _one_error_line(res.stderr).startswith(
         "ctxlint: error: src = [] names no folder: give at least one"
     )
+
+
+def test_a_link_in_the_project_to_a_file_elsewhere_is_checked_by_its_path(
+    project: Path, tmp_path: Path
+) -> None:
+    """The config is looked for where the path is as typed, not where the link leads
+    (that said "no ctxlint configuration found"), and the file is reported at its
+    path in the project, as a plain check reports it."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "real.py").write_text(READ)
+    (project / "app" / "linked.py").symlink_to(outside / "real.py")
+    _commit_all(project)
+    whole = cli("check", "--no-cache", "--output-format", "json", cwd=project)
+    one = cli("check", "--output-format", "json", "app/linked.py", cwd=project)
+    assert one.returncode == whole.returncode == 1, one.stderr
+    paths = [f["path"] for f in json.loads(one.stdout)["findings"]]
+    assert paths == [f["path"] for f in json.loads(whole.stdout)["findings"]] == ["app/linked.py"]

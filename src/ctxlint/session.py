@@ -122,8 +122,11 @@ def resolve(request: Request, rules: list[Rule] | None = None) -> Setup:
             root, paths = paths[0], paths[1:]
     else:
         start = Path(request.search_from) if request.search_from else None
-        here = (start or (paths[0] if paths else Path.cwd())).resolve()
-        cfg_path = find_config(here)
+        # where the path is as typed (a link to a file elsewhere stays in its project),
+        # then where it leads
+        asked = start or (paths[0] if paths else Path.cwd())
+        here = Path(os.path.abspath(asked))
+        cfg_path = find_config(here) or find_config(asked.resolve())
         if cfg_path is None:  # name the configs below, for a project in a subfolder
             raise missing_config(here if here.is_dir() else here.parent, request.command)
     given = {
@@ -153,10 +156,7 @@ def resolve(request: Request, rules: list[Rule] | None = None) -> Setup:
         config = replace(config, baseline=config.root / config.baseline.relative_to(PROFILES))
     filters = []
     for p in paths:
-        try:
-            filters.append(p.resolve().relative_to(config.root).as_posix())
-        except ValueError:
-            raise ConfigError(f"{p} is outside the project root {config.root}") from None
+        filters.append(_project_path(p, config.root))
     selected = selected_rules(
         rules, config, list(request.select), list(request.ignore), list(request.extend_select)
     )
@@ -322,6 +322,16 @@ def check(
     )
     shown_files = [f.rel for f in files if under(f.rel, filters)]
     return Checked(setup, result, out, baseline, shown_files)
+
+
+def _project_path(p: Path, root: Path) -> str:
+    """`p` relative to the project root: as typed (a link in the project to a file
+    elsewhere is the project's path), else where it leads."""
+    for candidate in (Path(os.path.abspath(p)), p.resolve()):
+        for base in (root, root.resolve()):
+            if candidate.is_relative_to(base):
+                return candidate.relative_to(base).as_posix()
+    raise ConfigError(f"{p} is outside the project root {root}")
 
 
 def under(path: str, filters: list[str]) -> bool:
