@@ -478,7 +478,7 @@ def test_ctrl_c_on_a_cold_run_stops_it_at_once(project: Path) -> None:
     assert proc.poll() is None, "the cold run ended before it could be interrupted"
     os.killpg(proc.pid, signal.SIGINT)
     sent = time.monotonic()
-    out, err = proc.communicate(timeout=60)
+    _, err = proc.communicate(timeout=60)
     took = time.monotonic() - sent
     assert proc.returncode == 130, err
     assert err.strip().splitlines()[-1] == "ctxlint: interrupted" and "Traceback" not in err

@@ -430,6 +430,26 @@ def test_pins_recorded_by_baseline_update_and_changes_fail_until_recorded(
     assert "app.plugin.Algo.make is not pinned" in messages[1]
 
 
+def test_a_gone_hook_is_reported_in_its_base_class_file(project: Path) -> None:
+    """Not at the first plugin base of the tree (a new user's pin landed in an
+    unrelated file, where --changed-since and annotations never look)."""
+    other = PLUGIN.replace("class Algo", "class Early").replace("def build", "def early")
+    two_hooks = PLUGIN + "\n    @abc.abstractmethod\n    def probe(self) -> None: ...\n"
+    write(project, {"app/aaa.py": other, "app/plugin.py": two_hooks})
+    r = run_cli("baseline", "update", "--no-cache", cwd=project)
+    assert r.returncode == 0, r.stdout + r.stderr
+    (project / "app/plugin.py").write_text(
+        two_hooks.replace(
+            "    @abc.abstractmethod\n    def build(self, server_args, target) -> None: ...\n", ""
+        )
+    )
+    rc, found = _check(project)
+    assert rc == 1
+    (f,) = found
+    assert "app.plugin.Algo.build was pinned as" in f["message"]
+    assert f["path"] == "app/plugin.py"
+
+
 def test_objects_typed_by_return_annotations(project: Path) -> None:
     """The design's shape: `from_string` returns `Union[Builtin, CustomSpecAlgo]`,
     and the dispatch calls whatever it got with the built-in's argument list."""

@@ -115,22 +115,42 @@ class PinSite:
     span: list[int]
 
 
+def _nearest_site(key: str, sites: dict[str, PinSite]) -> PinSite | None:
+    """The site of the key sharing the most leading dotted parts with `key`
+    (the first such key, by name)."""
+    if not sites:
+        return None
+    parts = key.split(".")
+
+    def shared(other: str) -> int:
+        n = 0
+        for a, b in zip(parts, other.split("."), strict=False):
+            if a != b:
+                break
+            n += 1
+        return n
+
+    return sites[min(sites, key=lambda k: (-shared(k), k))]
+
+
 def pin_findings(
     rule_id: str, program: Program, current: dict[str, Any], sites: dict[str, PinSite]
 ) -> list[RawFinding]:
     """Findings for every key whose value differs from the baseline's pin.
 
     A key with no site (it was removed from the code) is reported at the site
-    of the first remaining key, or not at all when nothing remains to anchor it.
+    of the remaining key nearest it by name (`pkg.mod.Base.gone` at another
+    hook of `pkg.mod.Base`: the file the change is in, which is what
+    --changed-since and an annotation look at), or not at all when nothing
+    remains to anchor it.
     """
     pinned = program.pinned.get(rule_id, {})
     out: list[RawFinding] = []
-    fallback = sites[min(sites)] if sites else None
     for key in sorted(set(pinned) | set(current)):
         old, new = pinned.get(key), current.get(key)
         if old == new:
             continue
-        site = sites.get(key, fallback)
+        site = sites.get(key) or _nearest_site(key, sites)
         if site is None:
             continue
         if old is None:
