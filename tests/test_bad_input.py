@@ -483,3 +483,28 @@ def test_ctrl_c_on_a_cold_run_stops_it_at_once(project: Path) -> None:
     assert proc.returncode == 130, err
     assert err.strip().splitlines()[-1] == "ctxlint: interrupted" and "Traceback" not in err
     assert took < 5, f"took {took:.1f} s to stop"
+
+
+def test_a_cache_that_cannot_be_used_is_said_once(project: Path) -> None:
+    """Every run would be cold: a file where the cache folder should be (or a
+    cache restored read-only in CI) gets one warning line, and the run goes on."""
+    write(project, {"app/a.py": READ})
+    (project / "afile").write_text("")
+    res = cli("check", "--cache-dir", "afile", cwd=project)
+    assert res.returncode == 1, res.stderr
+    assert res.stderr.count("ctxlint: warning: the cache ") == 1
+    assert "cannot be used" in res.stderr and "running without it" in res.stderr
+
+
+def test_a_ctxlint_toml_with_a_tool_table_and_top_level_keys_is_an_error(project: Path) -> None:
+    """`[per-rule-exclude]` after `[tool.ctxlint]` is a top-level table: it was
+    dropped without a word, and the run checked more than asked."""
+    (project / "pyproject.toml").unlink()
+    (project / "ctxlint.toml").write_text(
+        "[tool.ctxlint]\n" + BASE + '\n[per-rule-exclude]\nCTX201 = ["specrt/record.py"]\n'
+    )
+    res = cli("check", "--no-cache", cwd=project)
+    assert res.returncode == 2
+    assert "ctxlint.toml has a [tool.ctxlint] table and top-level keys (per-rule-exclude)" in (
+        _one_error_line(res.stderr)
+    )

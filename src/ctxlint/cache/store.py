@@ -43,6 +43,22 @@ def is_damaged(exc: sqlite3.Error) -> bool:
     return any(text in str(exc) for text in _DAMAGED_TEXT)
 
 
+_WARNED: set[str] = set()  # one warning per cache folder and process (a run opens several)
+
+
+def _warn_once(folder: object, message: str) -> None:
+    """A cache that cannot be used makes every run cold: said once, on stderr."""
+    if str(folder) not in _WARNED:
+        _WARNED.add(str(folder))
+        print(f"ctxlint: warning: {message}", file=sys.stderr)
+
+
+def _why(exc: BaseException) -> str:
+    return (exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)) or type(
+        exc
+    ).__name__
+
+
 class FactCache:
     def __init__(self, folder: Path | None, *, read: bool = True) -> None:
         self.db: sqlite3.Connection | None = None
@@ -68,8 +84,11 @@ class FactCache:
                 if not is_damaged(exc):
                     raise
                 self._rebuild(exc)
-        except (OSError, sqlite3.Error):
+        except (OSError, sqlite3.Error) as exc:
             self.db = None  # read-only tree or a file sqlite cannot use: run uncached
+            _warn_once(
+                folder, f"the cache {folder} cannot be used ({_why(exc)}); running without it"
+            )
 
     def _rebuild(self, exc: sqlite3.Error) -> bool:
         """Delete a damaged database and start an empty one (once per run)."""
@@ -138,6 +157,12 @@ class FactCache:
                 except sqlite3.Error:
                     pass
                 if not (is_damaged(exc) and self._rebuild(exc)):
+                    where = self.path.parent if self.path else "?"
+                    _warn_once(
+                        where,
+                        f"the cache {where} cannot be written ({_why(exc)}); "
+                        "this run's results are not kept",
+                    )
                     return
 
     def close(self) -> None:

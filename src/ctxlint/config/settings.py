@@ -126,6 +126,15 @@ def _table(doc: dict[str, Any], path: Path) -> dict[str, Any] | None:
     if table is not None:
         if not isinstance(table, dict):
             raise ConfigError(f"key 'tool.ctxlint' in {path} must be a table")
+        stray = sorted(k for k in doc if k != "tool")
+        if path.name != "pyproject.toml" and stray:
+            # `[per-rule-exclude]` after `[tool.ctxlint]` is a top-level table: it
+            # would be dropped without a word, and the run would check more
+            raise ConfigError(
+                f"{path.name} has a [tool.ctxlint] table and top-level keys "
+                f"({', '.join(stray)}): put every key at the top level, or every one "
+                "under [tool.ctxlint] ([tool.ctxlint.per-rule-exclude])"
+            )
         return table
     if path.name != "pyproject.toml" and doc and "tool" not in doc:
         return doc  # a standalone ctxlint.toml may hold the keys at top level
