@@ -44,6 +44,7 @@ def roles(root: Path, *args: str) -> tuple[int, str, str]:
 def test_the_reach_per_role_as_json(proj: Path) -> None:
     rc, out, err = roles(proj, "--format", "json")
     assert rc == 0, err
+    assert roles(proj, "--output-format", "json") == (rc, out, err)  # as every command takes it
     report = json.loads(out)
     assert report["table"] == "specrt.context.ROLE_NAMESPACE_SETS (specrt/context.py:86)"
     assert report["roles"] == {

@@ -27,7 +27,7 @@ def add_parser(sub: Any, commands: dict[str, Callable[..., int]]) -> None:
         "roles", help="the config namespaces each process role reaches, and --compare with a run"
     )
     options.add_common(roles)
-    roles.add_argument("--format", choices=("text", "json"), default="text")
+    options.add_format(roles, "the roles")  # --output-format, as every command takes it
     roles.add_argument(
         "--compare",
         metavar="FILE",
