@@ -49,6 +49,18 @@ def test_every_relative_link_and_named_config_exists() -> None:
         assert (REPO / config).is_file(), f"the README names {config}, which does not exist"
 
 
+def test_the_per_release_totals_are_the_pinned_ones() -> None:
+    """The README's SGLang figures are the slow test's pins, not an older run's."""
+    import json
+
+    pins = json.loads((REPO / "tests/data/sglang_history_pins.json").read_text())
+    said = dict(
+        (release, int(n.replace(",", "")))
+        for n, release in re.findall(r"([\d,]+) on (0\.5\.\d+)", " ".join(README.split()))
+    )
+    assert said == {release: sum(p["counts"].values()) for release, p in pins.items()}
+
+
 def test_design_doc_places_every_rule() -> None:
     design = (REPO / "docs" / "design.md").read_text(encoding="utf-8")
     assert "runtime-context-design.md" not in README
