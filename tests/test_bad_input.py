@@ -508,3 +508,16 @@ def test_a_ctxlint_toml_with_a_tool_table_and_top_level_keys_is_an_error(project
     assert "ctxlint.toml has a [tool.ctxlint] table and top-level keys (per-rule-exclude)" in (
         _one_error_line(res.stderr)
     )
+
+
+def test_a_runtime_one_folder_down_names_the_tree_to_check(project: Path) -> None:
+    """`--profile sglang` from a checkout's root, where the package is in python/:
+    the message names the folder to give, not just "not under the src roots"."""
+    (project / "python").mkdir()
+    (project / "specrt").rename(project / "python" / "specrt")
+    res = cli("check", "--no-cache", cwd=project)
+    assert res.returncode == 2
+    assert _one_error_line(res.stderr).endswith(
+        "no module 'specrt.context' under the src roots (.), but python/specrt/context.py is "
+        "that module: the tree to check is python/ (give it as PATH), or add 'python' to `src`"
+    )

@@ -264,6 +264,12 @@ def test_statistics(findings_project: Path) -> None:
         "CTX201": ("0", "0", "0", "1"),
     }
     assert "get_server_args().dp_size" not in res.stdout
+    # the stale entries are counted, not listed; their heading keeps the hint
+    assert "1 stale baseline entry (no longer found; run `ctxlint baseline update`" in res.stdout
+    assert "app/b.py  CTX201" not in res.stdout
+    # concise lists each stale entry with its snippet (entries of one scope apart)
+    concise = cli("check", "--output-format", "concise", cwd=root).stdout
+    assert "app/b.py: CTX201 stale baseline entry in g `server_args.dp_size`: no longer" in concise
 
 
 def test_timings(findings_project: Path) -> None:

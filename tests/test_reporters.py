@@ -144,7 +144,13 @@ def test_json_schema_1_exact(result: Result) -> None:
         "status": "new",
     }
     assert doc["stale"] == [
-        {"rule": "CTX101", "path": "pkg/old.py", "scope": "Old.run", "fingerprint": "fp-stale"}
+        {
+            "rule": "CTX101",
+            "path": "pkg/old.py",
+            "scope": "Old.run",
+            "fingerprint": "fp-stale",
+            "snippet": "sa.dp_size",
+        }
     ]
     assert doc["summary"] == {
         "CTX101": {"found": 2, "new": 1, "baselined": 1, "stale": 1},

@@ -88,12 +88,15 @@ class StaleEntry:
         return (self.path, self.rule, self.scope, self.fingerprint)
 
     def to_json(self) -> dict[str, str]:
-        return {
+        out = {
             "rule": self.rule,
             "path": self.path,
             "scope": self.scope,
             "fingerprint": self.fingerprint,
         }
+        if self.snippet:  # what it was: entries of one scope apart at a glance
+            out["snippet"] = self.snippet
+        return out
 
 
 @dataclass(frozen=True, slots=True)

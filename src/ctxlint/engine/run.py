@@ -450,7 +450,9 @@ class Engine:
             raw.extend(found)
             self._timed(f"rule {rule.id} check", t)
         ran = {r.id for r in runnable} & self.selected
-        raw = apply_suppressions(raw, program, ran, {r.id for r in load_rules()})
+        every = load_rules()
+        known = {r.id: r.id for r in every} | {r.name.upper(): r.id for r in every}
+        raw = apply_suppressions(raw, program, ran, known)
         findings = to_findings(raw)
         errors.sort(key=lambda e: e.path)
         pins = {r.id: r.pins(program) for r in runnable if r.id in self.selected}

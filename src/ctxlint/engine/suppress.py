@@ -25,17 +25,19 @@ def _finding(path: str, s: dict[str, Any], message: str) -> RawFinding:
 
 
 def apply_suppressions(
-    raw: list[RawFinding], program: Program, checked: set[str], known: set[str]
+    raw: list[RawFinding], program: Program, checked: set[str], known: dict[str, str]
 ) -> list[RawFinding]:
     """Drop suppressed findings; add CTX001 findings for bad suppressions.
 
     `checked` are the rules whose checks ran: a suppression naming a rule that
-    did not run cannot be judged unused; `known` are every rule's ids.
+    did not run cannot be judged unused; `known` maps every rule's id and its
+    name, upper-cased (`SEED-READ`), to its id.
     """
     by_line: dict[tuple[str, int], list[dict[str, Any]]] = {}
     for path, entry in program.files.items():
         for s in entry.get("suppressions", ()):
             s["used"] = set()
+            s["rules"] = [known.get(r, r) for r in s["rules"]]  # a name stands for its id
             by_line.setdefault((path, s["line"]), []).append(s)
     if not by_line:
         return raw

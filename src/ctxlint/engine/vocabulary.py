@@ -57,17 +57,28 @@ def run_vocabulary(
         if reason is not None:  # say why, not just "not a module under the src roots"
             raise DerivationError(f"{key} {name!r}: {reason}")
         if module not in by_module:
-            raise DerivationError(_missing(key, name, module, c.src, by_module))
+            raise DerivationError(_missing(key, name, module, c, by_module))
     return derive_vocabulary(c.runtime_module, c.record_class, load, may_hold_field_class)
 
 
-def _missing(key: str, name: str, module: str, src: tuple[str, ...], modules: Any) -> str:
-    """No file of the project is `module`: a typo, or a package installed
-    elsewhere (ctxlint reads the runtime's source, and never imports it)."""
-    roots = ", ".join(src)
+def _missing(key: str, name: str, module: str, config: Config, modules: Any) -> str:
+    """No file of the project is `module`: a folder below the root holds it (the
+    tree to check is that folder), a typo, or a package installed elsewhere
+    (ctxlint reads the runtime's source, and never imports it)."""
+    head = f"{key} {name!r}: no module {module!r} under the src roots ({', '.join(config.src)})"
+    tail = module.replace(".", "/")
+    for suffix in (".py", "/__init__.py"):
+        for depth in ("*/", "*/*/"):
+            found = sorted(config.root.glob(f"{depth}{tail}{suffix}"))
+            if found:
+                rel = found[0].relative_to(config.root).as_posix()
+                folder = rel[: -len(tail + suffix) - 1]
+                return (
+                    f"{head}, but {rel} is that module: the tree to check is {folder}/ "
+                    f"(give it as PATH), or add {folder!r} to `src`"
+                )
     return (
-        f"{key} {name!r}: no module {module!r} under the src roots ({roots})"
-        f"{did_you_mean(module, modules)}. ctxlint reads the runtime's and the record's "
+        f"{head}{did_you_mean(module, modules)}. ctxlint reads the runtime's and the record's "
         "source from the project and never imports them: an installed package (in "
         "site-packages) is not read; copy it under a src root (docs/ctxrt.md)"
     )

@@ -14,7 +14,8 @@ from typing import Any
 # A comment that means to suppress (prose mentioning "ctxlint:" does not).
 _INTENT = re.compile(r"#\s*ctxlint:\s*ignore")
 # The reason runs to the end of the comment or to a second `#` comment on it.
-_DIRECTIVE = re.compile(r"#\s*ctxlint:\s*ignore\[([A-Za-z0-9_, ]*)\]\s*([^#]*)")
+# Rule ids or names (`ignore[seed-read]`), as --select takes them.
+_DIRECTIVE = re.compile(r"#\s*ctxlint:\s*ignore\[([A-Za-z0-9_, -]*)\]\s*([^#]*)")
 
 
 def scan(text: str) -> list[dict[str, Any]]:

@@ -24,8 +24,10 @@ def lines(result: Result) -> list[str]:
         f"{shown(f.path)}:{f.span.line}:{f.span.column}: {f.rule} {_one_line(f.message)}"
         for f in result.new_findings
     ]
-    out += [
-        f"{shown(s.path)}: {s.rule} stale baseline entry in {s.scope}: no longer found"
+    out += [  # the snippet tells entries of one scope apart (they were identical lines)
+        f"{shown(s.path)}: {s.rule} stale baseline entry in {s.scope}"
+        + (f" `{_one_line(s.snippet)}`" if s.snippet else "")
+        + ": no longer found"
         for s in result.stale
     ]
     out += [f"{shown(e.path)}: error: {_one_line(e.message)}" for e in result.errors]

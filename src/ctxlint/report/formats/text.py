@@ -122,7 +122,7 @@ def _print_findings(
             console.print()
 
 
-def _print_stale(result: Result, console: Console) -> None:
+def _print_stale(result: Result, console: Console, *, entries: bool = True) -> None:
     if not result.stale:
         return
     style = "bold red" if result.strict else "bold yellow"
@@ -137,6 +137,9 @@ def _print_stale(result: Result, console: Console) -> None:
     else:
         head.append(f" (no longer found; {update_hint(result)} to drop them)", style="")
     console.print(head)
+    if not entries:  # --statistics: the table counts them per rule
+        console.print()
+        return
     shown = opener(result.root)
     for e in result.stale:
         line = Text(f"  {shown(e.path)}  ")
@@ -238,8 +241,9 @@ def print_text(
     show_details: bool = False,
     quiet: bool = False,
 ) -> None:
-    """Print the human report to `console`: new findings (or, with `statistics`,
-    the per-rule table instead), stale entries, errors, and the closing line
+    """Print the human report to `console`: new findings and stale entries (or,
+    with `statistics`, the per-rule table that counts both instead, and only
+    the stale entries' heading with its hint), errors, and the closing line
     (left out when `quiet`)."""
     if statistics:
         console.print(Text("ctxlint statistics", style="bold"))  # a table title would be padded
@@ -247,7 +251,7 @@ def print_text(
         console.print()
     else:
         _print_findings(result, console, show_source, show_details)
-    _print_stale(result, console)
+    _print_stale(result, console, entries=not statistics)
     _print_errors(result, console)
     if not quiet:
         console.print(closing_line(result))
