@@ -44,6 +44,14 @@ def test_findings_per_rule_across_trees(tmp_path: Path) -> None:
     html = page.read_text()
     assert 'data-chart="burndown"' in html and 'data-commits="3"' in html
     assert "Findings per rule at each of the 3 trees given, oldest on the left" in html
+    # the terminal says what a tree's counts are: not "last 3 commits"
+    text = cli(
+        "audit", "--config", str(old / "pyproject.toml"), "-j", "1", "--color", "never",
+        "--trees", str(old), str(new), cwd=tmp_path,
+    ).stdout  # fmt: skip
+    text = " ".join(text.split())  # (the title wraps at the runner's COLUMNS)
+    assert "Findings per tree (2 trees, no baseline: pin findings included)" in text
+    assert "last 2 commits" not in text
 
 
 def test_trees_and_history_together_is_a_clean_error(tmp_path: Path) -> None:

@@ -190,7 +190,14 @@ def _spark(values: list[int]) -> str:
 
 def _history(audit: Audit) -> Table:
     points = audit.history or []
-    table = _table(f"Burn-down: last {len(points)} commits", "rule", min_width=56)
+    # `--trees` points have no commit date: each is a whole tree checked with
+    # no baseline, so its counts are every finding, pin findings included
+    title = (
+        f"Burn-down: last {len(points)} commits"
+        if any(p.date for p in points) or not points
+        else f"Findings per tree ({len(points)} trees, no baseline: pin findings included)"
+    )
+    table = _table(title, "rule", min_width=56)
     table.add_column("trend")
     table.add_column("first", justify="right")
     table.add_column("now", justify="right")
