@@ -235,6 +235,12 @@ def test_explain_takes_a_rule_name_as_select_does(project: Path) -> None:
     assert by_name.returncode == 0 and by_name.stdout == by_id.stdout
     out = cli("explain", "seed-reed", cwd=project)
     assert out.stderr == "ctxlint: error: unknown rule 'seed-reed' (did you mean 'seed-read'?)\n"
+    # a prefix names the rules it covers, not the nearest id (it suggested CTX104)
+    out = cli("explain", "CTX10", cwd=project)
+    assert out.returncode == 2
+    assert out.stderr == (
+        "ctxlint: error: 'CTX10' is a prefix of CTX101, CTX102, CTX103, CTX104: give one rule\n"
+    )
 
 
 RUFF_OPTIONS = (

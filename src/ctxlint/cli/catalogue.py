@@ -63,6 +63,9 @@ def cmd_explain(args: argparse.Namespace) -> int:
     by_name = {r.name: r.id for r in rules.values()}  # as --select takes them
     rid = by_name.get(args.rule.strip().lower(), args.rule.strip().upper())
     if rid not in rules:
+        prefixed = sorted(r for r in rules if r.startswith(rid))
+        if rid and prefixed:  # `CTX10`: a prefix, not a typo of its nearest id
+            raise ConfigError(f"{args.rule!r} is a prefix of {', '.join(prefixed)}: give one rule")
         hint = did_you_mean(rid, sorted(rules)) or did_you_mean(args.rule.lower(), sorted(by_name))
         raise ConfigError(f"unknown rule {args.rule!r}{hint}")
     path = spec_path(rid)
