@@ -5,6 +5,7 @@ may use is kept, and a write is atomic."""
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -327,3 +328,32 @@ def test_findings_of_rules_with_no_fix_are_said_and_fail_the_run(project: Path) 
     assert cli("fix", "--unsafe", "--exit-zero", cwd=project).returncode == 0
     # --diff keeps ruff's --diff exit: only whether there is a diff
     assert cli("fix", "--diff", cwd=project).returncode == 0
+
+
+MOVES = """\
+from specrt.context import get_server_args
+
+
+def sizes() -> int:
+    sa = get_server_args()
+    return sa.tp_size + sa.dp_size
+
+
+def limit() -> int:
+    return get_server_args().max_running_requests
+"""
+
+
+def test_fixed_sites_are_shown_at_their_line_in_the_file_as_written(project: Path) -> None:
+    """The alias's line goes, so what follows moves up: a fixed site is shown
+    where it now is, as a left one is (they read in two numberings before)."""
+    write(project, {"app/example.py": MOVES})
+    out = cli("fix", "--unsafe", cwd=project)
+    assert out.returncode == 0, out.stdout + out.stderr
+    written = (project / "app/example.py").read_text().splitlines()
+    shown = re.findall(r"^app/example.py:(\d+):\d+: CTX101 fixed `([^`]*)`", out.stdout, re.M)
+    assert len(shown) == 3
+    for line, snippet in shown:
+        field = snippet.rpartition(".")[2]
+        assert field in written[int(line) - 1], (line, snippet, written)
+    assert ("9", "get_server_args().max_running_requests") in shown  # line 10 before

@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from ctxlint.core.findings import Finding
-from ctxlint.fix.plan import FIXED, LEFT, REMOVED, ROLLED_BACK
+from ctxlint.fix.plan import FIXED, LEFT, REMOVED, ROLLED_BACK, Site
 from ctxlint.fix.run import FixResult
 
 
@@ -60,14 +60,37 @@ def _written_positions(result: FixResult) -> dict[int, tuple[int, int]]:
     return out
 
 
+def _fixed_lines(result: FixResult) -> dict[int, int]:
+    """id(site) -> its line in the file as written, for the sites fixed in it: the
+    line the rewrite's hunk puts it on (lines removed or wrapped above it move it)."""
+    out: dict[int, int] = {}
+    by_path: dict[str, list[Site]] = {}
+    for s in result.sites:
+        if s.status == FIXED and s.path in result.after and s.path in result.before:
+            by_path.setdefault(s.path, []).append(s)
+    for path, sites in by_path.items():
+        old = result.before[path].splitlines()
+        new = result.after[path].splitlines()
+        blocks = difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes()
+        for s in sites:
+            for _, i1, i2, j1, j2 in blocks:
+                if i1 <= s.line - 1 < i2:
+                    out[id(s)] = min(j1 + (s.line - 1 - i1), max(j1, j2 - 1)) + 1
+                    break
+    return out
+
+
 def site_lines(result: FixResult, *, applied: bool) -> list[str]:
-    """Each site, where it is: a site left in a file the fix wrote, at its
-    place in the file as written (the lines above it may have changed)."""
+    """Each site, where it is: in a file the fix wrote, at its place in the file
+    as written (the lines above it may have changed), fixed or left alike."""
     lines = []
     verb = "fixed" if applied else "would fix"
     moved = _written_positions(result) if applied else {}
+    if applied:
+        moved |= {k: (line, 0) for k, line in _fixed_lines(result).items()}
     for s in sorted(result.sites, key=lambda s: (s.path, s.line, s.column, s.rule)):
         line, column = moved.get(id(s), (s.line, s.column))
+        column = column or s.column  # a fixed site keeps its column
         where = f"{s.path}:{line}:{column}: {s.rule}"
         if s.status == FIXED:
             note = f" (unsafe: {s.reason})" if s.unsafe else ""
