@@ -116,3 +116,17 @@ def test_the_line_length_is_the_projects(
     for name, text in files.items():
         (tmp_path / name).write_text(text)
     assert line_length(tmp_path) == expected
+
+
+def test_the_line_length_is_the_nearest_config_above_the_file(tmp_path: Path) -> None:
+    """As ruff finds its settings: SGLang keeps them in python/pyproject.toml,
+    below a root ctxlint.toml (the fix wrapped at 88 and ruff wanted 100)."""
+    from ctxlint.fix.line_length import line_length
+
+    (tmp_path / "python" / "pkg").mkdir(parents=True)
+    (tmp_path / "pyproject.toml").write_text("[tool.black]\nline-length = 79\n")
+    (tmp_path / "python" / "pyproject.toml").write_text("[tool.ruff]\nline-length = 100\n")
+    assert line_length(tmp_path, "python/pkg/mod.py") == 100
+    assert line_length(tmp_path, "other/mod.py") == 79  # no ruff config on its way: black's
+    (tmp_path / "python" / "pkg" / "ruff.toml").write_text("select = ['E']\n")
+    assert line_length(tmp_path, "python/pkg/mod.py") == 88  # nearest ruff config, its default

@@ -20,6 +20,7 @@ from pathlib import Path
 from ctxlint.core import pool, pysource
 from ctxlint.core.findings import Finding
 from ctxlint.fix.context import FixContext, Fixer
+from ctxlint.fix.line_length import line_length
 from ctxlint.fix.plan import FilePlan, Site, apply
 from ctxlint.fix.source import SourceFile
 from ctxlint.fix.unused import drop_unused_imports
@@ -45,7 +46,7 @@ class Planner:
     fixers: dict[str, Fixer]  # rule -> fixer, in the order they plan a file
     ctx: FixContext
     broken: dict[str, str]  # path -> why the check could not read it
-    line_length: int = 88  # the project's (fix.line_length)
+    lengths: dict[str, int] = field(default_factory=dict)  # folder -> fix.line_length's
 
     def plan(self, item: tuple[str, list[Finding]]) -> Planned:
         path, findings = item
@@ -63,7 +64,10 @@ class Planner:
             reason = f"the file is not touched: {why or 'not a checked module'}"
             out.sites = [_left(f, reason) for f in findings]
             return out
-        plan = FilePlan(src, self.ctx.vocab.runtime_module, line_length=self.line_length)
+        folder = os.path.dirname(path)  # the settings are a folder's: read once for it
+        if folder not in self.lengths:
+            self.lengths[folder] = line_length(self.root, path)
+        plan = FilePlan(src, self.ctx.vocab.runtime_module, line_length=self.lengths[folder])
         try:
             for rule, fixer in self.fixers.items():
                 mine = [f for f in findings if f.rule == rule]

@@ -37,7 +37,6 @@ from ctxlint.facts.extract import parse
 from ctxlint.fix.binding import fix_accessor_bindings
 from ctxlint.fix.context import FixContext, Fixer
 from ctxlint.fix.hops import fix_config_hops
-from ctxlint.fix.line_length import line_length
 from ctxlint.fix.plan import FIXED, LEFT, ROLLED_BACK, Site
 from ctxlint.fix.planning import Planner, plan_all
 from ctxlint.fix.reads import fix_seed_reads, fix_supplied_reads
@@ -316,7 +315,6 @@ class FixRun:
             FIXERS,
             ctx,
             broken,
-            line_length(self.config.root),
         )
         for planned in plan_all(planner, todo, self.jobs, before_fork=self._read_all):
             result.plans[planned.path] = planned.sites
