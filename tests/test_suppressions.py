@@ -59,6 +59,29 @@ def test_unused_suppression_is_ctx001(project: Path) -> None:
     assert "unused suppression" in found[0].message and "CTX101" in found[0].message
 
 
+def test_a_ctx001_finding_names_the_function_its_comment_is_in(project: Path) -> None:
+    """Comments come from the tokenizer, apart from the tree: the scope was
+    `<module>` whatever the comment was in."""
+    body = (
+        "    pass  # ctxlint: ignore[CTX101] stale excuse\n\n\n"
+        "class K:\n    def m(self) -> None:\n"
+        "        pass  # ctxlint: ignore[CTX201] stale too\n\n\n"
+        "X = 1  # ctxlint: ignore[CTX101] at module level"
+    )
+    found = _run(project, body)
+    assert [(f.rule, f.line, f.scope) for f in found] == [
+        ("CTX001", 6, "f"),
+        ("CTX001", 11, "K.m"),
+        ("CTX001", 14, "<module>"),
+    ]
+
+
+def test_a_suppression_may_name_its_rule_by_name(project: Path) -> None:
+    """As --select takes them: ignore[record-mutation] silences CTX201."""
+    found = _run(project, BOTH + "  # ctxlint: ignore[record-mutation] pipeline-owned")
+    assert _rules(found) == [("CTX101", 6)]
+
+
 def test_suppression_without_reason_is_ctx001_but_still_suppresses(project: Path) -> None:
     """No reason: CTX001, while the named finding stays silenced."""
     found = _run(project, BOTH + "  # ctxlint: ignore[CTX201]")

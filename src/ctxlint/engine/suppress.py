@@ -17,7 +17,7 @@ def _finding(path: str, s: dict[str, Any], message: str) -> RawFinding:
     return RawFinding(
         ID,
         path,
-        "<module>",
+        s.get("scope", "<module>"),  # the def or class its comment is in
         " ".join(s["text"].split()),
         [s["line"], s["col"], s["line"], s["end_col"]],
         message,

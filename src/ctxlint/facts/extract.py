@@ -196,7 +196,11 @@ def _extract(
         ctx.parts[key] = visitor
         visitors.append((key, visitor))
     ctx.records = ctx.parts.get("records")
-    dispatcher = Dispatcher(ctx, [v for _, v in visitors], clock, [rid for rid, _ in visitors])
+    found = suppressions.scan(text) if "ctxlint:" in text else []
+    scopes = suppressions.ScopeSpans(ctx) if found else None  # only where there are some
+    walking = [v for _, v in visitors] + ([scopes] if scopes else [])
+    names = [rid for rid, _ in visitors] + (["suppressions"] if scopes else [])
+    dispatcher = Dispatcher(ctx, walking, clock, names)
     walk(tree, dispatcher.on_visit, dispatcher.on_leave)
     facts = {}
     for rid, v in visitors:
@@ -207,7 +211,9 @@ def _extract(
     ctx.resolve_anchors()
     out["facts"] = {k: v for k, v in facts.items() if v}
     if "ctxlint:" in text:
-        out["suppressions"] = suppressions.scan(text)
+        if scopes is not None:
+            scopes.place(found)
+        out["suppressions"] = found
     ctx.records = None  # the reference cycles (context <-> part visitors) that would hold the tree
     ctx.parts.clear()
     return _plain(out)

@@ -9,7 +9,13 @@ from __future__ import annotations
 import io
 import re
 import tokenize
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from ctxlint.facts.context import MODULE_SCOPE, Anchor, FileContext
+from ctxlint.facts.visitor import FileVisitor
+
+if TYPE_CHECKING:
+    import libcst as cst
 
 # A comment that means to suppress (prose mentioning "ctxlint:" does not).
 _INTENT = re.compile(r"#\s*ctxlint:\s*ignore")
@@ -54,3 +60,27 @@ def scan(text: str) -> list[dict[str, Any]]:
     except (tokenize.TokenError, SyntaxError):
         return found
     return found
+
+
+class ScopeSpans(FileVisitor):
+    """Where each def and class of a file with suppressions is, with its scope
+    name, so a CTX001 finding names the function its comment is in (the
+    comments come from the tokenizer, apart from the tree). Walked only for a
+    file that has suppressions."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        super().__init__(ctx)
+        self.spans: list[tuple[str, Anchor]] = []
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.spans.append((self.ctx.qualname, self.ctx.anchor(node)))
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.spans.append((self.ctx.qualname, self.ctx.anchor(node)))
+
+    def place(self, found: list[dict[str, Any]]) -> None:
+        """Each suppression's scope: the innermost def or class holding its line."""
+        spans = [(name, a.span) for name, a in self.spans]
+        for s in found:
+            inside = [(span[0], name) for name, span in spans if span[0] <= s["line"] <= span[2]]
+            s["scope"] = max(inside)[1] if inside else MODULE_SCOPE
