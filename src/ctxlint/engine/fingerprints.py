@@ -22,9 +22,10 @@ def to_findings(raw: list[RawFinding]) -> list[Finding]:
     """Fingerprint each finding by its occurrence among identical ones in a scope."""
     groups: dict[tuple[str, str, str, str], list[RawFinding]] = defaultdict(list)
     for r in raw:
-        groups[(r.rule, r.path, r.scope, r.snippet)].append(r)
+        key_scope = r.scope if r.key_scope is None else r.key_scope
+        groups[(r.rule, r.path, key_scope, r.snippet)].append(r)
     out: list[Finding] = []
-    for (rule, path, scope, snippet), members in groups.items():
+    for (rule, path, key_scope, snippet), members in groups.items():
         members.sort(key=lambda r: tuple(r.span))
         for i, r in enumerate(members):
             out.append(
@@ -32,10 +33,10 @@ def to_findings(raw: list[RawFinding]) -> list[Finding]:
                     rule=rule,
                     path=path,
                     span=Span(*r.span),
-                    scope=scope,
+                    scope=r.scope,
                     message=r.message,
                     snippet=snippet,
-                    fingerprint=fingerprint(rule, path, scope, snippet, i),
+                    fingerprint=fingerprint(rule, path, key_scope, snippet, i),
                     details=r.details,
                     data=dict(r.data),
                     kind=r.kind,

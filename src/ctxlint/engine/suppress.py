@@ -21,6 +21,7 @@ def _finding(path: str, s: dict[str, Any], message: str) -> RawFinding:
         " ".join(s["text"].split()),
         [s["line"], s["col"], s["line"], s["end_col"]],
         message,
+        key_scope="<module>",  # known by its file and text (fingerprints.to_findings)
     )
 
 

@@ -32,6 +32,10 @@ class RawFinding:
     # and written to the JSON, never hashed into the fingerprint
     data: dict[str, str] = field(default_factory=dict)
     kind: str = VIOLATION  # or PIN: a pinned fact that differs from the baseline
+    # the scope the fingerprint is keyed by, when not `scope` (CTX001: a comment
+    # is known by its file and text; its enclosing def is shown, not hashed, so
+    # baselines pinned before CTX001 named it keep matching)
+    key_scope: str | None = None
 
 
 def field_data(vocab: Vocabulary, name: str) -> dict[str, str]:
