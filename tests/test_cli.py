@@ -304,10 +304,10 @@ def test_explain_renders_the_spec(project: Path) -> None:
 
 def test_explain_unknown_rule(project: Path) -> None:
     """A near miss gets a did-you-mean and exit 2."""
-    res = cli("explain", "CTX10", cwd=project)
+    res = cli("explain", "CTX110", cwd=project)
     assert res.returncode == 2
     line = res.stderr.strip()
-    assert line.startswith("ctxlint: error: unknown rule 'CTX10' (did you mean 'CTX10")
+    assert line.startswith("ctxlint: error: unknown rule 'CTX110' (did you mean 'CTX10")
     assert "\n" not in line
 
 

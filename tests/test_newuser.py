@@ -426,3 +426,27 @@ def test_the_update_hint_names_the_project_as_it_was_reached(project: Path) -> N
         "run `ctxlint baseline update` to lock it in"
         in cli("check", "--strict", cwd=project).stderr
     )
+
+
+def test_the_update_hints_name_a_config_whose_root_is_elsewhere(project: Path) -> None:
+    """examples/legacy_app's layout: a config in a subfolder whose `root` is the
+    repository's. Its folder is a PATH filter there, so `baseline update sub`
+    refused; the plain command updated the root project's baseline. Every hint
+    (check, fix, baseline update, pytest) names the config, and it works."""
+    sub = project / "sub"
+    sub.mkdir()
+    config = (project / "pyproject.toml").read_text().replace("[tool.ctxlint]\n", "")
+    (sub / "ctxlint.toml").write_text(
+        'root = ".."\nbaseline = "sub/baseline.json"\ncache-dir = "sub/.cache"\n' + config
+    )
+    write(project, {"sub/__init__.py": "", "sub/stats.py": SEED_READ, "sub/more.py": SEED_READ})
+    pin = ("baseline", "update", "--config", "sub/ctxlint.toml", "--allow-growth", "--reason", "x")
+    assert cli(*pin, cwd=project).returncode == 0
+    write(project, {"sub/stats.py": "X = 1\n"})
+    hint = "`ctxlint baseline update --config sub/ctxlint.toml`"
+    out = cli("check", "--strict", "sub", cwd=project)
+    assert f"the code got better; run {hint} to lock it in" in out.stderr, out.stderr
+    fixed = cli("fix", "--unsafe", "sub", cwd=project)
+    assert f"then run {hint}." in fixed.stdout, fixed.stdout
+    assert cli(*hint.strip("`").split()[1:], cwd=project).returncode == 0
+    assert cli("check", "--strict", "sub", cwd=project).returncode == 0

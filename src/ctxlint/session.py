@@ -48,6 +48,9 @@ SAY = "say"  # say so (sets)
 QUIET = "quiet"  # leave it to the front end (audit, pytest, history, trees)
 
 
+PYTEST = "pytest --ctxlint"  # Request.command of the pytest plugin: its options in advice
+
+
 @dataclass(frozen=True)
 class Request:
     """Which tree, config and rules a front end asks for (its arguments, parsed)."""
@@ -65,7 +68,7 @@ class Request:
     cache_dir: str | None = None  # the fact cache folder (default: from the config)
     # the advice when the tree is not under the config's root: "run ... FOLDER"
     rerun: Callable[[Config, Path], str] | None = None
-    command: str = "check"  # the command asked for, in advice ("baseline update")
+    command: str = "check"  # the command asked for, in advice ("baseline update"; PYTEST)
     extend_select: tuple[str, ...] = ()  # rules added to the select, as ruff's --extend-select
     exclude: tuple[str, ...] | None = None  # replaces the config's exclude (ruff's --exclude)
     extend_exclude: tuple[str, ...] = ()  # added to the exclude in force (--extend-exclude)
@@ -128,7 +131,11 @@ def resolve(request: Request, rules: list[Rule] | None = None) -> Setup:
         here = Path(os.path.abspath(asked))
         cfg_path = find_config(here) or find_config(asked.resolve())
         if cfg_path is None:  # name the configs below, for a project in a subfolder
-            raise missing_config(here if here.is_dir() else here.parent, request.command)
+            raise missing_config(
+                here if here.is_dir() else here.parent,
+                request.command,
+                pytest_plugin=request.command == PYTEST,
+            )
     given = {
         key: Path(value).resolve()
         for key, value in (("baseline", request.baseline), ("cache_dir", request.cache_dir))

@@ -92,9 +92,11 @@ def cmd_baseline(args: argparse.Namespace) -> int:
         said += f"; pins: {', '.join(moved)} ({', '.join(keys)})"
     console.print(said, markup=False)
     if report.left_out:
+        n = len(report.left_out)
+        command = options.command_as_typed(args, config, "baseline update")
         console.print(
-            f"{len(report.left_out)} new finding(s) were NOT added: fix them, or accept them with "
-            '`ctxlint baseline update --allow-growth --reason "..."`',
+            f"{n} new finding{'' if n == 1 else 's'} {'was' if n == 1 else 'were'} NOT added: "
+            f'fix them, or accept them with `{command} --allow-growth --reason "..."`',
             markup=False,
         )
         return 1

@@ -140,7 +140,10 @@ def cmd_fix(args: argparse.Namespace) -> int:
     if baseline is not None:
         _, entries = compare(result.output.findings, baseline, rules=ids)
         stale = len(entries)
-    for line in [] if quiet else summary(result, applied=True, stale=stale, others=others):
+    update = options.command_as_typed(args, config, "baseline update")
+    for line in (
+        [] if quiet else summary(result, applied=True, stale=stale, others=others, update=update)
+    ):
         print(line)
     for line in untouched(result):
         print(line, file=sys.stderr)

@@ -161,7 +161,11 @@ def command_as_typed(args: argparse.Namespace, config: Config, command: str) -> 
     elif config.config_path is not None:  # found from PATH: that PATH, unless found from here
         found = find_config(here)
         if found is None or found.resolve() != config.config_path.resolve():
-            parts.append(shown(config.config_path.parent))
+            folder = config.config_path.parent
+            if Path(config.root).resolve() == folder.resolve():
+                parts.append(shown(folder))
+            else:  # its `root` is elsewhere: the folder would be a PATH filter there
+                parts += ["--config", shown(config.config_path)]
     return " ".join(parts)
 
 

@@ -9,6 +9,7 @@ itself (a file that does not parse) fails the first item, and the others skip.""
 
 from __future__ import annotations
 
+import argparse
 import warnings
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ import pytest
 
 from ctxlint import session
 from ctxlint.baseline.ratchet import BaselineError
+from ctxlint.cli import options
 from ctxlint.core.errors import ConfigError, CtxlintError
 from ctxlint.core.findings import Finding, StaleEntry
 from ctxlint.discover.roots import shown
@@ -70,7 +72,7 @@ class RuleItem(pytest.Item):
         if self.config.getoption("--ctxlint-no-strict"):
             stale = []
         if new or stale:
-            raise CtxlintFailure(_describe(self.rule, new, stale))
+            raise CtxlintFailure(_describe(self.rule, new, stale, _update_command(self.config)))
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, (CtxlintFailure, CtxlintError)):
@@ -81,7 +83,16 @@ class RuleItem(pytest.Item):
         return self.path, 0, f"ctxlint {self.rule.id} {self.rule.name}"
 
 
-def _describe(rule: Rule, new: list[Finding], stale: list[StaleEntry]) -> str:
+def _update_command(config: pytest.Config) -> str:
+    """`ctxlint baseline update` reaching this session's project from where pytest
+    ran (with the config it was given: the plain command may update another)."""
+    given = config.getoption("--ctxlint-config")
+    here = Path(config.invocation_params.dir)
+    args = argparse.Namespace(config=str(here / given) if given else None, profile=None)
+    return options.command_as_typed(args, config.stash[_SETUP].config, "baseline update")
+
+
+def _describe(rule: Rule, new: list[Finding], stale: list[StaleEntry], update: str) -> str:
     lines = [
         f"{rule.id} {rule.name}: {len(new)} new finding{'' if len(new) == 1 else 's'}, "
         f"{len(stale)} stale baseline entr{'y' if len(stale) == 1 else 'ies'}"
@@ -89,9 +100,7 @@ def _describe(rule: Rule, new: list[Finding], stale: list[StaleEntry]) -> str:
     for f in new:
         lines.append(f"  NEW   {f.path}:{f.line}:{f.span.column} [{f.scope}] {f.message}")
     for s in stale:
-        lines.append(
-            f"  STALE {s.path} [{s.scope}] {s.fingerprint}: fixed; run `ctxlint baseline update`"
-        )
+        lines.append(f"  STALE {s.path} [{s.scope}] {s.fingerprint}: fixed; run `{update}`")
     return "\n".join(lines)
 
 
@@ -111,6 +120,7 @@ def _resolve(config: pytest.Config) -> Setup:
             root=str(root) if root is not None else None,
             search_from=str(root or Path(config.rootpath)),
             rerun=lambda _config, folder: f"pass --ctxlint-root {shown(folder)}",
+            command=session.PYTEST,
         )
     )
 

@@ -38,17 +38,24 @@ def configs_below(start: Path) -> tuple[Path, list[Path]]:
     return root.resolve(), sorted(found, key=lambda p: (len(p.parts), p))
 
 
-def missing_config(start: Path, command: str = "check") -> ConfigError:
-    """No config at or above `start`: say how to add one, or which folder below has one."""
+def missing_config(
+    start: Path, command: str = "check", *, pytest_plugin: bool = False
+) -> ConfigError:
+    """No config at or above `start`: say how to add one, or which folder below has
+    one, in the options of the front end asking (the command line, or pytest's)."""
+    option = "--ctxlint-config FILE" if pytest_plugin else "--config FILE"
     message = (
         f"no ctxlint configuration found in {start} or above: add a [tool.ctxlint] "
-        "table to pyproject.toml or pass --config FILE"
+        f"table to pyproject.toml or pass {option}"
     )
     top, below = configs_below(start)
     if below:
         named = ", ".join(_shown(p) for p in below[:_SHOWN])
         more = f" (and {len(below) - _SHOWN} more)" if len(below) > _SHOWN else ""
         folder = below[0].parent
+        if pytest_plugin:
+            message += f"; below it, {named}{more} has one: pass --ctxlint-root {_shown(folder)}"
+            return ConfigError(message)
         # pre-commit runs hooks from the repository's root, whatever the working folder
         hook = folder.relative_to(top).as_posix()
         message += (

@@ -112,7 +112,12 @@ def untouched(result: FixResult) -> list[str]:
 
 
 def summary(
-    result: FixResult, *, applied: bool, stale: int | None, others: Sequence[Finding] = ()
+    result: FixResult,
+    *,
+    applied: bool,
+    stale: int | None,
+    others: Sequence[Finding] = (),
+    update: str = "ctxlint baseline update",
 ) -> list[str]:
     """The counts, the reasons sites were left, the findings of rules with no fix
     that remain (`others`: new ones), and whether the baseline needs updating."""
@@ -140,6 +145,6 @@ def summary(
     if applied and stale:  # fixed sites that were baselined: their entries go by hand
         lines.append(
             f"The baseline is not rewritten: {stale} entr{'y is' if stale == 1 else 'ies are'} "
-            "now stale; review the changes, then run `ctxlint baseline update`."
+            f"now stale; review the changes, then run `{update}`."
         )
     return lines
