@@ -88,6 +88,14 @@ def test_a_suppression_may_name_its_rule_by_name(project: Path) -> None:
     assert _rules(found) == [("CTX101", 6)]
 
 
+def test_an_unknown_rule_name_gets_the_nearest_name(project: Path) -> None:
+    found = _run(project, BOTH + "  # ctxlint: ignore[record-mutaton] pipeline-owned")
+    message = next(f.message for f in found if f.rule == "CTX001")
+    assert (
+        message == "suppression names unknown rule record-mutaton (did you mean 'record-mutation'?)"
+    )
+
+
 def test_suppression_without_reason_is_ctx001_but_still_suppresses(project: Path) -> None:
     """No reason: CTX001, while the named finding stays silenced."""
     found = _run(project, BOTH + "  # ctxlint: ignore[CTX201]")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ctxlint.core.errors import did_you_mean
 from ctxlint.program.core import Program
 from ctxlint.program.rule import RawFinding
 
@@ -66,7 +67,9 @@ def apply_suppressions(
                 continue
             for rid in s["rules"]:
                 if rid not in known:
-                    kept.append(_finding(path, s, f"suppression names unknown rule {rid}"))
+                    kept.append(
+                        _finding(path, s, f"suppression names unknown rule {_asked(rid, known)}")
+                    )
                 elif rid in checked and rid not in s["used"]:
                     kept.append(
                         _finding(path, s, f"unused suppression: no {rid} finding on this line")
@@ -74,3 +77,12 @@ def apply_suppressions(
             if not s["reason"]:
                 kept.append(_finding(path, s, "suppression without a reason: say why after the ]"))
     return kept
+
+
+def _asked(rid: str, known: dict[str, str]) -> str:
+    """The unknown rule as written (a name in lower case), with the nearest known
+    id or name (`seed-reed` -> `seed-read`)."""
+    if "-" in rid:
+        names = [k.lower() for k, v in known.items() if k != v]
+        return rid.lower() + did_you_mean(rid.lower(), names)
+    return rid + did_you_mean(rid, [k for k, v in known.items() if k == v])

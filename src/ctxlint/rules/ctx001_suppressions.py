@@ -15,7 +15,10 @@ ID = "CTX001"
 class SuppressionHygiene(Rule):
     id = ID
     name = "suppression-hygiene"
-    summary = "A `# ctxlint: ignore[...]` comment that is unused, malformed or has no reason"
+    summary = (
+        "A `# ctxlint: ignore[...]` comment that is unused, malformed, names an unknown rule "
+        "or has no reason"
+    )
 
 
 RULE = SuppressionHygiene()
