@@ -130,3 +130,44 @@ def test_the_line_length_is_the_nearest_config_above_the_file(tmp_path: Path) ->
     assert line_length(tmp_path, "other/mod.py") == 79  # no ruff config on its way: black's
     (tmp_path / "python" / "pkg" / "ruff.toml").write_text("select = ['E']\n")
     assert line_length(tmp_path, "python/pkg/mod.py") == 88  # nearest ruff config, its default
+
+
+def test_an_import_the_fix_wrapped_then_shortened_goes_back_on_one_line(
+    project: Path,
+) -> None:
+    """The wrap is decided before the seed accessor nothing uses any more is
+    dropped: `get_model, get_parallel, get_server_args` passes 60 columns, the
+    import that is left (50) does not, so it is written on one line."""
+    from fixrun import fix_project
+    from helpers import write
+
+    (project / "ruff.toml").write_text("line-length = 60\n")
+    write(
+        project,
+        {
+            "app/example.py": (
+                "from specrt.context import get_model, get_server_args\n\n\n"
+                "def f() -> object:\n    return get_model(), get_server_args().tp_size\n"
+            )
+        },
+    )
+    fix_project(project, {"CTX101"}, unsafe=True)
+    text = (project / "app/example.py").read_text()
+    assert text.startswith("from specrt.context import get_model, get_parallel\n"), text
+    # one still too long stays wrapped
+    (project / "ruff.toml").write_text("line-length = 45\n")
+    write(
+        project,
+        {
+            "app/example.py": (
+                "from specrt.context import get_model, get_server_args\n\n\n"
+                "def f() -> object:\n    return get_model(), get_server_args().tp_size\n"
+            )
+        },
+    )
+    fix_project(project, {"CTX101"}, unsafe=True)
+    assert (
+        (project / "app/example.py")
+        .read_text()
+        .startswith("from specrt.context import (\n    get_model,\n    get_parallel,\n)\n")
+    )

@@ -43,6 +43,9 @@ class FilePlan:
     line_length: int = 88  # the project's (fix.line_length): a grown import is wrapped past it
     # seed accessor names (local) whose import goes if nothing uses them any more
     drop_if_unused: set[str] = field(default_factory=set)
+    # the code of each import this plan wrapped: one the unused-import pass then
+    # shortens goes back on one line if it fits (fix.unused)
+    wrapped: set[str] = field(default_factory=set)
     freed: set[str] = field(default_factory=set)  # names a planned rename frees
     planned: set[str] = field(default_factory=set)  # accessors a module-level import will bind
 
@@ -73,7 +76,11 @@ class _Apply(cst.CSTTransformer):
             return plan.replace[key]
         if key in plan.add_names and isinstance(updated, cst.ImportFrom):
             indent = plan.src.walk.span(original)[1] - 1
-            return fitted(with_names(updated, plan.add_names[key]), indent, plan.line_length)
+            grown = with_names(updated, plan.add_names[key])
+            wrapped = fitted(grown, indent, plan.line_length)
+            if wrapped is not grown:
+                plan.wrapped.add(_code(wrapped))
+            return wrapped
         if isinstance(updated, (cst.IndentedBlock, cst.Module)):
             assert isinstance(original, (cst.IndentedBlock, cst.Module))
             body = self._body(list(original.body), list(updated.body))
@@ -199,6 +206,17 @@ def import_from(module: str, names: list[str], limit: int) -> cst.SimpleStatemen
 
 def _code(node: cst.CSTNode) -> str:
     return cst.Module([]).code_for_node(node)
+
+
+def one_line(stmt: cst.ImportFrom, indent: int, limit: int) -> cst.ImportFrom:
+    """`stmt` (in parentheses) on one line, when that fits `limit` at `indent`."""
+    if isinstance(stmt.names, cst.ImportStar):
+        return stmt
+    head = "." * len(stmt.relative) + (_code(stmt.module) if stmt.module is not None else "")
+    names = ", ".join(_code(a.with_changes(comma=cst.MaybeSentinel.DEFAULT)) for a in stmt.names)
+    line = cst.parse_statement(f"from {head} import {names}\n")
+    assert isinstance(line, cst.SimpleStatementLine) and isinstance(line.body[0], cst.ImportFrom)
+    return line.body[0] if indent + len(_code(line.body[0])) <= limit else stmt
 
 
 def fitted(stmt: cst.ImportFrom, indent: int, limit: int) -> cst.ImportFrom:

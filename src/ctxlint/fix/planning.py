@@ -78,7 +78,13 @@ class Planner:
                 vocab = self.ctx.vocab
                 seeds = {vocab.runtime_module, *vocab.accessor_modules.values()}
                 text = drop_unused_imports(
-                    apply(plan), plan.drop_if_unused, seeds, src.module, src.is_package
+                    apply(plan),
+                    plan.drop_if_unused,
+                    seeds,
+                    src.module,
+                    src.is_package,
+                    plan.wrapped,
+                    plan.line_length,
                 )
         except Exception as exc:  # a bug in a fixer: this file is left as it is, and says so
             why = f"the fix failed on this file ({type(exc).__name__}: {exc}); please report it"
