@@ -93,7 +93,7 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     console.print(said, markup=False)
     if report.left_out:
         n = len(report.left_out)
-        command = options.command_as_typed(args, config, "baseline update")
+        command = options.update_command(args, config)
         console.print(
             f"{n} new finding{'' if n == 1 else 's'} {'was' if n == 1 else 'were'} NOT added: "
             f'fix them, or accept them with `{command} --allow-growth --reason "..."`',

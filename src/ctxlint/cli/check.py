@@ -64,7 +64,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.output:
         check_writable(args.output, "the report")
     result = options.check(args, setup, strict=args.strict, changed_since=args.changed_since).result
-    result.update_command = options.command_as_typed(args, setup.config, "baseline update")
+    result.update_command = options.update_command(args, setup.config)
     shown = format_options(args)
     if args.output:
         text = render(result, args.format, **shown)

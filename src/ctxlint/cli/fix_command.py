@@ -140,7 +140,7 @@ def cmd_fix(args: argparse.Namespace) -> int:
     if baseline is not None:
         _, entries = compare(result.output.findings, baseline, rules=ids)
         stale = len(entries)
-    update = options.command_as_typed(args, config, "baseline update")
+    update = options.update_command(args, config)
     for line in (
         [] if quiet else summary(result, applied=True, stale=stale, others=others, update=update)
     ):

@@ -145,16 +145,17 @@ def command_for(args: argparse.Namespace, config: Config, folder: Path) -> str:
     )
 
 
-def command_as_typed(args: argparse.Namespace, config: Config, command: str) -> str:
-    """`ctxlint COMMAND` reaching this run's project from the working folder: its
-    --config or --profile as given, else the project's folder when its config
-    is not the one found from here (a hook run from the repository's root)."""
+def command_as_typed(
+    config: Config, command: str, *, config_file: str | None = None, profile: str | None = None
+) -> str:
+    """`ctxlint COMMAND` reaching this run's project from the working folder: the
+    --config (`config_file`) or --profile it was given, else the project's folder
+    when its config is not the one found from here (a hook run from the
+    repository's root), or that config when its root is elsewhere."""
     parts = ["ctxlint", command]
     here = Path.cwd().resolve()
-    if args.config or getattr(args, "profile", None):  # PATH is then the tree
-        parts += (
-            ["--config", shown(Path(args.config))] if args.config else ["--profile", args.profile]
-        )
+    if config_file or profile:  # PATH is then the tree
+        parts += ["--config", shown(Path(config_file))] if config_file else ["--profile", profile]
         root = Path(config.root).resolve()
         if root != here:
             parts.append(shown(root))
@@ -167,6 +168,13 @@ def command_as_typed(args: argparse.Namespace, config: Config, command: str) -> 
             else:  # its `root` is elsewhere: the folder would be a PATH filter there
                 parts += ["--config", shown(config.config_path)]
     return " ".join(parts)
+
+
+def update_command(args: argparse.Namespace, config: Config) -> str:
+    """`ctxlint baseline update` for this command line's project (command_as_typed)."""
+    return command_as_typed(
+        config, "baseline update", config_file=args.config, profile=getattr(args, "profile", None)
+    )
 
 
 def console(stderr: bool = False, color: str = "auto") -> Console:

@@ -9,7 +9,6 @@ itself (a file that does not parse) fails the first item, and the others skip.""
 
 from __future__ import annotations
 
-import argparse
 import warnings
 from pathlib import Path
 from typing import Any
@@ -88,8 +87,11 @@ def _update_command(config: pytest.Config) -> str:
     ran (with the config it was given: the plain command may update another)."""
     given = config.getoption("--ctxlint-config")
     here = Path(config.invocation_params.dir)
-    args = argparse.Namespace(config=str(here / given) if given else None, profile=None)
-    return options.command_as_typed(args, config.stash[_SETUP].config, "baseline update")
+    return options.command_as_typed(
+        config.stash[_SETUP].config,
+        "baseline update",
+        config_file=str(here / given) if given else None,
+    )
 
 
 def _describe(rule: Rule, new: list[Finding], stale: list[StaleEntry], update: str) -> str:

@@ -196,7 +196,8 @@ def _extract(
         ctx.parts[key] = visitor
         visitors.append((key, visitor))
     ctx.records = ctx.parts.get("records")
-    found = suppressions.scan(text) if "ctxlint:" in text else []
+    scanned = "ctxlint:" in text  # (a file that never mentions it has no suppression)
+    found = suppressions.scan(text) if scanned else []
     scopes = suppressions.ScopeSpans(ctx) if found else None  # only where there are some
     walking = [v for _, v in visitors] + ([scopes] if scopes else [])
     names = [rid for rid, _ in visitors] + (["suppressions"] if scopes else [])
@@ -210,7 +211,7 @@ def _extract(
             clock[rid] = clock.get(rid, 0.0) + time.perf_counter() - start
     ctx.resolve_anchors()
     out["facts"] = {k: v for k, v in facts.items() if v}
-    if "ctxlint:" in text:
+    if scanned:
         if scopes is not None:
             scopes.place(found)
         out["suppressions"] = found

@@ -18,13 +18,16 @@ from ctxlint.core.errors import ConfigError
 DEFAULT = 88
 
 
-def _table(path: Path, *keys: str) -> dict[str, Any] | None:
+def _document(path: Path) -> dict[str, Any] | None:
     if not path.is_file():
         return None
     try:
-        data: Any = read_toml(path)
+        return read_toml(path)
     except (ConfigError, UnicodeDecodeError):  # unreadable or not TOML: not the project's
         return None
+
+
+def _table(data: Any, *keys: str) -> dict[str, Any] | None:
     for key in keys:
         data = data.get(key) if isinstance(data, dict) else None
     return data if isinstance(data, dict) else None
@@ -38,10 +41,11 @@ def _value(table: dict[str, Any] | None) -> int | None:
 
 def _settings(folder: Path) -> tuple[bool, int | None, int | None]:
     """(has a ruff config, its line length, black's line length) of one folder."""
-    ruff = [_table(folder / "ruff.toml"), _table(folder / ".ruff.toml")]
-    ruff.append(_table(folder / "pyproject.toml", "tool", "ruff"))
+    pyproject = _document(folder / "pyproject.toml")
+    ruff = [_table(_document(folder / "ruff.toml")), _table(_document(folder / ".ruff.toml"))]
+    ruff.append(_table(pyproject, "tool", "ruff"))
     found = [t for t in ruff if t is not None]
-    black = _value(_table(folder / "pyproject.toml", "tool", "black"))
+    black = _value(_table(pyproject, "tool", "black"))
     return bool(found), _value(found[0]) if found else None, black
 
 
@@ -54,13 +58,9 @@ def line_length(root: Path, path: str = "") -> int:
         if folder == root or root not in folder.parents:
             break
         folder = folder.parent
+    settings = [_settings(f) for f in folders]  # each folder's files read once
     # as ruff: the nearest config decides, with its length or the default
-    for folder in folders:
-        has_ruff, value, _ = _settings(folder)
+    for has_ruff, value, _ in settings:
         if has_ruff:
             return value or DEFAULT
-    for folder in folders:
-        black = _settings(folder)[2]
-        if black:
-            return black
-    return DEFAULT
+    return next((black for _, _, black in settings if black), DEFAULT)

@@ -208,32 +208,35 @@ def _code(node: cst.CSTNode) -> str:
     return cst.Module([]).code_for_node(node)
 
 
+def _laid_out(stmt: cst.ImportFrom, wrap: bool) -> cst.ImportFrom:
+    """`stmt` (not a star import) written again: on one line, or parenthesized one
+    name a line with a trailing comma (isort's and ruff's wrapping)."""
+    assert not isinstance(stmt.names, cst.ImportStar)
+    head = "." * len(stmt.relative) + (_code(stmt.module) if stmt.module is not None else "")
+    names = [_code(a.with_changes(comma=cst.MaybeSentinel.DEFAULT)) for a in stmt.names]
+    body = "(\n" + "".join(f"    {n},\n" for n in names) + ")" if wrap else ", ".join(names)
+    line = cst.parse_statement(f"from {head} import {body}\n")
+    assert isinstance(line, cst.SimpleStatementLine) and isinstance(line.body[0], cst.ImportFrom)
+    return line.body[0]
+
+
 def one_line(stmt: cst.ImportFrom, indent: int, limit: int) -> cst.ImportFrom:
     """`stmt` (in parentheses) on one line, when that fits `limit` at `indent`."""
     if isinstance(stmt.names, cst.ImportStar):
         return stmt
-    head = "." * len(stmt.relative) + (_code(stmt.module) if stmt.module is not None else "")
-    names = ", ".join(_code(a.with_changes(comma=cst.MaybeSentinel.DEFAULT)) for a in stmt.names)
-    line = cst.parse_statement(f"from {head} import {names}\n")
-    assert isinstance(line, cst.SimpleStatementLine) and isinstance(line.body[0], cst.ImportFrom)
-    return line.body[0] if indent + len(_code(line.body[0])) <= limit else stmt
+    flat = _laid_out(stmt, wrap=False)
+    return flat if indent + len(_code(flat)) <= limit else stmt
 
 
 def fitted(stmt: cst.ImportFrom, indent: int, limit: int) -> cst.ImportFrom:
     """`stmt`, or, when on one line at `indent` it passes `limit` columns, the
-    same import parenthesized one name a line with a trailing comma (isort's
-    and ruff's wrapping). An import already in parentheses keeps its layout."""
+    same import wrapped (`_laid_out`). An import already in parentheses keeps
+    its layout."""
     if isinstance(stmt.names, cst.ImportStar) or stmt.lpar is not None:
         return stmt
     if indent + len(_code(stmt)) <= limit:
         return stmt
-    head = "." * len(stmt.relative) + (_code(stmt.module) if stmt.module is not None else "")
-    names = "".join(
-        f"    {_code(a.with_changes(comma=cst.MaybeSentinel.DEFAULT))},\n" for a in stmt.names
-    )
-    line = cst.parse_statement(f"from {head} import (\n{names})\n")
-    assert isinstance(line, cst.SimpleStatementLine) and isinstance(line.body[0], cst.ImportFrom)
-    return line.body[0]
+    return _laid_out(stmt, wrap=True)
 
 
 def header_anchor(tree: cst.Module) -> cst.CSTNode | None:

@@ -60,10 +60,11 @@ def _written_positions(result: FixResult) -> dict[int, tuple[int, int]]:
     return out
 
 
-def _fixed_lines(result: FixResult) -> dict[int, int]:
-    """id(site) -> its line in the file as written, for the sites fixed in it: the
-    line the rewrite's hunk puts it on (lines removed or wrapped above it move it)."""
-    out: dict[int, int] = {}
+def _fixed_positions(result: FixResult) -> dict[int, tuple[int, int]]:
+    """id(site) -> (line, column) in the file as written, for the sites fixed in
+    it: the line the rewrite's hunk puts it on (lines removed or wrapped above
+    it move it), at the column it had."""
+    out: dict[int, tuple[int, int]] = {}
     by_path: dict[str, list[Site]] = {}
     for s in result.sites:
         if s.status == FIXED and s.path in result.after and s.path in result.before:
@@ -75,7 +76,7 @@ def _fixed_lines(result: FixResult) -> dict[int, int]:
         for s in sites:
             for _, i1, i2, j1, j2 in blocks:
                 if i1 <= s.line - 1 < i2:
-                    out[id(s)] = min(j1 + (s.line - 1 - i1), max(j1, j2 - 1)) + 1
+                    out[id(s)] = (min(j1 + (s.line - 1 - i1), max(j1, j2 - 1)) + 1, s.column)
                     break
     return out
 
@@ -85,12 +86,9 @@ def site_lines(result: FixResult, *, applied: bool) -> list[str]:
     as written (the lines above it may have changed), fixed or left alike."""
     lines = []
     verb = "fixed" if applied else "would fix"
-    moved = _written_positions(result) if applied else {}
-    if applied:
-        moved |= {k: (line, 0) for k, line in _fixed_lines(result).items()}
+    moved = _written_positions(result) | _fixed_positions(result) if applied else {}
     for s in sorted(result.sites, key=lambda s: (s.path, s.line, s.column, s.rule)):
         line, column = moved.get(id(s), (s.line, s.column))
-        column = column or s.column  # a fixed site keeps its column
         where = f"{s.path}:{line}:{column}: {s.rule}"
         if s.status == FIXED:
             note = f" (unsafe: {s.reason})" if s.unsafe else ""

@@ -309,12 +309,7 @@ class FixRun:
                 todo.setdefault(f.path, []).append(f)
         broken = {e.path: e.message for e in before.errors}
         planner = Planner(
-            self.config.root,
-            self.config.target_version,
-            self._files,
-            FIXERS,
-            ctx,
-            broken,
+            self.config.root, self.config.target_version, self._files, FIXERS, ctx, broken
         )
         for planned in plan_all(planner, todo, self.jobs, before_fork=self._read_all):
             result.plans[planned.path] = planned.sites
