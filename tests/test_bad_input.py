@@ -32,6 +32,13 @@ def _one_error_line(stderr: str) -> str:
     return lines[0]
 
 
+def _check_error(project: Path) -> str:
+    """The one error line of an uncached check that must exit 2."""
+    res = cli("check", "--no-cache", cwd=project)
+    assert res.returncode == 2, res.stdout + res.stderr
+    return _one_error_line(res.stderr)
+
+
 def _git(root: Path, *args: str) -> None:
     subprocess.run(
         ["git", "-C", str(root), "-c", "core.fsmonitor=false", *args],
@@ -150,9 +157,8 @@ def test_jobs_below_one_is_a_one_line_error(project: Path, jobs: str) -> None:
 def test_a_pyproject_whose_tool_is_not_a_table(project: Path, text: str, message: str) -> None:
     cfg = project / "pyproject.toml"
     cfg.write_text(text)
-    res = cli("check", "--no-cache", cwd=project)
-    assert res.returncode == 2
-    assert _one_error_line(res.stderr) == "ctxlint: error: " + message.format(path=cfg)
+    error = _check_error(project)
+    assert error == "ctxlint: error: " + message.format(path=cfg)
 
 
 # -- where ctxlint writes (D17) ----------------------------------------------------
@@ -324,9 +330,8 @@ def test_an_excluded_runtime_module_says_it_is_excluded(project: Path) -> None:
     (project / "pyproject.toml").write_text(
         "[tool.ctxlint]\n" + BASE + 'exclude = ["specrt/context.py"]\n'
     )
-    res = cli("check", "--no-cache", cwd=project)
-    assert res.returncode == 2
-    assert _one_error_line(res.stderr) == (
+    error = _check_error(project)
+    assert error == (
         "ctxlint: error: runtime-module 'specrt.context': its file specrt/context.py exists, "
         "but is excluded by the config (exclude pattern 'specrt/context.py')"
     )
@@ -397,14 +402,12 @@ def test_a_runtime_the_project_does_not_hold_says_what_to_do(project: Path) -> N
     never imported, so the message says to copy it under a src root."""
     config = project / "pyproject.toml"
     config.write_text(config.read_text().replace('"specrt.context"', '"specrt.contxt"'))
-    res = cli("check", "--no-cache", cwd=project)
-    assert res.returncode == 2
-    line = _one_error_line(res.stderr)
-    assert line.startswith(
+    error = _check_error(project)
+    assert error.startswith(
         "ctxlint: error: runtime-module 'specrt.contxt': no module 'specrt.contxt' under "
         "the src roots (.) (did you mean 'specrt.context'?)."
     )
-    assert "never imports them" in line and "copy it under a src root" in line
+    assert "never imports them" in error and "copy it under a src root" in error
 
 
 def test_a_src_root_outside_the_project_is_a_clear_error(project: Path, tmp_path: Path) -> None:
@@ -412,9 +415,8 @@ def test_a_src_root_outside_the_project_is_a_clear_error(project: Path, tmp_path
     elsewhere.mkdir()
     for root in (str(elsewhere), "../elsewhere"):
         (project / "pyproject.toml").write_text(f'[tool.ctxlint]\n{BASE}src = [".", "{root}"]\n')
-        res = cli("check", "--no-cache", cwd=project)
-        assert res.returncode == 2
-        assert f"src root '{root}' is outside the project root" in _one_error_line(res.stderr)
+        error = _check_error(project)
+        assert f"src root '{root}' is outside the project root" in error
 
 
 def test_a_runtime_behind_a_symbolic_link_says_so_not_git(project: Path, tmp_path: Path) -> None:
@@ -423,9 +425,8 @@ def test_a_runtime_behind_a_symbolic_link_says_so_not_git(project: Path, tmp_pat
     (project / "vendor" / "specrt").symlink_to(tmp_path / "specrt")
     (project / "pyproject.toml").write_text("[tool.ctxlint]\n" + BASE + 'src = ["vendor", "."]\n')
     _commit_all(project)
-    res = cli("check", "--no-cache", cwd=project)
-    assert res.returncode == 2
-    assert _one_error_line(res.stderr) == (
+    error = _check_error(project)
+    assert error == (
         "ctxlint: error: runtime-module 'specrt.context': its file vendor/specrt/context.py "
         "exists, but is behind the symbolic link vendor/specrt, which discovery does not follow"
     )
@@ -433,11 +434,8 @@ def test_a_runtime_behind_a_symbolic_link_says_so_not_git(project: Path, tmp_pat
 
 def test_an_empty_src_is_a_config_error(project: Path) -> None:
     (project / "pyproject.toml").write_text("[tool.ctxlint]\n" + BASE + "src = []\n")
-    res = cli("check", "--no-cache", cwd=project)
-    assert res.returncode == 2
-    assert _one_error_line(res.stderr).startswith(
-        "ctxlint: error: src = [] names no folder: give at least one"
-    )
+    error = _check_error(project)
+    assert error.startswith("ctxlint: error: src = [] names no folder: give at least one")
 
 
 def test_a_link_in_the_project_to_a_file_elsewhere_is_checked_by_its_path(
@@ -503,10 +501,9 @@ def test_a_ctxlint_toml_with_a_tool_table_and_top_level_keys_is_an_error(project
     (project / "ctxlint.toml").write_text(
         "[tool.ctxlint]\n" + BASE + '\n[per-rule-exclude]\nCTX201 = ["specrt/record.py"]\n'
     )
-    res = cli("check", "--no-cache", cwd=project)
-    assert res.returncode == 2
+    error = _check_error(project)
     assert "ctxlint.toml has a [tool.ctxlint] table and top-level keys (per-rule-exclude)" in (
-        _one_error_line(res.stderr)
+        error
     )
 
 
@@ -515,9 +512,8 @@ def test_a_runtime_one_folder_down_names_the_tree_to_check(project: Path) -> Non
     the message names the folder to give, not just "not under the src roots"."""
     (project / "python").mkdir()
     (project / "specrt").rename(project / "python" / "specrt")
-    res = cli("check", "--no-cache", cwd=project)
-    assert res.returncode == 2
-    assert _one_error_line(res.stderr).endswith(
+    error = _check_error(project)
+    assert error.endswith(
         "no module 'specrt.context' under the src roots (.), but python/specrt/context.py is "
         "that module: the tree to check is python/ (give it as PATH), or add 'python' to `src`"
     )

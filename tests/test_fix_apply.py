@@ -137,37 +137,21 @@ def test_an_import_the_fix_wrapped_then_shortened_goes_back_on_one_line(
 ) -> None:
     """The wrap is decided before the seed accessor nothing uses any more is
     dropped: `get_model, get_parallel, get_server_args` passes 60 columns, the
-    import that is left (50) does not, so it is written on one line."""
+    import that is left (50) does not, so it is written on one line; at 45 it
+    stays wrapped."""
     from fixrun import fix_project
     from helpers import write
 
-    (project / "ruff.toml").write_text("line-length = 60\n")
-    write(
-        project,
-        {
-            "app/example.py": (
-                "from specrt.context import get_model, get_server_args\n\n\n"
-                "def f() -> object:\n    return get_model(), get_server_args().tp_size\n"
-            )
-        },
+    source = (
+        "from specrt.context import get_model, get_server_args\n\n\n"
+        "def f() -> object:\n    return get_model(), get_server_args().tp_size\n"
     )
-    fix_project(project, {"CTX101"}, unsafe=True)
-    text = (project / "app/example.py").read_text()
-    assert text.startswith("from specrt.context import get_model, get_parallel\n"), text
-    # one still too long stays wrapped
-    (project / "ruff.toml").write_text("line-length = 45\n")
-    write(
-        project,
-        {
-            "app/example.py": (
-                "from specrt.context import get_model, get_server_args\n\n\n"
-                "def f() -> object:\n    return get_model(), get_server_args().tp_size\n"
-            )
-        },
-    )
-    fix_project(project, {"CTX101"}, unsafe=True)
-    assert (
-        (project / "app/example.py")
-        .read_text()
-        .startswith("from specrt.context import (\n    get_model,\n    get_parallel,\n)\n")
-    )
+    for limit, head in (
+        (60, "from specrt.context import get_model, get_parallel\n"),
+        (45, "from specrt.context import (\n    get_model,\n    get_parallel,\n)\n"),
+    ):
+        (project / "ruff.toml").write_text(f"line-length = {limit}\n")
+        write(project, {"app/example.py": source})
+        fix_project(project, {"CTX101"}, unsafe=True)
+        text = (project / "app/example.py").read_text()
+        assert text.startswith(head), (limit, text)
