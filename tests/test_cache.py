@@ -20,6 +20,7 @@ from ctxlint.cache.entries import facts_entry
 from ctxlint.cache.store import FactCache
 from ctxlint.discover import sources
 from ctxlint.engine import run as engine
+from ctxlint.engine.code_alias import MAX_MISSES
 from ctxlint.rules import ctx201_record_mutation
 
 CACHE = ".ctxlint_cache"
@@ -59,17 +60,55 @@ def test_editing_one_file_reparses_only_that_file(project: Path) -> None:
 
 def test_edit_that_keeps_the_facts_replays_the_derivation(project: Path) -> None:
     """Early cutoff: an edited file whose facts come out the same (a comment
-    added below the code) is re-parsed, and the whole-program
-    phase is replayed from the cache instead of re-derived; the outcome is the
-    one a cold run gives."""
+    added below the code) takes its earlier content's facts by code digest,
+    unparsed, and the whole-program phase is replayed from the cache instead
+    of re-derived; the outcome is the one a cold run gives."""
     populate(project, n=6)
     run_engine(project, use_cache=True)
     edited = project / "app" / "mod00.py"
     edited.write_text(edited.read_text() + "\n# a comment, and a blank line\n\n")
     replayed = run_engine(project, use_cache=True)
-    assert replayed.files_parsed == 1
+    assert replayed.files_parsed == 0
     assert replayed.program.files == {}  # nothing was decoded or derived
     assert _key(replayed) == _key(run_engine(project)) and len(_key(replayed)) == 6
+
+
+def _noted(text: str, line: int, note: str) -> str:
+    lines = text.splitlines(keepends=True)
+    lines[line] = lines[line].rstrip("\n") + f"  {note}\n"
+    return "".join(lines)
+
+
+def test_comment_edits_after_a_code_edit_parse_nothing(project: Path) -> None:
+    """A cold run of many files stores no code digest (tokenizing them all would
+    cost a tenth of its parse); the edit after it does. From then on, a comment
+    reworded or added after a line is answered unparsed, while a suppression,
+    a comment inside brackets or a comment line above code is parsed, and
+    every outcome is the one an uncached run gives."""
+    populate(project, n=20)
+    assert run_engine(project, use_cache=True).files_parsed > MAX_MISSES
+    path = project / "app" / "mod00.py"
+    lines = path.read_text().splitlines()
+    seed_line = next(i for i, t in enumerate(lines) if t.startswith("    return get_server_args"))
+
+    def run(text: str, parsed: int) -> list[tuple[str, str, int, str]]:
+        path.write_text(text)
+        out = run_engine(project, use_cache=True)
+        assert out.files_parsed == parsed, text
+        assert _key(out) == _key(run_engine(project))
+        return _key(out)
+
+    code = path.read_text().replace(".tp_size", ".dp_size")
+    assert len(run(code, 1)) == 20
+    run(code + "\n# appended note\n", 0)
+    run(_noted(code, seed_line, "# trailing note"), 0)
+    run(_noted(code, seed_line, "# reworded trailing note"), 0)
+    found = run(_noted(code, seed_line, "# ctxlint: ignore[CTX101] a pinned read"), 1)
+    assert len(found) == 19  # suppressed
+    bracketed = code.replace("get_server_args()", "get_server_args(  # inside\n    )")
+    run(bracketed, 1)
+    run(bracketed.replace("# inside", "# inside, reworded"), 1)
+    run("# a note above the code\n" + code, 1)
 
 
 def test_edit_that_changes_the_facts_derives_again(project: Path) -> None:
@@ -177,7 +216,7 @@ def test_partly_warm_run_sees_files_in_the_same_order(project: Path) -> None:
     populate(project, n=6)
     cold = run_engine(project, use_cache=True, memo=False)
     edited = project / "app" / "mod00.py"
-    edited.write_text(edited.read_text() + "\n")
+    edited.write_text(edited.read_text() + "\nLATE = 1\n")  # a new statement: a miss
     mixed = run_engine(project, use_cache=True, memo=False)
     assert mixed.files_parsed == 1
     assert list(mixed.program.files) == list(cold.program.files)
@@ -321,7 +360,7 @@ def test_rule_facts_of_another_shape_run_again_without_the_cache(project: Path) 
     def odd_facts(key: str, data: bytes) -> bytes | None:
         if key.split(":")[0] in ("run", "derived", "round"):
             return None  # make the run decode the facts
-        if key.startswith("fd:"):
+        if key.startswith(("fd:", "cd:")):  # an entry's digest, a code digest's content
             return data  # the digests of the entries as written: they no longer match
         facts = json.loads(data)
         if isinstance(facts, dict) and facts.get("facts"):

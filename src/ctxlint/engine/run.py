@@ -25,6 +25,7 @@ from ctxlint.core.findings import FileError
 from ctxlint.discover.files import SourceFile, discover, path_matcher
 from ctxlint.discover.sources import Sources
 from ctxlint.engine.blobs import Blobs, digest_of, gather
+from ctxlint.engine.code_alias import CodeAliases
 from ctxlint.engine.decoding import FactsDecoder
 from ctxlint.engine.fingerprints import fingerprint, to_findings
 from ctxlint.engine.keys import CODE_VERSION, RUN_VERSION, fact_key, facts_key, run_inputs, run_key
@@ -159,6 +160,10 @@ class Engine:
                 out[path] = blob
             else:
                 misses.append((path, module, sources[path]))
+        # an edit that touched no fact (a comment): its earlier content's facts
+        aliases = CodeAliases(self.cache, misses if read else [])
+        found = aliases.find(misses, tag, syntax_only)
+        misses = [m for m in misses if m[0] not in found]
         fresh: dict[str, bytes] = {}
         phase = "declarations" if vocab is None else "syntax" if vocab == SYNTAX_ONLY else "parsing"
 
@@ -213,9 +218,12 @@ class Engine:
         self._done += len(misses)
         if vocab != SYNTAX_ONLY:
             self.parsed += len(misses)
-        self.cache.put_many({keys[p]: blob for p, blob in fresh.items() if p not in crashed})
+        stored = {p: blob for p, blob in fresh.items() if p not in crashed}
+        aliases.learn(stored, sources.hashes)
+        self.cache.put_many({keys[p]: blob for p, blob in (stored | found).items()})
         self._unstored |= crashed
         out.update(fresh)
+        out.update(found)
         return {p: out[p] for p, _ in items}  # input order, whatever was cached
 
     def _learnt_parts(self, blob: bytes, parts: PartDigests | None) -> None:

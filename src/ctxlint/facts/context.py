@@ -8,6 +8,7 @@ anchored a node.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -192,7 +193,15 @@ class FileContext:
         return a
 
     def snippet(self, node: cst.CSTNode) -> str:
-        return " ".join(self.module_node.code_for_node(node).split())
+        """The node's code on one line, its comments left out: a fact never holds a
+        comment's text, so a comment edited alone leaves a file's facts (and the
+        finding's fingerprint) as they were (facts.code_digest)."""
+        module = self.module_node
+        state = _comment_free()(
+            default_indent=module.default_indent, default_newline=module.default_newline
+        )
+        node._codegen(state)
+        return " ".join("".join(state.tokens).split())
 
     def site(self, node: cst.CSTNode, **extra: Any) -> dict[str, Any]:
         """A fact that can become a finding: `extra`, and where `node` is (its
@@ -311,3 +320,17 @@ def module_imports(module_node: cst.Module, module: str, is_package: bool) -> di
         if isinstance(small, (cst.Import, cst.ImportFrom)):
             out.update(import_bindings(small, module, is_package))
     return out
+
+
+@functools.cache
+def _comment_free() -> type[Any]:
+    """A codegen state that drops what comments write (made on first use: LibCST)."""
+
+    from libcst._nodes.internal import CodegenState  # what Module.code_for_node uses
+
+    class CommentFree(CodegenState):
+        def after_codegen(self, node: cst.CSTNode) -> None:
+            if type(node) is cst.Comment:  # its one token: its text
+                self.tokens.pop()
+
+    return CommentFree

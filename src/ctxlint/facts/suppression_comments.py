@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     import libcst as cst
 
 # A comment that means to suppress (prose mentioning "ctxlint:" does not).
-_INTENT = re.compile(r"#\s*ctxlint:\s*ignore")
+INTENT = re.compile(r"#\s*ctxlint:\s*ignore")
 # The reason runs to the end of the comment or to a second `#` comment on it.
 # Rule ids or names (`ignore[seed-read]`), as --select takes them.
 _DIRECTIVE = re.compile(r"#\s*ctxlint:\s*ignore\[([A-Za-z0-9_, -]*)\]\s*([^#]*)")
@@ -29,7 +29,7 @@ def scan(text: str) -> list[dict[str, Any]]:
     found: list[dict[str, Any]] = []
     try:
         for tok in tokenize.generate_tokens(io.StringIO(text).readline):
-            if tok.type != tokenize.COMMENT or not _INTENT.search(tok.string):
+            if tok.type != tokenize.COMMENT or not INTENT.search(tok.string):
                 continue
             m = _DIRECTIVE.search(tok.string)
             if m is None:

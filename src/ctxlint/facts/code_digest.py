@@ -1,0 +1,56 @@
+"""A file's code digest: its text less what no fact depends on, so that an edit
+of only that finds the facts of the content the file had before, unparsed.
+
+Left out: a comment at bracket depth 0 (its text, and the blanks before it on
+its line) unless it means to suppress, and the blank lines the file ends with.
+Nothing else moves, so every token keeps its line and column. A comment inside
+brackets stays in: it is part of the code a snippet or a signature renders.
+A depth-0 comment belongs only to statement-level layout, which no fact holds
+(spans are syntactic and snippets leave comments out: FileContext.snippet).
+A comment reworded, added after a line or appended at the end of the file
+thus keeps the digest; a comment line inserted above code moves that code,
+and so changes it, as it changes the facts' spans.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import re
+import sys
+import tokenize
+
+from ctxlint.facts.suppression_comments import INTENT
+
+# The tokenizer decides what is a comment: another Python may tokenize otherwise
+VERSION = "cd1:py{}{}".format(*sys.version_info[:2])
+_OPEN, _CLOSE = frozenset("([{"), frozenset(")]}")
+_END = re.compile(r"(\r?\n|\r)[ \t\f\r\n]*\Z")  # the blank lines the file ends with
+
+
+def code_digest(source: bytes) -> str | None:
+    """The digest (hex), or None for a file the tokenizer cannot read (its facts
+    are then only ever extracted)."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
+        lines = io.StringIO(source.decode(encoding)).readlines()
+        cuts: dict[int, int] = {}  # line -> column where a left-out comment starts
+        depth = 0
+        for tok in tokenize.generate_tokens(iter(lines).__next__):
+            if tok.type == tokenize.OP:
+                if tok.string in _OPEN:
+                    depth += 1
+                elif tok.string in _CLOSE:
+                    depth -= 1
+            elif tok.type == tokenize.COMMENT and depth == 0 and not INTENT.search(tok.string):
+                cuts[tok.start[0]] = tok.start[1]
+    except (SyntaxError, UnicodeDecodeError, LookupError, tokenize.TokenError, StopIteration):
+        return None
+    for row, col in cuts.items():
+        line = lines[row - 1]
+        body = line.rstrip("\r\n")
+        lines[row - 1] = line[:col].rstrip(" \t") + line[len(body) :]
+    text = _END.sub(r"\1", "".join(lines))
+    h = hashlib.blake2b(f"{VERSION}\0{encoding}\0".encode(), digest_size=16)
+    h.update(text.encode("utf-8", "surrogatepass"))
+    return h.hexdigest()
