@@ -51,7 +51,7 @@ class RoundMemo:
         self.replay = replay  # False: every rule answers (a run that must not replay)
         self.head = head  # the run's inputs and vocabulary, as the round keys hold them
         self._parts: dict[str, PartDigests] = {}  # blob digest -> its part digests
-        self._segments: dict[tuple[str, str, tuple[str, ...]], bytes] = {}  # see _segment
+        self._made: dict[str, dict[str, tuple[str, bytes]]] = {}  # see _segments
 
     def _digests(self, blob_digests: dict[str, str], blobs: Mapping[str, bytes]) -> None:
         missing = sorted({d for d in blob_digests.values() if d not in self._parts})
@@ -82,27 +82,32 @@ class RoundMemo:
     def _key(
         self, rule: Rule, modules: dict[str, str], blob_digests: dict[str, str], tokens: set[str]
     ) -> str:
-        keys = reads(rule)
         h = hashlib.blake2b(f"{self.head}\0{rule.id}".encode(), digest_size=16)
-        h.update(
-            b"".join(
-                self._segment(p, modules[p], blob_digests[p], keys) for p in sorted(blob_digests)
-            )
-        )
+        h.update(b"".join(self._segments(rule, modules, blob_digests)))
         h.update("\0".join(sorted(tokens)).encode())
         return f"learnt:{rule.id}:{h.hexdigest()}"
 
-    def _segment(self, path: str, module: str, digest: str, keys: tuple[str, ...]) -> bytes:
-        """A file's share of a rule's key: its path, module and the digests of the
-        parts the rule reads. Made once per run: a later round keys the same
-        files again (18 rules x 4 rounds x ~1,900 files on sglang 0.5.23)."""
-        memo = (path, digest, keys)
-        segment = self._segments.get(memo)
-        if segment is None:
-            parts = self._parts[digest]
-            text = f"\0{path}\0{module}" + "".join(f"\0{k}={parts.get(k, '')}" for k in keys)
-            segment = self._segments[memo] = text.encode("utf-8", "surrogateescape")
-        return segment
+    def _segments(
+        self, rule: Rule, modules: dict[str, str], blob_digests: dict[str, str]
+    ) -> list[bytes]:
+        """Each file's share of a rule's key, by path: its path, module and the
+        digests of the parts the rule reads. Made once per file and run (a later
+        round keys the same files again: 18 rules x 4 rounds x ~1,900 files on
+        sglang 0.5.23), and again only for an entry extracted anew."""
+        made = self._made.setdefault(rule.id, {})
+        keys = reads(rule)
+        out = []
+        for path in sorted(blob_digests):
+            digest = blob_digests[path]
+            hit = made.get(path)
+            if hit is None or hit[0] != digest:
+                parts = self._parts[digest]
+                text = f"\0{path}\0{modules[path]}" + "".join(
+                    f"\0{k}={parts.get(k, '')}" for k in keys
+                )
+                hit = made[path] = (digest, text.encode("utf-8", "surrogateescape"))
+            out.append(hit[1])
+        return out
 
     def learn(
         self,
