@@ -41,7 +41,7 @@ DIAMOND = {
 def test_c3_mro_differs_from_the_left_first_walk_in_a_diamond() -> None:
     index = ClassIndex(program_of(DIAMOND))
     # Python: D, B, C, A (the left-first walk gave D, B, A, C)
-    assert index.mro("pkg.leaf.D") == ["pkg.leaf.D", "pkg.base.B", "pkg.base.C", "pkg.base.A"]
+    assert index.mro("pkg.leaf.D") == ("pkg.leaf.D", "pkg.base.B", "pkg.base.C", "pkg.base.A")
     # so `D().where` is C's, not A's
     assert index.definer("pkg.leaf.D", "where") == "pkg.base.C"
     assert index.definer("pkg.leaf.D", "hook") == "pkg.base.A"
@@ -73,12 +73,12 @@ def test_an_inconsistent_order_falls_back_to_the_left_first_walk() -> None:
             }
         )
     )
-    assert index.mro("m.Z") == ["m.Z", "m.X", "m.Y"]
+    assert index.mro("m.Z") == ("m.Z", "m.X", "m.Y")
 
 
 def test_a_cycle_ends() -> None:
     index = ClassIndex(program_of({"m.py": "class P(Q): ...\nclass Q(P): ...\n"}))
-    assert index.mro("m.P") == ["m.P", "m.Q"]
+    assert index.mro("m.P") == ("m.P", "m.Q")
 
 
 def test_resolution_through_reexports_and_its_limits() -> None:

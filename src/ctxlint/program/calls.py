@@ -184,8 +184,8 @@ class CallGraph:
     def resolve_class(self, name: str, depth: int = 0) -> str | None:
         return self.index.resolve(name)
 
-    def mro(self, cls: str) -> list[str]:
-        return self.index.mro(cls) or [cls]
+    def mro(self, cls: str) -> tuple[str, ...]:
+        return self.index.mro(cls) or (cls,)
 
     def method(self, cls: str, name: str, skip_first: bool = False) -> list[str]:
         found = self.index.definer(cls, name, skip_self=skip_first)

@@ -217,7 +217,7 @@ class Graph:
         if k == "self":
             return [recv["cls"]]
         if k == "super":
-            return self.mro(recv["cls"])[1:2] if recv["cls"] in self.classes else []
+            return list(self.mro(recv["cls"])[1:2]) if recv["cls"] in self.classes else []
         if k == "attr":
             if recv["cls"] not in self.classes:
                 return []
