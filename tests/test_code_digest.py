@@ -63,6 +63,8 @@ def test_what_the_digest_leaves_out(edited: str) -> None:
         "# a new line above everything\n" + CODE,  # the code below moves
         CODE.replace("return x", "return  x"),
         CODE.replace("return x  # after the line", "return x  # ctxlint: ignore[CTX101] why"),
+        CODE.replace("# after the line", "# noqa: F811"),  # ruff reads it (CTX401)
+        CODE + "# ruff: noqa\n",
         CODE.replace("# a module comment", "# -*- coding: latin-1 -*-"),
         CODE.replace("x = g", "y = g"),
         CODE.replace("    # a comment line\n", ""),  # a line fewer
@@ -77,9 +79,24 @@ def test_a_file_the_tokenizer_cannot_read_has_no_digest() -> None:
     assert digest("x = (1,\n") is None
     assert code_digest(b"# -*- coding: no-such-codec -*-\nx = 1\n") is None
     assert code_digest("x = 'é'\n".encode("latin-1")) is None
+    # what CPython judges otherwise than the tokenizer: none of it takes earlier facts
+    assert code_digest(b"x = 1  # a\x00b\n") is None
+    assert code_digest(b"x = 1 \\ # c\n") is None
+    assert code_digest(b"def f(a):\r    # note\r    a.b += 1\n") is None
+    assert code_digest(b"x = 1\r\n# note\r\n") is not None
+
+
+def test_a_comment_after_a_backslash_stays_in() -> None:
+    code = "x = 1 + \\\n  # c\n  2\n"
+    assert digest(code) != digest(code.replace("# c", "# d"))
 
 
 # -- the guarantee: the same facts --------------------------------------------------
+
+
+def _read(comment: str) -> bool:
+    """A comment a tool reads (a suppression, a noqa): the digest keeps it."""
+    return "ctxlint" in comment or "noqa" in comment.lower()
 
 
 def _comment_variants(text: str, rng: random.Random) -> list[tuple[str, str]]:
@@ -91,7 +108,7 @@ def _comment_variants(text: str, rng: random.Random) -> list[tuple[str, str]]:
             depth += 1
         elif tok.type == tokenize.OP and tok.string in ")]}":
             depth -= 1
-        elif tok.type == tokenize.COMMENT and depth == 0 and "ctxlint" not in tok.string:
+        elif tok.type == tokenize.COMMENT and depth == 0 and not _read(tok.string):
             comments.append(tok)
         elif tok.type == tokenize.NEWLINE and depth == 0 and tok.string:
             line_ends.append(tok.start)
@@ -104,7 +121,7 @@ def _comment_variants(text: str, rng: random.Random) -> list[tuple[str, str]]:
     trailing = list(lines)
     for row, col in line_ends:
         line = trailing[row - 1]
-        if "#" not in line[col:]:
+        if "#" not in line:  # (a note after a noqa would be part of that comment)
             trailing[row - 1] = line[:col] + "  # a note" + line[col:]
     tail = "" if text.endswith("\n") or not text else "\n"
     return [

@@ -299,6 +299,30 @@ def test_ruff_f811_is_merged_with_its_origin_and_deduplicated(project: Path) -> 
 TWICE_IMPORT = "from specrt.context import get_model\nfrom specrt.context import get_model\n"
 
 
+@pytest.mark.parametrize(
+    "noqa",
+    ["  # noqa: F811", "  # noqa", "  # NOQA:F811", "\n# ruff: noqa: F811", "\n# flake8: noqa"],
+)
+def test_a_noqa_edit_runs_ruff_again(project: Path, noqa: str) -> None:
+    """ruff honours noqa comments, so they are the candidate file's facts: an
+    edit of one alone (no code moves) gives what an uncached run gives, and
+    so does taking it out again (the earlier content's facts, unparsed)."""
+    (project / "app" / "m.py").write_text(TWICE_IMPORT)
+    before = run_engine(project, use_cache=True, select={RULE})
+    assert [f.line for f in before.findings] == [2]
+
+    def same_as_uncached(text: str) -> list[int]:
+        (project / "app" / "m.py").write_text(text)
+        cached = run_engine(project, use_cache=True, select={RULE})
+        assert cached.findings == run_engine(project, select={RULE}).findings
+        return [f.line for f in cached.findings]
+
+    lines = TWICE_IMPORT.splitlines(keepends=True)
+    noted = lines[0] + lines[1].rstrip("\n") + noqa + "\n"
+    assert same_as_uncached(noted) == []
+    assert same_as_uncached(TWICE_IMPORT) == [2]
+
+
 def _count_ruff_runs(monkeypatch) -> list[object]:
     calls: list[object] = []
     real_run = subprocess.run

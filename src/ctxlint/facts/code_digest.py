@@ -2,7 +2,8 @@
 of only that finds the facts of the content the file had before, unparsed.
 
 Left out: a comment at bracket depth 0 (its text, and the blanks before it on
-its line) unless it means to suppress, and the blank lines the file ends with.
+its line) unless a tool reads it (a suppression, a noqa), and the blank lines
+the file ends with.
 Nothing else moves, so every token keeps its line and column. A comment inside
 brackets stays in: it is part of the code a snippet or a signature renders.
 A depth-0 comment belongs only to statement-level layout, which no fact holds
@@ -20,17 +21,26 @@ import re
 import sys
 import tokenize
 
-from ctxlint.facts.suppression_comments import INTENT
+from ctxlint.facts.suppression_comments import INTENT, NOQA
 
 # The tokenizer decides what is a comment: another Python may tokenize otherwise
 VERSION = "cd1:py{}{}".format(*sys.version_info[:2])
 _OPEN, _CLOSE = frozenset("([{"), frozenset(")]}")
+_LONE_CR = re.compile(rb"\r(?!\n)")  # a line break of old Macs: CPython's, not readline's
 _END = re.compile(r"(\r?\n|\r)[ \t\f\r\n]*\Z")  # the blank lines the file ends with
+
+
+def _read(comment: str) -> bool:
+    """A comment a tool reads: a ctxlint suppression, or a noqa that the ruff
+    run CTX401 merges honours (its facts hold those: rules.ctx401)."""
+    return INTENT.search(comment) is not None or NOQA.search(comment) is not None
 
 
 def code_digest(source: bytes) -> str | None:
     """The digest (hex), or None for a file the tokenizer cannot read (its facts
     are then only ever extracted)."""
+    if b"\0" in source or _LONE_CR.search(source):
+        return None  # CPython's and tokenize's lines or verdicts differ on these
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
         lines = io.StringIO(source.decode(encoding)).readlines()
@@ -42,8 +52,12 @@ def code_digest(source: bytes) -> str | None:
                     depth += 1
                 elif tok.string in _CLOSE:
                     depth -= 1
-            elif tok.type == tokenize.COMMENT and depth == 0 and not INTENT.search(tok.string):
-                cuts[tok.start[0]] = tok.start[1]
+            elif tok.type == tokenize.COMMENT and depth == 0 and not _read(tok.string):
+                row = tok.start[0]
+                if row == 1 or not lines[row - 2].rstrip("\r\n").endswith("\\"):
+                    cuts[row] = tok.start[1]  # (after a backslash: kept, as CPython sees it)
+            elif tok.type == tokenize.ERRORTOKEN:  # CPython refuses what tokenize lets by
+                return None
     except (SyntaxError, UnicodeDecodeError, LookupError, tokenize.TokenError, StopIteration):
         return None
     for row, col in cuts.items():

@@ -88,8 +88,10 @@ class FileContext:
         is_package: bool,
         module_node: cst.Module,
         vocab: Vocabulary | None,
+        text: str = "",
     ) -> None:
         self.path = path
+        self.text = text  # the source, for what the walk skips (comments)
         self.module = module
         self.is_package = is_package
         self.module_node = module_node

@@ -186,7 +186,7 @@ def _extract(
         out["schema"] = schema.schema_facts(tree, module, is_package)
         return _plain(out)
     ctx = FileContext(
-        path=path, module=module, is_package=is_package, module_node=tree, vocab=vocab
+        path=path, module=module, is_package=is_package, module_node=tree, vocab=vocab, text=text
     )
     # The program model's visitors come first (rule visitors query them during
     # the walk, as ctx.records), then the rules', keyed by rule id.

@@ -19,6 +19,8 @@ if TYPE_CHECKING:
 
 # A comment that means to suppress (prose mentioning "ctxlint:" does not).
 INTENT = re.compile(r"#\s*ctxlint:\s*ignore")
+# A comment ruff reads: a noqa directive, for a line or the file, in any case.
+NOQA = re.compile(r"noqa", re.IGNORECASE)
 # The reason runs to the end of the comment or to a second `#` comment on it.
 # Rule ids or names (`ignore[seed-read]`), as --select takes them.
 _DIRECTIVE = re.compile(r"#\s*ctxlint:\s*ignore\[([A-Za-z0-9_, -]*)\]\s*([^#]*)")
@@ -59,6 +61,19 @@ def scan(text: str) -> list[dict[str, Any]]:
             )
     except (tokenize.TokenError, SyntaxError):
         return found
+    return found
+
+
+def comments(text: str, pattern: re.Pattern[str]) -> list[tuple[int, str]]:
+    """(line, text) of every comment `pattern` finds something in (none when the
+    file does not tokenize: its parse reports it)."""
+    found: list[tuple[int, str]] = []
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type == tokenize.COMMENT and pattern.search(tok.string):
+                found.append((tok.start[0], tok.string))
+    except (tokenize.TokenError, SyntaxError):
+        pass
     return found
 
 
