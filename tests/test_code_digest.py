@@ -65,6 +65,7 @@ def test_what_the_digest_leaves_out(edited: str) -> None:
         CODE.replace("return x  # after the line", "return x  # ctxlint: ignore[CTX101] why"),
         CODE.replace("# after the line", "# noqa: F811"),  # ruff reads it (CTX401)
         CODE + "# ruff: noqa\n",
+        CODE.replace("# a comment line", "# ruff: disable[F811]"),
         CODE.replace("# a module comment", "# -*- coding: latin-1 -*-"),
         CODE.replace("x = g", "y = g"),
         CODE.replace("    # a comment line\n", ""),  # a line fewer
@@ -96,7 +97,7 @@ def test_a_comment_after_a_backslash_stays_in() -> None:
 
 def _read(comment: str) -> bool:
     """A comment a tool reads (a suppression, a noqa): the digest keeps it."""
-    return "ctxlint" in comment or "noqa" in comment.lower()
+    return "ctxlint" in comment or "noqa" in comment.lower() or "ruff" in comment.lower()
 
 
 def _comment_variants(text: str, rng: random.Random) -> list[tuple[str, str]]:

@@ -301,7 +301,14 @@ TWICE_IMPORT = "from specrt.context import get_model\nfrom specrt.context import
 
 @pytest.mark.parametrize(
     "noqa",
-    ["  # noqa: F811", "  # noqa", "  # NOQA:F811", "\n# ruff: noqa: F811", "\n# flake8: noqa"],
+    [
+        "  # noqa: F811",
+        "  # noqa",
+        "  # NOQA:F811",
+        "\n# ruff: noqa: F811",
+        "\n# flake8: noqa",
+        "  # ruff: ignore[F811]",
+    ],
 )
 def test_a_noqa_edit_runs_ruff_again(project: Path, noqa: str) -> None:
     """ruff honours noqa comments, so they are the candidate file's facts: an

@@ -207,9 +207,10 @@ class AccessorBindingVisitor(FileVisitor):
             "legit": legit,
             "ruff": ruff_candidate,
         }
-        if ruff_candidate and "noqa" in self.ctx.text.lower():
+        if ruff_candidate and ("noqa" in self.ctx.text.lower() or "ruff" in self.ctx.text.lower()):
             # ruff reads them, so they are this file's facts: an edit of a noqa
-            # alone must run ruff again, not replay its earlier answer
+            # (or a `ruff: ignore[...]`) alone must run ruff again, not replay
+            # its earlier answer
             out["noqa"] = suppression_comments.comments(self.ctx.text, suppression_comments.NOQA)
         if not any(out.values()):
             return None
