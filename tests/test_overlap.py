@@ -85,6 +85,41 @@ def edited(project: Path) -> Path:
     return project
 
 
+def _slow_work(item):  # type: ignore[no-untyped-def]
+    time.sleep(2)  # a parse that the parent's code digest always outruns
+    return _real_work(item)
+
+
+_real_work = engine._work
+
+
+def test_a_comment_edit_stops_the_workers_and_a_code_edit_does_not(
+    edited: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a pool, an edit's misses go to the workers at once and the parent
+    works out their code digests meanwhile: when every miss has the facts of
+    its earlier content (a comment edit), the workers stop and nothing is
+    parsed; after a code edit the workers' facts are taken. Either way the
+    outcome is --no-cache's."""
+    run_engine(edited, jobs=2, use_cache=True)  # m07's code edit: parsed, digest learnt
+    text = (edited / "app" / "m07.py").read_text()
+    write(edited, {"app/m07.py": text.replace("X = 1", "X = 1  # a note") + "# the end\n"})
+    with monkeypatch.context() as slow:
+        slow.setattr(engine, "_work", _slow_work)
+        started = time.perf_counter()
+        commented = run_engine(edited, jobs=2, use_cache=True)
+        took = time.perf_counter() - started
+    assert commented.files_parsed == 0
+    assert took < 2  # the slow worker was not waited for
+    assert commented.findings == run_engine(edited).findings
+    write(edited, {"app/m07.py": text.replace("X = 1", "X = 2")})
+    with monkeypatch.context() as slow:
+        slow.setattr(engine, "_work", _slow_work)
+        coded = run_engine(edited, jobs=2, use_cache=True)
+    assert coded.files_parsed == 1
+    assert coded.findings == run_engine(edited).findings
+
+
 def test_an_edited_file_is_parsed_by_a_worker_while_the_parent_decodes(
     edited: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -120,17 +155,24 @@ def test_with_every_core_parsing_the_parent_decodes_nothing_meanwhile(
     every core, so the parent does not decode ahead (it would only slow them,
     and hold the decoded facts beside the workers' trees)."""
     write(edited, {"app/m08.py": SEED + "\n\nY = 2\n" + READ})  # a second miss
-    seen: list[tuple[int, bool]] = []
-    real_run = pool.run
+    seen: list[int] = []
+    steps: list[int] = []
+    real_run, real_step = pool.run, decoding.FactsDecoder.step
 
     def recording_run(fn, items, **kw):  # type: ignore[no-untyped-def]
-        seen.append((len(items), kw.get("idle") is not None))
+        seen.append(len(items))
         return real_run(fn, items, **kw)
 
+    def recording_step(self):  # type: ignore[no-untyped-def]
+        steps.append(1)
+        return real_step(self)
+
     monkeypatch.setattr(pool, "run", recording_run)
+    monkeypatch.setattr(decoding.FactsDecoder, "step", recording_step)
     warm = run_engine(edited, jobs=2, use_cache=True)
     assert warm.files_parsed == 2
-    assert seen and all(not idle for _, idle in seen), seen
+    # (the misses' code digests are worked out meanwhile: a few files' tokens)
+    assert seen == [2] and steps == [], (seen, steps)
 
 
 def test_with_one_job_an_edited_file_is_parsed_here(

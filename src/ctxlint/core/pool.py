@@ -43,6 +43,7 @@ def die_with_parent(parent: int) -> None:
 
 
 STARTED, FINISHED = 1, 2  # an item's state in the shared array (0: not started)
+STOP = "stop"  # what `idle()` returns when the results are no longer wanted
 CHUNK = 4  # items a worker takes at a time
 
 
@@ -138,7 +139,7 @@ def run(
     initializer: Callable[..., None],
     initargs: tuple[Any, ...],
     died: Callable[[Any, str], Any],
-    idle: Callable[[], bool] | None = None,
+    idle: Callable[[], bool | str] | None = None,
 ) -> Iterator[Any]:
     """fn(item) for each item on `jobs` worker processes (fn, initializer and
     items must be picklable), results in no fixed order; `died(item, how)`
@@ -146,7 +147,8 @@ def run(
 
     `idle()`, when given, is called whenever no result is ready: a small piece
     of the parent's own work, done while the workers parse (it returns False
-    once it has nothing left, and is not called again)."""
+    once it has nothing left, and is not called again; STOP when that work
+    made the results needless: the workers are stopped and no more come)."""
     pending = list(items)
     while pending:
         states = RawArray("b", len(pending))
@@ -168,7 +170,11 @@ def run(
                         ready, waiting = wait(
                             waiting, timeout=0 if idle else None, return_when=FIRST_COMPLETED
                         )
-                        if not ready and idle is not None and not idle():
+                        verdict = idle() if not ready and idle is not None else True
+                        if verdict == STOP:
+                            _abandon(pool)
+                            return
+                        if not verdict:
                             idle = None  # nothing left to do meanwhile: block from now on
                         for future in ready:
                             for i, result in future.result():

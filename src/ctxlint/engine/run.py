@@ -161,9 +161,8 @@ class Engine:
             else:
                 misses.append((path, module, sources[path]))
         # an edit that touched no fact (a comment): its earlier content's facts
-        aliases = CodeAliases(self.cache, misses if read else [])
-        found = aliases.find(misses, tag, syntax_only)
-        misses = [m for m in misses if m[0] not in found]
+        aliases = CodeAliases(self.cache, misses if read else [], tag, syntax_only)
+        found = aliases.found
         fresh: dict[str, bytes] = {}
         phase = "declarations" if vocab is None else "syntax" if vocab == SYNTAX_ONLY else "parsing"
 
@@ -186,11 +185,11 @@ class Engine:
         # them, and hold the decoded facts while the workers hold their trees
         # (a cold fix's peak: 1,143 -> 1,388 MiB). Never inside a re-extraction.
         meanwhile = self._meanwhile if read and len(misses) < self.jobs else None
-        idle = meanwhile.step if meanwhile is not None and meanwhile.pending() else None
-        if misses and self.jobs > 1 and (len(misses) > 1 or idle is not None):
+        decode = meanwhile.step if meanwhile is not None and meanwhile.pending() else None
+        if misses and self.jobs > 1 and (len(misses) > 1 or decode or aliases.wanted):
             from ctxlint.core import pool  # here: multiprocessing is 1/10 of a warm run
 
-            # one miss too, when the parent has decoding to do meanwhile (engine.decoding)
+            # one miss too, when the parent has work meanwhile (a digest, decoding)
             results = pool.run(
                 _work,
                 misses,
@@ -198,7 +197,7 @@ class Engine:
                 initializer=_init_pool_worker,
                 initargs=(vocab_json, target, self.time_rules),
                 died=died,
-                idle=idle,
+                idle=aliases.idle(decode, pool.STOP) if aliases.wanted or decode else None,
             )
             for n, (path, blob, clock, parts) in enumerate(results, 1):
                 fresh[path] = blob
@@ -206,18 +205,20 @@ class Engine:
                 self._charge(clock)
                 tick(n)
         elif misses:  # (none: all cached, and LibCST is not even imported)
-            _init_worker(vocab_json, target, self.time_rules)
-            with deepstack.running():  # stopped before any later fork
-                for n, item in enumerate(misses, 1):
-                    path, blob, clock, parts = _work(item)
-                    fresh[path] = blob
-                    self._learnt_parts(blob, parts)
-                    self._charge(clock)
-                    tick(n)
-            heap.give_back()  # the trees' pages, which glibc would keep
+            todo = [m for m in misses if m[0] not in aliases.find()]
+            if todo:
+                _init_worker(vocab_json, target, self.time_rules)
+                with deepstack.running():  # stopped before any later fork
+                    for n, item in enumerate(todo, 1):
+                        path, blob, clock, parts = _work(item)
+                        fresh[path] = blob
+                        self._learnt_parts(blob, parts)
+                        self._charge(clock)
+                        tick(n)
+                heap.give_back()  # the trees' pages, which glibc would keep
         self._done += len(misses)
         if vocab != SYNTAX_ONLY:
-            self.parsed += len(misses)
+            self.parsed += len(fresh)
         stored = {p: blob for p, blob in fresh.items() if p not in crashed}
         aliases.learn(stored, sources.hashes)
         self.cache.put_many({keys[p]: blob for p, blob in (stored | found).items()})

@@ -21,7 +21,8 @@ import re
 import sys
 import tokenize
 
-from ctxlint.facts.suppression_comments import INTENT, NOQA
+from ctxlint.facts.ruff import DIRECTIVE
+from ctxlint.facts.suppression_comments import INTENT
 
 # The tokenizer decides what is a comment: another Python may tokenize otherwise
 VERSION = "cd1:py{}{}".format(*sys.version_info[:2])
@@ -33,7 +34,7 @@ _END = re.compile(r"(\r?\n|\r)[ \t\f\r\n]*\Z")  # the blank lines the file ends 
 def _read(comment: str) -> bool:
     """A comment a tool reads: a ctxlint suppression, or a noqa that the ruff
     run CTX401 merges honours (its facts hold those: rules.ctx401)."""
-    return INTENT.search(comment) is not None or NOQA.search(comment) is not None
+    return INTENT.search(comment) is not None or DIRECTIVE.search(comment) is not None
 
 
 def code_digest(source: bytes) -> str | None:

@@ -16,8 +16,13 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from ctxlint.facts.suppression_comments import comments
+
 TIMEOUT_S = 120
 _NAME = re.compile(r"`([^`]+)`")
+# A comment ruff reads: a noqa directive (for a line or the file, flake8's
+# spelling too) or a `ruff:` one (ignore, disable, enable), in any case.
+DIRECTIVE = re.compile(r"noqa|ruff\s*:", re.IGNORECASE)
 
 
 @dataclass(frozen=True, order=True)
@@ -32,6 +37,15 @@ class F811:
 
     def __str__(self) -> str:
         return f"{self.path}:{self.row}:{self.col}: {self.message}"
+
+
+def directives(text: str) -> list[tuple[int, str]]:
+    """(line, text) of the comments in `text` that ruff reads: what it reports
+    depends on them as on the code."""
+    lowered = text.lower()
+    if "noqa" not in lowered and "ruff" not in lowered:
+        return []
+    return comments(text, DIRECTIVE)
 
 
 def command() -> list[str] | None:

@@ -19,9 +19,6 @@ if TYPE_CHECKING:
 
 # A comment that means to suppress (prose mentioning "ctxlint:" does not).
 INTENT = re.compile(r"#\s*ctxlint:\s*ignore")
-# A comment ruff reads: a noqa directive (for a line or the file, flake8's
-# spelling too) or a `ruff:` one (ignore, disable, enable), in any case.
-NOQA = re.compile(r"noqa|ruff\s*:", re.IGNORECASE)
 # The reason runs to the end of the comment or to a second `#` comment on it.
 # Rule ids or names (`ignore[seed-read]`), as --select takes them.
 _DIRECTIVE = re.compile(r"#\s*ctxlint:\s*ignore\[([A-Za-z0-9_, -]*)\]\s*([^#]*)")

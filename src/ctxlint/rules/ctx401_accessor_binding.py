@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from ctxlint.core.lazy_libcst import cst
-from ctxlint.facts import ruff, suppression_comments
+from ctxlint.facts import ruff
 from ctxlint.facts.context import FileContext
 from ctxlint.facts.visitor import FileVisitor
 from ctxlint.facts.vocab import BAGS, Vocabulary
@@ -207,11 +207,8 @@ class AccessorBindingVisitor(FileVisitor):
             "legit": legit,
             "ruff": ruff_candidate,
         }
-        if ruff_candidate and ("noqa" in self.ctx.text.lower() or "ruff" in self.ctx.text.lower()):
-            # ruff reads them, so they are this file's facts: an edit of a noqa
-            # (or a `ruff: ignore[...]`) alone must run ruff again, not replay
-            # its earlier answer
-            out["noqa"] = suppression_comments.comments(self.ctx.text, suppression_comments.NOQA)
+        if ruff_candidate and (read := ruff.directives(self.ctx.text)):
+            out["noqa"] = read  # ruff reads them: an edit of one alone runs it again
         if not any(out.values()):
             return None
         return out
