@@ -17,17 +17,18 @@ from pathlib import Path
 
 import pytest
 from conftest import run_cli
+from test_audit import sglang_tree
 
 pytestmark = pytest.mark.slow
-
-WHEEL = Path.home() / ".cache" / "ctxlint" / "wheels" / "sglang-0.5.17"
 
 
 @pytest.fixture(scope="module")
 def swept(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    source = Path(os.environ.get("CTXLINT_SGLANG_0517_TREE", WHEEL))
-    if not (source / "sglang" / "srt").is_dir():
-        pytest.skip(f"no sglang 0.5.17 tree at {source} (set CTXLINT_SGLANG_0517_TREE)")
+    # $CTXLINT_SGLANG_0517_TREE, else the wheel, downloaded and unpacked once
+    # (a CI machine starts without it: a skip there would hide the sweep)
+    given = os.environ.get("CTXLINT_SGLANG_0517_TREE")
+    source = Path(given) if given else sglang_tree("0.5.17")
+    assert (source / "sglang" / "srt").is_dir(), f"no sglang 0.5.17 tree at {source}"
     root = tmp_path_factory.mktemp("sg517") / "tree"
     shutil.copytree(source, root, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     before = {p: p.read_bytes() for p in root.rglob("*.py")}
