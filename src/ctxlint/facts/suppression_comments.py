@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import re
 import tokenize
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from ctxlint.facts.context import MODULE_SCOPE, Anchor, FileContext
@@ -24,55 +25,40 @@ INTENT = re.compile(r"#\s*ctxlint:\s*ignore")
 _DIRECTIVE = re.compile(r"#\s*ctxlint:\s*ignore\[([A-Za-z0-9_, -]*)\]\s*([^#]*)")
 
 
+def _comments(text: str, pattern: re.Pattern[str]) -> Iterator[tokenize.TokenInfo]:
+    """Every comment token `pattern` finds something in, up to where the file
+    stops tokenizing (its parse reports that)."""
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type == tokenize.COMMENT and pattern.search(tok.string):
+                yield tok
+    except (tokenize.TokenError, SyntaxError):
+        return
+
+
 def scan(text: str) -> list[dict[str, Any]]:
     """One entry per suppression comment: line, rules, reason, and the raw comment."""
     found: list[dict[str, Any]] = []
-    try:
-        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
-            if tok.type != tokenize.COMMENT or not INTENT.search(tok.string):
-                continue
-            m = _DIRECTIVE.search(tok.string)
-            if m is None:
-                found.append(
-                    {
-                        "line": tok.start[0],
-                        "col": tok.start[1] + 1,
-                        "end_col": tok.end[1] + 1,
-                        "rules": [],
-                        "reason": "",
-                        "malformed": True,
-                        "text": tok.string,
-                    }
-                )
-                continue
-            rules = sorted({r.strip().upper() for r in m.group(1).split(",") if r.strip()})
-            found.append(
-                {
-                    "line": tok.start[0],
-                    "col": tok.start[1] + 1,
-                    "end_col": tok.end[1] + 1,
-                    "rules": rules,
-                    "reason": m.group(2).strip(),
-                    "malformed": not rules,
-                    "text": tok.string,
-                }
-            )
-    except (tokenize.TokenError, SyntaxError):
-        return found
+    for tok in _comments(text, INTENT):
+        m = _DIRECTIVE.search(tok.string)
+        rules = sorted({r.strip().upper() for r in m.group(1).split(",") if r.strip()}) if m else []
+        found.append(
+            {
+                "line": tok.start[0],
+                "col": tok.start[1] + 1,
+                "end_col": tok.end[1] + 1,
+                "rules": rules,
+                "reason": m.group(2).strip() if m else "",
+                "malformed": not rules,
+                "text": tok.string,
+            }
+        )
     return found
 
 
 def comments(text: str, pattern: re.Pattern[str]) -> list[tuple[int, str]]:
-    """(line, text) of every comment `pattern` finds something in (none when the
-    file does not tokenize: its parse reports it)."""
-    found: list[tuple[int, str]] = []
-    try:
-        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
-            if tok.type == tokenize.COMMENT and pattern.search(tok.string):
-                found.append((tok.start[0], tok.string))
-    except (tokenize.TokenError, SyntaxError):
-        pass
-    return found
+    """(line, text) of every comment `pattern` finds something in."""
+    return [(tok.start[0], tok.string) for tok in _comments(text, pattern)]
 
 
 class ScopeSpans(FileVisitor):
