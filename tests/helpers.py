@@ -26,13 +26,15 @@ def run_engine(
     return Engine(config, rules, jobs=jobs, use_cache=use_cache, selected=select, memo=memo).run()
 
 
-def project_config(root: Path) -> tuple[Config, list[Rule]]:
-    """The config found for `root`, loaded with every rule's options, and the rules."""
+def project_config(root: Path, config_path: Path | None = None) -> tuple[Config, list[Rule]]:
+    """The config found for `root` (or `config_path`, checking `root`), loaded
+    with every rule's options, and the rules."""
     rules = load_rules()
-    cfg_path = find_config(root)
+    cfg_path = config_path or find_config(root)
     assert cfg_path is not None
     config = load_config(
         cfg_path,
+        root=root if config_path else None,
         rule_ids=[r.id for r in rules],
         rule_options={k: v for r in rules for k, v in r.options.items()},
     )

@@ -8,6 +8,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from helpers import project_config
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -24,18 +25,9 @@ def _bench() -> ModuleType:
 
 
 def test_config_is_valid_and_cache_dir_is_redirected(tmp_path: Path) -> None:
-    from ctxlint.config.settings import load_config
-    from ctxlint.engine.registry import load_rules
-
     bench = _bench()
     path = bench.bench_config(REPO / "bench" / "sglang.toml", tmp_path)
-    rules = load_rules()
-    config = load_config(
-        path,
-        root=tmp_path,
-        rule_ids=[r.id for r in rules],
-        rule_options={k: v for r in rules for k, v in r.options.items()},
-    )
+    config, _ = project_config(tmp_path, path)
     assert config.cache_dir == tmp_path / "ctxlint_cache"
     assert config.runtime_module == "sglang.srt.runtime_context"
     assert config.record_class == "sglang.srt.server_args.ServerArgs"

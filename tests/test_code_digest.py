@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO
+from helpers import project_config
 
-from ctxlint.config.settings import load_config
-from ctxlint.engine.registry import file_visitors, load_rules
+from ctxlint.engine.registry import file_visitors
 from ctxlint.engine.run import Engine
 from ctxlint.facts.code_digest import code_digest
 from ctxlint.facts.extract import extract_file
@@ -133,13 +133,7 @@ def _comment_variants(text: str, rng: random.Random) -> list[tuple[str, str]]:
 
 
 def _facts_unchanged(config_path: Path, root: Path, sample: int | None = None) -> int:
-    rules = load_rules()
-    config = load_config(
-        config_path,
-        root=root,
-        rule_ids=[r.id for r in rules],
-        rule_options={k: v for r in rules for k, v in r.options.items()},
-    )
+    config, rules = project_config(root, config_path)
     engine = Engine(config, rules, jobs=1, use_cache=False)
     files, sources, _ = engine.read_sources()
     vocab = engine.vocabulary(files, sources).to_json()
