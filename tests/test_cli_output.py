@@ -94,6 +94,17 @@ def test_clean_run_is_one_line(project: Path) -> None:
     ]
 
 
+def test_path_filter_says_how_many_files_it_reports_on(project: Path) -> None:
+    """The whole program is checked; the closing line says the report covers the PATHs."""
+    write(project, {"app/ok.py": "X = 1\n", "app/other.py": "Y = 2\n"})
+    res = cli("check", "--no-cache", "app/ok.py", cwd=project)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.startswith("All clear: checked 7 files under . (reporting on 1), ")
+    res = cli("check", "--no-cache", "app", cwd=project)
+    assert "checked 7 files under . (reporting on " in res.stdout
+    assert "(reporting on 1)" not in res.stdout
+
+
 def test_baselined_count_is_said_once(two_findings: Path) -> None:
     root = two_findings
     assert cli("baseline", "update", "--allow-growth", "--reason", "r", cwd=root).returncode == 0

@@ -328,6 +328,8 @@ def check(
         disabled=dict(out.disabled),
     )
     shown_files = [f.rel for f in files if under(f.rel, filters)]
+    if filters or changed is not None:
+        result.files_reported = sum(changed is None or p in changed for p in shown_files)
     return Checked(setup, result, out, baseline, shown_files)
 
 

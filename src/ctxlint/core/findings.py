@@ -142,6 +142,9 @@ class Result:
     errors: list[FileError]  # sorted by path
     strict: bool = False
     files_checked: int = 0
+    # with PATH arguments or --changed-since: how many of the checked files the
+    # report covers (the whole program is analysed; findings are shown for these)
+    files_reported: int | None = None
     timings: dict[str, float] = field(default_factory=dict)  # phase or rule -> seconds
     config_path: str = ""  # the config file the run used ("" for none), for the closing line
     baseline_path: str = ""  # the baseline file compared against ("" for none)

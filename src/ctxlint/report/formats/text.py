@@ -199,8 +199,11 @@ def checked(result: Result) -> str:
     """What the run checked: files, root, rules, config and baseline (with its count)."""
     ids = [r.id for r in result.rules]
     n_base = len(result.findings) - len(result.new_findings)
+    scope = f"{plural(result.files_checked, 'file')} under {_shown(result.root)}"
+    if result.files_reported is not None:  # a PATH filter: the program is whole, the report not
+        scope += f" (reporting on {result.files_reported})"
     parts = [
-        f"{plural(result.files_checked, 'file')} under {_shown(result.root)}",
+        scope,
         f"{plural(len(ids), 'rule')} ({' '.join(ids)})" if ids else "no rules",
         f"config {_shown(result.config_path)}" if result.config_path else "no config file",
     ]
