@@ -192,7 +192,7 @@ class Engine:
             # one miss too, when the parent has work meanwhile (a digest, decoding)
             results = pool.run(
                 _work,
-                misses,
+                sorted(misses, key=lambda m: -len(m[2])),  # largest first: no long tail
                 jobs=self.jobs,
                 initializer=_init_pool_worker,
                 initargs=(vocab_json, target, self.time_rules),
