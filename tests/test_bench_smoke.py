@@ -119,3 +119,27 @@ def test_ci_workflow_runs_the_suite_and_the_linter() -> None:
     assert steps.index(cache) < runs.index("ctxlint check --strict")
     setup = next(s for s in steps if s.get("uses", "").startswith("actions/setup-python"))
     assert setup["with"]["python-version"] == "3.11"
+
+
+def test_extract_breakdown_accounts_for_a_workers_time() -> None:
+    """bench/extract_breakdown.py: its steps and "rest" add up to the total, every
+    step was timed, and the functions it times are put back afterwards."""
+    from ctxlint.engine import workers
+    from ctxlint.facts import extract
+
+    spec = importlib.util.spec_from_file_location(
+        "extract_breakdown", REPO / "bench" / "extract_breakdown.py"
+    )
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    before = (extract.parse, extract.walk, extract.pysource.read, workers.of_facts)
+    config = REPO / "examples" / "legacy_app" / "ctxlint.toml"
+    got = module.breakdown(None, config, 10, "examples/legacy_app/", True)
+    assert (extract.parse, extract.walk, extract.pysource.read, workers.of_facts) == before
+    assert got["files"] == 10
+    steps = ["CPython's verdict", "LibCST parse", "walk and visitors", "span codegen"]
+    steps += ["JSON round trip", "part digests"]
+    assert all(got[s] > 0 for s in steps)
+    assert sum(got[s] for s in steps) + got["rest"] == pytest.approx(got["total"])
+    assert got["bare walk"] > 0 and "visitor calls" in got
