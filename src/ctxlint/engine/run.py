@@ -186,7 +186,8 @@ class Engine:
         # (a cold fix's peak: 1,143 -> 1,388 MiB). Never inside a re-extraction.
         meanwhile = self._meanwhile if read and len(misses) < self.jobs else None
         decode = meanwhile.step if meanwhile is not None and meanwhile.pending() else None
-        if misses and self.jobs > 1 and (len(misses) > 1 or decode or aliases.wanted):
+        digest = aliases.wanted and isinstance(vocab, Vocabulary)  # (schema misses: one by one)
+        if misses and self.jobs > 1 and (len(misses) > 1 or decode or digest):
             from ctxlint.core import pool  # here: multiprocessing is 1/10 of a warm run
 
             # one miss too, when the parent has work meanwhile (a digest, decoding)
