@@ -422,6 +422,25 @@ def test_a_derivation_that_finds_nothing_fails_against_its_pins(project: Path) -
     assert [f.snippet for f in out.findings] == ["pin app.case.old_shim"]
 
 
+def test_the_last_pinned_publisher_removed_is_reported_at_the_runtime(project: Path) -> None:
+    """No publisher remains to anchor the stale pin: it is reported at the top of
+    the runtime module, not dropped (a new user's trial passed `check --strict`
+    after deleting the only publisher)."""
+    files = {
+        "app/case.py": """
+        from specrt.context import get_exec
+
+        def helper():
+            return get_exec()
+        """
+    }
+    out = run(project, files, pinned={"app.main.main": NO_READ})
+    assert [(f.path, f.line, f.snippet) for f in out.findings] == [
+        ("specrt/context.py", 1, "pin app.main.main")
+    ]
+    assert "app.main.main was pinned as" in out.findings[0].message
+
+
 def test_baseline_update_records_the_pin_and_check_strict_passes(project: Path) -> None:
     write(project, {k: textwrap.dedent(v).lstrip("\n") for k, v in SILENT.items()})
     baseline = project / "ctx.json"

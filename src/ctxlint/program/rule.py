@@ -137,6 +137,11 @@ def _nearest_site(key: str, sites: dict[str, PinSite]) -> PinSite | None:
     return sites[min(sites, key=lambda k: (-shared(k), k))]
 
 
+def _runtime_site(program: Program) -> PinSite | None:
+    path = program.module_path(program.config.runtime_module)
+    return PinSite(path, "<module>", "", [1, 1, 1, 1]) if path is not None else None
+
+
 def pin_findings(
     rule_id: str, program: Program, current: dict[str, Any], sites: dict[str, PinSite]
 ) -> list[RawFinding]:
@@ -145,8 +150,9 @@ def pin_findings(
     A key with no site (it was removed from the code) is reported at the site
     of the remaining key nearest it by name (`pkg.mod.Base.gone` at another
     hook of `pkg.mod.Base`: the file the change is in, which is what
-    --changed-since and an annotation look at), or not at all when nothing
-    remains to anchor it.
+    --changed-since and an annotation look at); when no key remains, at the top
+    of the runtime module, whose design the pins keep (the last pinned
+    publisher removed must not pass as a clean run).
     """
     pinned = program.pinned.get(rule_id, {})
     out: list[RawFinding] = []
@@ -154,8 +160,8 @@ def pin_findings(
         old, new = pinned.get(key), current.get(key)
         if old == new:
             continue
-        site = sites.get(key) or _nearest_site(key, sites)
-        if site is None:
+        site = sites.get(key) or _nearest_site(key, sites) or _runtime_site(program)
+        if site is None:  # (no runtime module among the files: no rule derives anything)
             continue
         if old is None:
             what = f"{key} is not pinned in the baseline (now {new})"
