@@ -28,9 +28,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ctxlint.config.settings import load_config
+from ctxlint import session
 from ctxlint.engine import workers
-from ctxlint.engine.registry import load_rules
 from ctxlint.engine.run import Engine
 from ctxlint.facts import context, extract
 from ctxlint.facts.walk import walk
@@ -57,14 +56,12 @@ def breakdown(
     root: Path | None, config_path: Path, sample: int, under: str, per_visitor: bool
 ) -> dict[str, float]:
     """Seconds per step (and "total", and "visitor X" with per_visitor) over the sample."""
-    rules = load_rules()
-    config = load_config(
-        config_path,
-        root=root,
-        rule_ids=[r.id for r in rules],
-        rule_options={k: v for r in rules for k, v in r.options.items()},
+    # the config as `ctxlint check --config FILE [TREE]` resolves it
+    setup = session.resolve(
+        session.Request(config=str(config_path), root=str(root) if root else None)
     )
-    engine = Engine(config, rules, use_cache=False)
+    config = setup.config
+    engine = Engine(config, setup.rules, use_cache=False)
     files, sources, _ = engine.read_sources()
     root = config.root
     vocab = engine.vocabulary(files, sources)

@@ -200,7 +200,7 @@ def checked(result: Result) -> str:
     ids = [r.id for r in result.rules]
     n_base = len(result.findings) - len(result.new_findings)
     scope = f"{plural(result.files_checked, 'file')} under {_shown(result.root)}"
-    if result.files_reported is not None:  # a PATH filter: the program is whole, the report not
+    if result.files_reported is not None:  # PATHs or --changed-since: the report is partial
         scope += f" (reporting on {result.files_reported})"
     parts = [
         scope,
