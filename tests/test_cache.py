@@ -17,6 +17,7 @@ from conftest import REPO
 from helpers import cli, populate, run_engine
 
 from ctxlint.cache.entries import facts_entry
+from ctxlint.cache.signing import MAC_SIZE, load_key, sign
 from ctxlint.cache.store import FactCache
 from ctxlint.discover import sources
 from ctxlint.engine import run as engine
@@ -302,16 +303,20 @@ FOREIGN = [b"{}", b"[]", b"null", b'"x"', b"2", b'{"module": 1}', b"not json", b
 
 
 def _rewrite_rows(db: Path, change: Callable[[str, bytes], bytes | None]) -> int:
-    """Every row's data replaced by change(key, data) (None: the row is deleted)."""
+    """Every row's data replaced by change(key, data) (None: the row is deleted),
+    signed with this user's key as ctxlint signs it: an entry ctxlint itself
+    could have written."""
+    mac_key = load_key()
     con = sqlite3.connect(db)
     try:
         rows = con.execute("SELECT key, data FROM facts").fetchall()
         for key, data in rows:
-            new = change(key, zlib.decompress(data))
+            new = change(key, zlib.decompress(data[MAC_SIZE:]))
             if new is None:
                 con.execute("DELETE FROM facts WHERE key = ?", (key,))
             else:
-                con.execute("UPDATE facts SET data = ? WHERE key = ?", (zlib.compress(new), key))
+                signed = sign(mac_key, key, zlib.compress(new))
+                con.execute("UPDATE facts SET data = ? WHERE key = ?", (signed, key))
         con.commit()
     finally:
         con.close()

@@ -7,15 +7,23 @@ sqlite finds damaged (garbage, truncated, a corrupt page) is deleted and
 rebuilt, saying so once, or every later run would stay cold without a word.
 A row that does not decompress is a miss; what a row holds is checked by the
 code that reads it (an unexpected entry is a miss there too).
+
+Rows are signed with a key outside the tree (cache.signing): a row the run
+cannot verify, such as one that came with the checked tree, is a miss. A cache
+folder that git tracks is not used at all: a cache is never part of the tree.
 """
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 import sys
 import zlib
 from collections.abc import Iterable
 from pathlib import Path
+
+from ctxlint.cache.signing import NoKey, load_key, sign, verified
+from ctxlint.core.gitcmd import run_git
 
 SCHEMA = "CREATE TABLE IF NOT EXISTS facts (key TEXT PRIMARY KEY, data BLOB NOT NULL)"
 _CHUNK = 500
@@ -59,6 +67,22 @@ def _why(exc: BaseException) -> str:
     ).__name__
 
 
+def _unusable(folder: Path) -> str | None:
+    """Why a cache folder must not be used: git tracks files in it."""
+    return _tracked(str(folder)) if folder.is_dir() else None  # a new folder holds nothing
+
+
+@functools.lru_cache(maxsize=8)  # a run opens its cache several times
+def _tracked(folder: str) -> str | None:
+    try:
+        listed = run_git(folder, "ls-files", "-z", "--", ".")
+    except OSError:
+        return None  # no git: nothing tracks it
+    if listed.returncode == 0 and listed.stdout.strip(b"\0"):
+        return "is tracked by git (a cache is never part of the tree: git rm -r --cached it)"
+    return None
+
+
 class FactCache:
     def __init__(self, folder: Path | None, *, read: bool = True) -> None:
         self.db: sqlite3.Connection | None = None
@@ -66,7 +90,17 @@ class FactCache:
         self.rebuilt = False
         self.read = read  # False: every read is a miss, writes replace what was there
         self.served = 0  # entries read back, so a run knows whether the cache was used
+        self._key = b""
         if folder is None:
+            return
+        why_not = _unusable(folder)
+        if why_not is not None:
+            _warn_once(folder, f"the cache {folder} {why_not}; running without it")
+            return
+        try:
+            self._key = load_key()
+        except NoKey as exc:
+            _warn_once(folder, f"{exc}; running without the cache")
             return
         try:
             # The `*` .gitignore goes only into a folder ctxlint creates: in a
@@ -129,9 +163,12 @@ class FactCache:
                 for key, data in self.db.execute(
                     f"SELECT key, data FROM facts WHERE key IN ({marks})", chunk
                 ):
+                    signed = verified(self._key, key, data) if isinstance(data, bytes) else None
+                    if signed is None:  # not this user's (shipped with the tree): a miss
+                        continue
                     try:
-                        found[key] = zlib.decompress(data)
-                    except (zlib.error, TypeError):  # a damaged row: a miss
+                        found[key] = zlib.decompress(signed)
+                    except zlib.error:  # a damaged row: a miss
                         continue
         except sqlite3.Error as exc:
             if is_damaged(exc):
@@ -142,7 +179,7 @@ class FactCache:
     def put_many(self, items: dict[str, bytes]) -> None:
         if self.db is None or not items:
             return
-        rows = [(k, zlib.compress(v, 1)) for k, v in items.items()]
+        rows = [(k, sign(self._key, k, zlib.compress(v, 1))) for k, v in items.items()]
         for _ in range(2):  # a second time into a rebuilt database
             if self.db is None:
                 return
