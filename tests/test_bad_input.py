@@ -438,12 +438,13 @@ def test_an_empty_src_is_a_config_error(project: Path) -> None:
     assert error.startswith("ctxlint: error: src = [] names no folder: give at least one")
 
 
-def test_a_link_in_the_project_to_a_file_elsewhere_is_checked_by_its_path(
+def test_a_link_in_the_project_to_a_file_elsewhere_is_not_read(
     project: Path, tmp_path: Path
 ) -> None:
     """The config is looked for where the path is as typed, not where the link leads
     (that said "no ctxlint configuration found"), and the file is reported at its
-    path in the project, as a plain check reports it."""
+    path in the project, as a plain check reports it: as a file that is not read,
+    since it leads out of the project (issue 34 N5: its lines reached the report)."""
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "real.py").write_text(READ)
@@ -451,9 +452,13 @@ def test_a_link_in_the_project_to_a_file_elsewhere_is_checked_by_its_path(
     _commit_all(project)
     whole = cli("check", "--no-cache", "--output-format", "json", cwd=project)
     one = cli("check", "--output-format", "json", "app/linked.py", cwd=project)
-    assert one.returncode == whole.returncode == 1, one.stderr
-    paths = [f["path"] for f in json.loads(one.stdout)["findings"]]
-    assert paths == [f["path"] for f in json.loads(whole.stdout)["findings"]] == ["app/linked.py"]
+    assert one.returncode == whole.returncode == 2, one.stderr
+    for res in (one, whole):
+        out = json.loads(res.stdout)
+        assert out["findings"] == []
+        assert out["errors"] == [
+            {"path": "app/linked.py", "message": "not read: a symbolic link out of the project"}
+        ]
 
 
 def test_ctrl_c_on_a_cold_run_stops_it_at_once(project: Path) -> None:

@@ -83,6 +83,9 @@ def _legacy_tree(root: Path) -> Path:
     shutil.copy2(REPO / "examples" / "__init__.py", root / "examples" / "__init__.py")
     (root / "baselines").mkdir()
     shutil.copy2(REPO / "baselines" / "legacy_app.json", root / "baselines" / "legacy_app.json")
+    # the example's config names its repository as root (`root = "../.."`): allowed
+    # inside the git work tree that holds it (docs/untrusted-trees.md)
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
     return root
 
 

@@ -32,7 +32,7 @@ from ctxlint.config.settings import (
     shadowed_configs,
 )
 from ctxlint.core.errors import ConfigError, CtxlintError, did_you_mean
-from ctxlint.core.findings import Result
+from ctxlint.core.findings import FileError, Result
 from ctxlint.core.gitcmd import run_git
 from ctxlint.discover.files import SourceFile, why_unchecked
 from ctxlint.discover.roots import check_roots, shown
@@ -272,7 +272,8 @@ def check(
     `warn` gets each warning ("... is partial", "... not checked"), None drops them.
     """
     config = setup.config
-    files = discover_files(config)
+    folder_errors: list[FileError] = []
+    files = discover_files(config, folder_errors)
     if warn is not None:
         warn_unchecked(config, setup.filters, files, warn)
     baseline = load_baseline(config.baseline) if with_baseline and config.baseline else None
@@ -292,6 +293,7 @@ def check(
         pinned=pins,
         time_rules=time_rules,
         files=files,
+        folder_errors=folder_errors,
     ).run()
     if warn is not None:
         for rule in setup.selected:  # on every run, whatever the format: which rules checked less

@@ -18,6 +18,7 @@ import pathspec
 
 from ctxlint.config.selection import resolve as resolve_selectors
 from ctxlint.core.errors import ConfigError, did_you_mean
+from ctxlint.core.gitcmd import run_git
 from ctxlint.core.pysource import DEFAULT_TARGET, unsupported_target
 
 if sys.version_info >= (3, 11):
@@ -171,7 +172,7 @@ def load_config(
         raise ConfigError(f"{config_path} has no [tool.ctxlint] table")
     base = config_path.parent.resolve()
     if root is None and isinstance(table.get("root"), str):
-        root = base / table["root"]
+        root = configured_root(table["root"], base)
     project_root = (root or base).resolve()
     allowed = {**CORE_KEYS, **{k: object for k in rule_options}}
     for key, value in table.items():
@@ -285,6 +286,33 @@ def confined(key: str, value: str, base: Path, *others: Path) -> Path:
             f"(give --{key} on the command line to use it)"
         )
     return path
+
+
+def configured_root(value: str, base: Path) -> Path:
+    """The config's own `root` (relative to its folder `base`): that folder or one
+    below it, or a folder above it inside the git work tree that holds the config
+    (a config kept in a subfolder of its repository) or inside the folder the
+    command runs in (the same layout unpacked from an archive). The cache and the
+    baseline are written under the root, so a tree's config cannot aim them at the
+    tree's parent or anywhere else; `--config FILE TREE` names any root."""
+    root = (base / value).resolve()
+    if root.is_relative_to(base) or root.is_relative_to(Path.cwd().resolve()):
+        return root
+    try:
+        top = run_git(base, "rev-parse", "--show-toplevel")
+    except OSError:
+        top = None
+    repo = Path(os.fsdecode(top.stdout.strip())).resolve() if top and top.returncode == 0 else None
+    if repo is not None and root.is_relative_to(repo):
+        return root
+    where = (
+        f"its git work tree {repo}" if repo else "the config's folder (no git work tree holds it)"
+    )
+    raise ConfigError(
+        f"config key 'root' = {value!r} leads outside {where}: the cache and the baseline "
+        "are written under the root (give the tree on the command line: "
+        "ctxlint check --config FILE TREE)"
+    )
 
 
 def check_cache_dir(value: str, root: Path) -> None:

@@ -16,6 +16,7 @@ from pathlib import Path
 import pathspec
 
 from ctxlint.core.errors import CtxlintError
+from ctxlint.core.findings import FileError
 from ctxlint.core.gitcmd import run_git
 
 SKIP_DIRS = {
@@ -51,15 +52,23 @@ def _git_files(root: Path) -> list[str] | None:
     return [p for p in out.stdout.decode("utf-8", "surrogateescape").split("\0") if p]
 
 
-def _walk_files(root: Path, checked: Callable[[str], bool]) -> list[str]:
-    """The files under `root`; a folder that cannot be read is an error when
-    `checked(its path)` says it could hold checked files (os.walk skips it silently)."""
+def _walk_files(
+    root: Path, checked: Callable[[str], bool], errors: list[FileError] | None
+) -> list[str]:
+    """The files under `root`. A folder that cannot be read, when `checked(its path)`
+    says it could hold checked files (os.walk skips it silently), goes to `errors`
+    as a file that cannot be checked, as an unreadable file does; with no `errors`
+    it ends the run."""
     found: list[str] = []
 
     def unreadable(exc: OSError) -> None:
         where = os.path.relpath(exc.filename or root, root).replace(os.sep, "/")
-        if checked(where):
-            raise CtxlintError(f"cannot read folder {where}: {exc.strerror or exc}")
+        if not checked(where):
+            return
+        why = f"cannot read folder: {exc.strerror or exc}"
+        if errors is None:
+            raise CtxlintError(f"{where}: {why}")
+        errors.append(FileError(where + "/", why))
 
     for folder, dirs, files in os.walk(root, onerror=unreadable):
         dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.endswith(".egg-info"))
@@ -82,8 +91,14 @@ def module_name(rel: str, roots: list[str]) -> str:
     return ".".join(parts)
 
 
-def discover(root: Path, src: tuple[str, ...], exclude: tuple[str, ...]) -> list[SourceFile]:
-    """All Python files under the src roots, minus excludes, sorted by path."""
+def discover(
+    root: Path,
+    src: tuple[str, ...],
+    exclude: tuple[str, ...],
+    errors: list[FileError] | None = None,
+) -> list[SourceFile]:
+    """All Python files under the src roots, minus excludes, sorted by path; the
+    folders that cannot be read go to `errors` (see _walk_files)."""
     roots = _roots(src)
     for r in roots:
         if os.path.isabs(r) or r == ".." or r.startswith("../"):
@@ -101,7 +116,7 @@ def discover(root: Path, src: tuple[str, ...], exclude: tuple[str, ...]) -> list
         return inside and not spec.match_file(rel + "/")
 
     listed = _git_files(root)
-    files = listed if listed is not None else _walk_files(root, checked_folder)
+    files = listed if listed is not None else _walk_files(root, checked_folder, errors)
     chosen: dict[str, SourceFile] = {}
     base = str(root)  # os.path on strings: pathlib costs more than the stat on a large tree
     for rel in files:

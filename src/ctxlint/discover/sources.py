@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -28,6 +29,9 @@ RACY_NS = 2_000_000_000
 # The layout of the signature entry (cache_entries.signatures_entry): in its key,
 # so another version's entry is never read as this one's.
 STAT_LAYOUT = 2
+
+
+LINKED_OUT = "not read: a symbolic link out of the project"
 
 
 def content_hash(data: bytes) -> str:
@@ -54,11 +58,19 @@ class Sources(Mapping[str, bytes]):
         settled = time.time_ns() - RACY_NS
         recorded: dict[str, list[Any]] = {}
         base = str(root)
+        inside = os.path.realpath(base) + os.sep
         for rel in paths:
+            full = os.path.join(base, rel)
             try:
-                st = os.stat(os.path.join(base, rel))
+                st = os.lstat(full)
+                if stat.S_ISLNK(st.st_mode):
+                    if not os.path.realpath(full).startswith(inside):
+                        # never read: its lines would reach the report (a CI log)
+                        self.errors.append(FileError(rel, LINKED_OUT))
+                        continue
+                    st = os.stat(full)
             except OSError as exc:
-                self.errors.append(_cannot_read(rel, exc, os.path.join(base, rel)))
+                self.errors.append(_cannot_read(rel, exc, full))
                 continue
             signature: list[int | str] = [st.st_mtime_ns, st.st_ctime_ns, st.st_size, st.st_ino]
             old = known.get(rel)

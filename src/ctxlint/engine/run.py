@@ -58,10 +58,11 @@ Progress = Callable[[int, int, str], None]
 _SHAPE_ERRORS = (KeyError, TypeError, ValueError, AttributeError, IndexError)
 
 
-def discover_files(config: Config) -> list[SourceFile]:
-    """The files a run over `config` checks (a missing src root: a CtxlintError)."""
+def discover_files(config: Config, errors: list[FileError] | None = None) -> list[SourceFile]:
+    """The files a run over `config` checks (a missing src root: a CtxlintError);
+    folders that cannot be read go to `errors`, as files that cannot be checked."""
     try:
-        return discover(config.root, config.src, config.exclude)
+        return discover(config.root, config.src, config.exclude, errors)
     except FileNotFoundError as exc:
         raise CtxlintError(str(exc)) from None
 
@@ -80,6 +81,7 @@ class Engine:
         memo: bool = True,
         time_rules: bool = False,
         files: list[SourceFile] | None = None,
+        folder_errors: list[FileError] | None = None,
         start: Start | None = None,
     ) -> None:
         self.config = config
@@ -87,6 +89,7 @@ class Engine:
         self.decoded: Decoded = {}  # after a run that derived: its facts, for a Start
         self.schemas: dict[str, dict[str, Any] | None] = {}  # module -> schema facts read
         self.files = files  # the tree's files, when the caller discovered them already
+        self.folder_errors = list(folder_errors or ())  # what that discovery could not read
         # --timings: charge the walk's visitor calls, each derive and each check
         # to their rule (the visitors' share is otherwise hidden in "facts")
         self.time_rules = time_rules
@@ -129,10 +132,11 @@ class Engine:
     def read_sources(self) -> tuple[list[SourceFile], Sources, list[FileError]]:
         """The files, their content (hashed now, read when needed) and the unreadable ones."""
         t = time.perf_counter()
-        files = self.files if self.files is not None else discover_files(self.config)
+        folders = list(self.folder_errors)
+        files = self.files if self.files is not None else discover_files(self.config, folders)
         sources = Sources(self.config.root, [f.rel for f in files], self.cache)
         self._timed("discover+read", t)
-        return files, sources, list(sources.errors)
+        return files, sources, sorted([*sources.errors, *folders], key=lambda e: e.path)
 
     def _extract(
         self,
