@@ -61,14 +61,3 @@ def test_an_import_between_two_rules_breaks_the_independence_contract(tmp_path: 
     apart = lint_imports(tmp_path, "--contract", "runtime-independent")
     assert apart.returncode == 0, apart.stdout + apart.stderr
     assert "the runtime and the linter are independent KEPT" in apart.stdout
-
-
-def test_no_module_passes_500_lines() -> None:
-    """Small modules: a file that grows past 500 lines is split by what it does."""
-    package = Path(__file__).resolve().parents[1] / "src" / "ctxlint"
-    long = {
-        str(p.relative_to(package)): n
-        for p in package.rglob("*.py")
-        if (n := len(p.read_text(encoding="utf-8").splitlines())) > 500
-    }
-    assert long == {}
