@@ -7,10 +7,12 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
+from conftest import FIXTURE, run_cli
 from helpers import cli, run_engine, write
 
 from ctxlint.engine.registry import load_rules
+
+FIXTURE_CONFIG = FIXTURE / "pyproject.toml"
 
 BASE = 'runtime-module = "specrt.context"\nrecord-class = "specrt.record.ServerArgs"\n'
 
@@ -237,3 +239,17 @@ def test_rule_options_are_accepted_keys(project: Path) -> None:
         "[tool.ctxlint]\n" + BASE + f"{key} = {json.dumps(simple[key])}\n"
     )
     assert run_engine(project).program.config.options == {key: simple[key]}
+
+
+@pytest.mark.parametrize("name", ["ctxlint.toml", "pyproject.toml"])
+def test_a_config_that_is_not_utf8_is_a_config_error(project: Path, name: str) -> None:
+    """Issue 34 N4: a latin-1 config was an internal error, not a config error."""
+    (project / "pyproject.toml").unlink()
+    text = (FIXTURE_CONFIG.read_text() + "# caf\xe9\n").encode("latin-1")
+    (project / name).write_bytes(text)
+    res = run_cli("check", cwd=project)
+    assert res.returncode == 2
+    line = text[: text.index(b"\xe9")].count(b"\n") + 1
+    assert res.stderr == (
+        f"ctxlint: error: invalid TOML in {project / name}: not UTF-8 (byte 0xe9 on line {line})\n"
+    )

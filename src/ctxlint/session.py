@@ -141,6 +141,14 @@ def resolve(request: Request, rules: list[Rule] | None = None) -> Setup:
         for key, value in (("baseline", request.baseline), ("cache_dir", request.cache_dir))
         if value
     }
+    if "baseline" in given and not request.command.startswith("baseline"):
+        if not os.path.lexists(given["baseline"]):
+            # read as "no baseline", every accepted finding would count as new: in CI,
+            # a typo would fail the build with the whole debt (baseline update writes it)
+            raise ConfigError(
+                f"baseline {request.baseline} does not exist (ctxlint baseline update "
+                f"--baseline {request.baseline} writes one)"
+            )
     try:
         config = load_config(
             cfg_path,
@@ -277,9 +285,6 @@ def check(
     if warn is not None:
         warn_unchecked(config, setup.filters, files, warn)
     baseline = load_baseline(config.baseline) if with_baseline and config.baseline else None
-    if baseline is not None and setup.baseline_given and warn and not config.baseline.exists():
-        # a mistyped --baseline would otherwise turn every accepted finding into a new one
-        warn(f"baseline {config.baseline} does not exist: every finding counts as new")
     changed = changed_files(config.root, changed_since) if changed_since else None
     if pins is None and baseline is not None:
         pins = baseline.pins

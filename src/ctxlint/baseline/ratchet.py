@@ -158,7 +158,9 @@ def parse_baseline(doc: Any, name: str = "<baseline>") -> Baseline:
     unknown = sorted(set(doc) - _TOP_KEYS)
     if unknown:
         raise fail(f"unknown top-level key(s): {', '.join(unknown)}")
-    raw_entries = doc.get("entries", [])
+    if "entries" not in doc:  # read as empty, every accepted finding would be new
+        raise fail('no "entries" list (an empty baseline has "entries": [])')
+    raw_entries = doc["entries"]
     if not isinstance(raw_entries, list):
         raise fail(f'"entries" must be a list, got {_kind(raw_entries)}')
 

@@ -117,6 +117,11 @@ def read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"cannot read config {path}: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"invalid TOML in {path}: {exc}") from None
+    except UnicodeDecodeError as exc:  # TOML is UTF-8 by definition
+        line = exc.object[: exc.start].count(b"\n") + 1
+        raise ConfigError(
+            f"invalid TOML in {path}: not UTF-8 (byte 0x{exc.object[exc.start]:02x} on line {line})"
+        ) from None
 
 
 def _table(doc: dict[str, Any], path: Path) -> dict[str, Any] | None:

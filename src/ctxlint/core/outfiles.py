@@ -10,9 +10,11 @@ long run is not spent on a report that cannot be written.
 
 from __future__ import annotations
 
+import glob
 import os
 import stat
 import tempfile
+import time
 from pathlib import Path
 
 from ctxlint.core.errors import CtxlintError
@@ -63,8 +65,10 @@ def write_text(path: str | os.PathLike[str], text: str, what: str) -> None:
         except OSError as exc:
             raise _fail(what, target, exc.strerror or str(exc)) from None
         return
+    _clear_leftovers(target)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        prefix = f".{target.name}.{os.getpid()}."
+        fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=target.parent)
     except OSError as exc:
         raise _fail(what, target, exc.strerror or str(exc)) from None
     try:
@@ -83,6 +87,41 @@ def write_text(path: str | os.PathLike[str], text: str, what: str) -> None:
         if isinstance(exc, OSError):
             raise _fail(what, target, exc.strerror or str(exc)) from None
         raise
+
+
+STALE_SECONDS = 3600  # a temporary file of no known writer this old is a leftover
+
+
+def _clear_leftovers(target: Path) -> None:
+    """Remove the temporary files a killed write of `target` left beside it
+    (`.NAME.PID.XXXX.tmp`): its writer's process is gone, or, for a name with no
+    process in it, it is older than any write takes."""
+    try:
+        leftovers = list(target.parent.glob(f".{glob.escape(target.name)}.*.tmp"))
+    except OSError:
+        return
+    for tmp in leftovers:
+        pid = tmp.name[len(target.name) + 2 :].split(".", 1)[0]
+        try:
+            if pid.isdigit() and int(pid) != os.getpid():
+                if _alive(int(pid)):
+                    continue
+            elif time.time() - tmp.lstat().st_mtime < STALE_SECONDS:
+                continue
+            if tmp.is_file() and not tmp.is_symlink():
+                tmp.unlink()
+        except OSError:
+            continue  # another run cleared it first, or it is not ours to remove
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # someone else's process: leave its file
+    return True
 
 
 def _umask() -> int:
