@@ -102,10 +102,17 @@ def test_targets_and_events_are_typed_and_resolved(project: Path) -> None:
         [],
     ]
     run = g.funcs["app.main.run"]
-    assert [e.kind for e in run.events] == [EventKind.PUBLISH, EventKind.CALL, EventKind.CALL]
+    assert [e.kind for e in run.events] == [EventKind.PUBLISH, *[EventKind.CALL] * 3]
     assert run.events[1].targets == (Global("app.helpers.helper"),)
-    # a class call runs its __init__; a call on its result is not followed
-    assert g.edges["app.main.run"] == [[], ["app.helpers.helper"], ["app.main.Worker.__init__"]]
+    # a class call runs its __init__, and a method called on the instance it made
+    # runs that method (issue 36: `Manager().loop()` was not followed), in that order
+    assert run.events[3].targets == (Global("app.main.Worker.hook"),)
+    assert g.edges["app.main.run"] == [
+        [],
+        ["app.helpers.helper"],
+        ["app.main.Worker.__init__"],
+        ["app.main.Worker.hook"],
+    ]
     assert g.callers["app.helpers.helper"] == {
         "app.main.run",
         "app.main.unrelated",
@@ -114,6 +121,7 @@ def test_targets_and_events_are_typed_and_resolved(project: Path) -> None:
     assert g.reaching({"app.helpers.Loader.load"}) == {
         "app.helpers.Loader.load",
         "app.main.Worker.hook",
+        "app.main.run",  # through Worker(server_args).hook()
     }
     [(path, start)] = g.starts
     assert (path, start.kind, start.targets) == (
@@ -127,7 +135,7 @@ def test_targets_and_events_are_typed_and_resolved(project: Path) -> None:
 def test_only_events_that_can_be_a_finding_site_are_anchored(project: Path) -> None:
     program = run_engine(_project(project, APP), select={"CTX301"}).program
     g = call_graph(program)
-    publish, call, _ = g.funcs["app.main.run"].events  # a publisher: its whole body
+    publish, call, *_ = g.funcs["app.main.run"].events  # a publisher: its whole body
     assert publish.site is not None
     assert publish.site.snippet == 'publish(server_args, role="scheduler")'
     assert publish.line == 27

@@ -146,7 +146,9 @@ class CallFactsVisitor(ProcessStarts, FileVisitor):
             inner = expr.value
             if dotted(inner.func) == "super" and not self._shadowed("super"):
                 return [SuperMethod(expr.attr.value)]
-            return []
+            # `Manager().loop()`: a method of the instance made inline, as for
+            # `m = Manager(); m.loop()` (a function's result resolves to no method)
+            return _extend(_globals(self._targets(inner.func)), expr.attr.value)
         name = dotted(expr)
         if name is None:
             return []
