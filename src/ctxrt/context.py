@@ -129,15 +129,19 @@ class RuntimeContext:
         return self._parallel
 
     def _observe(self, namespace: str) -> None:
-        if not _is_compiling():
-            assert self._audit is not None
-            self._audit.observe(namespace)  # raises on a refused namespace
-            if self is not _CONTEXT:
-                return
-            if namespace in self._bags or namespace == "parallel":
-                _FAST[namespace] = (
-                    self._parallel if namespace == "parallel" else self._bags[namespace]
-                )
+        audit = self._audit
+        assert audit is not None
+        if _is_compiling():
+            # Enforce still fails closed while dynamo traces (the raise happens at
+            # trace time, before any graph exists); only the record side, a file
+            # append, and the fast-path fill are side effects kept out of the trace.
+            audit.check(namespace)
+            return
+        audit.observe(namespace)  # raises on a refused namespace
+        if self is not _CONTEXT:
+            return
+        if namespace in self._bags or namespace == "parallel":
+            _FAST[namespace] = self._parallel if namespace == "parallel" else self._bags[namespace]
 
     def _refill_fast(self) -> None:
         if self is not _CONTEXT:  # the map serves the process singleton's accessors only

@@ -1,6 +1,7 @@
 """Bag and parallel leaves are plain attributes: a compiled forward reads them with
 no graph break (fullgraph=True fails on one), and dynamo's guards follow overrides.
-Role auditing does not see reads inside traced code (audit with compilation off)."""
+Enforce refuses a wrong-role read while tracing; record mode does not see reads
+inside traced code (audit with compilation off)."""
 
 from __future__ import annotations
 
@@ -20,8 +21,11 @@ from ctxrt.context import (
     get_memory,
     get_model,
     get_parallel,
+    get_schedule,
+    get_serving,
     publish,
 )
+from ctxrt.errors import RoleNamespaceError
 from ctxrt.record import ServerArgs
 from ctxrt.roles import MODE_ENV, OUT_ENV, read_role_audit
 
@@ -64,6 +68,60 @@ def test_reads_inside_compiled_code_are_not_role_audited(
     assert not audit.exists()  # the traced read was not observed ...
     scaled(torch.ones(1))
     assert read_role_audit(audit) == {"scheduler": {"memory"}}  # ... the eager one was
+    torch._dynamo.reset()
+
+
+def test_enforce_refuses_a_read_inside_compiled_code_at_trace_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A detokenizer may not read ``schedule``: under enforce the refused read raises
+    while dynamo traces (fullgraph: dynamo's Unsupported naming the RoleNamespaceError;
+    without fullgraph the error itself), and no graph is ever handed to the backend.
+    An allowed namespace still traces into one graph with no break."""
+    monkeypatch.setenv(MODE_ENV, "enforce")
+    publish(ServerArgs(model_path="dummy"), role="detokenizer")
+
+    def refused(x: torch.Tensor) -> torch.Tensor:
+        return x * get_schedule().max_running_requests
+
+    def refused_parallel(x: torch.Tensor) -> torch.Tensor:
+        return x * get_parallel().tp_size
+
+    def allowed(x: torch.Tensor) -> torch.Tensor:
+        return x * get_serving().port
+
+    for fn in (refused, refused_parallel):
+        counter = CompileCounter()
+        with pytest.raises(torch._dynamo.exc.Unsupported, match="RoleNamespaceError"):
+            torch.compile(fn, backend=counter, fullgraph=True)(torch.ones(1))
+        assert counter.frame_count == 0
+        torch._dynamo.reset()
+    with pytest.raises(RoleNamespaceError, match="'detokenizer' read namespace 'schedule'"):
+        torch.compile(refused, backend="eager")(torch.ones(1))
+    counter = CompileCounter()
+    assert torch.compile(allowed, backend=counter, fullgraph=True)(torch.ones(1)).item() == 30000
+    assert counter.frame_count == 1
+    torch._dynamo.reset()
+
+
+def test_record_mode_stays_off_inside_compiled_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Record never refuses and never writes while tracing, even for a namespace the
+    role may not read: the traced read compiles, and only the eager read is recorded."""
+    audit = tmp_path / "roles.tsv"
+    monkeypatch.setenv(MODE_ENV, "record")
+    monkeypatch.setenv(OUT_ENV, str(audit))
+    publish(ServerArgs(model_path="dummy"), role="detokenizer")
+
+    def reads_schedule(x: torch.Tensor) -> torch.Tensor:
+        return x * get_schedule().max_running_requests
+
+    compiled = torch.compile(reads_schedule, fullgraph=True, backend="eager")
+    traced = compiled(torch.ones(1)).item()
+    assert not audit.exists()  # the refused-under-enforce read traced, unobserved
+    assert traced == get_schedule().max_running_requests
+    assert read_role_audit(audit) == {"detokenizer": {"schedule"}}  # the eager read
     torch._dynamo.reset()
 
 
