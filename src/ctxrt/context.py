@@ -17,7 +17,7 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
-from ctxrt.bag import ConfigBag
+from ctxrt.bag import ConfigBag, retire, revive
 from ctxrt.errors import ConfigNotPublishedError, PublishAssertionError, UnknownLeafError
 from ctxrt.fields.layout import TOP_NAMESPACES
 from ctxrt.flags import Flags
@@ -183,7 +183,9 @@ class RuntimeContext:
                 bag = getattr(bag, part)  # not __dict__: that would materialise it
             leaf_bags[name] = bag
         mark_published(record)
-        # Last publish wins: the whole config state is replaced in one go.
+        # Last publish wins: the whole config state is replaced in one go, and every
+        # handle of the replaced one is retired (it would answer with old values).
+        self._retire_bags()
         self._record, self._role, self._audit = record, role, audit
         self._bags, self._parallel, self._leaf_bags = bags, parallel, leaf_bags
         self._log = []
@@ -227,7 +229,13 @@ class RuntimeContext:
             self._log,
         )
 
+    def _retire_bags(self) -> None:
+        for bag in self._bags.values():
+            retire(bag)
+        retire(self._parallel)
+
     def _restore_config_state(self, state: tuple[Any, ...]) -> None:
+        self._retire_bags()
         (
             self._record,
             self._role,
@@ -237,6 +245,9 @@ class RuntimeContext:
             self._leaf_bags,
             self._log,
         ) = state
+        for bag in self._bags.values():
+            revive(bag)
+        revive(self._parallel)
         self._refill_fast()
 
     def reset(self) -> None:

@@ -26,6 +26,13 @@ class BagSealedError(SealedError):
     """A config bag leaf was assigned directly instead of through ``override``."""
 
 
+class StaleBagError(RuntimeError):
+    """A bag handle was read after the config it was projected from was replaced
+    (re-publish, ``reset_context``, an ``override_server_args`` scope): it would
+    answer with the old values. Not an AttributeError on purpose: ``hasattr`` and
+    ``getattr(bag, name, default)`` must not turn it into a silent default."""
+
+
 class DeclarationError(ValueError):
     """``declare_resolution`` was refused: unknown or non-resolvable field, or a
     record that is already published."""
