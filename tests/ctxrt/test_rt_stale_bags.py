@@ -16,7 +16,9 @@ def test_a_handle_held_across_a_republish_raises() -> None:
     publish(ServerArgs(model_path="dummy", tp_size=2), role="scheduler")
     exec_bag, moe, parallel = get_exec(), get_exec().moe, get_parallel()
     assert (moe.moe_runner_backend, parallel.tp_size) == ("torch", 2)
-    publish(ServerArgs(model_path="dummy", tp_size=4, moe_runner_backend="triton"), role="scheduler")
+    publish(
+        ServerArgs(model_path="dummy", tp_size=4, moe_runner_backend="triton"), role="scheduler"
+    )
     for read in (
         lambda: moe.moe_runner_backend,
         lambda: exec_bag.moe,
