@@ -61,3 +61,8 @@ class TopologyNotInitializedError(RuntimeError):
 
 class GroupWidthError(RuntimeError):
     """A process group came out at a width other than the configured one."""
+
+
+class ForwardScopeError(RuntimeError):
+    """A ``get_forward().scoped`` scope was closed in a thread or task other than the
+    one that entered it (its contextvar flags can only be restored there)."""

@@ -181,22 +181,23 @@ def test_an_int_leaf_read_in_compiled_code_recompiles_per_value() -> None:
     torch._dynamo.reset()
 
 
-def test_a_forward_flag_read_of_the_contextvar_does_not_trace() -> None:
-    """``get_forward()`` is a contextvar: read it outside, pass the snapshot in."""
+def test_a_contextvar_forward_flag_does_not_trace() -> None:
+    """An eager-only flag lives in a contextvar, which dynamo cannot trace: compiled
+    code takes it (or the whole ``snapshot()``) as an argument."""
 
     def reads_contextvar(x: torch.Tensor) -> torch.Tensor:
-        return x + 1 if get_forward().is_extend_in_batch else x
+        return x + 1 if get_forward().enable_multi_stream else x
 
     with pytest.raises(torch._dynamo.exc.Unsupported, match="ContextVar"):
         torch.compile(reads_contextvar, backend="eager", fullgraph=True)(torch.ones(1))
     counter = CompileCounter()
     takes_snapshot = torch.compile(
-        lambda x, flags: x + 1 if flags.is_extend_in_batch else x, backend=counter, fullgraph=True
+        lambda x, flags: x + 1 if flags.enable_multi_stream else x, backend=counter, fullgraph=True
     )
-    for extend in (False, True, False, True):
-        with get_forward().scoped(is_extend_in_batch=extend):
+    for multi in (False, True, False, True):
+        with get_forward().scoped(enable_multi_stream=multi):
             out = takes_snapshot(torch.ones(1), get_forward().snapshot())
-        assert out.item() == (2.0 if extend else 1.0)
+        assert out.item() == (2.0 if multi else 1.0)
     assert counter.frame_count == 2  # one graph per flag value, then cache hits
     torch._dynamo.reset()
 
