@@ -102,7 +102,7 @@ def eager_table() -> list[tuple[str, float, float, float | None]]:
                 (
                     "get_exec().moe.x",
                     "get_cached().moe.x (baseline)",
-                    mode and target or TARGET_BAG,
+                    target if mode else TARGET_BAG,
                 ),
                 ("get_parallel().tp_size", "get_cached().x (baseline)", target),
             ):
