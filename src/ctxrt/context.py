@@ -185,6 +185,8 @@ class RuntimeContext:
         mark_published(record)
         # Last publish wins: the whole config state is replaced in one go, and every
         # handle of the replaced one is retired (it would answer with old values).
+        # The parallel stamp is for the process: a re-publish keeps it.
+        parallel._adopt_stamp(object.__getattribute__(self._parallel, "_stamp"))
         self._retire_bags()
         self._record, self._role, self._audit = record, role, audit
         self._bags, self._parallel, self._leaf_bags = bags, parallel, leaf_bags

@@ -59,6 +59,12 @@ class TopologyNotInitializedError(RuntimeError):
     """A rank or group was read before the live topology was initialised."""
 
 
+class ParallelTopologyError(ValueError):
+    """A scoped override or a stamp of ``get_parallel()`` would leave an inconsistent
+    topology: a rank outside its size, sizes that do not factor, a ``tp_rank`` its
+    attention ranks do not lay out, or a group wider or narrower than configured."""
+
+
 class GroupWidthError(RuntimeError):
     """A process group came out at a width other than the configured one."""
 
