@@ -64,7 +64,7 @@ def rank_main(
         # new_group is collective: every rank creates every one-rank group.
         alone = [dist.new_group([r]) for r in range(world)][rank] if mlp else None
         for name, fields in layouts.items():
-            publish(ServerArgs(model_path="dummy", **fields), role="scheduler")
+            publish(ServerArgs(model_path="tiny-lm", **fields), role="scheduler")
             initialize_model_parallel()
             parallel = get_parallel()
             ps = ParallelState.capture()

@@ -112,7 +112,7 @@ def test_record_mode_stays_off_inside_compiled_code(
     audit = tmp_path / "roles.tsv"
     monkeypatch.setenv(MODE_ENV, "record")
     monkeypatch.setenv(OUT_ENV, str(audit))
-    publish(ServerArgs(model_path="dummy"), role="detokenizer")
+    publish(ServerArgs(model_path="tiny-lm"), role="detokenizer")
 
     def reads_schedule(x: torch.Tensor) -> torch.Tensor:
         return x * get_schedule().max_running_requests
@@ -141,7 +141,7 @@ def _graph_ops(fn: Callable[[torch.Tensor], torch.Tensor]) -> list[object]:
 def test_leaf_reads_cost_nothing_inside_compiled_code(monkeypatch: pytest.MonkeyPatch) -> None:
     """The accessor calls and leaf loads run once, while tracing: the captured graph
     equals the one for the same function written with literals, role audit on or off."""
-    publish(ServerArgs(model_path="dummy", tp_size=2), role="scheduler")
+    publish(ServerArgs(model_path="tiny-lm", tp_size=2), role="scheduler")
 
     def with_reads(x: torch.Tensor) -> torch.Tensor:
         y = x * get_parallel().tp_size
@@ -153,7 +153,7 @@ def test_leaf_reads_cost_nothing_inside_compiled_code(monkeypatch: pytest.Monkey
     assert get_exec().moe.moe_runner_backend == "torch"
     assert _graph_ops(with_reads) == _graph_ops(with_literals)
     monkeypatch.setenv(MODE_ENV, "enforce")
-    publish(ServerArgs(model_path="dummy", tp_size=2), role="scheduler")
+    publish(ServerArgs(model_path="tiny-lm", tp_size=2), role="scheduler")
     assert _graph_ops(with_reads) == _graph_ops(with_literals)
     torch._dynamo.reset()
 

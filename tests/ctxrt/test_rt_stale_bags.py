@@ -13,11 +13,11 @@ from ctxrt.record import ServerArgs
 
 
 def test_a_handle_held_across_a_republish_raises() -> None:
-    publish(ServerArgs(model_path="dummy", tp_size=2), role="scheduler")
+    publish(ServerArgs(model_path="tiny-lm", tp_size=2), role="scheduler")
     exec_bag, moe, parallel = get_exec(), get_exec().moe, get_parallel()
     assert (moe.moe_runner_backend, parallel.tp_size) == ("torch", 2)
     publish(
-        ServerArgs(model_path="dummy", tp_size=4, moe_runner_backend="triton"), role="scheduler"
+        ServerArgs(model_path="tiny-lm", tp_size=4, moe_runner_backend="triton"), role="scheduler"
     )
     for read in (
         lambda: moe.moe_runner_backend,
@@ -33,7 +33,7 @@ def test_a_handle_held_across_a_republish_raises() -> None:
 
 
 def test_reset_retires_and_a_scope_revives_on_exit() -> None:
-    publish(ServerArgs(model_path="dummy"), role="scheduler")
+    publish(ServerArgs(model_path="tiny-lm"), role="scheduler")
     moe = get_exec().moe
     with get_context().override_server_args(moe_runner_backend="triton"):
         with pytest.raises(StaleBagError):
@@ -50,7 +50,7 @@ def test_reset_retires_and_a_scope_revives_on_exit() -> None:
 
 def test_a_held_handle_still_sees_overrides_within_its_publish() -> None:
     """Holding a bag inside one publish is the taught loop idiom: it stays live."""
-    publish(ServerArgs(model_path="dummy"), role="scheduler")
+    publish(ServerArgs(model_path="tiny-lm"), role="scheduler")
     moe = get_exec().moe
     get_context().override("test", moe_runner_backend="triton")
     assert moe.moe_runner_backend == "triton"
