@@ -214,6 +214,16 @@ class RuntimeContext:
     def overrides_log(self) -> tuple[OverrideEntry, ...]:
         return tuple(self._log)
 
+    def resolved_server_args_dict(self, base: dict[str, Any] | None = None) -> dict[str, Any]:
+        """``base`` (default: the published record's ``resolved_dict()``) with this
+        process's post-publish overrides on top, in log order: the config in effect
+        here. Readbacks and dumps report this; a manager overlays the fields it owns
+        (``ctxrt.manager_config``)."""
+        resolved = self.server_args.resolved_dict() if base is None else dict(base)
+        for entry in self._log:
+            resolved[entry.field] = entry.new
+        return resolved
+
     def override_server_args(self, *, role: str = "scheduler", **fields: Any) -> ServerArgsOverride:
         """A publishing override for tests: a fresh record carrying ``fields`` is
         resolved and published when entered / installed, and the previous config
