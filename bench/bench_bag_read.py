@@ -68,7 +68,7 @@ def _publish(mode: str | None, out: str) -> None:
         os.environ.pop(MODE_ENV, None)
     else:
         os.environ[MODE_ENV], os.environ[OUT_ENV] = mode, out
-    publish(ServerArgs(model_path="dummy"), role="scheduler")
+    publish(ServerArgs(model_path="tiny-lm"), role="scheduler")  # dummy would resolve nothing
 
 
 def eager_table() -> list[tuple[str, float, float, float | None]]:
