@@ -89,11 +89,13 @@ class ConfigBag:
 
 
 class _Stale:
-    """Mixed in front of a retired bag's class: every non-dunder read raises. (No
-    ``__slots__``: an empty one would change the layout and refuse the class swap.)"""
+    """Mixed in front of a retired bag's class: every public read (a leaf, a sub-bag,
+    ``override``) raises. Private names pass, so a scope opened before the retirement
+    still closes into the retired bag, harmlessly. (No ``__slots__``: an empty one
+    would change the layout and refuse the class swap.)"""
 
     def __getattribute__(self, name: str) -> Any:
-        if name.startswith("__"):
+        if name.startswith("_"):
             return object.__getattribute__(self, name)
         path = object.__getattribute__(self, "_path")
         raise StaleBagError(

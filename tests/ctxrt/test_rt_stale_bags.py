@@ -57,3 +57,11 @@ def test_a_held_handle_still_sees_overrides_within_its_publish() -> None:
     with get_exec().moe.override(moe_runner_backend="flashinfer"):
         assert moe.moe_runner_backend == "flashinfer"
     assert moe.moe_runner_backend == "triton"
+
+
+def test_a_scope_open_across_a_republish_still_closes() -> None:
+    publish(ServerArgs(model_path="tiny-lm", tp_size=2), role="scheduler")
+    with get_parallel().override(ep_size=2), get_exec().moe.override(moe_runner_backend="x"):
+        publish(ServerArgs(model_path="tiny-lm", tp_size=4), role="scheduler")
+    assert (get_parallel().tp_size, get_parallel().ep_size) == (4, 1)
+    assert get_exec().moe.moe_runner_backend == "torch"  # the new config: untouched
