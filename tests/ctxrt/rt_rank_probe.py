@@ -10,7 +10,7 @@ from typing import Any
 import torch.distributed as dist
 
 from ctxrt.context import get_parallel, publish, reset_context
-from ctxrt.errors import GroupWidthError
+from ctxrt.errors import GroupWidthError, ParallelTopologyError
 from ctxrt.parallel_state import ParallelState, patch_tensor_parallel_group
 from ctxrt.record import ServerArgs
 from ctxrt.subsystems import initialize_model_parallel
@@ -74,6 +74,11 @@ def rank_main(
             }
             if mlp:
                 report[name]["tp_mlp_max_error"] = _tp_mlp_error(alone)
+            try:  # the view refuses a real group wider than its configured size
+                with parallel.override(moe_tp_group=parallel.tp_group):
+                    report[name]["view_check"] = "accepted"
+            except ParallelTopologyError as exc:
+                report[name]["view_check"] = str(exc)
             try:  # the install-time width check refuses a group of the wrong width
                 check_group_width("tp", parallel.tp_group, parallel.tp_size + 1)
             except GroupWidthError as exc:

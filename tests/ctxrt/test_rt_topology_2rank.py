@@ -69,3 +69,12 @@ def test_the_alias_and_the_attention_ranks(reports: list[dict[str, Any]]) -> Non
     assert state("attn_cp", "attn_dp_rank") == [0, 0]
     assert state("ep", "moe_ep_rank") == [0, 1] and members("ep", "moe_tp_group") == [[0], [1]]
     assert state("pp", "pp_rank") == [0, 1] and members("pp", "tp_group") == [[0], [1]]
+
+
+def test_the_view_checks_real_group_widths(reports: list[dict[str, Any]]) -> None:
+    """Overriding the MoE-TP group with the (2-rank) TP group is accepted where MoE-TP
+    is the whole TP width and refused where it is one rank wide."""
+    for report in reports:
+        assert report["tp"]["view_check"] == "accepted"
+        for layout in ("ep", "moe_dp"):
+            assert "moe_tp_group has 2 ranks; moe_tp_size=1" in report[layout]["view_check"]
