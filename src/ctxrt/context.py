@@ -22,7 +22,7 @@ from ctxrt.errors import ConfigNotPublishedError, PublishAssertionError, Unknown
 from ctxrt.fields.layout import TOP_NAMESPACES
 from ctxrt.flags import Flags
 from ctxrt.forward import ForwardState
-from ctxrt.frozen import check_type
+from ctxrt.frozen import check_type, freeze
 from ctxrt.parallel import ParallelContext, UnpublishedParallelContext
 from ctxrt.record import LAYOUT, ServerArgs, derive_leaves
 from ctxrt.resolution import RESOLVED_SLOT, mark_published, resolved_values
@@ -208,7 +208,7 @@ class RuntimeContext:
             bag = self._leaf_bags[name]
             old = bag._leaf(name)
             bag._set_logged(name, value)
-            new = bag._leaf(name)  # the stored (frozen) value
+            new = freeze(value)  # as stored (under a parallel stamp the leaf answers the stamp)
             self._log.append(OverrideEntry(source, name, LAYOUT.leaf_paths[name], old, new, now))
 
     def overrides_log(self) -> tuple[OverrideEntry, ...]:

@@ -122,6 +122,7 @@ def test_the_stamp_sits_between_a_scope_and_the_published_leaf() -> None:
     p.override_permanently(tp_size=4, attn_tp_size=4, moe_tp_size=4)
     get_context().override("elastic", tp_size=8)  # the published layer moves ...
     assert p.tp_size == 4  # ... under the stamp
+    assert get_context().overrides_log()[-1].new == 8  # the log records the write
     publish(ServerArgs(model_path="dummy", tp_size=4), role="scheduler")
     p = get_parallel()
     assert (p.tp_rank, p.tp_size) == (1, 4)  # a re-publish keeps the stamp
