@@ -6,8 +6,11 @@ for the same hops: a module-level function returning a cached object,
 ``get_cached().moe.x``. Targets (issue 19): at most 1.5x that baseline, at most 2x
 with the role audit on (``CTXRT_ROLE_NAMESPACES=record`` and ``=enforce``), and zero
 cost inside compiled code (the graph captured with leaf reads is op for op the one
-captured with literals, and the compiled calls take the same time). Exits non-zero
-when a target fails. Not a pytest test: timings on a shared machine are not pins."""
+captured with literals, and the compiled calls take the same time). Issue 38 tightens
+the bag read to 1.3x (bags retire on re-publish: the check is in the retired class,
+not on this path) and adds a graph-visible per-forward flag read and scope inside a
+compiled forward: 0 graph breaks. Exits non-zero when a target fails. Not a pytest
+test: timings on a shared machine are not pins."""
 
 from __future__ import annotations
 
@@ -27,6 +30,7 @@ READS_PER_STMT = 20  # amortises the timeit loop over many reads
 NUMBER = 50_000
 REPEAT = 7
 TARGET_PLAIN = 1.5
+TARGET_BAG = 1.3  # issue 38: the taught bag read, with the stale-handle retirement
 TARGET_AUDIT = 2.0
 TARGET_COMPILED = 1.1  # compiled call time with reads over the one with literals
 # CPU time of this process: on a shared machine, wall time also counts the waits.
@@ -64,7 +68,7 @@ def _publish(mode: str | None, out: str) -> None:
         os.environ.pop(MODE_ENV, None)
     else:
         os.environ[MODE_ENV], os.environ[OUT_ENV] = mode, out
-    publish(ServerArgs(model_path="dummy"), role="scheduler")
+    publish(ServerArgs(model_path="tiny-lm"), role="scheduler")  # dummy would resolve nothing
 
 
 def eager_table() -> list[tuple[str, float, float, float | None]]:
@@ -94,11 +98,15 @@ def eager_table() -> list[tuple[str, float, float, float | None]]:
             )
             if mode is None:
                 rows += [(name, ns[name], 1.0, None) for name in base_stmts]
-            for name, base in (
-                ("get_exec().moe.x", "get_cached().moe.x (baseline)"),
-                ("get_parallel().tp_size", "get_cached().x (baseline)"),
+            for name, base, want in (
+                (
+                    "get_exec().moe.x",
+                    "get_cached().moe.x (baseline)",
+                    target if mode else TARGET_BAG,
+                ),
+                ("get_parallel().tp_size", "get_cached().x (baseline)", target),
             ):
-                rows.append((name + label, ns[name], ns[name] / ns[base], target))
+                rows.append((name + label, ns[name], ns[name] / ns[base], want))
     os.environ.pop(MODE_ENV, None)
     return rows
 
@@ -157,8 +165,26 @@ def compiled_rows() -> list[tuple[str, float, float, float | None]]:
     ]
 
 
+def flag_rows() -> list[tuple[str, float, float, float | None]]:
+    """A graph-visible per-forward flag read and written inside a compiled forward:
+    dynamo's graph-break count (target 0; the ns column is the count)."""
+    import torch
+
+    from ctxrt.context import get_forward
+
+    def layer(x: torch.Tensor) -> torch.Tensor:
+        y = x + 1 if get_forward().is_extend_in_batch else x
+        with get_forward().scoped(mlp_reduce_scatter=True):
+            y = y * 2 if get_forward().mlp_reduce_scatter else y
+        return y
+
+    breaks = torch._dynamo.explain(layer)(torch.ones(4)).graph_break_count
+    torch._dynamo.reset()
+    return [("graph breaks, forward flag read/scope (count)", float(breaks), breaks, 0)]
+
+
 def main() -> int:
-    rows = eager_table() + compiled_rows()
+    rows = eager_table() + compiled_rows() + flag_rows()
     print(f"{'read':44} {'ns/call':>9} {'x base':>7} {'target':>7}")
     failed = []
     for name, ns, ratio, target in rows:

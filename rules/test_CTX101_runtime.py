@@ -19,7 +19,7 @@ def _fresh_context() -> Iterator[None]:
 
 
 def test_seed_read_misses_an_override_the_bag_follows() -> None:
-    publish(ServerArgs(model_path="dummy", attention_backend="torch_native"), role="scheduler")
+    publish(ServerArgs(model_path="tiny-lm", attention_backend="torch_native"), role="scheduler")
     get_context().override("test", attention_backend="sdpa")
 
     assert get_exec().kernel.attention_backend == "sdpa"  # the decision in force
@@ -27,7 +27,7 @@ def test_seed_read_misses_an_override_the_bag_follows() -> None:
 
 
 def test_seed_read_misses_what_resolution_decided() -> None:
-    publish(ServerArgs(model_path="dummy"), role="scheduler")
+    publish(ServerArgs(model_path="tiny-lm"), role="scheduler")
 
     assert get_exec().kernel.attention_backend is not None  # resolution picked one
     assert get_server_args().attention_backend is None  # the raw input never learns it

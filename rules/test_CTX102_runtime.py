@@ -31,7 +31,7 @@ class Runner:
 
 
 def test_a_handed_record_misses_what_resolution_decided() -> None:
-    args = ServerArgs(model_path="dummy")
+    args = ServerArgs(model_path="tiny-lm")
     publish(args, role="scheduler")
     runner = Runner(args)
 
@@ -40,7 +40,7 @@ def test_a_handed_record_misses_what_resolution_decided() -> None:
 
 
 def test_a_handed_record_misses_an_override_the_bag_follows() -> None:
-    args = ServerArgs(model_path="dummy", attention_backend="torch_native")
+    args = ServerArgs(model_path="tiny-lm", attention_backend="torch_native")
     publish(args, role="scheduler")
     runner = Runner(args)
     get_context().override("test", attention_backend="sdpa")

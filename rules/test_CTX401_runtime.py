@@ -48,11 +48,11 @@ def test_a_shadowed_accessor_fails_only_when_its_path_runs(
     (tmp_path / "ctxlint_shadow_loader.py").write_text(textwrap.dedent(LOADER))
     (tmp_path / "ctxlint_shadow_reader.py").write_text(textwrap.dedent(READER))
     monkeypatch.syspath_prepend(str(tmp_path))
-    publish(ServerArgs(model_path="dummy"), role="scheduler")
+    publish(ServerArgs(model_path="tiny-lm"), role="scheduler")
 
     reader = importlib.import_module("ctxlint_shadow_reader")  # imports fine
     assert reader.page_tokens(2) == 32  # the rest of the module works
-    assert get_model().served_model_name == "dummy"  # the real accessor answers
+    assert get_model().served_model_name == "tiny-lm"  # the real accessor answers
     with pytest.raises(TypeError, match="model_path"):
         reader.served_name()  # ... the shadowed one only fails here
     assert reader.get_model is not get_model

@@ -39,16 +39,19 @@ from ctxrt.errors import (
     CaptureViolationError,
     ConfigNotPublishedError,
     DeclarationError,
+    ForwardScopeError,
+    ParallelTopologyError,
     PublishAssertionError,
     RecordMutationError,
     RoleNamespaceError,
     SealedError,
+    StaleBagError,
     TopologyNotInitializedError,
     UnknownLeafError,
 )
 from ctxrt.fields.base import Derived, arg
 from ctxrt.flags import CaptureFlags, DpFlags, Flags, MoeFlags
-from ctxrt.forward import ForwardFlags, ForwardState
+from ctxrt.forward import GRAPH_VISIBLE, ForwardFlags, ForwardState
 from ctxrt.parallel import ParallelContext
 from ctxrt.record import ServerArgs
 from ctxrt.resolution import (
@@ -63,6 +66,7 @@ from ctxrt.resources import Resources
 from ctxrt.roles import ROLE_NAMESPACE_SETS, read_role_audit
 
 __all__ = [
+    "GRAPH_VISIBLE",
     "MODEL_OVERRIDES",
     "ROLE_NAMESPACE_SETS",
     "BagSealedError",
@@ -75,10 +79,12 @@ __all__ = [
     "DpFlags",
     "Flags",
     "ForwardFlags",
+    "ForwardScopeError",
     "ForwardState",
     "MoeFlags",
     "OverrideEntry",
     "ParallelContext",
+    "ParallelTopologyError",
     "PublishAssertionError",
     "RecordMutationError",
     "Resources",
@@ -87,6 +93,7 @@ __all__ = [
     "SealedError",
     "ServerArgs",
     "ServerArgsOverride",
+    "StaleBagError",
     "TopologyNotInitializedError",
     "UnknownLeafError",
     "arg",

@@ -17,12 +17,12 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
-from ctxrt.bag import ConfigBag
+from ctxrt.bag import ConfigBag, retire, revive
 from ctxrt.errors import ConfigNotPublishedError, PublishAssertionError, UnknownLeafError
 from ctxrt.fields.layout import TOP_NAMESPACES
 from ctxrt.flags import Flags
 from ctxrt.forward import ForwardState
-from ctxrt.frozen import check_type
+from ctxrt.frozen import check_type, freeze
 from ctxrt.parallel import ParallelContext, UnpublishedParallelContext
 from ctxrt.record import LAYOUT, ServerArgs, derive_leaves
 from ctxrt.resolution import RESOLVED_SLOT, mark_published, resolved_values
@@ -129,15 +129,19 @@ class RuntimeContext:
         return self._parallel
 
     def _observe(self, namespace: str) -> None:
-        if not _is_compiling():
-            assert self._audit is not None
-            self._audit.observe(namespace)  # raises on a refused namespace
-            if self is not _CONTEXT:
-                return
-            if namespace in self._bags or namespace == "parallel":
-                _FAST[namespace] = (
-                    self._parallel if namespace == "parallel" else self._bags[namespace]
-                )
+        audit = self._audit
+        assert audit is not None
+        if _is_compiling():
+            # Enforce still fails closed while dynamo traces (the raise happens at
+            # trace time, before any graph exists); only the record side, a file
+            # append, and the fast-path fill are side effects kept out of the trace.
+            audit.check(namespace)
+            return
+        audit.observe(namespace)  # raises on a refused namespace
+        if self is not _CONTEXT:
+            return
+        if namespace in self._bags or namespace == "parallel":
+            _FAST[namespace] = self._parallel if namespace == "parallel" else self._bags[namespace]
 
     def _refill_fast(self) -> None:
         if self is not _CONTEXT:  # the map serves the process singleton's accessors only
@@ -179,7 +183,11 @@ class RuntimeContext:
                 bag = getattr(bag, part)  # not __dict__: that would materialise it
             leaf_bags[name] = bag
         mark_published(record)
-        # Last publish wins: the whole config state is replaced in one go.
+        # Last publish wins: the whole config state is replaced in one go, and every
+        # handle of the replaced one is retired (it would answer with old values).
+        # The parallel stamp is for the process: a re-publish keeps it.
+        parallel._adopt_stamp(object.__getattribute__(self._parallel, "_stamp"))
+        self._retire_bags()
         self._record, self._role, self._audit = record, role, audit
         self._bags, self._parallel, self._leaf_bags = bags, parallel, leaf_bags
         self._log = []
@@ -200,11 +208,21 @@ class RuntimeContext:
             bag = self._leaf_bags[name]
             old = bag._leaf(name)
             bag._set_logged(name, value)
-            new = bag._leaf(name)  # the stored (frozen) value
+            new = freeze(value)  # as stored (under a parallel stamp the leaf answers the stamp)
             self._log.append(OverrideEntry(source, name, LAYOUT.leaf_paths[name], old, new, now))
 
     def overrides_log(self) -> tuple[OverrideEntry, ...]:
         return tuple(self._log)
+
+    def resolved_server_args_dict(self, base: dict[str, Any] | None = None) -> dict[str, Any]:
+        """``base`` (default: the published record's ``resolved_dict()``) with this
+        process's post-publish overrides on top, in log order: the config in effect
+        here. Readbacks and dumps report this; a manager overlays the fields it owns
+        (``ctxrt.manager_config``)."""
+        resolved = self.server_args.resolved_dict() if base is None else dict(base)
+        for entry in self._log:
+            resolved[entry.field] = entry.new
+        return resolved
 
     def override_server_args(self, *, role: str = "scheduler", **fields: Any) -> ServerArgsOverride:
         """A publishing override for tests: a fresh record carrying ``fields`` is
@@ -223,7 +241,13 @@ class RuntimeContext:
             self._log,
         )
 
+    def _retire_bags(self) -> None:
+        for bag in self._bags.values():
+            retire(bag)
+        retire(self._parallel)
+
     def _restore_config_state(self, state: tuple[Any, ...]) -> None:
+        self._retire_bags()
         (
             self._record,
             self._role,
@@ -233,6 +257,9 @@ class RuntimeContext:
             self._leaf_bags,
             self._log,
         ) = state
+        for bag in self._bags.values():
+            revive(bag)
+        revive(self._parallel)
         self._refill_fast()
 
     def reset(self) -> None:

@@ -26,6 +26,13 @@ class BagSealedError(SealedError):
     """A config bag leaf was assigned directly instead of through ``override``."""
 
 
+class StaleBagError(RuntimeError):
+    """A bag handle was read after the config it was projected from was replaced
+    (re-publish, ``reset_context``, an ``override_server_args`` scope): it would
+    answer with the old values. Not an AttributeError on purpose: ``hasattr`` and
+    ``getattr(bag, name, default)`` must not turn it into a silent default."""
+
+
 class DeclarationError(ValueError):
     """``declare_resolution`` was refused: unknown or non-resolvable field, or a
     record that is already published."""
@@ -52,5 +59,16 @@ class TopologyNotInitializedError(RuntimeError):
     """A rank or group was read before the live topology was initialised."""
 
 
+class ParallelTopologyError(ValueError):
+    """A scoped override or a stamp of ``get_parallel()`` would leave an inconsistent
+    topology: a rank outside its size, sizes that do not factor, a ``tp_rank`` its
+    attention ranks do not lay out, or a group wider or narrower than configured."""
+
+
 class GroupWidthError(RuntimeError):
     """A process group came out at a width other than the configured one."""
+
+
+class ForwardScopeError(RuntimeError):
+    """A ``get_forward().scoped`` scope was closed in a thread or task other than the
+    one that entered it (its contextvar flags can only be restored there)."""

@@ -70,6 +70,7 @@ class MoeFlags(FlagGroup):
     """ACTIVE MoE backends (swappable around draft forwards)."""
 
     runner_backend: str = "auto"
+    speculative_runner_backend: str | None = None  # None: not initialised (lazy default)
     a2a_backend: str = "none"
     shared_experts_fusion_disabled: bool = False
     initialized: bool = False

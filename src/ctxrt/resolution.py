@@ -333,14 +333,31 @@ def _resolve_lora(record: Any) -> None:
         declare_resolution(record, "lora", enable_lora=bool(cfg.lora_paths))
 
 
+DUMMY_MODEL_PATHS = ("none", "dummy")
+
+
+def is_dummy_model(model_path: str) -> bool:
+    """``model_path="dummy"`` (or ``"none"``): a config with no model behind it."""
+    return model_path.lower() in DUMMY_MODEL_PATHS
+
+
 def resolve_once(record: Any) -> None:
-    """The whole pipeline, in slot order. Called from ``ServerArgs.__post_init__``."""
+    """The whole pipeline, in slot order. Called from ``ServerArgs.__post_init__``.
+
+    The model-independent steps (the device, the parallel sizes) run first; then a
+    dummy model path returns early, as SGLang's pipeline does: no HF config is
+    loaded and nothing model-, kernel-, capacity- or spec-dependent is decided, so
+    those leaves keep the raw input (``"auto"``, ``None``). It is the lightweight
+    fixture: a test that needs a resolved default states it or publishes a model."""
     _resolve_device(record)
+    run_post_process_pass(record, "parallel", _check_parallel)
+    if is_dummy_model(resolving_view(record).model_path):
+        logger.debug("dummy model: resolution returns early")
+        return
     _resolve_model(record)
     _apply_model_overrides(record)
     _resolve_kernels(record)
     _resolve_capacity(record)
-    run_post_process_pass(record, "parallel", _check_parallel)
     run_post_process_pass(record, "dp_attention_chunking", _split_chunk_for_dp_attention)
     _resolve_spec(record)
     _resolve_lora(record)

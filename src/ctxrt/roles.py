@@ -7,8 +7,10 @@ restricts the role, and only audited roles are restricted.
 ``CTXRT_ROLE_NAMESPACES=record`` appends one ``role<TAB>namespace`` line per pair first
 read in a process to the file named by ``CTXRT_ROLE_NAMESPACES_OUT`` (appends are
 atomic, so every process of a server can share one file); ``=enforce`` fails closed
-on a read outside the role's set. Reads inside ``torch.compile``-traced code are not
-observed: audit with compilation disabled before restricting a role."""
+on a read outside the role's set, inside ``torch.compile``-traced code too: the
+refused read raises while dynamo traces, so no graph is built around it. Record mode
+does not observe traced reads (a file append has no place in a trace, and a graph
+replay reads nothing): audit with compilation disabled before restricting a role."""
 
 from __future__ import annotations
 
@@ -55,13 +57,18 @@ class RoleAudit:
             return None
         return cls(role, mode, os.environ.get(OUT_ENV))
 
+    def check(self, namespace: str) -> None:
+        """The enforce side alone: pure (no I/O, no state), so it also runs while
+        ``torch.compile`` traces and a refused read fails the trace."""
+        if self.mode == "enforce" and self._allowed is not None and namespace not in self._allowed:
+            raise RoleNamespaceError(
+                f"role {self.role!r} read namespace {namespace!r}, outside its "
+                f"ROLE_NAMESPACE_SETS entry {sorted(self._allowed)}"
+            )
+
     def observe(self, namespace: str) -> None:
         if self.mode == "enforce":
-            if self._allowed is not None and namespace not in self._allowed:
-                raise RoleNamespaceError(
-                    f"role {self.role!r} read namespace {namespace!r}, outside its "
-                    f"ROLE_NAMESPACE_SETS entry {sorted(self._allowed)}"
-                )
+            self.check(namespace)
             return
         if namespace not in self._seen:
             self._seen.add(namespace)

@@ -5,8 +5,13 @@ The public accessors below are thin shims over the flags with lazy defaults."""
 
 from __future__ import annotations
 
+import logging
+
 from ctxrt import topology
 from ctxrt.context import get_exec, get_flags, get_parallel, get_spec
+from ctxrt.scoped import ScopedAssign
+
+logger = logging.getLogger(__name__)
 
 
 def initialize_moe_config() -> None:
@@ -14,6 +19,10 @@ def initialize_moe_config() -> None:
     moe = get_exec().moe
     flags = get_flags().moe
     flags.runner_backend = moe.moe_runner_backend
+    # The draft's kernel: configured, or the target's.
+    flags.speculative_runner_backend = (
+        get_spec().speculative_moe_runner_backend or moe.moe_runner_backend
+    )
     flags.a2a_backend = moe.moe_a2a_backend if moe.moe_uses_a2a else "none"
     # A speculative draft shares the target's experts only when the target is unfused.
     flags.shared_experts_fusion_disabled = get_spec().speculative_algorithm is not None
@@ -63,3 +72,20 @@ def get_moe_runner_backend() -> str:
 
 def is_dp_attention_enabled() -> bool:
     return get_flags().dp.enabled
+
+
+def get_speculative_moe_runner_backend() -> str:
+    """The draft's MoE kernel; before ``initialize_moe_config``, ``"auto"`` (a lazy
+    default, not written: the flag's owner is the init)."""
+    backend = get_flags().moe.speculative_runner_backend
+    if backend is None:
+        logger.warning("the speculative MoE runner backend is not initialised; using auto")
+        return "auto"
+    return backend
+
+
+def speculative_moe_backend_context() -> ScopedAssign:
+    """``with speculative_moe_backend_context():`` around a draft model's build or
+    forward: the ACTIVE MoE runner backend is the draft's for the block, and the
+    target's again on exit (and on exception)."""
+    return get_flags().moe.override(runner_backend=get_speculative_moe_runner_backend())

@@ -4,8 +4,9 @@
 The rank layout is SGLang's (``parallel_state.initialize_model_parallel``): WORLD is
 ``tp_size * pp_size`` ranks, TP groups are contiguous blocks, PP lanes are strided by
 ``tp_size``, and inside a TP block the attention ranks are laid out (dp, cp, tp) with
-tp fastest and the MoE ranks (dp, ep, tp) with tp fastest. Every group is checked
-against its configured width as it is installed.
+tp fastest and the MoE ranks (dp, ep, tp) with tp fastest (MoE-TP groups are
+contiguous, MoE-EP partners ``moe_tp_size`` apart). Every group is checked against its
+configured width as it is installed.
 
 ``get_parallel()`` reads ranks and groups through here; before
 ``initialize_model_parallel`` they raise instead of answering with a guess."""
@@ -33,6 +34,8 @@ class Topology:
     attn_dp_rank: int
     moe_ep_rank: int
     moe_ep_group: Any
+    moe_tp_rank: int
+    moe_tp_group: Any  # the TP group itself when moe_tp_size == tp_size
     moe_dp_rank: int
     moe_dp_group: Any  # _ATTN_CP itself when attn_cp_size > moe_dp_size
     dcp_rank: int
@@ -116,6 +119,12 @@ def partitions(world_size: int, w: Widths) -> dict[str, Partition]:
                 for s in range(b + dp * moe_ep * moe_tp, b + dp * moe_ep * moe_tp + moe_tp)
             ],
         ),
+        # (dp, ep, tp) with tp fastest: MoE-TP partners are contiguous.
+        "moe_tp": _per_tp_block(
+            world_size,
+            tp,
+            lambda b: [range(s, s + moe_tp) for s in range(b, b + tp, moe_tp)],
+        ),
     }
     if acp <= w.moe_dp_size:
         stride = moe_tp * moe_ep
@@ -177,6 +186,7 @@ def initialize_model_parallel(widths: Widths) -> Topology:
         "attn_tp": widths.attn_tp_size,
         "attn_cp": widths.attn_cp_size,
         "moe_ep": widths.moe_ep_size,
+        "moe_tp": widths.moe_tp_size,
         "moe_dp": widths.moe_dp_size,
         "dcp": widths.dcp_size,
     }
@@ -203,6 +213,8 @@ def initialize_model_parallel(widths: Widths) -> Topology:
         attn_dp_rank=tp_rank // (widths.attn_tp_size * widths.attn_cp_size),
         moe_ep_rank=joined["moe_ep"][0],
         moe_ep_group=joined["moe_ep"][1],
+        moe_tp_rank=joined["moe_tp"][0],
+        moe_tp_group=joined["moe_tp"][1],
         moe_dp_rank=joined["moe_dp"][0],
         moe_dp_group=joined["moe_dp"][1],
         dcp_rank=dcp_rank,

@@ -10,8 +10,8 @@ from typing import Any
 import torch.distributed as dist
 
 from ctxrt.context import get_parallel, publish, reset_context
-from ctxrt.errors import GroupWidthError
-from ctxrt.parallel_state import ParallelState
+from ctxrt.errors import GroupWidthError, ParallelTopologyError
+from ctxrt.parallel_state import ParallelState, patch_tensor_parallel_group
 from ctxrt.record import ServerArgs
 from ctxrt.subsystems import initialize_model_parallel
 from ctxrt.topology import LIVE_NAMES, check_group_width, destroy_model_parallel
@@ -28,9 +28,10 @@ def _members(group: Any) -> list[int] | None:
     return sorted(out)
 
 
-def _tp_mlp_error() -> float:
+def _tp_mlp_error(alone: Any) -> float:
     """TinyLM's forward with its MLP split over the live TP group (partial sums
-    all-reduced) against the same weights computed unsplit on this rank."""
+    all-reduced) against the same weights computed unsplit on this rank, inside a
+    draft scope over ``alone``, this rank's one-rank group."""
     import torch
 
     from ctxrt.forward import ForwardFlags
@@ -42,19 +43,28 @@ def _tp_mlp_error() -> float:
     ids, flags = torch.tensor([256, 72, 105, 33]), ForwardFlags(is_extend_in_batch=True)
     with torch.inference_mode():
         split = model(ids, flags)
-        with get_parallel().override(tp_size=1):
+        with patch_tensor_parallel_group(alone, owns_attention=True):
             whole = model(ids, flags)
     return float((split - whole).abs().max())
 
 
 def rank_main(
-    rank: int, world: int, store: str, out_dir: str, layouts: dict[str, dict[str, Any]]
+    rank: int,
+    world: int,
+    store: str,
+    out_dir: str,
+    layouts: dict[str, dict[str, Any]],
+    mlp: bool,
 ) -> None:
+    """``mlp``: also run the example's TP-split MLP against the whole one (the slow
+    test; the default suite's 2-rank test checks the topology alone)."""
     dist.init_process_group("gloo", init_method=f"file://{store}", rank=rank, world_size=world)
     report: dict[str, Any] = {}
     try:
+        # new_group is collective: every rank creates every one-rank group.
+        alone = [dist.new_group([r]) for r in range(world)][rank] if mlp else None
         for name, fields in layouts.items():
-            publish(ServerArgs(model_path="dummy", **fields), role="scheduler")
+            publish(ServerArgs(model_path="tiny-lm", **fields), role="scheduler")
             initialize_model_parallel()
             parallel = get_parallel()
             ps = ParallelState.capture()
@@ -62,7 +72,13 @@ def rank_main(
                 "state": {k: v for k, v in vars(ps).items()},
                 "members": {g: _members(getattr(parallel, g)) for g in GROUPS},
             }
-            report[name]["tp_mlp_max_error"] = _tp_mlp_error()
+            if mlp:
+                report[name]["tp_mlp_max_error"] = _tp_mlp_error(alone)
+            try:  # the view refuses a real group wider than its configured size
+                with parallel.override(moe_tp_group=parallel.tp_group):
+                    report[name]["view_check"] = "accepted"
+            except ParallelTopologyError as exc:
+                report[name]["view_check"] = str(exc)
             try:  # the install-time width check refuses a group of the wrong width
                 check_group_width("tp", parallel.tp_group, parallel.tp_size + 1)
             except GroupWidthError as exc:

@@ -1,6 +1,7 @@
 """Bag and parallel leaves are plain attributes: a compiled forward reads them with
 no graph break (fullgraph=True fails on one), and dynamo's guards follow overrides.
-Role auditing does not see reads inside traced code (audit with compilation off)."""
+Enforce refuses a wrong-role read while tracing; record mode does not see reads
+inside traced code (audit with compilation off)."""
 
 from __future__ import annotations
 
@@ -20,8 +21,11 @@ from ctxrt.context import (
     get_memory,
     get_model,
     get_parallel,
+    get_schedule,
+    get_serving,
     publish,
 )
+from ctxrt.errors import RoleNamespaceError
 from ctxrt.record import ServerArgs
 from ctxrt.roles import MODE_ENV, OUT_ENV, read_role_audit
 
@@ -67,6 +71,60 @@ def test_reads_inside_compiled_code_are_not_role_audited(
     torch._dynamo.reset()
 
 
+def test_enforce_refuses_a_read_inside_compiled_code_at_trace_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A detokenizer may not read ``schedule``: under enforce the refused read raises
+    while dynamo traces (fullgraph: dynamo's Unsupported naming the RoleNamespaceError;
+    without fullgraph the error itself), and no graph is ever handed to the backend.
+    An allowed namespace still traces into one graph with no break."""
+    monkeypatch.setenv(MODE_ENV, "enforce")
+    publish(ServerArgs(model_path="dummy"), role="detokenizer")
+
+    def refused(x: torch.Tensor) -> torch.Tensor:
+        return x * get_schedule().max_running_requests
+
+    def refused_parallel(x: torch.Tensor) -> torch.Tensor:
+        return x * get_parallel().tp_size
+
+    def allowed(x: torch.Tensor) -> torch.Tensor:
+        return x * get_serving().port
+
+    for fn in (refused, refused_parallel):
+        counter = CompileCounter()
+        with pytest.raises(torch._dynamo.exc.Unsupported, match="RoleNamespaceError"):
+            torch.compile(fn, backend=counter, fullgraph=True)(torch.ones(1))
+        assert counter.frame_count == 0
+        torch._dynamo.reset()
+    with pytest.raises(RoleNamespaceError, match="'detokenizer' read namespace 'schedule'"):
+        torch.compile(refused, backend="eager")(torch.ones(1))
+    counter = CompileCounter()
+    assert torch.compile(allowed, backend=counter, fullgraph=True)(torch.ones(1)).item() == 30000
+    assert counter.frame_count == 1
+    torch._dynamo.reset()
+
+
+def test_record_mode_stays_off_inside_compiled_code(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Record never refuses and never writes while tracing, even for a namespace the
+    role may not read: the traced read compiles, and only the eager read is recorded."""
+    audit = tmp_path / "roles.tsv"
+    monkeypatch.setenv(MODE_ENV, "record")
+    monkeypatch.setenv(OUT_ENV, str(audit))
+    publish(ServerArgs(model_path="tiny-lm"), role="detokenizer")
+
+    def reads_schedule(x: torch.Tensor) -> torch.Tensor:
+        return x * get_schedule().max_running_requests
+
+    compiled = torch.compile(reads_schedule, fullgraph=True, backend="eager")
+    traced = compiled(torch.ones(1)).item()
+    assert not audit.exists()  # the refused-under-enforce read traced, unobserved
+    assert traced == get_schedule().max_running_requests
+    assert read_role_audit(audit) == {"detokenizer": {"schedule"}}  # the eager read
+    torch._dynamo.reset()
+
+
 def _graph_ops(fn: Callable[[torch.Tensor], torch.Tensor]) -> list[object]:
     """The ops dynamo captures for ``fn`` (fullgraph: one graph or an error)."""
     graphs: list[torch.fx.GraphModule] = []
@@ -83,7 +141,7 @@ def _graph_ops(fn: Callable[[torch.Tensor], torch.Tensor]) -> list[object]:
 def test_leaf_reads_cost_nothing_inside_compiled_code(monkeypatch: pytest.MonkeyPatch) -> None:
     """The accessor calls and leaf loads run once, while tracing: the captured graph
     equals the one for the same function written with literals, role audit on or off."""
-    publish(ServerArgs(model_path="dummy", tp_size=2), role="scheduler")
+    publish(ServerArgs(model_path="tiny-lm", tp_size=2), role="scheduler")
 
     def with_reads(x: torch.Tensor) -> torch.Tensor:
         y = x * get_parallel().tp_size
@@ -95,7 +153,7 @@ def test_leaf_reads_cost_nothing_inside_compiled_code(monkeypatch: pytest.Monkey
     assert get_exec().moe.moe_runner_backend == "torch"
     assert _graph_ops(with_reads) == _graph_ops(with_literals)
     monkeypatch.setenv(MODE_ENV, "enforce")
-    publish(ServerArgs(model_path="dummy", tp_size=2), role="scheduler")
+    publish(ServerArgs(model_path="tiny-lm", tp_size=2), role="scheduler")
     assert _graph_ops(with_reads) == _graph_ops(with_literals)
     torch._dynamo.reset()
 
@@ -123,22 +181,23 @@ def test_an_int_leaf_read_in_compiled_code_recompiles_per_value() -> None:
     torch._dynamo.reset()
 
 
-def test_a_forward_flag_read_of_the_contextvar_does_not_trace() -> None:
-    """``get_forward()`` is a contextvar: read it outside, pass the snapshot in."""
+def test_a_contextvar_forward_flag_does_not_trace() -> None:
+    """An eager-only flag lives in a contextvar, which dynamo cannot trace: compiled
+    code takes it (or the whole ``snapshot()``) as an argument."""
 
     def reads_contextvar(x: torch.Tensor) -> torch.Tensor:
-        return x + 1 if get_forward().is_extend_in_batch else x
+        return x + 1 if get_forward().enable_multi_stream else x
 
     with pytest.raises(torch._dynamo.exc.Unsupported, match="ContextVar"):
         torch.compile(reads_contextvar, backend="eager", fullgraph=True)(torch.ones(1))
     counter = CompileCounter()
     takes_snapshot = torch.compile(
-        lambda x, flags: x + 1 if flags.is_extend_in_batch else x, backend=counter, fullgraph=True
+        lambda x, flags: x + 1 if flags.enable_multi_stream else x, backend=counter, fullgraph=True
     )
-    for extend in (False, True, False, True):
-        with get_forward().scoped(is_extend_in_batch=extend):
+    for multi in (False, True, False, True):
+        with get_forward().scoped(enable_multi_stream=multi):
             out = takes_snapshot(torch.ones(1), get_forward().snapshot())
-        assert out.item() == (2.0 if extend else 1.0)
+        assert out.item() == (2.0 if multi else 1.0)
     assert counter.frame_count == 2  # one graph per flag value, then cache hits
     torch._dynamo.reset()
 

@@ -135,7 +135,7 @@ def test_an_override_does_not_cross_a_process_boundary() -> None:
 
     import rt_spawn_probes
 
-    sa = ServerArgs(model_path="dummy")
+    sa = ServerArgs(model_path="tiny-lm")
     publish(sa, role="scheduler")
     resolved = resolution_result(sa, "max_running_requests")
     get_context().override("ops", max_running_requests=resolved + 1)

@@ -115,26 +115,53 @@ def test_dp_attention_resolution_and_parallel_validation() -> None:
 
 
 def test_model_overrides_declare_per_architecture(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(MODEL_OVERRIDES, "DummyForCausalLM", {"attention_backend": "sdpa"})
+    monkeypatch.setitem(MODEL_OVERRIDES, "TinyLMForCausalLM", {"attention_backend": "sdpa"})
     seen: dict[str, object] = {}
-    # Registers for the built-in dummy architecture; monkeypatch undoes it at teardown.
-    monkeypatch.delitem(_MODEL_OVERRIDE_FNS, "DummyForCausalLM", raising=False)
+    # Registers for the built-in tiny-lm architecture; monkeypatch undoes it at teardown.
+    monkeypatch.delitem(_MODEL_OVERRIDE_FNS, "TinyLMForCausalLM", raising=False)
 
-    @register_model_override("DummyForCausalLM")
+    @register_model_override("TinyLMForCausalLM")
     def tiny(cfg, hf_config):  # type: ignore[no-untyped-def]
         seen["context_length"] = cfg.context_length
         with pytest.raises(SealedError):
             cfg.context_length = 1  # the callable is handed a read-only snapshot
         return {"context_length": hf_config["max_position_embeddings"] // 2}
 
-    sa = ServerArgs(model_path="dummy")
+    sa = ServerArgs(model_path="tiny-lm")
     assert resolution_result(sa, "attention_backend") == "sdpa"
-    assert resolution_result(sa, "context_length") == 32
-    assert seen["context_length"] == 64  # it saw the model resolution before it
+    assert resolution_result(sa, "context_length") == 64
+    assert seen["context_length"] == 128  # it saw the model resolution before it
     assert sa.attention_backend is None and sa.context_length is None
     sources = [d.source for d in declarations(sa)]
-    assert "MODEL_OVERRIDES[DummyForCausalLM]" in sources
-    assert "register_model_override(DummyForCausalLM)" in sources
+    assert "MODEL_OVERRIDES[TinyLMForCausalLM]" in sources
+    assert "register_model_override(TinyLMForCausalLM)" in sources
+
+
+def test_a_dummy_model_returns_early_after_the_model_independent_steps(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """SGLang's ``model_path="dummy"`` short circuit: the device and the parallel
+    sizes resolve and validate; nothing model-dependent is decided, no HF config is
+    loaded and no model override runs, so those leaves keep the raw input."""
+    monkeypatch.setitem(MODEL_OVERRIDES, "DummyForCausalLM", {"attention_backend": "sdpa"})
+    for path in ("dummy", "None", "DUMMY"):
+        sa = ServerArgs(model_path=path, enable_dp_attention=True)
+        assert [d.source for d in declarations(sa)] == ["device", "parallel"]
+        assert resolution_result(sa, "device") == "cpu"
+        assert resolution_result(sa, "enable_dp_attention") is False  # dp_size 1
+        for name, raw in (
+            ("load_format", "auto"),
+            ("context_length", None),
+            ("served_model_name", None),
+            ("attention_backend", None),
+            ("max_running_requests", None),
+        ):
+            assert resolution_result(sa, name) == raw, name
+    with pytest.raises(ValueError, match="divisible"):
+        ServerArgs(model_path="dummy", tp_size=3, ep_size=2)  # still validated
+    full = ServerArgs(model_path="tiny-lm")
+    assert resolution_result(full, "context_length") == 128
+    assert "model" in [d.source for d in declarations(full)]
 
 
 def test_a_resolved_record_is_not_copied_but_pickles_with_its_stash() -> None:

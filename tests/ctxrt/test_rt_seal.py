@@ -112,9 +112,10 @@ def test_a_scope_does_not_undo_a_logged_override_made_inside_it() -> None:
     assert model.load_format == "layered"  # the logged change stands ...
     assert model.context_length == context_length  # ... the scope's own change is undone
     assert [e.new for e in get_context().overrides_log()] == ["layered"]
-    with get_parallel().override(tp_size=4):
-        get_context().override("elastic", tp_size=8)
-    assert get_parallel().tp_size == 8
+    with get_parallel().override(ep_size=4):
+        get_context().override("elastic", ep_size=8)
+        assert get_parallel().ep_size == 4  # the scope answers over the published layer
+    assert get_parallel().ep_size == 8
 
 
 def test_override_server_args_restored_out_of_order_ends_where_it_began() -> None:

@@ -141,17 +141,29 @@ def test_per_forward_state_is_isolated_per_thread() -> None:
 
     def worker() -> None:
         seen["at_start"] = fwd.enable_multi_stream
-        with fwd.scoped(is_extend_in_batch=True):
+        with fwd.scoped(moe_output_buffer="worker-buffer"):
             in_scope.set()
             release.wait(5)
-        seen["after"] = fwd.is_extend_in_batch
+        seen["after"] = fwd.moe_output_buffer
 
     with fwd.scoped(enable_multi_stream=True):
         thread = threading.Thread(target=worker)
         thread.start()
         assert in_scope.wait(5)
-        assert fwd.is_extend_in_batch is False  # the worker's scope does not leak here
+        assert fwd.moe_output_buffer is None  # the worker's scope does not leak here
         release.set()
         thread.join(5)
         assert fwd.enable_multi_stream is True
-    assert seen == {"at_start": False, "after": False}  # the new thread saw defaults
+    assert seen == {"at_start": False, "after": None}  # the new thread saw defaults
+
+
+def test_graph_visible_flags_are_process_wide() -> None:
+    """The plain-slot flags are one value per process (their readers run on the
+    forward's thread): a thread sees the value set before it started."""
+    fwd = get_forward()
+    seen: list[object] = []
+    with fwd.scoped(is_extend_in_batch=True):
+        thread = threading.Thread(target=lambda: seen.append(fwd.is_extend_in_batch))
+        thread.start()
+        thread.join(5)
+    assert seen == [True] and fwd.is_extend_in_batch is False

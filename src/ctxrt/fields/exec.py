@@ -24,6 +24,9 @@ class ExecMoe:
 
     moe_runner_backend: str = arg("auto", resolvable=True, help="Expert compute kernel.")
     moe_a2a_backend: str = arg("none", help="All-to-all backend for expert parallelism.")
+    expert_distribution_recorder_mode: str | None = arg(
+        None, help="'stat' records which experts each layer selects; None: no recording."
+    )
     moe_uses_a2a: bool = Derived(
         fn=lambda cfg: cfg.moe_a2a_backend != "none" and cfg.ep_size > 1,
         help="Expert dispatch goes through an all-to-all (spans exec.moe and parallel).",

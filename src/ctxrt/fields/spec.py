@@ -13,3 +13,6 @@ class Spec:
     speculative_draft_model_path: str | None = arg(None, resolvable=True, help="Draft model.")
     speculative_draft_load_format: str | None = arg(None, resolvable=True, help="Draft only.")
     speculative_attention_backend: str | None = arg(None, resolvable=True, help="Draft only.")
+    speculative_moe_runner_backend: str | None = arg(
+        None, help="The draft's MoE kernel; None runs the target's."
+    )
