@@ -16,7 +16,7 @@ import sys
 
 from ctxlint import __version__
 from ctxlint.baseline.ratchet import BaselineError
-from ctxlint.cli import audit, baseline, catalogue, check, fix_command, roles_command
+from ctxlint.cli import audit, baseline, catalogue, check, fix_command, options, roles_command
 from ctxlint.core.errors import CtxlintError
 
 
@@ -25,7 +25,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="ctxlint", description="Keep a runtime-context design true: derived sets, exact pins."
     )
     parser.add_argument("--version", action="version", version=f"ctxlint {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(
+        dest="command", required=True, parser_class=options.IntermixedParser
+    )
     check.add_parser(sub)
     baseline.add_parser(sub)
     catalogue.add_parsers(sub)

@@ -18,6 +18,25 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 
+class IntermixedParser(argparse.ArgumentParser):
+    """A command's parser that takes its PATHs before, between or after its
+    options, as ruff does (`check python --select CTX101 python/x.py`): plain
+    argparse stops filling a `nargs="*"` positional at the first option and
+    refuses the rest. A parser with subcommands of its own (`baseline`) parses
+    as argparse does; its subcommands are parsers of this class again."""
+
+    _intermixing = False
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        if self._intermixing or self._subparsers is not None:
+            return super().parse_known_args(args, namespace)
+        self._intermixing = True  # parse_known_intermixed_args calls back here (3.11)
+        try:
+            return self.parse_known_intermixed_args(args, namespace)
+        finally:
+            self._intermixing = False
+
+
 def csv(value: str) -> list[str]:
     return [v.strip() for v in value.split(",") if v.strip()]
 
