@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 from helpers import cli, write
 
+from ctxlint.engine.registry import load_rules
+
 READ = "from specrt.context import get_server_args\n\n\ndef f() -> int:\n    return get_server_args().tp_size\n"
 
 
@@ -63,3 +65,40 @@ def test_baseline_show_takes_format_json(two_files: Path) -> None:
     assert {e["path"] for e in doc["entries"] if e["rule"] == "CTX101"} == {"app/a.py", "app/b.py"}
     text = cli("baseline", "show", cwd=two_files)
     assert text.stdout.startswith(f"{doc['total']} baseline entries")
+
+
+def test_quiet_passing_run_prints_no_stale_entries(two_files: Path) -> None:
+    """-q prints what fails the run: stale entries without --strict do not."""
+    assert (
+        cli("baseline", "update", "--allow-growth", "--reason", "r", cwd=two_files).returncode == 0
+    )
+    (two_files / "app" / "a.py").write_text("X = 1\n")
+    for fmt in ("text", "concise"):
+        quiet = cli("check", "-q", "--format", fmt, cwd=two_files)
+        assert (quiet.returncode, quiet.stdout, quiet.stderr) == (0, "", ""), fmt
+        loud = cli("check", "--format", fmt, cwd=two_files)
+        assert "app/a.py" in loud.stdout, fmt  # the entry is still reported without -q
+        strict = cli("check", "-q", "--strict", "--format", fmt, cwd=two_files)
+        assert strict.returncode == 1 and "app/a.py" in strict.stdout, fmt
+
+
+def test_wrapped_messages_keep_their_indent_at_80_columns(
+    two_files: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "80")
+    res = cli("check", "--select", "CTX101", "app/a.py", cwd=two_files)
+    lines = res.stdout.splitlines()
+    start = next(i for i, x in enumerate(lines) if "CTX101 seed-read  NEW" in x) + 1
+    message = lines[start : next(i for i in range(start, len(lines)) if "in f" in lines[i]) + 1]
+    assert len(message) > 2, lines  # the message wrapped
+    assert all(x.startswith("    ") and len(x) <= 80 for x in message), message
+
+
+def test_closing_line_counts_every_rule_and_names_a_few(two_files: Path) -> None:
+    every = cli("check", "-q", "--exit-zero", cwd=two_files)
+    closing = cli("check", "--exit-zero", cwd=two_files).stdout.splitlines()[-1]
+    ids = [r.id for r in load_rules()]
+    assert ids[-1] not in closing and f" {len(ids)} rules," in closing, closing
+    assert every.returncode == 0
+    few = cli("check", "--select", "CTX1", "--exit-zero", cwd=two_files).stdout.splitlines()[-1]
+    assert "4 rules (CTX101 CTX102 CTX103 CTX104)" in few, few

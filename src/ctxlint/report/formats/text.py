@@ -84,6 +84,15 @@ def _frame(f: Finding, lines: list[str], indent: str = "    ") -> Text | None:
     return out
 
 
+def _print_indented(console: Console, text: Text, indent: int) -> None:
+    """`text` wrapped to the console's width less `indent`, every line indented:
+    a line rich wraps keeps the indent of the first (no trailing blanks)."""
+    width = max(20, console.width - indent)
+    for line in text.wrap(console, width):
+        line.rstrip()
+        console.print(Text(" " * indent) + line, no_wrap=True)
+
+
 def _group_by_path(findings: list[Finding]) -> Iterator[tuple[str, list[Finding]]]:
     groups: dict[str, list[Finding]] = {}
     for f in findings:
@@ -111,10 +120,10 @@ def _print_findings(
             line.append(titles[f.rule], style="bold red")
             line.append("  NEW", style="red")
             console.print(line)
-            console.print(Text("    " + f.message.replace("\n", "\n    ")))
-            console.print(Text(f"    in {f.scope}", style="dim"))
+            _print_indented(console, Text(f.message), 4)
+            _print_indented(console, Text(f"in {f.scope}", style="dim"), 4)
             if show_details and f.details:
-                console.print(Text("      " + f.details.replace("\n", "\n      ")))
+                _print_indented(console, Text(f.details), 6)
             lines = sources.lines(path) if show_source else None
             frame = _frame(f, lines) if lines is not None else None
             if frame is not None:
@@ -195,6 +204,18 @@ def _shown(path: str) -> str:
     return rel.as_posix() or "."
 
 
+LISTED_RULES = 5  # a closing line names this many rules at most; more are counted
+
+
+def _rules(ids: list[str]) -> str:
+    """The rules a run checked: named when they are a few (`--select CTX101`),
+    counted when they are many (every run would repeat the catalogue)."""
+    if not ids:
+        return "no rules"
+    named = f" ({' '.join(ids)})" if len(ids) <= LISTED_RULES else ""
+    return plural(len(ids), "rule") + named
+
+
 def checked(result: Result) -> str:
     """What the run checked: files, root, rules, config and baseline (with its count)."""
     ids = [r.id for r in result.rules]
@@ -204,7 +225,7 @@ def checked(result: Result) -> str:
         scope += f" (reporting on {result.files_reported})"
     parts = [
         scope,
-        f"{plural(len(ids), 'rule')} ({' '.join(ids)})" if ids else "no rules",
+        _rules(ids),
         f"config {_shown(result.config_path)}" if result.config_path else "no config file",
     ]
     if result.baseline_path:
@@ -254,7 +275,8 @@ def print_text(
         console.print()
     else:
         _print_findings(result, console, show_source, show_details)
-    _print_stale(result, console, entries=not statistics)
+    if result.strict or not quiet:  # -q: the stale entries only when they fail the run
+        _print_stale(result, console, entries=not statistics)
     _print_errors(result, console)
     if not quiet:
         console.print(closing_line(result))
