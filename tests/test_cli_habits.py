@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import run_cli
 from helpers import cli, write
 
 from ctxlint.engine.registry import load_rules
@@ -102,3 +103,65 @@ def test_closing_line_counts_every_rule_and_names_a_few(two_files: Path) -> None
     assert every.returncode == 0
     few = cli("check", "--select", "CTX1", "--exit-zero", cwd=two_files).stdout.splitlines()[-1]
     assert "4 rules (CTX101 CTX102 CTX103 CTX104)" in few, few
+
+
+def test_bare_ctxlint_prints_the_help_as_ruff_does() -> None:
+    """No command: the help on stderr and exit 2 (ruff's usage-error exit), not an error line."""
+    res = run_cli()
+    assert res.returncode == 2
+    assert res.stdout == ""
+    assert res.stderr.startswith("usage: ctxlint") and "check the tree against" in res.stderr
+    assert "error" not in res.stderr
+
+
+def test_rule_is_an_alias_of_explain(project: Path) -> None:
+    by_explain = cli("explain", "CTX101", cwd=project)
+    by_rule = cli("rule", "CTX101", cwd=project)
+    assert (by_rule.returncode, by_rule.stdout) == (0, by_explain.stdout)
+    assert "CTX101 seed-read" in by_rule.stdout
+
+
+def test_explain_an_unknown_id_names_the_rules(project: Path) -> None:
+    res = cli("explain", "CTX999", cwd=project)
+    assert res.returncode == 2
+    ids = [r.id for r in load_rules()]
+    assert res.stderr == (
+        f"ctxlint: error: unknown rule 'CTX999' (the rules are {', '.join(ids)}; "
+        "`ctxlint rules` names them)\n"
+    )
+    near = cli("explain", "CTX105", cwd=project)  # a near miss still gets one suggestion
+    assert "did you mean 'CTX10" in near.stderr
+
+
+def test_clean_removes_the_cache_folder(project: Path) -> None:
+    write(project, {"app/a.py": READ})
+    assert cli("check", "--exit-zero", cwd=project).returncode == 0
+    cache = project / ".ctxlint_cache"
+    assert (cache / "facts.sqlite").is_file()
+    res = cli("clean", cwd=project)
+    assert (res.returncode, res.stdout) == (0, "removed the cache .ctxlint_cache\n"), res.stderr
+    assert not cache.exists()
+    assert (project / "app" / "a.py").read_text() == READ
+    again = cli("clean", cwd=project)
+    assert (again.returncode, again.stdout) == (0, "no cache at .ctxlint_cache\n")
+
+
+def test_clean_touches_only_the_files_the_cache_wrote(project: Path, tmp_path: Path) -> None:
+    """A --cache-dir that holds other files (the project's own .gitignore, a
+    source file, a link named like the database) keeps them: only the cache's
+    own files go, and nothing outside the folder."""
+    outside = tmp_path / "precious.sqlite"
+    outside.write_text("keep")
+    shared = project / "shared"
+    shared.mkdir()
+    (shared / "notes.txt").write_text("keep")
+    (shared / ".gitignore").write_text("*.log\n")
+    assert cli("check", "--cache-dir", "shared", "--exit-zero", cwd=project).returncode == 0
+    assert (shared / "facts.sqlite").is_file()
+    res = cli("clean", "--cache-dir", "shared", cwd=project)
+    assert res.returncode == 0, res.stderr
+    assert "the folder stays: it holds .gitignore, notes.txt" in res.stdout
+    assert sorted(p.name for p in shared.iterdir()) == [".gitignore", "notes.txt"]
+    (shared / "facts.sqlite").symlink_to(outside)
+    assert cli("clean", "--cache-dir", "shared", cwd=project).returncode == 0
+    assert (shared / "facts.sqlite").is_symlink() and outside.read_text() == "keep"

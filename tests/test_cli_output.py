@@ -218,23 +218,24 @@ def test_show_settings(two_findings: Path) -> None:
     assert res.returncode == 0, res.stderr
     doc = json.loads(res.stdout)
     root = two_findings.resolve()
-    assert doc["config file"] == str(root / "pyproject.toml")
+    assert [k for k in doc if k != k.lower().replace(" ", "-")] == []  # the config's key style
+    assert doc["config-file"] == str(root / "pyproject.toml")
     assert doc["root"] == str(root)
     assert doc["src"] == ["."]
     assert doc["per-rule-exclude"] == {"CTX201": ["specrt/record.py"]}
     assert doc["baseline"] == f"{root / 'ctxlint-baseline.json'} (not written yet)"
-    assert doc["cache dir"] == str(root / ".ctxlint_cache")
-    assert doc["selected rules"] == [
+    assert doc["cache-dir"] == str(root / ".ctxlint_cache")
+    assert doc["selected-rules"] == [
         "CTX101 seed-read",
         "CTX102 supplied-exposure",
         "CTX103 resolution-view",
         "CTX104 declaration-writer",
     ]
-    assert doc["files checked"] == 7
-    assert sorted(doc["derived set sizes"]) == ["CTX101", "CTX102", "CTX103", "CTX104"]
-    assert doc["derived set sizes"]["CTX101"]["seed accessors"] == 1
+    assert doc["files-checked"] == 7
+    assert sorted(doc["derived-set-sizes"]) == ["CTX101", "CTX102", "CTX103", "CTX104"]
+    assert doc["derived-set-sizes"]["CTX101"]["seed accessors"] == 1
     text = cli("show-settings", "--select", "CTX1", cwd=two_findings).stdout
-    assert f"config file: {root / 'pyproject.toml'}" in text.splitlines()
+    assert f"config-file: {root / 'pyproject.toml'}" in text.splitlines()
     assert "  CTX102 supplied-exposure" in text.splitlines()
 
 

@@ -1,4 +1,5 @@
-"""Command line: check, baseline update|show, rules, explain, sets, show-settings, audit.
+"""Command line: check, baseline update|show, rules, explain (rule), sets, show-settings,
+audit, fix, roles, clean.
 
 Exit codes: 0 clean, 1 findings or a baseline regression (0 with --exit-zero),
 2 usage, config or tool error (one line on stderr, never a traceback).
@@ -16,7 +17,16 @@ import sys
 
 from ctxlint import __version__
 from ctxlint.baseline.ratchet import BaselineError
-from ctxlint.cli import audit, baseline, catalogue, check, fix_command, options, roles_command
+from ctxlint.cli import (
+    audit,
+    baseline,
+    catalogue,
+    check,
+    clean_command,
+    fix_command,
+    options,
+    roles_command,
+)
 from ctxlint.core.errors import CtxlintError
 
 
@@ -34,6 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_parser(sub)
     fix_command.add_parser(sub, COMMANDS)
     roles_command.add_parser(sub, COMMANDS)
+    clean_command.add_parser(sub, COMMANDS)
     return parser
 
 
@@ -43,6 +54,7 @@ COMMANDS = {
     "baseline": baseline.cmd_baseline,
     "rules": catalogue.cmd_rules,
     "explain": catalogue.cmd_explain,
+    "rule": catalogue.cmd_explain,  # ruff's name for it
     "sets": catalogue.cmd_sets,
     "audit": audit.cmd_audit,
 }
@@ -50,6 +62,10 @@ COMMANDS = {
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv:  # as ruff: the help, on stderr, and the usage error's exit
+        parser.print_help(sys.stderr)
+        return 2
     args = parser.parse_args(argv)
     jobs = getattr(args, "jobs", None)
     if jobs is not None and jobs < 1:
