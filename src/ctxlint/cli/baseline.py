@@ -54,6 +54,11 @@ def overview_json(overview: BaselineOverview) -> dict[str, Any]:
 
 
 def cmd_baseline(args: argparse.Namespace) -> int:
+    if args.action == "update" and args.reason is not None and not args.allow_growth:
+        # it would be dropped without a word: a reason is stored only with what growth pins
+        raise ConfigError(
+            "--reason goes with --allow-growth: it is stored with the new findings that pins"
+        )
     setup = options.resolve(args)
     config = setup.config
     # a PATH naming the project's root (how its config is found from outside) is the whole tree

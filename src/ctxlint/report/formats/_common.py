@@ -6,7 +6,7 @@ import os
 import subprocess
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ctxlint.core.findings import Result, RuleInfo
@@ -54,7 +54,27 @@ def update_hint(result: Result) -> str:
     return f"run `{result.update_command}`"
 
 
-MOVED_HINT = '`ctxlint baseline update --allow-growth --reason "moved"`'
+def moved_hint(result: Result) -> str:
+    """The update that records a move: as typed from the working folder."""
+    return f'`{result.update_command} --allow-growth --reason "moved"`'
+
+
+PLAIN_UPDATE = "`ctxlint baseline update`"  # as the rules word their pin findings
+
+
+def name_update_command(result: Result) -> None:
+    """Pin findings say `ctxlint baseline update`: the engine words them (and
+    caches them) wherever the run starts. The report names the command that
+    reaches this project from the working folder, as every other hint does."""
+    if f"`{result.update_command}`" == PLAIN_UPDATE:
+        return
+    named = f"`{result.update_command}`"
+    result.findings = [
+        replace(f, message=f.message.replace(PLAIN_UPDATE, named))
+        if PLAIN_UPDATE in f.message
+        else f
+        for f in result.findings
+    ]
 
 
 def moved_findings(result: Result) -> int:

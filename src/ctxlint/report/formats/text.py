@@ -23,8 +23,8 @@ from rich.text import Text
 from ctxlint.core.console import plain_console
 from ctxlint.core.findings import Finding, Result
 from ctxlint.report.formats._common import (
-    MOVED_HINT,
     moved_findings,
+    moved_hint,
     opener,
     plural,
     rule_catalogue,
@@ -139,7 +139,7 @@ def _print_stale(result: Result, console: Console, *, entries: bool = True) -> N
     moved = moved_findings(result)
     if moved:  # `baseline update` alone would drop these and refuse the findings they became
         head.append(
-            f" (no longer found; {moved} moved to another file: after review, {MOVED_HINT} "
+            f" (no longer found; {moved} moved to another file: after review, {moved_hint(result)} "
             "records the move)",
             style="",
         )
