@@ -34,6 +34,7 @@ from ctxlint.config.settings import (
 from ctxlint.core.errors import ConfigError, CtxlintError, did_you_mean
 from ctxlint.core.findings import Result
 from ctxlint.core.gitcmd import run_git
+from ctxlint.core.shown_paths import opener
 from ctxlint.discover.files import SourceFile, why_unchecked
 from ctxlint.discover.roots import check_roots, shown
 from ctxlint.engine.registry import load_rules
@@ -84,6 +85,8 @@ class Setup:
     selected: list[Rule]  # the rules whose findings count
     named: set[str] = field(default_factory=set)  # ids and names selected by name (upper case)
     baseline_given: bool = False  # the baseline file was named on the command line
+    # exclude patterns given on the command line -> the option ("--exclude"), for warnings
+    exclude_options: dict[str, str] = field(default_factory=dict)
 
     def rerooted(self, root: Path, **changes: Any) -> Setup:
         """The same rules and config, checking another copy of the tree."""
@@ -171,7 +174,17 @@ def resolve(request: Request, rules: list[Rule] | None = None) -> Setup:
     named = {
         str(x).strip().upper() for x in (*request.select, *config.select, *request.extend_select)
     }
-    return Setup(config, filters, rules, selected, named, baseline_given=bool(request.baseline))
+    given_excludes = {p: "--extend-exclude" for p in request.extend_exclude}
+    given_excludes |= {p: "--exclude" for p in request.exclude or ()}
+    return Setup(
+        config,
+        filters,
+        rules,
+        selected,
+        named,
+        baseline_given=bool(request.baseline),
+        exclude_options=given_excludes,
+    )
 
 
 def check_paths(paths: tuple[str, ...] | list[str]) -> None:
@@ -274,7 +287,7 @@ def check(
     config = setup.config
     files = discover_files(config)
     if warn is not None:
-        warn_unchecked(config, setup.filters, files, warn)
+        warn_unchecked(config, setup.filters, files, warn, setup.exclude_options)
     baseline = load_baseline(config.baseline) if with_baseline and config.baseline else None
     if baseline is not None and setup.baseline_given and warn and not config.baseline.exists():
         # a mistyped --baseline would otherwise turn every accepted finding into a new one
@@ -351,14 +364,27 @@ def under(path: str, filters: list[str]) -> bool:
 
 
 def warn_unchecked(
-    config: Config, filters: list[str], files: list[SourceFile], warn: Callable[[str], None]
+    config: Config,
+    filters: list[str],
+    files: list[SourceFile],
+    warn: Callable[[str], None],
+    exclude_options: dict[str, str] | None = None,
 ) -> None:
     """A PATH that selects no checked file says why (excluded, not Python...),
-    as ruff warns, instead of passing as a clean report."""
+    as ruff warns, instead of passing as a clean report. The PATH is printed as
+    seen from the working folder, and an exclude pattern given on the command
+    line (`exclude_options`: pattern -> option) is named as that option's."""
+    seen = opener(str(config.root))
     for rel in filters:
         reason = why_unchecked(config.root, config.src, config.exclude, rel, files)
-        if reason is not None:
-            warn(f"{reason}: not checked")
+        if reason is None:
+            continue
+        if reason.startswith(rel):  # each reason opens with the project path
+            reason = seen(rel) + reason[len(rel) :]
+        for pattern, option in (exclude_options or {}).items():
+            if reason.endswith(f"(exclude pattern {pattern!r})"):
+                reason = reason.replace("excluded by the config", f"excluded by {option}")
+        warn(f"{reason}: not checked")
 
 
 def say_disabled(disabled: dict[str, str]) -> None:

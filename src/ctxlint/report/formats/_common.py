@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 from collections import Counter
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -32,22 +30,6 @@ def rule_title(rule: RuleInfo) -> str:
 
 def plural(n: int, word: str, plural_word: str | None = None) -> str:
     return f"{n} {word if n == 1 else (plural_word or word + 's')}"
-
-
-def opener(root: str) -> Callable[[str], str]:
-    """Root-relative path -> the path as seen from the working folder (absolute
-    outside it), as ruff prints paths: what an editor or `grep` run there opens."""
-    cwd = os.path.realpath(os.getcwd())
-    base = os.path.realpath(root)
-    if base == cwd:
-        return lambda path: path
-
-    def shown(path: str) -> str:
-        full = os.path.join(base, path)
-        rel = os.path.relpath(full, cwd)
-        return full if rel.startswith(os.pardir) else rel.replace(os.sep, "/")
-
-    return shown
 
 
 def update_hint(result: Result) -> str:

@@ -11,7 +11,7 @@ working folder (absolute outside it), as ruff prints them, so an editor or
 from __future__ import annotations
 
 from ctxlint.core.findings import Result
-from ctxlint.report.formats._common import opener
+from ctxlint.core.shown_paths import opener
 
 
 def _one_line(text: str) -> str:

@@ -22,10 +22,10 @@ from rich.text import Text
 
 from ctxlint.core.console import plain_console
 from ctxlint.core.findings import Finding, Result
+from ctxlint.core.shown_paths import opener
 from ctxlint.report.formats._common import (
     moved_findings,
     moved_hint,
-    opener,
     plural,
     rule_catalogue,
     rule_title,
