@@ -18,7 +18,17 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 
-class IntermixedParser(argparse.ArgumentParser):
+class Parser(argparse.ArgumentParser):
+    """argparse, except that help or a version that cannot be written (stdout
+    on a full disk) raises, so the command exits 2 saying so; argparse drops
+    the error and exits 0."""
+
+    def _print_message(self, message: str, file: Any = None) -> None:
+        if message:
+            (file or sys.stderr).write(message)
+
+
+class IntermixedParser(Parser):
     """A command's parser that takes its PATHs before, between or after its
     options, as ruff does (`check python --select CTX101 python/x.py`): plain
     argparse stops filling a `nargs="*"` positional at the first option and
