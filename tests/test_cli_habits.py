@@ -165,3 +165,31 @@ def test_clean_touches_only_the_files_the_cache_wrote(project: Path, tmp_path: P
     (shared / "facts.sqlite").symlink_to(outside)
     assert cli("clean", "--cache-dir", "shared", cwd=project).returncode == 0
     assert (shared / "facts.sqlite").is_symlink() and outside.read_text() == "keep"
+
+
+EXCEPT_STAR = "def f():\n    try:\n        pass\n    except* ValueError:\n        pass\n"
+
+
+def test_syntax_newer_than_the_target_names_the_version_it_needs(project: Path) -> None:
+    write(project, {"app/eg.py": EXCEPT_STAR, "app/alias.py": "type Size = int\n"})
+    res = cli("check", "--format", "concise", "-q", cwd=project)
+    assert res.returncode == 2
+    errors = dict(line.split(": error: ", 1) for line in res.stdout.splitlines())
+    assert "needs Python 3.11, target-version is py310 (" in errors["app/eg.py"], errors
+    assert "needs Python 3.12, target-version is py310 (" in errors["app/alias.py"], errors
+    assert "--target-version py311" in errors["app/eg.py"]
+    # a plain syntax error gets no such hint
+    write(project, {"app/eg.py": "def (:\n", "app/alias.py": "X = 1\n"})
+    plain = cli("check", "--format", "concise", "-q", cwd=project).stdout
+    assert "needs Python" not in plain and "app/eg.py: error: syntax error" in plain
+
+
+def test_target_version_on_the_command_line(project: Path) -> None:
+    write(project, {"app/eg.py": EXCEPT_STAR})
+    assert cli("check", cwd=project).returncode == 2
+    res = cli("check", "--target-version", "py311", cwd=project)
+    assert res.returncode == 0, res.stdout + res.stderr
+    shown = cli("show-settings", "--target-version", "py311", "--format", "json", cwd=project)
+    assert json.loads(shown.stdout)["target-version"] == "py311"
+    old = cli("check", "--target-version", "py39", cwd=project)
+    assert old.returncode == 2 and "invalid choice: 'py39'" in old.stderr

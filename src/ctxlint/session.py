@@ -34,6 +34,7 @@ from ctxlint.config.settings import (
 from ctxlint.core.errors import ConfigError, CtxlintError, did_you_mean
 from ctxlint.core.findings import Result
 from ctxlint.core.gitcmd import run_git
+from ctxlint.core.pysource import unsupported_target
 from ctxlint.core.shown_paths import opener
 from ctxlint.discover.files import SourceFile, why_unchecked
 from ctxlint.discover.roots import check_roots, shown
@@ -73,6 +74,7 @@ class Request:
     extend_select: tuple[str, ...] = ()  # rules added to the select, as ruff's --extend-select
     exclude: tuple[str, ...] | None = None  # replaces the config's exclude (ruff's --exclude)
     extend_exclude: tuple[str, ...] = ()  # added to the exclude in force (--extend-exclude)
+    target_version: str | None = None  # replaces the config's target-version (pyXY)
 
 
 @dataclass
@@ -155,6 +157,11 @@ def resolve(request: Request, rules: list[Rule] | None = None) -> Setup:
         )
     except ConfigError as exc:  # a tree can hold several configs: say which one is wrong
         raise naming_file(exc, cfg_path) from None
+    if request.target_version is not None:
+        why = unsupported_target(request.target_version)
+        if why is not None:
+            raise ConfigError(f"--target-version: {why}")
+        config = replace(config, target_version=request.target_version)
     if request.exclude is not None or request.extend_exclude:
         base = config.exclude if request.exclude is None else request.exclude
         config = replace(config, exclude=(*base, *request.extend_exclude))

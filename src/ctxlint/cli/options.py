@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from ctxlint import session
 from ctxlint.config.settings import Config, find_config
 from ctxlint.core.console import COLOR_CHOICES, make_console
+from ctxlint.core.pysource import DEFAULT_TARGET, TARGET_VERSIONS
 from ctxlint.discover.roots import shown
 
 if TYPE_CHECKING:
@@ -120,6 +121,13 @@ def add_common(p: argparse.ArgumentParser) -> None:
         metavar="PATTERN,...",
         help="files to leave out besides the exclude in force (the command line's or the config's)",
     )
+    p.add_argument(
+        "--target-version",
+        choices=tuple(TARGET_VERSIONS),
+        metavar="VERSION",
+        help="the Python grammar the code is parsed with, as ruff names it: "
+        f"{', '.join(TARGET_VERSIONS)} (default: from config, else {DEFAULT_TARGET})",
+    )
     p.add_argument("--baseline", metavar="FILE", help="baseline file (default: from config)")
     p.add_argument("--cache-dir", metavar="DIR", help="fact cache folder (default: from config)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the fact cache")
@@ -149,6 +157,7 @@ def request(args: argparse.Namespace) -> session.Request:
         extend_select=tuple(getattr(args, "extend_select", None) or ()),
         exclude=tuple(args.exclude) if getattr(args, "exclude", None) is not None else None,
         extend_exclude=tuple(getattr(args, "extend_exclude", None) or ()),
+        target_version=getattr(args, "target_version", None),
     )
 
 
