@@ -438,3 +438,18 @@ def test_concise_paths_open_from_the_working_folder(two_findings: Path, tmp_path
         "check", "--config", cfg, str(repo / "python"), "--format", "concise", "-q", cwd=elsewhere
     )
     assert res.stdout.splitlines()[0].startswith(f"{(repo / 'python').resolve()}/app/a.py:5:12: ")
+
+
+def test_the_code_frame_honours_the_coding_declaration(project: Path) -> None:
+    """N6: a latin-1 file (PEP 263) shows its characters in the frame, not U+FFFD."""
+    source = (
+        "# -*- coding: latin-1 -*-\n"
+        "from specrt.context import get_server_args\n\n\n"
+        "def f() -> int:\n"
+        "    return get_server_args().tp_size  # taille: é\n"
+    )
+    (project / "app" / "latin.py").write_bytes(source.encode("latin-1"))
+    res = cli("check", "--select", "CTX101", cwd=project)
+    assert res.returncode == 1, res.stderr
+    assert "return get_server_args().tp_size  # taille: é" in res.stdout, res.stdout
+    assert "\ufffd" not in res.stdout

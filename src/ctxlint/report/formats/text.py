@@ -22,6 +22,7 @@ from rich.text import Text
 
 from ctxlint.core.console import plain_console
 from ctxlint.core.findings import Finding, Result
+from ctxlint.core.pysource import SourceError, decode
 from ctxlint.core.shown_paths import opener
 from ctxlint.report.formats._common import (
     moved_findings,
@@ -48,11 +49,16 @@ class _Sources:
     def lines(self, path: str) -> list[str] | None:
         if path not in self._lines:
             try:
-                with open(os.path.join(self.root, path), encoding="utf-8", errors="replace") as fh:
-                    lines = _NEWLINE.split(fh.read())
+                with open(os.path.join(self.root, path), "rb") as fh:
+                    data = fh.read()
             except OSError:
                 self._lines[path] = None
             else:
+                try:  # as the file was checked: its coding declaration or BOM decides
+                    text = decode(data)
+                except SourceError:  # (a file that was not checked: shown as best it can be)
+                    text = data.decode("utf-8", errors="replace")
+                lines = _NEWLINE.split(text)
                 if lines and lines[-1] == "":
                     lines.pop()  # a final newline ends the last line; it starts none
                 self._lines[path] = lines
