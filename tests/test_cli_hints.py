@@ -86,3 +86,26 @@ def test_the_moved_hint_names_the_project_from_above(project: Path) -> None:
     assert f"after review, {hint} records the move" in out.stdout
     assert cli(*hint.strip("`").replace('"', "").split()[1:], cwd=project.parent).returncode == 0
     assert cli("check", "--strict", "proj", cwd=project.parent).returncode == 0
+
+
+NOQA = READ.replace("tp_size\n", "tp_size  # noqa: E501, CTX101\n")
+
+
+def test_a_noqa_naming_a_rule_points_at_the_ctxlint_suppression(project: Path) -> None:
+    write(project, {"app/a.py": NOQA})
+    hint = (
+        "ctxlint: warning: app/a.py:5: `# noqa: CTX101` is not read by ctxlint: write "
+        "`# ctxlint: ignore[CTX101] <reason>` to suppress this finding\n"
+    )
+    for _ in range(2):  # cold, then from the cache: the same word
+        res = cli("check", "--select", "CTX101", cwd=project)
+        assert res.returncode == 1 and res.stderr == hint, res.stderr
+    above = cli("check", "proj", "--select", "CTX101", "--format", "json", cwd=project.parent)
+    assert above.stderr == hint.replace("app/a.py", "proj/app/a.py")
+    # a noqa for other tools says nothing; the suppression it points at works
+    write(project, {"app/a.py": READ.replace("tp_size\n", "tp_size  # noqa: E501\n")})
+    assert cli("check", "--select", "CTX101", cwd=project).stderr == ""
+    write(
+        project, {"app/a.py": READ.replace("tp_size\n", "tp_size  # ctxlint: ignore[CTX101] x\n")}
+    )
+    assert cli("check", "--select", "CTX101", cwd=project).returncode == 0

@@ -34,7 +34,8 @@ from ctxlint.config.settings import (
 from ctxlint.core.errors import ConfigError, CtxlintError, did_you_mean
 from ctxlint.core.findings import Result
 from ctxlint.core.gitcmd import run_git
-from ctxlint.core.pysource import unsupported_target
+from ctxlint.core.noqa import noqa_hint
+from ctxlint.core.pysource import SourceError, decode, unsupported_target
 from ctxlint.core.shown_paths import opener
 from ctxlint.discover.files import SourceFile, why_unchecked
 from ctxlint.discover.roots import check_roots, shown
@@ -347,6 +348,8 @@ def check(
         else "",
         disabled=dict(out.disabled),
     )
+    if warn is not None:
+        warn_noqa(config, result, warn)
     shown_files = [f.rel for f in files if under(f.rel, filters)]
     if filters or changed is not None:
         result.files_reported = sum(changed is None or p in changed for p in shown_files)
@@ -392,6 +395,34 @@ def warn_unchecked(
             if reason.endswith(f"(exclude pattern {pattern!r})"):
                 reason = reason.replace("excluded by the config", f"excluded by {option}")
         warn(f"{reason}: not checked")
+
+
+def warn_noqa(config: Config, result: Result, warn: Callable[[str], None]) -> None:
+    """A new finding whose line holds `# noqa: RULE` (flake8's and ruff's comment,
+    which ctxlint does not read) says how to suppress it. Only the lines of the
+    findings are read: the warning is the same on a cold run and a cached one."""
+    seen = opener(str(config.root))
+    texts: dict[str, list[str]] = {}
+    for f in result.new_findings:
+        if f.path not in texts:
+            texts[f.path] = _lines(config.root / f.path)
+        lines = texts[f.path]
+        line = lines[f.line - 1] if 0 < f.line <= len(lines) else ""
+        hint = noqa_hint(f.rule, line) if "noqa" in line.lower() else None
+        if hint is not None:
+            warn(f"{seen(f.path)}:{f.line}: {hint}")
+
+
+def _lines(path: Path) -> list[str]:
+    """A checked file's lines as it was checked (its coding declaration or BOM)."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return []
+    try:
+        return decode(data).splitlines()
+    except SourceError:
+        return data.decode("utf-8", errors="replace").splitlines()
 
 
 def say_disabled(disabled: dict[str, str]) -> None:
