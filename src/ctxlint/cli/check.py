@@ -65,7 +65,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         check_writable(args.output, "the report")
     result = options.check(args, setup, strict=args.strict, changed_since=args.changed_since).result
     result.update_command = options.update_command(args, setup.config)
-    name_update_command(result)
+    if args.format != "json":  # JSON, as its paths, is the same from every folder
+        name_update_command(result)
     shown = format_options(args)
     if args.output:
         text = render(result, args.format, **shown)

@@ -24,7 +24,6 @@ from ctxlint.core.findings import Finding, StaleEntry
 from ctxlint.core.shown_paths import opener
 from ctxlint.discover.roots import shown
 from ctxlint.program.rule import Rule
-from ctxlint.report.formats._common import PLAIN_UPDATE
 from ctxlint.session import Setup
 
 _RESULT = pytest.StashKey[dict[str, Any]]()
@@ -116,8 +115,7 @@ def _describe(
         f"{len(stale)} stale baseline entr{'y' if len(stale) == 1 else 'ies'}"
     ]
     for f in new:
-        message = f.message.replace(PLAIN_UPDATE, f"`{update}`")  # a pin's hint, as check's
-        lines.append(f"  NEW   {shown(f.path)}:{f.line}:{f.span.column} [{f.scope}] {message}")
+        lines.append(f"  NEW   {shown(f.path)}:{f.line}:{f.span.column} [{f.scope}] {f.message}")
     for s in stale:
         lines.append(f"  STALE {shown(s.path)} [{s.scope}] {s.fingerprint}: fixed; run `{update}`")
     return "\n".join(lines)
