@@ -220,6 +220,31 @@ def test_html_is_self_contained_with_counted_charts(codebase: Path, tmp_path: Pa
     assert 'data-chart="burndown"' not in html  # no --history
 
 
+def test_html_is_text_and_findings_sort_by_path_then_line(codebase: Path, tmp_path: Path) -> None:
+    """No NUL byte (the file:line sort keys held one: `file` called the page
+    data); each key is a number the page's sort compares as one, and ordering
+    rows by it is path order, then line as a number (9 before 13)."""
+    reads = "".join(f"\n\ndef r{i}():\n    return get_server_args().tp_size\n" for i in range(4))
+    (codebase / "app" / "many.py").write_text(HEAD + reads)  # lines 9, 13 ... in one file
+    page = tmp_path / "audit.html"
+    res = cli("audit", "--no-cache", "--html", str(page), "--format", "json", cwd=codebase)
+    assert res.returncode == 0, res.stderr
+    raw = page.read_bytes()
+    assert b"\x00" not in raw
+    assert all(c >= 0x20 or c in b"\t\n\r" for c in raw.decode("utf-8").encode("ascii", "ignore"))
+    findings = raw.decode("utf-8").split('<section id="findings">', 1)[1]
+    cells = re.findall(r'<td class="mono wrap" data-sort="([^"]*)">(.*?)</td>', findings)
+    assert len(cells) == len(json.loads(res.stdout)["findings"]) > 8
+    keys = [key for key, _ in cells]
+    assert all(key.isdigit() for key in keys)  # the page compares numbers as numbers
+    assert sorted(map(int, keys)) == list(range(len(keys)))
+    shown = [re.sub(r"<[^>]+>", "", where).rsplit(":", 1) for _, where in cells]
+    by_key = [shown[i] for i in sorted(range(len(keys)), key=lambda i: int(keys[i]))]
+    assert by_key == sorted(shown, key=lambda w: (w[0], int(w[1])))
+    lines = [int(line) for path, line in by_key if path == "app/many.py"]
+    assert lines == sorted(lines) and len({len(str(n)) for n in lines}) > 1, lines
+
+
 def test_same_input_same_output(codebase: Path, tmp_path: Path) -> None:
     outs = []
     for jobs in ("1", "2"):

@@ -497,6 +497,22 @@ def test_a_cache_that_cannot_be_used_is_said_once(project: Path) -> None:
     assert res.returncode == 1, res.stderr
     assert res.stderr.count("ctxlint: warning: the cache ") == 1
     assert "cannot be used" in res.stderr and "running without it" in res.stderr
+    assert "(--cache-dir DIR puts it in a folder that can be written)" in res.stderr
+
+
+def test_a_read_only_tree_is_told_of_cache_dir(project: Path, tmp_path: Path) -> None:
+    """A tree that cannot take the cache folder (a read-only mount) says how to
+    keep a cache elsewhere, and --cache-dir then does, writing nothing in the tree."""
+    write(project, {"app/a.py": READ})
+    with read_only(project):
+        res = cli("check", cwd=project)
+        assert res.returncode == 1, res.stderr
+        assert "--cache-dir DIR" in res.stderr
+        elsewhere = tmp_path / "cache"
+        res = cli("check", "--cache-dir", str(elsewhere), cwd=project)
+        assert res.returncode == 1 and "warning" not in res.stderr, res.stderr
+    assert (elsewhere / "facts.sqlite").is_file()
+    assert not (project / ".ctxlint_cache").exists()
 
 
 def test_a_ctxlint_toml_with_a_tool_table_and_top_level_keys_is_an_error(project: Path) -> None:

@@ -88,9 +88,8 @@ def test_clean_run_is_one_line(project: Path) -> None:
     res = cli("check", "--no-cache", cwd=project)
     assert res.returncode == 0, res.stderr
     ids = [r.id for r in load_rules()]
-    assert res.stdout.splitlines() == [
-        f"All clear: checked 6 files under ., {len(ids)} rules ({' '.join(ids)}), "
-        "config pyproject.toml, no baseline"
+    assert res.stdout.splitlines() == [  # every rule: counted, not the catalogue again
+        f"All clear: checked 6 files under ., {len(ids)} rules, config pyproject.toml, no baseline"
     ]
 
 
@@ -219,23 +218,24 @@ def test_show_settings(two_findings: Path) -> None:
     assert res.returncode == 0, res.stderr
     doc = json.loads(res.stdout)
     root = two_findings.resolve()
-    assert doc["config file"] == str(root / "pyproject.toml")
+    assert [k for k in doc if k != k.lower().replace(" ", "-")] == []  # the config's key style
+    assert doc["config-file"] == str(root / "pyproject.toml")
     assert doc["root"] == str(root)
     assert doc["src"] == ["."]
     assert doc["per-rule-exclude"] == {"CTX201": ["specrt/record.py"]}
     assert doc["baseline"] == f"{root / 'ctxlint-baseline.json'} (not written yet)"
-    assert doc["cache dir"] == str(root / ".ctxlint_cache")
-    assert doc["selected rules"] == [
+    assert doc["cache-dir"] == str(root / ".ctxlint_cache")
+    assert doc["selected-rules"] == [
         "CTX101 seed-read",
         "CTX102 supplied-exposure",
         "CTX103 resolution-view",
         "CTX104 declaration-writer",
     ]
-    assert doc["files checked"] == 7
-    assert sorted(doc["derived set sizes"]) == ["CTX101", "CTX102", "CTX103", "CTX104"]
-    assert doc["derived set sizes"]["CTX101"]["seed accessors"] == 1
+    assert doc["files-checked"] == 7
+    assert sorted(doc["derived-set-sizes"]) == ["CTX101", "CTX102", "CTX103", "CTX104"]
+    assert doc["derived-set-sizes"]["CTX101"]["seed accessors"] == 1
     text = cli("show-settings", "--select", "CTX1", cwd=two_findings).stdout
-    assert f"config file: {root / 'pyproject.toml'}" in text.splitlines()
+    assert f"config-file: {root / 'pyproject.toml'}" in text.splitlines()
     assert "  CTX102 supplied-exposure" in text.splitlines()
 
 
@@ -438,3 +438,18 @@ def test_concise_paths_open_from_the_working_folder(two_findings: Path, tmp_path
         "check", "--config", cfg, str(repo / "python"), "--format", "concise", "-q", cwd=elsewhere
     )
     assert res.stdout.splitlines()[0].startswith(f"{(repo / 'python').resolve()}/app/a.py:5:12: ")
+
+
+def test_the_code_frame_honours_the_coding_declaration(project: Path) -> None:
+    """N6: a latin-1 file (PEP 263) shows its characters in the frame, not U+FFFD."""
+    source = (
+        "# -*- coding: latin-1 -*-\n"
+        "from specrt.context import get_server_args\n\n\n"
+        "def f() -> int:\n"
+        "    return get_server_args().tp_size  # taille: é\n"
+    )
+    (project / "app" / "latin.py").write_bytes(source.encode("latin-1"))
+    res = cli("check", "--select", "CTX101", cwd=project)
+    assert res.returncode == 1, res.stderr
+    assert "return get_server_args().tp_size  # taille: é" in res.stdout, res.stdout
+    assert "\ufffd" not in res.stdout

@@ -109,3 +109,17 @@ def test_the_first_command_passes_on_a_fresh_clone(tmp_path: Path) -> None:
         check=False,
     )
     assert check.returncode == 0, check.stdout[-2000:] + check.stderr[-2000:]
+
+
+def test_the_changelog_has_the_version_the_pre_commit_snippet_pins() -> None:
+    """A user pins a release: the README's `rev:` is the package's version as a
+    tag, and CHANGELOG.md (Keep a Changelog) has that version and an Unreleased
+    section above it."""
+    from ctxlint import __version__
+
+    revs = re.findall(r"^\s*rev: (\S+)", README, flags=re.MULTILINE)
+    assert revs == [f"v{__version__}"]
+    changelog = (REPO / "CHANGELOG.md").read_text(encoding="utf-8")
+    headings = re.findall(r"^## \[([^\]]+)\]", changelog, flags=re.MULTILINE)
+    assert headings[:2] == ["Unreleased", __version__]
+    assert f"[{__version__}]: " in changelog and "[Unreleased]: " in changelog

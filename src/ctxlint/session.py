@@ -34,6 +34,9 @@ from ctxlint.config.settings import (
 from ctxlint.core.errors import ConfigError, CtxlintError, did_you_mean
 from ctxlint.core.findings import FileError, Result
 from ctxlint.core.gitcmd import run_git
+from ctxlint.core.noqa import noqa_hint
+from ctxlint.core.pysource import SourceError, decode, unsupported_target
+from ctxlint.core.shown_paths import opener
 from ctxlint.discover.files import SourceFile, why_unchecked
 from ctxlint.discover.roots import check_roots, shown
 from ctxlint.engine.registry import load_rules
@@ -72,6 +75,7 @@ class Request:
     extend_select: tuple[str, ...] = ()  # rules added to the select, as ruff's --extend-select
     exclude: tuple[str, ...] | None = None  # replaces the config's exclude (ruff's --exclude)
     extend_exclude: tuple[str, ...] = ()  # added to the exclude in force (--extend-exclude)
+    target_version: str | None = None  # replaces the config's target-version (pyXY)
 
 
 @dataclass
@@ -84,6 +88,8 @@ class Setup:
     selected: list[Rule]  # the rules whose findings count
     named: set[str] = field(default_factory=set)  # ids and names selected by name (upper case)
     baseline_given: bool = False  # the baseline file was named on the command line
+    # exclude patterns given on the command line -> the option ("--exclude"), for warnings
+    exclude_options: dict[str, str] = field(default_factory=dict)
 
     def rerooted(self, root: Path, **changes: Any) -> Setup:
         """The same rules and config, checking another copy of the tree."""
@@ -160,6 +166,11 @@ def resolve(request: Request, rules: list[Rule] | None = None) -> Setup:
         )
     except ConfigError as exc:  # a tree can hold several configs: say which one is wrong
         raise naming_file(exc, cfg_path) from None
+    if request.target_version is not None:
+        why = unsupported_target(request.target_version)
+        if why is not None:
+            raise ConfigError(f"--target-version: {why}")
+        config = replace(config, target_version=request.target_version)
     if request.exclude is not None or request.extend_exclude:
         base = config.exclude if request.exclude is None else request.exclude
         config = replace(config, exclude=(*base, *request.extend_exclude))
@@ -179,7 +190,17 @@ def resolve(request: Request, rules: list[Rule] | None = None) -> Setup:
     named = {
         str(x).strip().upper() for x in (*request.select, *config.select, *request.extend_select)
     }
-    return Setup(config, filters, rules, selected, named, baseline_given=bool(request.baseline))
+    given_excludes = {p: "--extend-exclude" for p in request.extend_exclude}
+    given_excludes |= {p: "--exclude" for p in request.exclude or ()}
+    return Setup(
+        config,
+        filters,
+        rules,
+        selected,
+        named,
+        baseline_given=bool(request.baseline),
+        exclude_options=given_excludes,
+    )
 
 
 def check_paths(paths: tuple[str, ...] | list[str]) -> None:
@@ -283,7 +304,7 @@ def check(
     folder_errors: list[FileError] = []
     files = discover_files(config, folder_errors)
     if warn is not None:
-        warn_unchecked(config, setup.filters, files, warn)
+        warn_unchecked(config, setup.filters, files, warn, setup.exclude_options)
     baseline = load_baseline(config.baseline) if with_baseline and config.baseline else None
     changed = changed_files(config.root, changed_since) if changed_since else None
     if pins is None and baseline is not None:
@@ -334,6 +355,8 @@ def check(
         else "",
         disabled=dict(out.disabled),
     )
+    if warn is not None:
+        warn_noqa(config, result, warn)
     shown_files = [f.rel for f in files if under(f.rel, filters)]
     if filters or changed is not None:
         result.files_reported = sum(changed is None or p in changed for p in shown_files)
@@ -358,14 +381,55 @@ def under(path: str, filters: list[str]) -> bool:
 
 
 def warn_unchecked(
-    config: Config, filters: list[str], files: list[SourceFile], warn: Callable[[str], None]
+    config: Config,
+    filters: list[str],
+    files: list[SourceFile],
+    warn: Callable[[str], None],
+    exclude_options: dict[str, str] | None = None,
 ) -> None:
     """A PATH that selects no checked file says why (excluded, not Python...),
-    as ruff warns, instead of passing as a clean report."""
+    as ruff warns, instead of passing as a clean report. The PATH is printed as
+    seen from the working folder, and an exclude pattern given on the command
+    line (`exclude_options`: pattern -> option) is named as that option's."""
+    seen = opener(str(config.root))
     for rel in filters:
         reason = why_unchecked(config.root, config.src, config.exclude, rel, files)
-        if reason is not None:
-            warn(f"{reason}: not checked")
+        if reason is None:
+            continue
+        if reason.startswith(rel):  # each reason opens with the project path
+            reason = seen(rel) + reason[len(rel) :]
+        for pattern, option in (exclude_options or {}).items():
+            if reason.endswith(f"(exclude pattern {pattern!r})"):
+                reason = reason.replace("excluded by the config", f"excluded by {option}")
+        warn(f"{reason}: not checked")
+
+
+def warn_noqa(config: Config, result: Result, warn: Callable[[str], None]) -> None:
+    """A new finding whose line holds `# noqa: RULE` (flake8's and ruff's comment,
+    which ctxlint does not read) says how to suppress it. Only the lines of the
+    findings are read: the warning is the same on a cold run and a cached one."""
+    seen = opener(str(config.root))
+    texts: dict[str, list[str]] = {}
+    for f in result.new_findings:
+        if f.path not in texts:
+            texts[f.path] = _lines(config.root / f.path)
+        lines = texts[f.path]
+        line = lines[f.line - 1] if 0 < f.line <= len(lines) else ""
+        hint = noqa_hint(f.rule, line) if "noqa" in line.lower() else None
+        if hint is not None:
+            warn(f"{seen(f.path)}:{f.line}: {hint}")
+
+
+def _lines(path: Path) -> list[str]:
+    """A checked file's lines as it was checked (its coding declaration or BOM)."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return []
+    try:
+        return decode(data).splitlines()
+    except SourceError:
+        return data.decode("utf-8", errors="replace").splitlines()
 
 
 def say_disabled(disabled: dict[str, str]) -> None:

@@ -121,7 +121,9 @@ class FactCache:
         except (OSError, sqlite3.Error) as exc:
             self.db = None  # read-only tree or a file sqlite cannot use: run uncached
             _warn_once(
-                folder, f"the cache {folder} cannot be used ({_why(exc)}); running without it"
+                folder,
+                f"the cache {folder} cannot be used ({_why(exc)}); running without it "
+                "(--cache-dir DIR puts it in a folder that can be written)",
             )
 
     def _rebuild(self, exc: sqlite3.Error) -> bool:

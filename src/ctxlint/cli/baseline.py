@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import sys
+from typing import Any
 
-from ctxlint.baseline.ratchet import load_baseline, show, update
+from ctxlint.baseline.ratchet import BaselineOverview, load_baseline, show, update
 from ctxlint.cli import options
 from ctxlint.config.settings import Config
 from ctxlint.core.errors import ConfigError, CtxlintError
@@ -25,6 +28,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
     upd.add_argument("--reason", help="why the baseline grows (stored with the new entries)")
     shw = bsub.add_parser("show", help="print the baseline's entries and counts")
     options.add_common(shw)
+    options.add_format(shw, "the entries and counts")
 
 
 def _whole_tree(args: argparse.Namespace, config: Config) -> str:
@@ -37,7 +41,24 @@ def _whole_tree(args: argparse.Namespace, config: Config) -> str:
     return f"give --config {shown(cfg)} instead of a PATH"
 
 
+def overview_json(overview: BaselineOverview) -> dict[str, Any]:
+    """`baseline show --format json`: the text's counts and entries (paths from
+    the project root, as in the baseline file and `check`'s JSON)."""
+    return {
+        "total": overview.total,
+        "per_rule": overview.per_rule,
+        "per_path": overview.per_path,
+        "entries": [e.to_json() for e in overview.entries],
+        "pin_keys_per_rule": {rule: len(keys) for rule, keys in sorted(overview.pins.items())},
+    }
+
+
 def cmd_baseline(args: argparse.Namespace) -> int:
+    if args.action == "update" and args.reason is not None and not args.allow_growth:
+        # it would be dropped without a word: a reason is stored only with what growth pins
+        raise ConfigError(
+            "--reason goes with --allow-growth: it is stored with the new findings that pins"
+        )
     setup = options.resolve(args)
     config = setup.config
     # a PATH naming the project's root (how its config is found from outside) is the whole tree
@@ -50,7 +71,11 @@ def cmd_baseline(args: argparse.Namespace) -> int:
         raise ConfigError("no baseline file configured")
     console = options.console(color=args.color)
     if args.action == "show":
-        console.print(show(load_baseline(config.baseline)).to_text(), markup=False, highlight=False)
+        overview = show(load_baseline(config.baseline))
+        if getattr(args, "format", "text") == "json":
+            sys.stdout.write(json.dumps(overview_json(overview), indent=2) + "\n")
+        else:
+            console.print(overview.to_text(), markup=False, highlight=False)
         return 0
     if args.allow_growth and not (args.reason or "").strip():
         raise ConfigError('--allow-growth needs --reason "why these findings are accepted"')

@@ -19,7 +19,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-a
     rules = sub.add_parser("rules", help="the rule catalogue")
     options.add_color(rules)
     options.add_format(rules, "the catalogue")
-    exp = sub.add_parser("explain", help="show a rule's spec")
+    exp = sub.add_parser("explain", aliases=["rule"], help="show a rule's spec (ruff: `rule`)")
     exp.add_argument("rule", help="a rule id or name: CTX101, seed-read")
     options.add_color(exp)
     sets = sub.add_parser("sets", help="print every derived set the checks use")
@@ -67,6 +67,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
         if rid and prefixed:  # `CTX10`: a prefix, not a typo of its nearest id
             raise ConfigError(f"{args.rule!r} is a prefix of {', '.join(prefixed)}: give one rule")
         hint = did_you_mean(rid, sorted(rules)) or did_you_mean(args.rule.lower(), sorted(by_name))
+        if not hint:  # nothing close (CTX999): the ids there are
+            hint = f" (the rules are {', '.join(sorted(rules))}; `ctxlint rules` names them)"
         raise ConfigError(f"unknown rule {args.rule!r}{hint}")
     path = spec_path(rid)
     console = options.console(color=args.color)
@@ -147,10 +149,11 @@ def cmd_show_settings(args: argparse.Namespace) -> int:
     --show-settings), and the size of every set the rules derive from the tree."""
     setup = options.resolve(args)
     config, filters, selected = setup.config, setup.filters, setup.selected
+    # keys spelled as the config spells its own (kebab-case), in JSON and text alike
     out = options.check(args, setup, with_baseline=False, disabled=session.QUIET).out
     baseline = config.baseline
     data: dict[str, Any] = {
-        "config file": str(config.config_path or ""),
+        "config-file": str(config.config_path or ""),
         "root": str(config.root),
         "paths": filters,
         "src": list(config.src),
@@ -164,12 +167,12 @@ def cmd_show_settings(args: argparse.Namespace) -> int:
             if baseline is not None
             else ""
         ),
-        "cache dir": str(config.cache_dir or "")
+        "cache-dir": str(config.cache_dir or "")
         + (" (not used: --no-cache)" if args.no_cache else ""),
-        "rule options": dict(sorted(config.options.items())),
-        "selected rules": [f"{r.id} {r.name}" for r in selected],
-        "files checked": out.files_checked,
-        "derived set sizes": {
+        "rule-options": dict(sorted(config.options.items())),
+        "selected-rules": [f"{r.id} {r.name}" for r in selected],
+        "files-checked": out.files_checked,
+        "derived-set-sizes": {
             rid: {name: _size(v) for name, v in sorted(sets.items())}
             for rid, sets in sorted(out.program.sets.items())
             if sets and rid in {r.id for r in selected}
@@ -188,7 +191,7 @@ def cmd_show_settings(args: argparse.Namespace) -> int:
             for k, v in value.items():
                 shown = ", ".join(f"{n}={s}" for n, s in v.items()) if isinstance(v, dict) else v
                 console.print(Text(f"  {k}: {shown}"))
-        elif isinstance(value, list) and value and key == "selected rules":
+        elif isinstance(value, list) and value and key == "selected-rules":
             console.print(line)
             for v in value:
                 console.print(Text(f"  {v}"))

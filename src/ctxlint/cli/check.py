@@ -10,7 +10,7 @@ from ctxlint.core.errors import ConfigError
 from ctxlint.core.findings import Result
 from ctxlint.core.outfiles import check_writable, write_text
 from ctxlint.report.formats import FORMATS, print_text, print_timings, render
-from ctxlint.report.formats._common import MOVED_HINT, moved_findings
+from ctxlint.report.formats._common import moved_findings, moved_hint, name_update_command
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -65,6 +65,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         check_writable(args.output, "the report")
     result = options.check(args, setup, strict=args.strict, changed_since=args.changed_since).result
     result.update_command = options.update_command(args, setup.config)
+    if args.format != "json":  # JSON, as its paths, is the same from every folder
+        name_update_command(result)
     shown = format_options(args)
     if args.output:
         text = render(result, args.format, **shown)
@@ -91,14 +93,21 @@ def stale_hint(result: Result, *, strict: bool) -> str:
     fixed = len(result.stale) - moved
     parts = []
     if fixed and strict:
-        parts.append(
-            f"{fixed} stale baseline entr{'y' if fixed == 1 else 'ies'}: the code got better; "
-            f"run `{result.update_command}` to lock it in"
-        )
+        entries = f"{fixed} stale baseline entr{'y' if fixed == 1 else 'ies'}"
+        new = len(result.new_findings)
+        if new:  # not "the code got better": the same run found worse
+            parts.append(
+                f"{entries}: fixed findings, beside {new} new one{'' if new == 1 else 's'}; "
+                f"`{result.update_command}` drops the entries and does not accept the new findings"
+            )
+        else:
+            parts.append(
+                f"{entries}: the code got better; run `{result.update_command}` to lock it in"
+            )
     if moved:
         parts.append(
             f"{moved} baselined finding{'' if moved == 1 else 's'} moved to another file "
-            f"(a rename?): the baseline pins each finding's path, so after review run {MOVED_HINT}"
+            f"(a rename?): the baseline pins each finding's path, so after review run {moved_hint(result)}"
         )
     return "; ".join(parts)
 

@@ -16,6 +16,7 @@ from ctxlint import session
 from ctxlint.baseline.ratchet import compare, load_baseline
 from ctxlint.cli import options
 from ctxlint.core.errors import ConfigError
+from ctxlint.core.shown_paths import opener
 from ctxlint.discover.files import discover
 
 UNSAFE_HELP = "also apply the fixes that can change behaviour (they say why, per site)"
@@ -94,7 +95,11 @@ def cmd_fix(args: argparse.Namespace) -> int:
     if filters:
         files = discover(config.root, config.src, config.exclude)
         session.warn_unchecked(
-            config, filters, files, lambda m: print(f"ctxlint: warning: {m}", file=sys.stderr)
+            config,
+            filters,
+            files,
+            lambda m: print(f"ctxlint: warning: {m}", file=sys.stderr),
+            setup.exclude_options,
         )
     baseline = load_baseline(config.baseline) if config.baseline else None
     run = FixRun(
@@ -109,6 +114,7 @@ def cmd_fix(args: argparse.Namespace) -> int:
     )
     result = run.run()
     assert result.output is not None
+    shown = opener(str(config.root))  # as check prints paths: from the working folder
     session.say_disabled({k: v for k, v in result.output.disabled.items() if k in ids})
     quiet, exit_zero = getattr(args, "quiet", False), getattr(args, "exit_zero", False)
     # a file that does not parse is never touched; said even with -q, and exit 2
@@ -129,12 +135,12 @@ def cmd_fix(args: argparse.Namespace) -> int:
         sys.stdout.write(unified_diff(result, report_base(str(config.root)).prefix))
         for line in [] if quiet else summary(result, applied=False, stale=None, others=others):
             print(line, file=sys.stderr)
-        for line in untouched(result):  # errors: said even with -q
+        for line in untouched(result, shown):  # errors: said even with -q
             print(line, file=sys.stderr)
         # as ruff's --diff (--fix-only): the diff's exit, whatever is left over
         return failed or (0 if exit_zero else 1 if result.after else 0)
     run.write(result)
-    for line in site_lines(result, applied=True):
+    for line in site_lines(result, applied=True, shown=shown):
         print(line)
     stale = None
     if baseline is not None:
@@ -145,7 +151,7 @@ def cmd_fix(args: argparse.Namespace) -> int:
         [] if quiet else summary(result, applied=True, stale=stale, others=others, update=update)
     ):
         print(line)
-    for line in untouched(result):
+    for line in untouched(result, shown):
         print(line, file=sys.stderr)
     clean = all(s.status == FIXED for s in result.sites) and not others
     return failed or (0 if exit_zero or clean else 1)

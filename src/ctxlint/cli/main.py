@@ -1,4 +1,5 @@
-"""Command line: check, baseline update|show, rules, explain, sets, show-settings, audit.
+"""Command line: check, baseline update|show, rules, explain (rule), sets, show-settings,
+audit, fix, roles, clean.
 
 Exit codes: 0 clean, 1 findings or a baseline regression (0 with --exit-zero),
 2 usage, config or tool error (one line on stderr, never a traceback).
@@ -10,28 +11,42 @@ check sequence in ctxlint.session.
 from __future__ import annotations
 
 import argparse
+import errno
 import gc
 import os
 import sys
+from typing import Any
 
 from ctxlint import __version__
 from ctxlint.baseline.ratchet import BaselineError
-from ctxlint.cli import audit, baseline, catalogue, check, fix_command, roles_command
+from ctxlint.cli import (
+    audit,
+    baseline,
+    catalogue,
+    check,
+    clean_command,
+    fix_command,
+    options,
+    roles_command,
+)
 from ctxlint.core.errors import CtxlintError
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = options.Parser(
         prog="ctxlint", description="Keep a runtime-context design true: derived sets, exact pins."
     )
     parser.add_argument("--version", action="version", version=f"ctxlint {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(
+        dest="command", required=True, parser_class=options.IntermixedParser
+    )
     check.add_parser(sub)
     baseline.add_parser(sub)
     catalogue.add_parsers(sub)
     audit.add_parser(sub)
     fix_command.add_parser(sub, COMMANDS)
     roles_command.add_parser(sub, COMMANDS)
+    clean_command.add_parser(sub, COMMANDS)
     return parser
 
 
@@ -41,6 +56,7 @@ COMMANDS = {
     "baseline": baseline.cmd_baseline,
     "rules": catalogue.cmd_rules,
     "explain": catalogue.cmd_explain,
+    "rule": catalogue.cmd_explain,  # ruff's name for it
     "sets": catalogue.cmd_sets,
     "audit": audit.cmd_audit,
 }
@@ -48,6 +64,10 @@ COMMANDS = {
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv:  # as ruff: the help, on stderr, and the usage error's exit
+        parser.print_help(sys.stderr)
+        return 2
     args = parser.parse_args(argv)
     jobs = getattr(args, "jobs", None)
     if jobs is not None and jobs < 1:
@@ -67,6 +87,9 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:
         return 0
     except Exception as exc:  # a bug in ctxlint: one line, unless asked for more
+        if _unwritable(exc):  # not a bug: the output has nowhere to go (/dev/full)
+            print(f"ctxlint: error: {_cannot_write(exc)}", file=sys.stderr)
+            return 2
         if os.environ.get("CTXLINT_DEBUG"):
             raise
         print(
@@ -89,13 +112,73 @@ def run() -> None:
     find the few cycles a process about to end would drop anyway.
     """
     gc.disable()
-    code = main()
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):  # a closed pipe or stream: nothing more to say
-            pass
+    closed = closed_stream()
+    if closed is not None:
+        said, other = closed
+        if other is not None:
+            other.write(f"ctxlint: error: {said}\n")
+            _flush(other)
+        os._exit(2)
+    try:
+        code = main()
+    except SystemExit as exc:  # argparse: --help, --version, a usage error
+        code = exc.code if isinstance(exc.code, int) else 0 if exc.code is None else 2
+    except OSError as exc:  # argparse's help or version could not be written
+        if not _unwritable(exc):
+            raise
+        sys.stderr.write(f"ctxlint: error: {_cannot_write(exc)}\n")
+        code = 2
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:  # `ctxlint check | head`: the reader has what it wanted
+        pass
+    except (OSError, ValueError) as exc:  # the report did not get out (/dev/full)
+        if code != 2:  # (a 2 has said its line already)
+            sys.stderr.write(f"ctxlint: error: {_cannot_write(exc)}\n")
+            code = 2
+    _flush(sys.stderr)
     os._exit(code)
+
+
+# errno values of a write that cannot succeed: a full disk or quota, a file too
+# large, an I/O error, a descriptor closed under the process
+_WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, errno.EBADF}
+
+
+def _unwritable(exc: BaseException) -> bool:
+    return isinstance(exc, OSError) and exc.errno in _WRITE_ERRNOS
+
+
+def _cannot_write(exc: BaseException) -> str:
+    why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    return f"cannot write the output ({why})"
+
+
+def _flush(stream: Any) -> None:
+    try:
+        stream.flush()
+    except (OSError, ValueError):  # nothing more can be said on it
+        pass
+
+
+def closed_stream() -> tuple[str, Any] | None:
+    """A standard stream the command started without (`>&-`, `2>&-`): the one
+    line to say, and the stream it can go to (None when both are closed).
+    Python sets such a stream to None; a report or an error written there
+    would vanish, or land on the other stream as if it were output."""
+    if sys.stdout is None:
+        return (
+            "standard output is closed: nowhere to write the report "
+            "(redirect it instead, e.g. >/dev/null)",
+            sys.stderr,
+        )
+    if sys.stderr is None:
+        return (
+            "standard error is closed: nowhere to write warnings and errors "
+            "(redirect it instead, e.g. 2>/dev/null)",
+            sys.stdout,
+        )
+    return None
 
 
 if __name__ == "__main__":

@@ -12,10 +12,40 @@ from typing import TYPE_CHECKING, Any
 from ctxlint import session
 from ctxlint.config.settings import Config, find_config
 from ctxlint.core.console import COLOR_CHOICES, make_console
+from ctxlint.core.pysource import DEFAULT_TARGET, TARGET_VERSIONS
 from ctxlint.discover.roots import shown
 
 if TYPE_CHECKING:
     from rich.console import Console
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse, except that help or a version that cannot be written (stdout
+    on a full disk) raises, so the command exits 2 saying so; argparse drops
+    the error and exits 0."""
+
+    def _print_message(self, message: str, file: Any = None) -> None:
+        if message:
+            (file or sys.stderr).write(message)
+
+
+class IntermixedParser(Parser):
+    """A command's parser that takes its PATHs before, between or after its
+    options, as ruff does (`check python --select CTX101 python/x.py`): plain
+    argparse stops filling a `nargs="*"` positional at the first option and
+    refuses the rest. A parser with subcommands of its own (`baseline`) parses
+    as argparse does; its subcommands are parsers of this class again."""
+
+    _intermixing = False
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        if self._intermixing or self._subparsers is not None:
+            return super().parse_known_args(args, namespace)
+        self._intermixing = True  # parse_known_intermixed_args calls back here (3.11)
+        try:
+            return self.parse_known_intermixed_args(args, namespace)
+        finally:
+            self._intermixing = False
 
 
 def csv(value: str) -> list[str]:
@@ -91,6 +121,13 @@ def add_common(p: argparse.ArgumentParser) -> None:
         metavar="PATTERN,...",
         help="files to leave out besides the exclude in force (the command line's or the config's)",
     )
+    p.add_argument(
+        "--target-version",
+        choices=tuple(TARGET_VERSIONS),
+        metavar="VERSION",
+        help="the Python grammar the code is parsed with, as ruff names it: "
+        f"{', '.join(TARGET_VERSIONS)} (default: from config, else {DEFAULT_TARGET})",
+    )
     p.add_argument("--baseline", metavar="FILE", help="baseline file (default: from config)")
     p.add_argument("--cache-dir", metavar="DIR", help="fact cache folder (default: from config)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the fact cache")
@@ -120,6 +157,7 @@ def request(args: argparse.Namespace) -> session.Request:
         extend_select=tuple(getattr(args, "extend_select", None) or ()),
         exclude=tuple(args.exclude) if getattr(args, "exclude", None) is not None else None,
         extend_exclude=tuple(getattr(args, "extend_exclude", None) or ()),
+        target_version=getattr(args, "target_version", None),
     )
 
 

@@ -10,6 +10,7 @@ itself (a file that does not parse) fails the first item, and the others skip.""
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from ctxlint.baseline.ratchet import BaselineError
 from ctxlint.cli import options
 from ctxlint.core.errors import ConfigError, CtxlintError
 from ctxlint.core.findings import Finding, StaleEntry
+from ctxlint.core.shown_paths import opener
 from ctxlint.discover.roots import shown
 from ctxlint.program.rule import Rule
 from ctxlint.session import Setup
@@ -71,7 +73,9 @@ class RuleItem(pytest.Item):
         if self.config.getoption("--ctxlint-no-strict"):
             stale = []
         if new or stale:
-            raise CtxlintFailure(_describe(self.rule, new, stale, _update_command(self.config)))
+            raise CtxlintFailure(
+                _describe(self.rule, new, stale, _update_command(self.config), _opener(self.config))
+            )
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         if isinstance(excinfo.value, (CtxlintFailure, CtxlintError)):
@@ -94,15 +98,26 @@ def _update_command(config: pytest.Config) -> str:
     )
 
 
-def _describe(rule: Rule, new: list[Finding], stale: list[StaleEntry], update: str) -> str:
+def _opener(config: pytest.Config) -> Callable[[str], str]:
+    """Project paths as seen from where pytest ran, as `ctxlint check` prints them."""
+    return opener(str(config.stash[_SETUP].config.root), str(config.invocation_params.dir))
+
+
+def _describe(
+    rule: Rule,
+    new: list[Finding],
+    stale: list[StaleEntry],
+    update: str,
+    shown: Callable[[str], str],
+) -> str:
     lines = [
         f"{rule.id} {rule.name}: {len(new)} new finding{'' if len(new) == 1 else 's'}, "
         f"{len(stale)} stale baseline entr{'y' if len(stale) == 1 else 'ies'}"
     ]
     for f in new:
-        lines.append(f"  NEW   {f.path}:{f.line}:{f.span.column} [{f.scope}] {f.message}")
+        lines.append(f"  NEW   {shown(f.path)}:{f.line}:{f.span.column} [{f.scope}] {f.message}")
     for s in stale:
-        lines.append(f"  STALE {s.path} [{s.scope}] {s.fingerprint}: fixed; run `{update}`")
+        lines.append(f"  STALE {shown(s.path)} [{s.scope}] {s.fingerprint}: fixed; run `{update}`")
     return "\n".join(lines)
 
 
@@ -140,7 +155,10 @@ def _run(config: pytest.Config) -> dict[str, Any]:
     try:
         checked = session.check(config.stash[_SETUP], disabled=session.QUIET, warn=_warn)
         if checked.out.errors:
-            raise CtxlintError("; ".join(f"{e.path}: {e.message}" for e in checked.out.errors))
+            shown = _opener(config)
+            raise CtxlintError(
+                "; ".join(f"{shown(e.path)}: {e.message}" for e in checked.out.errors)
+            )
     except (CtxlintError, BaselineError) as exc:
         config.stash[_RESULT] = {"error": str(exc), "error_item": _current(config)}
         raise CtxlintFailure(f"ctxlint could not run: {exc}") from None

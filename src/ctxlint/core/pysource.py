@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import io
+import re
 import sys
 import tokenize
 
@@ -88,13 +89,58 @@ def check(text: str, target: str) -> None:
     except SyntaxError as exc:
         # Python 3.11.4+ reports a NUL byte as a SyntaxError with no position
         where = f" at line {exc.lineno}, column {exc.offset}" if exc.lineno else ""
-        raise SourceError(f"syntax error{where}: {exc.msg}") from None
+        newer = newer_syntax(text, target, exc)
+        raise SourceError(f"syntax error{where}: {exc.msg}{newer}") from None
     except (RecursionError, MemoryError) as exc:
         raise SourceError(f"too deeply nested for Python's parser ({type(exc).__name__})") from None
     except ValueError as exc:  # Python 3.11: "source code string cannot contain null bytes"
         raise SourceError(f"cannot parse: {exc}") from None
     finally:
         sys.setrecursionlimit(limit)
+
+
+# Syntax newer than some parser ctxlint may run on, found on the line CPython
+# stopped at: a parser that predates it says only "invalid syntax".
+_NEWER_CONSTRUCTS: tuple[tuple[re.Pattern[str], str, tuple[int, int]], ...] = (
+    (re.compile(r"^\s*except\s*\*"), "an except* clause", (3, 11)),
+    (re.compile(r"^\s*type\s+\w+\s*[\[=]"), "a type statement", (3, 12)),
+    (re.compile(r"^\s*(async\s+)?def\s+\w+\s*\["), "a type parameter list", (3, 12)),
+    (re.compile(r"^\s*class\s+\w+\s*\["), "a type parameter list", (3, 12)),
+)
+
+
+def _version_name(version: tuple[int, int]) -> str:
+    return "{}.{}".format(*version)
+
+
+def newer_syntax(text: str, target: str, exc: SyntaxError) -> str:
+    """The hint when `exc` is syntax of a Python newer than the target ("; needs
+    Python X.Y, target-version is pyXY ..."), else "". A newer grammar this
+    interpreter knows is asked first (oldest first); past those, the line
+    CPython stopped at is matched against the constructs above."""
+    have = TARGET_VERSIONS[target]
+    for name, version in TARGET_VERSIONS.items():
+        if have < version <= sys.version_info[:2]:
+            try:
+                ast.parse(text, feature_version=version)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                continue
+            return (
+                f"; needs Python {_version_name(version)}, target-version is {target} (use "
+                f'--target-version {name} or target-version = "{name}" if the code requires it)'
+            )
+    lines = text.splitlines()
+    line = lines[exc.lineno - 1] if exc.lineno and 0 < exc.lineno <= len(lines) else ""
+    for pattern, what, version in _NEWER_CONSTRUCTS:
+        if version > have and pattern.match(line):
+            name = next(n for n, v in TARGET_VERSIONS.items() if v == version)
+            return (
+                f"; {what} needs Python {_version_name(version)}, target-version is {target} "
+                f"(ctxlint runs on Python {_version_name(sys.version_info[:2])} here: run it on "
+                f"{_version_name(version)} or newer with --target-version {name} if the code "
+                "requires it)"
+            )
+    return ""
 
 
 def read(source: bytes, target: str) -> str:

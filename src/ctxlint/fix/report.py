@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from ctxlint.core.findings import Finding
 from ctxlint.fix.plan import FIXED, LEFT, REMOVED, ROLLED_BACK, Site
@@ -81,15 +81,22 @@ def _fixed_positions(result: FixResult) -> dict[int, tuple[int, int]]:
     return out
 
 
-def site_lines(result: FixResult, *, applied: bool) -> list[str]:
+def _same(path: str) -> str:
+    return path
+
+
+def site_lines(
+    result: FixResult, *, applied: bool, shown: Callable[[str], str] = _same
+) -> list[str]:
     """Each site, where it is: in a file the fix wrote, at its place in the file
-    as written (the lines above it may have changed), fixed or left alike."""
+    as written (the lines above it may have changed), fixed or left alike.
+    `shown` turns a project path into the one printed (from the working folder)."""
     lines = []
     verb = "fixed" if applied else "would fix"
     moved = _written_positions(result) | _fixed_positions(result) if applied else {}
     for s in sorted(result.sites, key=lambda s: (s.path, s.line, s.column, s.rule)):
         line, column = moved.get(id(s), (s.line, s.column))
-        where = f"{s.path}:{line}:{column}: {s.rule}"
+        where = f"{shown(s.path)}:{line}:{column}: {s.rule}"
         if s.status == FIXED:
             note = f" (unsafe: {s.reason})" if s.unsafe else ""
             became = "removed" if s.became == REMOVED else f"`{s.became}`"
@@ -99,14 +106,14 @@ def site_lines(result: FixResult, *, applied: bool) -> list[str]:
     return lines
 
 
-def untouched(result: FixResult) -> list[str]:
+def untouched(result: FixResult, shown: Callable[[str], str] = _same) -> list[str]:
     """The files left as they are because they do not parse (or cannot be
     read): an error, said whatever else is printed or asked for."""
     if not result.errors:
         return []
     n = len(result.errors)
     head = f"{n} error{'s' if n != 1 else ''}: not touched"
-    return [head, *(f"  not touched: {e.path}: {e.message}" for e in result.errors)]
+    return [head, *(f"  not touched: {shown(e.path)}: {e.message}" for e in result.errors)]
 
 
 def summary(

@@ -209,10 +209,15 @@ def _findings(audit: Audit) -> str:
         if any(f.rule == r.id for f in rows)
     )
     status_opts = "".join(f'<option value="{s}">{s}</option>' for s in statuses)
+    # the file:line column sorts by path, then line as a number: each row's rank
+    # in that order is its sort key (a number the page compares as one, and
+    # printable: a NUL-joined key made the page binary to `file` and grep)
+    order = sorted(range(len(rows)), key=lambda i: (rows[i].path, rows[i].line or 0))
+    rank = {i: n for n, i in enumerate(order)}
     body = []
-    for r in rows:
+    for i, r in enumerate(rows):
         where = r.path if r.line is None else f"{r.path}:{r.line}"
-        key = f"{r.path}\x00{r.line or 0:09d}"
+        key = str(rank[i])
         body.append(
             f'<tr data-rule="{_e(r.rule)}" data-status="{_e(r.status)}">'
             f"<td><b>{_e(r.rule)}</b></td>"

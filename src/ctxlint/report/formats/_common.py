@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 from collections import Counter
-from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ctxlint.core.findings import Result, RuleInfo
@@ -34,27 +32,31 @@ def plural(n: int, word: str, plural_word: str | None = None) -> str:
     return f"{n} {word if n == 1 else (plural_word or word + 's')}"
 
 
-def opener(root: str) -> Callable[[str], str]:
-    """Root-relative path -> the path as seen from the working folder (absolute
-    outside it), as ruff prints paths: what an editor or `grep` run there opens."""
-    cwd = os.path.realpath(os.getcwd())
-    base = os.path.realpath(root)
-    if base == cwd:
-        return lambda path: path
-
-    def shown(path: str) -> str:
-        full = os.path.join(base, path)
-        rel = os.path.relpath(full, cwd)
-        return full if rel.startswith(os.pardir) else rel.replace(os.sep, "/")
-
-    return shown
-
-
 def update_hint(result: Result) -> str:
     return f"run `{result.update_command}`"
 
 
-MOVED_HINT = '`ctxlint baseline update --allow-growth --reason "moved"`'
+def moved_hint(result: Result) -> str:
+    """The update that records a move: as typed from the working folder."""
+    return f'`{result.update_command} --allow-growth --reason "moved"`'
+
+
+PLAIN_UPDATE = "`ctxlint baseline update`"  # as the rules word their pin findings
+
+
+def name_update_command(result: Result) -> None:
+    """Pin findings say `ctxlint baseline update`: the engine words them (and
+    caches them) wherever the run starts. The report names the command that
+    reaches this project from the working folder, as every other hint does."""
+    if f"`{result.update_command}`" == PLAIN_UPDATE:
+        return
+    named = f"`{result.update_command}`"
+    result.findings = [
+        replace(f, message=f.message.replace(PLAIN_UPDATE, named))
+        if PLAIN_UPDATE in f.message
+        else f
+        for f in result.findings
+    ]
 
 
 def moved_findings(result: Result) -> int:

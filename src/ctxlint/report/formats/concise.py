@@ -11,14 +11,16 @@ working folder (absolute outside it), as ruff prints them, so an editor or
 from __future__ import annotations
 
 from ctxlint.core.findings import Result
-from ctxlint.report.formats._common import opener
+from ctxlint.core.shown_paths import opener
 
 
 def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def lines(result: Result) -> list[str]:
+def lines(result: Result, *, quiet: bool = False) -> list[str]:
+    """The report's lines; `quiet` leaves out stale entries that do not fail
+    the run (without --strict), as the text report's -q does."""
     shown = opener(result.root)
     out = [
         f"{shown(f.path)}:{f.span.line}:{f.span.column}: {f.rule} {_one_line(f.message)}"
@@ -28,7 +30,7 @@ def lines(result: Result) -> list[str]:
         f"{shown(s.path)}: {s.rule} stale baseline entry in {s.scope}"
         + (f" `{_one_line(s.snippet)}`" if s.snippet else "")
         + ": no longer found"
-        for s in result.stale
+        for s in (result.stale if result.strict or not quiet else [])
     ]
     out += [f"{shown(e.path)}: error: {_one_line(e.message)}" for e in result.errors]
     return out
@@ -37,7 +39,7 @@ def lines(result: Result) -> list[str]:
 def render(result: Result, *, quiet: bool = False) -> str:
     from ctxlint.report.formats.text import closing_line  # rich: only for the closing line
 
-    body = lines(result)
+    body = lines(result, quiet=quiet)
     if not quiet:
         body.append(closing_line(result).plain)
     return "".join(line + "\n" for line in body)

@@ -22,10 +22,11 @@ from rich.text import Text
 
 from ctxlint.core.console import plain_console
 from ctxlint.core.findings import Finding, Result
+from ctxlint.core.pysource import SourceError, decode
+from ctxlint.core.shown_paths import opener
 from ctxlint.report.formats._common import (
-    MOVED_HINT,
     moved_findings,
-    opener,
+    moved_hint,
     plural,
     rule_catalogue,
     rule_title,
@@ -48,11 +49,16 @@ class _Sources:
     def lines(self, path: str) -> list[str] | None:
         if path not in self._lines:
             try:
-                with open(os.path.join(self.root, path), encoding="utf-8", errors="replace") as fh:
-                    lines = _NEWLINE.split(fh.read())
+                with open(os.path.join(self.root, path), "rb") as fh:
+                    data = fh.read()
             except OSError:
                 self._lines[path] = None
             else:
+                try:  # as the file was checked: its coding declaration or BOM decides
+                    text = decode(data)
+                except SourceError:  # (a file that was not checked: shown as best it can be)
+                    text = data.decode("utf-8", errors="replace")
+                lines = _NEWLINE.split(text)
                 if lines and lines[-1] == "":
                     lines.pop()  # a final newline ends the last line; it starts none
                 self._lines[path] = lines
@@ -84,6 +90,15 @@ def _frame(f: Finding, lines: list[str], indent: str = "    ") -> Text | None:
     return out
 
 
+def _print_indented(console: Console, text: Text, indent: int) -> None:
+    """`text` wrapped to the console's width less `indent`, every line indented:
+    a line rich wraps keeps the indent of the first (no trailing blanks)."""
+    width = max(20, console.width - indent)
+    for line in text.wrap(console, width):
+        line.rstrip()
+        console.print(Text(" " * indent) + line, no_wrap=True)
+
+
 def _group_by_path(findings: list[Finding]) -> Iterator[tuple[str, list[Finding]]]:
     groups: dict[str, list[Finding]] = {}
     for f in findings:
@@ -111,10 +126,10 @@ def _print_findings(
             line.append(titles[f.rule], style="bold red")
             line.append("  NEW", style="red")
             console.print(line)
-            console.print(Text("    " + f.message.replace("\n", "\n    ")))
-            console.print(Text(f"    in {f.scope}", style="dim"))
+            _print_indented(console, Text(f.message), 4)
+            _print_indented(console, Text(f"in {f.scope}", style="dim"), 4)
             if show_details and f.details:
-                console.print(Text("      " + f.details.replace("\n", "\n      ")))
+                _print_indented(console, Text(f.details), 6)
             lines = sources.lines(path) if show_source else None
             frame = _frame(f, lines) if lines is not None else None
             if frame is not None:
@@ -130,7 +145,7 @@ def _print_stale(result: Result, console: Console, *, entries: bool = True) -> N
     moved = moved_findings(result)
     if moved:  # `baseline update` alone would drop these and refuse the findings they became
         head.append(
-            f" (no longer found; {moved} moved to another file: after review, {MOVED_HINT} "
+            f" (no longer found; {moved} moved to another file: after review, {moved_hint(result)} "
             "records the move)",
             style="",
         )
@@ -195,6 +210,18 @@ def _shown(path: str) -> str:
     return rel.as_posix() or "."
 
 
+LISTED_RULES = 5  # a closing line names this many rules at most; more are counted
+
+
+def _rules(ids: list[str]) -> str:
+    """The rules a run checked: named when they are a few (`--select CTX101`),
+    counted when they are many (every run would repeat the catalogue)."""
+    if not ids:
+        return "no rules"
+    named = f" ({' '.join(ids)})" if len(ids) <= LISTED_RULES else ""
+    return plural(len(ids), "rule") + named
+
+
 def checked(result: Result) -> str:
     """What the run checked: files, root, rules, config and baseline (with its count)."""
     ids = [r.id for r in result.rules]
@@ -204,7 +231,7 @@ def checked(result: Result) -> str:
         scope += f" (reporting on {result.files_reported})"
     parts = [
         scope,
-        f"{plural(len(ids), 'rule')} ({' '.join(ids)})" if ids else "no rules",
+        _rules(ids),
         f"config {_shown(result.config_path)}" if result.config_path else "no config file",
     ]
     if result.baseline_path:
@@ -254,7 +281,8 @@ def print_text(
         console.print()
     else:
         _print_findings(result, console, show_source, show_details)
-    _print_stale(result, console, entries=not statistics)
+    if result.strict or not quiet:  # -q: the stale entries only when they fail the run
+        _print_stale(result, console, entries=not statistics)
     _print_errors(result, console)
     if not quiet:
         console.print(closing_line(result))
