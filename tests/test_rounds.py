@@ -5,6 +5,7 @@ it pays when an edit leaves those facts as they were."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -183,3 +184,42 @@ def test_the_workers_digest_the_facts_the_rounds_read(
     (root / target).write_text((root / target).read_text() + "\n_EDIT = 1\n")
     monkeypatch.setattr(rounds, "of_blob", refused)
     assert run_engine(root, jobs=1, use_cache=True).files_parsed == 1
+
+
+def test_new_pins_rerun_the_checks_not_the_rounds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A `baseline update` changes the pins, which only the checks read: the next
+    check replays every round answer (the fixed point that costs most of a run)
+    and its findings are a no-cache run's."""
+    root = _copy("legacy_app", tmp_path)
+    rules = load_rules()
+    config = load_config(
+        root / "examples" / "legacy_app" / "ctxlint.toml",
+        rule_ids=[r.id for r in rules],
+        rule_options={k: v for r in rules for k, v in r.options.items()},
+        cache_dir=tmp_path / "cache",
+    )
+    pins = json.loads((REPO / "baselines" / "legacy_app.json").read_text())["pins"]
+    assert "CTX702" in pins
+    moved = {k: v for k, v in pins.items() if k != "CTX702"}  # an update that drops a pin
+    before = Engine(config, rules, jobs=1, pinned=pins).run()
+
+    answered: list[str] = []
+    for rule in rules:
+        original = rule.more_tokens
+
+        def spy(program: Program, rule_id: str = rule.id, original=original) -> set[str]:
+            answered.append(rule_id)
+            return original(program)
+
+        monkeypatch.setattr(rule, "more_tokens", spy)
+    after = Engine(config, rules, jobs=1, pinned=moved).run()
+    assert answered == []  # every round replayed
+    monkeypatch.undo()
+
+    fresh = Engine(config, load_rules(), jobs=1, pinned=moved, use_cache=False).run()
+    shown = lambda out: sorted((f.rule, f.path, f.line, f.message) for f in out.findings)  # noqa: E731
+    assert shown(after) == shown(fresh)
+    assert shown(after) != shown(before)  # the pins reached the checks
+    assert any(f.rule == "CTX702" for f in after.findings if f not in before.findings)
