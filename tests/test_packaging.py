@@ -14,6 +14,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from helpers import see_our_packages
 
 try:
     import tomllib
@@ -46,7 +47,7 @@ def _repository_url() -> str:
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A wheel built from the sdist of a copy of the build inputs, installed into a
-    fresh venv (system site-packages for the dependencies); its bin folder."""
+    fresh venv that sees this interpreter's dependencies; its bin folder."""
     tmp = tmp_path_factory.mktemp("packaging")
     tree = tmp / "tree"
     skip = shutil.ignore_patterns("__pycache__", "*.pyc", ".ctxlint_cache", "*.egg-info")
@@ -74,12 +75,11 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert packaged == [f"ctxlint/rules/{r.id}.md" for r in load_rules()]
 
     venv = tmp / "venv"
-    made = _run(
-        sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", venv, cwd=tmp
-    )
+    made = _run(sys.executable, "-m", "venv", "--without-pip", venv, cwd=tmp)
     assert made.returncode == 0, made.stderr
     python = venv / "bin" / "python"
-    # the system's pip, run by the venv's python, installs into the venv
+    see_our_packages(python)
+    # this interpreter's pip, run by the venv's python, installs into the venv
     done = _run(python, "-m", "pip", "install", "-q", "--no-deps", wheel, cwd=tmp)
     assert done.returncode == 0, done.stdout + done.stderr
     where = _run(python, "-c", "import ctxlint; print(ctxlint.__file__)", cwd=tmp)
