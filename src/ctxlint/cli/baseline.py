@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+from collections import Counter
 
 from ctxlint.baseline.ratchet import load_baseline, show, update
 from ctxlint.cli import options
@@ -88,8 +89,9 @@ def cmd_baseline(args: argparse.Namespace) -> int:
             for k, v in (("added", p.added), ("changed", p.changed), ("removed", p.removed))
             if v
         ]
-        keys = sorted({rule for rule, _ in p.added + p.changed + p.removed})
-        said += f"; pins: {', '.join(moved)} ({', '.join(keys)})"
+        # by rule, as check counts the pin changes it reports (one per key)
+        by_rule = Counter(rule for rule, _ in p.added + p.changed + p.removed)
+        said += f"; pins: {', '.join(moved)} ({', '.join(f'{r} {n}' for r, n in sorted(by_rule.items()))})"
     console.print(said, markup=False)
     if report.left_out:
         n = len(report.left_out)

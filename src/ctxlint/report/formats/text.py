@@ -21,7 +21,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ctxlint.core.console import plain_console
-from ctxlint.core.findings import Finding, Result
+from ctxlint.core.findings import Finding, Result, pin_changes
 from ctxlint.report.formats._common import (
     MOVED_HINT,
     moved_findings,
@@ -167,13 +167,16 @@ def summary_table(result: Result) -> Table:
     names = {r.id: r.name for r in rule_catalogue(result)}
     table = Table(title=None, show_footer=True, box=None, pad_edge=False, header_style="bold")
     summary = result.summary()
-    totals = [
-        sum(getattr(s, k) for s in summary.values()) for k in ("found", "baselined", "new", "stale")
-    ]
+    # pin changes get a column only when there are some (counted by key, never baselined)
+    keys = ("found", "baselined", "new", "stale") + (
+        ("pins",) if any(s.pins for s in summary.values()) else ()
+    )
+    totals = [sum(getattr(s, k) for s in summary.values()) for k in keys]
     table.add_column("Rule", footer="total")
     table.add_column("Name")
-    for label, total in zip(("Found", "Baselined", "New", "Stale"), totals, strict=True):
-        table.add_column(label, justify="right", footer=str(total))
+    labels = {"found": "Found", "baselined": "Baselined", "new": "New", "stale": "Stale"}
+    for key, total in zip(keys, totals, strict=True):
+        table.add_column(labels.get(key, "Pin changes"), justify="right", footer=str(total))
     for rule, s in summary.items():
         table.add_row(
             rule,
@@ -182,6 +185,7 @@ def summary_table(result: Result) -> Table:
             str(s.baselined),
             Text(str(s.new), style="bold red" if s.new else ""),
             Text(str(s.stale), style="yellow" if s.stale else ""),
+            *([Text(str(s.pins), style="bold red" if s.pins else "")] if "pins" in keys else []),
         )
     return table
 
@@ -216,13 +220,24 @@ def checked(result: Result) -> str:
     return ", ".join(parts)
 
 
+def _per_rule(counts: dict[str, int]) -> str:
+    return ", ".join(f"{rule} {n}" for rule, n in sorted(counts.items()))
+
+
 def closing_line(result: Result) -> Text:
     """The one line every text run ends with: the verdict, then what was checked."""
-    n_new, n_stale, n_err = len(result.new_findings), len(result.stale), len(result.errors)
-    if n_new or n_stale or n_err:
+    n_new, n_stale, n_err = len(result.new_violations), len(result.stale), len(result.errors)
+    # pins are counted by key, apart from the findings, as `baseline update` counts them
+    pins = pin_changes(result.findings)
+    if n_new or pins or n_stale or n_err:
         msg = ", ".join(
             (
                 plural(n_new, "new finding"),
+                *(
+                    [f"{plural(sum(pins.values()), 'pin change')} ({_per_rule(pins)})"]
+                    if pins
+                    else []
+                ),
                 plural(n_stale, "stale baseline entry", "stale baseline entries"),
                 plural(n_err, "error"),
             )
