@@ -107,7 +107,7 @@ class Engine:
         self._done = 0  # files through the pool so far, all phases together (progress)
         self._unstored: set[str] = set()  # paths whose entries were not stored (a dead worker)
         self._vocab: tuple[Any, str, Any] = (None, "", None)  # vocabulary, its tag and JSON
-        # vocabulary, the run's memo heads (without, with the pins)
+        # vocabulary, the run's memo heads (without, with what only the checks read)
         self._heads: tuple[Any, tuple[str, str]] = (None, ("", ""))
         # The parent's own work while the pool parses a round's misses: decoding
         self._meanwhile: FactsDecoder | None = None
@@ -281,11 +281,16 @@ class Engine:
         self._timed("vocabulary", t)
         return vocab
 
-    def _inputs(self, *, pins: bool = True) -> dict[str, Any]:
-        """The run's inputs besides the tree; without the baseline's pins for what
-        does not read them (the rounds, the derivations: see _derive_and_check)."""
-        pinned = self.pinned if pins else {}
+    def _inputs(self, *, checks: bool = True) -> dict[str, Any]:
+        """The run's inputs besides the tree; without what only the checks read
+        (the baseline's pins, each rule's environment: the ruff CTX401's check
+        runs) for the rounds and the derivations (see _derive_and_check): a
+        `baseline update`, or the same ctxlint installed elsewhere (a pre-commit
+        hook's own ruff), replays them."""
+        pinned = self.pinned if checks else {}
         inputs = run_inputs(RUN_VERSION, self.config, self.rules, self.selected, pinned)
+        if not checks:
+            inputs["environment"] = {}
         # a run with more files let in may derive larger sets (a process entry no
         # rule needed): its outcome is stored apart from a plain check's
         return inputs | {"start": sorted(self.start.rounds.tokens)} if self.start else inputs
@@ -421,7 +426,7 @@ class Engine:
 
         key = self.memo and facts_key(
             "derived",
-            self._head(vocab, pins=True),
+            self._head(vocab, checks=True),
             blobs.digests,
             tokens,
             unreadable,
@@ -439,16 +444,16 @@ class Engine:
             self.cache.put_many({key: record(out)})
         return out
 
-    def _head(self, vocab: Vocabulary, *, pins: bool = False) -> str:
-        """The round keys' head (the run's inputs and vocabulary); with the pins
-        for the derived outcome, whose checks read them."""
+    def _head(self, vocab: Vocabulary, *, checks: bool = False) -> str:
+        """The round keys' head (the run's inputs and vocabulary); with what the
+        checks read too for the derived outcome."""
         if self._heads[0] is not vocab:
             heads = tuple(
-                json.dumps([self._inputs(pins=p), vocab.full_key()], sort_keys=True, default=list)
-                for p in (False, True)
+                json.dumps([self._inputs(checks=c), vocab.full_key()], sort_keys=True, default=list)
+                for c in (False, True)
             )
             self._heads = (vocab, heads)
-        return self._heads[1][pins]
+        return self._heads[1][checks]
 
     def _runnable(self, vocab: Vocabulary) -> list[Rule]:
         """The rules whose vocabulary sets this codebase has (see Rule.needs)."""
