@@ -47,6 +47,7 @@ def test_pins_are_counted_by_key_apart_from_findings(project: Path) -> None:
     text = run_cli("check", "--no-cache", cwd=project)
     said = " ".join(text.stdout.split())
     assert "1 new finding, 1 pin change (CTX702 1), 0 stale baseline entries" in said, said
+    assert "app/batch.py (1 new finding, 2 pin change sites)" in said, said
     stats = run_cli("check", "--no-cache", "--statistics", cwd=project)
     row = next(line.split() for line in stats.stdout.splitlines() if line.startswith("CTX702"))
     assert row[-1] == "1" and "Pin changes" in stats.stdout, stats.stdout

@@ -21,7 +21,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ctxlint.core.console import plain_console
-from ctxlint.core.findings import Finding, Result, pin_changes
+from ctxlint.core.findings import PIN, Finding, Result, pin_changes
 from ctxlint.report.formats._common import (
     MOVED_HINT,
     moved_findings,
@@ -101,7 +101,10 @@ def _print_findings(
     shown = opener(result.root)  # as concise and ruff: openable from the working folder
     for path, group in _group_by_path(result.new_findings):
         header = Text(shown(path), style="bold underline")
-        header.append(f"  ({plural(len(group), 'new finding')})", style="")
+        pins = sum(f.kind == PIN for f in group)  # sites of a pin change: not findings
+        said = [plural(len(group) - pins, "new finding")] if len(group) > pins else []
+        said += [plural(pins, "pin change site")] if pins else []
+        header.append(f"  ({', '.join(said)})", style="")
         console.print(header)
         for f in group:
             s = f.span
