@@ -5,6 +5,9 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import site
+import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,6 +42,27 @@ def project_config(root: Path, config_path: Path | None = None) -> tuple[Config,
         rule_options={k: v for r in rules for k, v in r.options.items()},
     )
     return config, rules
+
+
+def see_our_packages(python: Path) -> None:
+    """Let the venv of `python` import this interpreter's packages (ctxlint's
+    dependencies, pip), after its own site-packages, with a .pth file.
+    `--system-site-packages` would give it the base interpreter's packages: inside
+    a user's venv that is the bare Python, without libcst or pathspec. A folder
+    named in a .pth file is not scanned for .pth files itself, so an editable
+    install of ctxlint there stays out of the venv."""
+    here = [
+        p
+        for p in (*site.getsitepackages(), site.getusersitepackages())
+        if Path(p).is_dir() and p in sys.path
+    ]
+    assert here, f"no site-packages folder on {sys.path}"
+    query = "import sysconfig; print(sysconfig.get_path('purelib'))"
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    where = subprocess.run(
+        [str(python), "-c", query], env=env, capture_output=True, text=True, check=True
+    )
+    (Path(where.stdout.strip()) / "_ctxlint_test_deps.pth").write_text("\n".join(here) + "\n")
 
 
 def write(root: Path, files: dict[str, str]) -> None:

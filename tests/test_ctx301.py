@@ -452,7 +452,7 @@ def test_baseline_update_records_the_pin_and_check_strict_passes(project: Path) 
     assert upd.returncode == 0, upd.stdout + upd.stderr
     # what it recorded is said: not "removed 0, added 0, kept 0" alone
     said = " ".join(upd.stdout.split())  # (the runner sets COLUMNS)
-    assert said.endswith("removed 0, added 0, kept 0; pins: 1 added (CTX301)")
+    assert said.endswith("removed 0, added 0, kept 0; pins: 1 added (CTX301 1)")
     assert json.loads(baseline.read_text())["pins"][RULE] == {
         "app.case.set_global_server_args_for_scheduler": NO_READ
     }

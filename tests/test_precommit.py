@@ -137,6 +137,8 @@ def test_hook_definition_is_whole_program() -> None:
     hooks = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())
     (hook,) = (h for h in hooks if h["id"] == "ctxlint")
     assert hook["entry"].split()[:2] == ["ctxlint", "check"] and "--strict" in hook["entry"]
+    # what the commit holds is reported, not an untracked file beside it
+    assert "--staged" in hook["entry"].split()
     assert hook["language"] == "python"
     assert hook["pass_filenames"] is False
     assert hook["require_serial"] is True
@@ -150,6 +152,98 @@ def test_hook_definition_is_whole_program() -> None:
 def _commit_all(repo: Path) -> None:
     _git(repo, "add", ".")
     _git(repo, "-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-qm", "base")
+
+
+def _ctxlint(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "ctxlint.cli", *args],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        check=False,
+        env=dict(os.environ, COLUMNS="200"),
+    )
+
+
+def test_staged_reports_what_the_index_holds_not_untracked_files(tmp_path: Path) -> None:
+    repo = _make_repo(tmp_path / "repo")
+    (repo / "app" / "pinned.py").write_text(BAD)
+    pinned = _ctxlint(repo, "baseline", "update", "--allow-growth", "--reason=legacy")
+    assert pinned.returncode == 0, pinned.stdout + pinned.stderr
+    _commit_all(repo)
+
+    # an untracked module with a new finding: the whole tree fails, the index passes,
+    # and the untracked file still took part in the run (it is checked, not reported)
+    (repo / "app" / "scratch.py").write_text(BAD)
+    whole = _ctxlint(repo, "check", "--strict")
+    assert whole.returncode == 1 and "app/scratch.py" in whole.stdout, whole.stdout
+    staged = _ctxlint(repo, "check", "--strict", "--staged")
+    assert staged.returncode == 0, staged.stdout + staged.stderr
+    assert "scratch.py" not in staged.stdout
+    files = len([p for p in repo.rglob("*.py") if ".ctxlint_cache" not in p.parts])
+    assert f"checked {files} files under . (reporting on {files - 1})" in staged.stdout, (
+        staged.stdout
+    )
+
+    # staged, it is part of the commit: reported
+    _git(repo, "add", "app/scratch.py")
+    added = _ctxlint(repo, "check", "--strict", "--staged")
+    assert added.returncode == 1 and "app/scratch.py" in added.stdout, added.stdout
+    _git(repo, "rm", "-q", "--cached", "app/scratch.py")
+
+    # a module deleted from the index leaves its baseline entry stale: the baseline
+    # is part of the commit, so the stale entry fails it although the path is gone
+    _git(repo, "rm", "-q", "app/pinned.py")
+    gone = _ctxlint(repo, "check", "--strict", "--staged", "--format", "json")
+    assert gone.returncode == 1, gone.stdout + gone.stderr
+    assert [s["path"] for s in json.loads(gone.stdout)["stale"]] == ["app/pinned.py"]
+
+
+def test_staged_outside_git_is_a_config_error(tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    shutil.copytree(FIXTURE, project, ignore=shutil.ignore_patterns("__pycache__"))
+    out = _ctxlint(project, "check", "--staged")
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert "--staged needs a git work tree" in out.stderr and "Traceback" not in out.stderr
+
+
+@pytest.mark.slow  # real `pre-commit install` and `git commit`
+def test_untracked_file_does_not_fail_an_unrelated_commit(home: Path, tmp_path: Path) -> None:
+    repo = _make_repo(tmp_path / "repo")
+    env = _env(home)
+    identity = ("-c", "user.name=t", "-c", "user.email=t@example.com")
+    installed = _pre_commit(repo, home, "install")
+    assert installed.returncode == 0, installed.stdout + installed.stderr
+
+    def commit(message: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            ["git", *identity, "commit", "-m", message],
+            cwd=repo,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=600,
+        )
+
+    first = commit("base")
+    assert first.returncode == 0, first.stdout + first.stderr
+
+    # a docs-only commit beside an untracked module with a seed read
+    (repo / "app" / "scratch.py").write_text(BAD)
+    (repo / "NOTES.md").write_text("notes\n")
+    _git(repo, "add", "NOTES.md")
+    docs = commit("docs")
+    text = docs.stdout + docs.stderr
+    assert docs.returncode == 0, text
+    assert "ctxlint" in text and "Passed" in text, text
+
+    # the same module, staged, is what the commit holds: it fails
+    _git(repo, "add", "app/scratch.py")
+    bad = commit("scratch")
+    text = bad.stdout + bad.stderr
+    assert bad.returncode != 0, text
+    assert "CTX101" in text and "app/scratch.py" in text, text
 
 
 @pytest.mark.slow  # real pre-commit on staged files only, as at `git commit`

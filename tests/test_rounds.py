@@ -5,17 +5,18 @@ it pays when an edit leaves those facts as they were."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
 import pytest
 from helpers import project_config, run_engine
 
-from ctxlint.config.settings import load_config
+from ctxlint.config.settings import Config, load_config
 from ctxlint.engine.part_digests import positionless
 from ctxlint.engine.registry import load_rules
 from ctxlint.engine.rounds import reads
-from ctxlint.engine.run import Engine
+from ctxlint.engine.run import Engine, RunOutput
 from ctxlint.program.core import Program
 from ctxlint.program.rule import Rule
 
@@ -183,3 +184,73 @@ def test_the_workers_digest_the_facts_the_rounds_read(
     (root / target).write_text((root / target).read_text() + "\n_EDIT = 1\n")
     monkeypatch.setattr(rounds, "of_blob", refused)
     assert run_engine(root, jobs=1, use_cache=True).files_parsed == 1
+
+
+def _spy_on_rounds(rules: list[Rule], monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The rules whose round answer (`more_tokens`) is computed, not replayed."""
+    answered: list[str] = []
+    for rule in rules:
+        original = rule.more_tokens
+
+        def spy(program: Program, rule_id: str = rule.id, original=original) -> set[str]:
+            answered.append(rule_id)
+            return original(program)
+
+        monkeypatch.setattr(rule, "more_tokens", spy)
+    return answered
+
+
+def _legacy_config(root: Path, cache: Path, rules: list[Rule]) -> Config:
+    return load_config(
+        root / "examples" / "legacy_app" / "ctxlint.toml",
+        rule_ids=[r.id for r in rules],
+        rule_options={k: v for r in rules for k, v in r.options.items()},
+        cache_dir=cache,
+    )
+
+
+def _shown(out: RunOutput) -> list[tuple[str, str, int, str]]:
+    return sorted((f.rule, f.path, f.line, f.message) for f in out.findings)
+
+
+def test_new_pins_rerun_the_checks_not_the_rounds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A `baseline update` changes the pins, which only the checks read: the next
+    check replays every round answer (the fixed point that costs most of a run)
+    and its findings are a no-cache run's."""
+    root = _copy("legacy_app", tmp_path)
+    rules = load_rules()
+    config = _legacy_config(root, tmp_path / "cache", rules)
+    pins = json.loads((REPO / "baselines" / "legacy_app.json").read_text())["pins"]
+    assert "CTX702" in pins
+    moved = {k: v for k, v in pins.items() if k != "CTX702"}  # an update that drops a pin
+    before = Engine(config, rules, jobs=1, pinned=pins).run()
+
+    answered = _spy_on_rounds(rules, monkeypatch)
+    after = Engine(config, rules, jobs=1, pinned=moved).run()
+    assert answered == []  # every round replayed
+    monkeypatch.undo()
+
+    fresh = Engine(config, load_rules(), jobs=1, pinned=moved, use_cache=False).run()
+    assert _shown(after) == _shown(fresh)
+    assert _shown(after) != _shown(before)  # the pins reached the checks
+    assert any(f.rule == "CTX702" for f in after.findings if f not in before.findings)
+
+
+def test_another_ruff_reruns_the_checks_not_the_rounds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same ctxlint installed elsewhere (a pre-commit hook's venv) has its own
+    ruff, which CTX401's check runs: its environment differs, the rounds do not."""
+    root = _copy("legacy_app", tmp_path)
+    rules = load_rules()
+    config = _legacy_config(root, tmp_path / "cache", rules)
+    Engine(config, rules, jobs=1).run()
+    (ctx401,) = (r for r in rules if r.id == "CTX401")
+    monkeypatch.setattr(ctx401, "environment", lambda: "ruff: /elsewhere/bin/ruff 1 2")
+    answered = _spy_on_rounds(rules, monkeypatch)
+    elsewhere = Engine(config, rules, jobs=1).run()
+    assert answered == []
+    fresh = Engine(config, load_rules(), jobs=1, use_cache=False).run()
+    assert _shown(elsewhere) == _shown(fresh)

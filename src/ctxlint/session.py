@@ -287,6 +287,7 @@ def check(
     use_cache: bool = True,
     strict: bool = False,
     changed_since: str | None = None,
+    staged: bool = False,
     time_rules: bool = False,
     progress: Progress | None = None,
     with_baseline: bool = True,
@@ -296,6 +297,10 @@ def check(
 ) -> Checked:
     """Run the engine over the setup's tree, compare with its baseline, filter.
 
+    `staged` reports only findings and errors in files git's index holds (what a
+    commit holds; the pre-commit hook): an untracked file still takes part in the
+    derivations, but its findings cannot fail a commit that does not contain it.
+    Stale entries are all reported: the baseline is part of the commit.
     `pins` replaces the baseline's pins (the audit history's fallback);
     `with_baseline=False` neither loads nor compares one (`sets`);
     `warn` gets each warning ("... is partial", "... not checked"), None drops them.
@@ -307,6 +312,7 @@ def check(
         warn_unchecked(config, setup.filters, files, warn, setup.exclude_options)
     baseline = load_baseline(config.baseline) if with_baseline and config.baseline else None
     changed = changed_files(config.root, changed_since) if changed_since else None
+    tracked = tracked_files(config.root) if staged else None
     if pins is None and baseline is not None:
         pins = baseline.pins
     out = Engine(
@@ -338,6 +344,9 @@ def check(
         findings = [f for f in findings if f.path in changed]
         stale = [s for s in stale if s.path in changed]
         errors = [e for e in errors if e.path in changed]
+    if tracked is not None:
+        findings = [f for f in findings if f.path in tracked]
+        errors = [e for e in errors if e.path in tracked]
     filters = setup.filters
     result = Result(
         root=str(config.root),
@@ -358,8 +367,11 @@ def check(
     if warn is not None:
         warn_noqa(config, result, warn)
     shown_files = [f.rel for f in files if under(f.rel, filters)]
-    if filters or changed is not None:
-        result.files_reported = sum(changed is None or p in changed for p in shown_files)
+    if filters or changed is not None or tracked is not None:
+        result.files_reported = sum(
+            (changed is None or p in changed) and (tracked is None or p in tracked)
+            for p in shown_files
+        )
     return Checked(setup, result, out, baseline, shown_files)
 
 
@@ -453,6 +465,18 @@ def report_disabled(setup: Setup, disabled: dict[str, str], *, refuse: bool) -> 
         )
     if setup.selected and all(r.id in disabled for r in setup.selected):
         raise CtxlintError("no selected rule can run on this codebase (see the lines above)")
+
+
+def tracked_files(root: Path) -> set[str]:
+    """The files git's index holds under `root` (tracked or staged: what a commit
+    holds; pre-commit sets unstaged edits aside), relative to root."""
+    try:
+        done = run_git(root, "ls-files", "-z", "--cached")
+    except OSError as exc:
+        raise ConfigError(f"--staged needs git: {exc}") from None
+    if done.returncode != 0:
+        raise ConfigError(f"--staged needs a git work tree: {root} is not inside one")
+    return {p for p in done.stdout.decode("utf-8", "surrogateescape").split("\0") if p}
 
 
 def changed_files(root: Path, ref: str) -> set[str]:

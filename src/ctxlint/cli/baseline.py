@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import sys
+from collections import Counter
 from typing import Any
 
 from ctxlint.baseline.ratchet import BaselineOverview, load_baseline, show, update
@@ -113,8 +114,9 @@ def cmd_baseline(args: argparse.Namespace) -> int:
             for k, v in (("added", p.added), ("changed", p.changed), ("removed", p.removed))
             if v
         ]
-        keys = sorted({rule for rule, _ in p.added + p.changed + p.removed})
-        said += f"; pins: {', '.join(moved)} ({', '.join(keys)})"
+        # by rule, as check counts the pin changes it reports (one per key)
+        by_rule = Counter(rule for rule, _ in p.added + p.changed + p.removed)
+        said += f"; pins: {', '.join(moved)} ({', '.join(f'{r} {n}' for r, n in sorted(by_rule.items()))})"
     console.print(said, markup=False)
     if report.left_out:
         n = len(report.left_out)

@@ -57,13 +57,21 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
         metavar="REF",
         help="report only findings in files changed since git REF (the derivations see the whole tree)",
     )
+    check.add_argument(
+        "--staged",
+        action="store_true",
+        help="report only findings in files git's index holds, what a commit holds (the "
+        "pre-commit hook): untracked files take part in the derivations but are not reported",
+    )
 
 
 def cmd_check(args: argparse.Namespace) -> int:
     setup = options.resolve(args)
     if args.output:
         check_writable(args.output, "the report")
-    result = options.check(args, setup, strict=args.strict, changed_since=args.changed_since).result
+    result = options.check(
+        args, setup, strict=args.strict, changed_since=args.changed_since, staged=args.staged
+    ).result
     result.update_command = options.update_command(args, setup.config)
     if args.format != "json":  # JSON, as its paths, is the same from every folder
         name_update_command(result)

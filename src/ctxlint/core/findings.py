@@ -120,15 +120,38 @@ class RuleInfo:
     spec_path: str = ""  # rules/CTX101.md, for help links
 
 
+def pin_key(f: Finding) -> tuple[str, str]:
+    """The (rule, pinned key) a pin finding is about: findings are counted one
+    per place, pins one per key (CTX702 reports each site of a sticky setter,
+    one key), as `baseline update` records them."""
+    return (f.rule, f.data.get("key") or f.fingerprint)
+
+
+def pin_changes(findings: list[Finding]) -> dict[str, int]:
+    """Rule -> pinned keys whose value differs from the baseline's (the pin findings)."""
+    keys = {pin_key(f) for f in findings if f.kind == PIN}
+    out: dict[str, int] = {}
+    for rule, _ in sorted(keys):
+        out[rule] = out.get(rule, 0) + 1
+    return out
+
+
 @dataclass(frozen=True, slots=True)
 class RuleSummary:
+    """Per rule: findings (violations) found, new, baselined, stale; and `pins`,
+    the pinned keys that changed (never baselined: `baseline update` records them)."""
+
     found: int = 0
     new: int = 0
     baselined: int = 0
     stale: int = 0
+    pins: int = 0
 
     def to_json(self) -> dict[str, int]:
-        return asdict(self)
+        out = asdict(self)
+        if not self.pins:  # additive: schema 1 as it was where nothing is pinned anew
+            del out["pins"]
+        return out
 
 
 @dataclass(slots=True)
@@ -154,21 +177,30 @@ class Result:
     update_command: str = "ctxlint baseline update"
 
     def summary(self) -> dict[str, RuleSummary]:
-        counts: dict[str, dict[str, int]] = {
-            r.id: {"found": 0, "new": 0, "baselined": 0, "stale": 0} for r in self.rules
-        }
+        zero = {"found": 0, "new": 0, "baselined": 0, "stale": 0, "pins": 0}
+        counts: dict[str, dict[str, int]] = {r.id: dict(zero) for r in self.rules}
         for f in self.findings:
-            c = counts.setdefault(f.rule, {"found": 0, "new": 0, "baselined": 0, "stale": 0})
+            if f.kind == PIN:
+                continue
+            c = counts.setdefault(f.rule, dict(zero))
             c["found"] += 1
             c[f.status] += 1
+        for rule, n in pin_changes(self.findings).items():
+            counts.setdefault(rule, dict(zero))["pins"] = n
         for s in self.stale:
-            c = counts.setdefault(s.rule, {"found": 0, "new": 0, "baselined": 0, "stale": 0})
+            c = counts.setdefault(s.rule, dict(zero))
             c["stale"] += 1
         return {rule: RuleSummary(**counts[rule]) for rule in sorted(counts)}
 
     @property
     def new_findings(self) -> list[Finding]:
+        """What fails the run: new findings, pin findings among them (listed apart
+        from the counts: see `new_violations`, `pin_changes`)."""
         return [f for f in self.findings if f.status == NEW]
+
+    @property
+    def new_violations(self) -> list[Finding]:
+        return [f for f in self.findings if f.status == NEW and f.kind != PIN]
 
     def exit_code(self, *, ignore_errors: bool = False) -> int:
         """0 clean, 1 new findings (or stale entries under --strict), 2 file errors."""

@@ -110,7 +110,8 @@ class Engine:
         self._done = 0  # files through the pool so far, all phases together (progress)
         self._unstored: set[str] = set()  # paths whose entries were not stored (a dead worker)
         self._vocab: tuple[Any, str, Any] = (None, "", None)  # vocabulary, its tag and JSON
-        self._heads: tuple[Any, str] = (None, "")  # vocabulary, the run's memo head
+        # vocabulary, the run's memo heads (without, with what only the checks read)
+        self._heads: tuple[Any, tuple[str, str]] = (None, ("", ""))
         # The parent's own work while the pool parses a round's misses: decoding
         self._meanwhile: FactsDecoder | None = None
         self._parts: dict[str, PartDigests] = {}  # entry digest -> part digests (workers')
@@ -284,8 +285,16 @@ class Engine:
         self._timed("vocabulary", t)
         return vocab
 
-    def _inputs(self) -> dict[str, Any]:
-        inputs = run_inputs(RUN_VERSION, self.config, self.rules, self.selected, self.pinned)
+    def _inputs(self, *, checks: bool = True) -> dict[str, Any]:
+        """The run's inputs besides the tree; without what only the checks read
+        (the baseline's pins, each rule's environment: the ruff CTX401's check
+        runs) for the rounds and the derivations (see _derive_and_check): a
+        `baseline update`, or the same ctxlint installed elsewhere (a pre-commit
+        hook's own ruff), replays them."""
+        pinned = self.pinned if checks else {}
+        inputs = run_inputs(RUN_VERSION, self.config, self.rules, self.selected, pinned)
+        if not checks:
+            inputs["environment"] = {}
         # a run with more files let in may derive larger sets (a process entry no
         # rule needed): its outcome is stored apart from a plain check's
         return inputs | {"start": sorted(self.start.rounds.tokens)} if self.start else inputs
@@ -341,7 +350,10 @@ class Engine:
         vocab = self.vocabulary(files, sources)
         unreadable = list(errors)  # and broken files no rule needed; the others' are in facts
         t = time.perf_counter()
-        program = Program(self.config, vocab, {}, pinned=self.pinned, paths=tuple(sorted(sources)))
+        # No pins until the checks: the rounds and the derivations never see the
+        # baseline, so their stored answers outlive a `baseline update` (a new pin
+        # reruns the checks, not the fixed point that costs most of a cold run)
+        program = Program(self.config, vocab, {}, paths=tuple(sorted(sources)))
         tokens: set[str] = {"ctxlint:", *(self.start.rounds.tokens if self.start else ())}
         everything = False
         for rule in self._runnable(vocab):
@@ -417,7 +429,12 @@ class Engine:
         self._timed("facts", t)
 
         key = self.memo and facts_key(
-            "derived", self._head(vocab), blobs.digests, tokens, unreadable, program.paths
+            "derived",
+            self._head(vocab, checks=True),
+            blobs.digests,
+            tokens,
+            unreadable,
+            program.paths,
         )
         outcome = outcome_entry(self.cache.get_many([key]).get(key)) if key else None
         if outcome is not None:
@@ -431,11 +448,16 @@ class Engine:
             self.cache.put_many({key: record(out)})
         return out
 
-    def _head(self, vocab: Vocabulary) -> str:
+    def _head(self, vocab: Vocabulary, *, checks: bool = False) -> str:
+        """The round keys' head (the run's inputs and vocabulary); with what the
+        checks read too for the derived outcome."""
         if self._heads[0] is not vocab:
-            head = json.dumps([self._inputs(), vocab.full_key()], sort_keys=True, default=list)
-            self._heads = (vocab, head)
-        return self._heads[1]
+            heads = tuple(
+                json.dumps([self._inputs(checks=c), vocab.full_key()], sort_keys=True, default=list)
+                for c in (False, True)
+            )
+            self._heads = (vocab, heads)
+        return self._heads[1][checks]
 
     def _runnable(self, vocab: Vocabulary) -> list[Rule]:
         """The rules whose vocabulary sets this codebase has (see Rule.needs)."""
@@ -451,6 +473,7 @@ class Engine:
             program.sets[rule.id] = rule.derive(program)
             self._timed(f"rule {rule.id} derive", one)
         self._timed("derive", t)
+        program.pinned = self.pinned  # the checks compare with the baseline's pins
         raw: list[RawFinding] = []
         for rule in runnable:
             if rule.id not in self.selected:

@@ -331,6 +331,8 @@ class ForwardState(Rule):
                 ),
                 # a literal name is a pin to record (or a write to rewrite); a computed one can't be
                 kind=PIN if name is not None else VIOLATION,
+                # each site of one setter is listed; the pin it records is one key
+                data={"key": f"sticky {name}"} if name is not None else {},
             )
         if pinned:  # a pinned name's setters changed, or it is gone
             sites = {

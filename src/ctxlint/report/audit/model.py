@@ -15,7 +15,7 @@ from typing import Any
 
 from ctxlint import __version__
 from ctxlint.baseline.ratchet import Baseline
-from ctxlint.core.findings import BASELINED, Finding, RuleInfo, StaleEntry
+from ctxlint.core.findings import BASELINED, PIN, Finding, RuleInfo, StaleEntry, pin_changes
 from ctxlint.program.core import Program
 from ctxlint.program.reads import bag_spelling
 
@@ -33,6 +33,9 @@ class RuleRow:
     baselined: int
     stale: int
     allowed: int  # baseline entries of this rule (baselined + stale)
+    # pinned keys that changed, apart from the findings: counted as check and
+    # `baseline update` count them (core.findings.pin_changes)
+    pins: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__slots__}
@@ -178,6 +181,7 @@ class Audit:
                 "new": sum(r.new for r in self.rules),
                 "baselined": sum(r.baselined for r in self.rules),
                 "stale": sum(r.stale for r in self.rules),
+                "pins": sum(r.pins for r in self.rules),
                 "files_with_findings": len(self.files),
                 "errors": len(self.errors),
             },
@@ -220,8 +224,9 @@ def rule_rows(
     stale: list[StaleEntry],
     baseline: Baseline | None,
 ) -> list[RuleRow]:
-    found = Counter(f.rule for f in findings)
-    baselined = Counter(f.rule for f in findings if f.status == BASELINED)
+    found = Counter(f.rule for f in findings if f.kind != PIN)
+    baselined = Counter(f.rule for f in findings if f.status == BASELINED and f.kind != PIN)
+    pins = pin_changes(findings)
     stale_n = Counter(s.rule for s in stale)
     allowed = Counter(e.rule for e in baseline.entries.values()) if baseline else Counter()
     return [
@@ -234,6 +239,7 @@ def rule_rows(
             baselined[r.id],
             stale_n[r.id],
             allowed[r.id],
+            pins.get(r.id, 0),
         )
         for r in rules
     ]

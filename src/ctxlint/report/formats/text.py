@@ -21,7 +21,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ctxlint.core.console import plain_console
-from ctxlint.core.findings import Finding, Result
+from ctxlint.core.findings import PIN, Finding, Result, pin_changes
 from ctxlint.core.pysource import SourceError, decode
 from ctxlint.core.shown_paths import opener
 from ctxlint.report.formats._common import (
@@ -116,7 +116,10 @@ def _print_findings(
     shown = opener(result.root)  # as concise and ruff: openable from the working folder
     for path, group in _group_by_path(result.new_findings):
         header = Text(shown(path), style="bold underline")
-        header.append(f"  ({plural(len(group), 'new finding')})", style="")
+        pins = sum(f.kind == PIN for f in group)  # sites of a pin change: not findings
+        said = [plural(len(group) - pins, "new finding")] if len(group) > pins else []
+        said += [plural(pins, "pin change site")] if pins else []
+        header.append(f"  ({', '.join(said)})", style="")
         console.print(header)
         for f in group:
             s = f.span
@@ -182,13 +185,16 @@ def summary_table(result: Result) -> Table:
     names = {r.id: r.name for r in rule_catalogue(result)}
     table = Table(title=None, show_footer=True, box=None, pad_edge=False, header_style="bold")
     summary = result.summary()
-    totals = [
-        sum(getattr(s, k) for s in summary.values()) for k in ("found", "baselined", "new", "stale")
-    ]
+    # pin changes get a column only when there are some (counted by key, never baselined)
+    keys = ("found", "baselined", "new", "stale") + (
+        ("pins",) if any(s.pins for s in summary.values()) else ()
+    )
+    totals = [sum(getattr(s, k) for s in summary.values()) for k in keys]
     table.add_column("Rule", footer="total")
     table.add_column("Name")
-    for label, total in zip(("Found", "Baselined", "New", "Stale"), totals, strict=True):
-        table.add_column(label, justify="right", footer=str(total))
+    labels = {"found": "Found", "baselined": "Baselined", "new": "New", "stale": "Stale"}
+    for key, total in zip(keys, totals, strict=True):
+        table.add_column(labels.get(key, "Pin changes"), justify="right", footer=str(total))
     for rule, s in summary.items():
         table.add_row(
             rule,
@@ -197,6 +203,7 @@ def summary_table(result: Result) -> Table:
             str(s.baselined),
             Text(str(s.new), style="bold red" if s.new else ""),
             Text(str(s.stale), style="yellow" if s.stale else ""),
+            *([Text(str(s.pins), style="bold red" if s.pins else "")] if "pins" in keys else []),
         )
     return table
 
@@ -243,13 +250,24 @@ def checked(result: Result) -> str:
     return ", ".join(parts)
 
 
+def _per_rule(counts: dict[str, int]) -> str:
+    return ", ".join(f"{rule} {n}" for rule, n in sorted(counts.items()))
+
+
 def closing_line(result: Result) -> Text:
     """The one line every text run ends with: the verdict, then what was checked."""
-    n_new, n_stale, n_err = len(result.new_findings), len(result.stale), len(result.errors)
-    if n_new or n_stale or n_err:
+    n_new, n_stale, n_err = len(result.new_violations), len(result.stale), len(result.errors)
+    # pins are counted by key, apart from the findings, as `baseline update` counts them
+    pins = pin_changes(result.findings)
+    if n_new or pins or n_stale or n_err:
         msg = ", ".join(
             (
                 plural(n_new, "new finding"),
+                *(
+                    [f"{plural(sum(pins.values()), 'pin change')} ({_per_rule(pins)})"]
+                    if pins
+                    else []
+                ),
                 plural(n_stale, "stale baseline entry", "stale baseline entries"),
                 plural(n_err, "error"),
             )
