@@ -160,12 +160,66 @@ def test_implementations_across_modules(project: Path) -> None:
 
 
 def test_optional_keyword_nobody_passes_constrains_nothing(project: Path) -> None:
-    # without a dispatch passing `scoped`, renaming it breaks no call
+    # the only dispatch passes no `scoped`: renaming it breaks no call
     source = IMPLS.replace(
         "def build(self, server_args, target, *, scope=False) -> None:  # expect",
         "def build(self, server_args, target, *, scope=False) -> None:",
     )
+    positional = {"app/use.py": USE["app/use.py"].replace(", scoped=True", "")}
+    assert_case(project, RULE, source, path="app/impls/all.py", extra={**BASE, **positional})
+
+
+def test_a_hook_no_dispatch_calls_through_its_base_is_no_contract(project: Path) -> None:
+    """Issue 36: a method that only raises NotImplementedError, never called
+    through the base with the base's arguments (a model's `forward`, reached
+    through `__call__` with each model's own arguments), pins nothing and
+    constrains no implementation."""
+    source = IMPLS.replace("  # expect", "")
     assert_case(project, RULE, source, path="app/impls/all.py", extra=BASE)
+    sets = run_engine(project, select={RULE}).program.sets[RULE]
+    assert sets["plugin bases"] == {
+        "app.plug.base.Algo": {"build": "(self, server_args, target, *, scoped=False)"}
+    }
+    assert sets["dispatch sites"] == []
+
+
+def test_a_dispatch_that_cannot_reach_an_implementation_does_not_check_it(
+    project: Path,
+) -> None:
+    """The linear-attention backends of issue 36: a dispatch on a receiver typed
+    as one subclass (a full-attention wrapper) says nothing of a sibling's hook."""
+    write(
+        project,
+        {
+            "app/back.py": """\
+class Backend:
+    def forward(self, q, k, v):
+        raise NotImplementedError
+
+
+class FullAttention(Backend):
+    def forward(self, q, k, v):
+        return q
+
+
+class Linear(Backend):
+    def forward(self, layer, batch, mixed_qkv):
+        return layer
+
+
+def full(b: FullAttention, q, k, v):
+    return b.forward(q, k=k, v=v)
+""",
+        },
+    )
+    found = [f for f in run_engine(project, select={RULE}).findings if f.rule == RULE]
+    assert found == []
+    # through the base, the same dispatch reaches every implementation
+    (project / "app/back.py").write_text(
+        (project / "app/back.py").read_text().replace("b: FullAttention", "b: Backend")
+    )
+    found = [f for f in run_engine(project, select={RULE}).findings if f.rule == RULE]
+    assert [(f.path, f.scope) for f in found] == [("app/back.py", "Linear.forward")]
 
 
 def test_base_catch_all_declares_no_contract(project: Path) -> None:
@@ -376,6 +430,12 @@ class Algo(abc.ABC):
     @abc.abstractmethod
     def build(self, server_args, target) -> None: ...
 """
+# the dispatch that makes Algo's hooks an interface (calls of hooks not yet there,
+# or gone, are no dispatch)
+PLUGIN_USE = {
+    "app/use_plugin.py": "from app.plugin import Algo\n\n\ndef go(a: Algo) -> None:\n"
+    "    a.build(server_args=1, target=2)\n    a.make()\n    a.probe()\n"
+}
 
 
 def _check(project: Path) -> tuple[int, list[dict]]:
@@ -387,7 +447,7 @@ def _check(project: Path) -> tuple[int, list[dict]]:
 def test_pins_recorded_by_baseline_update_and_changes_fail_until_recorded(
     project: Path,
 ) -> None:
-    write(project, {"app/plugin.py": PLUGIN})
+    write(project, {"app/plugin.py": PLUGIN, **PLUGIN_USE})
     # no CTX501 pins yet: nothing to enforce (see the spec's pin policy)
     rc, found = _check(project)
     assert rc == 0 and found == []
@@ -435,7 +495,7 @@ def test_a_gone_hook_is_reported_in_its_base_class_file(project: Path) -> None:
     unrelated file, where --changed-since and annotations never look)."""
     other = PLUGIN.replace("class Algo", "class Early").replace("def build", "def early")
     two_hooks = PLUGIN + "\n    @abc.abstractmethod\n    def probe(self) -> None: ...\n"
-    write(project, {"app/aaa.py": other, "app/plugin.py": two_hooks})
+    write(project, {"app/aaa.py": other, "app/plugin.py": two_hooks, **PLUGIN_USE})
     r = run_cli("baseline", "update", "--no-cache", cwd=project)
     assert r.returncode == 0, r.stdout + r.stderr
     (project / "app/plugin.py").write_text(

@@ -166,7 +166,11 @@ class Graph:
         configured = program.config.options.get(PLUGIN_BASES, [])
         self.configured = [str(c) for c in configured]
         self.bases = self._bases()
+        self.configured_real = {
+            real for name in self.configured if (real := self.index.resolve(name)) is not None
+        }
         self._dispatches: list[tuple[str, dict[str, Any], str, str, int]] | None = None
+        self._interface_calls: dict[tuple[str, str], list[tuple[str, dict[str, Any]]]] | None = None
         self._implementations: dict[str, list[str]] | None = None
 
     def _bases(self) -> dict[str, dict[str, dict[str, Any]]]:
@@ -235,6 +239,26 @@ class Graph:
             self._dispatches = list(self._find_dispatches())
         return self._dispatches
 
+    def interface_calls(self) -> dict[tuple[str, str], list[tuple[str, dict[str, Any]]]]:
+        """(base, hook) -> the dispatch calls made through the base itself that fit
+        its signature: the calls an implementation must take (worked out once)."""
+        if self._interface_calls is None:
+            found: dict[tuple[str, str], list[tuple[str, dict[str, Any]]]] = {}
+            for path, call, base, definer, _ in self.dispatches():
+                hook = self.methods[definer][call["m"]]
+                if definer == base and not call_problems(bound(hook), call):
+                    found.setdefault((base, call["m"]), []).append((path, call))
+            self._interface_calls = found
+        return self._interface_calls
+
+    def is_interface(self, base: str, hook: str) -> bool:
+        """Whether a hook is an interface whose signature is a contract: a dispatch
+        calls it through the base with the base's arguments, or the base is one the
+        config names (its implementations live outside the tree). A method that only
+        raises `NotImplementedError` with no such dispatch (a model's `forward`,
+        called through `__call__` with each model's own arguments) pins nothing."""
+        return (base, hook) in self.interface_calls() or base in self.configured_real
+
     def _find_dispatches(self) -> Iterator[tuple[str, dict[str, Any], str, str, int]]:
         for path, _, facts in self.program.facts(ID):
             for call in facts["calls"]:
@@ -297,19 +321,17 @@ class PluginSignature(Rule):
             f"{base}.{hook}": sig_text(m["params"])
             for base, hooks in graph.bases.items()
             for hook, m in hooks.items()
+            if graph.is_interface(base, hook)
         }
 
     def check(self, program: Program) -> Iterable[RawFinding]:
         graph = plugin_graph(program)
         out: list[RawFinding] = []
         # dispatch sites against the base signature
-        sites: dict[tuple[str, str], list[tuple[str, dict[str, Any]]]] = {}
+        sites = graph.interface_calls()
         for path, call, base, definer, ntypes in graph.dispatches():
             hook = graph.methods[definer][call["m"]]
             problems = call_problems(bound(hook), call)
-            if definer == base and not problems:
-                # a call the base contract allows: implementations must take it too
-                sites.setdefault((base, call["m"]), []).append((path, call))
             if not problems or (definer != base and ntypes > 1):
                 # an override binds the call only when it is the receiver's one class
                 continue
@@ -347,7 +369,16 @@ class PluginSignature(Rule):
                 hook = graph.bases[base][name]
                 if m["flavor"] != hook["flavor"]:
                     continue  # a static/class override of an instance hook: not comparable
-                calls = sites.get((base, name), [])
+                if not graph.is_interface(base, name):
+                    continue  # no dispatch calls it with the base's arguments: no contract
+                # the dispatches whose receiver can be this implementation
+                calls = [
+                    (site_path, call)
+                    for site_path, call in sites.get((base, name), [])
+                    if any(t in graph.mro(impl) for t in graph.receiver_types(call["r"]))
+                ]
+                if (base, name) in sites and not calls:
+                    continue  # dispatched, but never on an object that can be this class
                 problems = accept_problems(bound(m), bound(hook), dispatched=bool(calls))
                 for site_path, call in calls:
                     for p in call_problems(bound(m), _through(call, bound(hook))):
@@ -385,6 +416,8 @@ class PluginSignature(Rule):
         for base, hooks in graph.bases.items():
             path, qual = graph.where[base]
             for hook, m in hooks.items():
+                if not graph.is_interface(base, hook):
+                    continue
                 sites[f"{base}.{hook}"] = PinSite(path, f"{qual}.{hook}", f"def {hook}", m["span"])
         return pin_findings(ID, program, self.pins(program), sites)
 
