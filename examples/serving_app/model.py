@@ -43,9 +43,9 @@ class CausalSelfAttention(nn.Module):
         self.out = nn.Linear(hidden, hidden, bias=False)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        seq, hidden = x.shape
+        batch, seq, hidden = x.shape
         q, k, v = (
-            t.view(seq, self.heads, hidden // self.heads).transpose(0, 1)
+            t.view(batch, seq, self.heads, hidden // self.heads).transpose(1, 2)
             for t in self.qkv(x).chunk(3, dim=-1)
         )
         kv_dtype = FP8_KV_DTYPES.get(get_exec().kernel.kv_cache_dtype)
@@ -57,7 +57,7 @@ class CausalSelfAttention(nn.Module):
             scores = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
             causal = torch.ones(seq, seq, dtype=torch.bool, device=x.device).tril()
             attn = scores.masked_fill(~causal, float("-inf")).softmax(-1) @ v
-        return self.out(attn.transpose(0, 1).reshape(seq, hidden))
+        return self.out(attn.transpose(1, 2).reshape(batch, seq, hidden))
 
 
 class TensorParallelMLP(nn.Module):
@@ -96,9 +96,21 @@ class Block(nn.Module):
 
 
 class TinyLM(nn.Module):
-    def __init__(self, hf_config: Mapping[str, Any], attention_backend: str) -> None:
+    def __init__(
+        self,
+        hf_config: Mapping[str, Any],
+        attention_backend: str,
+        num_layers: int | None = None,
+    ) -> None:
+        """``num_layers`` builds only the first layers of the architecture (a
+        layer-skip draft that then shares the target's parameters)."""
         super().__init__()
         hidden = hf_config["hidden_size"]
+        depth = hf_config["num_hidden_layers"] if num_layers is None else num_layers
+        if not 1 <= depth <= hf_config["num_hidden_layers"]:
+            raise ValueError(
+                f"{depth} layers; the architecture has {hf_config['num_hidden_layers']}"
+            )
         self.embed = nn.Embedding(hf_config["vocab_size"], hidden)
         self.pos = nn.Embedding(hf_config["max_position_embeddings"], hidden)
         self.blocks = nn.ModuleList(
@@ -108,18 +120,40 @@ class TinyLM(nn.Module):
                 hf_config["intermediate_size"],
                 attention_backend,
             )
-            for _ in range(hf_config["num_hidden_layers"])
+            for _ in range(depth)
         )
         self.norm = nn.LayerNorm(hidden)
         self.lm_head = nn.Linear(hidden, hf_config["vocab_size"], bias=False)
 
-    def forward(self, input_ids: torch.Tensor, flags: ForwardFlags) -> torch.Tensor:
-        """``input_ids``: [seq] -> logits [seq, vocab] when the batch extends (every
-        position is scored: a verify step), else [1, vocab] for the last position."""
-        positions = torch.arange(input_ids.shape[0], device=input_ids.device)
-        x = self.embed(input_ids) + self.pos(positions)
+    def forward(
+        self, input_ids: torch.Tensor, flags: ForwardFlags, seq_lens: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        """One sequence, ``input_ids`` [seq]: logits [seq, vocab] when the batch
+        extends (every position is scored: a verify step), else [1, vocab] for the
+        last position (a decode step).
+
+        A right-padded batch, ``input_ids`` [batch, seq] with ``seq_lens`` [batch] the
+        real length of each row: [batch, seq, vocab] when extending, else [batch,
+        vocab] at each row's last real position. Causal attention keeps a row's real
+        positions from ever seeing its padding."""
+        batched = seq_lens is not None
+        ids = input_ids if batched else input_ids[None]
+        positions = torch.arange(ids.shape[1], device=ids.device)
+        x = self.embed(ids) + self.pos(positions)
         for block in self.blocks:
             x = block(x)
         if not flags.is_extend_in_batch:
-            x = x[-1:]
-        return self.lm_head(self.norm(x))
+            x = x[torch.arange(x.shape[0], device=x.device), seq_lens - 1] if batched else x[:, -1]
+            return self.lm_head(self.norm(x))
+        logits = self.lm_head(self.norm(x))
+        return logits if batched else logits[0]
+
+
+def share_parameters(draft: nn.Module, target: nn.Module) -> None:
+    """Point every parameter of ``draft`` at the target's parameter of the same name
+    (the same tensor, not a copy): a layer-skip draft is the target's first layers,
+    embedding and head, whatever attention kernel its own modules run."""
+    for module_name, module in draft.named_modules():
+        source = target.get_submodule(module_name)
+        for name in list(module._parameters):
+            module._parameters[name] = source._parameters[name]
