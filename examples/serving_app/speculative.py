@@ -12,7 +12,7 @@ import abc
 import dataclasses
 from typing import ClassVar
 
-from ctxrt.context import get_forward, get_spec
+from ctxrt.context import get_spec
 from ctxrt.record import ServerArgs
 from examples.serving_app.draft_worker import DraftWorker
 from examples.serving_app.model_runner import ModelRunner
@@ -133,12 +133,13 @@ def speculative_step(
     tokens are exactly the target's own greedy continuation."""
     proposals = algorithm.propose(batch, min(num_draft_tokens, max(budgets) - 1))
     drafts = [p[: max(budget - 1, 0)] for p, budget in zip(proposals, budgets, strict=True)]
-    # The target scores every row's prefix + draft in one forward: k+1 predictions each.
-    with get_forward().scoped(is_extend_in_batch=True):
-        scores = target.batch_logits([row + d for row, d in zip(batch, drafts, strict=True)])
+    # The target scores every row's last token + draft in one forward (the prefix
+    # comes from its cache): k+1 predictions each.
+    verified = target.cached_greedy(
+        [row + d for row, d in zip(batch, drafts, strict=True)], [len(d) + 1 for d in drafts]
+    )
     results = []
-    for i, (row, draft) in enumerate(zip(batch, drafts, strict=True)):
-        predictions = scores[i, len(row) - 1 : len(row) + len(draft)].argmax(-1).tolist()
+    for predictions, draft in zip(verified, drafts, strict=True):
         accepted = 0
         while accepted < len(draft) and draft[accepted] == predictions[accepted]:
             accepted += 1
