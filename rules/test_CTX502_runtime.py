@@ -1,7 +1,8 @@
-"""CTX502 readback-surfaces, on the reference runtime: the example server's three
-sibling surfaces (HTTP route, RPC servicer, in-process engine) answer the same
-readback; a sibling that drops a key still passes a test of its own, and its
-user fails with a ``KeyError`` on the field it lost."""
+"""CTX502 readback-surfaces, on the reference runtime: the example server's sibling
+surfaces (the HTTP routes ``/server_info`` and ``/model_info``, and the in-process
+``Engine`` methods) answer the same readbacks; a sibling that drops a key still
+passes a test of its own, and its user fails with a ``KeyError`` on the field it
+lost."""
 
 from __future__ import annotations
 
@@ -10,11 +11,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from fastapi.testclient import TestClient
 
 from ctxrt.context import get_context, publish, reset_context
 from ctxrt.record import ServerArgs
-from examples.serving_app import launcher, readback
-from examples.serving_app.messages import ServerInfoRequest
+from examples.serving_app.engine import Engine
+from examples.serving_app.http_server import build_app
 
 
 @pytest.fixture(autouse=True)
@@ -26,33 +28,57 @@ def _published() -> Iterator[None]:
     reset_context()
 
 
-def _all() -> dict[str, dict[str, Any]]:
-    return {s: readback.answer(ServerInfoRequest(s)) for s in readback.SURFACES}
+def _engine() -> Engine:
+    """An Engine that launched nothing: its readbacks read this process's context,
+    not its server processes (starting those would cost seconds per test)."""
+    return object.__new__(Engine)
 
 
-def test_the_three_siblings_report_the_same_readback() -> None:
-    answers = _all()
-    assert set(answers) == {"http", "rpc", "engine"}
-    normal = {k: json.loads(json.dumps(v, default=str)) for k, v in answers.items()}
-    assert normal["http"] == normal["rpc"] == normal["engine"]
-    assert launcher._agreement(answers).startswith("http, rpc, engine agree on 4 keys")
+def _http(engine: Engine, path: str) -> dict[str, Any]:
+    client = TestClient(build_app(engine))  # no `with`: no lifespan, nothing to stop
+    response = client.get(path)
+    assert response.status_code == 200
+    return response.json()
+
+
+def _explain(info: dict[str, Any]) -> list[str]:
+    """A client of /server_info: each override with the value now in force."""
+    return [
+        f"{e['field']}: {e['old']!r} -> {e['new']!r}, in force "
+        f"{info['effective_overridden'][e['field']]!r}"
+        for e in info["overrides"]
+    ]
+
+
+def test_the_siblings_report_the_same_readbacks() -> None:
+    engine = _engine()
+    for path, method in (
+        ("/server_info", engine.get_server_info),
+        ("/model_info", engine.get_model_info),
+    ):
+        assert _http(engine, path) == json.loads(json.dumps(method(), default=str)), path
+    assert _explain(_http(engine, "/server_info")) == [
+        "log_level: 'warning' -> 'debug', in force 'warning'"
+    ]
 
 
 def test_a_sibling_that_drops_a_key_passes_its_own_test_and_its_user_fails(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    def drifted(self: readback.Engine) -> dict[str, Any]:
-        info = readback.server_info()
+    original = Engine.get_server_info
+
+    def drifted(self: Engine) -> dict[str, Any]:
+        info = original(self)
         del info["effective_overridden"]  # "nobody reads it from the engine"
         return info
 
-    monkeypatch.setattr(readback.Engine, "get_server_info", drifted)
-    info = readback.Engine().get_server_info()
+    monkeypatch.setattr(Engine, "get_server_info", drifted)
+    engine = _engine()
+    info = engine.get_server_info()
     # the engine's own test: the readback and the override log are there
     assert info["resolved_config"]["log_level"] == "warning"
     assert [e["field"] for e in info["overrides"]] == ["log_level"]
     # the HTTP sibling's user is fine, the engine's user loses the field
-    assert launcher._explain_overrides(readback.server_info())
+    assert _explain(_http(engine, "/server_info"))
     with pytest.raises(KeyError, match="effective_overridden"):
-        launcher._explain_overrides(info)
-    assert "surfaces disagree: engine" in launcher._agreement(_all())
+        _explain(info)

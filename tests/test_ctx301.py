@@ -716,17 +716,19 @@ def test_constructors(project: Path) -> None:
     )
 
 
-def test_the_repo_example_server_derives_its_three_spawned_entries() -> None:
-    """`examples/serving_app`: launcher publishes, and each spawned target publishes
-    before it reads; the entries are found through the spawn context."""
+def test_the_repo_example_server_derives_its_spawned_entries() -> None:
+    """`examples/serving_app`: the launcher publishes (its process runs the HTTP
+    server and the tokenizer manager), and each spawned target publishes before it
+    reads; the entries are found through the spawn context."""
     from conftest import REPO
 
     res = run_cli("sets", "--no-cache", "--select", RULE, "--format", "json", cwd=REPO)
     assert res.returncode == 0, res.stderr
     data = json.loads(res.stdout)
     got = data[RULE]["process entries"]
-    for name in ("run_tokenizer_process", "run_scheduler_process", "run_detokenizer_process"):
+    for name in ("run_scheduler_process", "run_detokenizer_process"):
         assert any(name in e and "process target" in e for e in got), got
+    assert "examples.serving_app.launcher.main (publishes)" in got
 
 
 def test_a_constructor_handed_around_by_name_counts_as_reached(project: Path) -> None:

@@ -1,5 +1,6 @@
 """The draft worker: a second runner whose values are its own constructor arguments
-(context length, attention backend, load format), never a copied config."""
+(context length, attention backend, load format, depth, whose weights), never a
+copied config."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ class DraftWorker:
         context_length: int,
         attention_backend: str,
         load_format: str,
+        num_layers: int | None = None,
+        shared_with: ModelRunner | None = None,
     ) -> None:
         # Handed the same record the process published; the runner asserts that.
         self.runner = ModelRunner(
@@ -25,7 +28,14 @@ class DraftWorker:
             attention_backend=attention_backend,
             load_format=load_format,
             is_draft=True,
+            num_layers=num_layers,
+            shared_with=shared_with,
         )
 
-    def propose(self, token_ids: list[int], num_tokens: int) -> list[int]:
-        return self.runner.greedy(token_ids, num_tokens)
+    def propose(self, batch: list[list[int]], num_tokens: int) -> list[list[int]]:
+        """``num_tokens`` greedy tokens for every row: one batched forward per token."""
+        rows = [list(row) for row in batch]
+        for _ in range(num_tokens):
+            for row, token in zip(rows, self.runner.decode(rows), strict=True):
+                row.append(token)
+        return [row[len(orig) :] for row, orig in zip(rows, batch, strict=True)]

@@ -23,6 +23,7 @@ def load_model(
     attention_backend: str,
     dtype: torch.dtype,
     device: torch.device,
+    num_layers: int | None = None,
 ) -> TinyLM:
     model_bag = get_model()
     load_format = model_bag.load_format
@@ -33,7 +34,7 @@ def load_model(
     generator_state = torch.random.get_rng_state()
     torch.manual_seed(seed)
     try:
-        model = TinyLM(hf_config, attention_backend)
+        model = TinyLM(hf_config, attention_backend, num_layers)
     finally:
         torch.random.set_rng_state(generator_state)
     return model.to(device=device, dtype=dtype).eval()

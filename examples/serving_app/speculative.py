@@ -1,5 +1,6 @@
-"""Speculative decoding: a plugin base for algorithms, one in-tree implementation,
-and the dispatch that calls the hooks.
+"""Speculative decoding: a plugin base for algorithms, two in-tree implementations,
+and the dispatch that calls the hooks. Every step works on the whole running batch:
+the draft proposes for every row, the target verifies every row in one forward.
 
 The dispatch calls every algorithm with the built-in's argument list, so a plugin
 that drifts from the base signature fails at its first call; the example's tests
@@ -11,7 +12,7 @@ import abc
 import dataclasses
 from typing import ClassVar
 
-from ctxrt.context import get_forward, get_spec
+from ctxrt.context import get_spec
 from ctxrt.record import ServerArgs
 from examples.serving_app.draft_worker import DraftWorker
 from examples.serving_app.model_runner import ModelRunner
@@ -34,13 +35,47 @@ class SpecAlgorithm(abc.ABC):
         """Build whatever proposes tokens; called once at scheduler init."""
 
     @abc.abstractmethod
-    def propose(self, token_ids: list[int], num_tokens: int) -> list[int]:
-        """Up to ``num_tokens`` draft tokens continuing ``token_ids``."""
+    def propose(self, batch: list[list[int]], num_tokens: int) -> list[list[int]]:
+        """``num_tokens`` draft tokens continuing each row of ``batch``."""
+
+
+@register_spec_algorithm
+class LayerSkipDraft(SpecAlgorithm):
+    """The draft is the target itself cut short: its first half of the layers, with
+    the target's embedding and head, the very same parameter tensors (no second
+    copy, nothing to load). Early layers already predict much of what the whole
+    stack does, so the target accepts a real share of the draft."""
+
+    name = "layer_skip"
+
+    def __init__(self) -> None:
+        self.worker: DraftWorker | None = None
+
+    def build_draft(self, server_args: ServerArgs, target: ModelRunner) -> None:
+        spec = get_spec()
+        if spec.speculative_draft_model_path != target.model_path:
+            raise ValueError(
+                f"layer_skip drafts from the target itself ({target.model_path!r}), not "
+                f"{spec.speculative_draft_model_path!r}"
+            )
+        self.worker = DraftWorker(
+            server_args,
+            model_path=target.model_path,
+            context_length=target.context_length,
+            attention_backend=spec.speculative_attention_backend,
+            load_format=target.load_format,
+            num_layers=max(1, len(target.module.blocks) // 2),
+            shared_with=target,
+        )
+
+    def propose(self, batch: list[list[int]], num_tokens: int) -> list[list[int]]:
+        assert self.worker is not None, "build_draft was not called"
+        return self.worker.propose(batch, num_tokens)
 
 
 @register_spec_algorithm
 class StandaloneDraft(SpecAlgorithm):
-    """A separate small draft model, run greedily."""
+    """A separate small draft model with weights of its own, run greedily."""
 
     name = "standalone"
 
@@ -57,9 +92,9 @@ class StandaloneDraft(SpecAlgorithm):
             load_format=spec.speculative_draft_load_format,
         )
 
-    def propose(self, token_ids: list[int], num_tokens: int) -> list[int]:
+    def propose(self, batch: list[list[int]], num_tokens: int) -> list[list[int]]:
         assert self.worker is not None, "build_draft was not called"
-        return self.worker.propose(token_ids, num_tokens)
+        return self.worker.propose(batch, num_tokens)
 
 
 @dataclasses.dataclass
@@ -86,6 +121,34 @@ def create_spec_algorithm(
     return algorithm, spec.speculative_num_draft_tokens
 
 
+def speculative_step(
+    target: ModelRunner,
+    algorithm: SpecAlgorithm,
+    num_draft_tokens: int,
+    batch: list[list[int]],
+    budgets: list[int],
+) -> list[tuple[list[int], SpecStats]]:
+    """One draft-then-verify step over a batch: per row, the new tokens (at least one,
+    at most its budget) and the draft tokens proposed and accepted. Greedy, so the
+    tokens are exactly the target's own greedy continuation."""
+    proposals = algorithm.propose(batch, min(num_draft_tokens, max(budgets) - 1))
+    drafts = [p[: max(budget - 1, 0)] for p, budget in zip(proposals, budgets, strict=True)]
+    # The target scores every row's last token + draft in one forward (the prefix
+    # comes from its cache): k+1 predictions each.
+    verified = target.cached_greedy(
+        [row + d for row, d in zip(batch, drafts, strict=True)], [len(d) + 1 for d in drafts]
+    )
+    results = []
+    for predictions, draft in zip(verified, drafts, strict=True):
+        accepted = 0
+        while accepted < len(draft) and draft[accepted] == predictions[accepted]:
+            accepted += 1
+        results.append(
+            ([*draft[:accepted], predictions[accepted]], SpecStats(len(draft), accepted))
+        )
+    return results
+
+
 def speculative_generate(
     target: ModelRunner,
     algorithm: SpecAlgorithm,
@@ -93,19 +156,12 @@ def speculative_generate(
     token_ids: list[int],
     max_new_tokens: int,
 ) -> tuple[list[int], SpecStats]:
-    """Greedy draft-then-verify: the output equals the target's own greedy output."""
+    """One sequence alone, step after step (the reference the batched steps match)."""
     tokens, stats = list(token_ids), SpecStats()
     while len(tokens) - len(token_ids) < max_new_tokens:
         remaining = max_new_tokens - (len(tokens) - len(token_ids))
-        draft = algorithm.propose(tokens, min(num_draft_tokens, remaining - 1))
-        # The target scores prefix + draft once: k+1 next-token predictions.
-        with get_forward().scoped(is_extend_in_batch=True):
-            scores = target.logits(tokens + draft)
-        predictions = scores[len(tokens) - 1 :].argmax(-1).tolist()
-        accepted = 0
-        while accepted < len(draft) and draft[accepted] == predictions[accepted]:
-            accepted += 1
-        tokens += [*draft[:accepted], predictions[accepted]]
-        stats.proposed += len(draft)
-        stats.accepted += accepted
+        [(new, step)] = speculative_step(target, algorithm, num_draft_tokens, [tokens], [remaining])
+        tokens += new
+        stats.proposed += step.proposed
+        stats.accepted += step.accepted
     return tokens[len(token_ids) :], stats
