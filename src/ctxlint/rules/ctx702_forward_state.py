@@ -25,18 +25,10 @@ from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import FileContext, dotted, string_value
 from ctxlint.facts.visitor import FileVisitor
 from ctxlint.facts.vocab import BAGS, Vocabulary
-from ctxlint.program.callees import (
-    callee_targets,
-    chain_text,
-    forward,
-    function_key,
-    path_to,
-    resolve_targets,
-    short,
-    wanted_modules,
-)
+from ctxlint.program.callees import callee_targets, chain_text, function_key, short
 from ctxlint.program.calls import call_graph
 from ctxlint.program.core import Program
+from ctxlint.program.reach import first_reached, resolve_targets, wanted_modules
 from ctxlint.program.rule import PinSite, RawFinding, Rule, pin_findings
 
 ID = "CTX702"
@@ -260,17 +252,15 @@ class ForwardState(Rule):
     def _build_reach(self, program: Program, model: Model) -> dict[str, tuple[str, list[str]]]:
         """function -> (start site, call path) for what a context-less start runs."""
         graph = call_graph(program)
-        out: dict[str, tuple[str, list[str]]] = {}
-        for path, _, s in sorted(model.starts, key=lambda x: (x[0], x[2]["span"])):
-            seeds = resolve_targets(graph, s["fn"], s["cls"], s["targets"])
-            parents = forward(graph, {q: None for q in seeds})
-            for q in parents:
-                if q not in out:
-                    out[q] = (
-                        f"`{s['snippet'][:60]}` at {path}:{s['span'][0]}",
-                        path_to(parents, q),
-                    )
-        return out
+        sites = [
+            (
+                f"`{s['snippet'][:60]}` at {path}:{s['span'][0]}",
+                [],
+                resolve_targets(graph, s["fn"], s["cls"], s["targets"]),
+            )
+            for path, _, s in sorted(model.starts, key=lambda x: (x[0], x[2]["span"]))
+        ]
+        return first_reached(graph, sites)
 
     def derive(self, program: Program) -> dict[str, Any]:
         model = self._model(program)
