@@ -19,8 +19,10 @@ A rule asks a question here instead of following `graph.edges` or
   keeping a function) and `module_tokens` (the modules to parse for names
   the graph does not resolve yet).
 
-Every walk is deterministic: seeds and callers are taken in sorted order, or
-in the order the caller gives; no answer depends on string hashing.
+Seeds and callers are taken in sorted order, or in the order the caller
+gives, so an answer does not depend on string hashing; one exception is kept
+as CTX301 always had it: `caller_frontier` walks callers in their set's order
+under a limit, and only picks files to parse (its answer is a token set).
 """
 
 from __future__ import annotations
@@ -210,7 +212,10 @@ def spread_to_callers(
 
 def caller_frontier(graph: CallGraph, q: str, limit: int = 64) -> set[str]:
     """Where the known callers of `q` stop: the functions met walking up from it
-    (depth first, `limit` functions at most) with no caller the walk has not met."""
+    (depth first, `limit` functions at most) with no caller the walk has not met.
+    Callers go in their set's order, as CTX301's token walk always took them:
+    under the limit the answer may vary with string hashing (it only names
+    files to parse; sorting them is a change of its own, to check on sglang)."""
     out: set[str] = set()
     seen, todo = {q}, [q]
     while todo and len(seen) < limit:
