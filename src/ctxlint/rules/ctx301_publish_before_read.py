@@ -307,8 +307,8 @@ class PublishBeforeRead(Rule):
 
     def _entry(self, a: Analysis, q: str) -> Iterable[RawFinding]:
         fn = a.funcs[q]
-        steps, publish = a.order.first_steps(q)
-        if not steps:
+        leads, publish = a.order.first_steps(q)
+        if not leads:
             return
         name = short(q, fn.module)
         if publish is not None:
@@ -319,7 +319,7 @@ class PublishBeforeRead(Rule):
         else:
             when = "in a process entry that never publishes (add publish(...) at its top)"
         start = a.entry_start.get(q)
-        for event, hit in steps:
+        for event, hit in leads:
             path_text = _path(a, name, hit)
             msg = f"{path_text} {when}"
             if event.site is not None:
