@@ -9,8 +9,9 @@ the five sglang wheels. Each tree is checked with --no-cache, then its sets and 
 second check run against a fresh cache directory: the warm check must give the
 same bytes as the cold one.
 
-The pins are recorded from a known-good commit and changed only when an output is
-meant to change:
+The pins were recorded at 5f5de74, before the model refactor (sglang 0.5.17 to
+0.5.23 from a cold `sets` and the warm check on its cache, the rest as `record`
+does), and change only when an output is meant to change:
 
     PYTHONPATH=src:. python3 tests/test_model_invariance.py --record [NAME ...]
 """
