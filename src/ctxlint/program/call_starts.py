@@ -1,19 +1,36 @@
-"""Process starts, for the part "calls": where code runs a target in a new process.
+"""Where code runs a target somewhere else: process starts and thread starts.
 
-`Process(target=f)`, a process pool's `submit(f, ...)`/`map(f, ...)`, a Ray task or
-actor (`@ray.remote` on a def or class, `ray.remote(Cls)`, `ray.remote(...)(Cls)`).
-Mixed into the call facts visitor, whose targets and scopes it uses.
+Process starts, for the part "calls" (`ProcessStarts`, mixed into the call facts
+visitor, whose targets and scopes it uses): `Process(target=f)`, a process pool's
+`submit(f, ...)`/`map(f, ...)`, a Ray task or actor (`@ray.remote` on a def or
+class, `ray.remote(Cls)`, `ray.remote(...)(Cls)`). The call graph keeps them
+(`CallGraph.starts`, `process_starts`), each resolved by `start_targets`.
+
+Thread starts, the part "threads" (`ThreadStartFacts`): a target run without the
+caller's context: `threading.Thread(target=f)`, `<ThreadPoolExecutor>.submit(f)`
+/ `.map(f, ...)`, `<loop>.run_in_executor(ex, f)`; a target that is
+`<copy_context()>.run` carries the context and is no such start (nor is
+`asyncio.to_thread`, which copies it). `thread_starts(program)` lists them.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import FileContext, dotted
+from ctxlint.facts.visitor import FileVisitor
 from ctxlint.program.call_model import Global, Site, Start, StartKind, Target
+from ctxlint.program.callees import callee_targets, function_key
+
+if TYPE_CHECKING:
+    from ctxlint.program.calls import CallGraph
+    from ctxlint.program.core import Program
 
 PROCESS_POOL = "ProcessPoolExecutor"
+THREAD_POOL = "ThreadPoolExecutor"
+THREADS = "threads"  # the part's key
 
 
 class ProcessStarts:
@@ -92,3 +109,155 @@ class ProcessStarts:
             and fn.cls is not None
             and (fn.cls, expr.attr.value) in self.pool_attrs
         )
+
+
+def process_starts(graph: CallGraph) -> list[tuple[str, Start]]:
+    """(path, start) of every process start, by path."""
+    return graph.starts
+
+
+# -- thread starts: the part "threads" ------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class ThreadStart:
+    """A thread start: the call that starts it and the targets it runs."""
+
+    path: str
+    module: str
+    kind: str  # "Thread", "run_in_executor", "ThreadPoolExecutor.submit" / ".map"
+    fn: str  # the function the start is in (`module.<module>` outside any)
+    cls: str | None  # the module-qualified class of that function
+    snippet: str
+    span: Any  # [line, column, end_line, end_column]
+    targets: list[Any]  # target JSON (program.call_model.target_json)
+
+
+def thread_starts(program: Program) -> list[ThreadStart]:
+    """Every thread start of the program, by path and then in walk order."""
+    return [
+        ThreadStart(
+            path, module, s["kind"], s["fn"], s["cls"], s["snippet"], s["span"], s["targets"]
+        )
+        for path, module, facts in program.facts(THREADS)
+        for s in facts
+    ]
+
+
+class ThreadStartFacts(FileVisitor):
+    """The thread starts of one file (plain JSON: a list of starts, or None)."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        super().__init__(ctx)
+        self.starts: list[dict[str, Any]] = []
+        self.copies: list[set[str]] = [set()]  # locals bound to copy_context(), per function
+        self.pools: list[set[str]] = [set()]  # locals bound to a thread pool
+        self.nested: list[set[str]] = [set()]  # defs nested in the function
+        self.pool_attrs: set[tuple[str | None, str]] = set()  # (class, attr) = thread pool
+        self.pending: list[tuple[str | None, str, dict[str, Any]]] = []  # self.attr.submit(...)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.nested[-1].add(node.name.value)
+        for stack in (self.copies, self.pools, self.nested):
+            stack.append(set())
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        for stack in (self.copies, self.pools, self.nested):
+            stack.pop()
+
+    def _resolved(self, expr: cst.BaseExpression) -> str:
+        if isinstance(expr, (cst.Name, cst.Attribute)):
+            return self.ctx.resolve(expr) or ""
+        return ""
+
+    def _is_copy(self, expr: cst.BaseExpression) -> bool:
+        if isinstance(expr, cst.Call):
+            return self._resolved(expr.func).rpartition(".")[2] == "copy_context"
+        return isinstance(expr, cst.Name) and expr.value in self.copies[-1]
+
+    def _is_pool_call(self, expr: cst.BaseExpression) -> bool:
+        return (
+            isinstance(expr, cst.Call)
+            and self._resolved(expr.func).rpartition(".")[2] == THREAD_POOL
+        )
+
+    def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        if isinstance(target, cst.Name):
+            name = target.value
+            for stack, test in ((self.copies, self._is_copy), (self.pools, self._is_pool_call)):
+                if test(value):
+                    stack[-1].add(name)
+                else:
+                    stack[-1].discard(name)
+        elif (
+            isinstance(target, cst.Attribute)
+            and dotted(target.value) == self.ctx.scope.self_name
+            and self._is_pool_call(value)
+        ):
+            self.pool_attrs.add((self.ctx.enclosing_class(), target.attr.value))
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for t in node.targets:
+            self._bind(t.target, node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._bind(node.target, node.value)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self._bind(node.asname.name, node.item)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if self._resolved(func) == "threading.Thread":
+            for a in node.args:
+                if a.keyword is not None and a.keyword.value == "target":
+                    self._start("Thread", a.value, node)
+            return
+        if not isinstance(func, cst.Attribute):
+            return
+        method = func.attr.value
+        positional = [a.value for a in node.args if a.keyword is None and not a.star]
+        if method == "run_in_executor" and len(positional) >= 2:
+            self._start("run_in_executor", positional[1], node)
+        elif method in ("submit", "map") and positional:
+            recv = func.value
+            if (isinstance(recv, cst.Name) and recv.value in self.pools[-1]) or self._is_pool_call(
+                recv
+            ):
+                self._start(f"{THREAD_POOL}.{method}", positional[0], node)
+            elif isinstance(recv, cst.Attribute) and dotted(recv.value) == self.ctx.scope.self_name:
+                start = self._make_start(f"{THREAD_POOL}.{method}", positional[0], node)
+                if start is not None:  # a pool on `self` is known once the class is seen
+                    self.pending.append((self.ctx.enclosing_class(), recv.attr.value, start))
+
+    def _make_start(
+        self, kind: str, target: cst.BaseExpression, node: cst.Call
+    ) -> dict[str, Any] | None:
+        copied = (
+            isinstance(target, cst.Attribute)
+            and target.attr.value == "run"
+            and self._is_copy(target.value)
+        )
+        if copied:
+            return None
+        found = callee_targets(self.ctx, target, self.nested[-1])
+        if not found:
+            return None
+        cls = self.ctx.enclosing_class()
+        return {
+            "fn": function_key(self.ctx),
+            "cls": f"{self.ctx.module}.{cls}" if cls else None,
+            "snippet": self.ctx.snippet(node)[:160],
+            "span": self.ctx.anchor(node),
+            "kind": kind,
+            "targets": found,
+        }
+
+    def _start(self, kind: str, target: cst.BaseExpression, node: cst.Call) -> None:
+        start = self._make_start(kind, target, node)
+        if start is not None:
+            self.starts.append(start)
+
+    def finish(self) -> Any:
+        self.starts += [s for cls, attr, s in self.pending if (cls, attr) in self.pool_attrs]
+        return self.starts or None

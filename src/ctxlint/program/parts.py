@@ -27,6 +27,7 @@ PARTS: dict[str, str] = {
     "classes": "ctxlint.program.classes:ClassFacts",  # queries "bindings" during the walk
     "calls": "ctxlint.program.call_facts:CallFactsVisitor",  # the whole-program call graph
     "resolution": "ctxlint.program.resolution_facts:ResolutionFacts",  # stash, views, passes
+    "threads": "ctxlint.program.call_starts:ThreadStartFacts",  # thread starts
 }
 # Parts a part queries during the walk: required along with it.
 DEPENDS: dict[str, tuple[str, ...]] = {"classes": ("bindings",)}

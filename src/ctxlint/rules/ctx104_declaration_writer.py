@@ -26,6 +26,7 @@ from ctxlint.facts.vocab import BAGS, Vocabulary
 from ctxlint.program.call_model import EventKind
 from ctxlint.program.calls import short
 from ctxlint.program.core import Program
+from ctxlint.program.reach import backward, same_module_publishers, steps
 from ctxlint.program.record_conventions import copy_helper_scopes, in_helper
 from ctxlint.program.resolution import KEY, Resolution, resolution
 from ctxlint.program.rule import RawFinding, Rule, field_data
@@ -37,30 +38,10 @@ NOTE = "no declaration function derived (no stash a view reads): nothing is chec
 
 def _declaring(res: Resolution) -> set[str]:
     """Functions reaching the declaration function other than through a pass runner."""
-    g = res.graph
     if res.declaration is None:
         return set()
-    out, todo = {res.declaration}, [res.declaration]
-    while todo:
-        for c in g.callers.get(todo.pop(), ()):
-            if c not in out and c not in res.pass_runners:
-                out.add(c)
-                todo.append(c)
-    return out
-
-
-def _publishers(res: Resolution) -> set[str]:
-    """Functions that publish, directly or through a helper of their module."""
-    g = res.graph
-    out = g.doing(PUBLISH)
-    todo = sorted(out)
-    while todo:
-        q = todo.pop()
-        for c in g.callers.get(q, ()):
-            if c not in out and g.funcs[c].module == g.funcs[q].module:
-                out.add(c)
-                todo.append(c)
-    return out
+    runners = res.pass_runners
+    return set(backward(res.graph, [res.declaration], through=lambda c, _: c not in runners))
 
 
 class DeclarationWriter(Rule):
@@ -144,16 +125,16 @@ class DeclarationWriter(Rule):
                     "declaration (`{field: value}`) instead; the runner declares it",
                     data=field_data(program.vocab, w["field"]),
                 )
-        yield from self._after_publish(res, decl)
+        yield from self._after_publish(program, res, decl)
 
-    def _after_publish(self, res: Resolution, decl: str) -> Iterable[RawFinding]:
+    def _after_publish(self, program: Program, res: Resolution, decl: str) -> Iterable[RawFinding]:
         g = res.graph
         declaring = _declaring(res)
-        publishers = _publishers(res)
+        publishers = set(same_module_publishers(program))
         for q in sorted(publishers):
             fn = g.funcs[q]
             published = False
-            for event, targets in zip(fn.events, g.edges[q], strict=True):
+            for event, targets in steps(g, q):
                 if event.kind is PUBLISH or (
                     event.kind is CALL and targets and set(targets) <= publishers
                 ):

@@ -13,29 +13,34 @@ from no publishing entry and does not `assert_published` first is reported too.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from ctxlint.facts.vocab import BAGS, Vocabulary
-from ctxlint.program.call_model import Event, EventKind, Global, Start, StartKind
+from ctxlint.program.call_model import EventKind, Global, Start, StartKind
 from ctxlint.program.calls import call_graph, short
 from ctxlint.program.core import Program
+from ctxlint.program.ordered_reach import Hit, OrderedReach
 from ctxlint.program.parts import CALL_LINES
+from ctxlint.program.reach import (
+    CALLS,
+    Step,
+    backward,
+    called_names,
+    caller_frontier,
+    depth_first,
+    depth_first_stack,
+    forward,
+    module_tokens,
+    same_module_publishers,
+    steps,
+)
 from ctxlint.program.rule import PinSite, RawFinding, Rule, pin_findings
 
 ID = "CTX301"
 NO_READ = "publishes, reaches no bag read"
 ROLES = {StartKind.PROCESS: "process target", StartKind.SUBMIT: "pool task", StartKind.RAY: "ray"}
-PUBLISH, READ, CALL = EventKind.PUBLISH, EventKind.READ, EventKind.CALL
-
-
-@dataclass(frozen=True)
-class Hit:
-    chain: tuple[str, ...]  # qualnames from the callee to the reading function
-    accessor: str
-    path: str  # of the reading function
-    line: int  # 0 when the read was not anchored
+PUBLISH, READ = EventKind.PUBLISH, EventKind.READ
 
 
 class Analysis:
@@ -44,11 +49,11 @@ class Analysis:
     def __init__(self, program: Program) -> None:
         self.graph = g = call_graph(program)
         self.funcs = g.funcs
-        self.callers = g.callers
-        # functions that reach a bag read (a publish) along any calls
-        self.reaches_read = g.reaching(g.doing(READ))
-        self.reaches_publish = g.reaching(g.doing(PUBLISH))
-        self.publishers = self._publishers()
+        # the first bag read each function runs before a publish
+        self.order = OrderedReach(g, READ, PUBLISH)
+        # functions that reach a bag read along any calls
+        self.reaches_read = self.order.reaches_find
+        self.publishers = self._publishers(program)
         self.entries: dict[str, list[str]] = {
             q: [f"publishes through {self.through[q]}" if q in self.through else "publishes"]
             for q in sorted(self.publishers)
@@ -64,60 +69,26 @@ class Analysis:
                 if label not in self.entries[q]:
                     self.entries[q].append(label)
                 self.entry_start.setdefault(q, (path, start))
-        self._pre: dict[str, tuple[Hit | None, bool]] = {}
         self.reached_refs: set[str] = set()  # classes reached code names
         self._reached: set[str] | None = None
-        self._busy: set[str] = set()
 
     def wanted_tokens(self) -> set[str]:
         g = self.graph
-        tops = {m.partition(".")[0] for m in g.modules}
-        out: set[str] = set()
+        # the names the walks call, in the order they meet them
+        names = [t.name for _, start in g.starts for t in start.targets if isinstance(t, Global)]
 
-        def want(name: str, depth: int = 0) -> None:
-            parts = name.split(".")
-            if parts[0] not in tops or depth > 8 or g.resolve_global(name):
-                return  # outside the tree, or already known
-            # the module that defines it, or a package on the way that re-exports
-            # it (resolution goes through import tables only, so no other file
-            # can define it); `Cls.method` names its class's module too
-            out.update(f"module:{'.'.join(parts[:i])}" for i in range(1, len(parts) + 1))
-            # and where a module seen so far re-exports it from
-            target = g.reexported(name)
-            if target:
-                want(target, depth + 1)
+        def noting(body: Iterable[Step]) -> Iterator[Step]:
+            for event, targets in body:
+                names.extend(called_names((event,)))
+                yield event, targets
 
-        seen: set[tuple[str, bool]] = set()
-
-        def walk(q: str, pre_only: bool) -> None:
-            if (q, pre_only) in seen:
-                return
-            seen.add((q, pre_only))
-            fn = self.funcs[q]
-            for event, targets in zip(fn.events, g.edges[q], strict=True):
-                if pre_only and event.kind is PUBLISH:
-                    return
-                if event.kind is not CALL:
-                    continue
-                for t in event.targets:
-                    if isinstance(t, Global):
-                        want(t.name)
-                for t in targets:
-                    walk(t, pre_only)
-                if pre_only and targets and all(self.pre(t)[1] for t in targets):
-                    return
-
-        for _, start in g.starts:
-            for t in start.targets:
-                if isinstance(t, Global):
-                    want(t.name)
-        for q in self.entries:
-            if q in self.funcs:
-                walk(q, True)
-        for q in self.publishers - self.reaches_read:
-            walk(q, False)
-        out |= self._constructor_names()
-        return out
+        # before an entry's publish, and all of a publisher that reaches no read
+        depth_first(
+            [q for q in self.entries if q in self.funcs],
+            lambda q: noting(self.order.prefix_steps(q)),
+        )
+        depth_first(sorted(self.publishers - self.reaches_read), lambda q: noting(steps(g, q)))
+        return module_tokens(g, names) | self._constructor_names()
 
     def _constructor_names(self) -> set[str]:
         """Names that may resolve a constructor the check would report as reached
@@ -126,17 +97,9 @@ class Analysis:
         its own, and is parsed only when asked for by name)."""
         out: set[str] = set()
         for q in self.unreached_constructors():
-            fn = self.funcs[q]
-            seen, todo = {q}, [q]
-            while todo and len(seen) < 64:
-                c = todo.pop()
-                up = [x for x in self.callers.get(c, ()) if x not in seen]
-                if not up:  # where the known callers stop
-                    f = self.funcs[c]
-                    out.add((f.cls or c).rpartition(".")[2])
-                seen.update(up)
-                todo += up
-            out.add((fn.cls or q).rpartition(".")[2])
+            for c in [*caller_frontier(self.graph, q), q]:
+                f = self.funcs[c]
+                out.add((f.cls or c).rpartition(".")[2])
         # a short name (`main`, `run`) is in every other file: not worth a parse
         return {n for n in out if len(n) >= 8 and not n.startswith("__")}
 
@@ -157,7 +120,7 @@ class Analysis:
             and q not in self.entries
         ]
 
-    def _publishers(self) -> set[str]:
+    def _publishers(self, program: Program) -> set[str]:
         """Functions whose body publishes, transitively: direct publishers and
         every caller of one, in any module (SGLang's test kits publish through
         `set_global_server_args_for_scheduler`, a helper in the record's module).
@@ -169,95 +132,15 @@ class Analysis:
         since their process published first. `through` keeps, for a publisher
         that calls no publish itself, the publisher it calls first."""
         g = self.graph
-        out = g.doing(PUBLISH)
-        self.through: dict[str, str] = {}
         # pinned when they reach no read: those publishing in their own module
         # (a caller of another module's helper has no publish site to anchor a pin)
-        todo = sorted(out)
-        while todo:
-            q = todo.pop(0)  # breadth first: `through` names the nearest helper
-            for c in sorted(self.callers.get(q, ())):
-                if c not in out and g.funcs[c].module == g.funcs[q].module:
-                    out.add(c)
-                    self.through[c] = q
-                    todo.append(c)
-        self.own: set[str] = set(out)
-        roots = set(out) | {q for _, start in g.starts for q in g.start_targets(start)}
-        inside: set[str] = set()
-        todo = sorted(roots & set(self.funcs))
-        while todo:
-            for targets in g.edges.get(todo.pop(), ()):
-                for t in targets:
-                    if t not in inside and t not in roots:
-                        inside.add(t)
-                        todo.append(t)
-        todo = sorted(out - inside)
-        while todo:
-            q = todo.pop(0)
-            for c in sorted(self.callers.get(q, ())):
-                if c not in out and c not in inside:
-                    out.add(c)
-                    self.through[c] = q
-                    todo.append(c)
-        return out
-
-    # -- walks ----------------------------------------------------------------
-    def pre(self, q: str) -> tuple[Hit | None, bool]:
-        """(first read reachable from `q` before a publish, whether `q` publishes)."""
-        if q in self._pre:
-            return self._pre[q]
-        if q in self._busy or (q not in self.reaches_read and q not in self.reaches_publish):
-            return None, False  # recursion, or nothing to find below
-        self._busy.add(q)
-        found: Hit | None = None
-        stops = False
-        fn = self.funcs[q]
-        for event, targets in zip(fn.events, self.graph.edges[q], strict=True):
-            if event.kind is PUBLISH:
-                stops = True
-                break
-            if event.kind is READ:
-                found = found or Hit((), event.accessor or "", fn.path, event.line)
-            elif targets:
-                all_stop = True
-                for t in targets:
-                    hit, t_stops = self.pre(t)
-                    if hit is not None and found is None:
-                        found = Hit((t, *hit.chain), hit.accessor, hit.path, hit.line)
-                    all_stop = all_stop and t_stops
-                if all_stop:
-                    stops = True
-                    break
-        self._busy.discard(q)
-        self._pre[q] = (found, stops)
-        return found, stops
-
-    def first_steps(
-        self, q: str, stop_at: tuple[EventKind, ...] = (PUBLISH,), same_module: bool = False
-    ) -> tuple[list[tuple[Event, Hit]], Event | None]:
-        """Events in `q`'s own body leading to a read before its publish, and that
-        publish event (None if it never publishes)."""
-        fn = self.funcs[q]
-        steps: list[tuple[Event, Hit]] = []
-        for event, targets in zip(fn.events, self.graph.edges[q], strict=True):
-            if event.kind in stop_at:
-                return steps, event
-            if event.kind is READ:
-                steps.append((event, Hit((), event.accessor or "", fn.path, event.line)))
-            elif targets:
-                callees = [
-                    t for t in targets if not same_module or self.funcs[t].module == fn.module
-                ]
-                for t in callees:
-                    hit = self.pre(t)[0]
-                    if hit is not None:
-                        steps.append(
-                            (event, Hit((t, *hit.chain), hit.accessor, hit.path, hit.line))
-                        )
-                        break
-                if PUBLISH in stop_at and callees and all(self.pre(t)[1] for t in callees):
-                    return steps, event
-        return steps, None
+        near = same_module_publishers(program)
+        self.own: set[str] = set(near)
+        roots = self.own | {q for _, start in g.starts for q in g.start_targets(start)}
+        inside = set(forward(g, sorted(roots & set(self.funcs)))) - roots
+        far = backward(g, self.own - inside, through=lambda c, _: c not in inside)
+        self.through = {c: q for c, q in [*near.items(), *far.items()] if q is not None}
+        return self.own | set(far)
 
     def reached_from_publishers(self) -> set[str]:
         """Functions a publishing entry may run: calls, plus anything it references
@@ -276,33 +159,33 @@ class Analysis:
         modules: set[str] = set()
         classes: set[str] = set()
 
-        def instance_of(cls: str) -> None:
+        def instance_of(cls: str) -> list[str]:
+            out: list[str] = []
             for c in g.mro(cls):
                 if c not in classes:
                     classes.add(c)
-                    todo.extend(m for m in methods.get(c, ()) if m not in seen)
+                    out += [m for m in methods.get(c, ()) if m not in seen]
+            return out
 
-        todo = [q for q in self.entries if q in self.funcs and self.pre(q)[1]]
-        while todo:
-            q = todo.pop()
-            if q in seen:
-                continue
+        def reached(q: str) -> Iterator[Step]:
             seen.add(q)
             fn = self.funcs[q]
             if fn.cls is not None and q == f"{fn.cls}.__init__":
-                instance_of(fn.cls)
+                yield CALLS, instance_of(fn.cls)
             refs = list(fn.refs)
             if fn.module not in modules:
                 modules.add(fn.module)
                 refs += g.module_refs.get(fn.module, ())
-            for targets in g.edges.get(q, ()):
-                todo += [t for t in targets if t not in seen]
+            yield from steps(g, q)
             for name in refs:
                 cls = g.resolve_class(name)
                 if cls is not None:
                     self.reached_refs.add(cls)
-                    instance_of(cls)
-                todo += [t for t in g.resolve_global(name) if t not in seen]
+                    yield CALLS, instance_of(cls)
+                yield CALLS, g.resolve_global(name)
+
+        entries = [q for q in self.entries if q in self.funcs and self.order.first(q)[1]]
+        depth_first_stack(entries, reached, done=seen.__contains__)
         self._reached = seen
         return seen
 
@@ -322,42 +205,32 @@ def runs_unpublished(program: Program) -> dict[str, tuple[str, int | None]]:
     # the lines of events that keep no site (program.parts.SIDE: no rule reads them)
     lines = {q: ls for _, _, f in program.facts(CALL_LINES) for q, ls in f.items()}
 
-    def body(q: str, by: str, stop_at: tuple[EventKind, ...], near: bool) -> Iterable[list[str]]:
-        """The callees of each of `q`'s calls before it stops (`near`: within its
-        module), and then `q` recorded as run unpublished by `by`."""
-        fn = a.funcs[q]
-        at = lines.get(q) or [0] * len(fn.events)
+    def body(q: str, by: str, stop_at: tuple[EventKind, ...], near: bool) -> Iterator[Step]:
+        """The steps of `q` before it stops (`near`: callees within its module),
+        and then `q` recorded as run unpublished by `by`, up to that stop."""
+        prefix = a.order.prefix(q, stop_at, near)
+        for _, event, callees in prefix:
+            yield event, callees
         until = None
-        for i, (event, targets) in enumerate(zip(fn.events, a.graph.edges[q], strict=True)):
-            if event.kind in stop_at:
-                until = event.line or at[i]
-                break
-            callees = [t for t in targets if not near or a.funcs[t].module == fn.module]
-            yield callees
-            if PUBLISH in stop_at and callees and all(a.pre(t)[1] for t in callees):
-                until = event.line or at[i]
-                break
+        if prefix.stop is not None:
+            i, event = prefix.stop
+            until = event.line or (lines.get(q) or [0] * (i + 1))[i]
         out.setdefault(q, (by, until))
 
     def enter(start: list[str], by: str, stop_at: tuple[EventKind, ...]) -> None:
-        todo = list(start)
-        while todo:
-            q = todo.pop()
-            if q not in out:
-                for callees in body(q, by, stop_at, False):
-                    todo += [t for t in callees if t not in out]
+        depth_first_stack(start, lambda q: body(q, by, stop_at, False), done=out.__contains__)
 
     for seed in sorted(a.entries):
         if seed in a.funcs:
             by = short(seed, a.funcs[seed].module)
-            for callees in body(seed, by, (PUBLISH,), False):
-                if not any(a.pre(t)[0] for t in callees):  # no finding on this call yet
+            for _, callees in body(seed, by, (PUBLISH,), False):
+                if not any(a.order.first(t)[0] for t in callees):  # no finding on this call yet
                     enter(callees, by, (PUBLISH,))
     for seed in a.unreached_constructors():
         stop = (PUBLISH, EventKind.ASSERT)
-        if not a.first_steps(seed, stop_at=stop, same_module=True)[0]:  # no finding yet
+        if not a.order.first_steps(seed, stop, near=True)[0]:  # no finding yet
             by = short(seed, a.funcs[seed].module)
-            for callees in body(seed, by, stop, True):
+            for _, callees in body(seed, by, stop, True):
                 enter(callees, by, stop)
     return out
 
@@ -434,8 +307,8 @@ class PublishBeforeRead(Rule):
 
     def _entry(self, a: Analysis, q: str) -> Iterable[RawFinding]:
         fn = a.funcs[q]
-        steps, publish = a.first_steps(q)
-        if not steps:
+        leads, publish = a.order.first_steps(q)
+        if not leads:
             return
         name = short(q, fn.module)
         if publish is not None:
@@ -446,7 +319,7 @@ class PublishBeforeRead(Rule):
         else:
             when = "in a process entry that never publishes (add publish(...) at its top)"
         start = a.entry_start.get(q)
-        for event, hit in steps:
+        for event, hit in leads:
             path_text = _path(a, name, hit)
             msg = f"{path_text} {when}"
             if event.site is not None:
@@ -460,7 +333,7 @@ class PublishBeforeRead(Rule):
     def _constructor(self, a: Analysis, q: str) -> Iterable[RawFinding]:
         """One finding per constructor, on its first statement leading to a read."""
         fn = a.funcs[q]
-        found = a.first_steps(q, stop_at=(PUBLISH, EventKind.ASSERT), same_module=True)[0]
+        found = a.order.first_steps(q, (PUBLISH, EventKind.ASSERT), near=True)[0]
         steps = [(e.site, hit) for e, hit in found if e.site is not None]
         if not steps:
             return

@@ -25,7 +25,6 @@ the runtime's record-mode audit.
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -34,15 +33,21 @@ from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import FileContext, string_value
 from ctxlint.facts.visitor import FileVisitor
 from ctxlint.facts.vocab import BAGS, Vocabulary
-from ctxlint.program.call_model import Event, EventKind, Global, SelfMethod
-from ctxlint.program.calls import CallGraph, call_graph, short
+from ctxlint.program.call_model import Event, EventKind, SelfMethod
+from ctxlint.program.calls import call_graph, short
 from ctxlint.program.core import Program
+from ctxlint.program.reach import (
+    Walk,
+    called_names,
+    first_call,
+    module_tokens,
+    spread_to_callers,
+)
 from ctxlint.program.rule import RawFinding, Rule
 
 ID = "CTX302"
-PUBLISH, READ, CALL = EventKind.PUBLISH, EventKind.READ, EventKind.CALL
+PUBLISH, READ = EventKind.PUBLISH, EventKind.READ
 _SET_CALLS = ("frozenset", "set")
-HANDED = Event(CALL)  # the callables a function hands on, as one more call of it
 FULL = "(full tree)"  # a role the table does not restrict (`None`), as the sets show it
 
 
@@ -239,22 +244,12 @@ class Analysis:
                 roles_of.setdefault(q, set()).add(e.role)
                 if self.table is not None and e.role not in self.table.roles:
                     self.unknown.append((q, e))
-        # a caller of a publisher runs on under the publisher's role after the call
-        todo = deque(sorted(roles_of))
-        while todo:
-            q = todo.popleft()
-            for c in sorted(g.callers.get(q, ())):
-                if c in publishing:
-                    continue  # publishes itself: its own role holds
-                fn = g.funcs[c]
-                for i, targets in enumerate(g.edges[c]):
-                    if q in targets:
-                        for role in sorted(roles_of[q]):
-                            if role not in roles_of.get(c, set()):
-                                self.entries.append(Entry(role, c, i, fn.path, fn.events[i].line))
-                                roles_of.setdefault(c, set()).add(role)
-                                todo.append(c)
-                        break
+        # a caller of a publisher runs on under the publisher's role after its
+        # first call of it (one that publishes itself keeps its own role)
+        for c, q, role in spread_to_callers(g, roles_of, lambda c, _: c not in publishing):
+            fn = g.funcs[c]
+            i = first_call(g, c, q)
+            self.entries.append(Entry(role, c, i, fn.path, fn.events[i].line))
         # callables handed to a call run in this process; a process start's run in
         # another, under the role it publishes
         started = {t for _, s in g.starts for t in g.start_targets(s)}
@@ -279,41 +274,21 @@ class Analysis:
             self._walk(role, sorted((e for e in self.entries if e.role == role), key=_order))
 
     def _walk(self, role: str, entries: list[Entry]) -> None:
-        """Breadth first from the role's entries: every read reached, by the
-        shortest call path."""
-        g, bags = self.graph, self.vocab.bag_accessors
-        parent: dict[str, str | None] = {}
+        """Breadth first from the role's entries (each past its publish): every
+        read reached, by the shortest call path; a callable handed on runs too."""
+        bags = self.vocab.bag_accessors
         reads: list[Read] = []
-        queue: deque[str] = deque()
 
-        def chain(q: str) -> tuple[str, ...]:
-            out = [q]
-            while parent[out[-1]] is not None:
-                out.append(parent[out[-1]])  # type: ignore[arg-type]
-            return tuple(reversed(out))
+        def read(q: str, event: Event) -> None:
+            if event.kind is READ and event.accessor in bags:
+                chain = tuple(walk.path(q))
+                reads.append(Read(role, bags[event.accessor], event.accessor, q, event, chain))
 
-        def visit(q: str, events: Iterable[tuple[Event, list[str]]]) -> None:
-            events = [*events, (HANDED, self.handed.get(q, []))]
-            for event, targets in events:
-                if event.kind is READ and event.accessor in bags:
-                    reads.append(
-                        Read(role, bags[event.accessor], event.accessor, q, event, chain(q))
-                    )
-                for t in targets:
-                    if t not in parent:
-                        parent[t] = q
-                        queue.append(t)
-
+        walk = Walk(self.graph, more=lambda q: self.handed.get(q, []), on_event=read)
         for e in entries:
-            parent.setdefault(e.qual, None)
-            fn = g.funcs[e.qual]
-            events = list(zip(fn.events, g.edges[e.qual], strict=True))
-            visit(e.qual, events[e.after + 1 :])
-        while queue:
-            q = queue.popleft()
-            visit(q, zip(g.funcs[q].events, g.edges[q], strict=True))
+            walk.start(e.qual, after=e.after)
+        self.reached[role] = set(walk.run())
         self.reads[role] = reads
-        self.reached[role] = set(parent)
 
     def reach(self) -> dict[str, dict[str, Read]]:
         """role -> namespace -> its first read (the shortest path)."""
@@ -345,28 +320,17 @@ class Analysis:
         if self.table is None:
             return set()
         g = self.graph
-        tops = {m.partition(".")[0] for m in g.modules}
-        out: set[str] = set()
-        for role in self.table.restricted():
-            for q in sorted(self.reached.get(role, ())):
-                for event in g.funcs[q].events:
-                    for t in event.targets:
-                        if isinstance(t, Global):
-                            out |= _modules_of(g, t.name, tops)
-        return out
+        names = [
+            name
+            for role in self.table.restricted()
+            for q in sorted(self.reached.get(role, ()))
+            for name in called_names(g.funcs[q].events)
+        ]
+        return module_tokens(g, names)
 
 
 def _order(e: Entry) -> tuple[str, int, str]:
     return (e.path, e.line, e.qual)
-
-
-def _modules_of(g: CallGraph, name: str, tops: set[str], depth: int = 0) -> set[str]:
-    parts = name.split(".")
-    if parts[0] not in tops or depth > 8 or g.resolve_global(name):
-        return set()
-    out = {f"module:{'.'.join(parts[:i])}" for i in range(1, len(parts) + 1)}
-    target = g.reexported(name)
-    return out | (_modules_of(g, target, tops, depth + 1) if target else set())
 
 
 def analysis(program: Program) -> Analysis:

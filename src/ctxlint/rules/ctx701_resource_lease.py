@@ -33,18 +33,10 @@ from ctxlint.facts.context import FileContext, dotted, string_value
 from ctxlint.facts.visitor import FileVisitor
 from ctxlint.facts.vocab import BAGS, Vocabulary
 from ctxlint.program.annotations import parse_string
-from ctxlint.program.callees import (
-    callee_targets,
-    chain_text,
-    forward,
-    function_key,
-    path_to,
-    resolve_targets,
-    short,
-    wanted_modules,
-)
+from ctxlint.program.callees import callee_targets, chain_text, function_key, short
 from ctxlint.program.calls import call_graph
 from ctxlint.program.core import Program
+from ctxlint.program.reach import first_reached, resolve_targets, wanted_modules
 from ctxlint.program.rule import PinSite, RawFinding, Rule, pin_findings
 
 ID = "CTX701"
@@ -346,15 +338,12 @@ class ResourceLease(Rule):
         inside a capture block reach."""
         graph = call_graph(program)
         where = {c["fn"]: f"{path}:{c['span'][0]}" for path, c in model.captures}
-        out: dict[str, tuple[str, list[str]]] = {}
+        sites = []
         for fn, raw in sorted(model.capture.items()):
             func = graph.funcs.get(fn)
             seeds = resolve_targets(graph, fn, func.cls if func else None, raw)
-            parents = forward(graph, {s: None for s in seeds})
-            for q in parents:
-                if q not in out:
-                    out[q] = (where.get(fn, fn), [fn, *path_to(parents, q)])
-        return out
+            sites.append((where.get(fn, fn), [fn], seeds))
+        return first_reached(graph, sites)
 
     def derive(self, program: Program) -> dict[str, Any]:
         model = self._model(program)

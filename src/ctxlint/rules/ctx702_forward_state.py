@@ -4,11 +4,11 @@ and written through `scoped(...)`.
 The tier is the runtime module's `get_forward()` (its return annotation names
 the class). A *read* is an attribute of a `get_forward()` call, or of a local
 bound to one, other than its writers `set`/`scoped`. A *thread start* runs a
-target without the caller's context: `threading.Thread(target=f)`,
-`<ThreadPoolExecutor>.submit(f)`/`.map(f, ...)`, `<loop>.run_in_executor(ex, f)`;
-a target that is `<copy_context()>.run` carries the context, and so does
-`asyncio.to_thread` (it copies it). The call graph resolves each target and
-follows its calls: a read it reaches sees the default flags.
+target without the caller's context (the model's part "threads",
+program.call_starts: `threading.Thread(target=f)`, a thread pool's `submit`/`map`,
+`run_in_executor`; not `<copy_context()>.run` nor `asyncio.to_thread`). The call
+graph resolves each target and follows its calls: a read it reaches sees the
+default flags.
 
 A *sticky* write is `get_forward().set(name, value)`: the names the code sets so
 are pinned in the baseline (the legacy sticky setters); a `set` of any other name
@@ -22,27 +22,19 @@ from typing import Any
 
 from ctxlint.core.findings import PIN, VIOLATION
 from ctxlint.core.lazy_libcst import cst
-from ctxlint.facts.context import FileContext, dotted, string_value
+from ctxlint.facts.context import FileContext, string_value
 from ctxlint.facts.visitor import FileVisitor
 from ctxlint.facts.vocab import BAGS, Vocabulary
-from ctxlint.program.callees import (
-    callee_targets,
-    chain_text,
-    forward,
-    function_key,
-    path_to,
-    resolve_targets,
-    short,
-    wanted_modules,
-)
+from ctxlint.program.call_starts import THREAD_POOL, THREADS, thread_starts
+from ctxlint.program.callees import chain_text, function_key, short
 from ctxlint.program.calls import call_graph
 from ctxlint.program.core import Program
+from ctxlint.program.reach import first_reached, resolve_targets, wanted_modules
 from ctxlint.program.rule import PinSite, RawFinding, Rule, pin_findings
 
 ID = "CTX702"
 ACCESSOR = "get_forward"  # the per-forward tier's accessor (fixed: facts are per file)
 WRITERS = ("set", "scoped")
-EXECUTOR = "ThreadPoolExecutor"
 
 
 class ForwardVisitor(FileVisitor):
@@ -53,64 +45,30 @@ class ForwardVisitor(FileVisitor):
         self.defines = False
         self.reads: dict[str, list[dict[str, Any]]] = {}
         self.sets: list[dict[str, Any]] = []
-        self.starts: list[dict[str, Any]] = []
         self.aliases: list[set[str]] = [set()]  # locals bound to get_forward(), per function
-        self.copies: list[set[str]] = [set()]  # locals bound to copy_context()
-        self.pools: list[set[str]] = [set()]  # locals bound to a thread pool
-        self.nested: list[set[str]] = [set()]
-        self.pool_attrs: set[tuple[str | None, str]] = set()  # (class, attr) = pool
-        self.pending: list[tuple[str | None, str, dict[str, Any]]] = []  # self.attr.submit(...)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         if len(self.ctx.scopes) == 2 and node.name.value == ACCESSOR and self.in_runtime:
             self.defines = True
-        self.nested[-1].add(node.name.value)
-        for stack in (self.aliases, self.copies, self.pools, self.nested):
-            stack.append(set())
+        self.aliases.append(set())
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
-        for stack in (self.aliases, self.copies, self.pools, self.nested):
-            stack.pop()
+        self.aliases.pop()
 
     # -- what an expression is ---------------------------------------------
-    def _resolved(self, expr: cst.BaseExpression) -> str:
-        if isinstance(expr, (cst.Name, cst.Attribute)):
-            return self.ctx.resolve(expr) or ""
-        return ""
-
     def _is_forward(self, expr: cst.BaseExpression) -> bool:
         if isinstance(expr, cst.Call) and not expr.args:
-            return self._resolved(expr.func).rpartition(".")[2] == ACCESSOR
+            func = expr.func
+            resolved = self.ctx.resolve(func) if isinstance(func, (cst.Name, cst.Attribute)) else ""
+            return (resolved or "").rpartition(".")[2] == ACCESSOR
         return isinstance(expr, cst.Name) and expr.value in self.aliases[-1]
-
-    def _is_copy(self, expr: cst.BaseExpression) -> bool:
-        if isinstance(expr, cst.Call):
-            return self._resolved(expr.func).rpartition(".")[2] == "copy_context"
-        return isinstance(expr, cst.Name) and expr.value in self.copies[-1]
-
-    def _is_pool_call(self, expr: cst.BaseExpression) -> bool:
-        return (
-            isinstance(expr, cst.Call) and self._resolved(expr.func).rpartition(".")[2] == EXECUTOR
-        )
 
     def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
         if isinstance(target, cst.Name):
-            name = target.value
-            for stack, test in (
-                (self.aliases, self._is_forward),
-                (self.copies, self._is_copy),
-                (self.pools, self._is_pool_call),
-            ):
-                if test(value):
-                    stack[-1].add(name)
-                else:
-                    stack[-1].discard(name)
-        elif (
-            isinstance(target, cst.Attribute)
-            and dotted(target.value) == self.ctx.scope.self_name
-            and self._is_pool_call(value)
-        ):
-            self.pool_attrs.add((self.ctx.enclosing_class(), target.attr.value))
+            if self._is_forward(value):
+                self.aliases[-1].add(target.value)
+            else:
+                self.aliases[-1].discard(target.value)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for t in node.targets:
@@ -136,75 +94,28 @@ class ForwardVisitor(FileVisitor):
             }
         )
 
-    def _site(self, node: cst.CSTNode) -> dict[str, Any]:
-        cls = self.ctx.enclosing_class()
-        return {
-            "fn": function_key(self.ctx),
-            "cls": f"{self.ctx.module}.{cls}" if cls else None,
-            "snippet": self.ctx.snippet(node)[:160],
-            "span": self.ctx.anchor(node),
-        }
-
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if self._resolved(func) == "threading.Thread":
-            for a in node.args:
-                if a.keyword is not None and a.keyword.value == "target":
-                    self._start("Thread", a.value, node)
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "set"):
             return
-        if not isinstance(func, cst.Attribute):
-            return
-        method = func.attr.value
-        positional = [a.value for a in node.args if a.keyword is None and not a.star]
-        if method == "set" and self._is_forward(func.value):
+        if self._is_forward(func.value):
+            positional = [a.value for a in node.args if a.keyword is None and not a.star]
             first = positional[0] if positional else None
+            cls = self.ctx.enclosing_class()
             self.sets.append(
                 {
-                    **self._site(node),
+                    "fn": function_key(self.ctx),
+                    "cls": f"{self.ctx.module}.{cls}" if cls else None,
+                    "snippet": self.ctx.snippet(node)[:160],
+                    "span": self.ctx.anchor(node),
                     "name": string_value(first) if first is not None else None,
                 }
             )
-        elif method == "run_in_executor" and len(positional) >= 2:
-            self._start("run_in_executor", positional[1], node)
-        elif method in ("submit", "map") and positional:
-            recv = func.value
-            if (isinstance(recv, cst.Name) and recv.value in self.pools[-1]) or self._is_pool_call(
-                recv
-            ):
-                self._start(f"{EXECUTOR}.{method}", positional[0], node)
-            elif isinstance(recv, cst.Attribute) and dotted(recv.value) == self.ctx.scope.self_name:
-                start = self._make_start(f"{EXECUTOR}.{method}", positional[0], node)
-                if start is not None:  # a pool on `self` is known once the class is seen
-                    self.pending.append((self.ctx.enclosing_class(), recv.attr.value, start))
-
-    def _make_start(
-        self, kind: str, target: cst.BaseExpression, node: cst.Call
-    ) -> dict[str, Any] | None:
-        copied = (
-            isinstance(target, cst.Attribute)
-            and target.attr.value == "run"
-            and self._is_copy(target.value)
-        )
-        if copied:
-            return None
-        found = callee_targets(self.ctx, target, self.nested[-1])
-        return {**self._site(node), "kind": kind, "targets": found} if found else None
-
-    def _start(self, kind: str, target: cst.BaseExpression, node: cst.Call) -> None:
-        start = self._make_start(kind, target, node)
-        if start is not None:
-            self.starts.append(start)
 
     def finish(self) -> Any:
-        self.starts += [s for cls, attr, s in self.pending if (cls, attr) in self.pool_attrs]
-        if not (self.defines or self.reads or self.sets or self.starts):
+        if not (self.defines or self.reads or self.sets):
             return None
-        return {
-            "defines": self.defines,
-            "reads": self.reads,
-            "sets": self.sets,
-            "starts": self.starts,
-        }
+        return {"defines": self.defines, "reads": self.reads, "sets": self.sets}
 
 
 # -- the program -------------------------------------------------------------------
@@ -213,13 +124,12 @@ class Model:
         self.tier = False
         self.reads: dict[str, list[tuple[str, str, dict[str, Any]]]] = {}
         self.sets: list[tuple[str, str, dict[str, Any]]] = []
-        self.starts: list[tuple[str, str, dict[str, Any]]] = []
+        self.starts = thread_starts(program)
         for path, module, facts in program.facts(ID):
             self.tier = self.tier or facts["defines"]
             for fn, rs in facts["reads"].items():
                 self.reads.setdefault(fn, []).extend((path, module, r) for r in rs)
             self.sets += [(path, module, s) for s in facts["sets"]]
-            self.starts += [(path, module, s) for s in facts["starts"]]
 
     def sticky(self) -> dict[str, list[str]]:
         """Each name set with `set(...)` -> the functions that set it."""
@@ -239,16 +149,22 @@ class ForwardState(Rule):
     )
     visitor = ForwardVisitor
     needs = (BAGS,)
-    requires = ("calls",)
+    requires = ("calls", THREADS)
 
     def tokens(self, vocab: Vocabulary) -> set[str]:
-        return {ACCESSOR, "Thread", EXECUTOR, "run_in_executor", f"module:{vocab.runtime_module}"}
+        return {
+            ACCESSOR,
+            "Thread",
+            THREAD_POOL,
+            "run_in_executor",
+            f"module:{vocab.runtime_module}",
+        }
 
     def more_tokens(self, program: Program) -> set[str]:
         """The modules a thread's target runs through that are not parsed yet."""
         model = Model(program)  # not memoised: the facts grow each round
         reach = self._build_reach(program, model)
-        raw = [t for _, _, s in model.starts for t in s["targets"]]
+        raw = [t for s in model.starts for t in s.targets]
         return wanted_modules(call_graph(program), reach, raw)
 
     def _model(self, program: Program) -> Model:
@@ -260,17 +176,15 @@ class ForwardState(Rule):
     def _build_reach(self, program: Program, model: Model) -> dict[str, tuple[str, list[str]]]:
         """function -> (start site, call path) for what a context-less start runs."""
         graph = call_graph(program)
-        out: dict[str, tuple[str, list[str]]] = {}
-        for path, _, s in sorted(model.starts, key=lambda x: (x[0], x[2]["span"])):
-            seeds = resolve_targets(graph, s["fn"], s["cls"], s["targets"])
-            parents = forward(graph, {q: None for q in seeds})
-            for q in parents:
-                if q not in out:
-                    out[q] = (
-                        f"`{s['snippet'][:60]}` at {path}:{s['span'][0]}",
-                        path_to(parents, q),
-                    )
-        return out
+        sites = [
+            (
+                f"`{s.snippet[:60]}` at {s.path}:{s.span[0]}",
+                [],
+                resolve_targets(graph, s.fn, s.cls, s.targets),
+            )
+            for s in sorted(model.starts, key=lambda s: (s.path, s.span))
+        ]
+        return first_reached(graph, sites)
 
     def derive(self, program: Program) -> dict[str, Any]:
         model = self._model(program)
@@ -279,7 +193,7 @@ class ForwardState(Rule):
         reach = self._reach(program, model)
         return {
             "forward tier": f"{program.vocab.runtime_module}.{ACCESSOR}",
-            "thread starts": sorted(f"{p}:{s['span'][0]} {s['kind']}" for p, _, s in model.starts),
+            "thread starts": sorted(f"{s.path}:{s.span[0]} {s.kind}" for s in model.starts),
             "reached from threads": len(reach),
             "forward reads": sum(len(v) for v in model.reads.values()),
             "sticky names": model.sticky(),

@@ -1,0 +1,138 @@
+"""What a function runs first, in statement order: the first event of one kind
+(a bag read) its calls reach before an event of another (a publish) stops them.
+
+Unlike `program.reach`, which asks what can run at all, this follows each body
+in the order its statements run: a call whose every callee publishes ends the
+caller's unpublished prefix too. CTX301 asks it of every process entry, and
+`ctxlint fix` of every function an entry runs before it publishes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from ctxlint.program.call_model import Event, EventKind
+from ctxlint.program.calls import CallGraph
+from ctxlint.program.reach import Step
+
+
+@dataclass(frozen=True)
+class Hit:
+    chain: tuple[str, ...]  # qualnames from the callee to the function with the event
+    accessor: str  # the event's accessor (a bag read's)
+    path: str  # of the function with the event
+    line: int  # 0 when the event was not anchored
+
+
+# one step of a prefix: the event's index in its body, the event, the callees followed
+PrefixStep = tuple[int, Event, list[str]]
+
+
+class OrderedReach:
+    """First `find` events before `stop` events, over one call graph."""
+
+    def __init__(
+        self,
+        graph: CallGraph,
+        find: EventKind = EventKind.READ,
+        stop: EventKind = EventKind.PUBLISH,
+    ) -> None:
+        self.graph = graph
+        self.find, self.stop = find, stop
+        # functions that reach a `find` (a `stop`) event along any calls
+        self.reaches_find = graph.reaching(graph.doing(find))
+        self.reaches_stop = graph.reaching(graph.doing(stop))
+        self._first: dict[str, tuple[Hit | None, bool]] = {}
+        self._busy: set[str] = set()
+
+    def first(self, q: str) -> tuple[Hit | None, bool]:
+        """(the first `find` event reachable from `q` before a `stop`, whether
+        every run of `q` stops). A recursive call answers (None, False)."""
+        if q in self._first:
+            return self._first[q]
+        if q in self._busy or (q not in self.reaches_find and q not in self.reaches_stop):
+            return None, False  # recursion, or nothing to find below
+        self._busy.add(q)
+        found: Hit | None = None
+        stops = False
+        fn = self.graph.funcs[q]
+        for event, targets in zip(fn.events, self.graph.edges[q], strict=True):
+            if event.kind is self.stop:
+                stops = True
+                break
+            if event.kind is self.find:
+                found = found or Hit((), event.accessor or "", fn.path, event.line)
+            elif targets:
+                all_stop = True
+                for t in targets:
+                    hit, t_stops = self.first(t)
+                    if hit is not None and found is None:
+                        found = Hit((t, *hit.chain), hit.accessor, hit.path, hit.line)
+                    all_stop = all_stop and t_stops
+                if all_stop:
+                    stops = True
+                    break
+        self._busy.discard(q)
+        self._first[q] = (found, stops)
+        return found, stops
+
+    def prefix(
+        self, q: str, stop_at: tuple[EventKind, ...] | None = None, near: bool = False
+    ) -> Prefix:
+        """`q`'s body up to where it stops (lazily: see Prefix)."""
+        return Prefix(self, q, (self.stop,) if stop_at is None else stop_at, near)
+
+    def prefix_steps(self, q: str) -> Iterator[Step]:
+        """The steps of `q`'s prefix, as a walk follows them (`program.reach`)."""
+        for _, event, callees in self.prefix(q):
+            yield event, callees
+
+    def first_steps(
+        self, q: str, stop_at: tuple[EventKind, ...] | None = None, near: bool = False
+    ) -> tuple[list[tuple[Event, Hit]], Event | None]:
+        """The events of `q`'s own prefix that lead to a `find` event (each with
+        its first hit), and the event `q` stops at (None: it never stops)."""
+        fn = self.graph.funcs[q]
+        out: list[tuple[Event, Hit]] = []
+        prefix = self.prefix(q, stop_at, near)
+        for _, event, callees in prefix:
+            if event.kind is self.find:
+                out.append((event, Hit((), event.accessor or "", fn.path, event.line)))
+                continue
+            for t in callees:
+                hit = self.first(t)[0]
+                if hit is not None:
+                    out.append((event, Hit((t, *hit.chain), hit.accessor, hit.path, hit.line)))
+                    break
+        return out, prefix.stop[1] if prefix.stop is not None else None
+
+
+class Prefix:
+    """A body's steps before an event of a `stop_at` kind, through the first
+    call whose callees all stop (when the reach's stop kind is among `stop_at`);
+    `near`: the callees of the body's own module only. Lazy: whether a call
+    stops the body is asked when the step after it is, so what the caller does
+    with a step (walk its callees first) is done before, as a walk by hand
+    would. After the iteration, `stop` is the stopping event with its index
+    (None: the body runs to its end)."""
+
+    def __init__(
+        self, reach: OrderedReach, q: str, stop_at: tuple[EventKind, ...], near: bool
+    ) -> None:
+        self.reach, self.q, self.stop_at, self.near = reach, q, stop_at, near
+        self.stop: tuple[int, Event] | None = None
+
+    def __iter__(self) -> Iterator[PrefixStep]:
+        graph, reach = self.reach.graph, self.reach
+        fn = graph.funcs[self.q]
+        stopping = reach.stop in self.stop_at
+        for i, (event, targets) in enumerate(zip(fn.events, graph.edges[self.q], strict=True)):
+            if event.kind in self.stop_at:
+                self.stop = (i, event)
+                return
+            callees = [t for t in targets if not self.near or graph.funcs[t].module == fn.module]
+            yield i, event, callees
+            if stopping and callees and all(reach.first(t)[1] for t in callees):
+                self.stop = (i, event)
+                return
