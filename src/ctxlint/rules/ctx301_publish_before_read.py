@@ -22,7 +22,7 @@ from ctxlint.program.call_model import Event, EventKind, Global, Start, StartKin
 from ctxlint.program.calls import call_graph, short
 from ctxlint.program.core import Program
 from ctxlint.program.parts import CALL_LINES
-from ctxlint.program.rule import PinSite, RawFinding, Rule, pin_findings
+from ctxlint.program.rule import FixGuard, PinSite, RawFinding, Rule, guard_until, pin_findings
 
 ID = "CTX301"
 NO_READ = "publishes, reaches no bag read"
@@ -412,6 +412,9 @@ class PublishBeforeRead(Rule):
     def pins(self, program: Program) -> dict[str, Any]:
         a = analysis(program)
         return {q: NO_READ for q in a.own if q not in a.reaches_read}
+
+    def fix_guard(self, program: Program) -> FixGuard:
+        return guard_until(program, runs_unpublished(program))  # a read added there: a finding
 
     def _pin_sites(self, a: Analysis) -> dict[str, PinSite]:
         sites: dict[str, PinSite] = {}

@@ -37,13 +37,13 @@ from ctxlint.facts.vocab import BAGS, Vocabulary
 from ctxlint.program.call_model import Event, EventKind, Global, SelfMethod
 from ctxlint.program.calls import CallGraph, call_graph, short
 from ctxlint.program.core import Program
+from ctxlint.program.role_table import FULL
 from ctxlint.program.rule import RawFinding, Rule
 
 ID = "CTX302"
 PUBLISH, READ, CALL = EventKind.PUBLISH, EventKind.READ, EventKind.CALL
 _SET_CALLS = ("frozenset", "set")
 HANDED = Event(CALL)  # the callables a function hands on, as one more call of it
-FULL = "(full tree)"  # a role the table does not restrict (`None`), as the sets show it
 
 
 # -- per file: the role tables a module defines ------------------------------------------
