@@ -462,7 +462,10 @@ class Engine:
         ran = {r.id for r in runnable} & self.selected
         every = load_rules()
         known = {r.id: r.id for r in every} | {r.name.upper(): r.id for r in every}
-        raw = apply_suppressions(raw, program, ran, known)
+        raw, suppressions = apply_suppressions(raw, program, ran, known)
+        for rule in runnable:  # what the suppressions themselves are worth (CTX001)
+            if rule.id in self.selected:
+                raw.extend(rule.check_suppressions(suppressions))
         findings = to_findings(raw)
         errors.sort(key=lambda e: e.path)
         pins = {r.id: r.pins(program) for r in runnable if r.id in self.selected}
