@@ -6,7 +6,7 @@ from pathlib import Path
 
 from helpers import project_config
 
-from ctxlint.fix.run import FixResult, FixRun
+from ctxlint.fix_run import FixResult, FixRun
 
 
 def fix_project(

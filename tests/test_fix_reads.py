@@ -190,7 +190,7 @@ def test_the_targets_read_the_schema_facts_the_check_read() -> None:
 
     from ctxlint.facts.declarations import schema_facts
     from ctxlint.facts.extract import parse
-    from ctxlint.fix.run import FixRun
+    from ctxlint.fix_run import FixRun
 
     config, rules = project_config(REPO / "examples" / "legacy_app")
     run = FixRun(config, rules, select={"CTX101"}, unsafe=True, jobs=1, use_cache=False)

@@ -13,7 +13,9 @@ from fixrun import fix_project
 from helpers import RECORD_WRITER, cli, write
 
 from ctxlint.fix.plan import FIXED, LEFT, ROLLED_BACK
-from ctxlint.fix.reads import IMPORT_TIME, SEED_CHANGE
+from ctxlint.fix.reads import IMPORT_TIME
+from ctxlint.rules.ctx101_seed_read import RULE as CTX101
+from ctxlint.rules.ctx101_seed_read.fix import SEED_CHANGE
 
 READ = """\
 from specrt.context import get_server_args
@@ -53,12 +55,10 @@ def test_a_file_that_does_not_parse_fails_the_fix_run(project: Path, flags: tupl
 
 
 def test_a_fixer_that_fails_leaves_its_file_and_says_so(project: Path, monkeypatch) -> None:
-    from ctxlint.fix import run
-
     def broken(plan, findings, ctx):
         raise KeyError("boom")
 
-    monkeypatch.setitem(run.FIXERS, "CTX101", broken)
+    monkeypatch.setattr(CTX101, "fixers", lambda: (broken,))
     write(project, {"app/example.py": READ})
     result = fix_project(project, {"CTX101"}, unsafe=True)
     assert [(s.status, s.reason) for s in result.sites] == [
@@ -143,15 +143,13 @@ def test_fix_with_a_baseline_leaves_it_and_says_what_is_stale(project: Path) -> 
 
 def _recording_fixer(monkeypatch, folder: Path) -> None:
     """CTX101's fixer, leaving a file named after the process that ran it."""
-    from ctxlint.fix import run
-
-    fixer = run.FIXERS["CTX101"]
+    (fixer,) = type(CTX101).fixers(CTX101)
 
     def recording(plan, findings, ctx):
         (folder / f"{os.getpid()}-{plan.src.path.replace('/', '_')}").touch()
         fixer(plan, findings, ctx)
 
-    monkeypatch.setitem(run.FIXERS, "CTX101", recording)
+    monkeypatch.setattr(CTX101, "fixers", lambda: (recording,))
 
 
 def test_files_are_planned_on_the_pool_with_the_outcome_of_one_process(
@@ -176,9 +174,7 @@ def test_files_are_planned_on_the_pool_with_the_outcome_of_one_process(
 def test_a_file_whose_planning_kills_the_worker_is_left_and_says_so(
     project: Path, monkeypatch
 ) -> None:
-    from ctxlint.fix import run
-
-    fixer = run.FIXERS["CTX101"]
+    (fixer,) = CTX101.fixers()
 
     def crashing(plan, findings, ctx):
         if plan.src.path == "app/b.py" and os.getpid() != parent:
@@ -186,7 +182,7 @@ def test_a_file_whose_planning_kills_the_worker_is_left_and_says_so(
         fixer(plan, findings, ctx)
 
     parent = os.getpid()
-    monkeypatch.setitem(run.FIXERS, "CTX101", crashing)
+    monkeypatch.setattr(CTX101, "fixers", lambda: (crashing,))
     write(project, {"app/a.py": READ, "app/b.py": READ, "app/c.py": READ})
     result = fix_project(project, {"CTX101"}, unsafe=True, jobs=2)
     by_path = {s.path: (s.status, s.reason) for s in result.sites}

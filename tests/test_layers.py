@@ -9,6 +9,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -61,3 +66,36 @@ def test_an_import_between_two_rules_breaks_the_independence_contract(tmp_path: 
     apart = lint_imports(tmp_path, "--contract", "runtime-independent")
     assert apart.returncode == 0, apart.stdout + apart.stderr
     assert "the runtime and the linter are independent KEPT" in apart.stdout
+
+
+def test_only_the_registry_imports_a_rule(tmp_path: Path) -> None:
+    """A rule is a leaf: report/, fix/ and the rest ask the program model or a
+    rule hook, never a rule module. The layers allow report/ to import rules/
+    (it sits above them); the rules-are-leaves contract does not."""
+    shutil.copytree(REPO / "src", tmp_path / "src", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(REPO / "pyproject.toml", tmp_path)
+    module = tmp_path / "src/ctxlint/report/roles.py"
+    module.write_text(module.read_text() + "\nfrom ctxlint.rules import ctx302_role_namespace\n")
+
+    planted = lint_imports(tmp_path, "--contract", "rules-are-leaves")
+    assert planted.returncode == 1, planted.stdout + planted.stderr
+    assert "ctxlint.report.roles -> ctxlint.rules.ctx302_role_namespace" in planted.stdout
+    layered = lint_imports(tmp_path, "--contract", "layers")
+    assert layered.returncode == 0, layered.stdout + layered.stderr
+
+
+def test_the_rules_are_leaves_contract_covers_every_other_package() -> None:
+    """Its source modules are every top-level package and module of ctxlint but
+    the rules: a new package is under the contract from its first import."""
+    with (REPO / "pyproject.toml").open("rb") as f:
+        contracts = tomllib.load(f)["tool"]["importlinter"]["contracts"]
+    (leaves,) = [c for c in contracts if c["id"] == "rules-are-leaves"]
+    package = REPO / "src" / "ctxlint"
+    every = {
+        f"ctxlint.{p.stem}"
+        for p in package.iterdir()
+        if (p.is_dir() and (p / "__init__.py").exists())
+        or (p.suffix == ".py" and p.name != "__init__.py")
+    }
+    assert set(leaves["source_modules"]) == every - {"ctxlint.rules"}
+    assert leaves["forbidden_modules"] == ["ctxlint.rules"]

@@ -24,7 +24,7 @@ import ctxlint.engine.rounds as rounds
 from ctxlint.engine.run import Engine
 from ctxlint.engine.start import Start
 from ctxlint.facts.vocab import Vocabulary
-from ctxlint.fix.run import FixRun
+from ctxlint.fix_run import FixRun
 
 WHERE = [".", "examples/legacy_app"]
 

@@ -145,3 +145,36 @@ def test_suppression_does_not_reach_other_lines(project: Path) -> None:
     """A comment on the line above silences nothing (and is unused)."""
     body = "    # ctxlint: ignore[CTX101] wrong line\n" + BOTH
     assert _rules(_run(project, body)) == [("CTX001", 6), ("CTX101", 7), ("CTX201", 7)]
+
+
+def test_ctx001_is_one_rule_judging_what_the_engine_recorded() -> None:
+    """The engine only filters and records what each comment silenced; CTX001's
+    own hook turns that record into findings (nothing else makes them)."""
+    from ctxlint.engine.registry import load_rules
+    from ctxlint.program.suppressions import Suppression, Suppressions
+    from ctxlint.rules.ctx001_suppressions import RULE
+
+    def comment(line: int, rules: list[str], reason: str, used: set[str]) -> Suppression:
+        text = f"# ctxlint: ignore[{', '.join(rules)}] {reason}"
+        return Suppression(
+            "app/m.py", line, 5, 5 + len(text), "f", text, rules, reason, False, used
+        )
+
+    every = load_rules()
+    known = {r.id: r.id for r in every} | {r.name.upper(): r.id for r in every}
+    record = Suppressions(
+        [
+            comment(3, ["CTX101"], "kept", {"CTX101"}),
+            comment(4, ["CTX101", "CTX201"], "", {"CTX201"}),
+            comment(5, ["CTX999"], "typo", set()),
+        ],
+        {"CTX101", "CTX201"},
+        known,
+    )
+    found = [(f.span[0], f.message) for f in RULE.check_suppressions(record)]
+    assert found == [
+        (4, "unused suppression: no CTX101 finding on this line"),
+        (4, "suppression without a reason: say why after the ]"),
+        (5, "suppression names unknown rule CTX999"),
+    ]
+    assert all(list(r.check_suppressions(record)) == [] for r in every if r is not RULE)

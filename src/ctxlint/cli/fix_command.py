@@ -81,7 +81,7 @@ def cmd_fix(args: argparse.Namespace) -> int:
     # the fixers build LibCST trees: imported when a fix runs, not for every command
     from ctxlint.fix.plan import FIXED
     from ctxlint.fix.report import site_lines, summary, unified_diff, untouched
-    from ctxlint.fix.run import FixRun, fixable
+    from ctxlint.fix_run import FixRun, fixable
     from ctxlint.report.formats._common import report_base
 
     setup = options.resolve(args)

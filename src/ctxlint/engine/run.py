@@ -22,8 +22,9 @@ from ctxlint.config.settings import Config
 from ctxlint.core import deepstack, heap
 from ctxlint.core.errors import CtxlintError
 from ctxlint.core.findings import FileError
-from ctxlint.discover.files import SourceFile, discover, path_matcher
+from ctxlint.discover.files import SourceFile, discover
 from ctxlint.discover.sources import Sources
+from ctxlint.engine import checks
 from ctxlint.engine.blobs import Blobs, digest_of, gather
 from ctxlint.engine.code_alias import CodeAliases
 from ctxlint.engine.decoding import FactsDecoder
@@ -32,10 +33,8 @@ from ctxlint.engine.keys import CODE_VERSION, RUN_VERSION, fact_key, facts_key, 
 from ctxlint.engine.outcome import RoundsEnd, RunOutput, record, replay
 from ctxlint.engine.part_digests import PartDigests
 from ctxlint.engine.prefilter import MODULE_TOKEN, prefilter, token_matcher
-from ctxlint.engine.registry import load_rules
 from ctxlint.engine.rounds import RoundMemo
 from ctxlint.engine.start import Decoded, Start
-from ctxlint.engine.suppress import apply_suppressions
 from ctxlint.engine.vocabulary import run_vocabulary
 from ctxlint.engine.workers import (
     _PYTHON,
@@ -49,7 +48,7 @@ from ctxlint.engine.workers import (
 from ctxlint.facts.vocab import Vocabulary
 from ctxlint.program.calls import read_ahead
 from ctxlint.program.core import Program
-from ctxlint.program.rule import RawFinding, Rule
+from ctxlint.program.rule import Rule
 
 # (done, total, phase): one count over every phase of the run, so a progress
 # bar never restarts; `total` grows as later rounds find more files to parse.
@@ -374,6 +373,43 @@ class Engine:
             read_ahead,
         )
 
+        self._rounds(vocab, sources, module_of, program, blobs, decoder, tokens, everything)
+        self._syntax_errors(sources, module_of, blobs, unreadable, errors)
+        self._timed("facts", t)
+
+        key = self.memo and facts_key(
+            "derived",
+            self._head(vocab, checks=True),
+            blobs.digests,
+            tokens,
+            unreadable,
+            program.paths,
+        )
+        outcome = outcome_entry(self.cache.get_many([key]).get(key)) if key else None
+        if outcome is not None:
+            out = replay(outcome, self.config, self.pinned, len(files), self.parsed, self.timings)
+        else:
+            decoder.decode_all()
+            self.decoded = {p: (blobs.digests[p], f) for p, f in program.files.items()}
+            out = self._derive_and_check(program, errors, len(files))
+        out.rounds = RoundsEnd(tuple(sorted(tokens)), frozenset(blobs))
+        if key and outcome is None:
+            self.cache.put_many({key: record(out)})
+        return out
+
+    def _rounds(
+        self,
+        vocab: Vocabulary,
+        sources: Sources,
+        module_of: dict[str, str],
+        program: Program,
+        blobs: Blobs,
+        decoder: FactsDecoder,
+        tokens: set[str],
+        everything: bool,
+    ) -> None:
+        """The prefilter's fixed point: gather the files holding a token, learn
+        the rules' next tokens, until a round learns none (`tokens` grows)."""
         round_tokens = set(tokens)  # each round scans only for tokens it has not seen
         rounds = RoundMemo(self.cache, self._head(vocab), replay=self.memo, known=self._parts)
         self._meanwhile = decoder
@@ -418,35 +454,23 @@ class Engine:
                 tokens |= round_tokens
         finally:
             self._meanwhile = None
-        # Files no rule needed are still checked for parse errors (cheaply, with
-        # ast): a broken file is reported whether or not it can matter.
+
+    def _syntax_errors(
+        self,
+        sources: Sources,
+        module_of: dict[str, str],
+        blobs: Blobs,
+        unreadable: list[FileError],
+        errors: list[FileError],
+    ) -> None:
+        """Files no rule needed are still checked for parse errors (cheaply, with
+        ast): a broken file is reported whether or not it can matter."""
         rest = [(p, module_of[p]) for p in sorted(sources) if p not in blobs]
         for path, blob in self._extract(rest, sources, SYNTAX_ONLY).items():
             facts, _ = self._decoded((path, module_of[path]), blob, sources, SYNTAX_ONLY)
             if "error" in facts:
                 unreadable.append(FileError(path, facts["error"]))
                 errors.append(unreadable[-1])
-        self._timed("facts", t)
-
-        key = self.memo and facts_key(
-            "derived",
-            self._head(vocab, checks=True),
-            blobs.digests,
-            tokens,
-            unreadable,
-            program.paths,
-        )
-        outcome = outcome_entry(self.cache.get_many([key]).get(key)) if key else None
-        if outcome is not None:
-            out = replay(outcome, self.config, self.pinned, len(files), self.parsed, self.timings)
-        else:
-            decoder.decode_all()
-            self.decoded = {p: (blobs.digests[p], f) for p, f in program.files.items()}
-            out = self._derive_and_check(program, errors, len(files))
-        out.rounds = RoundsEnd(tuple(sorted(tokens)), frozenset(blobs))
-        if key and outcome is None:
-            self.cache.put_many({key: record(out)})
-        return out
 
     def _head(self, vocab: Vocabulary, *, checks: bool = False) -> str:
         """The round keys' head (the run's inputs and vocabulary); with what the
@@ -466,38 +490,11 @@ class Engine:
     def _derive_and_check(self, program: Program, errors: list[FileError], files: int) -> RunOutput:
         if self.progress:
             self.progress(self._done, self._done, "checking")
-        t = time.perf_counter()
         runnable = self._runnable(program.vocab)
-        for rule in runnable:
-            one = time.perf_counter()
-            program.sets[rule.id] = rule.derive(program)
-            self._timed(f"rule {rule.id} derive", one)
-        self._timed("derive", t)
+        checks.derive(program, runnable, self._timed)
         program.pinned = self.pinned  # the checks compare with the baseline's pins
-        raw: list[RawFinding] = []
-        for rule in runnable:
-            if rule.id not in self.selected:
-                continue
-            t = time.perf_counter()
-            found = list(rule.check(program))
-            excluded = self.config.per_rule_exclude.get(rule.id)
-            if excluded:
-                spec = path_matcher(excluded)
-                found = [f for f in found if not spec.match_file(f.path)]
-            raw.extend(found)
-            self._timed(f"rule {rule.id} check", t)
-        ran = {r.id for r in runnable} & self.selected
-        every = load_rules()
-        known = {r.id: r.id for r in every} | {r.name.upper(): r.id for r in every}
-        raw = apply_suppressions(raw, program, ran, known)
-        findings = to_findings(raw)
+        findings = checks.check(program, runnable, self.selected, self.config, self._timed)
         errors.sort(key=lambda e: e.path)
-        pins = {r.id: r.pins(program) for r in runnable if r.id in self.selected}
-        disabled = {
-            r.id: why
-            for r in self.rules
-            if r.id in self.selected and (why := r.disabled_because(program.vocab))
-        }
         return RunOutput(
             program,
             findings,
@@ -505,8 +502,8 @@ class Engine:
             files,
             self.parsed,
             dict(self.timings),
-            {k: v for k, v in pins.items() if v},
-            disabled,
+            checks.pins(program, runnable, self.selected),
+            checks.disabled(self.rules, self.selected, program.vocab),
         )
 
 

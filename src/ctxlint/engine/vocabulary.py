@@ -10,7 +10,8 @@ from ctxlint.config.settings import Config
 from ctxlint.core.errors import DerivationError, did_you_mean
 from ctxlint.discover.files import SourceFile, unchecked_module
 from ctxlint.discover.sources import Sources
-from ctxlint.facts.vocab import Vocabulary, derive_vocabulary
+from ctxlint.facts.vocab import Vocabulary
+from ctxlint.facts.vocab_derive import derive_vocabulary
 
 # A file's schema facts (or {"error": ...} for one that does not parse)
 SchemaOf = Callable[[SourceFile], dict[str, Any]]

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ctxlint.core.findings import Finding
 from ctxlint.facts.vocab import Vocabulary
 from ctxlint.fix.plan import FilePlan, Site
 from ctxlint.fix.targets import Targets
+from ctxlint.program.rule import FixGuard
 
 
 @dataclass
@@ -19,9 +20,15 @@ class FixContext:
     # (regexes, path): does a checked file other than `path` match all of them?
     # A name another module may use is not removed or renamed.
     named_elsewhere: Callable[[list[str], str], bool]
-    # (path, scope, line) -> the process entry (or constructor) that runs that line
-    # with no record published yet (CTX301's walks), or None
-    unpublished: Callable[[str, str, int], str | None] = lambda _p, _s, _l: None
+    # rule id -> its fix guard (Rule.fix_guard), for the rules some fixer of the
+    # run reads (Rule.fix_guards)
+    guards: dict[str, FixGuard] = field(default_factory=dict)
+
+    def guard(self, rule: str, path: str, scope: str, line: int) -> str | None:
+        """Why a rewrite at that line would add a finding of `rule`, or None
+        (also when the rule gave no guard: it is not run, say)."""
+        found = self.guards.get(rule)
+        return found(path, scope, line) if found is not None else None
 
 
 def site(plan: FilePlan, finding: Finding) -> Site:

@@ -43,7 +43,7 @@ class Planner:
     root: Path
     target_version: str
     modules: dict[str, str]  # path -> module, the checked files
-    fixers: dict[str, Fixer]  # rule -> fixer, in the order they plan a file
+    fixers: dict[str, tuple[Fixer, ...]]  # rule -> its fixers, in the order they plan a file
     ctx: FixContext
     broken: dict[str, str]  # path -> why the check could not read it
     lengths: dict[str, int] = field(default_factory=dict)  # folder -> fix.line_length's
@@ -69,9 +69,9 @@ class Planner:
             self.lengths[folder] = line_length(self.root, path)
         plan = FilePlan(src, self.ctx.vocab.runtime_module, line_length=self.lengths[folder])
         try:
-            for rule, fixer in self.fixers.items():
+            for rule, fixers in self.fixers.items():
                 mine = [f for f in findings if f.rule == rule]
-                if mine:
+                for fixer in fixers if mine else ():
                     fixer(plan, mine, self.ctx)
             text = src.text
             if plan.changes():

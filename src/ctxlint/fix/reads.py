@@ -1,45 +1,17 @@
-"""CTX101 and CTX102: a field read off a record becomes the read of its target.
-
-CTX101: a read off the seed (`get_server_args().f`, `getattr(...)`, the
-accessor through a module alias) becomes the target. The seed holds the raw
-input, so a bag leaf (or the parallel context's member) is an unsafe fix: the
-value becomes the resolved one; the runtime's instance-derived accessor answers
-from the seed as the read did, a safe one. An alias of the seed
-(`sa = get_server_args()`, module-level, or parked on `self`) is rewritten when
-every use of it is a reported field read, and the alias goes. A seed-accessor
-import nothing uses any more goes too.
-
-CTX102 (unsafe): a read off a handed instance becomes its bag leaf: the value
-changes from the operator's raw input to the resolved one, which is the
-design's "decision, not a style question", so it runs only with --unsafe and
-each site says so.
-"""
+"""A field read off a record rewritten as the read of its target: what the
+fixers of CTX101 (a read off the seed) and CTX102 (a read off a handed
+instance) share. Each rule's fixer is in its package (rules/<rule>/fix.py)."""
 
 from __future__ import annotations
 
-from collections import defaultdict
-
 import libcst as cst
-from libcst.metadata import Assignment, GlobalScope, ImportAssignment
 
 from ctxlint.core.findings import Finding
 from ctxlint.facts.context import string_value
-from ctxlint.fix.accessors import binding_statement, bindings, call, module_alias, spell
-from ctxlint.fix.context import FixContext, site
+from ctxlint.fix.accessors import call, spell
 from ctxlint.fix.plan import FIXED, FilePlan, Site
-from ctxlint.fix.targets import INSTANCE_ACCESSOR, Target
-from ctxlint.program.function_locals import function_locals
+from ctxlint.fix.targets import Target
 
-SUPPLIED_CHANGE = (
-    "the value changes from the operator's raw input to the resolved one (and follows "
-    "overrides): review this site"
-)
-# The seed holds the raw input too (the design: resolution writes no field), so a
-# read of it that becomes a bag leaf changes value wherever resolution decides one
-SEED_CHANGE = (
-    "the value changes from the raw input the seed holds to the resolved one (and "
-    "follows overrides): review this site"
-)
 UNSAFE = "an unsafe fix (the value changes to the resolved one): run with --unsafe"
 IMPORT_TIME = (
     "read at import time (module level, a class body, a default or a decorator): no bag "
@@ -47,7 +19,7 @@ IMPORT_TIME = (
 )
 
 
-def _at_import_time(plan: FilePlan, node: cst.CSTNode) -> bool:
+def at_import_time(plan: FilePlan, node: cst.CSTNode) -> bool:
     """`node` runs when its module is imported: outside any function body, or in
     a default, decorator or annotation of a def that runs then."""
     child, up = node, plan.src.parent(node)
@@ -71,31 +43,12 @@ def read_parts(node: cst.CSTNode | None) -> tuple[str, cst.BaseExpression] | Non
     return None
 
 
-def _locate(plan: FilePlan, f: Finding) -> cst.CSTNode | None:
+def locate(plan: FilePlan, f: Finding) -> cst.CSTNode | None:
     s = f.span
     return plan.src.node_at((s.line, s.column, s.end_line, s.end_column), cst.Attribute, cst.Call)
 
 
-def _seed_call(plan: FilePlan, expr: cst.BaseExpression, seeds: set[str]) -> bool:
-    """`expr` calls a seed accessor: by its name, through a module, or imported
-    under another name (`from rt import get_server_args as seed`)."""
-    if not isinstance(expr, cst.Call) or expr.args:
-        return False
-    func = expr.func
-    if isinstance(func, cst.Attribute):
-        return func.attr.value in seeds
-    if not isinstance(func, cst.Name):
-        return False
-    if func.value in seeds:
-        return True
-    return any(
-        isinstance(a, ImportAssignment)
-        and plan.src.imported(a.node).get(a.name, "").rpartition(".")[2] in seeds  # type: ignore[arg-type]
-        for a in bindings(plan, func, func.value)
-    )
-
-
-def _rewrite(
+def rewrite_read(
     plan: FilePlan,
     s: Site,
     node: cst.CSTNode,
@@ -112,287 +65,3 @@ def _rewrite(
     plan.replace[id(node)] = new
     s.status, s.became = FIXED, plan.src.tree.code_for_node(new)
     return True
-
-
-def fix_seed_reads(plan: FilePlan, findings: list[Finding], ctx: FixContext) -> None:
-    seeds = set(ctx.vocab.seed_accessors)
-    aliases: dict[tuple[str, int], list[tuple[Site, cst.CSTNode, Target]]] = defaultdict(list)
-    for f in findings:
-        s = site(plan, f)
-        node = _locate(plan, f)
-        parts = read_parts(node)
-        if node is None or parts is None:
-            s.reason = "the reported node was not found in the file"
-            continue
-        field, base = parts
-        target = ctx.targets.target(field)
-        if isinstance(target, str):
-            s.reason = target
-            continue
-        if _at_import_time(plan, node):  # the rewrite would be a CTX602 finding
-            s.reason = IMPORT_TIME
-            continue
-        # an instance-derived accessor answers from the seed as the read did
-        s.unsafe = target.kind != INSTANCE_ACCESSOR
-        if _seed_call(plan, base, seeds):
-            if s.unsafe and not ctx.unsafe:
-                s.reason = UNSAFE
-                continue
-            assert isinstance(base, cst.Call)
-            func = base.func
-            if isinstance(func, cst.Name):
-                near = binding_statement(plan, func, func.value)
-                if _rewrite(plan, s, node, target, near=near):
-                    plan.drop_if_unused.add(func.value)
-            elif isinstance(func, cst.Attribute) and module_alias(
-                plan, func.value, ctx.vocab.runtime_module
-            ):
-                _rewrite(plan, s, node, target, via=func.value)
-            else:
-                _rewrite(plan, s, node, target)
-            if s.status == FIXED and s.unsafe:
-                s.reason = SEED_CHANGE
-        elif isinstance(base, cst.Name):
-            found = bindings(plan, base, base.value)
-            if not found or not all(type(a) is Assignment for a in found):
-                s.reason = (
-                    f"`{base.value}` is also bound otherwise (a parameter, an import, a loop)"
-                )
-                continue
-            aliases[("name", min(id(a) for a in found))].append((s, node, target))
-        elif isinstance(base, cst.Attribute) and _is_self(base.value):
-            cls = _enclosing_class(plan, node)
-            if cls is None:
-                s.reason = "the alias on self is read outside a class"
-                continue
-            aliases[(f"self.{base.attr.value}", id(cls))].append((s, node, target))
-        else:
-            s.reason = "the seed is reached through an expression the fix does not follow"
-    for (kind, _), reads in aliases.items():
-        if not ctx.unsafe and any(s.unsafe for s, _, _ in reads):  # all or nothing
-            for s, _, _ in reads:
-                s.reason = (
-                    UNSAFE if s.unsafe else f"the alias's other reads need --unsafe ({UNSAFE})"
-                )
-            continue
-        if kind == "name":
-            _fix_name_alias(plan, reads, ctx, seeds)
-        else:
-            _fix_self_alias(plan, kind[5:], reads, ctx, seeds)
-
-
-def _is_self(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.Name) and expr.value == "self"
-
-
-def _enclosing_class(plan: FilePlan, node: cst.CSTNode) -> cst.ClassDef | None:
-    cur = plan.src.parent(node)
-    while cur is not None and not isinstance(cur, cst.ClassDef):
-        cur = plan.src.parent(cur)
-    return cur
-
-
-def _single_assign(plan: FilePlan, target: cst.CSTNode) -> tuple[cst.Assign, cst.CSTNode] | None:
-    """The `x = value` statement (alone on its line, one target) `target` is the target of."""
-    at = plan.src.parent(target)
-    assign = plan.src.parent(at) if isinstance(at, cst.AssignTarget) else None
-    line = plan.src.parent(assign) if isinstance(assign, cst.Assign) else None
-    if (
-        isinstance(assign, cst.Assign)
-        and len(assign.targets) == 1
-        and isinstance(line, cst.SimpleStatementLine)
-        and len(line.body) == 1
-    ):
-        return assign, line
-    return None
-
-
-def _guarded(plan: FilePlan, node: cst.CSTNode) -> bool:
-    """`node` runs in a `try` body of its function: removing it moves the seed
-    accessor's failure out of the handler's reach."""
-    cur = plan.src.parent(node)
-    while cur is not None and not isinstance(cur, (cst.FunctionDef, cst.Module)):
-        if isinstance(cur, (cst.Try, cst.TryStar)):
-            return True
-        cur = plan.src.parent(cur)
-    return False
-
-
-def _give_up(reads: list[tuple[Site, cst.CSTNode, Target]], reason: str) -> None:
-    for s, _, _ in reads:
-        s.reason = reason
-
-
-def _seed_import(
-    plan: FilePlan, value: cst.BaseExpression
-) -> tuple[str | None, cst.ImportFrom | None]:
-    func = value.func if isinstance(value, cst.Call) else None
-    if isinstance(func, cst.Name):
-        return func.value, binding_statement(plan, func, func.value)
-    return None, None
-
-
-def _rewrite_all(
-    plan: FilePlan,
-    reads: list[tuple[Site, cst.CSTNode, Target]],
-    assigns: list[tuple[cst.Assign, cst.CSTNode]],
-) -> None:
-    """Rewrite every read of an alias, and remove its assignments: all or nothing
-    (an alias half rewritten would still need its assignment)."""
-    for _, line in assigns:
-        if _guarded(plan, line):
-            _give_up(reads, "the alias is assigned inside a `try` (its failure is handled there)")
-            return
-    value = assigns[0][0].value
-    name, near = _seed_import(plan, value)
-    via = None
-    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute):
-        if module_alias(plan, value.func.value, plan.runtime_module):
-            via = value.func.value
-    saved = (dict(plan.replace), {k: list(v) for k, v in plan.add_names.items()})
-    saved_header, saved_planned = list(plan.header_imports), set(plan.planned)
-    for s, node, target in reads:
-        if not _rewrite(plan, s, node, target, near=near, via=via):
-            reason = s.reason
-            plan.replace, plan.add_names = saved
-            plan.header_imports, plan.planned = saved_header, saved_planned
-            for other, _, _ in reads:
-                other.status, other.became = "left", ""
-                other.reason = reason
-            return
-    for s, _, _ in reads:
-        if s.unsafe:
-            s.reason = SEED_CHANGE
-    for _, line in assigns:
-        plan.remove.add(id(line))
-    if name:
-        plan.drop_if_unused.add(name)
-
-
-def _fix_name_alias(
-    plan: FilePlan,
-    reads: list[tuple[Site, cst.CSTNode, Target]],
-    ctx: FixContext,
-    seeds: set[str],
-) -> None:
-    base = read_parts(reads[0][1])[1]  # type: ignore[index]
-    assert isinstance(base, cst.Name)
-    name = base.value
-    found = bindings(plan, base, name)
-    assigns = [_single_assign(plan, a.node) for a in found]  # type: ignore[attr-defined]
-    if any(a is None or not _seed_call(plan, a[0].value, seeds) for a in assigns):
-        _give_up(reads, f"the alias `{name}` is not only `{name} = <seed accessor>()`")
-        return
-    reported = {id(read_parts(n)[1]) for _, n, _ in reads}  # type: ignore[index]
-    for assignment in found:
-        for access in assignment.references:  # type: ignore[attr-defined]
-            if id(access.node) not in reported:
-                where = plan.src.line(access.node)
-                _give_up(
-                    reads,
-                    f"the alias `{name}` is also used other than as a reported field read "
-                    f"(line {where})",
-                )
-                return
-    if any(isinstance(a.scope, GlobalScope) for a in found):  # type: ignore[attr-defined]
-        if ctx.named_elsewhere([rf"\b{name}\b"], plan.src.path):
-            _give_up(reads, f"the module-level alias `{name}` is named in another file")
-            return
-    _rewrite_all(plan, reads, assigns)  # type: ignore[arg-type]
-
-
-def _fix_self_alias(
-    plan: FilePlan,
-    attr: str,
-    reads: list[tuple[Site, cst.CSTNode, Target]],
-    ctx: FixContext,
-    seeds: set[str],
-) -> None:
-    reported = {id(read_parts(n)[1]) for _, n, _ in reads}  # type: ignore[index]
-    assigns: list[tuple[cst.Assign, cst.CSTNode]] = []
-    for node in _attributes(plan.src.tree, attr):
-        if id(node) in reported:
-            continue
-        found = _single_assign(plan, node) if _is_self(node.value) else None
-        if found is None:
-            where = plan.src.line(node)
-            _give_up(
-                reads,
-                f"`self.{attr}` is also used other than as a reported field read (line {where})",
-            )
-            return
-        assigns.append(found)
-    if len(assigns) != 1 or not _seed_call(plan, assigns[0][0].value, seeds):
-        _give_up(reads, f"`self.{attr}` is not bound once, to the seed accessor's value")
-        return
-    if ctx.named_elsewhere([rf"\.{attr}\b"], plan.src.path):
-        _give_up(reads, f"`{attr}` is named in another file")
-        return
-    _rewrite_all(plan, reads, assigns)
-
-
-def _attributes(tree: cst.Module, attr: str) -> list[cst.Attribute]:
-    found: list[cst.Attribute] = []
-
-    class Collect(cst.CSTVisitor):
-        def visit_Attribute(self, node: cst.Attribute) -> None:
-            if node.attr.value == attr:
-                found.append(node)
-
-    tree.visit(Collect())
-    return found
-
-
-def _cached_in_global(plan: FilePlan, node: cst.CSTNode) -> str | None:
-    """The module global an assignment holding `node` in its value caches
-    (`global X` in the enclosing function, then `X = ...`): a bag read there
-    would be a CTX602 finding, so the rewrite is left rather than made, checked
-    and rolled back with its whole file."""
-    stmt, up = None, plan.src.parent(node)
-    while up is not None and not isinstance(up, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
-        if stmt is None and isinstance(up, (cst.Assign, cst.AnnAssign, cst.AugAssign)):
-            stmt = up
-        up = plan.src.parent(up)
-    if stmt is None or not isinstance(up, cst.FunctionDef):
-        return None
-    targets = [t.target for t in stmt.targets] if isinstance(stmt, cst.Assign) else [stmt.target]
-    declared = function_locals(up).module_globals
-    names = [t.value for t in targets if isinstance(t, cst.Name) and t.value in declared]
-    return names[0] if names else None
-
-
-def fix_supplied_reads(plan: FilePlan, findings: list[Finding], ctx: FixContext) -> None:
-    for f in findings:
-        s = site(plan, f)
-        s.unsafe = True
-        if not ctx.unsafe:
-            s.reason = UNSAFE
-            continue
-        entry = ctx.unpublished(f.path, f.scope, f.line)
-        if entry is not None:  # the bag read would come before publish: a CTX301 finding
-            s.reason = (
-                f"{entry} runs this line before its record is published, when no bag "
-                "exists yet (CTX301): read the record through a view, or move the read"
-            )
-            continue
-        parts = read_parts(node := _locate(plan, f))
-        if node is None or parts is None:
-            s.reason = "the reported node was not found in the file"
-            continue
-        target = ctx.targets.target(parts[0])
-        if isinstance(target, str):
-            s.reason = target
-        elif _at_import_time(plan, node):
-            s.reason = IMPORT_TIME
-        elif cached := _cached_in_global(plan, node):
-            s.reason = (
-                f"the value is cached in the module global `{cached}`: a bag read there "
-                "would miss later overrides (CTX602); read the bag where the value is used"
-            )
-        elif target.kind == INSTANCE_ACCESSOR:
-            s.reason = (
-                f"`{parts[0]}` has no bag leaf (its accessor answers from the seed, "
-                "not from this instance): pick its source by hand"
-            )
-        elif _rewrite(plan, s, node, target):
-            s.reason = SUPPLIED_CHANGE

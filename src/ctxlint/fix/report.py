@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 
 from ctxlint.core.findings import Finding
 from ctxlint.fix.plan import FIXED, LEFT, REMOVED, ROLLED_BACK, Site
-from ctxlint.fix.run import FixResult
+from ctxlint.fix.result import FixResult
 
 
 def unified_diff(result: FixResult, prefix: str = "") -> str:

@@ -7,7 +7,7 @@ touches nothing else.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -17,6 +17,12 @@ from ctxlint.program.core import Program
 
 if TYPE_CHECKING:
     from ctxlint.facts.vocab import Vocabulary
+    from ctxlint.program.suppressions import Suppressions
+
+# (path, scope, line) -> what makes a rewrite there a new finding of the rule that
+# answers (CTX301: the process entry that runs the line before its publish), or
+# None: what a fixer asks before it rewrites (Rule.fix_guard).
+FixGuard = Callable[[str, str, int], "str | None"]
 
 
 @dataclass(slots=True)
@@ -60,6 +66,12 @@ class Rule:
     # The kinds of fix `ctxlint fix` has for the rule's findings: "safe" (runs by
     # default), "unsafe" (needs --unsafe: it can change behaviour); () for none.
     fixes: ClassVar[tuple[str, ...]] = ()
+    # Where the rule's fixers plan in a file among the other rules' (lower first,
+    # then by id): a rename (CTX401) frees a name a read's rewrite may need.
+    fix_order: ClassVar[int] = 1
+    # The rules whose fix guards (fix_guard) the rule's fixers read, by id: the fix
+    # run asks those rules only when a fixer that reads them rewrites.
+    fix_guards: ClassVar[tuple[str, ...]] = ()
 
     def disabled_because(self, vocab: Vocabulary) -> str | None:
         """Why this rule cannot run on this codebase (a missing set), or None."""
@@ -102,11 +114,50 @@ class Rule:
         stored outcome's key, so installing or removing the tool is a miss."""
         return ""
 
+    def fixers(self) -> tuple[Callable[..., None], ...]:
+        """The rule's fixers (fix.context.Fixer: a file's plan, the rule's findings
+        in it, the fix context), run in order on each file with a fixable finding.
+        A rule module imports its fixers here, on first use: they import LibCST,
+        which a check that parses nothing never loads."""
+        return ()
+
+    def fix_guard(self, program: Program) -> FixGuard | None:
+        """Where a rewrite by another rule's fixer would add a finding of this
+        rule, answered from the checked program before the rewrite is made (so
+        the site is left with the reason, rather than rewritten, re-checked and
+        rolled back with its whole file); None when the rule has no such answer."""
+        return None
+
+    def check_suppressions(self, suppressions: Suppressions) -> Iterable[RawFinding]:
+        """Findings about the `# ctxlint: ignore[...]` comments themselves, once
+        they have been applied to the other rules' findings (CTX001)."""
+        return ()
+
     def pins(self, program: Program) -> dict[str, Any]:
         """Derived facts pinned in the baseline (hook signatures, say): any
         difference from `program.pinned[id]` is a finding until `baseline update`
         records it, so changing one is a visible, reviewed baseline diff."""
         return {}
+
+
+def guard_until(program: Program, runs: dict[str, tuple[str, int | None]]) -> FixGuard:
+    """A fix guard from the functions (qualified) that run, each for a reason
+    (`by`: the entry that runs it), up to a line of their own body (None: all of
+    it). It keeps only a path -> module map of the program: the fix run lets the
+    program go once it has asked."""
+    modules = {path: entry["module"] for path, entry in program.files.items()}
+
+    def guard(path: str, scope: str, line: int) -> str | None:
+        found = runs.get(f"{modules.get(path, '')}.{scope}")
+        if found is None:
+            return None
+        by, until = found
+        # until 0: no position was kept for the line that ends it (a nested
+        # function's call, say), so no line is known to come before it (the
+        # re-check still rolls such a rewrite back)
+        return by if until is None or line < until else None
+
+    return guard
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ctxlint.core.errors import CtxlintError
-from ctxlint.rules.ctx302_role_namespace import FULL
+from ctxlint.program.role_table import FULL, allowed
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -52,7 +52,7 @@ class Roles:
             role, _, ns = key.partition(" ")
             paths[(role, ns)] = text
         return cls(
-            {r: None if v == FULL else frozenset(v) for r, v in table.items()},
+            {r: allowed(v) for r, v in table.items()},
             sets["role table source"],
             entries,
             {r: frozenset(ns) for r, ns in sets["reach"].items()},

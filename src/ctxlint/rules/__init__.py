@@ -1,1 +1,1 @@
-"""One module per rule; each defines RULE."""
+"""One module (or package, when it has a fixer: fix.py beside it) per rule; each defines RULE."""

@@ -35,7 +35,7 @@ from ctxlint.program.reach import (
     same_module_publishers,
     steps,
 )
-from ctxlint.program.rule import PinSite, RawFinding, Rule, pin_findings
+from ctxlint.program.rule import FixGuard, PinSite, RawFinding, Rule, guard_until, pin_findings
 
 ID = "CTX301"
 NO_READ = "publishes, reaches no bag read"
@@ -285,6 +285,9 @@ class PublishBeforeRead(Rule):
     def pins(self, program: Program) -> dict[str, Any]:
         a = analysis(program)
         return {q: NO_READ for q in a.own if q not in a.reaches_read}
+
+    def fix_guard(self, program: Program) -> FixGuard:
+        return guard_until(program, runs_unpublished(program))  # a read added there: a finding
 
     def _pin_sites(self, a: Analysis) -> dict[str, PinSite]:
         sites: dict[str, PinSite] = {}

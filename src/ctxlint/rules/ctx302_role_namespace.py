@@ -43,12 +43,12 @@ from ctxlint.program.reach import (
     module_tokens,
     spread_to_callers,
 )
+from ctxlint.program.role_table import FULL
 from ctxlint.program.rule import RawFinding, Rule
 
 ID = "CTX302"
 PUBLISH, READ = EventKind.PUBLISH, EventKind.READ
 _SET_CALLS = ("frozenset", "set")
-FULL = "(full tree)"  # a role the table does not restrict (`None`), as the sets show it
 
 
 # -- per file: the role tables a module defines ------------------------------------------

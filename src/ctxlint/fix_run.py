@@ -10,6 +10,9 @@
    again until what is left holds.
 4. Unless only the diff is asked for, each kept file is written atomically.
 The baseline is never rewritten: the fixed findings show as stale.
+
+Each rule brings its fixers (Rule.fixers); fix/ holds what they are written
+with (the plan, the source and its scopes, the line length) and the planning.
 """
 
 from __future__ import annotations
@@ -19,7 +22,6 @@ import os
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -34,26 +36,13 @@ from ctxlint.engine.run import Engine, RunOutput
 from ctxlint.engine.start import Decoded, Start
 from ctxlint.facts.declarations import schema_facts
 from ctxlint.facts.extract import parse
-from ctxlint.fix.binding import fix_accessor_bindings
 from ctxlint.fix.context import FixContext, Fixer
-from ctxlint.fix.hops import fix_config_hops
-from ctxlint.fix.plan import FIXED, LEFT, ROLLED_BACK, Site
+from ctxlint.fix.plan import FIXED, LEFT, ROLLED_BACK
 from ctxlint.fix.planning import Planner, plan_all
-from ctxlint.fix.reads import fix_seed_reads, fix_supplied_reads
+from ctxlint.fix.result import FixResult
 from ctxlint.fix.targets import Targets
 from ctxlint.program.core import Program
-from ctxlint.program.rule import Rule
-from ctxlint.rules.ctx301_publish_before_read import ID as CTX301
-from ctxlint.rules.ctx301_publish_before_read import runs_unpublished
-
-# The fixers, in the order they plan a file: a rename (CTX401) frees a name a
-# read's target (CTX101, CTX102) may need; CTX602 removes `.config` hops.
-FIXERS: dict[str, Fixer] = {
-    "CTX401": fix_accessor_bindings,
-    "CTX101": fix_seed_reads,
-    "CTX102": fix_supplied_reads,
-    "CTX602": fix_config_hops,
-}
+from ctxlint.program.rule import FixGuard, Rule
 
 
 def fixable(rules: list[Rule]) -> dict[str, tuple[str, ...]]:
@@ -61,18 +50,12 @@ def fixable(rules: list[Rule]) -> dict[str, tuple[str, ...]]:
     return {r.id: r.fixes for r in rules if r.fixes}
 
 
-@dataclass
-class FixResult:
-    plans: dict[str, list[Site]] = field(default_factory=dict)  # path -> its sites
-    before: dict[str, str] = field(default_factory=dict)  # path -> text, files changed
-    after: dict[str, str] = field(default_factory=dict)
-    sites: list[Site] = field(default_factory=list)
-    errors: list[FileError] = field(default_factory=list)  # files left because they do not parse
-    checks: int = 0  # whole-program checks run
-    output: RunOutput | None = None  # the last check (of the fixed program)
-
-    def count(self, status: str) -> int:
-        return sum(1 for s in self.sites if s.status == status)
+def fixers(rules: list[Rule]) -> dict[str, tuple[Fixer, ...]]:
+    """Rule id -> its fixers, in the order the rules plan a file (Rule.fix_order,
+    then id): a rename (CTX401) frees a name a read's target (CTX101, CTX102)
+    may need."""
+    ordered = sorted((r for r in rules if r.fixes), key=lambda r: (r.fix_order, r.id))
+    return {r.id: r.fixers() for r in ordered}
 
 
 class _SharedCache(FactCache):
@@ -143,7 +126,8 @@ class FixRun:
         pinned: dict[str, dict[str, Any]] | None = None,
     ) -> None:
         self.config, self.rules = config, rules
-        self.select = select & set(FIXERS) & set(fixable(rules))
+        self.fixers = {k: v for k, v in fixers(rules).items() if k in select and v}
+        self.select = set(self.fixers)
         self.unsafe = unsafe
         self.paths = paths
         self.engine_args: dict[str, Any] = {
@@ -156,7 +140,7 @@ class FixRun:
         self.cache = _SharedCache(config.cache_dir if use_cache else None)
         self._files = {f.rel: f.module for f in discover(config.root, config.src, config.exclude)}
         self._texts: dict[str, str] = {}
-        self._unpublished: dict[str, tuple[str, int | None]] | None = None
+        self._guards: dict[str, FixGuard] | None = None  # asked of the tree as it is
         self._decoded: Decoded = {}  # the tree's facts, as its check decoded them
         self._schemas: dict[str, dict[str, Any] | None] = {}  # module -> schema facts
 
@@ -231,48 +215,47 @@ class FixRun:
         # beside them (twice the peak memory); the facts the next check takes
         # as they are (engine.start) are kept in self._decoded
         p = out.program
-        if not texts and p.files and self._leaves_unpublished:  # the tree as it is
-            self._unpublished = self._runs_unpublished(p)
+        if not texts and p.files and self._guarding:  # the tree as it is
+            self._guards = self._ask_guards(p)
         out.program = Program(p.config, p.vocab, {}, sets=p.sets, pinned=p.pinned, paths=p.paths)
         return out
 
     @property
-    def _leaves_unpublished(self) -> bool:
-        """Whether this run rewrites supplied reads (CTX102's unsafe fix), and so
-        must know where no record is published yet."""
-        return self.unsafe and "CTX102" in self.select
+    def _readers(self) -> set[str]:
+        """The rules of this run whose fixers read a fix guard (Rule.fix_guards)
+        and rewrite: a rule with an unsafe fix only rewrites with --unsafe."""
+        return {
+            r.id
+            for r in self.rules
+            if r.fix_guards and r.id in self.select and (self.unsafe or "safe" in r.fixes)
+        }
 
-    def _runs_unpublished(self, program: Program) -> dict[str, tuple[str, int | None]]:
-        rule = next((r for r in self.rules if r.id == CTX301), None)
-        if rule is None or rule.disabled_because(program.vocab) is not None:
+    @property
+    def _guarding(self) -> set[str]:
+        """The rules whose fix guards the readers read."""
+        readers = self._readers
+        return {g for r in self.rules if r.id in readers for g in r.fix_guards}
+
+    def _ask_guards(self, program: Program) -> dict[str, FixGuard]:
+        out: dict[str, FixGuard] = {}
+        for r in self.rules:
+            if r.id in self._guarding and r.disabled_because(program.vocab) is None:
+                guard = r.fix_guard(program)
+                if guard is not None:
+                    out[r.id] = guard
+        return out
+
+    def _guards_for(self, before: RunOutput) -> dict[str, FixGuard]:
+        """The guards the run's fixers read, from the tree's program: when the
+        first check replayed a stored outcome, the program is built once more
+        (the answer must not depend on the cache), if a finding of a rule that
+        reads them is to be fixed."""
+        readers = self._readers
+        if not readers:
             return {}
-        return runs_unpublished(program)
-
-    def _unpublished_lookup(self, before: RunOutput) -> Callable[[str, str, int], str | None]:
-        """Where a CTX102 rewrite's bag read would come before publish (a CTX301
-        finding it would add): such a site is left with its reason rather than
-        rewritten, checked and rolled back with every other site of its file.
-        Worked out from the tree's program: when the first check replayed a
-        stored outcome, the program is built once more (the answer must not
-        depend on the cache)."""
-        if not self._leaves_unpublished:
-            return lambda _p, _s, _l: None
-        if self._unpublished is None and any(f.rule == "CTX102" for f in before.findings):
+        if self._guards is None and any(f.rule in readers for f in before.findings):
             self._check({}, memo=False)
-        walks = self._unpublished or {}
-        modules = self._files
-
-        def lookup(path: str, scope: str, line: int) -> str | None:
-            found = walks.get(f"{modules.get(path, '')}.{scope}")
-            if found is None:
-                return None
-            seed, until = found
-            # until 0: no position was kept for that publish (a nested function's
-            # call, say), so no line is known to come before it (the re-check
-            # still rolls such a rewrite back)
-            return seed if until is None or line < until else None
-
-        return lookup
+        return self._guards or {}
 
     # -- the run ----------------------------------------------------------------
     def run(self) -> FixResult:
@@ -301,7 +284,7 @@ class FixRun:
             Targets(vocab, self._schema()),
             self.unsafe,
             self.named_elsewhere,
-            self._unpublished_lookup(before),
+            self._guards_for(before),
         )
         todo: dict[str, list[Finding]] = {}
         for f in before.findings:
@@ -309,7 +292,7 @@ class FixRun:
                 todo.setdefault(f.path, []).append(f)
         broken = {e.path: e.message for e in before.errors}
         planner = Planner(
-            self.config.root, self.config.target_version, self._files, FIXERS, ctx, broken
+            self.config.root, self.config.target_version, self._files, self.fixers, ctx, broken
         )
         for planned in plan_all(planner, todo, self.jobs, before_fork=self._read_all):
             result.plans[planned.path] = planned.sites
@@ -410,4 +393,4 @@ def _messages(
     return out
 
 
-__all__ = ["FIXED", "FIXERS", "LEFT", "ROLLED_BACK", "FixResult", "FixRun", "fixable"]
+__all__ = ["FIXED", "LEFT", "ROLLED_BACK", "FixResult", "FixRun", "fixable", "fixers"]

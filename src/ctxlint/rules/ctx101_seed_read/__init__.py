@@ -10,7 +10,7 @@ on `self` read in any method of the class. The runtime module is exempt.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from ctxlint.core.lazy_libcst import cst
@@ -79,6 +79,11 @@ class SeedRead(Rule):
     requires = ("records",)
     needs = (SEED,)
     fixes = ("safe", "unsafe")  # ctxlint fix (docs/fix.md)
+
+    def fixers(self) -> tuple[Callable[..., None], ...]:
+        from ctxlint.rules.ctx101_seed_read.fix import fix_seed_reads
+
+        return (fix_seed_reads,)
 
     def tokens(self, vocab: Vocabulary) -> set[str]:
         return set(vocab.seed_accessors)

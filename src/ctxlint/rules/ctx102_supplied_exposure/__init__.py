@@ -18,7 +18,7 @@ decided in check() so that config changes never invalidate cached facts.
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, ClassVar
 
 from ctxlint.core.lazy_libcst import cst
@@ -179,9 +179,15 @@ class SuppliedExposure(Rule):
         "a parked alias, another object's record) instead of its bag"
     )
     fixes = ("unsafe",)  # ctxlint fix (docs/fix.md)
+    fix_guards = ("CTX301",)  # a read it rewrites must not come before publish
     visitor = ExposureVisitor
     requires = ("records", BINDINGS)
     options: ClassVar[dict[str, Any]] = {ALLOWED_CLASSES: [], FACTORIES: []}
+
+    def fixers(self) -> tuple[Callable[..., None], ...]:
+        from ctxlint.rules.ctx102_supplied_exposure.fix import fix_supplied_reads
+
+        return (fix_supplied_reads,)
 
     def tokens(self, vocab: Vocabulary) -> set[str]:
         return {vocab.record_name}

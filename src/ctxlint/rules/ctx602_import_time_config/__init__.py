@@ -21,7 +21,7 @@ deprecated):
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from ctxlint.core.lazy_libcst import cst
@@ -279,6 +279,11 @@ class ImportTimeConfig(Rule):
     visitor = ImportTimeVisitor
     needs = (BAGS,)
     fixes = ("safe",)  # the `.config` hop only (docs/fix.md)
+
+    def fixers(self) -> tuple[Callable[..., None], ...]:
+        from ctxlint.rules.ctx602_import_time_config.fix import fix_config_hops
+
+        return (fix_config_hops,)
 
     def tokens(self, vocab: Vocabulary) -> set[str]:
         return {q.rpartition(".")[2] for q in (*config_accessors(vocab), *vocab.legacy_accessors)}

@@ -1,0 +1,56 @@
+"""The run's `# ctxlint: ignore[...]` comments as the program model holds them:
+every file's (facts/suppression_comments.py found them), each with the rules it
+names and, once the engine has applied them to the findings, the rules it
+silenced. CTX001 judges them (Rule.check_suppressions)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ctxlint.program.core import Program
+
+
+@dataclass(slots=True)
+class Suppression:
+    path: str
+    line: int
+    col: int
+    end_col: int
+    scope: str  # the def or class its comment is in
+    text: str  # the comment as written
+    rules: list[str]  # the rules it names, each name as its id (`seed-read` -> CTX101)
+    reason: str
+    malformed: bool
+    used: set[str] = field(default_factory=set)  # the rules it silenced a finding of
+
+
+@dataclass
+class Suppressions:
+    comments: list[Suppression]  # by path and line
+    ran: set[str]  # the rules whose checks ran: only those can leave one unused
+    known: dict[str, str]  # every rule's id, and its name upper-cased, -> its id
+
+    @classmethod
+    def of(cls, program: Program, ran: set[str], known: dict[str, str]) -> Suppressions:
+        found = [
+            _suppression(path, s, known)
+            for path, entry in program.files.items()
+            for s in entry.get("suppressions", ())
+        ]
+        found.sort(key=lambda s: (s.path, s.line))  # stable: a file's own order kept
+        return cls(found, ran, known)
+
+
+def _suppression(path: str, s: dict[str, Any], known: dict[str, str]) -> Suppression:
+    return Suppression(
+        path,
+        s["line"],
+        s["col"],
+        s["end_col"],
+        s.get("scope", "<module>"),
+        s["text"],
+        [known.get(r, r) for r in s["rules"]],
+        s["reason"],
+        s["malformed"],
+    )
