@@ -173,3 +173,12 @@ def serve(server_args: ServerArgs) -> None:
     pass
 """,
 }
+
+
+def in_repository(root: Path) -> Path:
+    """`root` made a git work tree: a copied example whose config names its
+    repository as root (`root = "../.."`) needs one (docs/untrusted-trees.md)."""
+    import subprocess
+
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    return root

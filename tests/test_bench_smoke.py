@@ -112,8 +112,12 @@ def test_ci_workflow_runs_the_suite_and_the_linter() -> None:
     )
     assert upload["if"].startswith("always()")
     assert any(u.startswith("actions/setup-python") for u in uses)
-    # the travelling cache: saved per commit, restored from the newest of its line
-    cache = next(s for s in steps if s.get("with", {}).get("path") == ".ctxlint_cache")
+    # the travelling cache: saved per commit, restored from the newest of its line,
+    # with the key its rows are signed with (kept outside the tree)
+    cache = next(
+        s for s in steps if ".ctxlint_cache" in str(s.get("with", {}).get("path", "")).split()
+    )
+    assert "~/.local/state/ctxlint" in cache["with"]["path"].split()
     line = cache["with"]["restore-keys"]
     assert cache["with"]["key"].startswith(line) and "hashFiles('src/ctxlint/**'" in line
     assert steps.index(cache) < runs.index("ctxlint check --strict")

@@ -17,13 +17,18 @@ class Algo(abc.ABC):
     @abc.abstractmethod
     def build(self, server_args, target) -> None: ...
 """
+# the dispatch that makes Algo.build an interface (pinned); `make` once it exists
+PLUGIN_USE = {
+    "app/use_plugin.py": "from app.plugin import Algo\n\n\ndef go(a: Algo) -> None:\n"
+    "    a.build(server_args=1, target=2)\n    a.make()\n"
+}
 READ = "from specrt.context import get_server_args\n\n\ndef f() -> int:\n    return get_server_args().tp_size\n"
 
 
 def test_the_pin_gone_hint_names_the_project_from_above(project: Path) -> None:
     """From the repository's root (a hook), `ctxlint baseline update` alone finds
     no config; the pin finding names `baseline update proj`, and that works."""
-    write(project, {"app/plugin.py": PLUGIN})
+    write(project, {"app/plugin.py": PLUGIN, **PLUGIN_USE})  # a dispatch: an interface
     assert cli("baseline", "update", cwd=project).returncode == 0
     (project / "app/plugin.py").write_text(
         PLUGIN.replace("def build(self, server_args, target)", "def make(self)")

@@ -84,5 +84,7 @@ def test_a_profile_baseline_lives_in_the_checked_tree(tmp_path: Path) -> None:
     assert config.baseline == tmp_path.resolve() / "ctxlint-baseline.json"
     assert not config.baseline.is_relative_to(PROFILES)
     given = tmp_path / "elsewhere.json"
-    request = Request(profile="sglang", baseline=str(given), paths=(str(tmp_path),))
+    request = Request(
+        profile="sglang", baseline=str(given), paths=(str(tmp_path),), command="baseline update"
+    )
     assert resolve(request).config.baseline == given.resolve()

@@ -18,7 +18,7 @@ from unittest import mock
 import pytest
 from conftest import REPO
 from fixrun import fix_project
-from helpers import project_config, run_engine
+from helpers import in_repository, project_config, run_engine
 
 import ctxlint.engine.rounds as rounds
 from ctxlint.engine.run import Engine
@@ -79,6 +79,7 @@ def _legacy_copy(tmp_path: Path) -> Path:
     for part in ("src/ctxrt", "examples/legacy_app"):  # the config's root is two up
         shutil.copytree(REPO / part, tmp_path / part)
     shutil.copy(REPO / "examples" / "__init__.py", tmp_path / "examples")
+    in_repository(tmp_path)
     return tmp_path / "examples" / "legacy_app"
 
 

@@ -307,7 +307,9 @@ def test_ctx501_dispatch_follows_c3(project: Path) -> None:
                 "class D(B, C):\n"
                 "    pass\n\n\n"
                 "def run(d: D) -> None:\n"
-                "    d.hook(1)\n"
+                "    d.hook(1)\n\n\n"
+                "def use(a: A) -> None:  # the dispatch through A: its hook is an interface\n"
+                "    a.hook(1)\n"
             )
         },
     )

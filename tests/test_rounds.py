@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers import project_config, run_engine
+from helpers import in_repository, project_config, run_engine
 
 from ctxlint.config.settings import Config, load_config
 from ctxlint.engine.part_digests import positionless
@@ -34,7 +34,7 @@ def _copy(name: str, tmp_path: Path) -> Path:
         else:
             (root / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(REPO / rel, root / rel)
-    return root
+    return in_repository(root)
 
 
 def _program(root: Path) -> tuple[Program, list[Rule]]:
