@@ -149,18 +149,19 @@ def _readers(program: Program) -> tuple[dict[str, set[str]], list[str]]:
     if not roots:
         return {}, []
     readers: dict[str, set[str]] = {READER: set()}
+    reader_defs = set(roots)
     changed = True
     while changed:  # wrappers of wrappers
         changed = False
         for q, (_, w, consts) in wrappers.items():
-            short = q.rpartition(".")[2]
-            if short in readers or not set(w["calls"]) & set(readers):
+            if q in reader_defs or not set(w["calls"]) & set(readers):
                 continue
-            readers[short] = {s for g in w["guards"] for s in consts.get(g, ())}
+            reader_defs.add(q)
+            overlay = {s for g in w["guards"] for s in consts.get(g, ())}
+            readers.setdefault(q.rpartition(".")[2], set()).update(overlay)
             changed = True
     # a simple name is a reader only where every function of that name is one
     graph = call_graph(program)
-    reader_defs = {q for q in wrappers if q.rpartition(".")[2] in readers} | set(roots)
     for q, fn in graph.funcs.items():
         short = q.rpartition(".")[2]
         if short in readers and q not in reader_defs and fn is not None:
