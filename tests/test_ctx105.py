@@ -188,4 +188,5 @@ def test_no_declaration_function_is_partial(project: Path) -> None:
     out = run_engine(project, select={RULE})
     assert out.findings == []
     assert out.program.sets[RULE]["declaration function"] == []
+    assert out.program.sets[RULE]["note"].startswith("no declaration function derived")
     assert rule.partial(out.program.sets[RULE]) is None  # nothing to check at all

@@ -36,6 +36,7 @@ from ctxlint.program.rule import RawFinding, Rule, field_data
 ID = "CTX105"
 WORD = "resolvable"
 GATE_DEPTH = 2  # how deep below the declaration function a whitelist check counts
+NOTE = "no declaration function derived (no stash a view reads): no declaration is checked"
 
 
 def _names_word(node: cst.CSTNode) -> bool:
@@ -216,6 +217,7 @@ class DeclarationWhitelist(Rule):
             "whitelist (resolvable fields)": sorted(_whitelist(program)),
             "whitelist checks below the declaration function": _gated(program),
             "registered callables and passes": sorted(res.registered | res.passes),
+            **({"note": NOTE} if res.declaration is None else {}),
         }
 
     def partial(self, sets: dict[str, Any]) -> str | None:
