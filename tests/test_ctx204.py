@@ -80,6 +80,10 @@ def test_non_records_and_dunders(project: Path) -> None:
             args.derive()  # `args` is not this codebase's record name
             sa.__repr__()
             sa.tp_size.bit_length()  # a field's value, not the record
+
+        def g(req) -> None:
+            for arg, ok in req.server_args.items():  # a spec's dict named like the record
+                pass
         """
     assert_case(project, RULE, source)
 

@@ -51,7 +51,11 @@ class RecordMemberCallVisitor(FileVisitor):
         if name.startswith("__") and name.endswith("__"):
             return  # the object protocol: every class has it
         holder = self.ctx.records.holder(func.value)
-        if holder is None:
+        if holder is None or holder.kind is HolderKind.ATTR:
+            # `<expr>.server_args` off an object of unknown type is a record only
+            # by its name: a spec's `req.server_args.items()` is a dict (SGLang
+            # 0.5.23's kernel plugins). A member call is a claim about the class,
+            # so only holders whose class is known (or conventional) count.
             return
         if holder.kind is HolderKind.RECEIVER and not (
             self.record_local is not None and self.ctx.enclosing_class() == self.record_local
