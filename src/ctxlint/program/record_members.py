@@ -1,0 +1,120 @@
+"""What the record class and its ancestors define: every member, by kind.
+
+The class index keeps methods and typed attributes; the record's guardrails
+(CTX203 no public non-field slot, CTX204 member calls resolve) need every name
+a class body binds: methods (with their decorator kind), properties, class
+attributes and fields. A rule's visitor gathers them with `class_members` for
+the classes the vocabulary derived as the record and its bases; `record_members`
+joins them over the class index's C3 lineage of the record.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ctxlint.core.lazy_libcst import cst
+from ctxlint.facts.context import FileContext, dotted
+from ctxlint.facts.declarations import PROPERTY_DECORATORS, field_name
+from ctxlint.program.classes import class_index
+from ctxlint.program.core import Program
+
+# member kinds (the facts' values)
+FIELD, ATTR, METHOD, STATIC, CLASSMETHOD, PROPERTY = (
+    "field",
+    "attr",
+    "method",
+    "staticmethod",
+    "classmethod",
+    "property",
+)
+# the one ancestor every class has, whose members are the object protocol (dunders)
+ROOTS = {"object", "builtins.object"}
+
+
+def _kind(fn: cst.FunctionDef) -> str:
+    names = {dotted(d.decorator) or "" for d in fn.decorators}
+    if names & PROPERTY_DECORATORS or any(
+        n.rpartition(".")[2] == "cached_property" or n.endswith((".setter", ".deleter"))
+        for n in names
+    ):
+        return PROPERTY
+    if "staticmethod" in names:
+        return STATIC
+    if "classmethod" in names:
+        return CLASSMETHOD
+    return METHOD
+
+
+def class_members(ctx: FileContext, node: cst.ClassDef) -> dict[str, dict[str, Any]]:
+    """Every name the class body binds -> {"kind", "span"} (the first binding wins,
+    except that a def after a field of its name is what the class ends up with)."""
+    out: dict[str, dict[str, Any]] = {}
+    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+    for stmt in body:
+        if isinstance(stmt, cst.FunctionDef):
+            out.setdefault(stmt.name.value, {"kind": _kind(stmt), "span": ctx.anchor(stmt.name)})
+        elif isinstance(stmt, cst.ClassDef):
+            out.setdefault(stmt.name.value, {"kind": ATTR, "span": ctx.anchor(stmt.name)})
+        elif isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+                    kind = FIELD if field_name(small, ctx.module_node) else ATTR
+                    out.setdefault(small.target.value, {"kind": kind, "span": ctx.anchor(small)})
+                elif isinstance(small, cst.Assign):
+                    for t in small.targets:
+                        if isinstance(t.target, cst.Name):
+                            out.setdefault(
+                                t.target.value, {"kind": ATTR, "span": ctx.anchor(small)}
+                            )
+    return out
+
+
+def is_record_class(ctx: FileContext, node: cst.ClassDef) -> bool:
+    """A module-level class the vocabulary derived as the record or one of its bases."""
+    vocab = ctx.vocab
+    if vocab is None or len(ctx.scopes) != 2:  # the module's, then this class's
+        return False
+    q = f"{ctx.module}.{node.name.value}"
+    return q == vocab.record_class or q in vocab.record_classes
+
+
+@dataclass(frozen=True, slots=True)
+class RecordMembers:
+    lineage: list[str]  # the record and its ancestors, C3 order
+    # name -> (kind, defining class, path, span), nearest class in the lineage first
+    defined: dict[str, tuple[str, str, str, list[int]]]
+    unknown: list[str]  # ancestors whose members no fact gives (outside the tree)
+
+    @property
+    def members(self) -> set[str]:
+        return set(self.defined)
+
+
+def record_members(program: Program, facts_key: str) -> RecordMembers:
+    """The record's members over its lineage, from the `classes` facts a rule's
+    visitor filed under `facts_key` (a dict qualified class -> class_members)."""
+
+    def build() -> RecordMembers:
+        found: dict[str, tuple[str, dict[str, Any]]] = {}
+        for path, _, facts in program.facts(facts_key):
+            for q, members in (facts.get("classes") or {}).items():
+                found.setdefault(q, (path, members))
+        record = program.vocab.record_class
+        if record not in found:
+            return RecordMembers([], {}, [])
+        lineage = class_index(program).linearization(record)
+        defined: dict[str, tuple[str, str, str, list[int]]] = {}
+        unknown = []
+        for q in lineage:
+            if q in ROOTS:
+                continue
+            if q not in found:
+                unknown.append(q)
+                continue
+            path, members = found[q]
+            for name, m in members.items():
+                defined.setdefault(name, (m["kind"], q, path, m["span"]))
+        return RecordMembers(lineage, defined, unknown)
+
+    return program.memo(f"record members {facts_key}", build)

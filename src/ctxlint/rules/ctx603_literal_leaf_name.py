@@ -1,0 +1,248 @@
+"""CTX603 literal-leaf-name: a name-driven read whose name is a literal.
+
+`get_context().config_leaf(name)` is the read side of `override`, for code that
+holds a field's *name* (a readback endpoint, a control-plane handler). Called
+with a string literal, the caller knows its field when it is written: read the
+bag leaf (`get_parallel().tp_size`), which is typo-safe and dynamo-traceable.
+A literal that is not a leaf raises only when that path runs; here it is an
+error now.
+
+Derived: the leaf readers are the runtime module's `config_leaf` (the design's
+read-side name; a runtime that defines none disables the rule with that
+reason) and every function that hands its own parameter straight to a reader
+(SGLang's `TokenizerManager.config_value`), by simple name, when every function
+of that name in the tree is a reader. A wrapper that answers some names itself
+before reading (`if name in _MANAGER_OWNED_FIELDS: return getattr(self, name)`)
+keeps those names: a module constant's strings it tests the parameter against
+are not reported. The leaf's accessor spelling comes from the namespace map
+(the field's namespace path, its top namespace's bag accessor).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from ctxlint.core.lazy_libcst import cst
+from ctxlint.facts.context import FileContext, string_value
+from ctxlint.facts.visitor import FileVisitor
+from ctxlint.facts.vocab import BAGS, Vocabulary
+from ctxlint.program.calls import call_graph
+from ctxlint.program.core import Program
+from ctxlint.program.rule import RawFinding, Rule, field_data
+
+ID = "CTX603"
+READER = "config_leaf"  # the design's read side of `override`
+
+
+def _callee_name(func: cst.BaseExpression) -> str | None:
+    if isinstance(func, cst.Name):
+        return func.value
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
+    return None
+
+
+def _strings(expr: cst.BaseExpression) -> list[str] | None:
+    """The strings of a tuple/list/set literal (or frozenset/set/tuple of one)."""
+    if isinstance(expr, cst.Call) and len(expr.args) == 1:
+        expr = expr.args[0].value
+    if not isinstance(expr, (cst.Tuple, cst.List, cst.Set)):
+        return None
+    out = [string_value(e.value) for e in expr.elements]
+    return [s for s in out if s is not None] if all(s is not None for s in out) else None
+
+
+class LiteralLeafVisitor(FileVisitor):
+    def __init__(self, ctx: FileContext) -> None:
+        super().__init__(ctx)
+        self.calls: list[dict[str, Any]] = []
+        self.consts: dict[str, list[str]] = {}  # module constant -> its strings
+        # function -> {"param": the parameter it hands a reader, "calls": reader
+        # names it hands it to, "guards": names it tests the parameter against}
+        self.wrappers: dict[str, dict[str, Any]] = {}
+        self._params: list[tuple[str, set[str], dict[str, Any]]] = []  # open functions
+        self.defs: list[str] = []  # functions named like the reader, qualified
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        q = f"{self.ctx.module}.{self.ctx.qualname}"
+        if node.name.value == READER:
+            self.defs.append(q)
+        params = {p.name.value for p in (*node.params.posonly_params, *node.params.params)}
+        self._params.append((q, params, {"calls": set(), "guards": set(), "param": None}))
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        q, _, info = self._params.pop()
+        if info["calls"]:
+            self.wrappers[q] = {
+                "param": info["param"],
+                "calls": sorted(info["calls"]),
+                "guards": sorted(info["guards"]),
+            }
+
+    def visit_Comparison(self, node: cst.Comparison) -> None:
+        # `name in CONST`: a wrapper answering some names itself
+        if not self._params or not isinstance(node.left, cst.Name):
+            return
+        _, params, info = self._params[-1]
+        if node.left.value not in params:
+            return
+        for t in node.comparisons:
+            if isinstance(t.operator, cst.In) and isinstance(t.comparator, cst.Name):
+                info["guards"].add(t.comparator.value)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if self.ctx.scope.kind != "module" or len(node.targets) != 1:
+            return
+        target = node.targets[0].target
+        found = _strings(node.value)
+        if isinstance(target, cst.Name) and found is not None:
+            self.consts[target.value] = found
+
+    def visit_Call(self, node: cst.Call) -> None:
+        name = _callee_name(node.func)
+        if name is None or len(node.args) != 1:
+            return
+        arg = node.args[0]
+        if arg.keyword is not None or arg.star:
+            return
+        if self._params and isinstance(arg.value, cst.Name):
+            _, params, info = self._params[-1]
+            if arg.value.value in params:  # a parameter handed on: maybe a wrapper
+                info["calls"].add(name)
+                info["param"] = arg.value.value
+            return
+        literal = string_value(arg.value)
+        if literal is None or not literal.isidentifier():
+            return
+        self.calls.append(
+            {
+                "n": name,
+                "lit": literal,
+                "scope": self.ctx.qualname,
+                "snippet": self.ctx.snippet(node),
+                "span": self.ctx.anchor(node),
+            }
+        )
+
+    def finish(self) -> Any:
+        if not (self.calls or self.wrappers or self.defs):
+            return None
+        return {
+            "calls": self.calls,
+            "wrappers": self.wrappers,
+            "consts": self.consts,
+            "defs": self.defs,
+        }
+
+
+def _readers(program: Program) -> tuple[dict[str, set[str]], list[str]]:
+    """Reader simple name -> the names it answers itself (overlay), and the
+    runtime's reader definitions."""
+    runtime = program.vocab.runtime_module
+    roots: list[str] = []
+    wrappers: dict[str, tuple[str, dict[str, Any], dict[str, list[str]]]] = {}
+    for _, module, facts in program.facts(ID):
+        roots += [q for q in facts["defs"] if q.startswith(runtime + ".")]
+        for q, w in facts["wrappers"].items():
+            wrappers[q] = (module, w, facts["consts"])
+    if not roots:
+        return {}, []
+    readers: dict[str, set[str]] = {READER: set()}
+    reader_defs = set(roots)
+    changed = True
+    while changed:  # wrappers of wrappers
+        changed = False
+        for q, (_, w, consts) in wrappers.items():
+            if q in reader_defs or not set(w["calls"]) & set(readers):
+                continue
+            reader_defs.add(q)
+            overlay = {s for g in w["guards"] for s in consts.get(g, ())}
+            readers.setdefault(q.rpartition(".")[2], set()).update(overlay)
+            changed = True
+    # a simple name is a reader only where every function of that name is one
+    graph = call_graph(program)
+    for q, fn in graph.funcs.items():
+        short = q.rpartition(".")[2]
+        if short in readers and q not in reader_defs and fn is not None:
+            readers.pop(short)
+    return readers, sorted(roots)
+
+
+def leaf_spelling(vocab: Vocabulary, name: str) -> str | None:
+    """`get_<ns>()[.sub].name` for a record field the namespace map places, or None."""
+    path = vocab.fields.get(name) or vocab.derived_leaves.get(name)
+    if not path:
+        return None
+    top, _, rest = path.partition(".")
+    accessors = sorted(a for a, ns in vocab.bag_accessors.items() if ns == top)
+    if not accessors:
+        return None
+    subs = "".join(f".{s}" for s in rest.split(".")) if rest else ""
+    return f"{accessors[0]}(){subs}.{name}"
+
+
+class LiteralLeafName(Rule):
+    id = ID
+    name = "literal-leaf-name"
+    summary = "A name-driven config read with a literal name reads the bag leaf instead"
+    visitor = LiteralLeafVisitor
+    needs = (BAGS,)
+    requires = ("calls",)
+
+    def tokens(self, vocab: Vocabulary) -> set[str]:
+        return {READER, f"module:{vocab.runtime_module}"}
+
+    def more_tokens(self, program: Program) -> set[str]:
+        readers, _ = _readers(program)
+        return set(readers)
+
+    def derive(self, program: Program) -> dict[str, Any]:
+        readers, roots = _readers(program)
+        return {
+            "runtime leaf readers": roots,
+            "reader names (with the names they answer themselves)": {
+                r: sorted(o) for r, o in sorted(readers.items())
+            },
+        }
+
+    def partial(self, sets: dict[str, Any]) -> str | None:
+        if not sets.get("runtime leaf readers"):
+            return f"the runtime module defines no `{READER}`: no name-driven read is checked"
+        return None
+
+    def check(self, program: Program) -> Iterable[RawFinding]:
+        readers, _ = _readers(program)
+        vocab = program.vocab
+        for path, _, facts in program.facts(ID):
+            for c in facts["calls"]:
+                overlay = readers.get(c["n"])
+                if overlay is None or c["lit"] in overlay:
+                    continue
+                name = c["lit"]
+                leaf = leaf_spelling(vocab, name)
+                call = f'{c["n"]}("{name}")'
+                if leaf is not None:
+                    msg = (
+                        f"`{call}` names its field in the code: read the bag leaf `{leaf}` "
+                        "(the name-driven read is for code that holds the name at run time)"
+                    )
+                elif name in vocab.fields:
+                    continue  # a field no namespace places: the map cannot say
+                else:
+                    msg = (
+                        f"`{call}`: `{name}` is not a config leaf (no namespace declares it), "
+                        "so the read raises when this path runs"
+                    )
+                yield RawFinding(
+                    ID,
+                    path,
+                    c["scope"],
+                    c["snippet"],
+                    c["span"],
+                    msg,
+                    data=field_data(vocab, name),
+                )
+
+
+RULE = LiteralLeafName()
