@@ -196,7 +196,7 @@ class DeclarationWhitelist(Rule):
         "name a field declared resolvable"
     )
     visitor = DeclarationWhitelistVisitor
-    requires = ("calls", "resolution")
+    requires = ("calls", "classes", "resolution")  # resolution() reads the class index too
 
     def tokens(self, vocab: Vocabulary) -> set[str]:
         modules = {vocab.record_module, *(q.rpartition(".")[0] for q in vocab.field_classes)}
