@@ -206,7 +206,7 @@ def test_config_select_by_prefix_and_name(project: Path) -> None:
     cfg = project / "pyproject.toml"
     text = cfg.read_text()
     cfg.write_text(text + 'select = ["CTX2", "seed-read"]\nignore = ["record-copy"]\n')
-    assert _summary_rules(cwd=project) == ["CTX101", "CTX201"]
+    assert _summary_rules(cwd=project) == ["CTX101", "CTX201", "CTX203", "CTX204"]
     cfg.write_text(text + 'select = ["CTX9"]\n')
     res = cli("check", cwd=project)
     assert res.returncode == 2
@@ -230,9 +230,10 @@ def test_show_settings(two_findings: Path) -> None:
         "CTX102 supplied-exposure",
         "CTX103 resolution-view",
         "CTX104 declaration-writer",
+        "CTX105 declaration-whitelist",
     ]
     assert doc["files-checked"] == 7
-    assert sorted(doc["derived-set-sizes"]) == ["CTX101", "CTX102", "CTX103", "CTX104"]
+    assert sorted(doc["derived-set-sizes"]) == ["CTX101", "CTX102", "CTX103", "CTX104", "CTX105"]
     assert doc["derived-set-sizes"]["CTX101"]["seed accessors"] == 1
     text = cli("show-settings", "--select", "CTX1", cwd=two_findings).stdout
     assert f"config-file: {root / 'pyproject.toml'}" in text.splitlines()

@@ -240,7 +240,8 @@ def test_explain_takes_a_rule_name_as_select_does(project: Path) -> None:
     out = cli("explain", "CTX10", cwd=project)
     assert out.returncode == 2
     assert out.stderr == (
-        "ctxlint: error: 'CTX10' is a prefix of CTX101, CTX102, CTX103, CTX104: give one rule\n"
+        "ctxlint: error: 'CTX10' is a prefix of CTX101, CTX102, CTX103, CTX104, CTX105: "
+        "give one rule\n"
     )
 
 

@@ -207,7 +207,7 @@ class LiteralLeafName(Rule):
         }
 
     def partial(self, sets: dict[str, Any]) -> str | None:
-        if not sets.get("runtime leaf readers"):
+        if sets and not sets.get("runtime leaf readers"):  # (no sets: disabled, said apart)
             return f"the runtime module defines no `{READER}`: no name-driven read is checked"
         return None
 
