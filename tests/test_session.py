@@ -138,17 +138,23 @@ def test_baseline_update_pins_the_findings_check_reports(
 
 
 def test_findings_carry_their_field_in_the_json(checked: dict[str, Any]) -> None:
-    """CTX101 and CTX102 name the field they read (and its namespace when the
-    runtime declares one), CTX602 its kind; the other rules' findings have no data."""
+    """CTX101, CTX102, CTX105 and CTX603 name the field they read or declare (and
+    its namespace when the runtime declares one), CTX204 the member it calls,
+    CTX602 its kind; the other rules' findings have no data."""
     reads = [f for f in checked["findings"] if f["rule"] in ("CTX101", "CTX102")]
     assert reads and all(f["data"]["field"] in f["message"] for f in reads)
+    named = [f for f in checked["findings"] if f["rule"] in ("CTX105", "CTX603")]
+    assert named and all(f["data"]["field"] in f["message"] for f in named)
+    calls = [f for f in checked["findings"] if f["rule"] == "CTX204"]
+    assert calls and all(f"`.{f['data']['member']}()`" in f["message"] for f in calls)
     seed = next(f for f in reads if f["message"].startswith("`tp_size` read off the seed"))
     assert seed["data"] == {"field": "tp_size", "namespace": "parallel"}
     frozen = [f for f in checked["findings"] if f["rule"] == "CTX602"]
     assert all(f["data"]["kind"] in ("import", "global", "memo", "legacy", "hop") for f in frozen)
     roles = [f for f in checked["findings"] if f["rule"] == "CTX302"]
     assert roles and all(f["data"]["namespace"] in f["message"] for f in roles)
-    plain = ("CTX101", "CTX102", "CTX103", "CTX104", "CTX302", "CTX501", "CTX602")
+    plain = ("CTX101", "CTX102", "CTX103", "CTX104", "CTX105", "CTX204", "CTX302", "CTX501")
+    plain += ("CTX602", "CTX603")
     others = [f for f in checked["findings"] if f["rule"] not in plain]
     assert others and all("data" not in f for f in others)
 

@@ -8,6 +8,7 @@ import multiprocessing as mp
 import socket
 from collections.abc import Sequence
 from multiprocessing.process import BaseProcess
+from pathlib import Path
 
 from ctxrt.context import get_serving, publish
 from ctxrt.record import ServerArgs
@@ -71,3 +72,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     for proc in procs:
         proc.join()
     return 0 if all(p.exitcode == 0 for p in procs) else 1
+
+
+def dump_config(server_args: ServerArgs, path: str) -> None:
+    """`--dump-config`: the record as the old launcher wrote it out."""
+    server_args.print_summary()
+    Path(path).write_text(server_args.to_json())

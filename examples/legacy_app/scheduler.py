@@ -6,7 +6,7 @@ import copy
 from multiprocessing.queues import Queue
 from typing import Any
 
-from ctxrt.context import get_flags, get_schedule, publish
+from ctxrt.context import get_context, get_flags, get_schedule, publish
 from ctxrt.record import ServerArgs
 from examples.legacy_app.model_runner import ModelRunner
 from examples.legacy_app.speculative import create_spec_algorithm, speculative_generate
@@ -59,3 +59,11 @@ def use_triton_moe() -> None:
     flags set by hand, outside the inits that own them."""
     get_flags().moe.runner_backend = "triton"
     get_flags().dp.enabled = False
+
+
+def startup_summary() -> str:
+    """The scheduler's startup log line, field by field as the flag names read."""
+    return (
+        f"max_running_requests={get_context().config_leaf('max_running_requests')} "
+        f"chunked_prefill_size={get_context().config_leaf('chunked_prefill_size')}"
+    )
