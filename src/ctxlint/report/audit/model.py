@@ -330,15 +330,18 @@ def build_audit(
 ) -> Audit:
     """`findings` are already compared with the baseline and filtered to `paths`."""
     order = [r.id for r in rules]
+    # where the findings are: violations only, as the rule rows count them (a pin
+    # change is counted once per key there, never per site)
+    found = [f for f in findings if f.kind != PIN]
     return Audit(
         project=posixpath.basename(root.rstrip("/")) or root,
         root=root,
         paths=list(paths),
         files_checked=files_checked,
         rules=rule_rows(rules, findings, stale, baseline),
-        folders=_tallies(((folder_of(f.path), f.rule) for f in findings), order, files_by_folder),
-        files=_tallies(((f.path, f.rule) for f in findings), order),
-        scopes=_tallies(((f"{f.path}::{f.scope}", f.rule) for f in findings), order),
+        folders=_tallies(((folder_of(f.path), f.rule) for f in found), order, files_by_folder),
+        files=_tallies(((f.path, f.rule) for f in found), order),
+        scopes=_tallies(((f"{f.path}::{f.scope}", f.rule) for f in found), order),
         fields=field_rows(program, findings),
         sets=derived_sets(program, order),
         errors=errors,
