@@ -8,20 +8,8 @@ import json
 from pathlib import Path
 
 from helpers import cli, write
+from test_ctx501 import PLUGIN, PLUGIN_USE  # a plugin base and its dispatch
 
-PLUGIN = """\
-import abc
-
-
-class Algo(abc.ABC):
-    @abc.abstractmethod
-    def build(self, server_args, target) -> None: ...
-"""
-# the dispatch that makes Algo.build an interface (pinned); `make` once it exists
-PLUGIN_USE = {
-    "app/use_plugin.py": "from app.plugin import Algo\n\n\ndef go(a: Algo) -> None:\n"
-    "    a.build(server_args=1, target=2)\n    a.make()\n"
-}
 READ = "from specrt.context import get_server_args\n\n\ndef f() -> int:\n    return get_server_args().tp_size\n"
 
 
