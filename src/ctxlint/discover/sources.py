@@ -90,6 +90,13 @@ class Sources(Mapping[str, bytes]):
         if recorded != known:
             cache.put_many({key: json.dumps(recorded, sort_keys=True).encode()})
 
+    def edit(self, rel: str, text: str) -> None:
+        """`rel` as an edit holds it (a fix's rewrite, an editor's buffer), in place
+        of the disk's bytes: its hash is that text's, so its facts are too."""
+        data = text.encode("utf-8")
+        self._bytes[rel] = data
+        self.hashes[rel] = content_hash(data)
+
     def __getitem__(self, rel: str) -> bytes:
         data = self._bytes.get(rel)
         if data is None:

@@ -13,7 +13,7 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from ctxlint.cache.entries import facts_entry, learnt_entry, outcome_entry
@@ -82,8 +82,12 @@ class Engine:
         files: list[SourceFile] | None = None,
         folder_errors: list[FileError] | None = None,
         start: Start | None = None,
+        texts: Mapping[str, str] | None = None,
+        cache: FactCache | None = None,
     ) -> None:
         self.config = config
+        # files as an edit holds them, in place of the disk's bytes (a fix's rewrites)
+        self.texts = dict(texts or {})
         self.start = start  # where a check of nearly this tree ended (engine.start)
         self.decoded: Decoded = {}  # after a run that derived: its facts, for a Start
         self.schemas: dict[str, dict[str, Any] | None] = {}  # module -> schema facts read
@@ -101,7 +105,10 @@ class Engine:
         self.rules = rules
         self.selected = selected if selected is not None else {r.id for r in rules}
         self.jobs = max(1, jobs or os.cpu_count() or 1)
-        self.cache = FactCache(config.cache_dir if use_cache else None)
+        # a cache shared with other runs (cache.shared), else this run's own
+        self.cache = (
+            cache if cache is not None else FactCache(config.cache_dir if use_cache else None)
+        )
         self.progress = progress
         self.pinned = pinned or {}
         self.timings: dict[str, float] = {}
@@ -116,8 +123,11 @@ class Engine:
         self._parts: dict[str, PartDigests] = {}  # entry digest -> part digests (workers')
 
     # -- phases -------------------------------------------------------------
-    def _timed(self, name: str, start: float) -> None:
+    def timed(self, name: str, start: float) -> None:
+        """Charge the time since `start` to the run's timing `name`."""
         self.timings[name] = self.timings.get(name, 0.0) + time.perf_counter() - start
+
+    _timed = timed
 
     def _charge(self, clock: dict[str, float]) -> None:
         """Add a worker's per-visitor seconds: "rule X visit", "records visit", "parse"."""
@@ -135,6 +145,8 @@ class Engine:
         folders = list(self.folder_errors)
         files = self.files if self.files is not None else discover_files(self.config, folders)
         sources = Sources(self.config.root, [f.rel for f in files], self.cache)
+        for rel, text in self.texts.items():
+            sources.edit(rel, text)
         self._timed("discover+read", t)
         return files, sources, sorted([*sources.errors, *folders], key=lambda e: e.path)
 
@@ -156,34 +168,38 @@ class Engine:
             p: fact_key(sources.hashes[p], tag, None if syntax_only else (p, m)) for p, m in items
         }
         cached = self.cache.get_many(keys.values()) if read else {}
-        out: dict[str, bytes] = {}
-        misses = []
-        for path, module in items:
-            blob = cached.get(keys[path])
-            if blob is not None:
-                out[path] = blob
-            else:
-                misses.append((path, module, sources[path]))
+        out = {p: cached[keys[p]] for p, _ in items if keys[p] in cached}
+        misses = [(p, m, sources[p]) for p, m in items if keys[p] not in cached]
         # an edit that touched no fact (a comment): its earlier content's facts
         aliases = CodeAliases(self.cache, misses if read else [], tag, syntax_only)
-        found = aliases.found
-        fresh: dict[str, bytes] = {}
-        phase = "declarations" if vocab is None else "syntax" if vocab == SYNTAX_ONLY else "parsing"
-
-        def tick(n: int) -> None:
-            if self.progress:
-                self.progress(self._done + n, self._done + len(misses), phase)
-
-        target = self.config.target_version
+        phase = "declarations" if vocab is None else "syntax" if syntax_only else "parsing"
         crashed: set[str] = set()
+        fresh = self._parse(misses, vocab, vocab_json, aliases, crashed, phase, read=read)
+        self._done += len(misses)
+        if not syntax_only:
+            self.parsed += len(fresh)
+        stored = {p: blob for p, blob in fresh.items() if p not in crashed}
+        aliases.learn(stored, sources.hashes)
+        self.cache.put_many({keys[p]: blob for p, blob in (stored | aliases.found).items()})
+        self._unstored |= crashed
+        out.update(fresh)
+        out.update(aliases.found)
+        return {p: out[p] for p, _ in items}  # input order, whatever was cached
 
-        def died(item: tuple[str, str, bytes], how: str) -> Result:
-            # A dead worker may be transient (the OOM killer, a kill): its error is
-            # reported, but neither it nor this run's outcome is stored.
-            crashed.add(item[0])
-            self.memo = False
-            return _died(item, how, syntax_only)
-
+    def _parse(
+        self,
+        misses: list[tuple[str, str, bytes]],
+        vocab: Vocabulary | str | None,
+        vocab_json: str | None,
+        aliases: CodeAliases,
+        crashed: set[str],
+        phase: str,
+        *,
+        read: bool,
+    ) -> dict[str, bytes]:
+        """The misses' entries, parsed on the pool (or here, for one file with
+        nothing to do meanwhile); the paths of workers that died go to `crashed`."""
+        syntax_only = vocab == SYNTAX_ONLY
         # The parent decodes meanwhile only on a core the workers leave idle (fewer
         # misses than jobs: an edit): with every core parsing it would only slow
         # them, and hold the decoded facts while the workers hold their trees
@@ -191,8 +207,17 @@ class Engine:
         meanwhile = self._meanwhile if read and len(misses) < self.jobs else None
         decode = meanwhile.step if meanwhile is not None and meanwhile.pending() else None
         digest = aliases.wanted and isinstance(vocab, Vocabulary)  # (schema misses: one by one)
+        target = self.config.target_version
+        results: Iterable[Result]
         if misses and self.jobs > 1 and (len(misses) > 1 or decode or digest):
             from ctxlint.core import pool  # here: multiprocessing is 1/10 of a warm run
+
+            def died(item: tuple[str, str, bytes], how: str) -> Result:
+                # A dead worker may be transient (the OOM killer, a kill): its error is
+                # reported, but neither it nor this run's outcome is stored.
+                crashed.add(item[0])
+                self.memo = False
+                return _died(item, how, syntax_only)
 
             # one miss too, when the parent has work meanwhile (a digest, decoding)
             results = pool.run(
@@ -204,33 +229,29 @@ class Engine:
                 died=died,
                 idle=aliases.idle(decode, pool.STOP) if aliases.wanted or decode else None,
             )
-            for n, (path, blob, clock, parts) in enumerate(results, 1):
-                fresh[path] = blob
-                self._learnt_parts(blob, parts)
-                self._charge(clock)
-                tick(n)
-        elif misses:  # (none: all cached, and LibCST is not even imported)
-            todo = [m for m in misses if m[0] not in aliases.find()]
-            if todo:
-                _init_worker(vocab_json, target, self.time_rules)
-                with deepstack.running():  # stopped before any later fork
-                    for n, item in enumerate(todo, 1):
-                        path, blob, clock, parts = _work(item)
-                        fresh[path] = blob
-                        self._learnt_parts(blob, parts)
-                        self._charge(clock)
-                        tick(n)
-                heap.give_back()  # the trees' pages, which glibc would keep
-        self._done += len(misses)
-        if vocab != SYNTAX_ONLY:
-            self.parsed += len(fresh)
-        stored = {p: blob for p, blob in fresh.items() if p not in crashed}
-        aliases.learn(stored, sources.hashes)
-        self.cache.put_many({keys[p]: blob for p, blob in (stored | found).items()})
-        self._unstored |= crashed
-        out.update(fresh)
-        out.update(found)
-        return {p: out[p] for p, _ in items}  # input order, whatever was cached
+        else:  # (none: all cached, and LibCST is not even imported)
+            todo = [m for m in misses if m[0] not in aliases.find()] if misses else []
+            results = self._in_process(todo, vocab_json)
+        fresh: dict[str, bytes] = {}
+        for n, (path, blob, clock, parts) in enumerate(results, 1):
+            fresh[path] = blob
+            self._learnt_parts(blob, parts)
+            self._charge(clock)
+            if self.progress:
+                self.progress(self._done + n, self._done + len(misses), phase)
+        return fresh
+
+    def _in_process(
+        self, todo: list[tuple[str, str, bytes]], vocab_json: str | None
+    ) -> Iterator[Result]:
+        """The files parsed here, one after another (one job, or one file)."""
+        if not todo:
+            return
+        _init_worker(vocab_json, self.config.target_version, self.time_rules)
+        with deepstack.running():  # stopped before any later fork
+            for item in todo:
+                yield _work(item)
+        heap.give_back()  # the trees' pages, which glibc would keep
 
     def _learnt_parts(self, blob: bytes, parts: PartDigests | None) -> None:
         if parts is not None:  # for the rounds (RoundMemo.known), by the entry's digest
@@ -272,6 +293,14 @@ class Engine:
             blob = self._extract([item], sources, vocab, read=False)[path]
             facts = json.loads(blob)
         return facts, blob
+
+    def facts(
+        self, items: list[tuple[str, str]], sources: Sources, vocab: Vocabulary
+    ) -> dict[str, dict[str, Any]]:
+        """Each (path, module)'s facts for the vocabulary, cached or extracted:
+        the run's extraction step on its own (session.runs: the bench, a server)."""
+        blobs = self._extract(items, sources, vocab)
+        return {p: self._decoded((p, m), blobs[p], sources, vocab)[0] for p, m in items}
 
     def vocabulary(self, files: list[SourceFile], sources: Sources) -> Vocabulary:
         t = time.perf_counter()
