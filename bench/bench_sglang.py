@@ -590,12 +590,13 @@ def _parse_one(src: bytes) -> int:
 def needed_files(config: Any, rules: list[Any]) -> tuple[list[str], dict[str, list[str]]]:
     """The files ctxlint parses with LibCST (from the now warm cache), and the
     files each rule's final prefilter tokens select on its own."""
-    from ctxlint.engine.run import MODULE_TOKEN, Engine, token_matcher
+    from ctxlint.engine.prefilter import MODULE_TOKEN, token_matcher
+    from ctxlint.session import Runs, Setup
 
-    engine = Engine(config, rules, memo=False)
-    out = engine.run()
+    runs = Runs(Setup(config, [], rules, rules))
+    out = runs.check(memo=False)  # the whole program, its per-file facts kept
     program, vocab = out.program, out.program.vocab
-    files, sources, _ = engine.read_sources()
+    files, sources, _ = runs.steps().sources()
     module_of = {f.rel: f.module for f in files}
     per_rule: dict[str, list[str]] = {}
     for rule in rules:

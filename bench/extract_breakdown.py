@@ -30,7 +30,6 @@ from typing import Any
 
 from ctxlint import session
 from ctxlint.engine import workers
-from ctxlint.engine.run import Engine
 from ctxlint.facts import context, extract
 from ctxlint.facts.walk import walk
 
@@ -58,13 +57,17 @@ def breakdown(
     """Seconds per step (and "total", and "visitor X" with per_visitor) over the sample."""
     # the config as `ctxlint check --config FILE [TREE]` resolves it
     setup = session.resolve(
-        session.Request(config=str(config_path), root=str(root) if root else None)
+        session.Request(
+            config=str(config_path),
+            root=str(root) if root else None,
+            run=session.RunOptions(use_cache=False),
+        )
     )
     config = setup.config
-    engine = Engine(config, setup.rules, use_cache=False)
-    files, sources, _ = engine.read_sources()
+    steps = session.Runs(setup).steps()
+    files, sources, _ = steps.sources()
     root = config.root
-    vocab = engine.vocabulary(files, sources)
+    vocab = steps.vocabulary(files, sources)
     chosen = [f for f in files if f.rel.startswith(under)]
     random.Random(1).shuffle(chosen)
     chosen = chosen[:sample]

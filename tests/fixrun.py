@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from helpers import project_config
+from helpers import project_setup
 
 from ctxlint.fix_run import FixResult, FixRun
 
@@ -12,8 +12,7 @@ from ctxlint.fix_run import FixResult, FixRun
 def fix_project(
     root: Path, select: set[str], *, unsafe: bool = False, write: bool = True, jobs: int = 1
 ) -> FixResult:
-    config, rules = project_config(root)
-    run = FixRun(config, rules, select=select, unsafe=unsafe, jobs=jobs, use_cache=False)
+    run = FixRun(project_setup(root, jobs=jobs), select=select, unsafe=unsafe)
     result = run.run()
     if write:
         run.write(result)

@@ -15,6 +15,7 @@ from ctxlint.config.settings import Config, find_config, load_config
 from ctxlint.engine.registry import load_rules
 from ctxlint.engine.run import Engine, RunOutput
 from ctxlint.program.rule import Rule
+from ctxlint.session import Setup
 
 
 def run_engine(
@@ -42,6 +43,15 @@ def project_config(root: Path, config_path: Path | None = None) -> tuple[Config,
         rule_options={k: v for r in rules for k, v in r.options.items()},
     )
     return config, rules
+
+
+def project_setup(root: Path, *, jobs: int = 1, use_cache: bool = False) -> Setup:
+    """A session setup of the project at `root` (project_config), every rule selected."""
+    from ctxlint.session import Request, RunOptions
+
+    config, rules = project_config(root)
+    request = Request(run=RunOptions(jobs=jobs, use_cache=use_cache))
+    return Setup(config, [], rules, rules, request=request)
 
 
 def see_our_packages(python: Path) -> None:

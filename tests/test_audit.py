@@ -322,13 +322,13 @@ def test_history_shares_one_fact_cache(tmp_path: Path, monkeypatch: pytest.Monke
     project = scripted_history(tmp_path / "repo", fixes=4)
     parsed: list[int] = []
 
-    class Counting(session.Engine):
+    class Counting(session.runs.Engine):
         def run(self):  # type: ignore[no-untyped-def]
             out = super().run()
             parsed.append(self.parsed)
             return out
 
-    monkeypatch.setattr(session, "Engine", Counting)
+    monkeypatch.setattr(session.runs, "Engine", Counting)
     audit_json("--history", "5", cwd=project)  # --no-cache: a shared temporary cache
     # the audit's own run, then one per commit (all through the one session)
     assert len(parsed) == 1 + 5

@@ -186,19 +186,21 @@ def test_the_targets_read_the_schema_facts_the_check_read() -> None:
     names) is what a parse of those files gives: the fix takes it rather than
     parse them again."""
     from conftest import REPO
-    from helpers import project_config
+    from helpers import project_setup
 
     from ctxlint.facts.declarations import schema_facts
     from ctxlint.facts.extract import parse
     from ctxlint.fix_run import FixRun
 
-    config, rules = project_config(REPO / "examples" / "legacy_app")
-    run = FixRun(config, rules, select={"CTX101"}, unsafe=True, jobs=1, use_cache=False)
+    setup = project_setup(REPO / "examples" / "legacy_app")
+    config = setup.config
+    run = FixRun(setup, select={"CTX101"}, unsafe=True)
     run.run()
-    assert config.runtime_module in run._schemas
+    schemas = run.runs.schemas
+    assert config.runtime_module in schemas
     by_module = {m: rel for rel, m in run._files.items()}
     read = 0
-    for module, schema in run._schemas.items():
+    for module, schema in schemas.items():
         if schema is None:  # not a checked module (an import from outside the tree)
             assert module not in by_module
             continue

@@ -77,7 +77,7 @@ def test_unknown_profile_is_a_clear_error(project: Path) -> None:
 def test_a_profile_baseline_lives_in_the_checked_tree(tmp_path: Path) -> None:
     """`baseline update --profile sglang TREE` must not write into the installed
     package (where the profile file lives): the default baseline is TREE's."""
-    from ctxlint.session import PROFILES, Request, resolve
+    from ctxlint.session import PROFILES, Overrides, Request, resolve
 
     config = resolve(Request(profile="sglang", paths=(str(tmp_path),))).config
     assert config.root == tmp_path.resolve()
@@ -85,6 +85,9 @@ def test_a_profile_baseline_lives_in_the_checked_tree(tmp_path: Path) -> None:
     assert not config.baseline.is_relative_to(PROFILES)
     given = tmp_path / "elsewhere.json"
     request = Request(
-        profile="sglang", baseline=str(given), paths=(str(tmp_path),), command="baseline update"
+        profile="sglang",
+        overrides=Overrides(baseline=str(given)),
+        paths=(str(tmp_path),),
+        command="baseline update",
     )
     assert resolve(request).config.baseline == given.resolve()

@@ -112,8 +112,10 @@ def test_pytest_plugin_fails_with_the_findings_check_reports(
 
 
 def test_the_session_api_gives_the_same_result(tree: Path, checked: dict[str, Any]) -> None:
-    setup = session.resolve(session.Request(config=str(tree / CONFIG), paths=(str(tree),)))
-    result = session.check(setup, jobs=1, strict=True).result
+    request = session.Request(
+        config=str(tree / CONFIG), paths=(str(tree),), run=session.RunOptions(jobs=1)
+    )
+    result = session.check(session.resolve(request)).result
     assert [f.to_json() for f in result.findings] == checked["findings"]
     assert [s.to_json() for s in result.stale] == checked["stale"]
 

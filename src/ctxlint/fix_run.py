@@ -21,19 +21,13 @@ import gc
 import os
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
-from ctxlint.cache.store import FactCache
-from ctxlint.config.settings import Config
 from ctxlint.core import pysource
-from ctxlint.core.findings import FileError, Finding
+from ctxlint.core.findings import Finding
 from ctxlint.core.outfiles import write_text
 from ctxlint.discover.files import discover
-from ctxlint.discover.sources import Sources, content_hash
-from ctxlint.engine.run import Engine, RunOutput
-from ctxlint.engine.start import Decoded, Start
 from ctxlint.facts.declarations import schema_facts
 from ctxlint.facts.extract import parse
 from ctxlint.fix.context import FixContext, Fixer
@@ -43,6 +37,7 @@ from ctxlint.fix.result import FixResult
 from ctxlint.fix.targets import Targets
 from ctxlint.program.core import Program
 from ctxlint.program.rule import FixGuard, Rule
+from ctxlint.session import RunOutput, Runs, Setup
 
 
 def fixable(rules: list[Rule]) -> dict[str, tuple[str, ...]]:
@@ -58,91 +53,33 @@ def fixers(rules: list[Rule]) -> dict[str, tuple[Fixer, ...]]:
     return {r.id: r.fixers() for r in ordered}
 
 
-class _SharedCache(FactCache):
-    """The fact cache every check of one fix run shares: what one check read or
-    wrote is served to the next from memory, so a re-check extracts only the
-    rewritten files (with --no-cache too: then nothing reaches the disk) and
-    reads nothing back from sqlite."""
-
-    def __init__(self, folder: Path | None) -> None:
-        super().__init__(folder)
-        self.memory: dict[str, bytes] = {}
-
-    def get_many(self, keys: Iterable[str]) -> dict[str, bytes]:
-        if not self.read:
-            return {}
-        keys = list(keys)
-        found = {k: self.memory[k] for k in keys if k in self.memory}
-        self.served += len(found)
-        rest = [k for k in keys if k not in found]
-        if rest:
-            more = super().get_many(rest)
-            self.memory.update(more)
-            found.update(more)
-        return found
-
-    def put_many(self, items: dict[str, bytes]) -> None:
-        self.memory.update(items)
-        super().put_many(items)
-
-    def close(self) -> None:
-        """Kept open for the run's next check (`finish` closes it)."""
-
-    def finish(self) -> None:
-        super().close()
-
-
-class _Overlay(Engine):
-    """The engine over the tree as it would be: `texts` replace those files'
-    bytes; `cache` is the fix run's shared cache."""
-
-    def __init__(
-        self, *args: Any, texts: dict[str, str], cache: _SharedCache, **kwargs: Any
-    ) -> None:
-        super().__init__(*args, **(kwargs | {"use_cache": False}))  # no connection of its own
-        self.texts = texts
-        self.cache = cache
-
-    def read_sources(self) -> tuple[list[Any], Sources, list[FileError]]:
-        files, sources, errors = super().read_sources()
-        for rel, text in self.texts.items():
-            data = text.encode("utf-8")
-            sources._bytes[rel] = data
-            sources.hashes[rel] = content_hash(data)
-        return files, sources, errors
-
-
 class FixRun:
+    """The fix of a setup's tree: `select` the rules whose fixers run, `paths`
+    the files they may rewrite, `pins` the baseline's (the checks compare them)."""
+
     def __init__(
         self,
-        config: Config,
-        rules: list[Rule],
+        setup: Setup,
         *,
         select: set[str],
         unsafe: bool = False,
         paths: Callable[[str], bool] = lambda _p: True,
-        jobs: int | None = None,
-        use_cache: bool = True,
-        pinned: dict[str, dict[str, Any]] | None = None,
+        pins: dict[str, dict[str, Any]] | None = None,
     ) -> None:
-        self.config, self.rules = config, rules
-        self.fixers = {k: v for k, v in fixers(rules).items() if k in select and v}
+        self.config, self.rules = setup.config, setup.rules
+        self.fixers = {k: v for k, v in fixers(self.rules).items() if k in select and v}
         self.select = set(self.fixers)
         self.unsafe = unsafe
         self.paths = paths
-        self.engine_args: dict[str, Any] = {
-            "jobs": jobs,
-            "use_cache": use_cache,
-            "pinned": pinned,
-            "selected": {r.id for r in rules},
-        }
+        # every rule checked (a rewrite that adds any finding is rolled back), all
+        # the checks sharing one fact cache, each re-check started where the first ended
+        self.runs = Runs(setup, pins=pins, every_rule=True, shared=True)
+        jobs = setup.request.run.jobs
         self.jobs = max(1, jobs or os.cpu_count() or 1)  # as the engine counts them
-        self.cache = _SharedCache(config.cache_dir if use_cache else None)
+        config = self.config
         self._files = {f.rel: f.module for f in discover(config.root, config.src, config.exclude)}
         self._texts: dict[str, str] = {}
         self._guards: dict[str, FixGuard] | None = None  # asked of the tree as it is
-        self._decoded: Decoded = {}  # the tree's facts, as its check decoded them
-        self._schemas: dict[str, dict[str, Any] | None] = {}  # module -> schema facts
 
     # -- the tree ---------------------------------------------------------------
     def _bytes(self, rel: str) -> bytes:
@@ -175,7 +112,7 @@ class FixRun:
 
     def _schema(self) -> Callable[[str], dict[str, Any] | None]:
         by_module = {m: rel for rel, m in self._files.items()}
-        cache = dict(self._schemas)  # what the check's vocabulary read; the rest parsed here
+        cache = dict(self.runs.schemas)  # what the check's vocabulary read; the rest parsed here
 
         def load(module: str) -> dict[str, Any] | None:
             if module not in cache:
@@ -195,25 +132,11 @@ class FixRun:
     ) -> RunOutput:
         """The tree, with `texts` in place of those files; a re-check's rounds
         start where the check of the tree as it is (`start`) ended."""
-        began = None
-        if start is not None and start.rounds is not None:
-            began = Start(start.rounds, frozenset(texts), self._decoded)
-        engine = _Overlay(
-            self.config,
-            self.rules,
-            texts=texts,
-            cache=self.cache,
-            **self.engine_args,
-            memo=memo,
-            start=began,
-        )
-        out = engine.run()
-        if not texts:  # the tree as it is: its decoded facts serve the re-checks
-            self._decoded, self._schemas = engine.decoded, engine.schemas
+        out = self.runs.recheck(texts, start) if texts else self.runs.check(memo=memo)
         # what the fix reads of a check is its vocabulary, findings and errors:
         # the program's indexes go now, or the next check would build its own
         # beside them (twice the peak memory); the facts the next check takes
-        # as they are (engine.start) are kept in self._decoded
+        # as they are (engine.start) are kept in self.runs.decoded
         p = out.program
         if not texts and p.files and self._guarding:  # the tree as it is
             self._guards = self._ask_guards(p)
@@ -268,7 +191,7 @@ class FixRun:
         try:
             return self._run()
         finally:
-            self.cache.finish()
+            self.runs.close()
             if paused:
                 gc.enable()
 

@@ -60,9 +60,9 @@ def collect(args: argparse.Namespace) -> Audit:
         raise ConfigError("give --history or --trees, not both")
     if args.trees and not args.paths:
         args.paths = [args.trees[-1]]
-    setup = options.resolve(args)
+    setup = options.resolve(args, disabled=session.QUIET)
     config = setup.config
-    checked = options.check(args, setup, disabled=session.QUIET)
+    checked = options.check(args, setup)
     result = checked.result
     baseline_path = None
     if config.baseline is not None:
@@ -84,9 +84,7 @@ def collect(args: argparse.Namespace) -> Audit:
         errors=[e.to_json() for e in result.errors],
     )
     if args.trees:
-        audit.history = across_trees(
-            setup, [Path(t) for t in args.trees], jobs=args.jobs, use_cache=not args.no_cache
-        )
+        audit.history = across_trees(setup, [Path(t) for t in args.trees])
     if args.history:
         err = make_console(stderr=True, color=getattr(args, "color", "auto"))
 
@@ -97,8 +95,6 @@ def collect(args: argparse.Namespace) -> Audit:
         audit.history = history(
             setup,
             args.history,
-            jobs=args.jobs,
-            use_cache=not args.no_cache,
             pins=checked.baseline.pins if checked.baseline is not None else None,
             progress=progress,
         )

@@ -91,9 +91,9 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 
 def cmd_sets(args: argparse.Namespace) -> int:
-    setup = options.resolve(args)
+    setup = options.resolve(args, baseline=False, disabled=session.SAY)
     config, selected = setup.config, setup.selected
-    out = options.check(args, setup, with_baseline=False, disabled=session.SAY).out
+    out = options.check(args, setup).out
     vocab = out.program.vocab
     namespaces: dict[str, list[str]] = {}
     for field, ns in vocab.fields.items():
@@ -147,10 +147,10 @@ def _size(value: Any) -> int | Any:
 def cmd_show_settings(args: argparse.Namespace) -> int:
     """The settings a `check` with the same arguments would use (as ruff's
     --show-settings), and the size of every set the rules derive from the tree."""
-    setup = options.resolve(args)
+    setup = options.resolve(args, baseline=False, disabled=session.QUIET)
     config, filters, selected = setup.config, setup.filters, setup.selected
     # keys spelled as the config spells its own (kebab-case), in JSON and text alike
-    out = options.check(args, setup, with_baseline=False, disabled=session.QUIET).out
+    out = options.check(args, setup).out
     baseline = config.baseline
     data: dict[str, Any] = {
         "config-file": str(config.config_path or ""),

@@ -69,9 +69,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     setup = options.resolve(args)
     if args.output:
         check_writable(args.output, "the report")
-    result = options.check(
-        args, setup, strict=args.strict, changed_since=args.changed_since, staged=args.staged
-    ).result
+    result = options.check(args, setup).result
+    result.strict = args.strict  # stale entries fail too: the command's exit, not the run's
     result.update_command = options.update_command(args, setup.config)
     if args.format != "json":  # JSON, as its paths, is the same from every folder
         name_update_command(result)

@@ -103,14 +103,11 @@ def cmd_fix(args: argparse.Namespace) -> int:
         )
     baseline = load_baseline(config.baseline) if config.baseline else None
     run = FixRun(
-        config,
-        setup.rules,
+        setup,
         select=ids,
         unsafe=bool(getattr(args, "unsafe", False)),
         paths=lambda p: session.under(p, filters),
-        jobs=args.jobs,
-        use_cache=not args.no_cache,
-        pinned=baseline.pins if baseline is not None else None,
+        pins=baseline.pins if baseline is not None else None,
     )
     result = run.run()
     assert result.output is not None

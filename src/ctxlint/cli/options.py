@@ -4,7 +4,6 @@ make, the console, the progress bar, and one session check run under it."""
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -142,45 +141,46 @@ def add_common(p: argparse.ArgumentParser) -> None:
     add_color(p)
 
 
-def request(args: argparse.Namespace) -> session.Request:
-    """The session request the common options describe."""
+def request(args: argparse.Namespace, **report: Any) -> session.Request:
+    """The session request the common options describe; `report` sets what the
+    command makes of the run (session.Report: `baseline=False`, `disabled=SAY`)."""
     return session.Request(
         paths=tuple(args.paths),
         config=args.config,
         profile=getattr(args, "profile", None),
-        select=tuple(getattr(args, "select", None) or ()),
-        ignore=tuple(getattr(args, "ignore", None) or ()),
-        baseline=getattr(args, "baseline", None),
-        cache_dir=getattr(args, "cache_dir", None),
-        rerun=lambda config, folder: command_for(args, config, folder),
         command=_command(args),
-        extend_select=tuple(getattr(args, "extend_select", None) or ()),
-        exclude=tuple(args.exclude) if getattr(args, "exclude", None) is not None else None,
-        extend_exclude=tuple(getattr(args, "extend_exclude", None) or ()),
-        target_version=getattr(args, "target_version", None),
+        rules=session.Selection(
+            select=tuple(getattr(args, "select", None) or ()),
+            ignore=tuple(getattr(args, "ignore", None) or ()),
+            extend=tuple(getattr(args, "extend_select", None) or ()),
+        ),
+        overrides=session.Overrides(
+            baseline=getattr(args, "baseline", None),
+            cache_dir=getattr(args, "cache_dir", None),
+            exclude=tuple(args.exclude) if getattr(args, "exclude", None) is not None else None,
+            extend_exclude=tuple(getattr(args, "extend_exclude", None) or ()),
+            target_version=getattr(args, "target_version", None),
+        ),
+        run=session.RunOptions(
+            jobs=getattr(args, "jobs", None),
+            use_cache=not getattr(args, "no_cache", False),
+            time_rules=getattr(args, "timings", False),
+        ),
+        report=session.Report(
+            changed_since=getattr(args, "changed_since", None),
+            staged=getattr(args, "staged", False),
+            **report,
+        ),
     )
 
 
-def resolve(args: argparse.Namespace) -> session.Setup:
-    return session.resolve(request(args))
+def resolve(args: argparse.Namespace, **report: Any) -> session.Setup:
+    return session.resolve(request(args, **report))
 
 
 def _command(args: argparse.Namespace) -> str:
     """The command asked for, as typed after `ctxlint` ("check", "baseline update")."""
     return args.command + (f" {args.action}" if args.command == "baseline" else "")
-
-
-def command_for(args: argparse.Namespace, config: Config, folder: Path) -> str:
-    """The command line that checks `folder` with this config, for an error message."""
-    cmd = _command(args)
-    cfg = config.config_path
-    if cfg is None or cfg.is_relative_to(session.PROFILES):
-        return f"run `ctxlint {cmd} --profile {args.profile} {shown(folder)}`"
-    up = Path(os.path.relpath(folder, cfg.parent)).as_posix()
-    return (
-        f"run `ctxlint {cmd} --config {shown(cfg)} {shown(folder)}`, "
-        f'or set root = "{up}" in {shown(cfg)}'
-    )
 
 
 def command_as_typed(
@@ -246,17 +246,10 @@ def progress_bar(args: argparse.Namespace) -> Any:
     return bar, update
 
 
-def check(args: argparse.Namespace, setup: session.Setup, **options: Any) -> session.Checked:
-    """The session's check with the common options, under a progress bar on a terminal."""
+def check(args: argparse.Namespace, setup: session.Setup) -> session.Checked:
+    """The session's check of the setup, under a progress bar on a terminal."""
     bar, callback = progress_bar(args)
-    options = {
-        "jobs": args.jobs,
-        "use_cache": not args.no_cache,
-        "progress": callback,
-        "time_rules": getattr(args, "timings", False),
-        **options,
-    }
     if bar is None:
-        return session.check(setup, **options)
+        return session.check(setup)
     with bar:
-        return session.check(setup, **options)
+        return session.check(setup.with_progress(callback))

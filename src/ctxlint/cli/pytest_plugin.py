@@ -22,7 +22,6 @@ from ctxlint.cli import options
 from ctxlint.core.errors import ConfigError, CtxlintError
 from ctxlint.core.findings import Finding, StaleEntry
 from ctxlint.core.shown_paths import opener
-from ctxlint.discover.roots import shown
 from ctxlint.program.rule import Rule
 from ctxlint.session import Setup
 
@@ -136,8 +135,8 @@ def _resolve(config: pytest.Config) -> Setup:
             config=str(here / given) if given else None,
             root=str(root) if root is not None else None,
             search_from=str(root or Path(config.rootpath)),
-            rerun=lambda _config, folder: f"pass --ctxlint-root {shown(folder)}",
             command=session.PYTEST,
+            report=session.Report(disabled=session.QUIET, warn=_warn),
         )
     )
 
@@ -153,7 +152,7 @@ def _run(config: pytest.Config) -> dict[str, Any]:
             pytest.skip(f"ctxlint could not run; see {result['error_item']}")
         return result
     try:
-        checked = session.check(config.stash[_SETUP], disabled=session.QUIET, warn=_warn)
+        checked = session.check(config.stash[_SETUP])
         if checked.out.errors:
             shown = _opener(config)
             raise CtxlintError(

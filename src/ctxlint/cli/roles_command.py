@@ -41,8 +41,8 @@ def add_parser(sub: Any, commands: dict[str, Callable[..., int]]) -> None:
 
 def cmd_roles(args: argparse.Namespace) -> int:
     observed = read_observed(args.compare) if args.compare else None  # bad input: before the run
-    setup = options.resolve(args)
-    out = options.check(args, setup, with_baseline=False, disabled=session.SAY).out
+    setup = options.resolve(args, baseline=False, disabled=session.SAY)
+    out = options.check(args, setup).out
     if RULE in out.disabled:
         print(f"ctxlint: error: {RULE} cannot run: {out.disabled[RULE]}", file=sys.stderr)
         return 2

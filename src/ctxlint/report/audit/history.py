@@ -102,8 +102,6 @@ def history(
     setup: Setup,
     n: int,
     *,
-    jobs: int | None = None,
-    use_cache: bool = True,
     pins: dict[str, dict[str, Any]] | None = None,
     progress: Progress | None = None,
 ) -> list[HistoryPoint]:
@@ -115,6 +113,7 @@ def history(
     points: list[HistoryPoint] = []
     with tempfile.TemporaryDirectory(prefix="ctxlint-history-") as tmp:
         # a shared cache even under --no-cache: the point is that unchanged files are free
+        use_cache = setup.request.run.use_cache
         cache = config.cache_dir if use_cache and config.cache_dir else Path(tmp) / "cache"
         for i, (sha, short, date, subject) in enumerate(found, 1):
             if progress:
@@ -122,7 +121,7 @@ def history(
             work = Path(tmp) / short
             try:
                 root = unpack(top, sha, prefix, work)
-                counts = _count(setup, root, cache, jobs, pins)
+                counts = _count(setup, root, cache, pins)
                 error = None
             except (CtxlintError, BaselineError, OSError, tarfile.TarError) as exc:
                 counts, error = dict.fromkeys(ids, 0), str(exc)
@@ -135,7 +134,6 @@ def _count(
     setup: Setup,
     root: Path,
     cache: Path,
-    jobs: int | None,
     pins: dict[str, dict[str, Any]] | None,
 ) -> dict[str, int]:
     if not root.is_dir():
@@ -151,15 +149,14 @@ def _count(
             rel = None
         if rel is not None and (root / rel).is_file():
             baseline = root / rel
-    there = setup.rerooted(root, cache_dir=cache, baseline=baseline)
-    checked = session.check(
-        there,
-        jobs=jobs,
-        use_cache=True,
+    there = setup.other_tree(
+        root,
+        cache_dir=cache,
+        baseline=baseline,
         pins=None if baseline is not None else pins,
-        disabled=session.QUIET,
-        warn=None,
+        use_cache=True,  # a shared cache even under --no-cache (see history)
     )
+    checked = session.check(there)
     counts = dict.fromkeys((r.id for r in setup.selected), 0)
     for f in checked.result.findings:  # new and baselined alike: the burn-down counts all
         if f.rule in counts:

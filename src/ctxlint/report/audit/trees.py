@@ -46,21 +46,17 @@ def vocabulary_sizes(vocab: Any) -> dict[str, int]:
     }
 
 
-def run_tree(
-    setup: Setup, root: Path, *, jobs: int | None = None, use_cache: bool = True
-) -> TreeRun:
+def run_tree(setup: Setup, root: Path) -> TreeRun:
     """Check all of `root` with the setup re-rooted there (its own fact cache, no baseline)."""
     label = root.name
     if not root.is_dir():
         return TreeRun(label, str(root), {}, error=f"{root} is not a folder")
-    there = setup.rerooted(
+    there = setup.other_tree(
         root.resolve(), cache_dir=root.resolve() / ".ctxlint_cache", baseline=None
     )
-    there.filters = []
+    there.filters = []  # the whole tree: a release is compared with the others whole
     try:
-        checked = session.check(
-            there, jobs=jobs, use_cache=use_cache, disabled=session.QUIET, warn=None
-        )
+        checked = session.check(there)
     except (CtxlintError, BaselineError, OSError) as exc:
         return TreeRun(label, str(root), {}, error=str(exc))
     out = checked.out
@@ -82,8 +78,6 @@ def across_trees(
     setup: Setup,
     trees: list[Path],
     *,
-    jobs: int | None = None,
-    use_cache: bool = True,
     progress: Callable[[int, int, str], None] | None = None,
 ) -> list[HistoryPoint]:
     """One chart point per tree, in the order given (oldest first)."""
@@ -91,7 +85,7 @@ def across_trees(
     for i, tree in enumerate(trees, 1):
         if progress:
             progress(i, len(trees), tree.name)
-        run = run_tree(setup, tree, jobs=jobs, use_cache=use_cache)
+        run = run_tree(setup, tree)
         counts = {r.id: run.counts.get(r.id, 0) for r in setup.selected}
         note = run.error or (
             "not run: " + ", ".join(sorted(run.disabled)) if run.disabled else None
