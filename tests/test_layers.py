@@ -3,6 +3,7 @@ in pyproject.toml's [tool.importlinter], and it does catch an import across them
 
 from __future__ import annotations
 
+import ast
 import os
 import shutil
 import subprocess
@@ -99,3 +100,52 @@ def test_the_rules_are_leaves_contract_covers_every_other_package() -> None:
     }
     assert set(leaves["source_modules"]) == every - {"ctxlint.rules"}
     assert leaves["forbidden_modules"] == ["ctxlint.rules"]
+
+
+def test_only_the_session_starts_the_engine(tmp_path: Path) -> None:
+    """One run sequence: the fix, the audit and the front ends run the engine
+    through ctxlint.session. The layers allow report/ to import the engine (it
+    sits above it); the one-run-sequence contract does not."""
+    shutil.copytree(REPO / "src", tmp_path / "src", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(REPO / "pyproject.toml", tmp_path)
+    module = tmp_path / "src/ctxlint/report/audit/trees.py"
+    module.write_text(module.read_text() + "\nfrom ctxlint.engine.run import Engine\n")
+
+    planted = lint_imports(tmp_path, "--contract", "one-run-sequence")
+    assert planted.returncode == 1, planted.stdout + planted.stderr
+    assert "ctxlint.report.audit.trees -> ctxlint.engine.run" in planted.stdout
+    layered = lint_imports(tmp_path, "--contract", "layers")
+    assert layered.returncode == 0, layered.stdout + layered.stderr
+
+
+def test_the_one_run_sequence_contract_covers_every_other_package() -> None:
+    """Its source modules are every top-level package and module of ctxlint but
+    the session and the engine: a new front end is under it from its first import."""
+    with (REPO / "pyproject.toml").open("rb") as f:
+        contracts = tomllib.load(f)["tool"]["importlinter"]["contracts"]
+    (sequence,) = [c for c in contracts if c["id"] == "one-run-sequence"]
+    package = REPO / "src" / "ctxlint"
+    every = {
+        f"ctxlint.{p.stem}"
+        for p in package.iterdir()
+        if (p.is_dir() and (p / "__init__.py").exists())
+        or (p.suffix == ".py" and p.name != "__init__.py")
+    }
+    assert set(sequence["source_modules"]) == every - {"ctxlint.session", "ctxlint.engine"}
+
+
+def test_the_bench_runs_the_engine_through_the_session() -> None:
+    """bench/ is outside the package import-linter reads: its imports are read here."""
+    entry = {"ctxlint.engine.run", "ctxlint.engine.start"}
+    found = []
+    for path in sorted((REPO / "bench").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module in entry:
+                found.append(f"{path.name}: from {node.module}")
+            elif isinstance(node, ast.ImportFrom) and node.module == "ctxlint.engine":
+                found += [
+                    f"{path.name}: {a.name}" for a in node.names if a.name in ("run", "start")
+                ]
+            elif isinstance(node, ast.Import):
+                found += [f"{path.name}: {a.name}" for a in node.names if a.name in entry]
+    assert not found
