@@ -41,7 +41,7 @@ class Runs:
     shared: bool = False
     decoded: Decoded = field(default_factory=dict)  # the tree's facts, as its check decoded them
     schemas: dict[str, dict[str, Any] | None] = field(default_factory=dict)  # module -> schema
-    _cache: SharedCache | None = None
+    _cache: SharedCache | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if self.pins is None:
@@ -102,6 +102,7 @@ class Runs:
         return self.engine(texts=texts, start=start).run()
 
     def close(self) -> None:
+        """Close the shared cache (`shared`): later runs open their own."""
         if self._cache is not None:
             self._cache.finish()
 
