@@ -26,11 +26,14 @@ From the part "resolution"'s facts (program.resolution_facts) and the call graph
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ctxlint.program.call_model import Global
 from ctxlint.program.calls import CallGraph, call_graph
 from ctxlint.program.core import Program
+
+if TYPE_CHECKING:
+    from ctxlint.facts.vocab import Vocabulary
 
 KEY = "resolution"  # the part's key (program.resolution_facts keeps its visitor)
 
@@ -48,34 +51,76 @@ def _package(module: str) -> str:
 
 class Resolution:
     def __init__(self, program: Program) -> None:
-        self.graph = g = call_graph(program)
-        vocab = program.vocab
+        self.graph = call_graph(program)
         self.files: list[tuple[str, str, dict[str, Any]]] = list(program.facts(KEY))
-        consts = {
+        self.consts = {
             f"{module}.{name}": value
             for _, module, f in self.files
             for name, value in f.get("consts", {}).items()
         }
+        self._find_stash()
+        self._find_registrars()
+        self._find_runners()
+        self._find_pipeline(program.vocab)
 
-        def slot(key: str) -> str | None:
-            return consts.get(key[1:]) if key.startswith("@") else key
+    def slot(self, key: str) -> str | None:
+        """The slot a stash fact names: itself, or the constant's value (`@module.NAME`)."""
+        return self.consts.get(key[1:]) if key.startswith("@") else key
 
-        self.slot = slot
-        # -- the stash: appended through a parameter, read by a view --------
-        appended: dict[str, set[str]] = {}  # slot -> functions appending via a parameter
-        reads: dict[str, set[str]] = {}  # function -> slots it reads
+    # -- the stash: appended through a parameter, read by a view --------
+    def _find_stash(self) -> None:
+        """The stash, the view functions and classes, the declaration function."""
+        g = self.graph
+        appended, reads = self._appended_and_read()
+        getattr_classes = {c for _, _, f in self.files for c in f.get("getattr_classes", ())}
+        built = self._built(getattr_classes)
+        methods: dict[str, list[str]] = {}
+        for q, fn in g.funcs.items():
+            if fn.cls in getattr_classes:
+                methods.setdefault(fn.cls, []).append(q)
+        read_by: dict[str, set[str]] = {}  # candidate -> slots it or its view's methods read
+        for q, classes in built.items():
+            seeds = [q, *(m for c in sorted(classes) for m in methods.get(c, ()))]
+            read_by[q] = {k for x in _forward(g, seeds, 3) for k in reads.get(x, ())}
+        # the stash: appended through a parameter, read by a view
+        self.stash: set[str] = set(appended) & {k for ks in read_by.values() for k in ks}
+        self.view_functions: set[str] = {q for q, ks in read_by.items() if ks & self.stash}
+        self.view_classes: set[str] = {c for q in self.view_functions for c in built[q]}
+        # how code names the stash: its slot, or a constant holding it
+        self.slot_names = self.stash | {
+            q.rpartition(".")[2] for q, v in self.consts.items() if v in self.stash
+        }
+        appenders = sorted({q for k in self.stash for q in appended[k] if q in g.funcs})
+        self.appenders = appenders
+        self.declaration: str | None = None
+        if appenders:
+            self.declaration = max(appenders, key=lambda q: (len(g.callers.get(q, ())), q))
+        self.view_bindings: dict[str, set[str]] = {}
+        for _, _, f in self.files:
+            for name, callee in f.get("view_bindings", ()):
+                if any(t in self.view_functions for t in g.resolve_global(callee)):
+                    self.view_bindings.setdefault(name, set()).add(callee.rpartition(".")[2])
+
+    def _appended_and_read(self) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+        """slot -> the functions appending to it through a parameter, and
+        function -> the slots it reads."""
+        appended: dict[str, set[str]] = {}
+        reads: dict[str, set[str]] = {}
         for _, _, f in self.files:
             for s in f.get("stash", ()):
-                k = slot(s["slot"])
+                k = self.slot(s["slot"])
                 if k and s["how"] == "append" and s["param"] and s["fn"]:
                     appended.setdefault(k, set()).add(s["fn"])
             for fn, key in f.get("slot_reads", ()):
-                k = slot(key)
+                k = self.slot(key)
                 if k and fn:
                     reads.setdefault(fn, set()).add(k)
-        getattr_classes = {c for _, _, f in self.files for c in f.get("getattr_classes", ())}
-        # candidates: functions returning an object of a class defining __getattr__
-        # (or another candidate's result), with the class each one builds
+        return appended, reads
+
+    def _built(self, getattr_classes: set[str]) -> dict[str, set[str]]:
+        """The candidates: functions returning an object of a class defining
+        __getattr__ (or another candidate's result), with the classes each builds."""
+        g = self.graph
         returns = {q: r for _, _, f in self.files for q, r in f.get("returns", {}).items()}
         built: dict[str, set[str]] = {}
         changed = True
@@ -94,33 +139,12 @@ class Resolution:
                 if found - built.get(q, set()):
                     built.setdefault(q, set()).update(found)
                     changed = True
-        methods: dict[str, list[str]] = {}
-        for q, fn in g.funcs.items():
-            if fn.cls in getattr_classes:
-                methods.setdefault(fn.cls, []).append(q)
-        read_by: dict[str, set[str]] = {}  # candidate -> slots it or its view's methods read
-        for q, classes in built.items():
-            seeds = [q, *(m for c in sorted(classes) for m in methods.get(c, ()))]
-            read_by[q] = {k for x in _forward(g, seeds, 3) for k in reads.get(x, ())}
-        # the stash: appended through a parameter, read by a view
-        self.stash: set[str] = set(appended) & {k for ks in read_by.values() for k in ks}
-        self.view_functions: set[str] = {q for q, ks in read_by.items() if ks & self.stash}
-        self.view_classes: set[str] = {c for q in self.view_functions for c in built[q]}
-        # how code names the stash: its slot, or a constant holding it
-        self.slot_names = self.stash | {
-            q.rpartition(".")[2] for q, v in consts.items() if v in self.stash
-        }
-        appenders = sorted({q for k in self.stash for q in appended[k] if q in g.funcs})
-        self.appenders = appenders
-        self.declaration: str | None = None
-        if appenders:
-            self.declaration = max(appenders, key=lambda q: (len(g.callers.get(q, ())), q))
-        self.view_bindings: dict[str, set[str]] = {}
-        for _, _, f in self.files:
-            for name, callee in f.get("view_bindings", ()):
-                if any(t in self.view_functions for t in g.resolve_global(callee)):
-                    self.view_bindings.setdefault(name, set()).add(callee.rpartition(".")[2])
-        # -- registrars, runners and what is handed to them ------------------
+        return built
+
+    # -- registrars, runners and what is handed to them ------------------
+    def _find_registrars(self) -> None:
+        """The registrars beside the declaration or a view function, and what they register."""
+        g = self.graph
         core = {q.rpartition(".")[0] for q in self.view_functions}
         if self.declaration:
             core.add(g.funcs[self.declaration].module)
@@ -139,6 +163,11 @@ class Resolution:
                     if found and q in g.funcs:
                         self.registrars.update(found)
                         self.registered.add(q)
+
+    def _find_runners(self) -> None:
+        """The pass runners and the foreign-default wrappers, and the passes and
+        resolvers handed to them."""
+        g, core = self.graph, self.core_modules
         reach_decl = g.reaching([self.declaration]) if self.declaration else set()
         self.pass_runners: set[str] = set()
         self.wrappers: set[str] = set()
@@ -172,7 +201,11 @@ class Resolution:
                     self.passes |= refs
                 else:
                     self.resolvers |= refs
-        # -- the pipeline ---------------------------------------------------
+
+    # -- the pipeline ---------------------------------------------------
+    def _find_pipeline(self, vocab: Vocabulary) -> None:
+        """The entries, the resolution modules, the seeds and their closure."""
+        g = self.graph
         # the record's __post_init__, and its methods reaching the declaration
         # function (SGLang 0.5.23 leaves __post_init__ empty and resolves in
         # `resolve_once`, which launchers and publishers call)
