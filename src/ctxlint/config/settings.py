@@ -179,6 +179,52 @@ def load_config(
     if root is None and isinstance(table.get("root"), str):
         root = configured_root(table["root"], base)
     project_root = (root or base).resolve()
+    _check_table(table, config_path, rule_options)
+    # select/ignore take ids, id prefixes, ALL and (given rule_names, aligned
+    # with rule_ids) rule names; they are resolved to ids when rules are chosen
+    named = dict(zip(rule_ids, rule_names or [""] * len(rule_ids), strict=True))
+
+    def rules_list(key: str) -> tuple[str, ...]:
+        selectors = tuple(str(x).strip() for x in table.get(key, []))
+        resolve_selectors(selectors, named, f"config key {key!r}")
+        return selectors
+
+    per_rule = table.get("per-rule-exclude", {})
+    _check_per_rule(per_rule, rule_ids)
+    if "src" in table and not table["src"]:  # it would check nothing, then fail far away
+        raise ConfigError('src = [] names no folder: give at least one (the default is ["."])')
+    target_version = table.get("target-version", DEFAULT_TARGET)
+    why_not = unsupported_target(target_version)
+    if why_not is not None:
+        raise ConfigError(why_not)
+    # A config travels with the tree it configures, and that tree may not be
+    # trusted: what it names for ctxlint to write stays inside the project.
+    if baseline is None:
+        baseline = confined("baseline", table.get("baseline", DEFAULT_BASELINE), base, project_root)
+    if cache_dir is None:
+        value = table.get("cache-dir", DEFAULT_CACHE_DIR)
+        check_cache_dir(value, project_root)
+        cache_dir = confined("cache-dir", value, project_root)
+    return Config(
+        root=project_root,
+        config_path=config_path.resolve() if config_path else None,
+        runtime_module=table["runtime-module"],
+        record_class=table["record-class"],
+        src=tuple(table.get("src", ["."])),
+        exclude=tuple(table.get("exclude", [])),
+        per_rule_exclude={k.upper(): tuple(v) for k, v in per_rule.items()},
+        baseline=baseline,
+        cache_dir=cache_dir,
+        select=rules_list("select"),
+        ignore=rules_list("ignore"),
+        options={k: table[k] for k in rule_options if k in table},
+        target_version=target_version,
+    )
+
+
+def _check_table(table: dict[str, Any], config_path: Path, rule_options: dict[str, Any]) -> None:
+    """Every key known and of its type; the runtime module and the record class
+    given, as dotted names; the exclude patterns well-formed."""
     allowed = {**CORE_KEYS, **{k: object for k in rule_options}}
     for key, value in table.items():
         if key not in allowed:
@@ -204,50 +250,14 @@ def load_config(
             )
     _check_globs("exclude", table.get("exclude", []))
 
-    # select/ignore take ids, id prefixes, ALL and (given rule_names, aligned
-    # with rule_ids) rule names; they are resolved to ids when rules are chosen
-    named = dict(zip(rule_ids, rule_names or [""] * len(rule_ids), strict=True))
 
-    def rules_list(key: str) -> tuple[str, ...]:
-        selectors = tuple(str(x).strip() for x in table.get(key, []))
-        resolve_selectors(selectors, named, f"config key {key!r}")
-        return selectors
-
-    per_rule = table.get("per-rule-exclude", {})
+def _check_per_rule(per_rule: dict[str, Any], rule_ids: list[str]) -> None:
+    """per-rule-exclude: known rule ids, each with a list of glob strings."""
     check_rule_ids(tuple(per_rule), rule_ids, "per-rule-exclude")
     for rid, globs in per_rule.items():
         if not isinstance(globs, list) or not all(isinstance(g, str) for g in globs):
             raise ConfigError(f"per-rule-exclude.{rid} must be a list of glob strings")
         _check_globs(f"per-rule-exclude.{rid}", globs)
-    if "src" in table and not table["src"]:  # it would check nothing, then fail far away
-        raise ConfigError('src = [] names no folder: give at least one (the default is ["."])')
-    target_version = table.get("target-version", DEFAULT_TARGET)
-    why_not = unsupported_target(target_version)
-    if why_not is not None:
-        raise ConfigError(why_not)
-    # A config travels with the tree it configures, and that tree may not be
-    # trusted: what it names for ctxlint to write stays inside the project.
-    if baseline is None:
-        baseline = confined("baseline", table.get("baseline", DEFAULT_BASELINE), base, project_root)
-    if cache_dir is None:
-        value = table.get("cache-dir", DEFAULT_CACHE_DIR)
-        check_cache_dir(value, project_root)
-        cache_dir = confined("cache-dir", value, project_root)
-    return Config(
-        root=project_root,
-        config_path=config_path.resolve() if config_path else None,
-        runtime_module=table["runtime-module"],
-        record_class=record_class,
-        src=tuple(table.get("src", ["."])),
-        exclude=tuple(table.get("exclude", [])),
-        per_rule_exclude={k.upper(): tuple(v) for k, v in per_rule.items()},
-        baseline=baseline,
-        cache_dir=cache_dir,
-        select=rules_list("select"),
-        ignore=rules_list("ignore"),
-        options={k: table[k] for k in rule_options if k in table},
-        target_version=target_version,
-    )
 
 
 _DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
