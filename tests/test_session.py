@@ -241,3 +241,33 @@ def test_pytest_plugin_runs_the_selected_rules_and_skips_the_disabled(tmp_path: 
     }, res.stdout
     for rule, why in DISABLED.items():
         assert f"{rule} cannot run on this codebase: {why}" in res.stdout
+
+
+def test_the_steps_re_check_one_edited_file_as_a_started_run_does() -> None:
+    """What a resident front end (a language server) does on an edit: the
+    program of the first run kept, the edited file's facts extracted again
+    (session.Runs.steps), put in the program, derived and checked again. Its
+    findings are the re-check's (the fix's path: Runs.recheck), and the edit
+    shows in them: the read it removes is no longer reported."""
+    from helpers import project_setup
+
+    setup = project_setup(REPO / APP)
+    runs = session.Runs(setup)
+    first = runs.check(memo=False)  # memo=False: the program keeps its per-file facts
+    rel = f"{APP}/readback.py"
+    text = (REPO / rel).read_text()
+    assert text.count(FIXED) == 1
+    texts = {rel: text.replace(FIXED, '"served_model_name": "fixed",')}
+
+    program = first.program
+    steps = runs.steps(texts)
+    _files, sources, _errors = steps.sources()
+    module = program.files[rel]["module"]
+    program.files[rel] = steps.facts([(rel, module)], sources, program.vocab)[rel]
+    steps.derive(program)
+    edited = steps.findings(program)
+
+    rechecked = runs.recheck(texts, first).findings
+    assert [f.to_json() for f in edited] == [f.to_json() for f in rechecked]
+    gone = [f for f in first.findings if f not in edited]
+    assert [(f.rule, f.path) for f in gone] == [("CTX101", rel)]

@@ -132,7 +132,9 @@ class Steps:
     def facts(
         self, items: list[tuple[str, str]], sources: Sources, vocab: Vocabulary
     ) -> dict[str, dict[str, Any]]:
-        """Each (path, module)'s facts for the vocabulary: cached, else extracted."""
+        """Each (path, module)'s facts for the vocabulary, cached or extracted:
+        the entry `program.files[path]` holds (or {"module", "error"} for a
+        file that does not parse)."""
         return self.engine.facts(items, sources, vocab)
 
     def derive(self, program: Program) -> None:
