@@ -124,8 +124,15 @@ class FixRun:
         jobs: int | None = None,
         use_cache: bool = True,
         pinned: dict[str, dict[str, Any]] | None = None,
+        texts: dict[str, str] | None = None,
+        only: Callable[[Finding], bool] = lambda _f: True,
     ) -> None:
+        """`texts` (path -> text) stand in for those files' bytes throughout (the
+        language server's unsaved buffers); `only` keeps the findings to fix
+        (one quick fix), as `paths` keeps their files."""
         self.config, self.rules = config, rules
+        self.buffers = dict(texts or {})
+        self.only = only
         self.fixers = {k: v for k, v in fixers(rules).items() if k in select and v}
         self.select = set(self.fixers)
         self.unsafe = unsafe
@@ -146,6 +153,8 @@ class FixRun:
 
     # -- the tree ---------------------------------------------------------------
     def _bytes(self, rel: str) -> bytes:
+        if rel in self.buffers:
+            return self.buffers[rel].encode("utf-8")
         return (self.config.root / rel).read_bytes()
 
     def _text(self, rel: str) -> str:
@@ -201,7 +210,7 @@ class FixRun:
         engine = _Overlay(
             self.config,
             self.rules,
-            texts=texts,
+            texts=self.buffers | texts,
             cache=self.cache,
             **self.engine_args,
             memo=memo,
@@ -288,11 +297,17 @@ class FixRun:
         )
         todo: dict[str, list[Finding]] = {}
         for f in before.findings:
-            if f.rule in self.select and self.paths(f.path):
+            if f.rule in self.select and self.paths(f.path) and self.only(f):
                 todo.setdefault(f.path, []).append(f)
         broken = {e.path: e.message for e in before.errors}
         planner = Planner(
-            self.config.root, self.config.target_version, self._files, self.fixers, ctx, broken
+            self.config.root,
+            self.config.target_version,
+            self._files,
+            self.fixers,
+            ctx,
+            broken,
+            read=self._bytes,
         )
         for planned in plan_all(planner, todo, self.jobs, before_fork=self._read_all):
             result.plans[planned.path] = planned.sites

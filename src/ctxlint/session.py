@@ -294,6 +294,7 @@ def check(
     pins: dict[str, dict[str, Any]] | None = None,
     disabled: str = REFUSE,
     warn: Callable[[str], None] | None = _stderr_warning,
+    engine: Callable[..., Engine] = Engine,
 ) -> Checked:
     """Run the engine over the setup's tree, compare with its baseline, filter.
 
@@ -304,6 +305,9 @@ def check(
     `pins` replaces the baseline's pins (the audit history's fallback);
     `with_baseline=False` neither loads nor compares one (`sets`);
     `warn` gets each warning ("... is partial", "... not checked"), None drops them.
+    `engine` makes the engine (Engine's arguments): the language server's reads
+    the editor's unsaved buffers in place of those files and starts where its
+    last check ended (ctxlint.server.checking).
     """
     config = setup.config
     folder_errors: list[FileError] = []
@@ -315,7 +319,7 @@ def check(
     tracked = tracked_files(config.root) if staged else None
     if pins is None and baseline is not None:
         pins = baseline.pins
-    out = Engine(
+    out = engine(
         config,
         setup.rules,
         jobs=jobs,
