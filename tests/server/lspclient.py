@@ -14,7 +14,7 @@ from typing import Any
 
 from lsprotocol import types
 from pygls.uris import from_fs_path
-from pytest_lsp import ClientServerConfig, LanguageClient
+from pytest_lsp import ClientServerConfig, LanguageClient, make_test_lsp_client
 
 REPO = Path(__file__).resolve().parents[2]
 APP = "examples/legacy_app"
@@ -75,21 +75,22 @@ class Session:
     def __init__(self, root: Path, client: LanguageClient) -> None:
         self.root, self.client = root, client
         self.versions: dict[str, int] = {}
+        self.seen = 0  # the checks waited for so far
 
-    async def settle(self, timeout: float = 60.0) -> None:
-        """Wait until the server has published after the last message: one
-        publish at least, then none for a moment (the server's debounce)."""
-        await asyncio.wait_for(
-            self.client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS), timeout
-        )
-        while True:
-            try:
-                await asyncio.wait_for(
-                    self.client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS),
-                    0.7,
-                )
-            except asyncio.TimeoutError:
-                return
+    def checks(self) -> int:
+        """How many checks the server has logged ("ctxlint: checked ..." each)."""
+        return sum(m.message.startswith("ctxlint: checked") for m in self.client.log_messages)
+
+    async def settle(self, timeout: float = 120.0) -> None:
+        """Wait until the server has checked after the last message (it logs one
+        line per check, after publishing what changed)."""
+        loop = asyncio.get_running_loop()
+        until = loop.time() + timeout
+        while self.checks() <= self.seen:
+            if loop.time() > until:
+                raise TimeoutError("the server did not check in time")
+            await asyncio.sleep(0.02)
+        self.seen = self.checks()
 
     def diagnostics(self, rel: str) -> list[types.Diagnostic]:
         return list(self.client.diagnostics.get(uri(self.root / rel), []))
@@ -163,7 +164,20 @@ async def start(
 ) -> Session:
     """The server started on `root`'s copy of the example, initialized, its first
     diagnostics in."""
-    config = ClientServerConfig(server_command=[*(command or SERVER), *args])
+    registered: list[types.Registration] = []
+
+    def make_client() -> LanguageClient:
+        client = make_test_lsp_client()
+
+        @client.feature(types.CLIENT_REGISTER_CAPABILITY)
+        def register(params: types.RegistrationParams) -> None:
+            registered.extend(params.registrations)
+
+        return client
+
+    config = ClientServerConfig(
+        server_command=[*(command or SERVER), *args], client_factory=make_client
+    )
     client = await config.start()
     assert isinstance(client, LanguageClient)
     folder = root / APP
@@ -181,6 +195,7 @@ async def start(
         )
     )
     session = Session(root, client)
+    session.registered = registered
     await session.settle()
     return session
 

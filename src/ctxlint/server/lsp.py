@@ -18,6 +18,7 @@ import asyncio
 import logging
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -88,6 +89,7 @@ class CtxlintServer(LanguageServer):
         if project is None:
             return
         known = set(project.checker.failed)
+        began = time.perf_counter()
         try:
             changed = project.refresh()
         except CtxlintError as exc:
@@ -107,9 +109,14 @@ class CtxlintServer(LanguageServer):
                     f"are shown (please report it):\n{detail}",
                     types.MessageType.Error,
                 )
-        for path in sorted(changed | self.published):
-            if path in changed:
-                self.publish(path)
+        for path in sorted(changed):
+            self.publish(path)
+        checked = project.checked.result.files_checked if project.checked else 0
+        self.log(
+            f"ctxlint: checked {checked} files in {time.perf_counter() - began:.2f} s; "
+            f"{len(changed)} documents changed",
+            types.MessageType.Log,
+        )
 
     def publish(self, path: str) -> None:
         project = self.project
