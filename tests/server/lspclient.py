@@ -203,3 +203,20 @@ async def start(
 async def stop(session: Session) -> None:
     await session.client.shutdown_session()
     await session.client.stop()
+
+
+def offset(text: str, pos: types.Position) -> int:
+    """An LSP position's index in `text` (ASCII text: UTF-16 units are characters)."""
+    lines = text.splitlines(keepends=True)
+    return sum(len(line) for line in lines[: pos.line]) + pos.character
+
+
+def apply(text: str, action: types.CodeAction) -> str:
+    """The text after the action's edit, as a client applies it (one document)."""
+    assert action.edit is not None and action.edit.document_changes
+    (change,) = action.edit.document_changes
+    assert isinstance(change, types.TextDocumentEdit)
+    for edit in sorted(change.edits, key=lambda e: offset(text, e.range.start), reverse=True):
+        new = edit.new_text if isinstance(edit, types.TextEdit) else edit.snippet.value
+        text = text[: offset(text, edit.range.start)] + new + text[offset(text, edit.range.end) :]
+    return text
