@@ -75,16 +75,20 @@ class RuleFailed(Exception):
 
 
 def _failing_rule(exc: BaseException, rules: list[Rule]) -> str | None:
-    """The rule whose code raised `exc` (the innermost rule module on its
-    traceback), else None: a fault of the engine itself."""
+    """The rule whose code raised `exc`, else None (a fault of the engine itself):
+    the innermost engine frame that was running a rule (its local `rule`), else
+    the innermost frame of a rule's own module."""
+    ids = {id(r): r.id for r in rules}
     modules = {type(r).__module__: r.id for r in rules}
-    found = None
+    running = in_module = None
     for frame, _ in traceback.walk_tb(exc.__traceback__):
         name = frame.f_globals.get("__name__", "")
+        if name.startswith("ctxlint.engine.") and id(frame.f_locals.get("rule")) in ids:
+            running = ids[id(frame.f_locals["rule"])]
         for module, rid in modules.items():
             if name == module or name.startswith(module + "."):
-                found = rid
-    return found
+                in_module = rid
+    return running or in_module
 
 
 class Checker:

@@ -243,7 +243,7 @@ def make_server(
                 config is not None and config.baseline and Path(file) == Path(config.baseline)
             ):
                 ls.log(f"ctxlint: {file} changed: the config is read again")
-                ls.open_project(str(project.root) if project is not None else None)
+                ls.open_project(None)  # found again as at the start
                 break
         ls.schedule(0)  # a file created, deleted or renamed outside the editor too
 
