@@ -38,6 +38,32 @@ def test_pytest_plugin_gives_one_item_per_rule_failing_with_the_new_finding(proj
     assert "FAILED ctxlint::CTX201" not in failing.stdout
 
 
+# A hook wrapper shaped as pytest-lsp 1.0's: it yields only for an item with
+# `funcargs` (a test function's fixtures), and fails any other item it wraps.
+FUNCARGS_WRAPPER = """
+import pytest
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item):
+    if not hasattr(item, "funcargs"):
+        return
+    yield
+"""
+
+
+def test_pytest_plugin_items_run_under_another_plugins_funcargs_wrapper(project: Path) -> None:
+    write(project, {"app/good.py": GOOD, "conftest.py": FUNCARGS_WRAPPER})
+    clean = _pytest(project, "--ctxlint")
+    assert clean.returncode == 0, clean.stdout
+    assert "did not yield" not in clean.stdout
+    write(project, {"app/bad.py": BAD})
+    failing = _pytest(project, "--ctxlint", "-rf")
+    assert failing.returncode == 1, failing.stdout
+    assert "FAILED ctxlint::CTX101" in failing.stdout
+    assert "did not yield" not in failing.stdout
+
+
 def test_pytest_plugin_is_inert_without_the_flag(project: Path) -> None:
     write(project, {"app/bad.py": BAD})
     result = _pytest(project)

@@ -21,7 +21,7 @@ import gc
 import os
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ctxlint.core import pysource
@@ -65,8 +65,15 @@ class FixRun:
         unsafe: bool = False,
         paths: Callable[[str], bool] = lambda _p: True,
         pins: dict[str, dict[str, Any]] | None = None,
+        texts: Mapping[str, str] | None = None,
+        only: Callable[[Finding], bool] = lambda _f: True,
     ) -> None:
+        """`texts` (path -> text) stand in for those files' bytes throughout (the
+        language server's unsaved buffers); `only` keeps the findings to fix
+        (one quick fix), as `paths` keeps their files."""
         self.config, self.rules = setup.config, setup.rules
+        self.buffers = dict(texts or {})
+        self.only = only
         self.fixers = {k: v for k, v in fixers(self.rules).items() if k in select and v}
         self.select = set(self.fixers)
         self.unsafe = unsafe
@@ -83,6 +90,8 @@ class FixRun:
 
     # -- the tree ---------------------------------------------------------------
     def _bytes(self, rel: str) -> bytes:
+        if rel in self.buffers:
+            return self.buffers[rel].encode("utf-8")
         return (self.config.root / rel).read_bytes()
 
     def _text(self, rel: str) -> str:
@@ -132,7 +141,10 @@ class FixRun:
     ) -> RunOutput:
         """The tree, with `texts` in place of those files; a re-check's rounds
         start where the check of the tree as it is (`start`) ended."""
-        out = self.runs.recheck(texts, start) if texts else self.runs.check(memo=memo)
+        if texts:
+            out = self.runs.recheck(self.buffers | texts, start)
+        else:
+            out = self.runs.check(memo=memo, texts=self.buffers)
         # what the fix reads of a check is its vocabulary, findings and errors:
         # the program's indexes go now, or the next check would build its own
         # beside them (twice the peak memory); the facts the next check takes
@@ -211,11 +223,17 @@ class FixRun:
         )
         todo: dict[str, list[Finding]] = {}
         for f in before.findings:
-            if f.rule in self.select and self.paths(f.path):
+            if f.rule in self.select and self.paths(f.path) and self.only(f):
                 todo.setdefault(f.path, []).append(f)
         broken = {e.path: e.message for e in before.errors}
         planner = Planner(
-            self.config.root, self.config.target_version, self._files, self.fixers, ctx, broken
+            self.config.root,
+            self.config.target_version,
+            self._files,
+            self.fixers,
+            ctx,
+            broken,
+            read=self._bytes,
         )
         for planned in plan_all(planner, todo, self.jobs, before_fork=self._read_all):
             result.plans[planned.path] = planned.sites

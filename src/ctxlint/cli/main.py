@@ -1,5 +1,5 @@
 """Command line: check, baseline update|show, rules, explain (rule), sets, show-settings,
-audit, fix, roles, clean.
+audit, fix, roles, clean, server.
 
 Exit codes: 0 clean, 1 findings or a baseline regression (0 with --exit-zero),
 2 usage, config or tool error (one line on stderr, never a traceback).
@@ -28,6 +28,7 @@ from ctxlint.cli import (
     fix_command,
     options,
     roles_command,
+    server_command,
 )
 from ctxlint.core.errors import CtxlintError
 
@@ -47,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     fix_command.add_parser(sub, COMMANDS)
     roles_command.add_parser(sub, COMMANDS)
     clean_command.add_parser(sub, COMMANDS)
+    server_command.add_parser(sub, COMMANDS)
     return parser
 
 

@@ -47,6 +47,8 @@ class Planner:
     ctx: FixContext
     broken: dict[str, str]  # path -> why the check could not read it
     lengths: dict[str, int] = field(default_factory=dict)  # folder -> fix.line_length's
+    # a file's bytes by its path (default: read from root); the server's buffers
+    read: Callable[[str], bytes] | None = None
 
     def plan(self, item: tuple[str, list[Finding]]) -> Planned:
         path, findings = item
@@ -56,7 +58,7 @@ class Planner:
         src = None
         if why is None and module is not None:
             try:
-                data = (self.root / path).read_bytes()
+                data = self.read(path) if self.read else (self.root / path).read_bytes()
                 src = SourceFile.read(path, module, data, self.target_version)
             except (OSError, pysource.SourceError) as exc:
                 why = str(exc)

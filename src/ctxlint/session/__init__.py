@@ -31,7 +31,7 @@ from ctxlint.session.request import (
     RunOptions,
     Selection,
 )
-from ctxlint.session.runs import RunOutput, Runs
+from ctxlint.session.runs import Resident, RunOutput, Runs
 from ctxlint.session.setup import (
     PROFILES,
     Setup,
@@ -49,6 +49,7 @@ __all__ = [
     "Overrides",
     "Report",
     "Request",
+    "Resident",
     "RunOptions",
     "RunOutput",
     "Runs",

@@ -8,7 +8,7 @@ and the disabled rules its policy says.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -38,7 +38,7 @@ class Checked:
     files: list[str]  # the checked files under the path filters
 
 
-def check(setup: Setup) -> Checked:
+def check(setup: Setup, *, texts: Mapping[str, str] | None = None) -> Checked:
     """Run the engine over the setup's tree, compare with its baseline, filter.
 
     The request's `report` says what counts: `staged` reports only findings and
@@ -46,7 +46,8 @@ def check(setup: Setup) -> Checked:
     hook): an untracked file still takes part in the derivations, but its
     findings cannot fail a commit that does not contain it. Stale entries are
     all reported: the baseline is part of the commit. `setup.pins` replaces the
-    baseline's pins (the audit history's fallback).
+    baseline's pins (the audit history's fallback). `texts` (path -> text)
+    stand in for those files' bytes (a language server's unsaved buffers).
     """
     config, report = setup.config, setup.request.report
     folder_errors: list[FileError] = []
@@ -57,7 +58,9 @@ def check(setup: Setup) -> Checked:
     changed = changed_files(config.root, report.changed_since) if report.changed_since else None
     tracked = tracked_files(config.root) if report.staged else None
     pins = baseline.pins if setup.pins is None and baseline is not None else setup.pins
-    out = Runs(setup, pins=pins).check(files=files, folder_errors=folder_errors)
+    out = Runs(setup, pins=pins).check(
+        files=files, folder_errors=folder_errors, texts=texts, resident=setup.request.run.resident
+    )
     if report.warn is not None:
         for rule in setup.selected:  # on every run, whatever the format: which rules checked less
             why = rule.partial(out.program.sets.get(rule.id, {}))

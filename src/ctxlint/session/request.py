@@ -12,8 +12,12 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ctxlint.engine.run import Progress
+
+if TYPE_CHECKING:
+    from ctxlint.session.runs import Resident
 
 # What to do about selected rules this codebase cannot run (a vocabulary set is missing):
 REFUSE = "refuse"  # say so, and fail when one was named or none can run (check, baseline)
@@ -56,6 +60,8 @@ class RunOptions:
     use_cache: bool = True
     time_rules: bool = False  # --timings: charge each visitor, derive and check to its rule
     progress: Progress | None = None  # (done, total, phase)
+    # a resident front end's (server, daemon): each run starts where the last ended
+    resident: Resident | None = None
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from ctxlint.cache.shared import SharedCache
@@ -18,11 +19,59 @@ from ctxlint.core.findings import FileError, Finding
 from ctxlint.discover.files import SourceFile
 from ctxlint.discover.sources import Sources
 from ctxlint.engine import checks
+from ctxlint.engine.outcome import RoundsEnd
 from ctxlint.engine.run import Engine, RunOutput, discover_files
 from ctxlint.engine.start import Decoded, Start
 from ctxlint.facts.vocab import Vocabulary
 from ctxlint.program.core import Program
 from ctxlint.session.setup import Setup
+
+
+@dataclass
+class Resident:
+    """Where a resident front end's last run ended (a language server, the
+    daemon): its rounds, the facts it decoded and the content it hashed. Each
+    run given it (`Runs.check(resident=)`) starts there, the files whose
+    content changed since (an edit, a save, a file added) scanned again, and
+    leaves it where it ended. The findings are a plain run's."""
+
+    rounds: RoundsEnd | None = None
+    decoded: Decoded = field(default_factory=dict)
+    hashes: dict[str, str] = field(default_factory=dict)  # path -> the content last run read
+
+    def start(self, hashes: Mapping[str, str]) -> Start | None:
+        if self.rounds is None:
+            return None
+        changed = frozenset(p for p, h in hashes.items() if self.hashes.get(p) != h)
+        return Start(self.rounds, changed, self.decoded)
+
+    def ended(self, engine: _Resumed, out: RunOutput) -> None:
+        self.hashes = engine.hashes
+        if out.rounds is not None:
+            self.rounds = out.rounds
+        # a replayed outcome decoded nothing: the facts decoded before stay
+        decoded = {**self.decoded, **engine.decoded}
+        self.decoded = {p: v for p, v in decoded.items() if p in self.hashes}
+
+    def forget(self) -> None:
+        """The next run starts afresh (a rule left out, a config read again)."""
+        self.rounds, self.decoded, self.hashes = None, {}, {}
+
+
+class _Resumed(Engine):
+    """The engine of a run that starts where a resident's last run ended: its
+    start is known once the tree's content is hashed, before anything reads it."""
+
+    def __init__(self, *args: Any, resident: Resident, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.resident = resident
+        self.hashes: dict[str, str] = {}
+
+    def read_sources(self) -> tuple[list[SourceFile], Sources, list[FileError]]:
+        files, sources, errors = super().read_sources()
+        self.hashes = dict(sources.hashes)
+        self.start = self.resident.start(self.hashes)
+        return files, sources, errors
 
 
 @dataclass
@@ -58,11 +107,14 @@ class Runs:
         memo: bool = True,
         files: list[SourceFile] | None = None,
         folder_errors: list[FileError] | None = None,
+        resident: Resident | None = None,
     ) -> Engine:
         """The engine for one run: `texts` in place of those files' bytes,
-        starting where `start` says, over `files` when they were discovered."""
+        starting where `start` (or `resident`'s last run) says, over `files`
+        when they were discovered."""
         setup, options = self.setup, self.setup.request.run
-        return Engine(
+        make: Any = Engine if resident is None else partial(_Resumed, resident=resident)
+        return make(
             setup.config,
             setup.rules,
             jobs=options.jobs,
@@ -85,12 +137,21 @@ class Runs:
         memo: bool = True,
         files: list[SourceFile] | None = None,
         folder_errors: list[FileError] | None = None,
+        texts: Mapping[str, str] | None = None,
+        resident: Resident | None = None,
     ) -> RunOutput:
-        """One run over the tree as it is; its decoded facts (when it derived)
-        serve the re-checks."""
-        engine = self.engine(memo=memo, files=files, folder_errors=folder_errors)
+        """One run over the tree as it is (with `texts` in place of those
+        files: an editor's buffers); its decoded facts (when it derived) serve
+        the re-checks. With `resident`, it starts where that one's last run
+        ended, and leaves it where it ends."""
+        engine = self.engine(
+            texts=texts, memo=memo, files=files, folder_errors=folder_errors, resident=resident
+        )
         out = engine.run()
         self.decoded, self.schemas = engine.decoded, engine.schemas
+        if resident is not None:
+            assert isinstance(engine, _Resumed)
+            resident.ended(engine, out)
         return out
 
     def recheck(self, texts: Mapping[str, str], after: RunOutput | None) -> RunOutput:

@@ -1,0 +1,35 @@
+"""`ctxlint server`: the language server over stdio (ctxlint.server, docs/server.md).
+
+Registered by one call in main's parser set-up. Its config is found as
+`check` finds it: from PATH, `--config` or `--profile` when given (a bad one
+is a usage error, exit 2, before anything is served), else from the
+workspace folder the editor opens.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import Any
+
+from ctxlint.cli import options
+
+
+def add_parser(sub: Any, commands: dict[str, Callable[..., int]]) -> None:
+    server = sub.add_parser(
+        "server", help="serve diagnostics and fixes to an editor (the language server protocol)"
+    )
+    options.add_common(server)
+    server.add_argument(
+        "--stdio", action="store_true", help="talk over stdin and stdout (the default and only way)"
+    )
+    commands["server"] = cmd_server
+
+
+def cmd_server(args: argparse.Namespace) -> int:
+    from ctxlint.server.lsp import serve  # pygls only for this command
+
+    request = options.request(args)
+    if args.paths or args.config or args.profile:
+        options.resolve(args)  # a bad config is a usage error now, not a silent server
+    return serve(request, use_cache=not args.no_cache, jobs=args.jobs)

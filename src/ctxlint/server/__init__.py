@@ -1,0 +1,1 @@
+"""`ctxlint server`: the program model held resident for editors (LSP)."""

@@ -1,0 +1,113 @@
+"""Findings and file errors as LSP diagnostics, as ruff's server gives them:
+the rule id as the code with a link to its doc, the finding's range, a new
+finding an error and a baselined one a hint; a call path's ends (CTX301,
+CTX302) as related information."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from lsprotocol import types
+
+from ctxlint.core.findings import NEW, FileError, Finding, RuleInfo
+from ctxlint.report.formats.sarif import project_home
+
+SOURCE = "ctxlint"
+PATH_RULES = ("CTX301", "CTX302")  # their message names the call path, hop by hop
+# where CPython stopped, in a syntax error's message (core.pysource)
+_WHERE = re.compile(r"at line (\d+), column (\d+)")
+# the read a call path ends at: "... -> get_exec() (pkg/mod.py:12)"
+_READ_AT = re.compile(r"-> (\w+)\(\) \(([^():]+):(\d+)\)")
+
+
+def rule_links(rules: list[RuleInfo]) -> dict[str, str]:
+    """Rule id -> its doc's address (as SARIF's helpUri), for the rules that have one."""
+    home = project_home()
+    if not home:
+        return {}
+    return {r.id: f"{home}/blob/main/{r.spec_path}" for r in rules if r.spec_path}
+
+
+def utf16(line: str, column: int) -> int:
+    """A code-point column of `line` as the UTF-16 offset LSP counts by default."""
+    head = line[:column]
+    return len(head.encode("utf-16-le")) // 2
+
+
+def _position(lines: list[str], line: int, column: int) -> types.Position:
+    """1-based line and column -> an LSP position (0-based, UTF-16)."""
+    row = max(line - 1, 0)
+    text = lines[row] if row < len(lines) else ""
+    return types.Position(line=row, character=utf16(text, max(column - 1, 0)))
+
+
+def diagnostic(
+    f: Finding,
+    lines: list[str],
+    links: dict[str, str],
+    uri_of: Callable[[str], str],
+) -> types.Diagnostic:
+    s = f.span
+    start = _position(lines, s.line, s.column)
+    end = _position(lines, s.end_line, s.end_column)
+    link = links.get(f.rule)
+    message = f.message + (f"\n{f.details}" if f.details else "")
+    data: dict[str, Any] = {"fingerprint": f.fingerprint, "rule": f.rule, "line": s.line}
+    return types.Diagnostic(
+        range=types.Range(start=start, end=end),
+        message=message,
+        severity=types.DiagnosticSeverity.Error
+        if f.status == NEW
+        else types.DiagnosticSeverity.Hint,
+        code=f.rule,
+        code_description=types.CodeDescription(href=link) if link else None,
+        source=SOURCE,
+        related_information=_hops(f, start, end, uri_of) if f.rule in PATH_RULES else None,
+        data=data,
+    )
+
+
+def _hops(
+    f: Finding, start: types.Position, end: types.Position, uri_of: Callable[[str], str]
+) -> list[types.DiagnosticRelatedInformation] | None:
+    """The call path's ends with their locations: the statement of the entry
+    that leads to the read (the finding's site), and the bag read itself."""
+    m = _READ_AT.search(f.message)
+    if m is None:
+        return None
+    path = f.message[: m.start()].strip()
+    read_line = int(m.group(3)) - 1
+    return [
+        types.DiagnosticRelatedInformation(
+            location=types.Location(uri=uri_of(f.path), range=types.Range(start=start, end=end)),
+            message=f"call path starts here: {path}",
+        ),
+        types.DiagnosticRelatedInformation(
+            location=types.Location(
+                uri=uri_of(m.group(2)),
+                range=types.Range(
+                    start=types.Position(line=read_line, character=0),
+                    end=types.Position(line=read_line + 1, character=0),
+                ),
+            ),
+            message=f"the bag read: {m.group(1)}()",
+        ),
+    ]
+
+
+def error_diagnostic(e: FileError, lines: list[str]) -> types.Diagnostic:
+    """A file that could not be checked (a syntax error): at CPython's position."""
+    m = _WHERE.search(e.message)
+    if m:
+        start = _position(lines, int(m.group(1)), int(m.group(2)))
+        end = types.Position(line=start.line, character=start.character + 1)
+    else:
+        start, end = types.Position(line=0, character=0), types.Position(line=0, character=0)
+    return types.Diagnostic(
+        range=types.Range(start=start, end=end),
+        message=e.message,
+        severity=types.DiagnosticSeverity.Error,
+        source=SOURCE,
+    )

@@ -1,0 +1,315 @@
+"""`ctxlint server`: the language server over stdio (pygls, lsprotocol).
+
+It holds one project (server.project) resolved as `check` resolves it, from
+the workspace folder (or a config given on the command line). Edits are
+debounced, saves checked at once; after each check, every document whose
+findings changed gets its diagnostics, and a document whose findings went
+away gets an empty list. Checks run on the event loop's thread, one at a
+time: the engine's worker pool (if a check starts one) is forked from here
+and gone when the check returns.
+
+Initialization options: `showBaselined` (default true: baselined findings
+are hints; false hides them), `debounceMs` (default 200).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+from pygls.uris import from_fs_path
+
+from ctxlint import __version__, session
+from ctxlint.core.errors import CtxlintError
+from ctxlint.server import actions
+from ctxlint.server.checking import load
+from ctxlint.server.diagnostics import diagnostic, error_diagnostic, rule_links
+from ctxlint.server.project import Project
+
+# the files whose change means a new config: the config itself and the baseline
+WATCHED = ("**/pyproject.toml", "**/ctxlint.toml", "**/.ctxlint.toml", "**/*.json")
+
+
+def path_of_uri(uri: str) -> str | None:
+    parsed = urlparse(uri)
+    return unquote(parsed.path) if parsed.scheme == "file" else None
+
+
+class CtxlintServer(LanguageServer):
+    def __init__(
+        self, request: session.Request, *, use_cache: bool = True, jobs: int | None = None
+    ) -> None:
+        super().__init__("ctxlint", __version__)
+        self.request = request
+        self.use_cache = use_cache
+        self.jobs = jobs
+        self.project: Project | None = None
+        self.show_baselined = True
+        self.debounce = 0.2
+        self.published: set[str] = set()  # paths whose last diagnostics were not empty
+        self._timer: asyncio.TimerHandle | None = None
+
+    # -- messages -------------------------------------------------------------------
+    def log(self, message: str, kind: types.MessageType = types.MessageType.Info) -> None:
+        self.window_log_message(types.LogMessageParams(type=kind, message=message))
+
+    def uri(self, path: str) -> str:
+        assert self.project is not None
+        return from_fs_path(str(self.project.root / path)) or ""
+
+    # -- the project ----------------------------------------------------------------
+    def open_project(self, folder: str | None) -> None:
+        request = self.request
+        if request.config is None and request.profile is None and folder is not None:
+            request = session.Request(**(vars(request) | {"search_from": folder}))
+        self.request = request
+        try:
+            setup = load(request)
+        except CtxlintError as exc:
+            self.project = None
+            self.log(f"ctxlint: no project: {exc}", types.MessageType.Error)
+            return
+        if self.project is None:
+            self.project = Project(setup, use_cache=self.use_cache, jobs=self.jobs)
+        else:
+            self.project.reload(setup)
+
+    def refresh(self) -> None:
+        """Check now, and publish what changed."""
+        self._timer = None
+        project = self.project
+        if project is None:
+            return
+        known = set(project.checker.failed)
+        began = time.perf_counter()
+        try:
+            changed = project.refresh()
+        except CtxlintError as exc:
+            self.log(f"ctxlint: the check failed: {exc}", types.MessageType.Error)
+            return
+        except Exception as exc:  # a fault of the engine: said, and the last findings stay
+            logging.exception("the check failed")
+            self.log(
+                f"ctxlint: internal error: {type(exc).__name__}: {exc} (please report it)",
+                types.MessageType.Error,
+            )
+            return
+        for rid, detail in sorted(project.checker.failed.items()):
+            if rid not in known:
+                self.log(
+                    f"ctxlint: rule {rid} raised and is left out; the other rules' findings "
+                    f"are shown (please report it):\n{detail}",
+                    types.MessageType.Error,
+                )
+        for path in sorted(changed):
+            self.publish(path)
+        checked = project.checked.result.files_checked if project.checked else 0
+        self.log(
+            f"ctxlint: checked {checked} files in {time.perf_counter() - began:.2f} s; "
+            f"{len(changed)} documents changed",
+            types.MessageType.Log,
+        )
+
+    def publish(self, path: str) -> None:
+        project = self.project
+        assert project is not None
+        report = project.report(path)
+        text = project.buffers.get(path)
+        if text is None:
+            try:
+                text = (project.root / path).read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                text = ""
+        lines = text.splitlines()
+        links = rule_links(project.rules)
+        diags = [
+            diagnostic(f, lines, links, self.uri)
+            for f in report.findings
+            if self.show_baselined or f.status == "new"
+        ]
+        diags += [error_diagnostic(e, lines) for e in report.errors]
+        if diags:
+            self.published.add(path)
+        else:
+            self.published.discard(path)
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=self.uri(path), diagnostics=diags)
+        )
+
+    def schedule(self, delay: float) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = asyncio.get_running_loop().call_later(delay, self.refresh)
+
+    def buffer(self, uri: str, *, closed: bool = False) -> str | None:
+        """The project path of a document, its buffer taken from the workspace."""
+        project = self.project
+        file = path_of_uri(uri)
+        if project is None or file is None:
+            return None
+        path = project.path_of(file)
+        if path is None:
+            return None
+        if closed:
+            project.close(path)
+        else:
+            project.edit(path, self.workspace.get_text_document(uri).source)
+        return path
+
+
+def make_server(
+    request: session.Request, *, use_cache: bool = True, jobs: int | None = None
+) -> CtxlintServer:
+    server = CtxlintServer(request, use_cache=use_cache, jobs=jobs)
+
+    @server.feature(types.INITIALIZE)
+    def initialize(ls: CtxlintServer, params: types.InitializeParams) -> None:
+        options: dict[str, Any] = params.initialization_options or {}
+        if isinstance(options, dict):
+            ls.show_baselined = bool(options.get("showBaselined", True))
+            ls.debounce = float(options.get("debounceMs", 200)) / 1000
+        folder = None
+        if params.workspace_folders:
+            folder = path_of_uri(params.workspace_folders[0].uri)
+        elif params.root_uri:
+            folder = path_of_uri(params.root_uri)
+        elif params.root_path:
+            folder = params.root_path
+        ls.open_project(folder)
+
+    @server.feature(types.INITIALIZED)
+    async def initialized(ls: CtxlintServer, _params: types.InitializedParams) -> None:
+        ls.refresh()  # the whole project's diagnostics, before any document opens
+        watch = ls.client_capabilities.workspace
+        changes = watch.did_change_watched_files if watch else None
+        if not (changes and changes.dynamic_registration):
+            return
+        watchers = [types.FileSystemWatcher(glob_pattern=g) for g in WATCHED]
+        try:  # the config and the baseline: read again when they change
+            await ls.client_register_capability_async(
+                types.RegistrationParams(
+                    registrations=[
+                        types.Registration(
+                            id="ctxlint-config",
+                            method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                            register_options=types.DidChangeWatchedFilesRegistrationOptions(
+                                watchers=watchers
+                            ),
+                        )
+                    ]
+                )
+            )
+        except Exception as exc:  # the client refused: edits in the editor still count
+            ls.log(f"ctxlint: config files are not watched: {exc}", types.MessageType.Warning)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: CtxlintServer, params: types.DidOpenTextDocumentParams) -> None:
+        if ls.buffer(params.text_document.uri) is not None:
+            ls.schedule(0)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: CtxlintServer, params: types.DidChangeTextDocumentParams) -> None:
+        if ls.buffer(params.text_document.uri) is not None:
+            ls.schedule(ls.debounce)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(ls: CtxlintServer, params: types.DidSaveTextDocumentParams) -> None:
+        if ls.buffer(params.text_document.uri) is not None:
+            ls.schedule(0)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: CtxlintServer, params: types.DidCloseTextDocumentParams) -> None:
+        if ls.buffer(params.text_document.uri, closed=True) is not None:
+            ls.schedule(0)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def did_change_watched(ls: CtxlintServer, params: types.DidChangeWatchedFilesParams) -> None:
+        project = ls.project
+        config = project.setup.config if project is not None else None
+        names = {"pyproject.toml", "ctxlint.toml", ".ctxlint.toml"}
+        for change in params.changes:
+            file = path_of_uri(change.uri)
+            if file is None:
+                continue
+            if Path(file).name in names or (
+                config is not None and config.baseline and Path(file) == Path(config.baseline)
+            ):
+                ls.log(f"ctxlint: {file} changed: the config is read again")
+                ls.open_project(None)  # found again as at the start
+                break
+        ls.schedule(0)  # a file created, deleted or renamed outside the editor too
+
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(
+            code_action_kinds=[types.CodeActionKind.QuickFix, actions.FIX_ALL],
+            resolve_provider=False,
+        ),
+    )
+    def code_action(
+        ls: CtxlintServer, params: types.CodeActionParams
+    ) -> list[types.CodeAction] | None:
+        project = ls.project
+        uri = params.text_document.uri
+        file = path_of_uri(uri)
+        if project is None or file is None:
+            return None
+        path = project.path_of(file)
+        if path is None:
+            return None
+        document = ls.workspace.get_text_document(uri)
+        text, version = document.source, document.version
+        wanted = params.context.only
+        out: list[types.CodeAction] = []
+        if wanted is None or any(k in (types.CodeActionKind.QuickFix, "quickfix") for k in wanted):
+            snippets = _snippets(ls)
+            for f in _in_range(project.report(path).findings, params.range):
+                out += actions.quick_fixes(project, path, uri, version, f, text)
+                out.append(actions.suppress(uri, version, f, text, snippets))
+        if wanted is None or any(
+            str(k) == actions.FIX_ALL or actions.FIX_ALL.startswith(f"{k}.") for k in wanted
+        ):
+            every = actions.fix_all(project, path, uri, version, text)
+            if every is not None:
+                out.append(every)
+        return out
+
+    return server
+
+
+def _snippets(ls: CtxlintServer) -> bool:
+    ws = ls.client_capabilities.workspace
+    edit = ws.workspace_edit if ws else None
+    return bool(edit and getattr(edit, "snippet_edit_support", False))
+
+
+def _in_range(findings: Any, where: types.Range) -> list[Any]:
+    """The findings on the lines of `where` (0-based, LSP's)."""
+    first, last = where.start.line + 1, where.end.line + 1
+    return [f for f in findings if f.span.line <= last and f.span.end_line >= first]
+
+
+def serve(request: session.Request, *, use_cache: bool = True, jobs: int | None = None) -> int:
+    """Serve over stdio until the client exits or stdin closes.
+
+    The protocol gets its own copies of the two descriptors, and sys.stdin and
+    sys.stdout are pointed away from them: the thread reading the client holds
+    its file's lock while it waits, and a worker the engine's pool forks closes
+    sys.stdin as it starts (multiprocessing does), which would wait on that
+    lock forever; a stray print would corrupt the protocol.
+    """
+    stdin = os.fdopen(os.dup(sys.stdin.fileno()), "rb")
+    stdout = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    sys.stdin = open(os.devnull, encoding="utf-8")
+    sys.stdout = sys.stderr
+    server = make_server(request, use_cache=use_cache, jobs=jobs)
+    server.start_io(stdin, stdout)
+    return 0

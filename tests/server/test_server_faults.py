@@ -1,0 +1,120 @@
+"""Faults: a rule that raises is logged and left out while the others' findings
+are served; a config or baseline change is read again; the server exits when
+stdin closes, leaving no worker behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from lspclient import APP, BASELINE, batch_keys, copy_legacy_app, start, stop, uri
+from lsprotocol import types
+
+# The server, with CTX203's check made to raise (as a bug in a rule would)
+RAISING = [
+    sys.executable,
+    "-c",
+    "import sys\n"
+    "from ctxlint.engine.registry import load_rules\n"
+    "(rule,) = [r for r in load_rules() if r.id == 'CTX203']\n"
+    "def check(self, program):\n"
+    "    raise RuntimeError('a bug in the rule')\n"
+    "type(rule).check = check\n"
+    "from ctxlint.cli.main import run\n"
+    "sys.argv = ['ctxlint', 'server']\n"
+    "run()\n",
+]
+
+
+@pytest.mark.asyncio
+async def test_a_rule_that_raises_is_logged_and_the_others_are_served(tmp_path: Path) -> None:
+    root = copy_legacy_app(tmp_path / "repo")
+    session = await start(root, command=RAISING)
+    try:
+        logged = [m for m in session.client.log_messages if "CTX203" in m.message]
+        assert len(logged) == 1
+        assert logged[0].type == types.MessageType.Error
+        assert "a bug in the rule" in logged[0].message
+        shown = session.all()
+        rules = {k[0] for keys in shown.values() for k in keys}
+        assert "CTX203" not in rules
+        assert {"CTX101", "CTX301", "CTX601"} <= rules  # the other rules' findings
+    finally:
+        await stop(session)
+
+
+@pytest.mark.asyncio
+async def test_a_baseline_change_is_read_again_and_republished(tmp_path: Path) -> None:
+    root = copy_legacy_app(tmp_path / "repo")
+    session = await start(root)
+    try:
+        assert [r.method for r in session.registered] == ["workspace/didChangeWatchedFiles"]
+        pinned = session.all()
+        assert pinned and all(k[2] == "baselined" for v in pinned.values() for k in v)
+        data = json.loads((root / BASELINE).read_text())
+        data["entries"] = []  # every finding new
+        (root / BASELINE).write_text(json.dumps(data))
+        session.watched((BASELINE, types.FileChangeType.Changed))
+        await session.settle()
+        now = session.all()
+        assert set(now) == set(pinned)
+        assert all(k[2] == "new" for v in now.values() for k in v)
+    finally:
+        await stop(session)
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
+                found.append(int(entry))
+    return found
+
+
+def _message(body: dict[str, object]) -> bytes:
+    data = json.dumps(body).encode()
+    return b"Content-Length: %d\r\n\r\n" % len(data) + data
+
+
+def test_the_server_exits_when_stdin_closes_leaving_no_worker(tmp_path: Path) -> None:
+    root = copy_legacy_app(tmp_path / "repo")
+    server = subprocess.Popen(
+        [sys.executable, "-m", "ctxlint.cli", "server", "--no-cache", "--jobs", "2"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    assert server.stdin is not None
+    folder = {"uri": uri(root / APP), "name": "app"}
+    init = {"processId": None, "capabilities": {}, "workspaceFolders": [folder]}
+    server.stdin.write(
+        _message({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init})
+    )
+    server.stdin.write(_message({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+    server.stdin.flush()
+    # a cold check (no cache) parses on the pool: close stdin while it runs
+    seen: set[int] = set()
+    until = time.monotonic() + 20
+    while time.monotonic() < until and not seen:
+        seen.update(_children(server.pid))
+        time.sleep(0.01)
+    server.stdin.close()  # the client vanished
+    assert server.wait(timeout=60) == 0
+    for pid in seen:  # every worker it started is gone
+        assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text()
+    assert seen, "the check started no worker: the test proves nothing"
+
+
+def test_the_server_equals_batch_keys_helper_is_exact() -> None:
+    report = {"findings": [{"path": "a.py", "rule": "CTX101", "line": 3, "status": "new"}]}
+    assert batch_keys(report) == {"a.py": [("CTX101", 3, "new")]}
