@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ctxlint.cli import options
+from ctxlint import session
+from ctxlint.cli import daemon_checks, options
 from ctxlint.core.errors import ConfigError
 from ctxlint.core.findings import Result
 from ctxlint.core.outfiles import check_writable, write_text
@@ -67,6 +68,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 def cmd_check(args: argparse.Namespace) -> int:
     setup = options.resolve(args)
+    answered = daemon_checks.ask(args, setup)  # a daemon for this project answers the same
+    if answered is not None:
+        return answered
+    return report(args, setup)
+
+
+def report(args: argparse.Namespace, setup: session.Setup) -> int:
+    """The check of a resolved setup, rendered: the exit code."""
     if args.output:
         check_writable(args.output, "the report")
     result = options.check(args, setup).result

@@ -15,6 +15,7 @@ import errno
 import gc
 import os
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from ctxlint import __version__
@@ -78,8 +79,13 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
+    return guarded(lambda: COMMANDS[args.command](args))
+
+
+def guarded(command: Callable[[], int]) -> int:
+    """A command's exit code, its errors said as main says them: one line, exit 2."""
     try:
-        return COMMANDS[args.command](args)
+        return command()
     except (CtxlintError, BaselineError) as exc:
         print(f"ctxlint: error: {exc}", file=sys.stderr)
         return 2

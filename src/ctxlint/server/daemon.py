@@ -1,0 +1,233 @@
+"""The daemon: a project held resident for the command line (`ctxlint server
+--daemon start|status|stop|run`, docs/daemon.md).
+
+While it lives it holds an exclusive lock on `server.lock` in the project's
+cache folder (the kernel lets go of it when the process dies, however it
+dies), and listens on `server.sock` there, mode 0600. A socket found without
+its lock held was left by a daemon that was killed: it is stale, and the next
+daemon replaces it. Connections from another user are closed unanswered
+(SO_PEERCRED). Requests are answered one at a time, in the order they come:
+`check` by the `answer` callable it was given (the command line's check, run
+in this process with the project resident), `status` and `stop` here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import signal
+import socket
+import struct
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import IO, Any
+
+from ctxlint.server import client
+
+Answer = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+class AlreadyRunning(Exception):
+    """Another daemon holds the project's lock."""
+
+
+class Stopped(Exception):
+    """SIGTERM or SIGINT: close the socket and exit."""
+
+
+@contextlib.contextmanager
+def held_lock(cache_dir: Path) -> Iterator[IO[str]]:
+    """The project's daemon lock, held until the block ends (AlreadyRunning if
+    another process holds it)."""
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    lock = open(cache_dir / client.LOCK, "a+", encoding="utf-8")
+    try:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise AlreadyRunning(str(cache_dir / client.LOCK)) from None
+        lock.seek(0)
+        lock.truncate()
+        lock.write(f"{os.getpid()}\n")
+        lock.flush()
+        yield lock
+    finally:
+        lock.close()  # lets go of the lock
+
+
+def lock_is_held(cache_dir: Path) -> bool:
+    """Whether a live process holds the project's daemon lock."""
+    try:
+        with open(cache_dir / client.LOCK, "a+", encoding="utf-8") as lock:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                return True
+            fcntl.flock(lock, fcntl.LOCK_UN)
+            return False
+    except OSError:
+        return False
+
+
+def listening(path: Path) -> socket.socket:
+    """A new socket at `path`, mode 0600 from its creation (whatever the umask),
+    replacing a stale one (the caller holds the lock: no daemon uses it)."""
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old = os.umask(0o177)
+    try:
+        with client.address(path) as name:
+            server.bind(name)
+    finally:
+        os.umask(old)
+    os.chmod(path, 0o600)
+    server.listen(16)
+    return server
+
+
+def peer_uid(conn: socket.socket) -> int:
+    creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i"))
+    return struct.unpack("3i", creds)[1]
+
+
+class Daemon:
+    """One project's daemon: `answer` answers each check; `root` and the
+    socket's folder (the project's cache folder) say which project it is."""
+
+    def __init__(self, cache_dir: Path, root: Path, answer: Answer) -> None:
+        self.cache_dir = cache_dir
+        self.root = root
+        self.answer = answer
+        self.started = time.time()
+        self.checks = 0
+
+    @property
+    def path(self) -> Path:
+        return client.socket_path(self.cache_dir)
+
+    def status(self) -> dict[str, Any]:
+        return {
+            "pid": os.getpid(),
+            "root": str(self.root),
+            "socket": str(self.path),
+            "up": round(time.time() - self.started, 1),
+            "checks": self.checks,
+        }
+
+    def serve(self, ready: Callable[[], None] = lambda: None) -> None:
+        """Listen until `stop`, SIGTERM or SIGINT; the caller holds the lock."""
+
+        def stop(_signum: int, _frame: Any) -> None:
+            raise Stopped
+
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(signum, stop)
+        # the check's pool workers die as a plain process does when terminated
+        os.register_at_fork(after_in_child=_default_signals)
+        server = listening(self.path)
+        inode = os.stat(self.path).st_ino
+        ready()
+        try:
+            while True:
+                conn, _ = server.accept()
+                with conn:
+                    if not self._one(conn):
+                        return
+        except Stopped:
+            return
+        finally:
+            server.close()
+            with contextlib.suppress(OSError):  # only our own socket, not a successor's
+                if os.stat(self.path).st_ino == inode:
+                    os.unlink(self.path)
+
+    def _one(self, conn: socket.socket) -> bool:
+        """Answer one connection; False when it asked the daemon to stop."""
+        try:
+            if peer_uid(conn) != os.getuid():
+                return True  # another user's: closed unanswered
+            request = client.receive(conn)
+            if request is None:
+                return True
+            op = request.get("op")
+            if op == "stop":
+                client.send(conn, {"stopping": True, **self.status()})
+                return False
+            if op == "status":
+                client.send(conn, self.status())
+            elif op == "check":
+                answer = self.answer(request)
+                self.checks += 1
+                client.send(conn, answer)
+            else:
+                client.send(conn, {"error": f"unknown request {op!r}"})
+        except (OSError, ValueError) as exc:  # the client went away, or sent garbage
+            print(f"ctxlint server: a request failed: {exc}", file=sys.stderr, flush=True)
+        return True
+
+
+def _default_signals() -> None:
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, signal.SIG_DFL)
+
+
+def detach(log: Path) -> int:
+    """Fork the daemon's process: 0 in the child (its own session, its output
+    to `log`, no terminal), the child's pid in the parent."""
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    pid = os.fork()
+    if pid:
+        return pid
+    os.setsid()
+    null = os.open(os.devnull, os.O_RDONLY)
+    out = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    os.dup2(null, 0)
+    os.dup2(out, 1)
+    os.dup2(out, 2)
+    os.close(null)
+    os.close(out)
+    return 0
+
+
+def wait_ready(cache_dir: Path, pid: int, timeout: float) -> dict[str, Any] | None:
+    """The status of the daemon just forked (`pid`), once it answers; None when
+    it exited first or did not answer within `timeout` seconds."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        done, _ = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return None
+        status = client.ask(cache_dir, {"op": "status"}, timeout=5)
+        if status is not None and status.get("pid") == pid:
+            return status
+        time.sleep(0.05)
+    return None
+
+
+def gone(pid: int, timeout: float) -> bool:
+    """Whether process `pid` has ended within `timeout` seconds."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        except PermissionError:
+            return False
+        if _zombie(pid):  # ended, not yet reaped by its parent
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        stat_line = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat_line.rsplit(")", 1)[-1].split()[:1] == ["Z"]
