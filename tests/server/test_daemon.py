@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,7 +19,7 @@ import pytest
 from helpers import CliResult, cli
 from lspclient import APP, copy_legacy_app
 
-from ctxlint.server import client
+from ctxlint.server import client, daemon
 
 SEED_READ = '"served_model_name": get_server_args().served_model_name,'
 NEW_READ = "\n\ndef tp_now() -> int:\n    return get_server_args().tp_size\n"
@@ -198,3 +199,27 @@ def test_a_socket_of_another_user_is_refused(tree: Path, monkeypatch: pytest.Mon
     monkeypatch.setattr(os, "getuid", lambda: uid + 1)  # as another user sees it
     with pytest.raises(client.NotOurs, match=f"belongs to user id {uid}"):
         client.ask(cache, {"op": "status"})
+
+
+def test_a_socket_path_too_long_for_an_address_is_reached_through_its_folder(
+    tmp_path: Path,
+) -> None:
+    cache = tmp_path / ("x" * 60) / ("y" * 60)
+    cache.mkdir(parents=True)
+    path = client.socket_path(cache)
+    assert len(str(path)) > 108  # more than sun_path holds
+    server = daemon.listening(path)
+    assert path.stat().st_mode & 0o777 == 0o600
+
+    def echo() -> None:
+        conn, _ = server.accept()
+        with conn:
+            client.send(conn, {"echo": client.receive(conn)})
+
+    answering = threading.Thread(target=echo)
+    answering.start()
+    try:
+        assert client.ask(cache, {"op": "status"}, timeout=10) == {"echo": {"op": "status"}}
+    finally:
+        answering.join(timeout=10)
+        server.close()

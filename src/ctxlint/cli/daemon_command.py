@@ -41,7 +41,10 @@ def run(args: argparse.Namespace) -> int:
     if cache_dir is None or args.no_cache:
         raise ConfigError("the daemon keeps its socket in the cache folder: not with --no-cache")
     action = {"start": start, "status": status, "stop": stop, "run": foreground}[args.daemon]
-    return action(setup, cache_dir, args)
+    try:
+        return action(setup, cache_dir, args)
+    except OSError as exc:  # the cache folder cannot hold the socket, lock or log
+        raise CtxlintError(f"the daemon cannot use {cache_dir}: {exc.strerror or exc}") from None
 
 
 def _ask(cache_dir: Path, op: str) -> dict[str, object] | None:

@@ -41,7 +41,7 @@ def socket_path(cache_dir: Path) -> Path:
 
 def why_not_ours(path: Path) -> str | None:
     """Why the socket at `path` must not be trusted, None when it may be
-    (missing: FileNotFoundError)."""
+    (OSError when there is none to look at)."""
     st = os.lstat(path)
     if not stat.S_ISSOCK(st.st_mode):
         return "it is not a socket"
@@ -109,7 +109,7 @@ def ask(
     path = socket_path(cache_dir)
     try:
         why = why_not_ours(path)
-    except FileNotFoundError:
+    except OSError:  # no socket there (or no folder, or one that cannot be read)
         return None
     if why is not None:
         raise NotOurs(f"{path}: {why}")
