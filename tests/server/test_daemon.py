@@ -223,3 +223,20 @@ def test_a_socket_path_too_long_for_an_address_is_reached_through_its_folder(
     finally:
         answering.join(timeout=10)
         server.close()
+
+
+def test_a_request_the_daemon_cannot_answer_leaves_it_to_the_batch_run(tree: Path) -> None:
+    """Another ctxlint's request, or one that makes the daemon fail: the answer
+    says to run the check without it, and the daemon goes on serving."""
+    from ctxlint.engine.keys import CODE_VERSION
+
+    start(tree)
+    cache = tree / ".ctxlint_cache"
+    other = client.ask(cache, {"op": "check", "code": "another version"}, timeout=30)
+    assert other is not None and "another version" in other["fallback"]
+    broken = {"op": "check", "code": CODE_VERSION, "args": {"no": "paths"}, "cwd": str(tree)}
+    failed = client.ask(cache, broken, timeout=30)
+    assert failed is not None and "failed" in failed["fallback"]
+    assert served(tree) == 0
+    assert check(tree).returncode == 0  # still serving
+    assert served(tree) == 1

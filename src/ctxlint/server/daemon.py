@@ -21,6 +21,7 @@ import socket
 import struct
 import sys
 import time
+import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
@@ -145,6 +146,18 @@ class Daemon:
                 if os.stat(self.path).st_ino == inode:
                     os.unlink(self.path)
 
+    def _check(self, request: dict[str, Any]) -> dict[str, Any]:
+        """The answer to a check; a fault answers "run it yourself" (the batch
+        run then says what went wrong) and the daemon goes on."""
+        try:
+            answer = self.answer(request)
+        except Exception:
+            traceback.print_exc()
+            sys.stderr.flush()
+            return {"fallback": "the daemon failed on this request (see its log)"}
+        self.checks += "code" in answer  # answered, not handed back
+        return answer
+
     def _one(self, conn: socket.socket) -> bool:
         """Answer one connection; False when it asked the daemon to stop."""
         try:
@@ -160,9 +173,7 @@ class Daemon:
             if op == "status":
                 client.send(conn, self.status())
             elif op == "check":
-                answer = self.answer(request)
-                self.checks += 1
-                client.send(conn, answer)
+                client.send(conn, self._check(request))
             else:
                 client.send(conn, {"error": f"unknown request {op!r}"})
         except (OSError, ValueError) as exc:  # the client went away, or sent garbage

@@ -37,7 +37,7 @@ class Resident:
 
     rounds: RoundsEnd | None = None
     decoded: Decoded = field(default_factory=dict)
-    hashes: dict[str, str] = field(default_factory=dict)  # path -> the content last run read
+    hashes: dict[str, str] = field(default_factory=dict)  # path -> content the rounds read
 
     def start(self, hashes: Mapping[str, str]) -> Start | None:
         if self.rounds is None:
@@ -46,9 +46,11 @@ class Resident:
         return Start(self.rounds, changed, self.decoded)
 
     def ended(self, engine: _Resumed, out: RunOutput) -> None:
-        self.hashes = engine.hashes
+        # A run that replayed its whole outcome has no rounds: the last rounds
+        # stay, with the hashes of the tree they were decided on, so that the
+        # next run scans every file that differs from that tree
         if out.rounds is not None:
-            self.rounds = out.rounds
+            self.rounds, self.hashes = out.rounds, engine.hashes
         # a replayed outcome decoded nothing: the facts decoded before stay
         decoded = {**self.decoded, **engine.decoded}
         self.decoded = {p: v for p, v in decoded.items() if p in self.hashes}
