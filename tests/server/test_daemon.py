@@ -240,3 +240,21 @@ def test_a_request_the_daemon_cannot_answer_leaves_it_to_the_batch_run(tree: Pat
     assert served(tree) == 0
     assert check(tree).returncode == 0  # still serving
     assert served(tree) == 1
+
+
+def test_the_pre_commit_hooks_check_through_the_daemon_equals_the_batch_run(tree: Path) -> None:
+    """`ctxlint check --strict --staged` (the hook's entry) in a git repository:
+    an untracked file with a new finding takes part but is not reported."""
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(tree)]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    start(tree)
+    (tree / APP / "extra.py").write_text("from ctxrt.context import get_server_args\n" + NEW_READ)
+    for staged in (False, True):
+        if staged:
+            subprocess.run([*git, "add", f"{APP}/extra.py"], check=True)
+        asked = check(tree, "--strict", "--staged")
+        batch = check(tree, "--strict", "--staged", batch=True)
+        assert (asked.returncode, asked.stdout) == (batch.returncode, batch.stdout)
+        assert asked.returncode == (1 if staged else 0)
+    assert served(tree) == 2
