@@ -259,6 +259,9 @@ def test_ns_markers_place_leaves_and_definition_lands_on_the_marked_field(
     # a namespace with no field class goes to its first marked field
     line, col = at(root, worker, "get_exec().moe", offset=len("get_exec()."))
     assert definition(program, worker, line, col) == [Location(record, (decl, 4, decl, 19))]
+    assert dict(workspace_symbols(program, "exec.moe"))["exec.moe"] == Location(
+        record, (decl, 4, decl, 19)
+    )
 
 
 def test_references_on_the_marker_stage_cover_every_spelling(

@@ -235,8 +235,10 @@ class ConfigSites(FileVisitor):
         star = p.star_kwarg.name.value if p.star_kwarg is not None else None
         self._params.append((q, params, star))
         name = node.name.value
-        if self.runtime and star is not None and not name.startswith("_"):
-            self.star_defs.add(name)
+        scopes = self.ctx.scopes  # (this function's own scope is pushed already)
+        top_level = len(scopes) == 2 or (len(scopes) == 3 and scopes[1].kind == "class")
+        if self.runtime and star is not None and top_level and not name.startswith("_"):
+            self.star_defs.add(name)  # a function or method, not a decorator's inner wrapper
         if self.runtime and len(self.ctx.scopes) == 2 and name in self.accessor_names:
             self.accessor_defs[name] = self.ctx.anchor(node.name)
 

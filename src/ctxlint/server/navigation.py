@@ -106,8 +106,8 @@ def references(
 
 
 def workspace_symbols(program: Program, query: str) -> list[tuple[str, Location]]:
-    """Config leaves (`exec.moe.moe_a2a_backend`) and namespaces (`exec.moe`)
-    whose dotted name holds the query's characters in order (case ignored),
+    """Config leaves (`exec.moe.moe_a2a_backend`) and namespaces (`exec.moe`, at
+    its field class or first marked field) whose dotted name holds the query's characters in order (case ignored),
     substring matches first, each at its declaration."""
     index = config_index(program)
     found: list[tuple[str, Location]] = []
@@ -115,7 +115,7 @@ def workspace_symbols(program: Program, query: str) -> list[tuple[str, Location]
         if leaf.namespace:
             found.append((f"{leaf.namespace}.{name}", Location(leaf.path, leaf.span)))
     for ns in index.namespaces.values():
-        if ns.site is not None and ns.cls is not None:
+        if ns.site is not None:
             found.append((ns.path, Location(*ns.site)))
     wanted = query.lower()
     matched = [(name, loc) for name, loc in found if _subsequence(wanted, name.lower())]
