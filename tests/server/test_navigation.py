@@ -8,6 +8,7 @@ the slow tests at the end."""
 from __future__ import annotations
 
 import re
+from collections import Counter
 from pathlib import Path
 from textwrap import dedent
 
@@ -16,7 +17,13 @@ from conftest import REPO
 from helpers import project_config
 
 from ctxlint.engine.run import Engine
-from ctxlint.program.config_index import config_index
+from ctxlint.program.config_index import (
+    BAG_READ,
+    OVERRIDE,
+    RECORD_READ,
+    ROLE_ENTRY,
+    config_index,
+)
 from ctxlint.program.core import Program
 from ctxlint.server.navigation import (
     Location,
@@ -123,6 +130,23 @@ def test_a_config_leaf_literal_and_a_declaration_keyword(legacy: Program) -> Non
     assert definition(legacy, path, line, col)[0].path == "src/ctxrt/fields/spec.py"
 
 
+def test_a_registered_override_s_returned_key_is_a_declaration(legacy: Program) -> None:
+    path = "examples/legacy_app/model_overrides.py"
+    line, col = at(REPO, path, '"page_size": 16', offset=1)
+    text = hover(legacy, path, line, col)
+    assert text is not None and "**`memory.page_size`**" in text
+    assert (
+        "Here: a key `examples.legacy_app.model_overrides.tiny_mistral_overrides` returns" in text
+    )
+    assert "a registered override or pass returns it at 1 site" in text
+    found = references(legacy, path, line, col)
+    assert Location(path, (line, col - 1, line, col + len("page_size") + 1)) in found
+    # `return {}` and a dict no resolution function returns name nothing
+    path = "examples/legacy_app/readback.py"
+    line, col = at(REPO, path, '"tp_size": get_server_args()', offset=1)
+    assert hover(legacy, path, line, col) is None
+
+
 def test_workspace_symbols_name_leaves_by_namespace_path(legacy: Program) -> None:
     found = dict(workspace_symbols(legacy, "moe_a2a"))
     exec_py = "src/ctxrt/fields/exec.py"
@@ -163,7 +187,9 @@ FILES = {
         class ServerArgs:
             tp_size: Annotated[int, NS("parallel")] = 1
             moe_a2a_backend: Annotated[str, "The all-to-all backend.", NS("exec.moe")] = "none"
-            model_path: str = ""
+            model_path: str = (  # filled in by the launcher
+                "dummy"  # none yet
+            )
     """,
     "rt/context.py": """
         from rt.record import ServerArgs
@@ -219,7 +245,7 @@ FILES = {
             moe = get_exec().moe
             backend = moe.moe_a2a_backend
             get_context().override("test", moe_a2a_backend="deepep")
-            width = get_context().config_leaf("tp_size")
+            width = get_context().config_leaf("tp_size") + len(server_args.model_path)
             return get_parallel().tp_size + server_args.tp_size + len(backend) + width
     """,
 }
@@ -264,6 +290,16 @@ def test_ns_markers_place_leaves_and_definition_lands_on_the_marked_field(
     )
 
 
+def test_a_declaration_is_shown_without_its_comments(marked: tuple[Path, Program]) -> None:
+    root, program = marked
+    worker = "app/worker.py"
+    line, col = at(root, worker, "server_args.model_path", offset=len("server_args."))
+    text = hover(program, worker, line, col)
+    assert text is not None and "**`model_path`** — record field" in text
+    assert 'model_path: str = ( "dummy" )' in text and "#" not in text
+    assert "no namespace places it" in text
+
+
 def test_references_on_the_marker_stage_cover_every_spelling(
     marked: tuple[Path, Program],
 ) -> None:
@@ -305,3 +341,120 @@ def test_the_index_is_built_once_per_state_of_the_files(legacy: Program) -> None
     assert config_index(legacy) is first  # every question after the first reuses it
     legacy.files[READBACK] = legacy.files[READBACK]  # an edit: the files' state moves on
     assert config_index(legacy) is not first
+
+
+# -- the sglang wheels: 0.5.23 (field classes) and 0.5.17 (NS() markers) -------------
+def sglang_program(version: str) -> tuple[Path, Program]:
+    """The wheel's program as a check builds it (its own fact cache: warm after
+    the first run)."""
+    from test_audit import sglang_tree
+
+    from ctxlint.session import Request, resolve
+
+    tree = sglang_tree(version)
+    setup = resolve(Request(paths=(str(tree),), profile="sglang"))
+    return tree, Engine(setup.config, setup.rules, memo=False).run().program
+
+
+def code_count(tree: Path, pattern: str, skip: str = "\0") -> int:
+    """Matches of `pattern` in the wheel's code, comments left out (a grep)."""
+    regex = re.compile(pattern)
+    return sum(
+        len(regex.findall(line.split("#")[0]))
+        for p in sorted((tree / "sglang").rglob("*.py"))
+        if skip not in p.as_posix()
+        for line in p.read_text(errors="replace").splitlines()
+    )
+
+
+def kinds_of(program: Program, path: str, line: int, column: int) -> Counter[str]:
+    index = config_index(program)
+    site = index.at(path, line, column)
+    assert site is not None
+    return Counter(s.kind for s in index.references(site))
+
+
+def direct_reads(program: Program, field: str, accessor: str) -> int:
+    return sum(
+        1
+        for s in config_index(program).by_field[field]
+        if s.kind == BAG_READ and s.detail == accessor
+    )
+
+
+@pytest.mark.slow
+def test_tp_size_on_sglang_0_5_23_field_classes() -> None:
+    tree, program = sglang_program("0.5.23")
+    fields = "sglang/srt/arg_groups/fields/parallel.py"
+    decl = line_of(tree, fields, "    tp_size: A[")  # line 45, in class Parallel
+    path = "sglang/compile_deep_gemm.py"
+    line, col = at(tree, path, "get_parallel().tp_size", offset=len("get_parallel()."))
+    assert definition(program, path, line, col) == [Location(fields, (decl, 4, decl, 11))]
+    text = hover(program, path, line, col)
+    assert text is not None
+    assert "**`parallel.tp_size`** — config leaf" in text
+    assert f"`Parallel` (sglang.srt.arg_groups.fields.parallel.Parallel) at `{fields}:{decl}`" in (
+        text
+    )
+    assert "`_NS_PATH = 'parallel'`" in text and "tp_size: int = 1" in text
+    assert "The tensor parallelism size." in text
+    # ROLE_NAMESPACE_SETS: dp_controller names parallel; the others read the full tree
+    assert "Roles that may read `parallel` (`ROLE_NAMESPACE_SETS`): `dp_controller`, " in text
+    # who reads tp_size: every spelling, each count checked against the code
+    assert kinds_of(program, path, line, col) == {
+        "declaration": 1,
+        # 264 `get_parallel().tp_size` (a grep of the code: 265 less one in a
+        # comment) and 95 `parallel.tp_size` through `parallel = get_parallel()`
+        # (96 in the code: runtime_context.py:1577 reads the context's own
+        # `context.parallel`, not the accessor)
+        BAG_READ: 359,
+        # `server_args.tp_size` outside multimodal_gen, whose own ServerArgs
+        # takes the name over (program/record_conventions.py)
+        RECORD_READ: 6,
+        # get_parallel().override(tp_size=...), override_permanently(...) and
+        # override_server_args(tp_size=...): 10 in multimodal_gen, 6 in test/kits
+        OVERRIDE: 16,
+        ROLE_ENTRY: 1,  # "parallel" in dp_controller's set
+    }
+    assert direct_reads(program, "tp_size", "get_parallel") == 264
+    assert code_count(tree, r"get_parallel\(\)\.tp_size\b") == 264
+    assert code_count(tree, r"\bserver_args\.tp_size\b", skip="multimodal_gen") == 6
+    assert len(references(program, path, line, col)) == 383
+    found = dict(workspace_symbols(program, "exec.moe.moe_a2a_backend"))
+    exec_py = "sglang/srt/arg_groups/fields/exec_.py"
+    decl = line_of(tree, exec_py, "    moe_a2a_backend:")
+    assert found["exec.moe.moe_a2a_backend"] == Location(exec_py, (decl, 4, decl, 19))
+
+
+@pytest.mark.slow
+def test_tp_size_on_sglang_0_5_17_ns_markers() -> None:
+    tree, program = sglang_program("0.5.17")
+    record = "sglang/srt/server_args.py"
+    decl = line_of(tree, record, "    tp_size: A[")  # line 996, with its NS("parallel")
+    path = "sglang/srt/configs/zaya.py"
+    line, col = at(tree, path, "get_parallel().tp_size", offset=len("get_parallel()."))
+    assert definition(program, path, line, col) == [Location(record, (decl, 4, decl, 11))]
+    text = hover(program, path, line, col)
+    assert text is not None
+    assert "**`parallel.tp_size`** — config leaf" in text
+    assert f"`ServerArgs` (sglang.srt.server_args.ServerArgs) at `{record}:{decl}`" in text
+    assert 'its `NS("parallel")` marker places it' in text
+    assert "not: `dp_controller`" in text  # 0.5.17's dp_controller set has no parallel
+    assert kinds_of(program, path, line, col) == {
+        "declaration": 1,
+        BAG_READ: 225,  # 218 `get_parallel().tp_size` (the code's count) and 7 through a local
+        # 88 `server_args.tp_size` (89 outside multimodal_gen in the code, less
+        # elastic_ep.py:127, annotated with ServerArgs re-exported by
+        # schedule_batch, which the record tracker does not follow), 44
+        # `self.tp_size` in ServerArgs (the code's count), 5 others
+        # (`args: ServerArgs`, getattr on the seed)
+        RECORD_READ: 137,
+        OVERRIDE: 7,
+    }
+    assert direct_reads(program, "tp_size", "get_parallel") == 218
+    assert code_count(tree, r"get_parallel\(\)\.tp_size\b") == 218
+    index = config_index(program)
+    records = [s for s in index.by_field["tp_size"] if s.kind == RECORD_READ]
+    assert sum(1 for s in records if s.path == record and s.detail == "self") == 44
+    lines = (tree / record).read_text().splitlines()
+    assert sum(len(re.findall(r"\bself\.tp_size\b", x.split("#")[0])) for x in lines) == 44

@@ -16,6 +16,9 @@ Built once per state of the program's files (`Program.memo`) from the side part
   function (program/resolution.py), a public function of the runtime module
   taking `**` (`override`, `override_server_args`), or a function handing its
   own `**` parameter on to one of those (`record_config_updates`);
+- a key of a returned dict counts when the function is one resolution calls
+  for declarations: a registered model override or a post-process pass
+  (program/resolution.py);
 - a string literal counts when the callee reads a leaf by name: the runtime's
   `config_leaf`, or a function handing its own parameter on to one, where every
   function of that simple name in the program does (CTX603's rule for wrappers);
@@ -49,6 +52,7 @@ RECORD_READ = "record read"
 LEAF_NAME = "config_leaf literal"
 OVERRIDE = "override keyword"
 DECLARE = "declaration keyword"
+RETURNED = "returned declaration key"  # a registered override's or a pass's returned key
 ROLE_ENTRY = "role table entry"
 
 Span = tuple[int, int, int, int]  # line (1-based), column, end line, end column (0-based)
@@ -144,6 +148,7 @@ class ConfigIndex:
     writers: set[str] = field(default_factory=set)  # callee names writing leaves by keyword
     readers: set[str] = field(default_factory=set)  # callee names reading a leaf by name
     declaration_function: str | None = None
+    returning: set[str] = field(default_factory=set)  # registered overrides and passes
     accessor_sites: dict[str, tuple[str, Span]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -160,6 +165,7 @@ class ConfigIndex:
         res = resolution(program)
         decl = res.declaration.rpartition(".")[2] if res.declaration else None
         self.declaration_function = decl
+        self.returning = res.registered | res.passes
         self.writers = self._writers(files, decl)
         self.readers = self._readers(files)
         convention = record_convention(program)
@@ -323,6 +329,9 @@ class ConfigIndex:
             elif how == LEAF_NAME:
                 if name in self.readers:
                     yield site
+            elif how == RETURNED:
+                if name in self.returning:
+                    yield site
             elif name in self.writers:
                 if name == self.declaration_function:
                     site = Site(site.path, site.span, DECLARE, site.namespace, site.field, name)
@@ -417,6 +426,9 @@ def _sites(
             path, _span(lit["span"]), LEAF_NAME, place.get(lit["f"]), lit["f"], lit["callee"]
         )
         maybe.append((site, LEAF_NAME, lit["callee"]))
+    for r in f.get("returns", ()):
+        site = Site(path, _span(r["span"]), RETURNED, place.get(r["f"]), r["f"], r["fn"])
+        maybe.append((site, RETURNED, r["fn"]))
     for kw in f.get("keywords", ()):
         site = Site(path, _span(kw["span"]), OVERRIDE, place.get(kw["f"]), kw["f"], kw["callee"])
         maybe.append((site, OVERRIDE, kw["callee"]))

@@ -17,6 +17,8 @@ depends on a line moving. Per file it keeps, with spans:
 - string literals handed alone to a call (`config_leaf("tp_size")`), and call
   keywords (`override(source, tp_size=2)`), naming a field, with the callee's
   simple name: the index decides which callees read or write leaves;
+- keys naming a field in a dict a function returns (`return {"page_size": 16}`):
+  what a registered model override or a post-process pass declares;
 - what the index derives those callees from: the functions handing their own
   parameter (or `**` parameter) on to a call, and the runtime module's public
   functions taking `**` (and where it defines the bag accessors);
@@ -47,12 +49,14 @@ _SET_CALLS = ("frozenset", "set")
 _MAX_TEXT = 200  # a default or help longer than this is cut (a fact, not a document)
 
 
-def _text(module: cst.Module, node: cst.CSTNode) -> str:
-    text = " ".join(module.code_for_node(node).split())
+def _text(ctx: FileContext, node: cst.CSTNode) -> str:
+    """The node's code on one line, its comments left out (a fact never holds a
+    comment's text: facts.code_digest)."""
+    text = ctx.snippet(node)
     return text if len(text) <= _MAX_TEXT else text[: _MAX_TEXT - 3] + "..."
 
 
-def _type_and_help(module: cst.Module, ann: cst.BaseExpression) -> tuple[str, str | None]:
+def _type_and_help(ctx: FileContext, ann: cst.BaseExpression) -> tuple[str, str | None]:
     """The declared type (the first element of `A[...]`/`Annotated[...]`) and the
     help: a string in that metadata, or `help=` of a call there (`Arg(help=...)`)."""
     if (
@@ -68,8 +72,8 @@ def _type_and_help(module: cst.Module, ann: cst.BaseExpression) -> tuple[str, st
                 continue
             help_text = help_text or string_value(value) or _help_keyword(value)
         first_value = first.slice.value if isinstance(first.slice, cst.Index) else first.slice
-        return _text(module, first_value), help_text
-    return _text(module, ann), None
+        return _text(ctx, first_value), help_text
+    return _text(ctx, ann), None
 
 
 def _help_keyword(node: cst.CSTNode) -> str | None:
@@ -167,6 +171,7 @@ class ConfigSites(FileVisitor):
         self.star_defs: set[str] = set()  # runtime module: public functions taking `**`
         self.accessor_defs: dict[str, Any] = {}  # runtime module: bag accessor -> its def
         self.tables: dict[str, dict[str, Any]] = {}
+        self.returns: list[dict[str, Any]] = []  # keys naming a field in a returned dict
         self._inner: set[int] = set()  # attribute nodes read as part of a longer chain
         self._params: list[tuple[str, set[str], str | None]] = []  # open functions
         self._aliases: dict[str, dict[str, str]] = {}  # function -> local -> namespace
@@ -189,7 +194,7 @@ class ConfigSites(FileVisitor):
             if name is not None:
                 assert isinstance(small, cst.AnnAssign)
                 target, value = small.target, small.value
-                type_text, help_text = _type_and_help(module, small.annotation.annotation)
+                type_text, help_text = _type_and_help(self.ctx, small.annotation.annotation)
                 marker = field_marker(small)
             elif (
                 isinstance(small, cst.Assign)
@@ -213,11 +218,11 @@ class ConfigSites(FileVisitor):
                     (a.value for a in derived.args if a.keyword is None or a.keyword.value == "fn"),
                     None,
                 )
-                decl["derived"] = _text(module, fn) if fn is not None else ""
+                decl["derived"] = _text(self.ctx, fn) if fn is not None else ""
                 help_text = help_text or _help_keyword(derived)
             elif value is not None:
                 default, called_help = _default(value)
-                decl["default"] = _text(module, default)
+                decl["default"] = _text(self.ctx, default)
                 help_text = help_text or called_help
             if help_text:
                 decl["help"] = help_text[:_MAX_TEXT]
@@ -400,6 +405,31 @@ class ConfigSites(FileVisitor):
         if callee not in found:
             found.append(callee)
 
+    def visit_Return(self, node: cst.Return) -> None:
+        """`return {"page_size": 16}` / `return dict(page_size=16)`: what a
+        registered model override or a post-process pass declares."""
+        value = node.value
+        if not self._params or value is None:
+            return
+        keys: list[tuple[str | None, cst.CSTNode]] = []
+        if isinstance(value, cst.Dict):
+            keys = [
+                (string_value(e.key), e.key)
+                for e in value.elements
+                if isinstance(e, cst.DictElement)
+            ]
+        elif (
+            isinstance(value, cst.Call)
+            and isinstance(value.func, cst.Name)
+            and value.func.value == "dict"
+        ):
+            keys = [(a.keyword.value, a.keyword) for a in value.args if a.keyword is not None]
+        for key, at in keys:
+            if key in self.fields:
+                self.returns.append(
+                    {"f": key, "span": self.ctx.anchor(at), "fn": self._params[-1][0]}
+                )
+
     # -- role tables -------------------------------------------------------------
     def _table(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
         if len(self.ctx.scopes) != 1 or value is None or not isinstance(target, cst.Name):
@@ -447,6 +477,7 @@ class ConfigSites(FileVisitor):
                 ("records", self.records),
                 ("literals", self.literals),
                 ("keywords", self.keywords),
+                ("returns", self.returns),
                 ("handoffs", self.handoffs),
                 ("forwards", self.forwards),
                 ("star_defs", sorted(self.star_defs)),

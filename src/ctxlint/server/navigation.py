@@ -21,6 +21,7 @@ from ctxlint.program.config_index import (
     NAMESPACE_CLASS,
     OVERRIDE,
     RECORD_READ,
+    RETURNED,
     ROLE_ENTRY,
     ConfigIndex,
     Declaration,
@@ -43,6 +44,7 @@ _TALLY = (
     (LEAF_NAME, "`config_leaf` literal"),
     (OVERRIDE, "override keyword"),
     ("declaration keyword", "declaration keyword"),
+    (RETURNED, "returned declaration key"),
 )
 _HOLDERS = {
     "seed": "the seed record (`get_server_args()`)",
@@ -191,7 +193,9 @@ def _spelling(index: ConfigIndex, ns: str, name: str) -> str | None:
 def _resolution_line(index: ConfigIndex, name: str, leaf: Declaration | None, derived: bool) -> str:
     if derived:
         return "Derived: computed at publish from other leaves; resolution does not declare it."
-    declared = [s for s in index.by_field.get(name, ()) if s.kind == "declaration keyword"]
+    sites = index.by_field.get(name, ())
+    declared = sum(1 for s in sites if s.kind == "declaration keyword")
+    returned = sum(1 for s in sites if s.kind == RETURNED)
     decl = index.declaration_function
     parts = []
     if leaf is not None and leaf.resolvable:
@@ -199,13 +203,18 @@ def _resolution_line(index: ConfigIndex, name: str, leaf: Declaration | None, de
     else:
         parts.append("Not declared resolvable")
     if decl:
-        n = len(declared)
         parts.append(
-            f"`{decl}(...)` names it at {n} site{'s' if n != 1 else ''}"
-            if n
+            f"`{decl}(...)` names it at {_n(declared, 'site')}"
+            if declared
             else f"no `{decl}(...)` names it"
         )
+    if returned:
+        parts.append(f"a registered override or pass returns it at {_n(returned, 'site')}")
     return "; ".join(parts) + "."
+
+
+def _n(count: int, what: str) -> str:
+    return f"{count} {what}{'s' if count != 1 else ''}"
 
 
 def _roles_line(index: ConfigIndex, ns: str) -> str:
@@ -235,6 +244,8 @@ def _here(site: Site, spelling: str | None) -> str:
         return f'Here: a name-driven read, `{site.detail}("{site.field}")`.'
     if site.kind in (OVERRIDE, "declaration keyword"):
         return f"Here: a keyword of `{site.detail}(...)`, which writes the leaf by name."
+    if site.kind == RETURNED:
+        return f"Here: a key `{site.detail}` returns, which resolution declares."
     return ""
 
 
