@@ -246,6 +246,7 @@ FILES = {
             backend = moe.moe_a2a_backend
             get_context().override("test", moe_a2a_backend="deepep")
             width = get_context().config_leaf("tp_size") + len(server_args.model_path)
+            width += get_exec().tp_size  # the wrong bag
             return get_parallel().tp_size + server_args.tp_size + len(backend) + width
     """,
 }
@@ -290,6 +291,16 @@ def test_ns_markers_place_leaves_and_definition_lands_on_the_marked_field(
     )
 
 
+def test_a_leaf_read_off_the_wrong_bag_says_so(marked: tuple[Path, Program]) -> None:
+    root, program = marked
+    worker = "app/worker.py"
+    line, col = at(root, worker, "get_exec().tp_size", offset=len("get_exec()."))
+    text = hover(program, worker, line, col)
+    assert text is not None and "**`parallel.tp_size`**" in text
+    assert "off the `exec` bag through `get_exec()`, but `parallel` declares it" in text
+    assert "read `get_parallel().tp_size`" in text
+
+
 def test_a_declaration_is_shown_without_its_comments(marked: tuple[Path, Program]) -> None:
     root, program = marked
     worker = "app/worker.py"
@@ -313,6 +324,7 @@ def test_references_on_the_marker_stage_cover_every_spelling(
         (worker, *at(root, worker, '"tp_size"')),  # config_leaf("tp_size")
         (worker, *at(root, worker, "get_parallel().tp_size", offset=len("get_parallel()."))),
         (worker, *at(root, worker, "server_args.tp_size", offset=len("server_args."))),
+        (worker, *at(root, worker, "get_exec().tp_size", offset=len("get_exec()."))),  # wrong bag
         ("rt/context.py", table, at(root, "rt/context.py", '"parallel"', nth=1)[1]),
     }
     line, col = at(

@@ -108,9 +108,10 @@ def references(
 
 
 def workspace_symbols(program: Program, query: str) -> list[tuple[str, Location]]:
-    """Config leaves (`exec.moe.moe_a2a_backend`) and namespaces (`exec.moe`, at
-    its field class or first marked field) whose dotted name holds the query's characters in order (case ignored),
-    substring matches first, each at its declaration."""
+    """Config leaves (`exec.moe.moe_a2a_backend`) and namespaces (`exec.moe`)
+    whose dotted name holds the query's characters in order (case ignored),
+    substring matches first, each at its declaration (a namespace's field class,
+    or its first marked field)."""
     index = config_index(program)
     found: list[tuple[str, Location]] = []
     for name, leaf in index.leaves.items():
@@ -153,7 +154,7 @@ def _leaf_hover(index: ConfigIndex, site: Site) -> str:
     out.append(_resolution_line(index, name, leaf, derived))
     if ns:
         out.append(_roles_line(index, ns))
-    out.append(_here(site, spelling))
+    out.append(_here(site, spelling, leaf))
     out.append(_tally(index, name))
     return "\n\n".join(x for x in out if x)
 
@@ -231,15 +232,20 @@ def _roles_line(index: ConfigIndex, ns: str) -> str:
     return out + "."
 
 
-def _here(site: Site, spelling: str | None) -> str:
+def _here(site: Site, spelling: str | None, leaf: Declaration | None) -> str:
     if site.kind == RECORD_READ:
         holder = _HOLDERS.get(site.detail, site.detail)
         tail = f"; the resolved value is `{spelling}`" if spelling else ""
         return f"Here: a read off {holder}: it answers with the operator's input{tail}."
     if site.kind == BAG_READ:
-        return (
-            f"Here: a bag read through `{site.detail}()`." if site.detail else "Here: a bag read."
-        )
+        through = f" through `{site.detail}()`" if site.detail else ""
+        if leaf is not None and leaf.namespace and site.namespace != leaf.namespace:
+            return (
+                f"Here: a read of `{site.field}` off the `{site.namespace}` bag{through}, but "
+                f"`{leaf.namespace}` declares it: the read raises AttributeError; read "
+                f"`{spelling}`."
+            )
+        return f"Here: a bag read{through}."
     if site.kind == LEAF_NAME:
         return f'Here: a name-driven read, `{site.detail}("{site.field}")`.'
     if site.kind in (OVERRIDE, "declaration keyword"):
