@@ -34,8 +34,13 @@ DEPENDS: dict[str, tuple[str, ...]] = {"classes": ("bindings",)}
 # Side parts: facts a part's visitor gathers that no rule reads (so no rule's
 # round answer depends on them), run with that part; `ctxlint fix` reads them.
 CALL_LINES = "call_lines"
+CONFIG_SITES = "config_sites"
 SIDE: dict[str, tuple[str, str]] = {
     CALL_LINES: ("calls", "ctxlint.program.call_facts:CallLines"),  # after "calls"
+    # where each file names a config leaf or namespace, with positions: what the
+    # server's navigation (program/config_index.py) answers from; after "records",
+    # whose verdicts on record holders it asks during the walk
+    CONFIG_SITES: ("records", "ctxlint.program.config_sites:ConfigSites"),
 }
 
 
