@@ -181,7 +181,7 @@ async def start(
     client = await config.start()
     assert isinstance(client, LanguageClient)
     folder = root / APP
-    await client.initialize_session(
+    initialized = await client.initialize_session(
         types.InitializeParams(
             capabilities=types.ClientCapabilities(
                 workspace=types.WorkspaceClientCapabilities(
@@ -196,6 +196,7 @@ async def start(
     )
     session = Session(root, client)
     session.registered = registered
+    session.capabilities = initialized.capabilities  # what the server advertised
     await session.settle()
     return session
 

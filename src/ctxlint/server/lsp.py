@@ -29,7 +29,7 @@ from pygls.uris import from_fs_path
 
 from ctxlint import __version__, session
 from ctxlint.core.errors import CtxlintError
-from ctxlint.server import actions
+from ctxlint.server import actions, lsp_navigation
 from ctxlint.server.checking import load
 from ctxlint.server.diagnostics import diagnostic, error_diagnostic, rule_links
 from ctxlint.server.project import Project
@@ -117,6 +117,7 @@ class CtxlintServer(LanguageServer):
             f"{len(changed)} documents changed",
             types.MessageType.Log,
         )
+        lsp_navigation.warm(project)  # the index now, not at the first question
 
     def publish(self, path: str) -> None:
         project = self.project
@@ -169,6 +170,7 @@ def make_server(
     request: session.Request, *, use_cache: bool = True, jobs: int | None = None
 ) -> CtxlintServer:
     server = CtxlintServer(request, use_cache=use_cache, jobs=jobs)
+    lsp_navigation.register(server)  # hover, definition, references, workspace symbols
 
     @server.feature(types.INITIALIZE)
     def initialize(ls: CtxlintServer, params: types.InitializeParams) -> None:
