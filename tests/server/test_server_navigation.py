@@ -14,7 +14,13 @@ from lspclient import CONFIG, Session, copy_legacy_app, start, stop, uri
 from lsprotocol import types
 
 from ctxlint.engine.run import Engine
-from ctxlint.server import navigation
+from ctxlint.program.config_index import config_index
+from ctxlint.program.core import Program
+from ctxlint.server import lsp_navigation, navigation
+from ctxlint.server.diagnostics import utf16
+from ctxlint.server.lsp import make_server
+from ctxlint.server.lsp_navigation import code_points
+from ctxlint.session import Request
 
 READBACK = "examples/legacy_app/readback.py"
 CONTEXT = "src/ctxrt/context.py"
@@ -182,6 +188,43 @@ async def test_an_unsaved_edit_moves_a_reference(tmp_path: Path) -> None:
         assert (READBACK, line, column + 1, line, column + 1 + len("tp_size")) in after
         shown = await hover(session, READBACK, types.Position(line=line, character=column + 1))
         assert shown is not None and "**`parallel.tp_size`**" in shown
+        # the unit before it is the dot (taken as a code point column, it is `t`)
+        assert await hover(session, READBACK, types.Position(line=line, character=column)) is None
         assert (root / READBACK).read_text() == text  # nothing written
     finally:
         await stop(session)
+
+
+def test_utf16_columns_and_back() -> None:
+    line = 'x = "😀é" + y'
+    assert [utf16(line, c) for c in range(len(line) + 1)][:8] == [0, 1, 2, 3, 4, 5, 7, 8]
+    for column in range(len(line) + 1):
+        assert code_points(line, utf16(line, column)) == column
+    assert code_points(line, 6) == 6  # inside the surrogate pair: the next character
+    assert code_points(line, 99) == len(line)
+
+
+def test_the_index_is_built_after_each_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Right after a check, once its diagnostics are out (lsp.py's hook), not
+    at the first question."""
+    root = copy_legacy_app(tmp_path / "repo")
+    events: list[tuple[str, object]] = []
+
+    def index(program: Program) -> object:
+        events.append(("index", program))
+        return config_index(program)
+
+    monkeypatch.setattr(lsp_navigation, "config_index", index)
+    server = make_server(Request(config=str(root / CONFIG)), use_cache=False, jobs=1)
+    # no client: what would go to it is kept in order
+    for name in ("window_log_message", "text_document_publish_diagnostics"):
+        monkeypatch.setattr(server, name, lambda params, name=name: events.append((name, params)))
+    server.open_project(None)
+    server.refresh()
+    assert server.project is not None and server.project.checked is not None
+    program = server.project.checked.out.program
+    assert [e for e in events if e[0] == "index"] == [("index", program)]
+    assert events[-1] == ("index", program)
+    assert any(e[0] == "text_document_publish_diagnostics" for e in events)
