@@ -92,6 +92,24 @@ class Session:
             await asyncio.sleep(0.02)
         self.seen = self.checks()
 
+    async def quiet(self) -> None:
+        """Settle, then again while more checks follow (an open, then an edit
+        within the debounce, can be two checks)."""
+        await self.settle()
+        while True:
+            await asyncio.sleep(0.3)
+            if self.checks() <= self.seen:
+                return
+            await self.settle()
+
+    def close(self, rel: str) -> None:
+        self.versions.pop(rel, None)
+        self.client.text_document_did_close(
+            types.DidCloseTextDocumentParams(
+                text_document=types.TextDocumentIdentifier(uri=uri(self.root / rel))
+            )
+        )
+
     def diagnostics(self, rel: str) -> list[types.Diagnostic]:
         return list(self.client.diagnostics.get(uri(self.root / rel), []))
 

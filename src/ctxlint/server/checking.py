@@ -30,6 +30,7 @@ from ctxlint.discover.sources import Sources, content_hash
 from ctxlint.engine.outcome import RoundsEnd
 from ctxlint.engine.run import Engine
 from ctxlint.engine.start import Start
+from ctxlint.facts import ruff
 from ctxlint.fix.plan import FIXED
 from ctxlint.fix_run import FixRun, fixable
 from ctxlint.program.rule import Rule
@@ -141,14 +142,18 @@ class Checker:
             made.append(_EditorEngine(*args, texts=texts, began=began, **kwargs))
             return made[-1]
 
-        checked = session.check(
-            setup,
-            jobs=self.jobs,
-            use_cache=self.use_cache,
-            disabled=session.QUIET,
-            warn=None,
-            engine=engine,
-        )
+        held = ruff.BUFFERS.set(dict(texts))  # CTX401's ruff reads the buffers too
+        try:
+            checked = session.check(
+                setup,
+                jobs=self.jobs,
+                use_cache=self.use_cache,
+                disabled=session.QUIET,
+                warn=None,
+                engine=engine,
+            )
+        finally:
+            ruff.BUFFERS.reset(held)
         ran = made[-1]
         self._hashes = ran.hashes
         if checked.out.rounds is not None:
@@ -190,7 +195,11 @@ class Checker:
             texts=dict(texts),
             only=only,
         )
-        result = run.run()
+        held = ruff.BUFFERS.set(dict(texts))
+        try:
+            result = run.run()
+        finally:
+            ruff.BUFFERS.reset(held)
         after = result.after.get(path)
         fixed = [
             f"{s.rule} {s.scope} {s.snippet}"

@@ -34,8 +34,9 @@ from ctxlint.server.checking import load
 from ctxlint.server.diagnostics import diagnostic, error_diagnostic, rule_links
 from ctxlint.server.project import Project
 
-# the files whose change means a new config: the config itself and the baseline
-WATCHED = ("**/pyproject.toml", "**/ctxlint.toml", "**/.ctxlint.toml", "**/*.json")
+# the files whose change means a new config (the config itself, the baseline),
+# and Python files created, changed or deleted outside the editor
+WATCHED = ("**/pyproject.toml", "**/ctxlint.toml", "**/.ctxlint.toml", "**/*.json", "**/*.py")
 
 
 def path_of_uri(uri: str) -> str | None:
