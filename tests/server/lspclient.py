@@ -201,7 +201,11 @@ def batch_keys(report: dict[str, Any]) -> dict[str, list[tuple[str, int, str]]]:
 
 
 async def start(
-    root: Path, *args: str, options: dict[str, Any] | None = None, command: list[str] | None = None
+    root: Path,
+    *args: str,
+    options: dict[str, Any] | None = None,
+    command: list[str] | None = None,
+    snippets: bool = False,
 ) -> Session:
     """The server started on `root`'s copy of the example, initialized, its first
     diagnostics in."""
@@ -228,7 +232,10 @@ async def start(
                 workspace=types.WorkspaceClientCapabilities(
                     did_change_watched_files=types.DidChangeWatchedFilesClientCapabilities(
                         dynamic_registration=True
-                    )
+                    ),
+                    workspace_edit=types.WorkspaceEditClientCapabilities(
+                        document_changes=True, snippet_edit_support=snippets
+                    ),
                 )
             ),
             workspace_folders=[types.WorkspaceFolder(uri=uri(folder), name="legacy_app")],
