@@ -15,6 +15,7 @@ are hints; false hides them), `debounceMs` (default 200).
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import os
 import sys
@@ -311,6 +312,10 @@ def serve(request: session.Request, *, use_cache: bool = True, jobs: int | None 
     stdout = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     sys.stdin = open(os.devnull, encoding="utf-8")
     sys.stdout = sys.stderr
+    # The command line keeps the cyclic GC off for its one run (cli.main.run);
+    # a resident server must collect between checks, or every check's cycles
+    # stay (the engine still pauses it during each check)
+    gc.enable()
     server = make_server(request, use_cache=use_cache, jobs=jobs)
     server.start_io(stdin, stdout)
     return 0
