@@ -87,8 +87,12 @@ async def test_a_safe_quick_fix_and_fix_all(tmp_path: Path) -> None:
         fixes = [a for a in found if a.title.startswith("Fix CTX401")]
         assert [a.title.split(":")[0] for a in fixes] == ["Fix CTX401 (safe fix)"]
         assert fixes[0].is_preferred
+        assert all(a.kind == types.CodeActionKind.QuickFix for a in found)  # fix-all asked apart
         every = await actions(session, 1, only=["source.fixAll.ctxlint"], rel=RUNNER)
         assert [a.kind for a in every] == ["source.fixAll.ctxlint"]
+        assert [a.kind for a in await actions(session, 1, only=["source"], rel=RUNNER)] == [
+            "source.fixAll.ctxlint"
+        ]
         assert apply(text, every[0]) == apply(text, fixes[0])  # the file's one safe fix
         fixed = apply(text, every[0])
         assert "model_loader_get_model(self.model_path" in fixed

@@ -276,7 +276,9 @@ def make_server(
             for f in _in_range(project.report(path).findings, params.range):
                 out += actions.quick_fixes(project, path, uri, version, f, text)
                 out.append(actions.suppress(uri, version, f, text, snippets))
-        if wanted is None or any(
+        # only when asked for by kind (on save, a "source action" menu): it is a
+        # `ctxlint fix` of the whole file, too dear for every cursor move
+        if wanted is not None and any(
             str(k) == actions.FIX_ALL or actions.FIX_ALL.startswith(f"{k}.") for k in wanted
         ):
             every = actions.fix_all(project, path, uri, version, text)
