@@ -31,7 +31,10 @@ def test_neovim_shows_the_diagnostics_and_applies_a_quick_fix(tmp_path: Path) ->
         "CTXLINT_FOLDER": str(root / APP),
         "CTXLINT_PYTHON": sys.executable,
         "CTXLINT_OUT": str(out),
-        "XDG_STATE_HOME": str(tmp_path / "state"),  # nvim's LSP log, not the user's
+        # nvim's LSP log (cache in 0.7, state later) and data, not the user's
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
     }
     subprocess.run(
         ["nvim", "--headless", "-u", "NONE", "-i", "NONE", "-c", f"luafile {CLIENT}"],
