@@ -5,10 +5,12 @@ ctxlint.toml names the copied repository as the project root)."""
 from __future__ import annotations
 
 import asyncio
+import atexit
 import json
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -23,15 +25,36 @@ BASELINE = "baselines/legacy_app.json"
 SERVER = [sys.executable, "-m", "ctxlint.cli", "server"]
 
 
+_PRISTINE: list[Path] = []  # the copy made once per test process, its cache warm
+
+
+def _pristine() -> Path:
+    if not _PRISTINE:
+        base = Path(tempfile.mkdtemp(prefix="ctxlint-server-tests-"))
+        atexit.register(shutil.rmtree, base, True)
+        root = base / "repo"
+        skip = shutil.ignore_patterns("__pycache__", "*.pyc")
+        shutil.copytree(REPO / "src" / "ctxrt", root / "src" / "ctxrt", ignore=skip)
+        shutil.copytree(REPO / APP, root / APP, ignore=skip)
+        shutil.copy2(REPO / "examples" / "__init__.py", root / "examples" / "__init__.py")
+        (root / "baselines").mkdir()
+        shutil.copy2(REPO / BASELINE, root / BASELINE)
+        subprocess.run(["git", "init", "-q", str(root)], check=True)
+        subprocess.run(  # the fact cache warm: each test's server starts from it
+            [sys.executable, "-m", "ctxlint.cli", "check", "--config", CONFIG, "--jobs", "1", "."],
+            cwd=root,
+            capture_output=True,
+            check=False,
+        )
+        _PRISTINE.append(root)
+    return _PRISTINE[0]
+
+
 def copy_legacy_app(root: Path) -> Path:
-    """The runtime, the example and its baseline, as tests/test_legacy_app.py copies them."""
-    skip = shutil.ignore_patterns("__pycache__", "*.pyc")
-    shutil.copytree(REPO / "src" / "ctxrt", root / "src" / "ctxrt", ignore=skip)
-    shutil.copytree(REPO / APP, root / APP, ignore=skip)
-    shutil.copy2(REPO / "examples" / "__init__.py", root / "examples" / "__init__.py")
-    (root / "baselines").mkdir()
-    shutil.copy2(REPO / BASELINE, root / BASELINE)
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    """The runtime, the example and its baseline (as tests/test_legacy_app.py
+    copies them), a git work tree, with a warm fact cache (a restored cache
+    serves another copy: its keys are relative to the project)."""
+    shutil.copytree(_pristine(), root, symlinks=True)
     return root
 
 
@@ -91,6 +114,24 @@ class Session:
                 raise TimeoutError("the server did not check in time")
             await asyncio.sleep(0.02)
         self.seen = self.checks()
+
+    async def quiet(self) -> None:
+        """Settle, then again while more checks follow (an open, then an edit
+        within the debounce, can be two checks)."""
+        await self.settle()
+        while True:
+            await asyncio.sleep(0.3)
+            if self.checks() <= self.seen:
+                return
+            await self.settle()
+
+    def close(self, rel: str) -> None:
+        self.versions.pop(rel, None)
+        self.client.text_document_did_close(
+            types.DidCloseTextDocumentParams(
+                text_document=types.TextDocumentIdentifier(uri=uri(self.root / rel))
+            )
+        )
 
     def diagnostics(self, rel: str) -> list[types.Diagnostic]:
         return list(self.client.diagnostics.get(uri(self.root / rel), []))
@@ -160,7 +201,11 @@ def batch_keys(report: dict[str, Any]) -> dict[str, list[tuple[str, int, str]]]:
 
 
 async def start(
-    root: Path, *args: str, options: dict[str, Any] | None = None, command: list[str] | None = None
+    root: Path,
+    *args: str,
+    options: dict[str, Any] | None = None,
+    command: list[str] | None = None,
+    snippets: bool = False,
 ) -> Session:
     """The server started on `root`'s copy of the example, initialized, its first
     diagnostics in."""
@@ -187,7 +232,10 @@ async def start(
                 workspace=types.WorkspaceClientCapabilities(
                     did_change_watched_files=types.DidChangeWatchedFilesClientCapabilities(
                         dynamic_registration=True
-                    )
+                    ),
+                    workspace_edit=types.WorkspaceEditClientCapabilities(
+                        document_changes=True, snippet_edit_support=snippets
+                    ),
                 )
             ),
             workspace_folders=[types.WorkspaceFolder(uri=uri(folder), name="legacy_app")],

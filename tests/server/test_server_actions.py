@@ -41,9 +41,9 @@ async def actions(
     return [a for a in got or [] if isinstance(a, types.CodeAction)]
 
 
-async def edited(tmp_path: Path) -> tuple[Session, str, int]:
+async def edited(tmp_path: Path, *, snippets: bool = False) -> tuple[Session, str, int]:
     root = copy_legacy_app(tmp_path / "repo")
-    session = await start(root)
+    session = await start(root, snippets=snippets)
     text = session.open(READBACK) + NEW_READ
     await session.settle()
     session.change(READBACK, text)
@@ -87,8 +87,12 @@ async def test_a_safe_quick_fix_and_fix_all(tmp_path: Path) -> None:
         fixes = [a for a in found if a.title.startswith("Fix CTX401")]
         assert [a.title.split(":")[0] for a in fixes] == ["Fix CTX401 (safe fix)"]
         assert fixes[0].is_preferred
+        assert all(a.kind == types.CodeActionKind.QuickFix for a in found)  # fix-all asked apart
         every = await actions(session, 1, only=["source.fixAll.ctxlint"], rel=RUNNER)
         assert [a.kind for a in every] == ["source.fixAll.ctxlint"]
+        assert [a.kind for a in await actions(session, 1, only=["source"], rel=RUNNER)] == [
+            "source.fixAll.ctxlint"
+        ]
         assert apply(text, every[0]) == apply(text, fixes[0])  # the file's one safe fix
         fixed = apply(text, every[0])
         assert "model_loader_get_model(self.model_path" in fixed
@@ -116,5 +120,23 @@ async def test_suppress_writes_the_comment_and_leaves_the_reason_to_type(tmp_pat
         session.change(READBACK, suppressed.rstrip(" \n") + " a dump path\n")
         await session.settle()
         assert new_ones(session) == []
+    finally:
+        await stop(session)
+
+
+@pytest.mark.asyncio
+async def test_suppress_leaves_a_placeholder_where_the_client_takes_snippets(
+    tmp_path: Path,
+) -> None:
+    session, _text, line = await edited(tmp_path, snippets=True)
+    try:
+        found = await actions(session, line)
+        (suppress,) = [a for a in found if a.title.startswith("Suppress CTX101")]
+        assert suppress.edit is not None and suppress.edit.document_changes
+        (change,) = suppress.edit.document_changes
+        assert isinstance(change, types.TextDocumentEdit)
+        (edit,) = change.edits
+        assert isinstance(edit, types.SnippetTextEdit)
+        assert edit.snippet.value == "  # ctxlint: ignore[CTX101] ${1:reason}"
     finally:
         await stop(session)

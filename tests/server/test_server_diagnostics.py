@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from lspclient import APP, batch, batch_keys, copy_legacy_app, start, stop
+from lspclient import APP, batch, batch_keys, copy_legacy_app, start, stop, uri
 from lsprotocol import types
 
 READBACK = f"{APP}/readback.py"
@@ -28,5 +28,27 @@ async def test_first_diagnostics_equal_the_batch_check(tmp_path: Path) -> None:
         assert d.code_description is not None
         assert d.code_description.href.endswith(f"rules/{d.code}.md")
         assert d.severity == types.DiagnosticSeverity.Hint  # pinned in the baseline
+    finally:
+        await stop(session)
+
+
+@pytest.mark.asyncio
+async def test_a_call_path_finding_names_its_ends_as_related_information(tmp_path: Path) -> None:
+    root = copy_legacy_app(tmp_path / "repo")
+    session = await start(root)
+    try:
+        (d,) = [d for d in session.diagnostics(f"{APP}/scheduler.py") if d.code == "CTX301"]
+        assert d.range.start.line + 1 == 52  # Scheduler(server_args), before the publish
+        hops = d.related_information or []
+        assert [h.location.uri for h in hops] == [
+            uri(root / APP / "scheduler.py"),
+            uri(root / APP / "model_runner.py"),
+        ]
+        assert hops[0].message.startswith(
+            "call path starts here: run_scheduler_process -> Scheduler.__init__ -> "
+            "ModelRunner.__init__"
+        )
+        assert hops[1].location.range.start.line + 1 == 18  # the get_exec() read
+        assert hops[1].message == "the bag read: get_exec()"
     finally:
         await stop(session)

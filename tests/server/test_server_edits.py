@@ -101,3 +101,29 @@ async def test_baselined_findings_can_be_hidden(tmp_path: Path) -> None:
         assert [str(d.code) for d in session.diagnostics(READBACK)] == ["CTX101"]
     finally:
         await stop(session)
+
+
+@pytest.mark.asyncio
+async def test_ruff_f811_of_ctx401_reads_the_unsaved_buffer(tmp_path: Path) -> None:
+    root = copy_legacy_app(tmp_path / "repo")
+    session = await start(root)
+    try:
+        rel = f"{APP}/launcher.py"
+        text = session.open(rel)
+        await session.settle()
+        # the file imports get_serving below: a second binding of the accessor name
+        session.change(rel, "from ctxrt.context import get_serving\n" + text)
+        await session.settle()
+        new = [
+            (str(d.code), d.range.start.line + 1)
+            for d in session.diagnostics(rel)
+            if d.severity == types.DiagnosticSeverity.Error
+        ]
+        assert ("CTX401", 14) in new
+        assert "ruff F811" in next(
+            d.message
+            for d in session.diagnostics(rel)
+            if d.code == "CTX401" and d.range.start.line == 13
+        )
+    finally:
+        await stop(session)

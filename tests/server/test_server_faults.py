@@ -26,7 +26,7 @@ RAISING = [
     "    raise RuntimeError('a bug in the rule')\n"
     "type(rule).check = check\n"
     "from ctxlint.cli.main import run\n"
-    "sys.argv = ['ctxlint', 'server']\n"
+    "sys.argv = ['ctxlint', 'server', '--no-cache']  # a stored outcome runs no rule\n"
     "run()\n",
 ]
 
@@ -118,3 +118,18 @@ def test_the_server_exits_when_stdin_closes_leaving_no_worker(tmp_path: Path) ->
 def test_the_server_equals_batch_keys_helper_is_exact() -> None:
     report = {"findings": [{"path": "a.py", "rule": "CTX101", "line": 3, "status": "new"}]}
     assert batch_keys(report) == {"a.py": [("CTX101", 3, "new")]}
+
+
+def test_a_config_given_that_cannot_be_used_is_a_usage_error(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "ctxlint.cli", "server", "--config", str(tmp_path / "none.toml")],
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert done.stderr.startswith("ctxlint: error: config file ")
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert done.stdout == ""

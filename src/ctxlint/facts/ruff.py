@@ -13,8 +13,11 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ctxlint.facts.suppression_comments import comments
 
@@ -23,6 +26,11 @@ _NAME = re.compile(r"`([^`]+)`")
 # A comment ruff reads: a noqa directive (for a line or the file, flake8's
 # spelling too) or a `ruff:` one (ignore, disable, enable), in any case.
 DIRECTIVE = re.compile(r"noqa|ruff\s*:", re.IGNORECASE)
+
+
+# Texts that stand in for files (path -> text): the language server's editor
+# buffers, which ruff reads on stdin in place of the files on disk.
+BUFFERS: ContextVar[Mapping[str, str]] = ContextVar("ctxlint_ruff_buffers", default={})  # noqa: B039
 
 
 @dataclass(frozen=True, order=True)
@@ -82,16 +90,29 @@ def f811(
     if cmd is None:
         return "unavailable: ruff is not installed (it is a dependency: `pip install ruff`)", []
     args = [*cmd, "check", "--select", "F811", "--output-format", "json", "--no-cache"]
-    args += ["--isolated", "--exit-zero", "--", *paths]
-    try:
-        done = subprocess.run(
-            args, cwd=root, capture_output=True, text=True, timeout=TIMEOUT_S, check=False
-        )
-        items = json.loads(done.stdout or "[]")
-    except (OSError, subprocess.TimeoutExpired, json.JSONDecodeError) as exc:
-        return f"unavailable: ruff failed ({type(exc).__name__})", []
-    if done.returncode != 0:
-        return f"unavailable: ruff exited {done.returncode}", []
+    args += ["--isolated", "--exit-zero"]
+    held = BUFFERS.get()
+    on_disk = [p for p in paths if p not in held]
+    # (the arguments, the text on stdin): the files on disk at once, each buffer apart
+    runs = [([*args, "--", *on_disk], None)] if on_disk else []
+    runs += [([*args, "--stdin-filename", p, "-"], held[p]) for p in paths if p in held]
+    items: list[dict[str, Any]] = []
+    for argv, text in runs:
+        try:
+            done = subprocess.run(
+                argv,
+                cwd=root,
+                input=text,
+                capture_output=True,
+                text=True,
+                timeout=TIMEOUT_S,
+                check=False,
+            )
+            items += json.loads(done.stdout or "[]")
+        except (OSError, subprocess.TimeoutExpired, json.JSONDecodeError) as exc:
+            return f"unavailable: ruff failed ({type(exc).__name__})", []
+        if done.returncode != 0:
+            return f"unavailable: ruff exited {done.returncode}", []
     found: set[F811] = set()
     for item in items:
         m = _NAME.search(item.get("message", ""))

@@ -25,6 +25,7 @@ from pathlib import Path
 from ctxlint import session
 from ctxlint.baseline.ratchet import load_baseline
 from ctxlint.core.findings import Finding
+from ctxlint.facts import ruff
 from ctxlint.fix.plan import FIXED
 from ctxlint.fix_run import FixRun, fixable
 from ctxlint.program.rule import Rule
@@ -80,6 +81,7 @@ class Checker:
         fault kept in `failed`); a fault of the engine itself raises."""
         while True:
             setup = self._without_failed()
+            held = ruff.BUFFERS.set(dict(texts))  # CTX401's ruff reads the buffers too
             try:
                 return session.check(setup, texts=texts)
             except Exception as exc:
@@ -88,6 +90,8 @@ class Checker:
                     raise
                 self.failed[rid] = "".join(traceback.format_exception(exc))
                 self.resident.forget()
+            finally:
+                ruff.BUFFERS.reset(held)
 
     def _without_failed(self) -> Setup:
         """The setup less the rules that raised."""
@@ -131,7 +135,11 @@ class Checker:
             texts=texts,
             only=only,
         )
-        result = run.run()
+        held = ruff.BUFFERS.set(dict(texts))
+        try:
+            result = run.run()
+        finally:
+            ruff.BUFFERS.reset(held)
         after = result.after.get(path)
         fixed = [
             f"{s.rule} {s.scope} {s.snippet}"

@@ -15,6 +15,7 @@ are hints; false hides them), `debounceMs` (default 200).
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import os
 import sys
@@ -34,8 +35,9 @@ from ctxlint.server.checking import load
 from ctxlint.server.diagnostics import diagnostic, error_diagnostic, rule_links
 from ctxlint.server.project import Project
 
-# the files whose change means a new config: the config itself and the baseline
-WATCHED = ("**/pyproject.toml", "**/ctxlint.toml", "**/.ctxlint.toml", "**/*.json")
+# the files whose change means a new config (the config itself, the baseline),
+# and Python files created, changed or deleted outside the editor
+WATCHED = ("**/pyproject.toml", "**/ctxlint.toml", "**/.ctxlint.toml", "**/*.json", "**/*.py")
 
 
 def path_of_uri(uri: str) -> str | None:
@@ -276,7 +278,9 @@ def make_server(
             for f in _in_range(project.report(path).findings, params.range):
                 out += actions.quick_fixes(project, path, uri, version, f, text)
                 out.append(actions.suppress(uri, version, f, text, snippets))
-        if wanted is None or any(
+        # only when asked for by kind (on save, a "source action" menu): it is a
+        # `ctxlint fix` of the whole file, too dear for every cursor move
+        if wanted is not None and any(
             str(k) == actions.FIX_ALL or actions.FIX_ALL.startswith(f"{k}.") for k in wanted
         ):
             every = actions.fix_all(project, path, uri, version, text)
@@ -312,6 +316,10 @@ def serve(request: session.Request, *, use_cache: bool = True, jobs: int | None 
     stdout = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     sys.stdin = open(os.devnull, encoding="utf-8")
     sys.stdout = sys.stderr
+    # The command line keeps the cyclic GC off for its one run (cli.main.run);
+    # a resident server must collect between checks, or every check's cycles
+    # stay (the engine still pauses it during each check)
+    gc.enable()
     server = make_server(request, use_cache=use_cache, jobs=jobs)
     server.start_io(stdin, stdout)
     return 0
