@@ -206,6 +206,7 @@ async def start(
     options: dict[str, Any] | None = None,
     command: list[str] | None = None,
     snippets: bool = False,
+    encodings: list[str] | None = None,
 ) -> Session:
     """The server started on `root`'s copy of the example, initialized, its first
     diagnostics in."""
@@ -229,6 +230,9 @@ async def start(
     initialized = await client.initialize_session(
         types.InitializeParams(
             capabilities=types.ClientCapabilities(
+                general=types.GeneralClientCapabilities(position_encodings=encodings)
+                if encodings
+                else None,
                 workspace=types.WorkspaceClientCapabilities(
                     did_change_watched_files=types.DidChangeWatchedFilesClientCapabilities(
                         dynamic_registration=True
@@ -236,7 +240,7 @@ async def start(
                     workspace_edit=types.WorkspaceEditClientCapabilities(
                         document_changes=True, snippet_edit_support=snippets
                     ),
-                )
+                ),
             ),
             workspace_folders=[types.WorkspaceFolder(uri=uri(folder), name="legacy_app")],
             initialization_options={"debounceMs": 50, **(options or {})},

@@ -195,6 +195,18 @@ async def test_an_unsaved_edit_moves_a_reference(tmp_path: Path) -> None:
         await stop(session)
 
 
+@pytest.mark.asyncio
+async def test_positions_are_utf16_whatever_the_client_prefers(tmp_path: Path) -> None:
+    """A client that prefers UTF-8 (Neovim 0.10+) is told UTF-16, the unit the
+    diagnostics, fixes and navigation count in."""
+    root = copy_legacy_app(tmp_path / "repo")
+    session = await start(root, encodings=["utf-8", "utf-16"])
+    try:
+        assert session.capabilities.position_encoding == types.PositionEncodingKind.Utf16
+    finally:
+        await stop(session)
+
+
 def test_utf16_columns_and_back() -> None:
     line = 'x = "😀é" + y'
     assert [utf16(line, c) for c in range(len(line) + 1)][:8] == [0, 1, 2, 3, 4, 5, 7, 8]

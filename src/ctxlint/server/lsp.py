@@ -20,12 +20,14 @@ import logging
 import os
 import sys
 import time
+from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol, lsp_method
 from pygls.uris import from_fs_path
 
 from ctxlint import __version__, session
@@ -45,11 +47,24 @@ def path_of_uri(uri: str) -> str | None:
     return unquote(parsed.path) if parsed.scheme == "file" else None
 
 
+class Utf16Protocol(LanguageServerProtocol):
+    """Positions in UTF-16 units only: the diagnostics, fixes and navigation
+    count columns that way, and every client must accept it (LSP's default).
+    pygls would otherwise take the client's first preference (UTF-8 in
+    Neovim 0.10+, say) while ctxlint counted UTF-16."""
+
+    @lsp_method(types.INITIALIZE)
+    def lsp_initialize(self, params: types.InitializeParams) -> Generator[Any, Any, Any]:
+        if params.capabilities.general is not None:
+            params.capabilities.general.position_encodings = [types.PositionEncodingKind.Utf16]
+        return (yield from super().lsp_initialize(params))
+
+
 class CtxlintServer(LanguageServer):
     def __init__(
         self, request: session.Request, *, use_cache: bool = True, jobs: int | None = None
     ) -> None:
-        super().__init__("ctxlint", __version__)
+        super().__init__("ctxlint", __version__, protocol_cls=Utf16Protocol)
         self.request = request
         self.use_cache = use_cache
         self.jobs = jobs
@@ -172,7 +187,16 @@ def make_server(
     request: session.Request, *, use_cache: bool = True, jobs: int | None = None
 ) -> CtxlintServer:
     server = CtxlintServer(request, use_cache=use_cache, jobs=jobs)
+    _lifecycle(server)
+    _documents(server)
+    _code_actions(server)
     lsp_navigation.register(server)  # hover, definition, references, workspace symbols
+    return server
+
+
+def _lifecycle(server: CtxlintServer) -> None:
+    """initialize (the options, the project) and initialized (the first check,
+    the watched files)."""
 
     @server.feature(types.INITIALIZE)
     def initialize(ls: CtxlintServer, params: types.InitializeParams) -> None:
@@ -214,6 +238,10 @@ def make_server(
         except Exception as exc:  # the client refused: edits in the editor still count
             ls.log(f"ctxlint: config files are not watched: {exc}", types.MessageType.Warning)
 
+
+def _documents(server: CtxlintServer) -> None:
+    """Buffers opened, changed, saved and closed, and files changed outside."""
+
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: CtxlintServer, params: types.DidOpenTextDocumentParams) -> None:
         if ls.buffer(params.text_document.uri) is not None:
@@ -251,6 +279,10 @@ def make_server(
                 break
         ls.schedule(0)  # a file created, deleted or renamed outside the editor too
 
+
+def _code_actions(server: CtxlintServer) -> None:
+    """Quick fixes, suppressions and source.fixAll.ctxlint."""
+
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
         types.CodeActionOptions(
@@ -287,8 +319,6 @@ def make_server(
             if every is not None:
                 out.append(every)
         return out
-
-    return server
 
 
 def _snippets(ls: CtxlintServer) -> bool:
