@@ -240,3 +240,19 @@ def test_the_index_is_built_after_each_check(
     assert [e for e in events if e[0] == "index"] == [("index", program)]
     assert events[-1] == ("index", program)
     assert any(e[0] == "text_document_publish_diagnostics" for e in events)
+
+
+def test_a_warm_start_still_navigates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server started on a tree its cache already holds: a stored outcome
+    would be replayed with no per-file facts, and every question answer nothing."""
+    root = copy_legacy_app(tmp_path / "repo")
+    counts = []
+    for _start in range(2):  # the second start finds the first one's cache
+        server = make_server(Request(config=str(root / CONFIG)), use_cache=True, jobs=1)
+        for name in ("window_log_message", "text_document_publish_diagnostics"):
+            monkeypatch.setattr(server, name, lambda params: None)
+        server.open_project(None)
+        server.refresh()
+        assert server.project is not None and server.project.checked is not None
+        counts.append(len(navigation.workspace_symbols(server.project.checked.out.program, "")))
+    assert counts[0] > 0 and counts[1] == counts[0]

@@ -65,7 +65,7 @@ class Checker:
     def __init__(self, setup: Setup, *, use_cache: bool = True, jobs: int | None = None) -> None:
         request = setup.request
         # where the last check ended (session.Resident): the next one starts there
-        self.resident = Resident()
+        self.resident = Resident(keep_program=True)  # navigation reads its facts
         run = replace(request.run, use_cache=use_cache, jobs=jobs, resident=self.resident)
         report = replace(request.report, disabled=session.QUIET, warn=None)
         self.setup = replace(setup, request=replace(request, run=run, report=report))

@@ -35,6 +35,10 @@ class Resident:
     content changed since (an edit, a save, a file added) scanned again, and
     leaves it where it ended. The findings are a plain run's."""
 
+    # the program's per-file facts wanted after each run (a language server's
+    # navigation asks them): its runs derive again instead of replaying a
+    # stored outcome, which holds findings and sets but no facts
+    keep_program: bool = False
     rounds: RoundsEnd | None = None
     decoded: Decoded = field(default_factory=dict)
     hashes: dict[str, str] = field(default_factory=dict)  # path -> content the rounds read
@@ -146,6 +150,7 @@ class Runs:
         files: an editor's buffers); its decoded facts (when it derived) serve
         the re-checks. With `resident`, it starts where that one's last run
         ended, and leaves it where it ends."""
+        memo = memo and not (resident is not None and resident.keep_program)
         engine = self.engine(
             texts=texts, memo=memo, files=files, folder_errors=folder_errors, resident=resident
         )
