@@ -6,6 +6,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ctxlint.facts.typed import decoder
+
 T = TypeVar("T")
 
 
@@ -75,6 +77,14 @@ class Program:
             f = entry["facts"].get(rule_id)
             if f:
                 yield path, entry["module"], f
+
+    def typed_facts(self, key: str, kind: type[T] | Any) -> Iterator[tuple[str, str, T]]:
+        """(path, module, facts) as `facts(key)`, the facts decoded as `kind` (the
+        visitor's typed facts, facts.typed) once per file entry."""
+        read = decoder(kind)
+        memo = f"{key}:typed"
+        for path, module, _ in self.facts(key):
+            yield path, module, self.per_file(memo, path, lambda e: read(e["facts"][key]))
 
     def module_path(self, module: str) -> str | None:
         for path, entry in self.files.items():
