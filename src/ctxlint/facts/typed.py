@@ -20,9 +20,14 @@ import enum
 import types
 import typing
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ctxlint.facts.context import Anchor
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+    from ctxlint.facts.context import FileContext
 
 T = TypeVar("T")
 Decoder = Callable[[Any], Any]
@@ -39,6 +44,11 @@ class Site:
     scope: str
     snippet: str
     span: Span
+
+
+def site(ctx: FileContext, node: cst.CSTNode) -> Site:
+    """Where `node` is: FileContext.site's parts, typed."""
+    return Site(ctx.qualname, ctx.snippet(node), ctx.anchor(node))  # type: ignore[arg-type]
 
 
 _MISSING = dataclasses.MISSING
