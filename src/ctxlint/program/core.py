@@ -81,10 +81,16 @@ class Program:
     def typed_facts(self, key: str, kind: type[T] | Any) -> Iterator[tuple[str, str, T]]:
         """(path, module, facts) as `facts(key)`, the facts decoded as `kind` (the
         visitor's typed facts, facts.typed) once per file entry."""
-        read = decoder(kind)
-        memo = f"{key}:typed"
         for path, module, _ in self.facts(key):
-            yield path, module, self.per_file(memo, path, lambda e: read(e["facts"][key]))
+            yield path, module, self.typed_file(path, key, kind)  # type: ignore[misc]
+
+    def typed_file(self, path: str, key: str, kind: type[T] | Any) -> T | None:
+        """One file's facts for `key` decoded as `kind` (None: it has none)."""
+        entry = self.files[path]
+        if not entry.get("facts", {}).get(key):
+            return None
+        read = decoder(kind)
+        return self.per_file(f"{key}:typed", path, lambda e: read(e["facts"][key]))
 
     def module_path(self, module: str) -> str | None:
         for path, entry in self.files.items():
