@@ -212,7 +212,7 @@ def _extract(
     out["facts"] = {k: v for k, v in facts.items() if v}
     if scanned:
         if scopes is not None:
-            scopes.place(found)
+            found = scopes.place(found)
         out["suppressions"] = found
     ctx.records = None  # the reference cycles (context <-> part visitors) that would hold the tree
     ctx.parts.clear()
