@@ -86,3 +86,24 @@ def test_undecodable_types_are_refused() -> None:
         decode(dict[int, str], {})
     with pytest.raises(TypeError):
         decode(int | str, 1)
+
+
+def test_a_program_decodes_each_file_once_and_drops_the_json() -> None:
+    from ctxlint.program.core import Program
+
+    raw = {"name": "x", "span": [1, 2, 3, 4]}
+    files = {
+        "b.py": {"module": "b", "facts": {"K": [raw]}},
+        "a.py": {"module": "a", "facts": {"K": [raw], "other": {"kept": 1}}},
+        "c.py": {"module": "c", "facts": {}},
+    }
+    program = Program(config=None, vocab=None, files=files)  # type: ignore[arg-type]
+    first = list(program.typed_facts("K", list[Inner]))
+    assert [(p, m) for p, m, _ in first] == [("a.py", "a"), ("b.py", "b")]
+    assert first[0][2] == [Inner("x", [1, 2, 3, 4])]
+    again = list(program.typed_facts("K", list[Inner]))
+    assert all(f[2] is g[2] for f, g in zip(first, again, strict=True))  # decoded once
+    assert program.typed_file("a.py", "K", list[Inner]) is first[0][2]
+    assert program.typed_file("c.py", "K", list[Inner]) is None
+    assert program.files["a.py"]["facts"]["K"] != [raw]  # the JSON is not kept beside
+    assert program.files["a.py"]["facts"]["other"] == {"kept": 1}

@@ -46,6 +46,16 @@ class Site:
     span: Span
 
 
+class Decoded:
+    """A file entry's facts for one key once read as typed facts (Program.typed_facts):
+    they stand in the entry for the JSON they were read from."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+
+
 def site(ctx: FileContext, node: cst.CSTNode) -> Site:
     """Where `node` is: FileContext.site's parts, typed."""
     return Site(ctx.qualname, ctx.snippet(node), ctx.anchor(node))  # type: ignore[arg-type]
