@@ -36,6 +36,14 @@ def test_the_fact_and_run_versions_hash_the_sources_they_name() -> None:
     assert all(list(PACKAGE.glob(part)) for part in keys.FACT_SOURCES)  # no glob matches nothing
 
 
+def test_every_rule_module_is_in_the_fact_version() -> None:
+    """A rule kept as a package (its visitor in `rules/<rule>/__init__.py`) makes
+    facts too: editing it must make its cached facts a miss."""
+    hashed = {p for part in keys.FACT_SOURCES for p in PACKAGE.glob(part)}
+    rules = set((PACKAGE / "rules").rglob("*.py"))
+    assert rules - hashed == set()
+
+
 def _versions(package_parent: Path) -> tuple[str, str]:
     code = "from ctxlint.engine import keys; print(keys.CODE_VERSION, keys.RUN_VERSION)"
     env = dict(os.environ, PYTHONPATH=str(package_parent))

@@ -13,7 +13,12 @@ from conftest import run_cli
 from helpers import run_engine, write
 from rulecase import assert_case
 
-from ctxlint.rules.ctx501_plugin_signature import accept_problems, call_problems, sig_text
+from ctxlint.rules.ctx501_plugin_signature import (
+    CallShape,
+    accept_problems,
+    call_problems,
+    sig_text,
+)
 
 RULE = "CTX501"
 
@@ -390,9 +395,9 @@ def test_signature_text() -> None:
 
 def test_binding_helpers() -> None:
     params = [["a", "po", None], ["b", "pk", "1"], ["c", "ko", None]]
-    call = {"npos": 1, "star": False, "kws": ["a", "c"], "dstar": False}
+    call = CallShape(npos=1, star=False, kws=("a", "c"), dstar=False)
     assert call_problems(params, call) == ["unknown keyword `a`"]
-    call = {"npos": 0, "star": False, "kws": [], "dstar": False}
+    call = CallShape(npos=0, star=False, kws=(), dstar=False)
     assert call_problems(params, call) == [
         "missing required `a`",
         "missing required keyword `c`",

@@ -29,7 +29,7 @@ def _code_version(*parts: str) -> str:
 
 
 # What per-file facts depend on: the extractor, its helpers and every rule.
-FACT_SOURCES = ("core/pysource.py", "facts/*.py", "program/*.py", "rules/*.py")
+FACT_SOURCES = ("core/pysource.py", "facts/*.py", "program/*.py", "rules/*.py", "rules/*/*.py")
 CODE_VERSION = _code_version(*FACT_SOURCES)
 # A whole run's outcome also depends on discovery, configuration and the engine.
 RUN_VERSION = _code_version(*FACT_SOURCES, "engine/*.py", "config/*.py", "discover/*.py")

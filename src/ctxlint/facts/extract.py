@@ -18,7 +18,8 @@ import libcst as cst
 from ctxlint.core import deepstack, pysource
 from ctxlint.facts import declarations as schema
 from ctxlint.facts import suppression_comments as suppressions
-from ctxlint.facts.context import Anchor, FileContext
+from ctxlint.facts import typed
+from ctxlint.facts.context import FileContext
 from ctxlint.facts.visitor import FileVisitor
 from ctxlint.facts.vocab import Vocabulary
 from ctxlint.facts.walk import TRIVIA, walk
@@ -103,11 +104,9 @@ def _timed(fn: Callable[[Any], Any], clock: dict[str, float], name: str) -> Call
 
 
 def _plain(value: Any) -> Any:
-    """JSON round trip: Anchors become spans, and cold and warm runs see
-    exactly the same data types."""
-    return json.loads(
-        json.dumps(value, default=lambda o: o.to_json() if isinstance(o, Anchor) else str(o))
-    )
+    """JSON round trip: Anchors become spans, typed facts their plain form
+    (facts.typed), and cold and warm runs see exactly the same data types."""
+    return json.loads(json.dumps(value, default=typed.plain))
 
 
 # LibCST's message for valid Python it cannot read: "parser error: error at L:C: ..."
@@ -213,7 +212,7 @@ def _extract(
     out["facts"] = {k: v for k, v in facts.items() if v}
     if scanned:
         if scopes is not None:
-            scopes.place(found)
+            found = scopes.place(found)
         out["suppressions"] = found
     ctx.records = None  # the reference cycles (context <-> part visitors) that would hold the tree
     ctx.parts.clear()

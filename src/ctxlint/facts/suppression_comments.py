@@ -10,7 +10,8 @@ import io
 import re
 import tokenize
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from ctxlint.facts.context import MODULE_SCOPE, Anchor, FileContext
 from ctxlint.facts.visitor import FileVisitor
@@ -36,22 +37,36 @@ def _comments(text: str, pattern: re.Pattern[str]) -> Iterator[tokenize.TokenInf
         return
 
 
-def scan(text: str) -> list[dict[str, Any]]:
+@dataclass(frozen=True, slots=True)
+class SuppressionComment:
+    """A `# ctxlint: ignore[...]` comment (a typed fact: facts.typed)."""
+
+    line: int
+    col: int
+    end_col: int
+    rules: tuple[str, ...]  # the rule ids or names it names, upper-cased
+    reason: str
+    malformed: bool
+    text: str  # the comment as written
+    scope: str = MODULE_SCOPE  # the def or class it is in (ScopeSpans.place)
+
+
+def scan(text: str) -> list[SuppressionComment]:
     """One entry per suppression comment: line, rules, reason, and the raw comment."""
-    found: list[dict[str, Any]] = []
+    found: list[SuppressionComment] = []
     for tok in _comments(text, INTENT):
         m = _DIRECTIVE.search(tok.string)
         rules = sorted({r.strip().upper() for r in m.group(1).split(",") if r.strip()}) if m else []
         found.append(
-            {
-                "line": tok.start[0],
-                "col": tok.start[1] + 1,
-                "end_col": tok.end[1] + 1,
-                "rules": rules,
-                "reason": m.group(2).strip() if m else "",
-                "malformed": not rules,
-                "text": tok.string,
-            }
+            SuppressionComment(
+                tok.start[0],
+                tok.start[1] + 1,
+                tok.end[1] + 1,
+                tuple(rules),
+                m.group(2).strip() if m else "",
+                not rules,
+                tok.string,
+            )
         )
     return found
 
@@ -77,9 +92,11 @@ class ScopeSpans(FileVisitor):
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.spans.append((self.ctx.qualname, self.ctx.anchor(node)))
 
-    def place(self, found: list[dict[str, Any]]) -> None:
-        """Each suppression's scope: the innermost def or class holding its line."""
+    def place(self, found: list[SuppressionComment]) -> list[SuppressionComment]:
+        """The suppressions, each in its scope: the innermost def or class holding its line."""
         spans = [(name, a.span) for name, a in self.spans]
+        placed = []
         for s in found:
-            inside = [(span[0], name) for name, span in spans if span[0] <= s["line"] <= span[2]]
-            s["scope"] = max(inside)[1] if inside else MODULE_SCOPE
+            inside = [(span[0], name) for name, span in spans if span[0] <= s.line <= span[2]]
+            placed.append(replace(s, scope=max(inside)[1] if inside else MODULE_SCOPE))
+        return placed

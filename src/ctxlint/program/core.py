@@ -6,6 +6,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ctxlint.facts.typed import Decoded, decoder
+
 T = TypeVar("T")
 
 
@@ -45,6 +47,16 @@ if TYPE_CHECKING:
     from ctxlint.facts.vocab import Vocabulary
 
 
+def _typed(facts: dict[str, Any], key: str, found: Any, read: Callable[[Any], T]) -> T:
+    """A part's facts decoded, once per file entry: the typed facts then stand in
+    the entry for their JSON, which is not kept beside them."""
+    if type(found) is Decoded:
+        return found.value  # type: ignore[no-any-return]
+    value = read(found)
+    facts[key] = Decoded(value)
+    return value
+
+
 @dataclass
 class Program:
     """Everything the whole-program phase sees."""
@@ -75,6 +87,22 @@ class Program:
             f = entry["facts"].get(rule_id)
             if f:
                 yield path, entry["module"], f
+
+    def typed_facts(self, key: str, kind: type[T] | Any) -> Iterator[tuple[str, str, T]]:
+        """(path, module, facts) as `facts(key)`, the facts decoded as `kind` (the
+        visitor's typed facts, facts.typed) once per file entry."""
+        read = decoder(kind)
+        for path in sorted(self.files):
+            entry = self.files[path]
+            facts = entry["facts"].get(key)
+            if facts:
+                yield path, entry["module"], _typed(entry["facts"], key, facts, read)
+
+    def typed_file(self, path: str, key: str, kind: type[T] | Any) -> T | None:
+        """One file's facts for `key` decoded as `kind` (None: it has none)."""
+        facts = self.files[path]["facts"]
+        found = facts.get(key)
+        return _typed(facts, key, found, decoder(kind)) if found else None
 
     def module_path(self, module: str) -> str | None:
         for path, entry in self.files.items():

@@ -41,6 +41,11 @@ class Holder:
     cls: str | None = None  # SELF_ATTR: the class whose method it is in
     via: str | None = None  # ATTR: what the attribute is read off, as written
 
+    @classmethod
+    def of_fact(cls, fact: dict[str, Any]) -> Holder:
+        """The holder a plain fact stands for (`fact()`, or records' `settle` of one)."""
+        return cls(HolderKind(fact["k"]), fact.get("n"), fact.get("cls"))
+
     def fact(self) -> dict[str, Any]:
         """The plain facts a rule stores (SELF_ATTR waits for `settle`)."""
         out: dict[str, Any] = {"k": self.kind.value}

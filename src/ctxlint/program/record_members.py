@@ -11,11 +11,12 @@ joins them over the class index's C3 lineage of the record.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Protocol
 
 from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import FileContext, dotted
 from ctxlint.facts.declarations import PROPERTY_DECORATORS, field_name
+from ctxlint.facts.typed import Span
 from ctxlint.program.classes import class_index
 from ctxlint.program.core import Program
 
@@ -32,6 +33,25 @@ FIELD, ATTR, METHOD, STATIC, CLASSMETHOD, PROPERTY = (
 ROOTS = {"object", "builtins.object"}
 
 
+@dataclass(frozen=True, slots=True)
+class Member:
+    """A name a class body binds: its kind (FIELD, ATTR, METHOD...) and where."""
+
+    kind: str
+    span: Span
+
+
+# a class's members, by name
+Members = dict[str, Member]
+
+
+class ClassesFacts(Protocol):
+    """A rule's typed facts holding the record classes' members (CTX203, CTX204)."""
+
+    @property
+    def classes(self) -> dict[str, Members]: ...  # qualified class -> its members
+
+
 def _kind(fn: cst.FunctionDef) -> str:
     names = {dotted(d.decorator) or "" for d in fn.decorators}
     if names & PROPERTY_DECORATORS or any(
@@ -46,27 +66,30 @@ def _kind(fn: cst.FunctionDef) -> str:
     return METHOD
 
 
-def class_members(ctx: FileContext, node: cst.ClassDef) -> dict[str, dict[str, Any]]:
-    """Every name the class body binds -> {"kind", "span"} (the first binding wins,
-    except that a def after a field of its name is what the class ends up with)."""
-    out: dict[str, dict[str, Any]] = {}
+def class_members(ctx: FileContext, node: cst.ClassDef) -> Members:
+    """Every name the class body binds (the first binding wins, except that a def
+    after a field of its name is what the class ends up with)."""
+    out: Members = {}
+
+    def bind(name: str, kind: str, where: cst.CSTNode) -> None:
+        if name not in out:
+            out[name] = Member(kind, ctx.anchor(where))  # type: ignore[arg-type]
+
     body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
     for stmt in body:
         if isinstance(stmt, cst.FunctionDef):
-            out.setdefault(stmt.name.value, {"kind": _kind(stmt), "span": ctx.anchor(stmt.name)})
+            bind(stmt.name.value, _kind(stmt), stmt.name)
         elif isinstance(stmt, cst.ClassDef):
-            out.setdefault(stmt.name.value, {"kind": ATTR, "span": ctx.anchor(stmt.name)})
+            bind(stmt.name.value, ATTR, stmt.name)
         elif isinstance(stmt, cst.SimpleStatementLine):
             for small in stmt.body:
                 if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
                     kind = FIELD if field_name(small, ctx.module_node) else ATTR
-                    out.setdefault(small.target.value, {"kind": kind, "span": ctx.anchor(small)})
+                    bind(small.target.value, kind, small)
                 elif isinstance(small, cst.Assign):
                     for t in small.targets:
                         if isinstance(t.target, cst.Name):
-                            out.setdefault(
-                                t.target.value, {"kind": ATTR, "span": ctx.anchor(small)}
-                            )
+                            bind(t.target.value, ATTR, small)
     return out
 
 
@@ -91,14 +114,14 @@ class RecordMembers:
         return set(self.defined)
 
 
-def record_members(program: Program, facts_key: str) -> RecordMembers:
-    """The record's members over its lineage, from the `classes` facts a rule's
-    visitor filed under `facts_key` (a dict qualified class -> class_members)."""
+def record_members(program: Program, facts_key: str, kind: type[ClassesFacts]) -> RecordMembers:
+    """The record's members over its lineage, from the `classes` of the typed facts
+    (`kind`) a rule's visitor filed under `facts_key`."""
 
     def build() -> RecordMembers:
-        found: dict[str, tuple[str, dict[str, Any]]] = {}
-        for path, _, facts in program.facts(facts_key):
-            for q, members in (facts.get("classes") or {}).items():
+        found: dict[str, tuple[str, Members]] = {}
+        for path, _, facts in program.typed_facts(facts_key, kind):
+            for q, members in facts.classes.items():
                 found.setdefault(q, (path, members))
         record = program.vocab.record_class
         if record not in found:
@@ -114,7 +137,7 @@ def record_members(program: Program, facts_key: str) -> RecordMembers:
                 continue
             path, members = found[q]
             for name, m in members.items():
-                defined.setdefault(name, (m["kind"], q, path, m["span"]))
+                defined.setdefault(name, (m.kind, q, path, m.span))
         return RecordMembers(lineage, defined, unknown)
 
     return program.memo(f"record members {facts_key}", build)

@@ -2,16 +2,26 @@
 signature accepts, what an override owes its base.
 
 A signature is the class index's param list (program.classes.Param:
-[name, kind, default source | None], kinds po/pk/va/ko/vk); a call is
-{"npos", "star", "kws", "dstar"}: its positional count, `*args`, keywords and
-`**kwargs`.
+[name, kind, default source | None], kinds po/pk/va/ko/vk); a call is its
+CallShape: its positional count, `*args`, keywords and `**kwargs`.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from ctxlint.program.classes import Param
+
+
+@dataclass(frozen=True, slots=True)
+class CallShape:
+    """What a call passes (a typed fact: facts.typed)."""
+
+    npos: int  # positional arguments, unpacked ones left out
+    star: bool  # a `*args`
+    kws: tuple[str, ...]  # the keywords, in order
+    dstar: bool  # a `**kwargs`
 
 
 def sig_text(params: list[Param]) -> str:
@@ -43,25 +53,25 @@ def bound(method: dict[str, Any]) -> list[Param]:
     return params
 
 
-def call_problems(params: list[Param], call: dict[str, Any]) -> list[str]:
+def call_problems(params: list[Param], call: CallShape) -> list[str]:
     """Why `call` cannot bind to `params`; nothing when it can or cannot be told."""
     positional = [p for p in params if p[1] in ("po", "pk")]
     has_va = any(p[1] == "va" for p in params)
     has_vk = any(p[1] == "vk" for p in params)
     out: list[str] = []
-    npos = call["npos"]
+    npos = call.npos
     if npos > len(positional) and not has_va:  # unpacking can only add more
         out.append(f"{npos} positional arguments, the hook takes {len(positional)}")
     by_keyword = {p[0] for p in params if p[1] in ("pk", "ko")}
-    for kw in call["kws"]:
+    for kw in call.kws:
         if kw not in by_keyword and not has_vk:
             out.append(f"unknown keyword `{kw}`")
-    given = set(call["kws"])
-    if not (call["star"] or call["dstar"]):  # unpacked arguments may fill any positional
+    given = set(call.kws)
+    if not (call.star or call.dstar):  # unpacked arguments may fill any positional
         for i, (name, _kind, default) in enumerate(positional):
             if default is None and i >= npos and name not in given:
                 out.append(f"missing required `{name}`")
-    if not call["dstar"]:
+    if not call.dstar:
         for name, kind, default in params:
             if kind == "ko" and default is None and name not in given:
                 out.append(f"missing required keyword `{name}`")

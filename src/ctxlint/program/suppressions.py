@@ -6,8 +6,9 @@ silenced. CTX001 judges them (Rule.check_suppressions)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
+from ctxlint.facts.suppression_comments import SuppressionComment
+from ctxlint.facts.typed import decoder
 from ctxlint.program.core import Program
 
 
@@ -36,21 +37,24 @@ class Suppressions:
         found = [
             _suppression(path, s, known)
             for path, entry in program.files.items()
-            for s in entry.get("suppressions", ())
+            for s in _comments(entry.get("suppressions", ()))
         ]
         found.sort(key=lambda s: (s.path, s.line))  # stable: a file's own order kept
         return cls(found, ran, known)
 
 
-def _suppression(path: str, s: dict[str, Any], known: dict[str, str]) -> Suppression:
+_comments = decoder(list[SuppressionComment])
+
+
+def _suppression(path: str, s: SuppressionComment, known: dict[str, str]) -> Suppression:
     return Suppression(
         path,
-        s["line"],
-        s["col"],
-        s["end_col"],
-        s.get("scope", "<module>"),
-        s["text"],
-        [known.get(r, r) for r in s["rules"]],
-        s["reason"],
-        s["malformed"],
+        s.line,
+        s.col,
+        s.end_col,
+        s.scope,
+        s.text,
+        [known.get(r, r) for r in s.rules],
+        s.reason,
+        s.malformed,
     )

@@ -20,12 +20,14 @@ partial run with the reason, never a silent pass.
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import FileContext, string_value
 from ctxlint.facts.declarations import field_name
+from ctxlint.facts.typed import Span
 from ctxlint.facts.visitor import FileVisitor
 from ctxlint.facts.vocab import Vocabulary
 from ctxlint.program.core import Program
@@ -69,6 +71,39 @@ def _resolvable(small: cst.AnnAssign) -> bool:
     return False
 
 
+@dataclass(frozen=True, slots=True)
+class Keyword:
+    name: str
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class KeywordCall:
+    """A call shaped like a declaration: `callee(record, source, name=...)`."""
+
+    callee: str
+    keywords: tuple[Keyword, ...]
+    scope: str
+    snippet: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReturnedKey:
+    """A key of a dict a function returns (`return {"page_size": 64}`)."""
+
+    key: str
+    span: Span
+    snippet: str  # the return statement
+
+
+@dataclass(frozen=True, slots=True)
+class WhitelistFacts:
+    classes: dict[str, tuple[str, ...]]  # record/field class -> its resolvable fields
+    calls: tuple[KeywordCall, ...]
+    returns: dict[str, tuple[ReturnedKey, ...]]  # function -> the keys it returns
+    gates: tuple[str, ...]  # functions naming the whitelist
+
+
 class DeclarationWhitelistVisitor(FileVisitor):
     def __init__(self, ctx: FileContext) -> None:
         super().__init__(ctx)
@@ -76,8 +111,8 @@ class DeclarationWhitelistVisitor(FileVisitor):
         assert vocab is not None
         self.record_classes = {vocab.record_class, *vocab.record_classes, *vocab.field_classes}
         self.classes: dict[str, list[str]] = {}  # record/field class -> resolvable fields
-        self.calls: list[dict[str, Any]] = []
-        self.returns: dict[str, list[dict[str, Any]]] = {}  # function -> returned keys
+        self.calls: list[KeywordCall] = []
+        self.returns: dict[str, list[ReturnedKey]] = {}  # function -> returned keys
         self.gates: set[str] = set()  # functions naming the whitelist
 
     def _fn(self) -> str | None:
@@ -119,14 +154,8 @@ class DeclarationWhitelistVisitor(FileVisitor):
         callee = self.ctx.resolve(node.func)
         if callee is None:
             return
-        self.calls.append(
-            {
-                "callee": callee,
-                "kw": [[a.keyword.value, self.ctx.anchor(a.keyword)] for a in keywords],  # type: ignore[union-attr]
-                "scope": self.ctx.qualname,
-                "snippet": self.ctx.snippet(node),
-            }
-        )
+        named = tuple(Keyword(a.keyword.value, self.ctx.anchor(a.keyword)) for a in keywords)  # type: ignore[union-attr, arg-type]
+        self.calls.append(KeywordCall(callee, named, self.ctx.qualname, self.ctx.snippet(node)))
 
     def visit_Return(self, node: cst.Return) -> None:
         fn = self._fn()
@@ -147,26 +176,30 @@ class DeclarationWhitelistVisitor(FileVisitor):
             keys = [(a.keyword.value, a.keyword) for a in value.args if a.keyword is not None]
         if keys:
             self.returns.setdefault(fn, []).extend(
-                {"key": k, "span": self.ctx.anchor(n), "snippet": self.ctx.snippet(node)}
+                ReturnedKey(k, self.ctx.anchor(n), self.ctx.snippet(node))  # type: ignore[arg-type]
                 for k, n in keys
             )
 
-    def finish(self) -> Any:
+    def finish(self) -> WhitelistFacts | None:
         if not (self.classes or self.calls or self.returns or self.gates):
             return None
-        return {
-            "classes": self.classes,
-            "calls": self.calls,
-            "returns": self.returns,
-            "gates": sorted(self.gates),
-        }
+        return WhitelistFacts(
+            {q: tuple(names) for q, names in self.classes.items()},
+            tuple(self.calls),
+            {fn: tuple(keys) for fn, keys in self.returns.items()},
+            tuple(sorted(self.gates)),
+        )
+
+
+def _facts(program: Program) -> Iterator[tuple[str, str, WhitelistFacts]]:
+    return program.typed_facts(ID, WhitelistFacts)
 
 
 def _whitelist(program: Program) -> dict[str, str]:
     """Resolvable field -> the class declaring it, over the record and its field classes."""
     out: dict[str, str] = {}
-    for _, _, facts in program.facts(ID):
-        for q, names in facts["classes"].items():
+    for _, _, facts in _facts(program):
+        for q, names in facts.classes.items():
             for n in names:
                 out.setdefault(n, q)
     return out
@@ -178,7 +211,7 @@ def _gated(program: Program) -> list[str]:
     res = resolution(program)
     if res.declaration is None:
         return []
-    gates = {q for _, _, facts in program.facts(ID) for q in facts["gates"]}
+    gates = {q for _, _, facts in _facts(program) for q in facts.gates}
     g = res.graph
     seen, layer = {res.declaration}, [res.declaration]
     for _ in range(GATE_DEPTH):
@@ -255,46 +288,46 @@ class DeclarationWhitelist(Rule):
         decl = res.declaration
         gated = bool(_gated(program))
         short = decl.rpartition(".")[2] if decl else ""
-        for path, _, facts in program.facts(ID):
+        for path, _, facts in _facts(program):
             if decl is None:
                 break
-            for c in facts["calls"]:
-                if decl not in res.graph.resolve_global(c["callee"]):
+            for c in facts.calls:
+                if decl not in res.graph.resolve_global(c.callee):
                     continue
-                for name, span in c["kw"]:
-                    why = problem(name, gated)
+                for k in c.keywords:
+                    why = problem(k.name, gated)
                     if why is None:
                         continue
                     yield RawFinding(
                         ID,
                         path,
-                        c["scope"],
-                        c["snippet"],
-                        span,
-                        f"declaration `{short}(..., {name}=...)`: {why}; it is refused at "
+                        c.scope,
+                        c.snippet,
+                        k.span,
+                        f"declaration `{short}(..., {k.name}=...)`: {why}; it is refused at "
                         "its slot when this path runs",
-                        data=field_data(vocab, name),
+                        data=field_data(vocab, k.name),
                     )
         returning = res.registered | res.passes
-        for path, module, facts in program.facts(ID):
-            for fn, keys in sorted(facts["returns"].items()):
+        for path, module, facts in _facts(program):
+            for fn, keys in sorted(facts.returns.items()):
                 if fn not in returning:
                     continue
                 what = "pass" if fn in res.passes else "registered override"
                 scope = fn[len(module) + 1 :]
                 for k in keys:
-                    why = problem(k["key"], True)
+                    why = problem(k.key, True)
                     if why is None:
                         continue
                     yield RawFinding(
                         ID,
                         path,
                         scope,
-                        k["snippet"],
-                        k["span"],
-                        f"{what} `{scope}` returns `{k['key']}`: {why}; the gate refuses the "
+                        k.snippet,
+                        k.span,
+                        f"{what} `{scope}` returns `{k.key}`: {why}; the gate refuses the "
                         "declaration before publish",
-                        data=field_data(vocab, k["key"]),
+                        data=field_data(vocab, k.key),
                     )
 
 

@@ -17,14 +17,16 @@ reported as what it is, a write to the operator's input outside the pipeline.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import FileContext, dotted, string_value
+from ctxlint.facts.typed import Site, site
 from ctxlint.facts.visitor import FileVisitor
 from ctxlint.facts.vocab import Vocabulary
 from ctxlint.program.core import Program
-from ctxlint.program.holders import HolderKind
+from ctxlint.program.holders import Holder, HolderKind
 from ctxlint.program.reads import namespace_hint, positional
 from ctxlint.program.record_conventions import (
     COPY_HELPERS,
@@ -37,6 +39,25 @@ from ctxlint.program.rule import RawFinding, Rule
 
 ID = "CTX201"
 SETATTR_CALLS = {"setattr": "setattr()", "delattr": "delattr()"}
+# holders that are a record only if the codebase names its records so
+NAMED = (HolderKind.NAME, HolderKind.ATTR)
+
+
+@dataclass(frozen=True, slots=True)
+class RecordWrite:
+    field: str | None  # None: named at run time (`setattr(rec, name, v)`)
+    form: str  # "assignment", "setattr()", "vars().update()"...
+    base: Holder  # what is written to (records' verdict, settled)
+    site: Site
+    then: tuple[str, ...] = ()  # methods later called on the written name, in its function
+
+
+@dataclass(frozen=True, slots=True)
+class WriteFacts:
+    writes: tuple[RecordWrite, ...]
+    # the record's write seal (its module only): record method -> the flags it sets
+    # that the record's `__setattr__` checks before refusing a write
+    seal: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 class RecordWriteVisitor(FileVisitor):
@@ -47,7 +68,8 @@ class RecordWriteVisitor(FileVisitor):
         # the runtime module owns the record slot (it builds the record a test
         # override publishes and seeds its private caches): not a mutation site
         self.active = ctx.module != vocab.runtime_module
-        self.writes: list[dict[str, Any]] = []
+        # each write, with its order among the calls and the name written to (in a function)
+        self.writes: list[tuple[RecordWrite, int, str | None]] = []
         # (scope, name, method, order) of every `name.method(...)` call, to tell
         # which writes a resolution entry follows
         self.calls: list[tuple[str, str, str, int]] = []
@@ -67,18 +89,9 @@ class RecordWriteVisitor(FileVisitor):
         if holder is None or holder.kind is HolderKind.RECEIVER:
             return
         self.order += 1
-        write = {
-            "field": field,
-            "form": form,
-            "base": holder.fact(),
-            "scope": self.ctx.qualname,
-            "snippet": self.ctx.snippet(node),
-            "span": self.ctx.anchor(node),
-            "order": self.order,
-        }
-        if isinstance(base, cst.Name) and self.ctx.scope.kind == "function":
-            write["holder"] = base.value
-        self.writes.append(write)
+        write = RecordWrite(field, form, holder, site(self.ctx, node))
+        named = isinstance(base, cst.Name) and self.ctx.scope.kind == "function"
+        self.writes.append((write, self.order, base.value if named else None))  # type: ignore[attr-defined]
 
     def _target(self, target: cst.BaseExpression, form: str) -> None:
         if isinstance(target, cst.Attribute):
@@ -191,29 +204,19 @@ class RecordWriteVisitor(FileVisitor):
             elif isinstance(holder, cst.Attribute) and holder.attr.value == "__dict__":
                 self._write(node, holder.value, None, "__dict__.update()")
 
-    def finish(self) -> Any:
+    def finish(self) -> WriteFacts | None:
         rec = self.ctx.records
-        for w in self.writes:
-            w["base"] = rec.settle(w["base"])
-            order = w.pop("order")
-            holder = w.pop("holder", None)
-            then = sorted(
-                {
-                    m
-                    for scope, n, m, o in self.calls
-                    if o > order and (scope, n) == (w["scope"], holder)
-                }
-            )
-            if then:
-                w["then"] = then  # methods later called on the written name
-        seal = {m: sorted(flags & self.seal_flags) for m, flags in self.sets_flags.items()}
+        writes = []
+        for w, order, name in self.writes:
+            scope = w.site.scope
+            then = {m for s, n, m, o in self.calls if o > order and (s, n) == (scope, name)}
+            base = Holder.of_fact(rec.settle(w.base.fact()))
+            writes.append(replace(w, base=base, then=tuple(sorted(then))))
+        seal = {m: tuple(sorted(flags & self.seal_flags)) for m, flags in self.sets_flags.items()}
         seal = {m: flags for m, flags in sorted(seal.items()) if flags}
-        if not self.writes and not seal:
+        if not writes and not seal:
             return None
-        out: dict[str, Any] = {"writes": self.writes}
-        if seal:
-            out["seal"] = seal
-        return out
+        return WriteFacts(tuple(writes), seal)
 
 
 def resolution_entries(program: Program) -> dict[str, list[str]]:
@@ -221,8 +224,8 @@ def resolution_entries(program: Program) -> dict[str, list[str]]:
     record's own `__setattr__` checks before refusing a write (SGLang's
     `resolve_once` sets `_input_frozen` and `_resolution_finished`)."""
     path = program.module_path(program.vocab.record_module)
-    facts = program.files[path]["facts"].get(ID) if path else None
-    return dict((facts or {}).get("seal", {}))
+    facts = program.typed_file(path, ID, WriteFacts) if path else None
+    return {m: list(flags) for m, flags in facts.seal.items()} if facts else {}
 
 
 class RecordMutation(Rule):
@@ -254,20 +257,20 @@ class RecordMutation(Rule):
         entries = resolution_entries(program)
         fields = set(program.vocab.fields)
         helpers = copy_helper_scopes(program)
-        for path, module, facts in program.facts(ID):
-            for w in facts.get("writes", ()):
-                b = w["base"]
-                if b["k"] in ("name", "attr") and not convention.holds(b["n"], module):
+        for path, module, facts in program.typed_facts(ID, WriteFacts):
+            for w in facts.writes:
+                b = w.base
+                if b.kind in NAMED and not convention.holds(b.name, module):  # type: ignore[arg-type]
                     continue
-                if in_helper(helpers, module, w["scope"]):
+                if in_helper(helpers, module, w.site.scope):
                     continue
-                if w["field"] is None:
+                if w.field is None:
                     what = "write to a record attribute named at run time"
-                elif w["field"] in fields:
-                    what = f"write to record field `{w['field']}`"
+                elif w.field in fields:
+                    what = f"write to record field `{w.field}`"
                 else:
-                    what = f"write to `{w['field']}` on the record (not a declared field)"
-                sealed_by = [m for m in w.get("then", ()) if m in entries]
+                    what = f"write to `{w.field}` on the record (not a declared field)"
+                sealed_by = [m for m in w.then if m in entries]
                 if sealed_by:
                     why = (
                         f"a write to the operator's input outside the resolution pipeline "
@@ -281,11 +284,10 @@ class RecordMutation(Rule):
                         "get_context().override(source, ...) or pass the value as a "
                         "constructor argument"
                     )
-                if w["field"] in fields:  # where its value lives, or the step not yet taken
-                    why += f"; {namespace_hint(program.vocab, w['field'])}"
-                yield RawFinding(
-                    ID, path, w["scope"], w["snippet"], w["span"], f"{what} ({w['form']}): {why}"
-                )
+                if w.field in fields:  # where its value lives, or the step not yet taken
+                    why += f"; {namespace_hint(program.vocab, w.field)}"
+                s = w.site
+                yield RawFinding(ID, path, s.scope, s.snippet, s.span, f"{what} ({w.form}): {why}")
 
 
 RULE = RecordMutation()

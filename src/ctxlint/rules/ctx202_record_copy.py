@@ -15,17 +15,19 @@ record class.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import FileContext
+from ctxlint.facts.typed import Site, site
 from ctxlint.facts.visitor import FileVisitor
 from ctxlint.facts.vocab import Vocabulary
 from ctxlint.program import holders
 from ctxlint.program.classes import class_index
 from ctxlint.program.core import Program
-from ctxlint.program.holders import HolderKind
+from ctxlint.program.holders import Holder, HolderKind
 from ctxlint.program.reads import positional
 from ctxlint.program.record_conventions import (
     COPY_HELPERS,
@@ -39,11 +41,40 @@ from ctxlint.program.rule import RawFinding, Rule
 ID = "CTX202"
 COPY_METHODS = ("override", "derive", "replace_resolved")
 COPY_FUNCTIONS = {q: f"{q}()" for q in holders.COPY_FUNCTIONS}
+# holders that are a record only if the codebase names its records so
+NAMED = (HolderKind.NAME, HolderKind.ATTR)
 FIX = (
     "declare a decision on the record you hold with declare_resolution(record, source, "
     "**fields); pass a per-runner value as a constructor argument; test doubles use "
     "get_context().override_server_args(...)"
 )
+
+
+@dataclass(frozen=True, slots=True)
+class CopyDef:
+    """`def override`/`derive`/`replace_resolved` in a class."""
+
+    name: str
+    site: Site
+
+
+@dataclass(frozen=True, slots=True)
+class CopyClass:
+    qual: str
+    defs: tuple[CopyDef, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CopyCall:
+    form: str  # how the copy is spelled: ".derive()", "copy.copy()"...
+    base: Holder | None  # what is copied (records' verdict, settled); None: the record class
+    site: Site
+
+
+@dataclass(frozen=True, slots=True)
+class CopyFacts:
+    classes: tuple[CopyClass, ...]  # the classes defining a copy method
+    calls: tuple[CopyCall, ...]
 
 
 class RecordCopyVisitor(FileVisitor):
@@ -55,39 +86,32 @@ class RecordCopyVisitor(FileVisitor):
         self.record_local = (
             vocab.record_name if ctx.module == vocab.record_module else None
         )  # the record's qualname inside this module, when this is the record module
-        self.classes: list[dict[str, Any]] = []
-        self.calls: list[dict[str, Any]] = []
-        self._open: list[dict[str, Any]] = []  # class facts being filled, innermost last
+        self.classes: list[CopyClass] = []
+        self.calls: list[CopyCall] = []
+        self._open: list[tuple[str, list[CopyDef]]] = []  # classes being filled, innermost last
 
     # -- class definitions ---------------------------------------------------
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         # the dispatcher has pushed the class scope already
-        entry: dict[str, Any] = {"q": f"{self.ctx.module}.{self.ctx.qualname}", "defs": []}
-        self._open.append(entry)
+        self._open.append((f"{self.ctx.module}.{self.ctx.qualname}", []))
 
     def leave_ClassDef(self, node: cst.ClassDef) -> None:
-        entry = self._open.pop()
-        if entry["defs"]:  # the lineage is the class index's (record_lineage)
-            self.classes.append(entry)
+        qual, defs = self._open.pop()
+        if defs:  # the lineage is the class index's (record_lineage)
+            self.classes.append(CopyClass(qual, tuple(defs)))
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         name = node.name.value
         outer = self.ctx.scopes[-2] if len(self.ctx.scopes) > 1 else None
         if name in COPY_METHODS and outer is not None and outer.kind == "class" and self._open:
-            self._open[-1]["defs"].append(
-                {
-                    "name": name,
-                    "scope": self.ctx.qualname,
-                    "snippet": f"def {name}",
-                    "span": self.ctx.anchor(node.name),
-                }
-            )
+            where = Site(self.ctx.qualname, f"def {name}", self.ctx.anchor(node.name))  # type: ignore[arg-type]
+            self._open[-1][1].append(CopyDef(name, where))
 
     # -- calls ----------------------------------------------------------------
     def _in_record_class(self) -> bool:
         return self.record_local is not None and self.ctx.enclosing_class() == self.record_local
 
-    def _holder(self, expr: cst.BaseExpression) -> dict[str, Any] | None:
+    def _holder(self, expr: cst.BaseExpression) -> Holder | None:
         """The record holder `expr` is (records' one classifier), as facts: the
         receiver only inside the record class; None if it cannot be one."""
         holder = self.ctx.records.holder(expr)
@@ -95,18 +119,10 @@ class RecordCopyVisitor(FileVisitor):
             return None
         if holder.kind is HolderKind.RECEIVER and not self._in_record_class():
             return None
-        return holder.fact()
+        return holder
 
-    def _add(self, node: cst.Call, form: str, holder: dict[str, Any]) -> None:
-        self.calls.append(
-            {
-                "form": form,
-                "base": holder,
-                "scope": self.ctx.qualname,
-                "snippet": self.ctx.snippet(node),
-                "span": self.ctx.anchor(node),
-            }
-        )
+    def _add(self, node: cst.Call, form: str, holder: Holder | None) -> None:
+        self.calls.append(CopyCall(form, holder, site(self.ctx, node)))
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -114,7 +130,7 @@ class RecordCopyVisitor(FileVisitor):
             method = func.attr.value
             if self.ctx.resolve(func.value) == self.record_class:
                 # ServerArgs.derive(rec, ...): the unbound spelling of the same copy
-                self._add(node, f"{self.record_class.rpartition('.')[2]}.{method}()", {"k": "cls"})
+                self._add(node, f"{self.record_class.rpartition('.')[2]}.{method}()", None)
                 return
             holder = self._holder(func.value)
             if holder is not None:
@@ -135,21 +151,27 @@ class RecordCopyVisitor(FileVisitor):
             if holder is not None:
                 self._add(node, form, holder)
 
-    def finish(self) -> Any:
+    def finish(self) -> CopyFacts | None:
         rec = self.ctx.records
-        for c in self.calls:
-            c["base"] = rec.settle(c["base"])
-        if not self.calls and not self.classes:
+        calls = tuple(
+            c if c.base is None else replace(c, base=Holder.of_fact(rec.settle(c.base.fact())))
+            for c in self.calls
+        )
+        if not calls and not self.classes:
             return None
-        return {"classes": self.classes, "calls": self.calls}
+        return CopyFacts(tuple(self.classes), calls)
 
 
-def _classes(program: Program) -> dict[str, tuple[str, dict[str, Any]]]:
+def _facts(program: Program) -> Iterator[tuple[str, str, CopyFacts]]:
+    return program.typed_facts(ID, CopyFacts)
+
+
+def _classes(program: Program) -> dict[str, tuple[str, CopyClass]]:
     """Qualified class name -> (path, class facts) over every parsed file."""
-    out: dict[str, tuple[str, dict[str, Any]]] = {}
-    for path, _, facts in program.facts(ID):
-        for c in facts["classes"]:
-            out.setdefault(c["q"], (path, c))
+    out: dict[str, tuple[str, CopyClass]] = {}
+    for path, _, facts in _facts(program):
+        for c in facts.classes:
+            out.setdefault(c.qual, (path, c))
     return out
 
 
@@ -184,7 +206,7 @@ class RecordCopy(Rule):
         defined = []
         for q in record_lineage(program):
             if q in classes:
-                defined += [f"{q}.{d['name']}" for d in classes[q][1]["defs"]]
+                defined += [f"{q}.{d.name}" for d in classes[q][1].defs]
         return {
             "record lineage": record_lineage(program),
             "copy entry points defined on the record": sorted(defined),
@@ -198,33 +220,33 @@ class RecordCopy(Rule):
                 continue
             path, c = classes[q]
             where = "" if q == program.vocab.record_class else f" (inherited by {record})"
-            for d in c["defs"]:
+            for d in c.defs:
                 yield RawFinding(
                     ID,
                     path,
-                    d["scope"],
-                    d["snippet"],
-                    d["span"],
-                    f"`{q.rpartition('.')[2]}.{d['name']}` defined on the record{where}: the "
+                    d.site.scope,
+                    d.site.snippet,
+                    d.site.span,
+                    f"`{q.rpartition('.')[2]}.{d.name}` defined on the record{where}: the "
                     f"no-copy contract allows no copy-and-edit entry point on {record}; "
                     f"remove it: {FIX}",
                 )
         holders = record_convention(program)
         helpers = copy_helper_scopes(program)
-        for path, module, facts in program.facts(ID):
-            for c in facts["calls"]:
-                b = c["base"]
-                if b["k"] in ("name", "attr") and not holders.holds(b["n"], module):
+        for path, module, facts in _facts(program):
+            for c in facts.calls:
+                b = c.base
+                if b is not None and b.kind in NAMED and not holders.holds(b.name, module):  # type: ignore[arg-type]
                     continue
-                if in_helper(helpers, module, c["scope"]):
+                if in_helper(helpers, module, c.site.scope):
                     continue  # the design's one copy-and-edit helper
                 yield RawFinding(
                     ID,
                     path,
-                    c["scope"],
-                    c["snippet"],
-                    c["span"],
-                    f"copy-and-edit of a record ({c['form']}): a record is never copied "
+                    c.site.scope,
+                    c.site.snippet,
+                    c.site.span,
+                    f"copy-and-edit of a record ({c.form}): a record is never copied "
                     f"(a copy re-resolves to the parent's answers and its edits reach no bag); "
                     f"{FIX}",
                 )

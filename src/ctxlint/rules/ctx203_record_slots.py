@@ -21,10 +21,12 @@ the record's own.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import FileContext, dotted, string_value
+from ctxlint.facts.typed import Site, site
 from ctxlint.facts.visitor import FileVisitor
 from ctxlint.facts.vocab import Vocabulary
 from ctxlint.program.classes import class_index
@@ -32,6 +34,7 @@ from ctxlint.program.core import Program
 from ctxlint.program.record_members import (
     ATTR,
     FIELD,
+    Members,
     class_members,
     is_record_class,
     record_members,
@@ -47,11 +50,26 @@ def public_slot_name(name: str) -> bool:
     return not name.startswith("_") and not name.isupper()
 
 
+@dataclass(frozen=True, slots=True)
+class SlotWrite:
+    """A public attribute a method of a record class stores on its receiver."""
+
+    cls: str
+    name: str
+    site: Site
+
+
+@dataclass(frozen=True, slots=True)
+class SlotFacts:
+    classes: dict[str, Members]  # record class (or base) -> its members
+    writes: tuple[SlotWrite, ...]
+
+
 class RecordSlotsVisitor(FileVisitor):
     def __init__(self, ctx: FileContext) -> None:
         super().__init__(ctx)
-        self.classes: dict[str, Any] = {}
-        self.writes: list[dict[str, Any]] = []  # instance attributes written in methods
+        self.classes: dict[str, Members] = {}
+        self.writes: list[SlotWrite] = []  # instance attributes written in methods
         self._class: list[str | None] = []  # the record class whose body we are in
         self._self: list[str | None] = []  # the receiver's name per open function
 
@@ -88,15 +106,7 @@ class RecordSlotsVisitor(FileVisitor):
         cls = self._cls()
         if cls is None or not public_slot_name(name):
             return
-        self.writes.append(
-            {
-                "cls": cls,
-                "name": name,
-                "scope": self.ctx.qualname,
-                "snippet": self.ctx.snippet(node),
-                "span": self.ctx.anchor(node),
-            }
-        )
+        self.writes.append(SlotWrite(cls, name, site(self.ctx, node)))
 
     def _target(self, node: cst.CSTNode, target: cst.BaseExpression) -> None:
         me = self._self[-1] if self._self else None
@@ -133,14 +143,10 @@ class RecordSlotsVisitor(FileVisitor):
         if isinstance(first, cst.Name) and first.value == me and name is not None:
             self._write(node, name)
 
-    def finish(self) -> Any:
+    def finish(self) -> SlotFacts | None:
         if not self.classes and not self.writes:
             return None
-        return {"classes": self.classes, "writes": self.writes}
-
-
-def _callable_value(members: dict[str, Any], name: str) -> bool:
-    return members.get(name, {}).get("kind") not in (ATTR, FIELD)
+        return SlotFacts(self.classes, tuple(self.writes))
 
 
 class RecordSlots(Rule):
@@ -159,7 +165,7 @@ class RecordSlots(Rule):
         return {f"class {q.rpartition('.')[2]}" for q in lineage[1:]}
 
     def derive(self, program: Program) -> dict[str, Any]:
-        m = record_members(program, ID)
+        m = record_members(program, ID, SlotFacts)
         return {
             "record lineage": m.lineage,
             "public non-field members": sorted(
@@ -179,44 +185,42 @@ class RecordSlots(Rule):
         return None
 
     def check(self, program: Program) -> Iterable[RawFinding]:
-        m = record_members(program, ID)
+        m = record_members(program, ID, SlotFacts)
         if not m.lineage:
             return
         fields = set(program.vocab.fields)
         record = program.vocab.record_name
         lineage = set(m.lineage)
-        for path, _, facts in program.facts(ID):
-            for q, members in facts["classes"].items():
+        for path, _, facts in program.typed_facts(ID, SlotFacts):
+            for q, members in facts.classes.items():
                 if q not in lineage:
                     continue
                 for name, d in members.items():
-                    if d["kind"] != ATTR or name in fields or not public_slot_name(name):
+                    if d.kind != ATTR or name in fields or not public_slot_name(name):
                         continue
                     yield RawFinding(
                         ID,
                         path,
                         q.rpartition(".")[2],
                         f"{name} = ...",
-                        d["span"],
+                        d.span,
                         f"class attribute `{name}` on {record} is not a field: a public data "
                         f"slot on the record reads as config; make it `_{name}` or move it "
                         "off the record",
                         data={"member": name},
                     )
-            for w in facts["writes"]:
-                name = w["name"]
-                if w["cls"] not in lineage or name in fields:
+            for w in facts.writes:
+                name = w.name
+                if w.cls not in lineage or name in fields:
                     continue
-                if name in m.defined and _callable_value(
-                    {name: {"kind": m.defined[name][0]}}, name
-                ):
+                if name in m.defined and m.defined[name][0] not in (ATTR, FIELD):
                     continue  # a property's setter: computed, not a slot
                 yield RawFinding(
                     ID,
                     path,
-                    w["scope"],
-                    w["snippet"],
-                    w["span"],
+                    w.site.scope,
+                    w.site.snippet,
+                    w.site.span,
                     f"`{name}` stored on {record} is not a field: state the record keeps "
                     f"outside its fields is private (`_{name}`), so nothing reads it as config",
                     data={"member": name},

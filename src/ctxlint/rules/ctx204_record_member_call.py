@@ -14,20 +14,42 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import FileContext
+from ctxlint.facts.typed import Site, site
 from ctxlint.facts.visitor import FileVisitor
 from ctxlint.facts.vocab import Vocabulary
 from ctxlint.program.classes import class_index
 from ctxlint.program.core import Program
-from ctxlint.program.holders import HolderKind
+from ctxlint.program.holders import Holder, HolderKind
 from ctxlint.program.record_conventions import record_convention, record_names
-from ctxlint.program.record_members import class_members, is_record_class, record_members
+from ctxlint.program.record_members import (
+    Members,
+    class_members,
+    is_record_class,
+    record_members,
+)
 from ctxlint.program.rule import RawFinding, Rule
 
 ID = "CTX204"
+# holders that are a record only if the codebase names its records so
+NAMED = (HolderKind.NAME, HolderKind.ATTR)
+
+
+@dataclass(frozen=True, slots=True)
+class MemberCall:
+    method: str
+    base: Holder  # what it is called on (records' verdict, settled)
+    site: Site
+
+
+@dataclass(frozen=True, slots=True)
+class MemberCallFacts:
+    calls: tuple[MemberCall, ...]
+    classes: dict[str, Members]  # record class (or base) -> its members
 
 
 class RecordMemberCallVisitor(FileVisitor):
@@ -36,8 +58,8 @@ class RecordMemberCallVisitor(FileVisitor):
         vocab = ctx.vocab
         assert vocab is not None
         self.record_local = vocab.record_name if ctx.module == vocab.record_module else None
-        self.calls: list[dict[str, Any]] = []
-        self.classes: dict[str, Any] = {}
+        self.calls: list[MemberCall] = []
+        self.classes: dict[str, Members] = {}
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         if is_record_class(self.ctx, node):
@@ -61,23 +83,14 @@ class RecordMemberCallVisitor(FileVisitor):
             self.record_local is not None and self.ctx.enclosing_class() == self.record_local
         ):
             return
-        self.calls.append(
-            {
-                "m": name,
-                "base": holder.fact(),
-                "scope": self.ctx.qualname,
-                "snippet": self.ctx.snippet(node),
-                "span": self.ctx.anchor(node),
-            }
-        )
+        self.calls.append(MemberCall(name, holder, site(self.ctx, node)))
 
-    def finish(self) -> Any:
+    def finish(self) -> MemberCallFacts | None:
         if not self.calls and not self.classes:
             return None
         rec = self.ctx.records
-        for c in self.calls:
-            c["base"] = rec.settle(c["base"])
-        return {"calls": self.calls, "classes": self.classes}
+        calls = (replace(c, base=Holder.of_fact(rec.settle(c.base.fact()))) for c in self.calls)
+        return MemberCallFacts(tuple(calls), self.classes)
 
 
 class RecordMemberCall(Rule):
@@ -96,7 +109,7 @@ class RecordMemberCall(Rule):
         return record_names(program) | {f"class {q.rpartition('.')[2]}" for q in lineage[1:]}
 
     def derive(self, program: Program) -> dict[str, Any]:
-        m = record_members(program, ID)
+        m = record_members(program, ID, MemberCallFacts)
         return {
             "record lineage": m.lineage,
             "record members (methods, properties, class attributes)": sorted(m.members),
@@ -115,7 +128,7 @@ class RecordMemberCall(Rule):
         return None
 
     def check(self, program: Program) -> Iterable[RawFinding]:
-        m = record_members(program, ID)
+        m = record_members(program, ID, MemberCallFacts)
         if not m.lineage or m.unknown:
             return
         record = program.vocab.record_name
@@ -123,12 +136,12 @@ class RecordMemberCall(Rule):
         known = m.members | fields
         public = sorted(n for n in known if not n.startswith("_"))
         holders = record_convention(program)
-        for path, module, facts in program.facts(ID):
-            for c in facts["calls"]:
-                b = c["base"]
-                if b["k"] in ("name", "attr") and not holders.holds(b["n"], module):
+        for path, module, facts in program.typed_facts(ID, MemberCallFacts):
+            for c in facts.calls:
+                b = c.base
+                if b.kind in NAMED and not holders.holds(b.name, module):  # type: ignore[arg-type]
                     continue
-                name = c["m"]
+                name = c.method
                 if name in known:
                     continue
                 close = difflib.get_close_matches(name, public, n=1, cutoff=0.8)
@@ -136,9 +149,9 @@ class RecordMemberCall(Rule):
                 yield RawFinding(
                     ID,
                     path,
-                    c["scope"],
-                    c["snippet"],
-                    c["span"],
+                    c.site.scope,
+                    c.site.snippet,
+                    c.site.span,
                     f"`.{name}()` called on a record: {record} (with its bases) defines no "
                     f"`{name}`, so this raises AttributeError when the path runs{hint}",
                     details="record lineage: " + " -> ".join(m.lineage),

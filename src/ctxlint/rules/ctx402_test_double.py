@@ -24,11 +24,13 @@ from __future__ import annotations
 
 import fnmatch
 import posixpath
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import FileContext, dotted, string_value
+from ctxlint.facts.typed import Site, site
 from ctxlint.facts.visitor import FileVisitor
 from ctxlint.facts.vocab import Vocabulary
 from ctxlint.program.core import Program
@@ -71,6 +73,53 @@ def _returns_value(fn: cst.FunctionDef) -> bool:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class RecordTaker:
+    """A public function of the runtime module, and whether it takes a record."""
+
+    name: str
+    annotated: bool  # a parameter annotated with the record class
+    params: tuple[str, ...]  # its unannotated parameters (a record by the convention?)
+
+
+@dataclass(frozen=True, slots=True)
+class Patch:
+    """A binding replaced: `target` (qualified) by `form` ("assignment", "setattr"...)."""
+
+    target: str
+    form: str
+    site: Site
+
+
+@dataclass(frozen=True, slots=True)
+class StandIn:
+    """A config stand-in (`kind`: "dict", "SimpleNamespace", "Mock"...) put in `slot`:
+    "call <runtime function>", "keyword <name>", "attribute <name>", "name <name>"."""
+
+    kind: str
+    slot: str
+    site: Site
+
+
+@dataclass(frozen=True, slots=True)
+class ByHand:
+    """A record built by hand, handed to the runtime function `callee`."""
+
+    callee: str
+    site: Site
+
+
+@dataclass(frozen=True, slots=True)
+class DoubleFacts:
+    accessors: tuple[str, ...] = ()  # the runtime module's: zero-argument, returning
+    record_takers: tuple[RecordTaker, ...] = ()  # the runtime module's functions
+    patches: tuple[Patch, ...] = ()
+    stand_ins: tuple[StandIn, ...] = ()
+    by_hand: tuple[ByHand, ...] = ()
+    # what the module binds from the runtime: local name -> qualified target
+    runtime_imports: dict[str, str] = field(default_factory=dict)
+
+
 class TestDoubleVisitor(FileVisitor):
     def __init__(self, ctx: FileContext) -> None:
         super().__init__(ctx)
@@ -79,10 +128,10 @@ class TestDoubleVisitor(FileVisitor):
         self.runtime = vocab.runtime_module
         self.is_runtime = ctx.module == vocab.runtime_module
         self.accessors: list[str] = []  # the runtime module's: zero-argument, returning
-        self.record_takers: list[dict[str, Any]] = []  # the runtime module's functions
-        self.patches: list[dict[str, Any]] = []
-        self.stand_ins: list[dict[str, Any]] = []
-        self.by_hand: list[dict[str, Any]] = []
+        self.record_takers: list[RecordTaker] = []  # the runtime module's functions
+        self.patches: list[Patch] = []
+        self.stand_ins: list[StandIn] = []
+        self.by_hand: list[ByHand] = []
 
     def _imported(self, expr: cst.BaseExpression) -> str | None:
         """The qualified name of `a.b` when its head is imported (a module), else None."""
@@ -134,16 +183,12 @@ class TestDoubleVisitor(FileVisitor):
         # parameters that take a record: annotated so, or (decided once the
         # codebase's convention is known) named so
         rec = self.ctx.records
-        self.record_takers.append(
-            {
-                "name": node.name.value,
-                "annotated": any(
-                    p.annotation is not None and rec.is_record_annotation(p.annotation.annotation)
-                    for p in positional
-                ),
-                "params": [p.name.value for p in positional if p.annotation is None],
-            }
+        annotated = any(
+            p.annotation is not None and rec.is_record_annotation(p.annotation.annotation)
+            for p in positional
         )
+        plain = tuple(p.name.value for p in positional if p.annotation is None)
+        self.record_takers.append(RecordTaker(node.name.value, annotated, plain))
 
     # -- replaced bindings ----------------------------------------------------------
     def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
@@ -151,7 +196,7 @@ class TestDoubleVisitor(FileVisitor):
         if isinstance(target, cst.Attribute):
             q = self._imported(target)
             if q is not None:
-                self.patches.append(self.ctx.site(target, target=q, form="assignment"))
+                self.patches.append(Patch(q, "assignment", site(self.ctx, target)))
 
     def visit_Assign(self, node: cst.Assign) -> None:
         kind = self._stand_in(node.value)
@@ -159,13 +204,12 @@ class TestDoubleVisitor(FileVisitor):
             return
         for t in node.targets:
             if isinstance(t.target, cst.Attribute):
-                self.stand_ins.append(
-                    self.ctx.site(node.value, kind=kind, slot=f"attribute {t.target.attr.value}")
-                )
+                slot = f"attribute {t.target.attr.value}"
             elif isinstance(t.target, cst.Name):
-                self.stand_ins.append(
-                    self.ctx.site(node.value, kind=kind, slot=f"name {t.target.value}")
-                )
+                slot = f"name {t.target.value}"
+            else:
+                continue
+            self.stand_ins.append(StandIn(kind, slot, site(self.ctx, node.value)))
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -186,26 +230,25 @@ class TestDoubleVisitor(FileVisitor):
             kind = self._stand_in(a.value)
             if kind is not None:
                 slot = f"call {q}" if runtime_call else f"keyword {a.keyword.value}"  # type: ignore[union-attr]
-                self.stand_ins.append(self.ctx.site(a.value, kind=kind, slot=slot))
+                self.stand_ins.append(StandIn(kind, slot, site(self.ctx, a.value)))
             elif runtime_call and self._built_record(a.value):
-                self.by_hand.append(self.ctx.site(node, callee=q))
+                self.by_hand.append(ByHand(q, site(self.ctx, node)))
 
     def _setattr(self, node: cst.Call, positional: list[cst.BaseExpression]) -> None:
         first, name = positional[0], string_value(positional[1])
         if name is not None:  # setattr(mod, "get_exec", ...) / monkeypatch.setattr(mod, ...)
             q = self._imported(first)
             if q is not None:
-                self.patches.append(self.ctx.site(node, target=f"{q}.{name}", form="setattr"))
+                self.patches.append(Patch(f"{q}.{name}", "setattr", site(self.ctx, node)))
             elif len(positional) >= 3:
                 kind = self._stand_in(positional[2])
                 if kind is not None:
-                    self.stand_ins.append(
-                        self.ctx.site(positional[2], kind=kind, slot=f"attribute {name}")
-                    )
+                    where = site(self.ctx, positional[2])
+                    self.stand_ins.append(StandIn(kind, f"attribute {name}", where))
             return
         dotted_target = string_value(first)  # monkeypatch.setattr("pkg.mod.get_exec", ...)
         if dotted_target is not None and "." in dotted_target:
-            self.patches.append(self.ctx.site(node, target=dotted_target, form="setattr"))
+            self.patches.append(Patch(dotted_target, "setattr", site(self.ctx, node)))
 
     def _patch(
         self, node: cst.Call, func: cst.BaseExpression, positional: list[cst.BaseExpression]
@@ -215,34 +258,35 @@ class TestDoubleVisitor(FileVisitor):
         if q in PATCHERS or (mocker and not q.endswith(".object")):
             target = string_value(positional[0])
             if target is not None and "." in target:
-                self.patches.append(self.ctx.site(node, target=target, form="patch"))
+                self.patches.append(Patch(target, "patch", site(self.ctx, node)))
         elif (q in PATCH_OBJECT or mocker) and len(positional) >= 2:
             name = string_value(positional[1])
             owner = self._imported(positional[0])
             if name is not None and owner is not None:
-                self.patches.append(
-                    self.ctx.site(node, target=f"{owner}.{name}", form="patch.object")
-                )
+                where = site(self.ctx, node)
+                self.patches.append(Patch(f"{owner}.{name}", "patch.object", where))
 
-    def finish(self) -> Any:
-        out: dict[str, Any] = {}
-        if self.is_runtime:
-            out["accessors"] = self.accessors
-            out["record_takers"] = self.record_takers
-        for key in ("patches", "stand_ins", "by_hand"):
-            if getattr(self, key):
-                out[key] = getattr(self, key)
+    def finish(self) -> DoubleFacts | None:
         # what this module binds from the runtime (a patched consumer's accessor names)
         runtime_names = {
             local: target
             for local, target in self.ctx.imports.items()
             if target.rpartition(".")[0] == self.runtime
         }
-        if runtime_names and out:
-            out["runtime_imports"] = runtime_names
-        elif runtime_names:
-            out = {"runtime_imports": runtime_names}
-        return out or None
+        if not (self.is_runtime or self.patches or self.stand_ins or self.by_hand or runtime_names):
+            return None
+        return DoubleFacts(
+            tuple(self.accessors),
+            tuple(self.record_takers),
+            tuple(self.patches),
+            tuple(self.stand_ins),
+            tuple(self.by_hand),
+            runtime_names,
+        )
+
+
+def _facts(program: Program) -> Iterator[tuple[str, str, DoubleFacts]]:
+    return program.typed_facts(ID, DoubleFacts)
 
 
 class Derived:
@@ -250,14 +294,14 @@ class Derived:
 
     def __init__(self, program: Program, roots: list[str]) -> None:
         vocab = program.vocab
-        runtime: dict[str, Any] = {}
+        runtime = DoubleFacts()
         imports: dict[str, dict[str, str]] = {}
-        for _, module, facts in program.facts(ID):
+        for _, module, facts in _facts(program):
             if module == vocab.runtime_module:
                 runtime = facts
-            if facts.get("runtime_imports"):
-                imports[module] = facts["runtime_imports"]
-        self.accessors = {f"{vocab.runtime_module}.{a}" for a in runtime.get("accessors", ())}
+            if facts.runtime_imports:
+                imports[module] = facts.runtime_imports
+        self.accessors = {f"{vocab.runtime_module}.{a}" for a in runtime.accessors}
         self.accessors |= {
             vocab.qualified(a) for a in (*vocab.seed_accessors, *vocab.bag_accessors)
         }
@@ -265,9 +309,9 @@ class Derived:
         self.convention = record_convention(program)
         self.record_names = self.convention.names
         self.record_takers = {
-            f"{vocab.runtime_module}.{f['name']}"
-            for f in runtime.get("record_takers", ())
-            if f["annotated"] or set(f["params"]) & self.record_names
+            f"{vocab.runtime_module}.{f.name}"
+            for f in runtime.record_takers
+            if f.annotated or set(f.params) & self.record_names
         }
         # by convention over every checked file: the set does not move when another
         # rule's tokens make more files parsed (a test file with none of this rule's
@@ -322,9 +366,9 @@ class TestDouble(Rule):
         d = Derived(program, self._roots(program))
         names = d.accessor_names()
         out = {f".{n} =" for n in names} | d.record_names
-        for _, _, facts in program.facts(ID):
-            for p in facts.get("patches", ()):
-                module, _, name = p["target"].rpartition(".")
+        for _, _, facts in _facts(program):
+            for p in facts.patches:
+                module, _, name = p.target.rpartition(".")
                 if name in names and module:
                     out.add(f"module:{module}")
         return out
@@ -346,26 +390,26 @@ class TestDouble(Rule):
         roots = self._roots(program)
         d = Derived(program, roots)
         record = program.vocab.record_name
-        for path, module, facts in program.facts(ID):
+        for path, module, facts in _facts(program):
             if not is_test_file(path, roots):
                 continue
-            for p in facts.get("patches", ()):
-                accessor = d.accessor(p["target"])
+            for p in facts.patches:
+                accessor = d.accessor(p.target)
                 if accessor is None:
                     continue
                 name = accessor.rpartition(".")[2]
                 yield RawFinding(
                     ID,
                     path,
-                    p["scope"],
-                    p["snippet"],
-                    p["span"],
-                    f"`{name}` is replaced ({p['form']} of `{p['target']}`): a stubbed accessor "
+                    p.site.scope,
+                    p.site.snippet,
+                    p.site.span,
+                    f"`{name}` is replaced ({p.form} of `{p.target}`): a stubbed accessor "
                     "stops intercepting once a reader migrates; publish the cause with "
                     "`get_context().override_server_args(...)` and the scoped overrides",
                 )
-            for s in facts.get("stand_ins", ()):
-                how, _, what = s["slot"].partition(" ")
+            for s in facts.stand_ins:
+                how, _, what = s.slot.partition(" ")
                 if how == "call":
                     if what not in d.record_takers:
                         continue
@@ -377,24 +421,24 @@ class TestDouble(Rule):
                 yield RawFinding(
                     ID,
                     path,
-                    s["scope"],
-                    s["snippet"],
-                    s["span"],
-                    f"a `{s['kind']}` stands in for the `{record}` record {where}: production "
+                    s.site.scope,
+                    s.site.snippet,
+                    s.site.span,
+                    f"a `{s.kind}` stands in for the `{record}` record {where}: production "
                     "reads the published bags, not this double; publish the config with "
                     "`get_context().override_server_args(...)`",
                 )
-            for h in facts.get("by_hand", ()):
-                if h["callee"] not in d.record_takers:
+            for h in facts.by_hand:
+                if h.callee not in d.record_takers:
                     continue
                 yield RawFinding(
                     ID,
                     path,
-                    h["scope"],
-                    h["snippet"],
-                    h["span"],
+                    h.site.scope,
+                    h.site.snippet,
+                    h.site.span,
                     f"a `{record}` built by hand is handed to "
-                    f"`{h['callee'].rpartition('.')[2]}`: use the runtime's publishing test "
+                    f"`{h.callee.rpartition('.')[2]}`: use the runtime's publishing test "
                     "override, `get_context().override_server_args(...)` (scoped, restored)",
                 )
 

@@ -20,10 +20,12 @@ scope, isinstance-narrowed names).
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import Any, ClassVar
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
 
 from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import FileContext, dotted
+from ctxlint.facts.typed import Site, site
 from ctxlint.facts.visitor import FileVisitor
 from ctxlint.facts.vocab import Vocabulary
 from ctxlint.program.bindings import KEY as BINDINGS
@@ -31,7 +33,13 @@ from ctxlint.program.classes import KEY as CLASSES
 from ctxlint.program.classes import ClassIndex, Param, class_index
 from ctxlint.program.core import Program
 from ctxlint.program.rule import PinSite, RawFinding, Rule, pin_findings
-from ctxlint.program.signatures import accept_problems, bound, call_problems, sig_text
+from ctxlint.program.signatures import (
+    CallShape,
+    accept_problems,
+    bound,
+    call_problems,
+    sig_text,
+)
 
 ID = "CTX501"
 PLUGIN_BASES = "plugin-bases"
@@ -43,28 +51,52 @@ _NOT_METHODS = frozenset(
 
 
 # -- per-file extraction ---------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Receiver:
+    """What a method is called on: `self` or `super()` in a method of `cls`, the
+    attribute `self.<attr>` of `cls`, or an object of one of `types` ("types")."""
+
+    kind: Literal["self", "super", "attr", "types"]
+    cls: str | None = None
+    attr: str | None = None
+    types: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class MethodCall:
+    method: str
+    receiver: Receiver
+    shape: CallShape
+    site: Site
+
+
+@dataclass(frozen=True, slots=True)
+class PluginFacts:
+    calls: tuple[MethodCall, ...]
+
+
 class PluginVisitor(FileVisitor):
     """Method calls on receivers whose class can be told (program.bindings);
     the classes themselves are the class index's (program.classes)."""
 
     def __init__(self, ctx: FileContext) -> None:
         super().__init__(ctx)
-        self.calls: list[dict[str, Any]] = []
+        self.calls: list[MethodCall] = []
         # `if isinstance(x, T):` bodies: [receiver text, types, active, id(orelse)] or None
         self.narrow: list[list[Any] | None] = []
 
-    def _receiver(self, expr: cst.BaseExpression) -> dict[str, Any] | None:
+    def _receiver(self, expr: cst.BaseExpression) -> Receiver | None:
         r = self.ctx.parts[BINDINGS].receiver(expr)
         if r.kind in ("self", "selfattr") and r.flavor != "inst":
             return None
         if r.kind == "self":
-            return {"k": "self", "cls": r.cls}
+            return Receiver("self", r.cls)
         if r.kind == "super":
-            return {"k": "super", "cls": r.cls}
+            return Receiver("super", r.cls)
         if r.kind == "selfattr" and r.cls is not None:
-            return {"k": "attr", "cls": r.cls, "n": r.attr}
+            return Receiver("attr", r.cls, r.attr)
         if r.kind in ("local", "global") and r.binding is not None and r.binding.instances:
-            return {"k": "types", "t": list(r.binding.instances)}
+            return Receiver("types", types=tuple(r.binding.instances))
         return None
 
     # -- isinstance narrowing --------------------------------------------------
@@ -115,27 +147,21 @@ class PluginVisitor(FileVisitor):
             text = dotted(func.value)
             for n in reversed(self.narrow):
                 if n is not None and n[2] and n[0] == text:
-                    recv = {"k": "types", "t": n[1]}
+                    recv = Receiver("types", types=tuple(n[1]))
                     break
         recv = recv or self._receiver(func.value)
         if recv is None:
             return
-        self.calls.append(
-            {
-                "m": method,
-                "r": recv,
-                "npos": sum(1 for a in node.args if a.keyword is None and not a.star),
-                "star": any(a.star == "*" for a in node.args),
-                "kws": [a.keyword.value for a in node.args if a.keyword is not None],
-                "dstar": any(a.star == "**" for a in node.args),
-                "scope": self.ctx.qualname,
-                "snippet": self.ctx.snippet(node),
-                "span": self.ctx.anchor(node),
-            }
+        shape = CallShape(
+            sum(1 for a in node.args if a.keyword is None and not a.star),
+            any(a.star == "*" for a in node.args),
+            tuple(a.keyword.value for a in node.args if a.keyword is not None),
+            any(a.star == "**" for a in node.args),
         )
+        self.calls.append(MethodCall(method, recv, shape, site(self.ctx, node)))
 
-    def finish(self) -> Any:
-        return {"calls": self.calls} if self.calls else None
+    def finish(self) -> PluginFacts | None:
+        return PluginFacts(tuple(self.calls)) if self.calls else None
 
 
 # -- the whole program -------------------------------------------------------------
@@ -169,8 +195,8 @@ class Graph:
         self.configured_real = {
             real for name in self.configured if (real := self.index.resolve(name)) is not None
         }
-        self._dispatches: list[tuple[str, dict[str, Any], str, str, int]] | None = None
-        self._interface_calls: dict[tuple[str, str], list[tuple[str, dict[str, Any]]]] | None = None
+        self._dispatches: list[tuple[str, MethodCall, str, str, int]] | None = None
+        self._interface_calls: dict[tuple[str, str], list[tuple[str, MethodCall]]] | None = None
         self._implementations: dict[str, list[str]] | None = None
 
     def _bases(self) -> dict[str, dict[str, dict[str, Any]]]:
@@ -216,19 +242,19 @@ class Graph:
                     self._implementations[qual] = bases
         return self._implementations
 
-    def receiver_types(self, recv: dict[str, Any]) -> list[str]:
-        k, index = recv["k"], self.index
+    def receiver_types(self, recv: Receiver) -> list[str]:
+        k, cls, index = recv.kind, recv.cls, self.index
         if k == "self":
-            return [recv["cls"]]
+            return [cls]  # type: ignore[list-item]
         if k == "super":
-            return list(self.mro(recv["cls"])[1:2]) if recv["cls"] in self.classes else []
+            return list(self.mro(cls)[1:2]) if cls in self.classes else []  # type: ignore[arg-type]
         if k == "attr":
-            if recv["cls"] not in self.classes:
+            if cls not in self.classes:
                 return []
-            return [c for t in index.attr_types(recv["cls"], recv["n"]) for c in index.instances(t)]
-        return [c for t in recv["t"] for c in index.instances(t)]
+            return [c for t in index.attr_types(cls, recv.attr) for c in index.instances(t)]  # type: ignore[arg-type]
+        return [c for t in recv.types for c in index.instances(t)]
 
-    def dispatches(self) -> list[tuple[str, dict[str, Any], str, str, int]]:
+    def dispatches(self) -> list[tuple[str, MethodCall, str, str, int]]:
         """(path, call, base, definer, receiver types) for every call of a hook on
         a plugin object, worked out once (the derivation and the check ask).
 
@@ -239,15 +265,15 @@ class Graph:
             self._dispatches = list(self._find_dispatches())
         return self._dispatches
 
-    def interface_calls(self) -> dict[tuple[str, str], list[tuple[str, dict[str, Any]]]]:
+    def interface_calls(self) -> dict[tuple[str, str], list[tuple[str, MethodCall]]]:
         """(base, hook) -> the dispatch calls made through the base itself that fit
         its signature: the calls an implementation must take (worked out once)."""
         if self._interface_calls is None:
-            found: dict[tuple[str, str], list[tuple[str, dict[str, Any]]]] = {}
+            found: dict[tuple[str, str], list[tuple[str, MethodCall]]] = {}
             for path, call, base, definer, _ in self.dispatches():
-                hook = self.methods[definer][call["m"]]
-                if definer == base and not call_problems(bound(hook), call):
-                    found.setdefault((base, call["m"]), []).append((path, call))
+                hook = self.methods[definer][call.method]
+                if definer == base and not call_problems(bound(hook), call.shape):
+                    found.setdefault((base, call.method), []).append((path, call))
             self._interface_calls = found
         return self._interface_calls
 
@@ -259,17 +285,17 @@ class Graph:
         called through `__call__` with each model's own arguments) pins nothing."""
         return (base, hook) in self.interface_calls() or base in self.configured_real
 
-    def _find_dispatches(self) -> Iterator[tuple[str, dict[str, Any], str, str, int]]:
-        for path, _, facts in self.program.facts(ID):
-            for call in facts["calls"]:
+    def _find_dispatches(self) -> Iterator[tuple[str, MethodCall, str, str, int]]:
+        for path, _, facts in self.program.typed_facts(ID, PluginFacts):
+            for call in facts.calls:
                 seen: set[str] = set()
-                types = self.receiver_types(call["r"])
+                types = self.receiver_types(call.receiver)
                 for t in types:
-                    base = self.hook_base(t, call["m"])
+                    base = self.hook_base(t, call.method)
                     if base is None or base in seen:
                         continue
                     seen.add(base)
-                    definer = next(a for a in self.mro(t) if call["m"] in self.methods[a])
+                    definer = next(a for a in self.mro(t) if call.method in self.methods[a])
                     yield path, call, base, definer, len(set(types))
 
 
@@ -310,7 +336,7 @@ class PluginSignature(Rule):
                 impl: sorted(bases) for impl, bases in sorted(graph.implementations().items())
             },
             "dispatch sites": sorted(
-                f"{path}:{call['span'][0]} {call['snippet'][:80]} -> {base}.{call['m']}"
+                f"{path}:{call.site.span[0]} {call.site.snippet[:80]} -> {base}.{call.method}"
                 for path, call, base, _, _ in graph.dispatches()
             ),
         }
@@ -330,8 +356,8 @@ class PluginSignature(Rule):
         # dispatch sites against the base signature
         sites = graph.interface_calls()
         for path, call, base, definer, ntypes in graph.dispatches():
-            hook = graph.methods[definer][call["m"]]
-            problems = call_problems(bound(hook), call)
+            hook = graph.methods[definer][call.method]
+            problems = call_problems(bound(hook), call.shape)
             if not problems or (definer != base and ntypes > 1):
                 # an override binds the call only when it is the receiver's one class
                 continue
@@ -341,14 +367,14 @@ class PluginSignature(Rule):
             else:
                 whose = f"{_short(base)} hook override"
                 result = "this call raises TypeError"
-            hook_name = f"{_short(definer)}.{call['m']}"
+            hook_name = f"{_short(definer)}.{call.method}"
             out.append(
                 RawFinding(
                     ID,
                     path,
-                    call["scope"],
-                    call["snippet"],
-                    call["span"],
+                    call.site.scope,
+                    call.site.snippet,
+                    call.site.span,
                     f"call of {whose} `{hook_name}` does not fit its signature "
                     f"({_first(problems)}): {result}",
                     _details(
@@ -375,14 +401,14 @@ class PluginSignature(Rule):
                 calls = [
                     (site_path, call)
                     for site_path, call in sites.get((base, name), [])
-                    if any(t in graph.mro(impl) for t in graph.receiver_types(call["r"]))
+                    if any(t in graph.mro(impl) for t in graph.receiver_types(call.receiver))
                 ]
                 if (base, name) in sites and not calls:
                     continue  # dispatched, but never on an object that can be this class
                 problems = accept_problems(bound(m), bound(hook), dispatched=bool(calls))
                 for site_path, call in calls:
-                    for p in call_problems(bound(m), _through(call, bound(hook))):
-                        problems.append(f"{p} at the dispatch {site_path}:{call['span'][0]}")
+                    for p in call_problems(bound(m), _through(call.shape, bound(hook))):
+                        problems.append(f"{p} at the dispatch {site_path}:{call.site.span[0]}")
                 if problems:
                     problems = list(dict.fromkeys(problems))
                     out.append(
@@ -422,19 +448,17 @@ class PluginSignature(Rule):
         return pin_findings(ID, program, self.pins(program), sites)
 
 
-def _through(call: dict[str, Any], base: list[Param]) -> dict[str, Any]:
+def _through(call: CallShape, base: list[Param]) -> CallShape:
     """The part of a dispatch call that the base's named parameters take: what
     a base catch-all absorbs is no implementation's contract."""
     named = {p[0] for p in base if p[1] in ("pk", "ko")}
-    npos = min(call["npos"], sum(1 for p in base if p[1] in ("po", "pk")))
-    return {
-        **call,
-        "npos": npos,
-        "kws": [k for k in call["kws"] if k in named],
+    return CallShape(
+        min(call.npos, sum(1 for p in base if p[1] in ("po", "pk"))),
         # what the catch-all carries is unknown: it may fill any further parameter
-        "star": call["star"] or any(p[1] == "va" for p in base),
-        "dstar": call["dstar"] or any(p[1] == "vk" for p in base),
-    }
+        call.star or any(p[1] == "va" for p in base),
+        tuple(k for k in call.kws if k in named),
+        call.dstar or any(p[1] == "vk" for p in base),
+    )
 
 
 def _first(problems: list[str]) -> str:

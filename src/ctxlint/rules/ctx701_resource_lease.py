@@ -26,10 +26,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import FileContext, dotted, string_value
+from ctxlint.facts.typed import Span
 from ctxlint.facts.visitor import FileVisitor
 from ctxlint.facts.vocab import BAGS, Vocabulary
 from ctxlint.program.annotations import parse_string
@@ -56,6 +58,45 @@ def _first_arg(node: cst.Call) -> cst.BaseExpression | None:
     return positional[0].value if positional else None
 
 
+@dataclass(frozen=True, slots=True)
+class RuntimeCall:
+    """A call into the runtime module with an argument: a lease candidate."""
+
+    fn: str  # the calling function (callees.function_key)
+    target: str  # `rt.f`, or `rt.acc().m` for a method on an accessor's result
+    name: str | None  # its name argument when a literal (or a constant bound to one)
+    arg: str  # the name argument as written
+    capture: bool  # made inside a graph-capture block
+    snippet: str
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class TierFunction:
+    """A function storing into a keyed registry, or handing its first parameter on."""
+
+    cls: str | None  # its class, qualified
+    stores: tuple[tuple[str, str], ...]  # (registry attribute, "self" or "slot")
+    delegates: tuple[str, ...]  # the methods it hands its first parameter to
+
+
+@dataclass(frozen=True, slots=True)
+class CaptureBlock:
+    fn: str
+    snippet: str
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class LeaseFacts:
+    calls: tuple[RuntimeCall, ...]
+    tier: dict[str, TierFunction]
+    accessor: str | None  # the class the module's `get_resources()` is annotated to return
+    defines: bool  # the module defines `get_resources()` at module level
+    capture: dict[str, list[list[str]]]  # function -> the callees inside capture (target JSON)
+    captures: tuple[CaptureBlock, ...]
+
+
 class LeaseVisitor(FileVisitor):
     """Calls into the runtime module with an argument (lease candidates), the
     keyed stores and delegations that define lease methods, module constants,
@@ -65,13 +106,14 @@ class LeaseVisitor(FileVisitor):
         super().__init__(ctx)
         assert ctx.vocab is not None
         self.rt = ctx.vocab.runtime_module
-        self.calls: list[dict[str, Any]] = []
+        self.calls: list[tuple[RuntimeCall, str | None]] = []  # and the constant it names
         self.consts: dict[str, str | None] = {}  # module-level NAME = "literal"
-        self.tier: dict[str, dict[str, Any]] = {}  # function -> stores, delegates
+        # function -> (class, stores, delegates)
+        self.tier: dict[str, tuple[str | None, list[tuple[str, str]], list[str]]] = {}
         self.accessor: str | None = None
         self.defines = False  # this module defines the accessor at module level
         self.capture: dict[str, list[list[str]]] = {}  # function -> callees in capture
-        self.captures: list[dict[str, Any]] = []
+        self.captures: list[CaptureBlock] = []
         self.depth: list[int] = [0]  # capture blocks open, per function
         self.nested: list[set[str]] = [set()]
 
@@ -101,11 +143,10 @@ class LeaseVisitor(FileVisitor):
             names = names[1:]
         return names[0] if names else None
 
-    def _tier(self) -> dict[str, Any]:
+    def _tier(self) -> tuple[str | None, list[tuple[str, str]], list[str]]:
         cls = self.ctx.scope.class_qualname
         return self.tier.setdefault(
-            function_key(self.ctx),
-            {"cls": f"{self.ctx.module}.{cls}" if cls else None, "stores": [], "delegates": []},
+            function_key(self.ctx), (f"{self.ctx.module}.{cls}" if cls else None, [], [])
         )
 
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -137,7 +178,7 @@ class LeaseVisitor(FileVisitor):
                 on_self = base == [self.ctx.scope.self_name]
                 via_slot = base[-1] == SLOT and self.ctx.module == self.rt
                 if on_self or via_slot:
-                    self._tier()["stores"].append([attr, "self" if on_self else "slot"])
+                    self._tier()[1].append((attr, "self" if on_self else "slot"))
 
     # -- calls -------------------------------------------------------------
     def visit_With(self, node: cst.With) -> None:
@@ -145,13 +186,9 @@ class LeaseVisitor(FileVisitor):
             call = item.item
             if isinstance(call, cst.Call) and CAPTURE.match(self.ctx.resolve(call.func) or ""):
                 self.depth[-1] += 1
-                self.captures.append(
-                    {
-                        "fn": function_key(self.ctx),
-                        "snippet": self.ctx.snippet(call)[:120],
-                        "span": self.ctx.anchor(call),
-                    }
-                )
+                snippet = self.ctx.snippet(call)[:120]
+                span = self.ctx.anchor(call)
+                self.captures.append(CaptureBlock(function_key(self.ctx), snippet, span))  # type: ignore[arg-type]
                 return
 
     def leave_With(self, node: cst.With) -> None:
@@ -194,40 +231,36 @@ class LeaseVisitor(FileVisitor):
         p0 = self._param0() if self.ctx.in_function() and self.ctx.module == self.rt else None
         func = node.func
         if p0 and isinstance(func, cst.Attribute) and isinstance(arg, cst.Name) and arg.value == p0:
-            self._tier()["delegates"].append(func.attr.value)
+            self._tier()[2].append(func.attr.value)
         target = self._target(func)
         if target is None:
             return
-        literal = string_value(arg)
-        self.calls.append(
-            {
-                "fn": fn,
-                "target": target,
-                "name": literal,
-                "const": arg.value if isinstance(arg, cst.Name) else None,
-                "arg": self.ctx.snippet(arg)[:80],
-                "capture": capturing,
-                "snippet": self.ctx.snippet(node)[:160],
-                "span": self.ctx.anchor(node),
-            }
+        call = RuntimeCall(
+            fn,
+            target,
+            string_value(arg),
+            self.ctx.snippet(arg)[:80],
+            capturing,
+            self.ctx.snippet(node)[:160],
+            self.ctx.anchor(node),  # type: ignore[arg-type]
         )
+        self.calls.append((call, arg.value if isinstance(arg, cst.Name) else None))
 
-    def finish(self) -> Any:
-        for c in self.calls:  # a module constant bound once to a literal is that literal
-            const = c.pop("const")
-            if c["name"] is None and const is not None:
-                c["name"] = self.consts.get(const)
-        tier = {q: t for q, t in self.tier.items() if t["stores"] or t["delegates"]}
-        if not (self.calls or tier or self.defines or self.capture or self.captures):
-            return None
-        return {
-            "calls": self.calls,
-            "tier": tier,
-            "accessor": self.accessor,
-            "defines": self.defines,
-            "capture": self.capture,
-            "captures": self.captures,
+    def finish(self) -> LeaseFacts | None:
+        calls = tuple(  # a module constant bound once to a literal is that literal
+            replace(c, name=self.consts.get(const)) if c.name is None and const is not None else c
+            for c, const in self.calls
+        )
+        tier = {
+            q: TierFunction(cls, tuple(stores), tuple(delegates))
+            for q, (cls, stores, delegates) in self.tier.items()
+            if stores or delegates
         }
+        if not (calls or tier or self.defines or self.capture or self.captures):
+            return None
+        return LeaseFacts(
+            calls, tier, self.accessor, self.defines, self.capture, tuple(self.captures)
+        )
 
 
 # -- the program -------------------------------------------------------------------
@@ -239,42 +272,42 @@ class Model:
         self.rt = rt
         self.tier_class: str | None = None
         self.has_accessor = False
-        tier: dict[str, tuple[str, dict[str, Any]]] = {}
-        calls: list[tuple[str, str, dict[str, Any]]] = []
+        tier: dict[str, tuple[str, TierFunction]] = {}
+        calls: list[tuple[str, str, RuntimeCall]] = []
         self.capture: dict[str, list[list[str]]] = {}
-        self.captures: list[tuple[str, dict[str, Any]]] = []
-        for path, module, facts in program.facts(ID):
-            if module == rt and facts["accessor"] is not None:
-                self.tier_class = facts["accessor"]
-            if module == rt and facts["defines"]:
+        self.captures: list[tuple[str, CaptureBlock]] = []
+        for path, module, facts in program.typed_facts(ID, LeaseFacts):
+            if module == rt and facts.accessor is not None:
+                self.tier_class = facts.accessor
+            if module == rt and facts.defines:
                 self.has_accessor = True
-            for q, t in facts["tier"].items():
+            for q, t in facts.tier.items():
                 tier[q] = (module, t)
-            calls += [(path, module, c) for c in facts["calls"]]
-            for q, ts in facts["capture"].items():
+            calls += [(path, module, c) for c in facts.calls]
+            for q, ts in facts.capture.items():
                 self.capture.setdefault(q, []).extend(ts)
-            self.captures += [(path, c) for c in facts["captures"]]
+            self.captures += [(path, c) for c in facts.captures]
         # lease methods: the tier's own keyed stores, or the runtime module's through the slot
         self.methods: dict[str, str] = {}
         for q, (module, t) in tier.items():
-            for attr, how in t["stores"]:
-                if (how == "self" and t["cls"] == self.tier_class and t["cls"]) or (
-                    how == "slot" and module == rt and t["cls"]
+            for attr, how in t.stores:
+                if (how == "self" and t.cls == self.tier_class and t.cls) or (
+                    how == "slot" and module == rt and t.cls
                 ):
                     self.methods[q] = attr
         names = {q.rpartition(".")[2]: attr for q, attr in self.methods.items()}
         # lease functions: the runtime module's functions that store or delegate so
         self.functions: dict[str, str] = {}
         for q, (module, t) in tier.items():
-            if module != rt or t["cls"] is not None:
+            if module != rt or t.cls is not None:
                 continue
-            registry = next((a for a, how in t["stores"] if how == "slot"), None)
-            registry = registry or next((names[d] for d in t["delegates"] if d in names), None)
+            registry = next((a for a, how in t.stores if how == "slot"), None)
+            registry = registry or next((names[d] for d in t.delegates if d in names), None)
             if registry:
                 self.functions[q] = registry
-        self.sites: list[tuple[str, str, str, dict[str, Any]]] = []  # path, module, registry, call
+        self.sites: list[tuple[str, str, str, RuntimeCall]] = []  # path, module, registry, call
         for path, module, c in calls:
-            target = c["target"]
+            target = c.target
             registry = self.functions.get(target)
             if registry is None and "()." in target:
                 registry = names.get(target.rpartition(".")[2])
@@ -298,8 +331,8 @@ class Model:
         """`<registry> <name>` -> the subsystems leasing it (literal names only)."""
         out: dict[str, set[str]] = {}
         for _, module, registry, c in self.sites:
-            if c["name"] is not None:
-                out.setdefault(f"{registry} {c['name']}", set()).add(self.subsystem[module])
+            if c.name is not None:
+                out.setdefault(f"{registry} {c.name}", set()).add(self.subsystem[module])
         return {k: sorted(v) for k, v in sorted(out.items())}
 
 
@@ -337,7 +370,7 @@ class ResourceLease(Rule):
         """function -> (capture site, call path) for every function the calls made
         inside a capture block reach."""
         graph = call_graph(program)
-        where = {c["fn"]: f"{path}:{c['span'][0]}" for path, c in model.captures}
+        where = {c.fn: f"{path}:{c.span[0]}" for path, c in model.captures}
         sites = []
         for fn, raw in sorted(model.capture.items()):
             func = graph.funcs.get(fn)
@@ -356,7 +389,7 @@ class ResourceLease(Rule):
             "subsystems": sorted(set(model.subsystem.values())),
             "name table": {k: ", ".join(v) for k, v in model.table().items()},
             "lease sites": len(model.sites),
-            "capture blocks": sorted(f"{p}:{c['span'][0]}" for p, c in model.captures),
+            "capture blocks": sorted(f"{p}:{c.span[0]}" for p, c in model.captures),
             "reached from capture": len(self._reach(program, model)),
         }
 
@@ -378,16 +411,16 @@ class ResourceLease(Rule):
         yield from self._names(model)
         reach = self._reach(program, model)
         for path, module, registry, c in model.sites:
-            if c["capture"]:
+            if c.capture:
                 yield self._at(
                     path,
                     module,
                     c,
-                    f"{registry} lease `{c['snippet'][:60]}` inside CUDA graph capture: creating a "
+                    f"{registry} lease `{c.snippet[:60]}` inside CUDA graph capture: creating a "
                     "stream or buffer is a driver call; lease it at init/warmup time",
                 )
-            elif c["fn"] in reach:
-                site, chain = reach[c["fn"]]
+            elif c.fn in reach:
+                site, chain = reach[c.fn]
                 yield self._at(
                     path,
                     module,
@@ -399,25 +432,25 @@ class ResourceLease(Rule):
         if ID in program.pinned:
             sites: dict[str, PinSite] = {}
             for path, module, registry, c in model.sites:
-                key = f"{registry} {c['name']}"
-                if c["name"] is not None and key not in sites:
-                    sites[key] = PinSite(path, short(c["fn"], module), c["snippet"], c["span"])
+                key = f"{registry} {c.name}"
+                if c.name is not None and key not in sites:
+                    sites[key] = PinSite(path, short(c.fn, module), c.snippet, c.span)
             yield from pin_findings(ID, program, self.pins(program), sites)
 
     def _names(self, model: Model) -> Iterable[RawFinding]:
-        by_key: dict[str, dict[str, list[tuple[str, str, dict[str, Any]]]]] = {}
+        by_key: dict[str, dict[str, list[tuple[str, str, RuntimeCall]]]] = {}
         for path, module, registry, c in model.sites:
-            if c["name"] is None:
+            if c.name is None:
                 yield self._at(
                     path,
                     module,
                     c,
-                    f"{registry} lease name `{c['arg']}` is not a literal: the name -> subsystem "
+                    f"{registry} lease name `{c.arg}` is not a literal: the name -> subsystem "
                     "table cannot hold it; lease one literal name per subsystem role, or keep "
                     f"per-device/grow-only entries in `{ACCESSOR}().{registry}` directly",
                 )
                 continue
-            key = f"{registry} {c['name']}"
+            key = f"{registry} {c.name}"
             by_key.setdefault(key, {}).setdefault(model.subsystem[module], []).append(
                 (path, module, c)
             )
@@ -429,7 +462,7 @@ class ResourceLease(Rule):
             for sub in sorted(subs):
                 if sub == owner:
                     continue
-                path, module, c = sorted(subs[sub], key=lambda x: (x[0], x[2]["span"]))[0]
+                path, module, c = sorted(subs[sub], key=lambda x: (x[0], x[2].span))[0]
                 registry, _, name = key.partition(" ")
                 yield self._at(
                     path,
@@ -441,8 +474,8 @@ class ResourceLease(Rule):
                 )
 
     @staticmethod
-    def _at(path: str, module: str, c: dict[str, Any], message: str) -> RawFinding:
-        return RawFinding(ID, path, short(c["fn"], module), c["snippet"], c["span"], message)
+    def _at(path: str, module: str, c: RuntimeCall, message: str) -> RawFinding:
+        return RawFinding(ID, path, short(c.fn, module), c.snippet, c.span, message)
 
 
 RULE = ResourceLease()

@@ -11,16 +11,28 @@ on `self` read in any method of the class. The runtime module is exempt.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import FileContext
+from ctxlint.facts.typed import Site, site
 from ctxlint.facts.vocab import SEED, Vocabulary
 from ctxlint.program.core import Program
 from ctxlint.program.reads import ReadVisitor, bag_spelling, namespace_hint
 from ctxlint.program.rule import RawFinding, Rule, field_data
 
 ID = "CTX101"
+
+
+@dataclass(frozen=True, slots=True)
+class SeedReadFact:
+    """A field read off the seed record."""
+
+    field: str
+    form: str  # ReadVisitor's: "attr", "getattr"...
+    via: str  # "call" (the accessor's), "alias", or "self.<attr>" (an alias parked there)
+    site: Site
 
 
 class SeedReadVisitor(ReadVisitor):
@@ -30,44 +42,29 @@ class SeedReadVisitor(ReadVisitor):
         assert vocab is not None
         self.active = ctx.module != vocab.runtime_module
         self.readable = set(vocab.fields) | set(vocab.properties)
-        self.reads: list[dict[str, Any]] = []
-        self.pending: list[tuple[str | None, str, dict[str, Any]]] = []
+        self.reads: list[SeedReadFact] = []
+        # (class, attr, read): a read through `self.<attr>`, its site still to take
+        self.pending: list[tuple[str | None, str, tuple[str, str, str, cst.CSTNode]]] = []
 
     def _record(self, node: cst.CSTNode, base: cst.BaseExpression, field: str, form: str) -> None:
         rec = self.ctx.records
         if rec.is_seed(base):
-            entry = self._entry(node, field, form)
-            if rec.is_seed_call(base):
-                entry["via"] = "call"
-            else:
-                entry["via"] = "alias"
-            self.reads.append(entry)
+            via = "call" if rec.is_seed_call(base) else "alias"
+            self.reads.append(SeedReadFact(field, form, via, site(self.ctx, node)))
             return
         attr = rec.self_attr(base)
         if attr is not None:
             # Only known to be the seed once the class is complete; anchoring
             # (which costs a positions pass) waits until it is confirmed.
-            pending = {"field": field, "form": form, "scope": self.ctx.qualname, "node": node}
-            pending["via"] = f"self.{attr}"
-            self.pending.append((self.ctx.enclosing_class(), attr, pending))
+            read = (field, form, self.ctx.qualname, node)
+            self.pending.append((self.ctx.enclosing_class(), attr, read))
 
-    def _entry(self, node: cst.CSTNode, field: str, form: str) -> dict[str, Any]:
-        return {
-            "field": field,
-            "form": form,
-            "scope": self.ctx.qualname,
-            "snippet": self.ctx.snippet(node),
-            "span": self.ctx.anchor(node),
-        }
-
-    def finish(self) -> Any:
+    def finish(self) -> list[SeedReadFact]:
         rec = self.ctx.records
-        for cls, attr, pending in self.pending:
+        for cls, attr, (field, form, scope, node) in self.pending:
             if rec.parked(cls, attr):
-                node = pending.pop("node")
-                pending["snippet"] = self.ctx.snippet(node)
-                pending["span"] = self.ctx.anchor(node)
-                self.reads.append(pending)
+                where = Site(scope, self.ctx.snippet(node), self.ctx.anchor(node))  # type: ignore[arg-type]
+                self.reads.append(SeedReadFact(field, form, f"self.{attr}", where))
         return self.reads
 
 
@@ -95,22 +92,20 @@ class SeedRead(Rule):
         }
 
     def check(self, program: Program) -> Iterable[RawFinding]:
-        for path, _, reads in program.facts(ID):
+        for path, _, reads in program.typed_facts(ID, list[SeedReadFact]):
             for r in reads:
-                how = {"call": "", "alias": " through an alias"}.get(
-                    r["via"], f" through self.{r['via'][5:]}"
-                )
-                where = bag_spelling(program.vocab, r["field"])
-                fix = f"read {where}" if where else namespace_hint(program.vocab, r["field"])
+                how = {"call": "", "alias": " through an alias"}.get(r.via, f" through {r.via}")
+                where = bag_spelling(program.vocab, r.field)
+                fix = f"read {where}" if where else namespace_hint(program.vocab, r.field)
                 yield RawFinding(
                     ID,
                     path,
-                    r["scope"],
-                    r["snippet"],
-                    r["span"],
-                    f"`{r['field']}` read off the seed record{how}: it is the operator's raw "
+                    r.site.scope,
+                    r.site.snippet,
+                    r.site.span,
+                    f"`{r.field}` read off the seed record{how}: it is the operator's raw "
                     f"input and misses resolution and overrides; {fix}",
-                    data=field_data(program.vocab, r["field"]),
+                    data=field_data(program.vocab, r.field),
                 )
 
 

@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, ClassVar
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar, Literal
 
 from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import FileContext, dotted
+from ctxlint.facts.typed import Site, site
 from ctxlint.facts.vocab import Vocabulary
 from ctxlint.program.bindings import KEY as BINDINGS
 from ctxlint.program.core import Program
@@ -40,6 +42,44 @@ BUILTIN_FACTORIES = ("from_server_args", "create_*_from_server_args")
 _UNTYPED = ("Any", "object")
 
 
+@dataclass(frozen=True, slots=True)
+class Holder:
+    """What a read is off: a parameter of the reading function ("param"), an
+    attribute of self ("self"), or another object's attribute ("chain")."""
+
+    kind: Literal["param", "self", "chain"]
+    name: str  # the parameter, or the attribute
+    annotated: bool = False  # annotated with the record class (the parameter, or the attribute)
+    cls: str | None = None  # self: the class whose method reads it
+    via: str | None = None  # chain: what the attribute is read off, as written
+
+
+@dataclass(frozen=True, slots=True)
+class ExposedRead:
+    field: str
+    form: str  # ReadVisitor's: "attr", "getattr"...
+    holder: Holder
+    cls: str | None  # the class the read is in
+    site: Site
+
+
+@dataclass(frozen=True, slots=True)
+class Park:
+    """`self.<attr> = <param>` in a method of `cls`; param None: `self.<attr> =
+    ServerArgs(...)`, a record the class constructs itself."""
+
+    cls: str
+    attr: str
+    param: str | None = None
+    annotated: bool = False  # the parameter is annotated with the record class
+
+
+@dataclass(frozen=True, slots=True)
+class ExposureFacts:
+    reads: tuple[ExposedRead, ...]
+    parks: tuple[Park, ...]
+
+
 class ExposureVisitor(ReadVisitor):
     def __init__(self, ctx: FileContext) -> None:
         super().__init__(ctx)
@@ -47,8 +87,8 @@ class ExposureVisitor(ReadVisitor):
         assert vocab is not None
         self.active = ctx.module != vocab.runtime_module
         self.readable = set(vocab.fields) | set(vocab.properties)
-        self.reads: list[dict[str, Any]] = []
-        self.parks: list[dict[str, Any]] = []
+        self.reads: list[ExposedRead] = []
+        self.parks: list[Park] = []
 
     # -- parameters -------------------------------------------------------------
     def _param(self, name: str) -> str | None:
@@ -67,7 +107,7 @@ class ExposureVisitor(ReadVisitor):
         return "other"
 
     # -- holders ----------------------------------------------------------------
-    def _holder(self, base: cst.BaseExpression) -> dict[str, Any] | None:
+    def _holder(self, base: cst.BaseExpression) -> Holder | None:
         """The handed record `base` may be (records' one classifier), as facts:
         a name only as a parameter of the function reading it."""
         holder = self.ctx.records.holder(base)
@@ -76,29 +116,20 @@ class ExposureVisitor(ReadVisitor):
         if isinstance(base, cst.Name):
             kind = self._param(base.value)
             if kind in ("rec", "plain"):
-                return {"k": "param", "n": base.value, "ann": kind == "rec"}
+                return Holder("param", base.value, annotated=kind == "rec")
             return None
         if holder.kind is HolderKind.SELF_ATTR:
-            return {"k": "self", "cls": holder.cls, "n": holder.name}
+            return Holder("self", holder.name, cls=holder.cls)  # type: ignore[arg-type]
         if holder.kind is HolderKind.ATTR:
-            return {"k": "chain", "n": holder.name, "via": holder.via}
+            return Holder("chain", holder.name, via=holder.via)  # type: ignore[arg-type]
         return None
 
     def _record(self, node: cst.CSTNode, base: cst.BaseExpression, field: str, form: str) -> None:
         holder = self._holder(base)
         if holder is None:
             return
-        self.reads.append(
-            {
-                "field": field,
-                "form": form,
-                "h": holder,
-                "scope": self.ctx.qualname,
-                "cls": self.ctx.enclosing_class(),
-                "snippet": self.ctx.snippet(node),
-                "span": self.ctx.anchor(node),
-            }
-        )
+        cls = self.ctx.enclosing_class()
+        self.reads.append(ExposedRead(field, form, holder, cls, site(self.ctx, node)))
 
     def _constructs_record(self, value: cst.BaseExpression) -> bool:
         """`ServerArgs(...)` / `ServerArgs.from_cli_args(...)`: a record the code owns."""
@@ -130,25 +161,24 @@ class ExposureVisitor(ReadVisitor):
         if attr is None:
             return
         if owned:
-            self.parks.append({"cls": cls, "attr": attr, "owned": True})
+            self.parks.append(Park(cls, attr))
         else:
-            self.parks.append(
-                {"cls": cls, "attr": attr, "n": value.value, "ann": kind == "rec"}  # type: ignore[attr-defined]
-            )
+            self.parks.append(Park(cls, attr, value.value, kind == "rec"))  # type: ignore[attr-defined]
 
-    def finish(self) -> Any:
+    def finish(self) -> ExposureFacts | None:
         rec = self.ctx.records
         reads = []
         for r in self.reads:
-            h = r["h"]
-            if h["k"] == "self":
-                if rec.parked(h["cls"], h["n"]):
+            h = r.holder
+            if h.kind == "self":
+                if rec.parked(h.cls, h.name):
                     continue  # the seed parked on self: CTX101
-                h["ann"] = rec.annotated_attr(h["cls"], h["n"])
+                held = replace(h, annotated=rec.annotated_attr(h.cls, h.name))
+                r = replace(r, holder=held)
             reads.append(r)
         if not reads:
             return None
-        return {"reads": reads, "parks": self.parks}
+        return ExposureFacts(tuple(reads), tuple(self.parks))
 
 
 def _pairs(
@@ -165,6 +195,10 @@ def _pairs(
                 yield from _pairs(t.value, v.value)
             return
     yield target, value
+
+
+def _facts(program: Program) -> Iterator[tuple[str, str, ExposureFacts]]:
+    return program.typed_facts(ID, ExposureFacts)
 
 
 def _matches(patterns: Iterable[str], name: str) -> bool:
@@ -203,30 +237,27 @@ class SuppliedExposure(Rule):
     def _parked(self, program: Program, names: RecordConvention) -> dict[tuple[str, str, str], str]:
         """(path, class, attr) -> the parameter parked there, for record parameters."""
         out: dict[tuple[str, str, str], str] = {}
-        for path, module, facts in program.facts(ID):
-            for p in facts["parks"]:
-                if not p.get("owned") and (p["ann"] or names.holds(p["n"], module)):
-                    out[(path, p["cls"], p["attr"])] = p["n"]
+        for path, module, facts in _facts(program):
+            for p in facts.parks:
+                if p.param is not None and (p.annotated or names.holds(p.param, module)):
+                    out[(path, p.cls, p.attr)] = p.param
         return out
 
     @staticmethod
     def _owned(program: Program) -> set[tuple[str, str, str]]:
         """(path, class, attr) the class assigns a record it constructs itself."""
         return {
-            (path, p["cls"], p["attr"])
-            for path, _, facts in program.facts(ID)
-            for p in facts["parks"]
-            if p.get("owned")
+            (path, p.cls, p.attr)
+            for path, _, facts in _facts(program)
+            for p in facts.parks
+            if p.param is None
         }
 
     def derive(self, program: Program) -> dict[str, Any]:
         names = record_convention(program)
         allowed = self._option(program, ALLOWED_CLASSES)
         classes = {
-            (module, r["cls"])
-            for _, module, facts in program.facts(ID)
-            for r in facts["reads"]
-            if r["cls"]
+            (module, r.cls) for _, module, facts in _facts(program) for r in facts.reads if r.cls
         }
         return {
             "record parameter names": sorted(names.names),
@@ -250,46 +281,46 @@ class SuppliedExposure(Rule):
         factories = [*BUILTIN_FACTORIES, *self._option(program, FACTORIES)]
         allowed = self._option(program, ALLOWED_CLASSES)
         rname = program.vocab.record_name
-        for path, module, facts in program.facts(ID):
-            for r in facts["reads"]:
-                h = r["h"]
-                if h["k"] == "param":
-                    if not (h["ann"] or names.holds(h["n"], module)):
+        for path, module, facts in _facts(program):
+            for r in facts.reads:
+                h = r.holder
+                if h.kind == "param":
+                    if not (h.annotated or names.holds(h.name, module)):
                         continue
-                    how = f"parameter `{h['n']}`"
-                elif h["k"] == "self":
-                    key = (path, r["cls"], h["n"])
-                    via = parked.get(key)
+                    how = f"parameter `{h.name}`"
+                elif h.kind == "self":
+                    key = (path, r.cls, h.name)
+                    via = parked.get(key)  # type: ignore[arg-type]
                     if via is None and key in owned:
                         continue  # the class built this record itself: nobody handed it
-                    if via is not None and h["n"] != via:
-                        how = f"`self.{h['n']}`, parked from parameter `{via}`"
-                    elif h["ann"] or names.holds(h["n"], module) or via is not None:
-                        how = f"`self.{h['n']}`"
+                    if via is not None and h.name != via:
+                        how = f"`self.{h.name}`, parked from parameter `{via}`"
+                    elif h.annotated or names.holds(h.name, module) or via is not None:
+                        how = f"`self.{h.name}`"
                     else:
                         continue
                 else:
-                    if not names.holds(h["n"], module):
+                    if not names.holds(h.name, module):
                         continue
-                    how = f"`{h['via']}.{h['n']}`, another object's record"
-                if any(_matches(factories, part) for part in r["scope"].split(".")):
+                    how = f"`{h.via}.{h.name}`, another object's record"
+                if any(_matches(factories, part) for part in r.site.scope.split(".")):
                     continue
-                if r["cls"] and any(_class_matches(a, module, r["cls"]) for a in allowed):
+                if r.cls and any(_class_matches(a, module, r.cls) for a in allowed):
                     continue
-                where = bag_spelling(program.vocab, r["field"])
+                where = bag_spelling(program.vocab, r.field)
                 source = where or "its bag leaf or a runtime-context accessor"
-                spelled = " (literal getattr)" if r["form"] == "getattr" else ""
+                spelled = " (literal getattr)" if r.form == "getattr" else ""
                 yield RawFinding(
                     ID,
                     path,
-                    r["scope"],
-                    r["snippet"],
-                    r["span"],
-                    f"`{r['field']}` read off a supplied {rname} instance{spelled} through "
+                    r.site.scope,
+                    r.site.snippet,
+                    r.site.span,
+                    f"`{r.field}` read off a supplied {rname} instance{spelled} through "
                     f"{how}: it is the operator's raw input, so what resolution decided and a "
                     f"post-publish override both pass it by; read {source}, a runner stamp, "
                     "or a constructor argument",
-                    data=field_data(program.vocab, r["field"]),
+                    data=field_data(program.vocab, r.field),
                 )
 
 
