@@ -3,7 +3,10 @@
 1. The whole program is checked (every rule, so that a rewrite adding any
    finding is seen).
 2. Each file with a fixable finding of a selected rule is parsed again (a file
-   that does not parse is never touched) and each fixer plans its sites.
+   that does not parse is never touched) and each fixer plans its sites; a
+   file planned by an earlier run whose fixers' answers still hold is replayed
+   from the cache instead (fix.plan_cache), so a fix with nothing to do costs
+   about a warm check.
 3. The rewritten texts are checked again as a whole program, in memory: a file
    whose rewrite leaves a fixed finding, adds one (in it, or naming it from
    another file), or does not parse, is rolled back, and the rest checked
@@ -18,8 +21,8 @@ with (the plan, the source and its scopes, the line length) and the planning.
 from __future__ import annotations
 
 import gc
+import json
 import os
-import re
 from collections import Counter
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -30,15 +33,18 @@ from ctxlint.config.settings import Config
 from ctxlint.core import pysource
 from ctxlint.core.findings import FileError, Finding
 from ctxlint.core.outfiles import write_text
-from ctxlint.discover.files import discover
+from ctxlint.discover.files import SourceFile
 from ctxlint.discover.sources import Sources, content_hash
 from ctxlint.engine.run import Engine, RunOutput
 from ctxlint.engine.start import Decoded, Start
 from ctxlint.facts.declarations import schema_facts
 from ctxlint.facts.extract import parse
+from ctxlint.fix import plan_cache
 from ctxlint.fix.context import FixContext, Fixer
+from ctxlint.fix.elsewhere import NamedElsewhere, tree_digest
 from ctxlint.fix.plan import FIXED, LEFT, ROLLED_BACK
-from ctxlint.fix.planning import Planner, plan_all
+from ctxlint.fix.plan_cache import RunInputs
+from ctxlint.fix.planning import Planner, PlanStore, plan_files
 from ctxlint.fix.result import FixResult
 from ctxlint.fix.targets import Targets
 from ctxlint.program.core import Program
@@ -102,9 +108,12 @@ class _Overlay(Engine):
         super().__init__(*args, **(kwargs | {"use_cache": False}))  # no connection of its own
         self.texts = texts
         self.cache = cache
+        self.read: tuple[list[SourceFile], Sources] | None = None  # the files and their bytes
 
     def read_sources(self) -> tuple[list[Any], Sources, list[FileError]]:
         files, sources, errors = super().read_sources()
+        if not self.texts:  # the tree as it is, which the fix plans on
+            self.read = (files, sources)
         for rel, text in self.texts.items():
             data = text.encode("utf-8")
             sources._bytes[rel] = data
@@ -137,23 +146,24 @@ class FixRun:
             "selected": {r.id for r in rules},
         }
         self.jobs = max(1, jobs or os.cpu_count() or 1)  # as the engine counts them
+        self.use_cache = use_cache
         self.cache = _SharedCache(config.cache_dir if use_cache else None)
-        self._files = {f.rel: f.module for f in discover(config.root, config.src, config.exclude)}
+        # the checked files (path -> module) and their bytes, as the first check read them
+        self._files: dict[str, str] = {}
+        self._sources: Sources | None = None
         self._texts: dict[str, str] = {}
+        self.elsewhere = NamedElsewhere([], self._text, before_search=self._read_all)
         self._guards: dict[str, FixGuard] | None = None  # asked of the tree as it is
         self._decoded: Decoded = {}  # the tree's facts, as its check decoded them
         self._schemas: dict[str, dict[str, Any] | None] = {}  # module -> schema facts
 
     # -- the tree ---------------------------------------------------------------
-    def _bytes(self, rel: str) -> bytes:
-        return (self.config.root / rel).read_bytes()
-
     def _text(self, rel: str) -> str:
+        """A checked file's text as the check read it ("" for one it could not read)."""
         if rel not in self._texts:
-            try:
-                self._texts[rel] = self._bytes(rel).decode("utf-8", "replace")
-            except OSError:
-                self._texts[rel] = ""
+            sources = self._sources
+            data = sources[rel] if sources is not None and rel in sources else b""
+            self._texts[rel] = data.decode("utf-8", "replace")
         return self._texts[rel]
 
     def _read_all(self) -> None:
@@ -161,31 +171,51 @@ class FixRun:
         for rel in self._files:
             self._text(rel)
 
-    def named_elsewhere(self, patterns: list[str], path: str) -> bool:
-        compiled = [re.compile(p) for p in patterns]
-        # a plain substring test first: the regexes run on the few files holding the words
-        words = [max(re.findall(r"\w+", p.replace("\\b", "")), key=len) for p in patterns]
-        for rel in self._files:
-            if rel == path:
-                continue
-            text = self._text(rel)
-            if all(w in text for w in words) and all(c.search(text) for c in compiled):
-                return True
-        return False
+    def _seen(self, engine: _Overlay) -> None:
+        """The tree as the first check read it: what the fix plans on, and what
+        "named elsewhere" searches (its answers kept for exactly that tree)."""
+        if engine.read is None:
+            return
+        files, sources = engine.read
+        self._files = {f.rel: f.module for f in files}
+        self._sources = sources
+        self.elsewhere.paths = list(self._files)
+        if self.use_cache:
+            self.elsewhere.tree = tree_digest(self._files, sources.hashes)
+            self.elsewhere.cache = self.cache
+
+    def _schema_facts(self, rel: str, module: str) -> dict[str, Any] | None:
+        """A module's schema facts: kept by content (plan_cache.schema_key), else parsed."""
+        sources = self._sources
+        if sources is None or rel not in sources:
+            return None
+        target = self.config.target_version
+        package = rel.endswith("__init__.py")
+        key = plan_cache.schema_key(sources.hashes[rel], module, package, target)
+        if self.use_cache:
+            blob = self.cache.get_many([key]).get(key)
+            try:
+                kept = json.loads(blob) if blob is not None else False
+            except ValueError:
+                kept = False
+            if kept is None or isinstance(kept, dict):
+                return kept
+        try:
+            facts = schema_facts(parse(pysource.read(sources[rel], target)), module, package)
+        except pysource.SourceError:
+            facts = None
+        if self.use_cache:
+            self.cache.put_many({key: json.dumps(facts).encode()})
+        return facts
 
     def _schema(self) -> Callable[[str], dict[str, Any] | None]:
         by_module = {m: rel for rel, m in self._files.items()}
-        cache = dict(self._schemas)  # what the check's vocabulary read; the rest parsed here
+        cache = dict(self._schemas)  # what the check's vocabulary read; the rest read here
 
         def load(module: str) -> dict[str, Any] | None:
             if module not in cache:
                 rel = by_module.get(module)
-                try:
-                    tree = parse(pysource.read(self._bytes(rel), self.config.target_version))
-                except (TypeError, OSError, pysource.SourceError):
-                    cache[module] = None
-                else:
-                    cache[module] = schema_facts(tree, module, rel.endswith("__init__.py"))  # type: ignore[union-attr]
+                cache[module] = None if rel is None else self._schema_facts(rel, module)
             return cache[module]
 
         return load
@@ -210,6 +240,7 @@ class FixRun:
         out = engine.run()
         if not texts:  # the tree as it is: its decoded facts serve the re-checks
             self._decoded, self._schemas = engine.decoded, engine.schemas
+            self._seen(engine)
         # what the fix reads of a check is its vocabulary, findings and errors:
         # the program's indexes go now, or the next check would build its own
         # beside them (twice the peak memory); the facts the next check takes
@@ -283,7 +314,7 @@ class FixRun:
             vocab,
             Targets(vocab, self._schema()),
             self.unsafe,
-            self.named_elsewhere,
+            self.elsewhere,
             self._guards_for(before),
         )
         todo: dict[str, list[Finding]] = {}
@@ -294,7 +325,21 @@ class FixRun:
         planner = Planner(
             self.config.root, self.config.target_version, self._files, self.fixers, ctx, broken
         )
-        for planned in plan_all(planner, todo, self.jobs, before_fork=self._read_all):
+        run = RunInputs(
+            vocab.full_key(),
+            tuple(
+                f"{rule}:{f.__module__}.{f.__qualname__}"
+                for rule, fs in self.fixers.items()
+                for f in fs
+            ),
+            self.unsafe,
+            self.config.target_version,
+        )
+        assert self._sources is not None
+        store = PlanStore(
+            self.cache if self.use_cache else None, run, self._sources.hashes, self.elsewhere
+        )
+        for planned in plan_files(planner, todo, self.jobs, store, before_fork=self._read_all):
             result.plans[planned.path] = planned.sites
             result.sites.extend(planned.sites)
             if planned.after is not None:
@@ -303,6 +348,7 @@ class FixRun:
                     planned.before,
                     planned.after,
                 )
+        result.planned, result.replayed = store.planned, store.replayed
         self._verify(before, result)
         return result
 
