@@ -7,6 +7,7 @@ renames it there unless another file may import it from model_runner.)"""
 
 from __future__ import annotations
 
+import re
 import shutil
 from dataclasses import astuple
 from pathlib import Path
@@ -17,6 +18,7 @@ from helpers import in_repository, project_config
 from test_fix import APP, CONFIG, copy_tree
 
 from ctxlint.fix import plan_cache
+from ctxlint.fix.elsewhere import NamedElsewhere
 from ctxlint.fix.plan import Site
 from ctxlint.fix_run import FixResult, FixRun
 
@@ -125,3 +127,34 @@ def test_an_entry_of_another_shape_is_a_miss() -> None:
     assert plan_cache.decode(b'{"asked": [], "sites": [{"rule": 1}], "after": null}') is None
     assert plan_cache.decode(b'{"asked": [["who", "x"]], "sites": [], "after": null}') is None
     assert plan_cache.decode(b'{"asked": [], "sites": [], "after": null}') is not None
+
+
+def test_named_elsewhere_answers_as_a_search_of_each_file_would() -> None:
+    files = {
+        "a.py": b"from pkg.runner import get_model\n",
+        "b.py": b"x = runner.get_model  # \xe4\xb8\xad\n",
+        "c.py": b"bad \xff utf-8: runner\0 get_model_two\n",
+        "d.py": "ünïcode_name = 1\n".encode(),
+        "e.py": b"",
+    }
+    paths = sorted(files)
+    search = NamedElsewhere(paths, files.__getitem__)
+
+    def naive(patterns: list[str], path: str) -> bool:
+        return any(
+            rel != path
+            and all(re.search(p, files[rel].decode("utf-8", "replace")) for p in patterns)
+            for rel in paths
+        )
+
+    questions = [
+        [r"\brunner\b", r"\bget_model\b"],
+        [r"\.get_model\b"],
+        [r"\bget_model_two\b"],
+        [r"\bünïcode_name\b"],
+        [r"\bnowhere\b"],
+    ]
+    for patterns in questions:
+        for path in [*paths, "elsewhere.py"]:
+            assert search(patterns, path) == naive(patterns, path), (patterns, path)
+    assert search.searches == len(questions) * (len(paths) + 1)

@@ -151,25 +151,16 @@ class FixRun:
         # the checked files (path -> module) and their bytes, as the first check read them
         self._files: dict[str, str] = {}
         self._sources: Sources | None = None
-        self._texts: dict[str, str] = {}
-        self.elsewhere = NamedElsewhere([], self._text, before_search=self._read_all)
+        self.elsewhere = NamedElsewhere([], self._bytes)
         self._guards: dict[str, FixGuard] | None = None  # asked of the tree as it is
         self._decoded: Decoded = {}  # the tree's facts, as its check decoded them
         self._schemas: dict[str, dict[str, Any] | None] = {}  # module -> schema facts
 
     # -- the tree ---------------------------------------------------------------
-    def _text(self, rel: str) -> str:
-        """A checked file's text as the check read it ("" for one it could not read)."""
-        if rel not in self._texts:
-            sources = self._sources
-            data = sources[rel] if sources is not None and rel in sources else b""
-            self._texts[rel] = data.decode("utf-8", "replace")
-        return self._texts[rel]
-
-    def _read_all(self) -> None:
-        """Every checked file's text, read once here rather than by each worker."""
-        for rel in self._files:
-            self._text(rel)
+    def _bytes(self, rel: str) -> bytes:
+        """A checked file's bytes as the check read them (b"" for one it could not read)."""
+        sources = self._sources
+        return sources[rel] if sources is not None and rel in sources else b""
 
     def _seen(self, engine: _Overlay) -> None:
         """The tree as the first check read it: what the fix plans on, and what
@@ -339,7 +330,9 @@ class FixRun:
         store = PlanStore(
             self.cache if self.use_cache else None, run, self._sources.hashes, self.elsewhere
         )
-        for planned in plan_files(planner, todo, self.jobs, store, before_fork=self._read_all):
+        for planned in plan_files(
+            planner, todo, self.jobs, store, before_fork=self.elsewhere.prepare
+        ):
             result.plans[planned.path] = planned.sites
             result.sites.extend(planned.sites)
             if planned.after is not None:
