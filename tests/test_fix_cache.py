@@ -158,3 +158,10 @@ def test_named_elsewhere_answers_as_a_search_of_each_file_would() -> None:
         for path in [*paths, "elsewhere.py"]:
             assert search(patterns, path) == naive(patterns, path), (patterns, path)
     assert search.searches == len(questions) * (len(paths) + 1)
+
+
+def test_a_rewrite_of_a_file_that_names_its_own_path_is_kept_unless_the_fix_wrote_it() -> None:
+    trace = plan_cache.Trace("pkg/mod.py")
+    before = "# pkg/mod.py: the module\nx = 1\n"
+    assert plan_cache.outcome(trace, [], before + "y = 2\n", before) is not None
+    assert plan_cache.outcome(trace, [], "x = 1  # pkg/mod.py\n", "x = 1\n") is None

@@ -219,14 +219,19 @@ def _site(s: Site) -> dict[str, Any]:
     return out
 
 
-def outcome(trace: Trace, sites: list[Site], after: str | None) -> Outcome | None:
-    """What to keep of a planned file, or None when it must not be kept."""
+def outcome(
+    trace: Trace, sites: list[Site], after: str | None, before: str | None = None
+) -> Outcome | None:
+    """What to keep of a planned file (its text `before` and `after` the fix,
+    or None, None), or None when it must not be kept."""
     if trace.other_path:
         return None
     kept = Outcome(trace.asked, [_site(s) for s in sites], after)
-    text = json.dumps(kept.sites)
-    if trace.path and (trace.path in text or (after is not None and trace.path in after)):
+    path = trace.path
+    if path and any(isinstance(v, str) and path in v for d in kept.sites for v in d.values()):
         return None  # a reason naming the file's own path: not replayable in a copy
+    if path and after is not None and path in after and path not in (before or ""):
+        return None  # a rewrite that wrote the path in
     return kept
 
 

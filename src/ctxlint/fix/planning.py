@@ -242,7 +242,7 @@ def plan_files(
             for a in trace.asked:
                 if a[0] == "elsewhere":
                     elsewhere.learn(a[1], planned.path, a[2] == yes)
-        kept_now = plan_cache.outcome(trace, planned.sites, planned.after)
+        kept_now = plan_cache.outcome(trace, planned.sites, planned.after, planned.before)
         if kept_now is not None and cache is not None:
             key = _key(store, planner, planned.path, planned.content, todo[planned.path])
             new[key] = kept_now
