@@ -128,7 +128,9 @@ def plan_key(
         module,
         is_package,
         line_length,
-        sorted(_finding(f) for f in findings),
+        # in the order the fixers get them (the check's, whose ties the
+        # fingerprint breaks): the sites come out in that order
+        [_finding(f) for f in findings],
     )
 
 
