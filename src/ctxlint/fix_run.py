@@ -3,7 +3,10 @@
 1. The whole program is checked (every rule, so that a rewrite adding any
    finding is seen).
 2. Each file with a fixable finding of a selected rule is parsed again (a file
-   that does not parse is never touched) and each fixer plans its sites.
+   that does not parse is never touched) and each fixer plans its sites; a
+   file planned by an earlier run whose fixers' answers still hold is replayed
+   from the cache instead (fix.plan_cache), so a fix with nothing to do costs
+   about a warm check.
 3. The rewritten texts are checked again as a whole program, in memory: a file
    whose rewrite leaves a fixed finding, adds one (in it, or naming it from
    another file), or does not parse, is rolled back, and the rest checked
@@ -18,8 +21,8 @@ with (the plan, the source and its scopes, the line length) and the planning.
 from __future__ import annotations
 
 import gc
+import json
 import os
-import re
 from collections import Counter
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -27,12 +30,14 @@ from typing import Any
 from ctxlint.core import pysource
 from ctxlint.core.findings import Finding
 from ctxlint.core.outfiles import write_text
-from ctxlint.discover.files import discover
 from ctxlint.facts.declarations import schema_facts
 from ctxlint.facts.extract import parse
+from ctxlint.fix import plan_cache
 from ctxlint.fix.context import FixContext, Fixer
+from ctxlint.fix.elsewhere import NamedElsewhere, tree_digest
 from ctxlint.fix.plan import FIXED, LEFT, ROLLED_BACK
-from ctxlint.fix.planning import Planner, plan_all
+from ctxlint.fix.plan_cache import RunInputs
+from ctxlint.fix.planning import Planner, PlanStore, plan_files
 from ctxlint.fix.result import FixResult
 from ctxlint.fix.targets import Targets
 from ctxlint.program.core import Program
@@ -83,55 +88,63 @@ class FixRun:
         self.runs = Runs(setup, pins=pins, every_rule=True, shared=True)
         jobs = setup.request.run.jobs
         self.jobs = max(1, jobs or os.cpu_count() or 1)  # as the engine counts them
-        config = self.config
-        self._files = {f.rel: f.module for f in discover(config.root, config.src, config.exclude)}
-        self._texts: dict[str, str] = {}
+        self.use_cache = setup.request.run.use_cache
+        # the checked files (path -> module), as the first check read them
+        self._files: dict[str, str] = {}
+        self.elsewhere = NamedElsewhere([], self._bytes)
         self._guards: dict[str, FixGuard] | None = None  # asked of the tree as it is
 
     # -- the tree ---------------------------------------------------------------
     def _bytes(self, rel: str) -> bytes:
-        if rel in self.buffers:
-            return self.buffers[rel].encode("utf-8")
-        return (self.config.root / rel).read_bytes()
+        """A checked file's bytes as the first check read them (a buffer's, for
+        one the server holds; b"" for one it could not read)."""
+        sources = self.runs.sources
+        return sources[rel] if sources is not None and rel in sources else b""
 
-    def _text(self, rel: str) -> str:
-        if rel not in self._texts:
+    def _seen(self) -> None:
+        """The tree as the first check read it: what the fix plans on, and what
+        "named elsewhere" searches (its answers kept for exactly that tree)."""
+        sources = self.runs.sources
+        if sources is None:
+            return
+        self._files = {f.rel: f.module for f in self.runs.files}
+        self.elsewhere.paths = list(self._files)
+        if self.use_cache:
+            self.elsewhere.tree = tree_digest(self._files, sources.hashes)
+            self.elsewhere.cache = self.runs.cache
+
+    def _schema_facts(self, rel: str, module: str) -> dict[str, Any] | None:
+        """A module's schema facts: kept by content (plan_cache.schema_key), else parsed."""
+        sources, cache = self.runs.sources, self.runs.cache
+        if sources is None or rel not in sources:
+            return None
+        target = self.config.target_version
+        package = rel.endswith("__init__.py")
+        key = plan_cache.schema_key(sources.hashes[rel], module, package, target)
+        if self.use_cache and cache is not None:
+            blob = cache.get_many([key]).get(key)
             try:
-                self._texts[rel] = self._bytes(rel).decode("utf-8", "replace")
-            except OSError:
-                self._texts[rel] = ""
-        return self._texts[rel]
-
-    def _read_all(self) -> None:
-        """Every checked file's text, read once here rather than by each worker."""
-        for rel in self._files:
-            self._text(rel)
-
-    def named_elsewhere(self, patterns: list[str], path: str) -> bool:
-        compiled = [re.compile(p) for p in patterns]
-        # a plain substring test first: the regexes run on the few files holding the words
-        words = [max(re.findall(r"\w+", p.replace("\\b", "")), key=len) for p in patterns]
-        for rel in self._files:
-            if rel == path:
-                continue
-            text = self._text(rel)
-            if all(w in text for w in words) and all(c.search(text) for c in compiled):
-                return True
-        return False
+                kept = json.loads(blob) if blob is not None else False
+            except ValueError:
+                kept = False
+            if kept is None or isinstance(kept, dict):
+                return kept
+        try:
+            facts = schema_facts(parse(pysource.read(sources[rel], target)), module, package)
+        except pysource.SourceError:
+            facts = None
+        if self.use_cache and cache is not None:
+            cache.put_many({key: json.dumps(facts).encode()})
+        return facts
 
     def _schema(self) -> Callable[[str], dict[str, Any] | None]:
         by_module = {m: rel for rel, m in self._files.items()}
-        cache = dict(self.runs.schemas)  # what the check's vocabulary read; the rest parsed here
+        cache = dict(self.runs.schemas)  # what the check's vocabulary read; the rest read here
 
         def load(module: str) -> dict[str, Any] | None:
             if module not in cache:
                 rel = by_module.get(module)
-                try:
-                    tree = parse(pysource.read(self._bytes(rel), self.config.target_version))
-                except (TypeError, OSError, pysource.SourceError):
-                    cache[module] = None
-                else:
-                    cache[module] = schema_facts(tree, module, rel.endswith("__init__.py"))  # type: ignore[union-attr]
+                cache[module] = None if rel is None else self._schema_facts(rel, module)
             return cache[module]
 
         return load
@@ -145,6 +158,7 @@ class FixRun:
             out = self.runs.recheck(self.buffers | texts, start)
         else:
             out = self.runs.check(memo=memo, texts=self.buffers)
+            self._seen()
         # what the fix reads of a check is its vocabulary, findings and errors:
         # the program's indexes go now, or the next check would build its own
         # beside them (twice the peak memory); the facts the next check takes
@@ -218,7 +232,7 @@ class FixRun:
             vocab,
             Targets(vocab, self._schema()),
             self.unsafe,
-            self.named_elsewhere,
+            self.elsewhere,
             self._guards_for(before),
         )
         todo: dict[str, list[Finding]] = {}
@@ -235,7 +249,10 @@ class FixRun:
             broken,
             read=self._bytes,
         )
-        for planned in plan_all(planner, todo, self.jobs, before_fork=self._read_all):
+        store = self._store(vocab)
+        for planned in plan_files(
+            planner, todo, self.jobs, store, before_fork=self.elsewhere.prepare
+        ):
             result.plans[planned.path] = planned.sites
             result.sites.extend(planned.sites)
             if planned.after is not None:
@@ -244,8 +261,28 @@ class FixRun:
                     planned.before,
                     planned.after,
                 )
+        result.planned, result.replayed = store.planned, store.replayed
         self._verify(before, result)
         return result
+
+    def _store(self, vocab: Any) -> PlanStore:
+        """Where this run keeps each file's plan (fix.plan_cache), keyed by what
+        the plans depend on beyond the file: the vocabulary, the fixers, --unsafe
+        and the target version."""
+        run = RunInputs(
+            vocab.full_key(),
+            tuple(
+                f"{rule}:{f.__module__}.{f.__qualname__}"
+                for rule, fs in self.fixers.items()
+                for f in fs
+            ),
+            self.unsafe,
+            self.config.target_version,
+        )
+        sources = self.runs.sources
+        assert sources is not None
+        cache = self.runs.cache if self.use_cache else None
+        return PlanStore(cache, run, sources.hashes, self.elsewhere)
 
     def _verify(self, before: RunOutput, result: FixResult) -> None:
         """Check the rewritten program; roll back the files that do not hold."""

@@ -93,6 +93,7 @@ class Engine:
         self.schemas: dict[str, dict[str, Any] | None] = {}  # module -> schema facts read
         self.files = files  # the tree's files, when the caller discovered them already
         self.folder_errors = list(folder_errors or ())  # what that discovery could not read
+        self.read: tuple[list[SourceFile], Sources] | None = None  # the files and content read
         # --timings: charge the walk's visitor calls, each derive and each check
         # to their rule (the visitors' share is otherwise hidden in "facts")
         self.time_rules = time_rules
@@ -148,6 +149,7 @@ class Engine:
         for rel, text in self.texts.items():
             sources.edit(rel, text)
         self._timed("discover+read", t)
+        self.read = (files, sources)
         return files, sources, sorted([*sources.errors, *folders], key=lambda e: e.path)
 
     def _extract(

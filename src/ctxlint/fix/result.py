@@ -24,6 +24,8 @@ class FixResult:
     sites: list[Site] = field(default_factory=list)
     errors: list[FileError] = field(default_factory=list)  # files left because they do not parse
     checks: int = 0  # whole-program checks run
+    planned: int = 0  # files planned by this run
+    replayed: int = 0  # files whose earlier outcome still held (fix.plan_cache)
     output: Checked | None = None  # the last check (of the fixed program)
 
     def count(self, status: str) -> int:

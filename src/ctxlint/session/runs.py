@@ -96,6 +96,9 @@ class Runs:
     shared: bool = False
     decoded: Decoded = field(default_factory=dict)  # the tree's facts, as its check decoded them
     schemas: dict[str, dict[str, Any] | None] = field(default_factory=dict)  # module -> schema
+    # the files and their content (an editor's buffers in place) as `check` read them
+    files: list[SourceFile] = field(default_factory=list)
+    sources: Sources | None = None
     _cache: SharedCache | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -156,6 +159,8 @@ class Runs:
         )
         out = engine.run()
         self.decoded, self.schemas = engine.decoded, engine.schemas
+        if engine.read is not None:
+            self.files, self.sources = engine.read
         if resident is not None:
             assert isinstance(engine, _Resumed)
             resident.ended(engine, out)
@@ -168,6 +173,11 @@ class Runs:
         if after is not None and after.rounds is not None:
             start = Start(after.rounds, frozenset(texts), self.decoded)
         return self.engine(texts=texts, start=start).run()
+
+    @property
+    def cache(self) -> SharedCache | None:
+        """The fact cache the runs share (`shared`; None otherwise)."""
+        return self._cache
 
     def close(self) -> None:
         """Close the shared cache (`shared`): later runs open their own."""

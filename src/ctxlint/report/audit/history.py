@@ -2,13 +2,18 @@
 
 Each commit's tree is unpacked (`git archive`, read-only for the repository:
 no worktree bookkeeping, no checkout) into a temporary folder and checked with
-the current rules and config re-rooted there. Every run shares one fact cache,
-keyed by content hash, so a file unchanged between commits is parsed once:
-twenty commits cost little more than one run plus the unpacking.
+the current rules and config re-rooted there. Only what a check reads is
+unpacked: the Python files and the tree's baseline (sglang's wheel holds three
+other files for each Python one). Every run shares one fact cache, keyed by
+content hash, so a file unchanged between commits is parsed once: twenty
+commits cost little more than one run plus the unpacking. With a cache folder,
+each commit's counts are kept too (history_memo): an audit run again, or
+after a new commit, checks only the commits it has not counted.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import tarfile
@@ -21,6 +26,7 @@ from ctxlint import session
 from ctxlint.baseline.ratchet import BaselineError
 from ctxlint.core.errors import ConfigError, CtxlintError
 from ctxlint.core.gitcmd import git_argv, git_env, run_git
+from ctxlint.report.audit.history_memo import HistoryMemo
 from ctxlint.report.audit.model import HistoryPoint
 from ctxlint.session import Setup
 
@@ -56,13 +62,53 @@ def commits(root: Path, n: int) -> tuple[Path, str, list[tuple[str, str, str, st
     return top, prefix, [(c[0], c[1], c[2], c[3]) for c in reversed(found) if len(c) == 4]
 
 
-def unpack(top: Path, sha: str, prefix: str, into: Path) -> Path:
-    """Write the tree of `sha` (under `prefix`) into `into`; returns the re-rooted root.
+def checked_paths(
+    top: Path, sha: str, prefix: str, src: tuple[str, ...], baseline: str | None
+) -> tuple[list[str], list[str]] | None:
+    """What of the tree of `sha` under `prefix` a check reads, as pathspecs for
+    `git archive` (its Python files, and the baseline `baseline`, relative to
+    the project, if there is one), and the src roots (relative to the project)
+    that hold other files only: they are made empty, as a full archive makes
+    them. None when only the whole tree will do: a `.py` link, which may point
+    at a file of any name, or no Python file at all (the archive would fail)."""
+    argv = ["ls-tree", "-r", "-z", sha]
+    if prefix:
+        argv += ["--", prefix]
+    head = f"{prefix}/" if prefix else ""
+    names, links = [], False
+    for item in _git(top, *argv).decode("utf-8", "surrogateescape").split("\0"):
+        meta, _, name = item.partition("\t")
+        if not name:
+            continue
+        names.append(name[len(head) :])
+        links |= meta.startswith("120000") and name.endswith(".py")
+    if links or not any(n.endswith(".py") for n in names):
+        return None
+    specs = [f":(glob){head}**/*.py"]
+    if baseline is not None and baseline in names:
+        specs.append(f":(literal){head}{baseline}")
+    roots = {os.path.normpath(r).replace(os.sep, "/") for r in src}
+    folders = [
+        r
+        for r in sorted(roots - {"."})
+        if any(n.startswith(f"{r}/") for n in names)
+        and not any(n.startswith(f"{r}/") and n.endswith(".py") for n in names)
+    ]
+    return specs, folders
+
+
+def unpack(
+    top: Path, sha: str, prefix: str, into: Path, pathspecs: list[str] | None = None
+) -> Path:
+    """Write the tree of `sha` (under `prefix`; only `pathspecs` of it, when
+    given) into `into`; returns the re-rooted root.
 
     The archive is streamed, so a large repository never sits in memory whole.
     """
     argv = git_argv(top, "archive", "--format=tar", sha)
-    if prefix:
+    if pathspecs:
+        argv += ["--", *pathspecs]
+    elif prefix:
         argv += ["--", prefix]
     try:
         proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=git_env())
@@ -104,30 +150,63 @@ def history(
     *,
     pins: dict[str, dict[str, Any]] | None = None,
     progress: Progress | None = None,
+    checked: list[str] | None = None,
 ) -> list[HistoryPoint]:
     """Findings per selected rule (under the setup's path filters) at each of
-    the last `n` commits touching the tree."""
+    the last `n` commits touching the tree. `checked` gets the commits that
+    were checked (not counted from the cache)."""
     config = setup.config
     top, prefix, found = commits(config.root, n)
     ids = [r.id for r in setup.selected]
+    baseline = _baseline_rel(setup)
+    use_cache = setup.request.run.use_cache
+    memo = None
+    if use_cache and config.cache_dir and found:
+        memo = HistoryMemo(setup, top, prefix, baseline, pins)
+    kept = memo.get([c[0] for c in found]) if memo is not None else {}
     points: list[HistoryPoint] = []
-    with tempfile.TemporaryDirectory(prefix="ctxlint-history-") as tmp:
-        # a shared cache even under --no-cache: the point is that unchanged files are free
-        use_cache = setup.request.run.use_cache
-        cache = config.cache_dir if use_cache and config.cache_dir else Path(tmp) / "cache"
-        for i, (sha, short, date, subject) in enumerate(found, 1):
-            if progress:
-                progress(i, len(found), short)
-            work = Path(tmp) / short
-            try:
-                root = unpack(top, sha, prefix, work)
-                counts = _count(setup, root, cache, pins)
-                error = None
-            except (CtxlintError, BaselineError, OSError, tarfile.TarError) as exc:
-                counts, error = dict.fromkeys(ids, 0), str(exc)
-            points.append(HistoryPoint(sha, short, date, subject, counts, error))
-            shutil.rmtree(work, ignore_errors=True)
+    try:
+        with tempfile.TemporaryDirectory(prefix="ctxlint-history-") as tmp:
+            # a shared cache even under --no-cache: the point is that unchanged files are free
+            cache = config.cache_dir if use_cache and config.cache_dir else Path(tmp) / "cache"
+            for i, (sha, short, date, subject) in enumerate(found, 1):
+                if progress:
+                    progress(i, len(found), short)
+                if sha in kept:
+                    points.append(HistoryPoint(sha, short, date, subject, kept[sha]))
+                    continue
+                if checked is not None:
+                    checked.append(sha)
+                work = Path(tmp) / short
+                try:
+                    wanted = checked_paths(top, sha, prefix, config.src, baseline)
+                    root = unpack(top, sha, prefix, work, wanted[0] if wanted else None)
+                    if root.is_dir() and wanted:
+                        for folder in wanted[1]:
+                            (root / folder).mkdir(parents=True, exist_ok=True)
+                    counts = _count(setup, root, cache, pins)
+                    error = None
+                except (CtxlintError, BaselineError, OSError, tarfile.TarError) as exc:
+                    counts, error = dict.fromkeys(ids, 0), str(exc)
+                if memo is not None and error is None:
+                    memo.put(sha, counts)
+                points.append(HistoryPoint(sha, short, date, subject, counts, error))
+                shutil.rmtree(work, ignore_errors=True)
+    finally:
+        if memo is not None:
+            memo.close()
     return points
+
+
+def _baseline_rel(setup: Setup) -> str | None:
+    """The baseline's path relative to the project (None: none, or outside it)."""
+    config = setup.config
+    if config.baseline is None:
+        return None
+    try:
+        return config.baseline.relative_to(config.root).as_posix()
+    except ValueError:
+        return None
 
 
 def _count(
