@@ -31,6 +31,7 @@ class DraftWorker:
             num_layers=num_layers,
             shared_with=shared_with,
         )
+        self.runner.warm_up(verify=False)  # a draft only decodes
 
     def propose(self, slots: list[int], batch: list[list[int]], num_tokens: int) -> list[list[int]]:
         """``num_tokens`` greedy tokens for every row: one batched forward per token.

@@ -37,10 +37,9 @@ from examples.serving_app.model import BatchKV, TinyLM, share_parameters
 from examples.serving_app.model_loader import load_model
 
 PAD_ID = 0  # right padding: fed to the scratch position, never seen by a real token
-MIN_WIDTH = 2  # the least key width: dynamo specialises size 1 (one more graph)
+MIN_DYNAMIC = 2  # the least a dynamic dimension of the forward is padded to
 # The target and the layer-skip draft run one code object (TinyLM.forward): their
-# graphs (one row or more, one fed token or more, per extend flag) share dynamo's
-# recompile limit.
+# graphs (one per extend flag value) share dynamo's recompile limit.
 RECOMPILE_LIMIT = 16
 
 
@@ -155,18 +154,26 @@ class ModelRunner:
         self._check_length(max(map(len, batch)))
         for slot, start, n in zip(slots, starts, fed_lens, strict=True):
             self.kv.check_room(start, n, slot)
-        fed = max(fed_lens)
-        ids = torch.tensor([feed + [PAD_ID] * (fed - len(feed)) for feed in feeds])
-        start_t, fed_t = torch.tensor(starts), torch.tensor(fed_lens)
+        # At least 2 rows (a lone row gets a dummy one in the scratch slot) and 2 fed
+        # columns: dynamo specialises sizes 0 and 1, and every such variant would be
+        # one more graph to compile. The padding's work is negligible at this size.
+        rows = max(len(batch), MIN_DYNAMIC)
+        extra = rows - len(batch)
+        fed = max(*fed_lens, MIN_DYNAMIC)
+        ids = torch.tensor(
+            [feed + [PAD_ID] * (fed - len(feed)) for feed in feeds] + [[PAD_ID] * fed] * extra
+        )
+        start_t = torch.tensor(starts + [0] * extra)
+        fed_t = torch.tensor(fed_lens + [1] * extra)
         positions = start_t[:, None] + torch.arange(fed)
         # Padding goes to the scratch position; a real token sees its slot up to itself.
         write_pos = torch.where(torch.arange(fed) < fed_t[:, None], positions, self.kv.scratch)
-        width = max(max(starts) + fed, MIN_WIDTH)
+        width = max(max(starts) + fed, MIN_DYNAMIC)
         mask = (torch.arange(width) <= positions[:, :, None])[:, None]
         batch_kv = BatchKV(
             self.kv.k,
             self.kv.v,
-            torch.tensor(slots, device=self.device),
+            torch.tensor(slots + [self.kv.scratch_slot] * extra, device=self.device),
             positions.clamp(max=self.max_position - 1).to(self.device),
             write_pos.to(self.device),
             mask.to(self.device),
@@ -176,7 +183,8 @@ class ModelRunner:
             logits = self.model(ids.to(self.device), batch_kv)
         for slot, start, n in zip(slots, starts, fed_lens, strict=True):
             lens[slot] = start + n
-        return logits.float().masked_fill(~self.allowed, float("-inf")), fed_lens
+        logits = logits[: len(batch)].float().masked_fill(~self.allowed, float("-inf"))
+        return logits, fed_lens
 
     def cached_greedy(
         self, slots: list[int], batch: list[list[int]], last: list[int]
@@ -193,6 +201,17 @@ class ModelRunner:
     def decode(self, slots: list[int], batch: list[list[int]]) -> list[int]:
         """The greedy next token of every row, in one batched forward."""
         return [tokens[0] for tokens in self.cached_greedy(slots, batch, [1] * len(batch))]
+
+    def warm_up(self, *, verify: bool) -> None:
+        """Run each kind of forward serving will (a decode; a verify when
+        ``verify``), so a compiled model traces its graphs now, before the first
+        request, instead of inside a step. Eager, there is nothing to trace."""
+        if self.model is self.module:
+            return
+        self.decode([0], [[PAD_ID] * 2])
+        if verify:  # the last token and a draft, every position scored
+            self.cached_greedy([0], [[PAD_ID] * 4], [2])
+        self.release(0)
 
     def truncate(self, slot: int, length: int) -> None:
         """Keep at most the first ``length`` tokens cached in ``slot`` (the rest was

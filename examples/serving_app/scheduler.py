@@ -99,6 +99,8 @@ class Scheduler:
             load_format=model.load_format,
         )
         self.spec = create_spec_algorithm(server_args, self.target)
+        self.target.warm_up(verify=self.spec is not None)  # the draft's built warm
+        self.graphs_at_ready = _compiled_graphs()
         self.max_running_requests = get_schedule().max_running_requests
         self.waiting: collections.deque[Req] = collections.deque()
         self.running: list[Req] = []
@@ -222,15 +224,22 @@ class Scheduler:
             flush=True,
         )
         if get_exec().enable_torch_compile:
-            stats = torch._dynamo.utils.counters
-            graphs, breaks = stats["stats"]["unique_graphs"], sum(stats["graph_break"].values())
+            graphs = _compiled_graphs()
+            late = graphs - self.graphs_at_ready
+            breaks = sum(torch._dynamo.utils.counters["graph_break"].values())
             print(
                 f"[scheduler] torch.compile(fullgraph=True): {graphs} graph{'s' * (graphs != 1)}, "
+                f"{'all before serving' if late == 0 else f'{late} while serving'}, "
                 f"{breaks} graph break{'s' * (breaks != 1)}",
                 flush=True,
             )
         destroy_model_parallel()
         dist.destroy_process_group()
+
+
+def _compiled_graphs() -> int:
+    """Graphs dynamo has compiled in this process so far."""
+    return torch._dynamo.utils.counters["stats"]["unique_graphs"]
 
 
 def _drain(inbox: Queue[Any], *, block: bool) -> list[Any]:

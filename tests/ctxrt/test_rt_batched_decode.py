@@ -126,13 +126,14 @@ def test_speculative_steps_take_the_same_forwards_for_one_row_or_many() -> None:
 
 
 def test_the_kv_cache_is_preallocated_and_written_in_place() -> None:
-    """The cache is allocated once, a slot per running request. A decode step writes
-    each row's newest keys and values at its slot's next position and changes
-    nothing else: nothing cached is copied or rebuilt per step."""
+    """The cache is allocated once, a slot per running request (and a scratch slot
+    and position for padding). A decode step writes each row's newest keys and
+    values at its slot's next position and changes nothing a real token reads:
+    nothing cached is copied or rebuilt per step."""
     scheduler = _scheduler(4, "none")
     try:
         kv = scheduler.target.kv
-        assert kv.k.shape[:2] == (4, 2)  # slots, layers
+        assert kv.k.shape[:3] == (4 + 1, 2, kv.max_len + 1)  # slots, layers, positions
         storage = (kv.k.data_ptr(), kv.v.data_ptr())
         outbox: queue.Queue[object] = queue.Queue()
         for req in _requests([8, 8, 8]):
@@ -149,10 +150,12 @@ def test_the_kv_cache_is_preallocated_and_written_in_place() -> None:
             written = torch.zeros(kv.k.shape[:3], dtype=torch.bool)
             for slot in slots:
                 written[slot, :, lens[slot]] = True
+            written[:, :, kv.scratch] = written[kv.scratch_slot] = True
             for new, old in zip((kv.k, kv.v), before, strict=True):
                 changed = (new != old).flatten(3).any(-1)
                 assert torch.equal(changed & ~written, torch.zeros_like(changed))
-                assert changed[slots].any()
+                for slot in slots:
+                    assert changed[slot, :, lens[slot]].all()
             assert (kv.k.data_ptr(), kv.v.data_ptr()) == storage
         assert kv.lens[3] == 0  # the unused slot was never written
         assert not kv.k[3].any()
