@@ -74,6 +74,7 @@ def measure(mode: str, max_running: int, args: argparse.Namespace, log_dir: Path
         asyncio.run(_run_clients(server.url, args.clients, args.clients, args.max_new_tokens))
         pids = [server.proc.pid, *server.children()]
         cpu_before, http_before = _cpu_seconds(pids), _cpu_seconds(pids[:1])
+        client_before = time.process_time()
         started = time.perf_counter()
         finals = asyncio.run(
             _run_clients(server.url, args.clients, args.requests, args.max_new_tokens)
@@ -81,6 +82,8 @@ def measure(mode: str, max_running: int, args: argparse.Namespace, log_dir: Path
         elapsed = time.perf_counter() - started
         cpu = _cpu_seconds(pids) - cpu_before
         http_cpu = _cpu_seconds(pids[:1]) - http_before
+        client_cpu = time.process_time() - client_before
+        load = os.getloadavg()[0]
     finally:
         code = server.terminate()
     metas = [f["meta_info"] for f in finals]
@@ -96,6 +99,8 @@ def measure(mode: str, max_running: int, args: argparse.Namespace, log_dir: Path
         "rps": len(finals) / elapsed,
         "cpu": cpu,
         "http_cpu": http_cpu,
+        "client_cpu": client_cpu,
+        "load": load,
         "rps_cpu": len(finals) / cpu,
         "accepted": sum(m["spec_accepted_draft_tokens"] for m in metas),
         "proposed": sum(m["spec_proposed_draft_tokens"] for m in metas),
@@ -110,6 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--requests", type=int, default=64)
     p.add_argument("--max-new-tokens", type=int, default=32)
     args = p.parse_args(argv)
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="bench_serving_") as tmp:
         rows = [
             measure("batched", args.clients, args, Path(tmp)),
@@ -117,7 +123,8 @@ def main(argv: list[str] | None = None) -> int:
         ]
     print(
         f"{args.clients} concurrent clients, {args.requests} streaming /generate requests of "
-        f"{args.max_new_tokens} tokens each (after a warm-up round of {args.clients})"
+        f"{args.max_new_tokens} tokens each (after a warm-up round of {args.clients}); "
+        f"load average {load_before:.2f} before"
     )
     for r in rows:
         share = r["accepted"] / max(r["proposed"], 1)
@@ -125,9 +132,9 @@ def main(argv: list[str] | None = None) -> int:
             f"  {r['mode']:>13} (--max-running-requests {r['max_running_requests']:>2}): "
             f"{r['rps']:6.2f} req/s wall ({r['requests']} in {r['seconds']:.2f} s), "
             f"{r['rps_cpu']:6.2f} req per server CPU second ({r['cpu']:.2f} s, "
-            f"{r['http_cpu']:.2f} s of it in the HTTP process); "
+            f"{r['http_cpu']:.2f} s of it in the HTTP process; the clients {r['client_cpu']:.2f} s); "
             f"{r['scheduler']}; draft accepted {r['accepted']}/{r['proposed']} ({share:.0%}); "
-            f"exit {r['exit']}"
+            f"exit {r['exit']}; load average {r['load']:.2f} after"
         )
     ratio = rows[0]["rps"] / rows[1]["rps"]
     ratio_cpu = rows[0]["rps_cpu"] / rows[1]["rps_cpu"]
