@@ -168,7 +168,8 @@ class ModelRunner:
         positions = start_t[:, None] + torch.arange(fed)
         # Padding goes to the scratch position; a real token sees its slot up to itself.
         write_pos = torch.where(torch.arange(fed) < fed_t[:, None], positions, self.kv.scratch)
-        width = max(max(starts) + fed, MIN_DYNAMIC)
+        # The keys: each slot up to the furthest position a real token reaches.
+        width = max(*(s + n for s, n in zip(starts, fed_lens, strict=True)), MIN_DYNAMIC)
         mask = (torch.arange(width) <= positions[:, :, None])[:, None]
         batch_kv = BatchKV(
             self.kv.k,

@@ -70,6 +70,9 @@ def test_a_continuous_batch_serves_each_request_as_it_runs_alone(speculative: st
     scheduler = _scheduler(4, speculative)
     try:
         requests = _requests([9, 17, 3, 12, 20, 6])
+        # One fills the whole context (128): its slot's last positions are used too.
+        long_prompt = [256, *(b"the runtime context " * 5)][:100]
+        requests.append(TokenizedRequest("full", long_prompt, 128 - len(long_prompt)))
         outputs = _serve(scheduler, requests, join_at=2)
         assert scheduler.largest_batch == 4  # the batch filled; two waited for a slot
         for req in requests:
