@@ -31,11 +31,23 @@ class DraftWorker:
             num_layers=num_layers,
             shared_with=shared_with,
         )
+        self.runner.warm_up(verify=False)  # a draft only decodes
 
-    def propose(self, batch: list[list[int]], num_tokens: int) -> list[list[int]]:
-        """``num_tokens`` greedy tokens for every row: one batched forward per token."""
+    def propose(self, slots: list[int], batch: list[list[int]], num_tokens: int) -> list[list[int]]:
+        """``num_tokens`` greedy tokens for every row: one batched forward per token.
+        The first feeds each row what the draft's slot lacks (a new request's
+        prompt, or the tokens the target added last step); each next one feeds the
+        token just proposed."""
         rows = [list(row) for row in batch]
         for _ in range(num_tokens):
-            for row, token in zip(rows, self.runner.decode(rows), strict=True):
+            for row, token in zip(rows, self.runner.decode(slots, rows), strict=True):
                 row.append(token)
         return [row[len(orig) :] for row, orig in zip(rows, batch, strict=True)]
+
+    def accept(self, slot: int, length: int) -> None:
+        """The first ``length`` tokens of the request in ``slot`` are committed: the
+        draft's cache keeps at most those."""
+        self.runner.truncate(slot, length)
+
+    def release(self, slot: int) -> None:
+        self.runner.release(slot)

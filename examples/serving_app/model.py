@@ -9,10 +9,12 @@ the context the way SGLang's model code does, in a form dynamo traces:
   ``get_parallel().tp_size`` / ``.tp_rank``: plain attributes, so dynamo reads them
   while tracing, bakes the value into the graph and guards on it (zero cost per
   call; an override of one recompiles, see docs/ctxrt.md);
-- per-forward flags as the ``ForwardFlags`` snapshot the caller passes in: the
-  ``get_forward()`` contextvar is read outside the compiled region, because dynamo
-  cannot trace ``ContextVar.get`` (SGLang hands a ``ForwardBatch`` to ``forward``
-  for the same reason)."""
+- a per-forward flag, ``get_forward().is_extend_in_batch``: graph-visible, a plain
+  slot of the per-forward tier (not a contextvar), so the compiled forward reads it
+  as SGLang's model code does; dynamo guards on it (a graph per value).
+
+A batched forward writes its keys and values into the runner's preallocated
+per-slot KV cache in place (``SlotKVCache``) and attends over each row's slot."""
 
 from __future__ import annotations
 
@@ -25,8 +27,7 @@ import torch.distributed._functional_collectives as funcol
 import torch.nn.functional as F
 from torch import nn
 
-from ctxrt.context import get_exec, get_parallel
-from ctxrt.forward import ForwardFlags
+from ctxrt.context import get_exec, get_forward, get_parallel
 
 ATTENTION_BACKENDS = ("torch_native", "sdpa")
 # kv_cache_dtype values that store K and V in 8 bits (emulated: cast down and back).
@@ -42,13 +43,11 @@ class CausalSelfAttention(nn.Module):
         self.qkv = nn.Linear(hidden, 3 * hidden, bias=False)
         self.out = nn.Linear(hidden, hidden, bias=False)
 
-    def forward(
-        self, x: torch.Tensor, past: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = None
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Attention over ``x`` [batch, seq, hidden]; returns the output and this
-        call's keys and values (what a KV cache stores). ``past``: the cached keys
-        and values [batch, heads, past, head_dim] and the mask [batch, 1, seq,
-        past + seq] saying which keys each query may see; without it, causal."""
+    def forward(self, x: torch.Tensor, cache: LayerKV | None = None) -> torch.Tensor:
+        """Attention over ``x`` [batch, seq, hidden]. Without ``cache``: causal over
+        ``x`` alone. With it: this call's keys and values are written into each
+        row's slot first (in place), then every token attends over its slot up to
+        its own position (``LayerKV``)."""
         batch, seq, hidden = x.shape
         q, k, v = (
             t.view(batch, seq, self.heads, hidden // self.heads).transpose(1, 2)
@@ -57,21 +56,26 @@ class CausalSelfAttention(nn.Module):
         kv_dtype = FP8_KV_DTYPES.get(get_exec().kernel.kv_cache_dtype)
         if kv_dtype is not None:
             k, v = k.to(kv_dtype).to(q.dtype), v.to(kv_dtype).to(q.dtype)
-        if past is None:
-            keys, values = k, v
-            mask = torch.ones(seq, seq, dtype=torch.bool, device=x.device).tril()
+        if cache is None:
+            keys, values, mask = k, v, None
         else:
-            keys, values = torch.cat([past[0], k], dim=2), torch.cat([past[1], v], dim=2)
-            mask = past[2]
+            rows = cache.slots[:, None].expand(-1, seq)
+            cache.k[rows, cache.write_pos] = k.transpose(1, 2)  # [batch, seq, heads, dim]
+            cache.v[rows, cache.write_pos] = v.transpose(1, 2)
+            width = cache.mask.shape[-1]
+            keys = cache.k[cache.slots, :width].transpose(1, 2)  # [batch, heads, width, dim]
+            values = cache.v[cache.slots, :width].transpose(1, 2)
+            mask = cache.mask
         if self.backend == "sdpa":
-            if past is None:
-                attn = F.scaled_dot_product_attention(q, keys, values, is_causal=True)
-            else:
-                attn = F.scaled_dot_product_attention(q, keys, values, attn_mask=mask)
+            attn = F.scaled_dot_product_attention(
+                q, keys, values, attn_mask=mask, is_causal=mask is None
+            )
         else:
+            if mask is None:
+                mask = torch.ones(seq, seq, dtype=torch.bool, device=x.device).tril()
             scores = q @ keys.transpose(-1, -2) / math.sqrt(q.shape[-1])
             attn = scores.masked_fill(~mask, float("-inf")).softmax(-1) @ values
-        return self.out(attn.transpose(1, 2).reshape(batch, seq, hidden)), k, v
+        return self.out(attn.transpose(1, 2).reshape(batch, seq, hidden))
 
 
 class TensorParallelMLP(nn.Module):
@@ -104,12 +108,9 @@ class Block(nn.Module):
         self.norm2 = nn.LayerNorm(hidden)
         self.mlp = TensorParallelMLP(hidden, intermediate)
 
-    def forward(
-        self, x: torch.Tensor, past: tuple[torch.Tensor, torch.Tensor, torch.Tensor] | None = None
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        attn, k, v = self.attn(self.norm1(x), past)
-        x = x + attn
-        return x + self.mlp(self.norm2(x)), k, v
+    def forward(self, x: torch.Tensor, cache: LayerKV | None = None) -> torch.Tensor:
+        x = x + self.attn(self.norm1(x), cache)
+        return x + self.mlp(self.norm2(x))
 
 
 class TinyLM(nn.Module):
@@ -142,58 +143,63 @@ class TinyLM(nn.Module):
         self.norm = nn.LayerNorm(hidden)
         self.lm_head = nn.Linear(hidden, hf_config["vocab_size"], bias=False)
 
-    def forward(
-        self,
-        input_ids: torch.Tensor,
-        flags: ForwardFlags,
-        seq_lens: torch.Tensor | None = None,
-        cache: KVInput | None = None,
-    ) -> Any:
-        """One sequence, ``input_ids`` [seq]: logits [seq, vocab] when the batch
-        extends (every position is scored: a verify step), else [1, vocab] for the
-        last position (a decode step).
+    def forward(self, input_ids: torch.Tensor, batch: BatchKV | None = None) -> torch.Tensor:
+        """Without ``batch``: one sequence alone, ``input_ids`` [seq], uncached (the
+        reference): logits [seq, vocab] when the batch extends (every position is
+        scored: a verify step), else [1, vocab] for the last position (a decode step).
 
-        A right-padded batch, ``input_ids`` [batch, seq] with ``seq_lens`` [batch] the
-        real length of each row: [batch, seq, vocab] when extending, else [batch,
-        vocab] at each row's last real position. Causal attention keeps a row's real
-        positions from ever seeing its padding.
+        With ``batch`` (``BatchKV``): the running batch, ``input_ids`` [batch, seq]
+        right-padded, each row only the tokens its slot does not hold yet; their keys
+        and values are written into the slots. Logits [batch, seq, vocab] when
+        extending, else [batch, vocab] at each row's last fed token.
 
-        With ``cache`` (positions, past keys and values per layer, mask: see
-        ``KVInput``), ``input_ids`` are only the tokens not cached yet, and the
-        answer is (logits as for a batch, the new keys, the new values) [layers,
-        batch, heads, seq, head_dim], for the caller's cache."""
-        batched = seq_lens is not None
-        ids = input_ids if batched else input_ids[None]
-        if cache is None:
+        ``is_extend_in_batch`` is a graph-visible per-forward flag: read here, inside
+        the compiled forward, as SGLang's model code reads it (a plain slot: dynamo
+        guards on it, one graph per value)."""
+        extend = get_forward().is_extend_in_batch
+        if batch is None:
+            ids = input_ids[None]
             x = self.embed(ids) + self.pos(torch.arange(ids.shape[1], device=ids.device))
-        else:
-            x = self.embed(ids) + self.pos(cache.positions)
-        keys, values = [], []
+            for block in self.blocks:
+                x = block(x)
+            logits = self.lm_head(self.norm(x if extend else x[:, -1]))
+            return logits[0] if extend else logits
+        x = self.embed(input_ids) + self.pos(batch.positions)
         for i, block in enumerate(self.blocks):
-            past = None if cache is None else (cache.past_k[i], cache.past_v[i], cache.mask)
-            x, k, v = block(x, past)
-            keys.append(k)
-            values.append(v)
-        if not flags.is_extend_in_batch:
-            x = x[torch.arange(x.shape[0], device=x.device), seq_lens - 1] if batched else x[:, -1]
-            logits = self.lm_head(self.norm(x))
-        else:
-            logits = self.lm_head(self.norm(x))
-            logits = logits if batched else logits[0]
-        if cache is None:
-            return logits
-        return logits, torch.stack(keys), torch.stack(values)
+            x = block(
+                x, LayerKV(batch.k[:, i], batch.v[:, i], batch.slots, batch.write_pos, batch.mask)
+            )
+        if not extend:
+            x = x[torch.arange(x.shape[0], device=x.device), batch.fed_lens - 1]
+        return self.lm_head(self.norm(x))
 
 
-class KVInput(NamedTuple):
-    """What a cached forward is handed: ``positions`` [batch, seq] of the new
-    tokens, the cached ``past_k`` / ``past_v`` [layers, batch, heads, past,
-    head_dim] (right-padded), and ``mask`` [batch, 1, seq, past + seq]: which of the
-    past and new keys each new token may see."""
+class BatchKV(NamedTuple):
+    """What a batched forward is handed besides the token ids [batch, seq]: the
+    runner's whole KV cache ``k`` / ``v`` [slots, layers, max_len + 1, heads,
+    head_dim] (``SlotKVCache``), each row's ``slots`` [batch], the ``positions``
+    [batch, seq] of its fed tokens (for the position embedding), ``write_pos``
+    [batch, seq] where their keys and values go (padding: the scratch position),
+    ``mask`` [batch, 1, seq, width] which of its slot's first ``width`` positions
+    each fed token sees (its own and those before it), and ``fed_lens`` [batch]."""
 
+    k: torch.Tensor
+    v: torch.Tensor
+    slots: torch.Tensor
     positions: torch.Tensor
-    past_k: torch.Tensor
-    past_v: torch.Tensor
+    write_pos: torch.Tensor
+    mask: torch.Tensor
+    fed_lens: torch.Tensor
+
+
+class LayerKV(NamedTuple):
+    """One layer's view of ``BatchKV``: ``k`` / ``v`` [slots, max_len + 1, heads,
+    head_dim] are views of the cache, so writes through them land in place."""
+
+    k: torch.Tensor
+    v: torch.Tensor
+    slots: torch.Tensor
+    write_pos: torch.Tensor
     mask: torch.Tensor
 
 

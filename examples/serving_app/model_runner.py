@@ -5,19 +5,18 @@ length, attention backend, load format, depth, whose weights) is a constructor
 argument and lives on the runner; the runner never reads those from config, so a
 second runner cannot inherit the first one's answer.
 
-A step runs through a prefix KV cache (``cached_logits``): each row reuses the keys
-and values of the longest cached prefix it shares and feeds only the rest, so a
-decode step feeds one token per row. The cache is keyed by tokens, not requests
-(keys and values are a function of the token prefix alone), which makes it
-correct whoever shares it: a new request's prompt, a rolled-back draft."""
+A step runs through the runner's KV cache (``SlotKVCache``): preallocated, one slot
+per running request (the scheduler's slot index, the same in the target and the
+draft runner), written in place. A row feeds only the tokens its slot does not hold
+yet: a new request its prompt (its prefill, batched with the others' decodes), a
+running one its last token, or its last token and the draft. One forward runs the
+whole batch, whatever mix of prefill, decode and verify it holds."""
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import torch
-import torch.nn.functional as F
 
 from ctxrt.context import (
     assert_published,
@@ -26,55 +25,22 @@ from ctxrt.context import (
     get_forward,
     get_model,
     get_resources,
+    get_schedule,
+    get_spec,
     get_stream,
 )
 from ctxrt.hf_configs import load_hf_config
 from ctxrt.record import ServerArgs
 from examples.serving_app.byte_tokenizer import PRINTABLE_IDS, VOCAB_SIZE
-from examples.serving_app.model import KVInput, TinyLM, share_parameters
+from examples.serving_app.kv_cache import SlotKVCache
+from examples.serving_app.model import BatchKV, TinyLM, share_parameters
 from examples.serving_app.model_loader import load_model
 
-PAD_ID = 0  # right padding: causal attention keeps real positions from seeing it
-MIN_DYNAMIC = 2  # the least a dynamic dimension of the cached forward is padded to
+PAD_ID = 0  # right padding: fed to the scratch position, never seen by a real token
+MIN_DYNAMIC = 2  # the least a dynamic dimension of the forward is padded to
 # The target and the layer-skip draft run one code object (TinyLM.forward): their
-# graphs (per batch size 1 or more, per extend flag) share dynamo's recompile limit.
+# graphs (one per extend flag value) share dynamo's recompile limit.
 RECOMPILE_LIMIT = 16
-
-
-@dataclasses.dataclass(frozen=True)
-class PrefixCache:
-    """The keys and values [layers, rows, heads, length, head_dim] of the rows of
-    the last batch, ``tokens[i]`` for row i (positions past its length are junk)."""
-
-    tokens: list[tuple[int, ...]]
-    k: torch.Tensor
-    v: torch.Tensor
-
-    def longest_prefix(self, row: tuple[int, ...], hint: int, enough: int) -> tuple[int, int]:
-        """(index, length) of the cached row sharing the longest prefix with ``row``:
-        the one at ``hint`` (a running batch keeps its order) when it shares
-        ``enough``, else the best of all."""
-        if hint < len(self.tokens) and _common_prefix(self.tokens[hint], row) >= enough:
-            return hint, enough
-        best, index = 0, 0
-        for i, cached in enumerate(self.tokens):
-            n = _common_prefix(cached, row)
-            if n > best:
-                best, index = n, i
-        return index, best
-
-
-def _common_prefix(a: tuple[int, ...], b: tuple[int, ...]) -> int:
-    """Length of the longest common prefix: a binary search over slice comparisons,
-    which run in C (rows sharing a prompt share long prefixes)."""
-    low, high = 0, min(len(a), len(b))
-    while low < high:
-        mid = (low + high + 1) // 2
-        if a[:mid] == b[:mid]:
-            low = mid
-        else:
-            high = mid - 1
-    return low
 
 
 class ModelRunner:
@@ -122,15 +88,32 @@ class ModelRunner:
         self.model: torch.nn.Module = model
         if get_exec().enable_torch_compile:
             # fullgraph: a graph break is an error, not a silent eager fallback.
-            # dynamic: the sequence length is symbolic, so a graph per flags value.
+            # dynamic: the batch, the fed length and the key width are symbolic. No
+            # duck sizing: two of them equal by chance (a prefill's width and fed
+            # length) would be guarded equal, and the next call would recompile.
             torch._dynamo.config.recompile_limit = max(
                 torch._dynamo.config.recompile_limit, RECOMPILE_LIMIT
             )
+            torch.fx.experimental._config.use_duck_shape = False
             self.model = torch.compile(model, backend="eager", fullgraph=True, dynamic=True)
         # One mask per device, shared by every runner of the process on that device.
         self.allowed = _shared_printable_mask(self.device)
-        self._cache: PrefixCache | None = None  # what the last cached_logits call computed
         self.max_position = hf_config["max_position_embeddings"]
+        heads = hf_config["num_attention_heads"]
+        # A slot per running request. A draft proposes a few tokens past what its
+        # request may keep (they are rolled back), hence the draft tokens' headroom.
+        self.kv = SlotKVCache(
+            slots=get_schedule().max_running_requests,
+            layers=len(model.blocks),
+            max_len=context_length + (get_spec().speculative_num_draft_tokens or 0),
+            heads=heads,
+            head_dim=hf_config["hidden_size"] // heads,
+            dtype=self.dtype,
+            device=self.device,
+        )
+        # The cache's shape is fixed: no symbol for dynamo to guard on or recompile for.
+        torch._dynamo.mark_static(self.kv.k)
+        torch._dynamo.mark_static(self.kv.v)
         # The runner's side stream: leased by its role's literal name at init, never
         # inside a graph capture (CTX701).
         self.side_stream = get_stream("alt")
@@ -142,105 +125,111 @@ class ModelRunner:
 
     @torch.inference_mode()
     def logits(self, token_ids: list[int]) -> torch.Tensor:
-        """One sequence alone: [1, vocab] for its next token, or [seq, vocab] when the
-        per-forward flags say the batch extends."""
+        """One sequence alone, uncached: [1, vocab] for its next token, or [seq, vocab]
+        when the per-forward flags say the batch extends."""
         self._check_length(len(token_ids))
         ids = torch.tensor(token_ids, dtype=torch.long, device=self.device)
-        # The per-forward flags cross into the compiled forward as a snapshot argument.
-        out = self.model(ids, get_forward().snapshot())
+        out = self.model(ids)
         return out.float().masked_fill(~self.allowed, float("-inf"))
 
     @torch.inference_mode()
     def cached_logits(
-        self, batch: list[list[int]], last: list[int]
+        self, slots: list[int], batch: list[list[int]], last: list[int]
     ) -> tuple[torch.Tensor, list[int]]:
-        """One forward that feeds each row only what no cached prefix covers, and
-        scores at least its last ``last[i]`` positions: the logits [batch, vocab] at
-        each row's last token, or, when some ``last[i]`` > 1, [batch, fed, vocab]
-        with each row's fed length (its last ``last[i]`` fed positions are the ones
-        asked for). The
-        cache then holds exactly this batch's rows: pass the whole running batch at
-        every step, so finished requests and rejected drafts drop out. The work per
-        call is a fixed number of tensor operations, whatever the batch size."""
-        rows = [tuple(row) for row in batch]
-        self._check_length(max(map(len, rows)))
-        sources, starts = [], []
-        for i, (row, keep) in enumerate(zip(rows, last, strict=True)):
-            usable = len(row) - keep
-            index, shared = self._cache.longest_prefix(row, i, usable) if self._cache else (0, 0)
-            sources.append(index)
-            starts.append(min(shared, usable))  # the kept positions are fed
-        fed_lens = [len(row) - start for row, start in zip(rows, starts, strict=True)]
-        # At least 2 past and 2 fed columns (masked when unused): dynamo specialises
-        # sizes 0 and 1, and every such variant would be one more graph to compile.
-        past, fed = max(*starts, MIN_DYNAMIC), max(*fed_lens, MIN_DYNAMIC)
+        """One forward over the batch: row i (held in slot ``slots[i]``) is fed the
+        tokens of ``batch[i]`` its slot does not hold yet (at least its last
+        ``last[i]``, the positions it scores). The logits [batch, vocab] at each row's last
+        token, or, when some ``last[i]`` > 1, [batch, fed, vocab] with each row's fed
+        length (its last ``last[i]`` fed positions are the ones asked for). Every
+        fed token is then cached in its slot (``truncate`` drops a rejected draft).
+        The tensor work is a fixed number of operations whatever the batch holds."""
+        lens = self.kv.lens
+        # A position asked to be scored is fed again if the slot holds it already.
+        starts = [
+            min(lens[slot], len(row) - keep)
+            for slot, row, keep in zip(slots, batch, last, strict=True)
+        ]
+        feeds = [row[start:] for row, start in zip(batch, starts, strict=True)]
+        fed_lens = [len(feed) for feed in feeds]
+        self._check_length(max(map(len, batch)))
+        for slot, start, n in zip(slots, starts, fed_lens, strict=True):
+            self.kv.check_room(start, n, slot)
+        # At least 2 rows (a lone row gets a dummy one in the scratch slot) and 2 fed
+        # columns: dynamo specialises sizes 0 and 1, and every such variant would be
+        # one more graph to compile. The padding's work is negligible at this size.
+        rows = max(len(batch), MIN_DYNAMIC)
+        extra = rows - len(batch)
+        fed = max(*fed_lens, MIN_DYNAMIC)
         ids = torch.tensor(
-            [
-                [*row[s:], *[PAD_ID] * (fed - n)]
-                for row, s, n in zip(rows, starts, fed_lens, strict=True)
-            ]
+            [feed + [PAD_ID] * (fed - len(feed)) for feed in feeds] + [[PAD_ID] * fed] * extra
         )
-        start_t = torch.tensor(starts)
-        positions = (start_t[:, None] + torch.arange(fed)).clamp(max=self.max_position - 1)
-        sees_past = (torch.arange(past)[None, :] < start_t[:, None])[:, None, :].expand(-1, fed, -1)
-        causal = torch.ones(fed, fed, dtype=torch.bool).tril().expand(len(rows), -1, -1)
-        visible = torch.cat([sees_past, causal], dim=-1)[:, None]
-        if self._cache is not None:
-            index = torch.tensor(sources, device=self.device)
-            short = max(past - self._cache.k.shape[3], 0)
-            past_k = F.pad(self._cache.k[:, index, :, :past], (0, 0, 0, short))
-            past_v = F.pad(self._cache.v[:, index, :, :past], (0, 0, 0, short))
-        else:
-            layers, heads = len(self.module.blocks), self.module.blocks[0].attn.heads
-            shape = (layers, len(rows), heads, past, self.module.embed.embedding_dim // heads)
-            past_k = past_v = torch.zeros(shape, dtype=self.dtype, device=self.device)
-        kv = KVInput(positions.to(self.device), past_k, past_v, visible.to(self.device))
-        extend = max(last) > 1
-        with get_forward().scoped(is_extend_in_batch=extend):
-            # The per-forward flags cross into the compiled forward as a snapshot argument.
-            logits, new_k, new_v = self.model(
-                ids.to(self.device),
-                get_forward().snapshot(),
-                torch.tensor(fed_lens, device=self.device),
-                kv,
-            )
-        logits = logits.float().masked_fill(~self.allowed, float("-inf"))
-        # Row i's cache: its past [:start], then its new keys, found at past + j - start.
-        j = torch.arange(past + fed)
-        gather = torch.where(
-            j[None, :] < start_t[:, None], j[None, :], past + j[None, :] - start_t[:, None]
+        start_t = torch.tensor(starts + [0] * extra)
+        fed_t = torch.tensor(fed_lens + [1] * extra)
+        positions = start_t[:, None] + torch.arange(fed)
+        # Padding goes to the scratch position; a real token sees its slot up to itself.
+        write_pos = torch.where(torch.arange(fed) < fed_t[:, None], positions, self.kv.scratch)
+        # The keys: each slot up to the furthest position a real token reaches.
+        width = max(*(s + n for s, n in zip(starts, fed_lens, strict=True)), MIN_DYNAMIC)
+        mask = (torch.arange(width) <= positions[:, :, None])[:, None]
+        batch_kv = BatchKV(
+            self.kv.k,
+            self.kv.v,
+            torch.tensor(slots + [self.kv.scratch_slot] * extra, device=self.device),
+            positions.clamp(max=self.max_position - 1).to(self.device),
+            write_pos.to(self.device),
+            mask.to(self.device),
+            fed_t.to(self.device),
         )
-        gather = gather.clamp(max=past + fed - 1).to(self.device)
-        index = gather[None, :, None, :, None].expand(
-            new_k.shape[0], -1, new_k.shape[2], -1, new_k.shape[4]
-        )
-        self._cache = PrefixCache(
-            rows,
-            torch.cat([past_k, new_k], dim=3).gather(3, index),
-            torch.cat([past_v, new_v], dim=3).gather(3, index),
-        )
+        with get_forward().scoped(is_extend_in_batch=max(last) > 1):
+            logits = self.model(ids.to(self.device), batch_kv)
+        for slot, start, n in zip(slots, starts, fed_lens, strict=True):
+            lens[slot] = start + n
+        logits = logits[: len(batch)].float().masked_fill(~self.allowed, float("-inf"))
         return logits, fed_lens
 
-    def cached_greedy(self, batch: list[list[int]], last: list[int]) -> list[list[int]]:
+    def cached_greedy(
+        self, slots: list[int], batch: list[list[int]], last: list[int]
+    ) -> list[list[int]]:
         """The greedy token at each of the last ``last[i]`` positions of every row:
         one argmax for the whole batch (per-row tensor calls would cost more than
         the forward at this model's size)."""
-        logits, fed_lens = self.cached_logits(batch, last)
+        logits, fed_lens = self.cached_logits(slots, batch, last)
         best: list[Any] = logits.argmax(-1).tolist()
         if logits.dim() == 2:  # one position per row
             return [[token] for token in best]
         return [row[n - keep : n] for row, n, keep in zip(best, fed_lens, last, strict=True)]
 
+    def decode(self, slots: list[int], batch: list[list[int]]) -> list[int]:
+        """The greedy next token of every row, in one batched forward."""
+        return [tokens[0] for tokens in self.cached_greedy(slots, batch, [1] * len(batch))]
+
+    def warm_up(self, *, verify: bool) -> None:
+        """Run each kind of forward serving will (a decode; a verify when
+        ``verify``), so a compiled model traces its graphs now, before the first
+        request, instead of inside a step. Eager, there is nothing to trace."""
+        if self.model is self.module:
+            return
+        self.decode([0], [[PAD_ID] * 2])
+        if verify:  # the last token and a draft, every position scored
+            self.cached_greedy([0], [[PAD_ID] * 4], [2])
+        self.release(0)
+
+    def truncate(self, slot: int, length: int) -> None:
+        """Keep at most the first ``length`` tokens cached in ``slot`` (the rest was
+        a draft the target rejected)."""
+        self.kv.truncate(slot, length)
+
+    def release(self, slot: int) -> None:
+        """The request in ``slot`` left; the slot's next request starts empty."""
+        self.kv.release(slot)
+
     def _check_length(self, length: int) -> None:
         if length > self.context_length:
             raise ValueError(f"{length} tokens exceed context length {self.context_length}")
 
-    def decode(self, batch: list[list[int]]) -> list[int]:
-        """The greedy next token of every row, in one cached batched forward."""
-        return [tokens[0] for tokens in self.cached_greedy(batch, [1] * len(batch))]
-
     def greedy(self, token_ids: list[int], num_tokens: int) -> list[int]:
-        """One sequence alone, unbatched: the reference batched decoding reproduces."""
+        """One sequence alone, unbatched and uncached: the reference batched decoding
+        reproduces."""
         tokens = list(token_ids)
         for _ in range(num_tokens):
             tokens.append(int(self.logits(tokens)[-1].argmax()))

@@ -65,6 +65,7 @@ class Req:
     rid: str
     input_ids: list[int]
     max_new_tokens: int
+    slot: int = -1  # its KV cache slot while it runs (the target's and the draft's)
     output_ids: list[int] = dataclasses.field(default_factory=list)
     spec: SpecStats = dataclasses.field(default_factory=SpecStats)
 
@@ -98,9 +99,12 @@ class Scheduler:
             load_format=model.load_format,
         )
         self.spec = create_spec_algorithm(server_args, self.target)
+        self.target.warm_up(verify=self.spec is not None)  # the draft's built warm
+        self.graphs_at_ready = _compiled_graphs()
         self.max_running_requests = get_schedule().max_running_requests
         self.waiting: collections.deque[Req] = collections.deque()
         self.running: list[Req] = []
+        self.free_slots = list(range(self.max_running_requests))[::-1]  # pop() takes 0 first
         self.totals = SpecStats()
         self.steps = 0
         self.busy_s = 0.0  # time spent in steps
@@ -117,9 +121,10 @@ class Scheduler:
     def step(self, batch: list[Req]) -> BatchTokenOut:
         """Advance every request of ``batch`` by one step (one token, or what the
         target accepted of the draft plus one)."""
+        slots = [r.slot for r in batch]
         if self.spec is None:
             for req, token in zip(
-                batch, self.target.decode([r.tokens for r in batch]), strict=True
+                batch, self.target.decode(slots, [r.tokens for r in batch]), strict=True
             ):
                 req.output_ids.append(token)
             new_ids = [r.output_ids[-1:] for r in batch]
@@ -129,6 +134,7 @@ class Scheduler:
                 self.target,
                 algorithm,
                 num_draft,
+                slots,
                 [r.tokens for r in batch],
                 [r.remaining for r in batch],
             )
@@ -182,15 +188,25 @@ class Scheduler:
         return True
 
     def run_batch(self) -> BatchTokenOut | None:
-        """One turn: admit waiting requests into the running batch (this is where a
-        new request joins, between two steps), step the batch, retire what finished."""
-        while self.waiting and len(self.running) < self.max_running_requests:
-            self.running.append(self.waiting.popleft())
+        """One turn: admit waiting requests into the running batch, each into a free
+        KV cache slot (this is where a new request joins, between two steps: its
+        prompt is fed in the step's one forward with the others' tokens), step the
+        batch, retire what finished and free its slot."""
+        while self.waiting and self.free_slots:
+            req = self.waiting.popleft()
+            req.slot = self.free_slots.pop()
+            self.running.append(req)
         if not self.running:
             return None
         started = time.perf_counter()
         out = self.step(self.running)
         self.busy_s += time.perf_counter() - started
+        for req in self.running:
+            if req.remaining <= 0:
+                self.target.release(req.slot)
+                if self.spec is not None:
+                    self.spec[0].release(req.slot)
+                self.free_slots.append(req.slot)
         self.running = [r for r in self.running if r.remaining > 0]
         return out
 
@@ -208,15 +224,22 @@ class Scheduler:
             flush=True,
         )
         if get_exec().enable_torch_compile:
-            stats = torch._dynamo.utils.counters
-            graphs, breaks = stats["stats"]["unique_graphs"], sum(stats["graph_break"].values())
+            graphs = _compiled_graphs()
+            late = graphs - self.graphs_at_ready
+            breaks = sum(torch._dynamo.utils.counters["graph_break"].values())
             print(
                 f"[scheduler] torch.compile(fullgraph=True): {graphs} graph{'s' * (graphs != 1)}, "
+                f"{'all before serving' if late == 0 else f'{late} while serving'}, "
                 f"{breaks} graph break{'s' * (breaks != 1)}",
                 flush=True,
             )
         destroy_model_parallel()
         dist.destroy_process_group()
+
+
+def _compiled_graphs() -> int:
+    """Graphs dynamo has compiled in this process so far."""
+    return torch._dynamo.utils.counters["stats"]["unique_graphs"]
 
 
 def _drain(inbox: Queue[Any], *, block: bool) -> list[Any]:

@@ -1,6 +1,8 @@
 """Speculative decoding: a plugin base for algorithms, two in-tree implementations,
 and the dispatch that calls the hooks. Every step works on the whole running batch:
 the draft proposes for every row, the target verifies every row in one forward.
+Each row is a request in a KV cache slot (the same index in the target's and the
+draft's cache); after the verify, both caches keep only what was accepted.
 
 The dispatch calls every algorithm with the built-in's argument list, so a plugin
 that drifts from the base signature fails at its first call; the example's tests
@@ -35,21 +37,47 @@ class SpecAlgorithm(abc.ABC):
         """Build whatever proposes tokens; called once at scheduler init."""
 
     @abc.abstractmethod
-    def propose(self, batch: list[list[int]], num_tokens: int) -> list[list[int]]:
-        """``num_tokens`` draft tokens continuing each row of ``batch``."""
+    def propose(self, slots: list[int], batch: list[list[int]], num_tokens: int) -> list[list[int]]:
+        """``num_tokens`` draft tokens continuing each row of ``batch`` (row i is the
+        request in KV cache slot ``slots[i]``)."""
+
+    @abc.abstractmethod
+    def accept(self, slot: int, length: int) -> None:
+        """The request in ``slot`` has committed its first ``length`` tokens: drop
+        whatever the draft cached past them (its rejected proposals)."""
+
+    @abc.abstractmethod
+    def release(self, slot: int) -> None:
+        """The request in ``slot`` finished; the slot goes to another request."""
+
+
+class WorkerDraft(SpecAlgorithm):
+    """The hooks of an algorithm whose draft is a ``DraftWorker`` (both in-tree ones)."""
+
+    def __init__(self) -> None:
+        self.worker: DraftWorker | None = None
+
+    def propose(self, slots: list[int], batch: list[list[int]], num_tokens: int) -> list[list[int]]:
+        assert self.worker is not None, "build_draft was not called"
+        return self.worker.propose(slots, batch, num_tokens)
+
+    def accept(self, slot: int, length: int) -> None:
+        assert self.worker is not None, "build_draft was not called"
+        self.worker.accept(slot, length)
+
+    def release(self, slot: int) -> None:
+        assert self.worker is not None, "build_draft was not called"
+        self.worker.release(slot)
 
 
 @register_spec_algorithm
-class LayerSkipDraft(SpecAlgorithm):
+class LayerSkipDraft(WorkerDraft):
     """The draft is the target itself cut short: its first half of the layers, with
     the target's embedding and head, the very same parameter tensors (no second
     copy, nothing to load). Early layers already predict much of what the whole
     stack does, so the target accepts a real share of the draft."""
 
     name = "layer_skip"
-
-    def __init__(self) -> None:
-        self.worker: DraftWorker | None = None
 
     def build_draft(self, server_args: ServerArgs, target: ModelRunner) -> None:
         spec = get_spec()
@@ -68,19 +96,12 @@ class LayerSkipDraft(SpecAlgorithm):
             shared_with=target,
         )
 
-    def propose(self, batch: list[list[int]], num_tokens: int) -> list[list[int]]:
-        assert self.worker is not None, "build_draft was not called"
-        return self.worker.propose(batch, num_tokens)
-
 
 @register_spec_algorithm
-class StandaloneDraft(SpecAlgorithm):
+class StandaloneDraft(WorkerDraft):
     """A separate small draft model with weights of its own, run greedily."""
 
     name = "standalone"
-
-    def __init__(self) -> None:
-        self.worker: DraftWorker | None = None
 
     def build_draft(self, server_args: ServerArgs, target: ModelRunner) -> None:
         spec = get_spec()
@@ -91,10 +112,6 @@ class StandaloneDraft(SpecAlgorithm):
             attention_backend=spec.speculative_attention_backend,
             load_format=spec.speculative_draft_load_format,
         )
-
-    def propose(self, batch: list[list[int]], num_tokens: int) -> list[list[int]]:
-        assert self.worker is not None, "build_draft was not called"
-        return self.worker.propose(batch, num_tokens)
 
 
 @dataclasses.dataclass
@@ -125,24 +142,30 @@ def speculative_step(
     target: ModelRunner,
     algorithm: SpecAlgorithm,
     num_draft_tokens: int,
+    slots: list[int],
     batch: list[list[int]],
     budgets: list[int],
 ) -> list[tuple[list[int], SpecStats]]:
-    """One draft-then-verify step over a batch: per row, the new tokens (at least one,
-    at most its budget) and the draft tokens proposed and accepted. Greedy, so the
-    tokens are exactly the target's own greedy continuation."""
-    proposals = algorithm.propose(batch, min(num_draft_tokens, max(budgets) - 1))
+    """One draft-then-verify step over a batch (row i: the request in KV cache slot
+    ``slots[i]``): per row, the new tokens (at least one, at most its budget) and the
+    draft tokens proposed and accepted. Greedy, so the tokens are exactly the
+    target's own greedy continuation."""
+    proposals = algorithm.propose(slots, batch, min(num_draft_tokens, max(budgets) - 1))
     drafts = [p[: max(budget - 1, 0)] for p, budget in zip(proposals, budgets, strict=True)]
     # The target scores every row's last token + draft in one forward (the prefix
-    # comes from its cache): k+1 predictions each.
+    # is in its cache): k+1 predictions each.
     verified = target.cached_greedy(
-        [row + d for row, d in zip(batch, drafts, strict=True)], [len(d) + 1 for d in drafts]
+        slots, [row + d for row, d in zip(batch, drafts, strict=True)], [len(d) + 1 for d in drafts]
     )
     results = []
-    for predictions, draft in zip(verified, drafts, strict=True):
+    for slot, row, predictions, draft in zip(slots, batch, verified, drafts, strict=True):
         accepted = 0
         while accepted < len(draft) and draft[accepted] == predictions[accepted]:
             accepted += 1
+        # Both caches hold the row and (part of) a draft: keep the accepted part. The
+        # target's new token is not cached yet; the next step feeds it.
+        target.truncate(slot, len(row) + accepted)
+        algorithm.accept(slot, len(row) + accepted)
         results.append(
             ([*draft[:accepted], predictions[accepted]], SpecStats(len(draft), accepted))
         )
@@ -155,13 +178,21 @@ def speculative_generate(
     num_draft_tokens: int,
     token_ids: list[int],
     max_new_tokens: int,
+    slot: int = 0,
 ) -> tuple[list[int], SpecStats]:
-    """One sequence alone, step after step (the reference the batched steps match)."""
+    """One sequence alone, step after step, in one KV cache slot (released after):
+    the reference the batched steps match."""
     tokens, stats = list(token_ids), SpecStats()
-    while len(tokens) - len(token_ids) < max_new_tokens:
-        remaining = max_new_tokens - (len(tokens) - len(token_ids))
-        [(new, step)] = speculative_step(target, algorithm, num_draft_tokens, [tokens], [remaining])
-        tokens += new
-        stats.proposed += step.proposed
-        stats.accepted += step.accepted
+    try:
+        while len(tokens) - len(token_ids) < max_new_tokens:
+            remaining = max_new_tokens - (len(tokens) - len(token_ids))
+            [(new, step)] = speculative_step(
+                target, algorithm, num_draft_tokens, [slot], [tokens], [remaining]
+            )
+            tokens += new
+            stats.proposed += step.proposed
+            stats.accepted += step.accepted
+    finally:
+        target.release(slot)
+        algorithm.release(slot)
     return tokens[len(token_ids) :], stats

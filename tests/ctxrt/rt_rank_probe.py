@@ -9,7 +9,7 @@ from typing import Any
 
 import torch.distributed as dist
 
-from ctxrt.context import get_parallel, publish, reset_context
+from ctxrt.context import get_forward, get_parallel, publish, reset_context
 from ctxrt.errors import GroupWidthError, ParallelTopologyError
 from ctxrt.parallel_state import ParallelState, patch_tensor_parallel_group
 from ctxrt.record import ServerArgs
@@ -34,17 +34,16 @@ def _tp_mlp_error(alone: Any) -> float:
     draft scope over ``alone``, this rank's one-rank group."""
     import torch
 
-    from ctxrt.forward import ForwardFlags
     from ctxrt.hf_configs import load_hf_config
     from examples.serving_app.model import TinyLM
 
     torch.manual_seed(0)  # the same weights on every rank
     model = TinyLM(load_hf_config("tiny-lm"), "sdpa").eval()
-    ids, flags = torch.tensor([256, 72, 105, 33]), ForwardFlags(is_extend_in_batch=True)
-    with torch.inference_mode():
-        split = model(ids, flags)
+    ids = torch.tensor([256, 72, 105, 33])
+    with torch.inference_mode(), get_forward().scoped(is_extend_in_batch=True):
+        split = model(ids)
         with patch_tensor_parallel_group(alone, owns_attention=True):
-            whole = model(ids, flags)
+            whole = model(ids)
     return float((split - whole).abs().max())
 
 

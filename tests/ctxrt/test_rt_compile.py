@@ -204,7 +204,7 @@ def test_a_contextvar_forward_flag_does_not_trace() -> None:
 
 def test_the_example_model_forward_compiles_whole() -> None:
     """TinyLM's forward reads a bag leaf (kv_cache_dtype), parallel leaves (tp_size)
-    and a per-forward flag (is_extend_in_batch, as the snapshot argument): compiled
+    and a graph-visible per-forward flag (get_forward().is_extend_in_batch): compiled
     with fullgraph=True it matches eager, and recompiles exactly where documented."""
     from examples.serving_app.model_runner import ModelRunner
 
@@ -228,7 +228,7 @@ def test_the_example_model_forward_compiles_whole() -> None:
     def check(ids: list[int], rows: int) -> torch.Tensor:
         out = runner.logits(ids)
         with torch.inference_mode():
-            ref = eager(torch.tensor(ids), get_forward().snapshot())
+            ref = eager(torch.tensor(ids))
         assert out.shape == (rows, 260)
         assert torch.allclose(out, ref.float().masked_fill(~runner.allowed, float("-inf")))
         return out
@@ -237,7 +237,7 @@ def test_the_example_model_forward_compiles_whole() -> None:
     check([256, 72, 105, 33, 33], 1)  # another length: the same (dynamic) graph
     assert graphs() == 1
     with get_forward().scoped(is_extend_in_batch=True):
-        check([256, 72, 105], 3)  # the flag snapshot: a second graph
+        check([256, 72, 105], 3)  # the flag read in the graph: a second graph
     check([256, 72], 1)
     assert graphs() == 2
     get_context().override("test", kv_cache_dtype="fp8_e4m3")
