@@ -1,0 +1,185 @@
+"""CTX705 flags-mirror-config: a runtime-flags leaf assigned straight from a config-bag
+leaf, with no derivation, is a config mirror: read the bag leaf.
+
+The flags groups and their leaves are derived from the runtime's flags tier
+(program.flags_tier: the accessor's annotated class, its group classes). A
+write `<flags>.<group>.<leaf> = <value>` is a mirror when `<value>` is a bag
+leaf itself: a bag accessor call (`get_exec()`) or a local bound to one or to a
+path below one, followed by attributes ending at a record field (a leaf the
+vocabulary derives). Anything computed from it (`MoeA2ABackend(x)`, `x or ""`,
+`bool(x)`) is a derivation and is left alone.
+
+A leaf some other write also sets (a swap around a draft forward, a restore, a
+second init) is state the code changes, not a mirror: those leaves are shown
+in the derived sets and not reported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from ctxlint.core.lazy_libcst import cst
+from ctxlint.facts.context import FileContext
+from ctxlint.facts.vocab import BAGS, Vocabulary
+from ctxlint.program.core import Program
+from ctxlint.program.flags_tier import ACCESSOR, Env, FlagsTierVisitor, flags_groups
+from ctxlint.program.rule import RawFinding, Rule, field_data
+
+ID = "CTX705"
+_MODULE = "<module>"
+
+
+class MirrorVisitor(FlagsTierVisitor):
+    """The tier's declarations, and every assignment to a flags leaf."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        super().__init__(ctx)
+        self.envs: dict[str, Env] = {}
+        self.writes: list[dict[str, Any]] = []
+
+    def _env(self) -> Env:
+        return self.envs.setdefault(self.ctx.qualname, {})
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for t in node.targets:
+            self._assign(t.target, node, node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._assign(node.target, node, node.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._assign(node.target, node, None)
+
+    def _assign(
+        self, target: cst.BaseExpression, node: cst.CSTNode, value: cst.BaseExpression | None
+    ) -> None:
+        env = self._env()
+        if isinstance(target, cst.Name):
+            found = self.path(value, env) if value is not None else None
+            if found is not None:
+                env[target.value] = found
+            else:
+                env.pop(target.value, None)
+            return
+        if isinstance(target, (cst.Tuple, cst.List)):
+            for e in target.elements:
+                self._assign(e.value, node, None)
+            return
+        if not isinstance(target, cst.Attribute):
+            return
+        chain = self.path(target, env)
+        if not chain or chain[0] != "flags" or len(chain) != 3:
+            return
+        source = self.path(value, env) if value is not None else None
+        scope = self.ctx.scope
+        self.writes.append(
+            self.ctx.site(
+                node,
+                fn=scope.qualname if scope.kind != "module" else _MODULE,
+                group=chain[1],
+                leaf=chain[2],
+                source=source if source and source[0] != "flags" else None,
+            )
+        )
+
+    def finish(self) -> Any:
+        facts = {**self.tier_facts(), "writes": self.writes}
+        return facts if self.classes or self.accessor or self.writes else None
+
+
+class Model:
+    def __init__(self, program: Program) -> None:
+        vocab = program.vocab
+        self.files = list(program.facts(ID))
+        self.tier, self.root, self.groups = flags_groups(self.files, vocab.runtime_module)
+        self.leaves = set(vocab.fields) | set(vocab.derived_leaves)
+        sites: dict[tuple[str, str], list[str]] = {}  # (group, leaf) -> write sites
+        for path, module, f in self.files:
+            for w in f["writes"]:
+                sites.setdefault((w["group"], w["leaf"]), []).append(
+                    f"{module}.{w['fn']} ({path}:{w['span'][0]})"
+                )
+        self.sites = sites
+        # a leaf written at more than one site is state the code changes
+        self.swapped = {k for k, v in sites.items() if len(v) > 1}
+
+    def mirror(self, w: dict[str, Any]) -> bool:
+        src = w["source"]
+        return (
+            src is not None
+            and len(src) > 1
+            and src[-1] in self.leaves
+            and w["leaf"] in self.groups.get(w["group"], ())
+            and (w["group"], w["leaf"]) not in self.swapped
+        )
+
+
+class FlagsMirrorConfig(Rule):
+    id = ID
+    name = "flags-mirror-config"
+    summary = (
+        "A runtime-flags leaf assigned straight from a config-bag leaf, with no "
+        "derivation, is a config mirror: read the bag leaf"
+    )
+    visitor = MirrorVisitor
+    needs = (BAGS,)
+
+    def tokens(self, vocab: Vocabulary) -> set[str]:
+        return {ACCESSOR, f"module:{vocab.runtime_module}"}
+
+    def more_tokens(self, program: Program) -> set[str]:
+        files = list(program.facts(ID))
+        classes = {q: c for _, _, f in files for q, c in f["classes"].items()}
+        _, root, _ = flags_groups(files, program.vocab.runtime_module)
+        wanted = {root} if root else set()
+        if root in classes:
+            wanted |= {a for a in classes[root].values() if a}
+        return {f"module:{q.rpartition('.')[0]}" for q in wanted if q not in classes}
+
+    def _model(self, program: Program) -> Model:
+        return program.memo(f"{ID}:model", lambda: Model(program))
+
+    def derive(self, program: Program) -> dict[str, Any]:
+        m = self._model(program)
+        if not m.tier:
+            return {"flags root": f"(no {ACCESSOR}() in {program.vocab.runtime_module})"}
+        return {
+            "flags root": m.root or "(not found)",
+            "groups": {g: sorted(ls) for g, ls in sorted(m.groups.items())},
+            "leaves written at several sites": sorted(f"{g}.{leaf}" for g, leaf in m.swapped),
+        }
+
+    def partial(self, sets: dict[str, Any]) -> str | None:
+        if "groups" in sets and not sets["groups"]:
+            return (
+                f"no flags groups: the runtime module's {ACCESSOR}() is not annotated with "
+                f"a class of groups (flags root: {sets.get('flags root')}): nothing is checked"
+            )
+        return None
+
+    def check(self, program: Program) -> Iterable[RawFinding]:
+        m = self._model(program)
+        for path, _, f in m.files:
+            for w in f["writes"]:
+                if not m.mirror(w):
+                    continue
+                src = w["source"]
+                bag = f"{src[0]}().{'.'.join(src[1:])}"
+                flag = f"{ACCESSOR}().{w['group']}.{w['leaf']}"
+                yield RawFinding(
+                    ID,
+                    path,
+                    w["scope"],
+                    w["snippet"],
+                    w["span"],
+                    f"`{flag}` mirrors the bag leaf `{bag}` with no derivation: read "
+                    f"`{bag}` where the flag is read, and drop the flag",
+                    f"the only write of `{w['group']}.{w['leaf']}`: "
+                    + "; ".join(m.sites[(w["group"], w["leaf"])]),
+                    data=field_data(program.vocab, src[-1]),
+                )
+
+
+RULE = FlagsMirrorConfig()

@@ -1,0 +1,105 @@
+"""CTX705 flags-mirror-config: a flags leaf assigned exactly a bag leaf (through
+locals, through the runtime's own slot) is a mirror; a derivation, a leaf written at
+several sites, a bag that is not a leaf and an undeclared leaf are not."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from helpers import run_engine, write
+from rulecase import assert_case
+
+RULE = "CTX705"
+
+
+def test_mirrors_in_every_shape_and_what_is_not_one(project: Path) -> None:
+    assert_case(
+        project,
+        RULE,
+        """
+        from specrt.context import get_context, get_exec, get_flags, get_parallel
+
+        def initialize_moe_config() -> None:
+            flags = get_flags()
+            exec_moe = get_exec().moe
+            flags.moe.runner_backend = exec_moe.moe_runner_backend  # expect
+
+        def initialize_dp_attention() -> None:
+            dp = get_context().flags.dp
+            parallel = get_parallel()
+            dp.enabled = parallel.dp_size  # expect
+            dp.attn_dp_rank = get_parallel().tp_size  # expect
+
+        def derived() -> None:
+            get_flags().moe.initialized = bool(get_exec().moe.moe_runner_backend)
+            get_flags().moe.initialized = get_exec().moe.moe_runner_backend or "auto"
+
+        def not_a_leaf() -> None:
+            get_flags().moe.initialized = get_exec().moe
+
+        def not_declared() -> None:
+            get_flags().moe.backend = get_exec().moe.moe_runner_backend
+        """,
+    )
+
+
+def test_a_leaf_written_at_several_sites_is_state(project: Path) -> None:
+    write(
+        project,
+        {
+            "app/init.py": """\
+from specrt.context import get_exec, get_flags
+
+
+def initialize_moe_config() -> None:
+    get_flags().moe.runner_backend = get_exec().moe.moe_runner_backend
+
+
+def swap(backend: str) -> None:
+    get_flags().moe.runner_backend = backend
+""",
+        },
+    )
+    out = run_engine(project, select={RULE})
+    assert out.findings == []
+    sets = out.program.sets[RULE]
+    assert sets["leaves written at several sites"] == ["moe.runner_backend"]
+    assert sets["groups"] == {
+        "dp": ["attn_dp_rank", "enabled"],
+        "moe": ["initialized", "runner_backend"],
+    }
+
+
+def test_the_message_names_the_bag_leaf(project: Path) -> None:
+    write(
+        project,
+        {
+            "app/init.py": "from specrt.context import get_exec, get_flags\n\n\n"
+            "def initialize_moe_config() -> None:\n"
+            "    get_flags().moe.runner_backend = get_exec().moe.moe_runner_backend\n",
+        },
+    )
+    (f,) = run_engine(project, select={RULE}).findings
+    assert f.message.startswith(
+        "`get_flags().moe.runner_backend` mirrors the bag leaf "
+        "`get_exec().moe.moe_runner_backend` with no derivation"
+    )
+    assert f.data == {"field": "moe_runner_backend", "namespace": "exec.moe"}
+
+
+def test_no_groups_checks_nothing_and_says_so(project: Path) -> None:
+    ctx = project / "specrt/context.py"
+    ctx.write_text(ctx.read_text().replace("def get_flags() -> Flags:", "def get_flags():"))
+    write(
+        project,
+        {
+            "app/init.py": "from specrt.context import get_exec, get_flags\n\n\n"
+            "def initialize_moe_config() -> None:\n"
+            "    get_flags().moe.runner_backend = get_exec().moe.moe_runner_backend\n",
+        },
+    )
+    out = run_engine(project, select={RULE})
+    assert out.findings == []
+    from ctxlint.rules.ctx705_flags_mirror_config import RULE as rule
+
+    assert "no flags groups" in (rule.partial(out.program.sets[RULE]) or "")
