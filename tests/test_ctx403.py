@@ -52,7 +52,7 @@ def declare_resolution(server_args, source: str, **fields: object) -> None:
 
 
 def resolution_result(server_args, field: str, default: object = None) -> object:
-    for decided in reversed(getattr(server_args, STASH)):
+    for decided in reversed(server_args.__dict__[STASH]):  # ctxrt's spelling
         if field in decided:
             return decided[field]
     return getattr(server_args, field, default)
@@ -152,7 +152,8 @@ def test_no_reader_checks_nothing_and_says_so(project: Path) -> None:
         {
             **RUNTIME,
             "specrt/resolution.py": RESOLUTION.replace(
-                "for decided in reversed(getattr(server_args, STASH)):\n        if field",
+                "for decided in reversed(server_args.__dict__[STASH]):  # ctxrt's spelling\n"
+                "        if field",
                 "for decided in ():\n        if field",
             ),
             "tests/test_x.py": "from specrt.record import ServerArgs\n\n\n"

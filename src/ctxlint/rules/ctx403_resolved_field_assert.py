@@ -110,7 +110,8 @@ class AssertVisitor(FileVisitor):
                 self.readers[self.top[0]] = self._params
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
-        if node.attr.value.startswith("_") and not node.attr.value.startswith("__"):
+        attr = node.attr.value  # `p._slot`, or `p.__dict__[SLOT]`
+        if attr == "__dict__" or (attr.startswith("_") and not attr.startswith("__")):
             self._private_read(node.value)
 
     def visit_Assign(self, node: cst.Assign) -> None:
