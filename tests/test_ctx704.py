@@ -212,3 +212,32 @@ def test_no_aliased_group_checks_nothing_and_says_so(project: Path) -> None:
     from ctxlint.rules.ctx704_moe_communicator_width import RULE as rule
 
     assert "no aliased process group" in (rule.partial(out.program.sets[RULE]) or "")
+
+
+def test_ctxrt_shapes_a_table_entry_alias_and_get_world_size(project: Path) -> None:
+    """ctxrt's topology aliases an entry of its group table, and its width function
+    asks torch.distributed, after a docstring and an import."""
+    write(
+        project,
+        {
+            **BASE,
+            "app/state.py": "def build(parts: dict) -> dict:\n"
+            "    joined = dict(parts)\n"
+            "    if 'moe_dp' not in joined:\n"
+            "        joined['moe_dp'] = joined['attn_cp']\n"
+            "    return joined\n",
+            "app/groups.py": "from specrt.context import get_parallel\n\n\n"
+            "def get_moe_cp_size() -> int:\n"
+            '    """The MoE communicator\'s width."""\n'
+            "    import torch.distributed as dist\n\n"
+            "    return dist.get_world_size(get_parallel().moe_dp_group)\n",
+            "app/layer.py": "from specrt.context import get_parallel\n\n\n"
+            "def f(inp: list) -> None:\n"
+            "    get_parallel().moe_dp_group.all_reduce(inp * get_parallel().moe_dp_size)\n",
+        },
+    )
+    out = run_engine(project, select={RULE})
+    sets = out.program.sets[RULE]
+    assert sets["aliased groups"] == {"moe_dp": 'app.state.joined["moe_dp"] = joined["attn_cp"]'}
+    assert sets["width functions"] == {"moe_dp": ["app.groups.get_moe_cp_size"]}
+    assert [(f.path, f.line) for f in out.findings] == [("app/layer.py", 5)]

@@ -48,6 +48,16 @@ def _key(global_name: str) -> str:
     return global_name.strip("_").lower()
 
 
+def _entry(expr: cst.BaseExpression) -> tuple[str, str] | None:
+    """`d["key"]` as (d, key)."""
+    if isinstance(expr, cst.Subscript) and isinstance(expr.value, cst.Name):
+        if len(expr.slice) == 1 and isinstance(expr.slice[0].slice, cst.Index):
+            key = string_value(expr.slice[0].slice.value)
+            if key is not None:
+                return expr.value.value, key
+    return None
+
+
 def _is_one(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Integer) and expr.value == "1"
 
@@ -109,21 +119,36 @@ class WidthVisitor(FileVisitor):
             if prop:
                 self.properties.add(node.name.value)
             self.defs.append(node.name.value if prop or not self.defs else self.defs[-1])
-        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
         p = node.params
-        no_params = not (p.params or p.posonly_params or p.kwonly_params) and not isinstance(
-            p.star_arg, cst.Param
-        )
-        if len(body) == 1 and isinstance(body[0], cst.SimpleStatementLine) and no_params:
-            small = body[0].body[0]
-            if (
-                isinstance(small, cst.Return)
-                and isinstance(small.value, cst.Attribute)
-                and small.value.attr.value == WIDTH_ATTR
-            ):
-                ref = self._group_ref(small.value.value)
-                if ref is not None:
-                    self.widths[self.ctx.qualname] = ref
+        if p.params or p.posonly_params or p.kwonly_params or isinstance(p.star_arg, cst.Param):
+            return
+        ref = self._width(node)
+        if ref is not None:
+            self.widths[self.ctx.qualname] = ref
+
+    def _width(self, node: cst.FunctionDef) -> list[str] | None:
+        """The group a function of no parameters returns the width of: its one
+        statement past a docstring and imports is `return <group>.world_size` or
+        `return <...>.get_world_size(<group>)`."""
+        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+        rest = [
+            small
+            for stmt in body
+            if isinstance(stmt, cst.SimpleStatementLine)
+            for small in stmt.body
+            if not isinstance(small, (cst.Import, cst.ImportFrom))
+            and not (isinstance(small, cst.Expr) and isinstance(small.value, cst.SimpleString))
+        ]
+        if len(rest) != 1 or any(not isinstance(st, cst.SimpleStatementLine) for st in body):
+            return None
+        value = rest[0].value if isinstance(rest[0], cst.Return) else None
+        if isinstance(value, cst.Attribute) and value.attr.value == WIDTH_ATTR:
+            return self._group_ref(value.value)
+        if isinstance(value, cst.Call) and len(value.args) == 1:
+            name = dotted(value.func) or ""
+            if name.rpartition(".")[2] == f"get_{WIDTH_ATTR}":
+                return self._group_ref(value.args[0].value)
+        return None
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         if self.in_runtime:
@@ -138,13 +163,18 @@ class WidthVisitor(FileVisitor):
         fn = self._fn()
         for t in node.targets:
             target = t.target
+            entry, source = _entry(target), _entry(node.value)
+            if entry and source and entry[0] == source[0] and entry[1] != source[1]:
+                # a group table's entry made another's (`joined["moe_dp"] = joined["attn_cp"]`)
+                d = entry[0]
+                self.aliases.append([f'{d}["{entry[1]}"]', f'{d}["{source[1]}"]', entry[1]])
             if not isinstance(target, cst.Name):
                 continue
             if fn is None:
                 self.module_names.add(target.value)
                 continue
             if target.value in self.globals.get(fn, set()) and isinstance(node.value, cst.Name):
-                self.aliases.append([target.value, node.value.value])
+                self.aliases.append([target.value, node.value.value, _key(target.value)])
             env = self.env.setdefault(fn, set())
             if self._is_parallel(node.value):
                 env.add(target.value)
@@ -219,10 +249,11 @@ class WidthVisitor(FileVisitor):
             self._binding = (key, id(node.value))
 
     def finish(self) -> Any:
-        aliases = [a for a in self.aliases if a[1] in self.module_names]
+        # a global's source must be a module global too; an entry's is the same table
+        aliases = [a for a in self.aliases if a[1] in self.module_names or a[1].endswith('"]')]
         sized = {s["fn"] for s in self.sizes}
         facts = {
-            "aliases": [[f"{self.ctx.module}.{t}", s] for t, s in aliases],
+            "aliases": [[f"{self.ctx.module}.{t}", s, k] for t, s, k in aliases],
             "group_returns": {f"{self.ctx.module}.{q}": r for q, r in self.group_returns.items()},
             "widths": {f"{self.ctx.module}.{q}": r for q, r in self.widths.items()},
             "collectives": {f"{self.ctx.module}.{q}": r for q, r in self.collectives.items()},
@@ -247,8 +278,7 @@ class Model:
         self.aliased: dict[str, str] = {}  # key -> "target = source" (where it is aliased)
         self.group_global: dict[str, str] = {}  # qualified global -> key
         for _, _, f in self.files:
-            for target, source in f["aliases"]:
-                key = _key(target.rpartition(".")[2])
+            for target, source, key in f["aliases"]:
                 if vocab.fields.get(f"{key}_size", "").startswith("parallel"):
                     self.aliased.setdefault(key, f"{target} = {source}")
                     self.group_global[target] = key
@@ -317,8 +347,19 @@ class MoeCommunicatorWidth(Rule):
 
     def tokens(self, vocab: Vocabulary) -> set[str]:
         parallel = {a for a, ns in vocab.bag_accessors.items() if ns == "parallel"}
-        # `_size > 1`: a test, or the runtime binding a leaf to one
-        return parallel | {WIDTH_ATTR, "global", "_size > 1", f"module:{vocab.runtime_module}"}
+        # a group table's entry named for a parallel size (`joined["moe_dp"]`); `_size > 1`:
+        # a test, or the runtime binding a leaf to one
+        keys = [
+            f[: -len("_size")]
+            for f, ns in vocab.fields.items()
+            if ns == "parallel" and f.endswith("_size")
+        ]
+        entries = {f"{q}{k}{q}]" for k in keys for q in "'\""}
+        return (
+            parallel
+            | entries
+            | {WIDTH_ATTR, "global", "_size > 1", f"module:{vocab.runtime_module}"}
+        )
 
     def _model(self, program: Program) -> Model:
         return program.memo(f"{ID}:model", lambda: Model(program))
