@@ -13,6 +13,7 @@ RULE = "CTX403"
 
 FIELDS = """\
 from dataclasses import field
+from typing import Annotated
 
 
 def Arg(default: object, resolvable: bool = False) -> object:
@@ -27,6 +28,8 @@ class Parallel:
 class ExecKernel:
     _NS_PATH = "exec.kernel"
     attention_backend: str = Arg("auto", resolvable=True)
+    # SGLang 0.5.17's spelling: the marker in the annotation
+    kv_cache_dtype: Annotated[str, Arg(None, resolvable=True)] = "auto"
 """
 RESOLUTION = """\
 STASH = "_stash"
@@ -97,6 +100,7 @@ def test_asserts_after_resolution_in_test_code(project: Path) -> None:
             sa.resolve_once()
             assert sa.attention_backend == "sdpa"  # expect
             assert sa.tp_size == 1
+            assert sa.kv_cache_dtype == "auto"  # expect
 
         def test_a_call_handing_it_resolves() -> None:
             sa = ServerArgs()
@@ -122,7 +126,7 @@ def test_asserts_after_resolution_in_test_code(project: Path) -> None:
     assert sets == {
         "declaration function": "specrt.resolution.declare_resolution",
         "construction resolves": False,
-        "resolved fields": 1,
+        "resolved fields": 2,
         "reader of the decision": "specrt.resolution.resolution_result",
     }
 

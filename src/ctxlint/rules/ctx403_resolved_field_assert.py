@@ -52,6 +52,26 @@ def _attributes(node: cst.CSTNode) -> Iterable[cst.Attribute]:
         todo.extend(n.children)
 
 
+def _marked(field: cst.AnnAssign) -> bool:
+    """A call with `resolvable=True` in the field's value or its annotation
+    (`x: T = Arg(..., resolvable=True)`, `x: Annotated[T, Arg(..., resolvable=True)]`)."""
+    todo: list[cst.CSTNode] = [field.annotation]
+    if field.value is not None:
+        todo.append(field.value)
+    while todo:
+        n = todo.pop()
+        if isinstance(n, cst.Call) and any(
+            a.keyword is not None
+            and a.keyword.value == MARK
+            and isinstance(a.value, cst.Name)
+            and a.value.value == "True"
+            for a in n.args
+        ):
+            return True
+        todo.extend(n.children)
+    return False
+
+
 class AssertVisitor(FileVisitor):
     def __init__(self, ctx: FileContext) -> None:
         super().__init__(ctx)
@@ -71,22 +91,15 @@ class AssertVisitor(FileVisitor):
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
-        marked = []
-        for stmt in body:
-            for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ():
-                value = small.value if isinstance(small, cst.AnnAssign) else None
-                if (
-                    isinstance(value, cst.Call)
-                    and isinstance(small.target, cst.Name)
-                    and any(
-                        a.keyword is not None
-                        and a.keyword.value == MARK
-                        and isinstance(a.value, cst.Name)
-                        and a.value.value == "True"
-                        for a in value.args
-                    )
-                ):
-                    marked.append(small.target.value)
+        marked = [
+            small.target.value
+            for stmt in body
+            if isinstance(stmt, cst.SimpleStatementLine)
+            for small in stmt.body
+            if isinstance(small, cst.AnnAssign)
+            and isinstance(small.target, cst.Name)
+            and _marked(small)
+        ]
         if marked:
             self.resolvable[f"{self.ctx.module}.{self.ctx.qualname}"] = marked
 
