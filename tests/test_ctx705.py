@@ -70,6 +70,25 @@ def swap(backend: str) -> None:
     }
 
 
+def test_a_lazy_default_in_a_shim_is_not_a_second_writer(project: Path) -> None:
+    assert_case(
+        project,
+        RULE,
+        """
+        from specrt.context import get_exec, get_flags
+
+        def initialize_moe_config() -> None:
+            get_flags().moe.runner_backend = get_exec().moe.moe_runner_backend  # expect
+
+        def get_moe_runner_backend() -> str:
+            moe = get_flags().moe
+            if moe.runner_backend is None:
+                moe.runner_backend = "auto"
+            return moe.runner_backend
+        """,
+    )
+
+
 def test_the_message_names_the_bag_leaf(project: Path) -> None:
     write(
         project,

@@ -11,7 +11,8 @@ vocabulary derives). Anything computed from it (`MoeA2ABackend(x)`, `x or ""`,
 
 A leaf some other write also sets (a swap around a draft forward, a restore, a
 second init) is state the code changes, not a mirror: those leaves are shown
-in the derived sets and not reported.
+in the derived sets and not reported. A lazy default in a shim (`if <leaf> is
+None: <leaf> = False`) is the value before init, not a second writer.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ class MirrorVisitor(FlagsTierVisitor):
         super().__init__(ctx)
         self.envs: dict[str, Env] = {}
         self.writes: list[dict[str, Any]] = []
+        self.ifs: list[list[Any]] = []  # [paths tested `is None`, active, id(orelse)]
 
     def _env(self) -> Env:
         return self.envs.setdefault(self.ctx.qualname, {})
@@ -74,6 +76,8 @@ class MirrorVisitor(FlagsTierVisitor):
             return
         source = self.path(value, env) if value is not None else None
         scope = self.ctx.scope
+        # a lazy default in a shim (`if <leaf> is None: <leaf> = ...`) is not a swap
+        lazy = any(active and chain in tested for tested, active, _ in self.ifs)
         self.writes.append(
             self.ctx.site(
                 node,
@@ -81,8 +85,34 @@ class MirrorVisitor(FlagsTierVisitor):
                 group=chain[1],
                 leaf=chain[2],
                 source=source if source and source[0] != "flags" else None,
+                lazy=lazy,
             )
         )
+
+    def visit_If(self, node: cst.If) -> None:
+        if self.ifs and self.ifs[-1][2] == id(node):
+            self.ifs[-1][1] = False  # an `elif` is the parent's else branch
+        tested: list[list[str]] = []
+        todo: list[cst.BaseExpression] = [node.test]
+        while todo:
+            test = todo.pop()
+            if isinstance(test, cst.BooleanOperation):
+                todo += [test.left, test.right]
+            elif isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+                comp = test.comparisons[0]
+                none = isinstance(comp.comparator, cst.Name) and comp.comparator.value == "None"
+                if isinstance(comp.operator, cst.Is) and none:
+                    found = self.path(test.left, self._env())
+                    if found and found[0] == "flags":
+                        tested.append(found)
+        self.ifs.append([tested, True, id(node.orelse) if node.orelse is not None else None])
+
+    def visit_Else(self, node: cst.Else) -> None:
+        if self.ifs:
+            self.ifs[-1][1] = False
+
+    def leave_If(self, node: cst.If) -> None:
+        self.ifs.pop()
 
     def finish(self) -> Any:
         facts = {**self.tier_facts(), "writes": self.writes}
@@ -98,6 +128,8 @@ class Model:
         sites: dict[tuple[str, str], list[str]] = {}  # (group, leaf) -> write sites
         for path, module, f in self.files:
             for w in f["writes"]:
+                if w["lazy"]:
+                    continue  # the shim's default before init, not a second writer
                 sites.setdefault((w["group"], w["leaf"]), []).append(
                     f"{module}.{w['fn']} ({path}:{w['span'][0]})"
                 )
@@ -109,6 +141,7 @@ class Model:
         src = w["source"]
         return (
             src is not None
+            and not w["lazy"]
             and len(src) > 1
             and src[-1] in self.leaves
             and w["leaf"] in self.groups.get(w["group"], ())
