@@ -41,7 +41,10 @@ _TP = None
 
 def initialize_model_parallel(attn_cp: object, moe_dp: object) -> None:
     global _ATTN_CP, _MOE_DP
-    _ATTN_CP = attn_cp
+    if get_parallel().attn_cp_size == get_parallel().tp_size:
+        _ATTN_CP = _TP  # equal widths: no hazard (SGLang 0.5.17)
+    else:
+        _ATTN_CP = attn_cp
     if get_parallel().attn_cp_size > get_parallel().moe_dp_size:
         _MOE_DP = _ATTN_CP
     else:
@@ -54,6 +57,10 @@ def get_moe_dp_group() -> object:
 
 def get_tp_group() -> object:
     return _TP
+
+
+def get_attn_cp_size() -> int:
+    return get_parallel().attn_cp_group.world_size
 """
 GROUPS = """\
 from app.state import get_moe_dp_group
@@ -107,6 +114,9 @@ def test_size_reads_beside_a_collective_on_the_aliased_group(project: Path) -> N
 
         def another_group_is_sized_by_its_leaf(inp: list) -> None:
             get_tp_group().all_reduce(inp * get_parallel().tp_size)
+
+        def an_alias_at_equal_width(inp: list) -> None:
+            get_parallel().attn_cp_group.all_reduce(inp * get_parallel().attn_cp_size)
 
         def no_collective_here() -> int:
             return get_parallel().tp_size // get_parallel().moe_dp_size

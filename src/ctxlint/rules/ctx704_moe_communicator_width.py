@@ -5,9 +5,12 @@ Everything is derived from the code:
 
 - the **aliased groups**: a module-global process group that a function (with
   `global`) assigns from another module global (`_MOE_DP = _ATTN_CP` in
-  `initialize_model_parallel`): its live width can differ from the configured
-  size leaf of the same name (`moe_dp` -> `moe_dp_size`, when the parallel bag
-  has that leaf);
+  `initialize_model_parallel`), or a group table's entry assigned another's
+  (ctxrt's `joined["moe_dp"] = joined["attn_cp"]`): its live width can differ
+  from the configured size leaf of the same name (`moe_dp` -> `moe_dp_size`,
+  when the parallel bag has that leaf). An alias made in the body of
+  `if a == b:` (`_ATTN_CP = _TP` when `attn_cp_size == tp_size`) joins two
+  groups of equal width and is no hazard;
 - the **group handles**: `<parallel>.<key>_group` (`<parallel>` is a call of the
   parallel bag's accessor, or a local bound to one), a module global of the
   aliased group, and the functions returning either (`get_moe_cp_group`,
@@ -72,7 +75,9 @@ class WidthVisitor(FileVisitor):
         self.in_runtime = ctx.module.rpartition(".")[0] == vocab.runtime_module.rpartition(".")[0]
         self.module_names: set[str] = set()
         self.globals: dict[str, set[str]] = {}  # function -> names it declares global
-        self.aliases: list[list[str]] = []  # [target, source] global assignments
+        self.aliases: list[list[str]] = []  # [target, source, key] group assignments
+        # enclosing ifs: [test is `a == b`, in its body (not the else), id(orelse)]
+        self.ifs: list[list[Any]] = []
         self.env: dict[str, set[str]] = {}  # function -> locals bound to the accessor
         self.group_returns: dict[str, list[list[str]]] = {}  # fn -> group refs it returns
         self.widths: dict[str, list[str]] = {}  # no-parameter fn -> group ref of .world_size
@@ -154,6 +159,29 @@ class WidthVisitor(FileVisitor):
         if self.in_runtime:
             self.defs.pop()
 
+    def visit_If(self, node: cst.If) -> None:
+        if self.ifs and self.ifs[-1][2] == id(node):
+            self.ifs[-1][1] = False  # an `elif` is the parent's else branch
+        test = node.test
+        equal = (
+            isinstance(test, cst.Comparison)
+            and len(test.comparisons) == 1
+            and isinstance(test.comparisons[0].operator, cst.Equal)
+        )
+        self.ifs.append([equal, True, id(node.orelse) if node.orelse is not None else None])
+
+    def visit_Else(self, node: cst.Else) -> None:
+        if self.ifs:
+            self.ifs[-1][1] = False
+
+    def leave_If(self, node: cst.If) -> None:
+        self.ifs.pop()
+
+    def _equal_width(self) -> bool:
+        """Inside the body of `if a == b:`: an alias made when two widths are
+        equal (`_ATTN_CP = _TP` when attn_cp_size == tp_size) is no width hazard."""
+        return bool(self.ifs) and self.ifs[-1][0] and self.ifs[-1][1]
+
     def visit_Global(self, node: cst.Global) -> None:
         fn = self._fn()
         if fn is not None:
@@ -164,7 +192,9 @@ class WidthVisitor(FileVisitor):
         for t in node.targets:
             target = t.target
             entry, source = _entry(target), _entry(node.value)
-            if entry and source and entry[0] == source[0] and entry[1] != source[1]:
+            if self._equal_width():
+                pass
+            elif entry and source and entry[0] == source[0] and entry[1] != source[1]:
                 # a group table's entry made another's (`joined["moe_dp"] = joined["attn_cp"]`)
                 d = entry[0]
                 self.aliases.append([f'{d}["{entry[1]}"]', f'{d}["{source[1]}"]', entry[1]])
@@ -173,7 +203,11 @@ class WidthVisitor(FileVisitor):
             if fn is None:
                 self.module_names.add(target.value)
                 continue
-            if target.value in self.globals.get(fn, set()) and isinstance(node.value, cst.Name):
+            if (
+                target.value in self.globals.get(fn, set())
+                and isinstance(node.value, cst.Name)
+                and not self._equal_width()
+            ):
                 self.aliases.append([target.value, node.value.value, _key(target.value)])
             env = self.env.setdefault(fn, set())
             if self._is_parallel(node.value):
