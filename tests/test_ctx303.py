@@ -129,3 +129,17 @@ def test_no_owned_fields_checks_nothing_and_says_so(project: Path) -> None:
     from ctxlint.rules.ctx303_manager_owned_override import RULE as rule
 
     assert "no manager-owned fields derived" in (rule.partial(out.program.sets[RULE]) or "")
+
+
+def test_an_annotated_constant_names_the_owned_fields(project: Path) -> None:
+    """ctxrt spells it `MANAGER_OWNED_FIELDS: tuple[str, ...] = (...)`."""
+    annotated = MANAGER.replace(
+        '_MANAGER_OWNED_FIELDS = ("model_path", "not_a_field")',
+        '_MANAGER_OWNED_FIELDS: tuple[str, ...] = ("model_path", "not_a_field")',
+    )
+    write(project, {"app/manager.py": annotated, "app/mixin.py": MIXIN})
+    out = run_engine(project, select={RULE})
+    assert out.program.sets[RULE]["manager-owned fields"] == {
+        "model_path": ["app.manager.TokenizerManager (_MANAGER_OWNED_FIELDS)"]
+    }
+    assert [(f.path, f.line) for f in out.findings] == [("app/mixin.py", 3)]

@@ -98,6 +98,14 @@ class OwnedVisitor(FileVisitor):
             else:
                 self.ctx_locals.get(fn, set()).discard(name)
 
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        """`FIELDS: tuple[str, ...] = ("model_path", ...)`, the annotated constant."""
+        if self._fn() or node.value is None or not isinstance(node.target, cst.Name):
+            return
+        name, values = node.target.value, _strings(node.value)
+        if values is not None and name.lstrip("_").isupper():
+            self.consts[name] = values
+
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         star = node.params.star_kwarg
         if star is not None:
