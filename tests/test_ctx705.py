@@ -17,7 +17,7 @@ def test_mirrors_in_every_shape_and_what_is_not_one(project: Path) -> None:
         project,
         RULE,
         """
-        from specrt.context import get_context, get_exec, get_flags, get_parallel
+        from specrt.context import get_context, get_exec, get_flags, get_model
 
         def initialize_moe_config() -> None:
             flags = get_flags()
@@ -26,9 +26,7 @@ def test_mirrors_in_every_shape_and_what_is_not_one(project: Path) -> None:
 
         def initialize_dp_attention() -> None:
             dp = get_context().flags.dp
-            parallel = get_parallel()
-            dp.enabled = parallel.dp_size  # expect
-            dp.attn_dp_rank = get_parallel().tp_size  # expect
+            dp.enabled = get_model().context_length  # expect
 
         def derived() -> None:
             get_flags().moe.initialized = bool(get_exec().moe.moe_runner_backend)
@@ -68,6 +66,67 @@ def swap(backend: str) -> None:
         "dp": ["attn_dp_rank", "enabled"],
         "moe": ["initialized", "runner_backend"],
     }
+
+
+def test_a_copy_from_the_parallel_tier_is_its_stage_flag_and_listed(project: Path) -> None:
+    write(
+        project,
+        {
+            "app/init.py": """\
+from specrt.context import get_flags, get_parallel
+
+
+def initialize_dp_attention(attn_dp_rank: int) -> None:
+    dp = get_flags().dp
+    parallel = get_parallel()
+    dp.enabled = parallel.dp_size
+    dp.attn_dp_rank = attn_dp_rank
+
+
+def is_dp_attention_enabled() -> bool:
+    return get_flags().dp.enabled
+""",
+        },
+    )
+    out = run_engine(project, select={RULE})
+    assert out.findings == []
+    sets = out.program.sets[RULE]
+    assert sets["copied from the parallel tier (its stage's flags)"] == [
+        "dp.enabled = get_parallel().dp_size"
+    ]
+
+
+def test_an_override_outside_tests_is_a_swap_and_one_in_a_test_is_not(project: Path) -> None:
+    init = """\
+from specrt.context import get_exec, get_flags
+
+
+def initialize_moe_config() -> None:
+    flags = get_flags().moe
+    flags.runner_backend = get_exec().moe.moe_runner_backend
+"""
+    swap = """\
+from specrt.context import get_flags
+
+
+def draft_backend_context(backend: str) -> object:
+    return get_flags().moe.override(runner_backend=backend)
+"""
+    test = """\
+from specrt.context import get_flags
+
+
+def test_draft() -> None:
+    with get_flags().moe.override(runner_backend="triton"):
+        pass
+"""
+    write(project, {"app/init.py": init, "tests/test_draft.py": test})
+    out = run_engine(project, select={RULE})
+    assert [(f.path, f.line) for f in out.findings] == [("app/init.py", 6)]
+    write(project, {"app/swap.py": swap})
+    out = run_engine(project, select={RULE})
+    assert out.findings == []
+    assert out.program.sets[RULE]["leaves written at several sites"] == ["moe.runner_backend"]
 
 
 def test_a_lazy_default_in_a_shim_is_not_a_second_writer(project: Path) -> None:

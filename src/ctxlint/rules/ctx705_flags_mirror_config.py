@@ -10,15 +10,20 @@ vocabulary derives). Anything computed from it (`MoeA2ABackend(x)`, `x or ""`,
 `bool(x)`) is a derivation and is left alone.
 
 A leaf some other write also sets (a swap around a draft forward, a restore, a
-second init) is state the code changes, not a mirror: those leaves are shown
-in the derived sets and not reported. A lazy default in a shim (`if <leaf> is
-None: <leaf> = False`) is the value before init, not a second writer.
+second init, a group's `override(leaf=...)` outside test code) is state the code
+changes, not a mirror: those leaves are shown in the derived sets and not
+reported. A test's `override(...)` is a scope for the test, not a writer; a lazy
+default in a shim (`if <leaf> is None: <leaf> = False`) is the value before init.
+
+A leaf copied from the parallel tier (`get_parallel()`) is the parallel stage's
+flag, as the design's `flags.dp.enabled` under `is_dp_attention_enabled()` is:
+listed in the derived sets, not reported.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, ClassVar
 
 from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import FileContext
@@ -26,9 +31,12 @@ from ctxlint.facts.vocab import BAGS, Vocabulary
 from ctxlint.program.core import Program
 from ctxlint.program.flags_tier import ACCESSOR, Env, FlagsTierVisitor, flags_groups
 from ctxlint.program.rule import RawFinding, Rule, field_data
+from ctxlint.program.test_code import OPTION, is_test_file, test_roots
 
 ID = "CTX705"
 _MODULE = "<module>"
+OVERRIDE = "override"  # the design's scoped write on a flags group
+TOPOLOGY = "parallel"  # the design's parallel tier: its stage materialises the DP flags
 
 
 class MirrorVisitor(FlagsTierVisitor):
@@ -86,8 +94,33 @@ class MirrorVisitor(FlagsTierVisitor):
                 leaf=chain[2],
                 source=source if source and source[0] != "flags" else None,
                 lazy=lazy,
+                override=False,
             )
         )
+
+    def visit_Call(self, node: cst.Call) -> None:
+        """`<flags>.<group>.override(leaf=...)`: a write of each named leaf."""
+        func = node.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value == OVERRIDE):
+            return
+        chain = self.path(func.value, self._env())
+        if not chain or chain[0] != "flags" or len(chain) != 2:
+            return
+        scope = self.ctx.scope
+        for arg in node.args:
+            if arg.keyword is None:
+                continue
+            self.writes.append(
+                self.ctx.site(
+                    node,
+                    fn=scope.qualname if scope.kind != "module" else _MODULE,
+                    group=chain[1],
+                    leaf=arg.keyword.value,
+                    source=None,
+                    lazy=False,
+                    override=True,
+                )
+            )
 
     def visit_If(self, node: cst.If) -> None:
         if self.ifs and self.ifs[-1][2] == id(node):
@@ -125,11 +158,15 @@ class Model:
         self.files = list(program.facts(ID))
         self.tier, self.root, self.groups = flags_groups(self.files, vocab.runtime_module)
         self.leaves = set(vocab.fields) | set(vocab.derived_leaves)
+        self.topology = {a for a, ns in vocab.bag_accessors.items() if ns == TOPOLOGY}
+        roots = test_roots(program)
         sites: dict[tuple[str, str], list[str]] = {}  # (group, leaf) -> write sites
         for path, module, f in self.files:
             for w in f["writes"]:
                 if w["lazy"]:
                     continue  # the shim's default before init, not a second writer
+                if w["override"] and is_test_file(path, roots):
+                    continue  # a test's scope, not a writer of the process's state
                 sites.setdefault((w["group"], w["leaf"]), []).append(
                     f"{module}.{w['fn']} ({path}:{w['span'][0]})"
                 )
@@ -137,7 +174,8 @@ class Model:
         # a leaf written at more than one site is state the code changes
         self.swapped = {k for k, v in sites.items() if len(v) > 1}
 
-    def mirror(self, w: dict[str, Any]) -> bool:
+    def copy(self, w: dict[str, Any]) -> bool:
+        """A declared leaf written once, exactly a bag leaf."""
         src = w["source"]
         return (
             src is not None
@@ -146,6 +184,20 @@ class Model:
             and src[-1] in self.leaves
             and w["leaf"] in self.groups.get(w["group"], ())
             and (w["group"], w["leaf"]) not in self.swapped
+        )
+
+    def mirror(self, w: dict[str, Any]) -> bool:
+        return self.copy(w) and w["source"][0] not in self.topology
+
+    def stage_owned(self) -> list[str]:
+        """Leaves copied from the parallel tier: the parallel stage's flags."""
+        return sorted(
+            {
+                f"{w['group']}.{w['leaf']} = {w['source'][0]}().{'.'.join(w['source'][1:])}"
+                for _, _, f in self.files
+                for w in f["writes"]
+                if self.copy(w) and w["source"][0] in self.topology
+            }
         )
 
 
@@ -158,6 +210,7 @@ class FlagsMirrorConfig(Rule):
     )
     visitor = MirrorVisitor
     needs = (BAGS,)
+    options: ClassVar[dict[str, Any]] = {OPTION: []}
 
     def tokens(self, vocab: Vocabulary) -> set[str]:
         return {ACCESSOR, f"module:{vocab.runtime_module}"}
@@ -182,6 +235,7 @@ class FlagsMirrorConfig(Rule):
             "flags root": m.root or "(not found)",
             "groups": {g: sorted(ls) for g, ls in sorted(m.groups.items())},
             "leaves written at several sites": sorted(f"{g}.{leaf}" for g, leaf in m.swapped),
+            "copied from the parallel tier (its stage's flags)": m.stage_owned(),
         }
 
     def partial(self, sets: dict[str, Any]) -> str | None:
