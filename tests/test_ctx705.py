@@ -61,7 +61,7 @@ def swap(backend: str) -> None:
     out = run_engine(project, select={RULE})
     assert out.findings == []
     sets = out.program.sets[RULE]
-    assert sets["leaves written at several sites"] == ["moe.runner_backend"]
+    assert sets["leaves written with several values"] == ["moe.runner_backend"]
     assert sets["groups"] == {
         "dp": ["attn_dp_rank", "enabled"],
         "moe": ["initialized", "runner_backend"],
@@ -126,7 +126,7 @@ def test_draft() -> None:
     write(project, {"app/swap.py": swap})
     out = run_engine(project, select={RULE})
     assert out.findings == []
-    assert out.program.sets[RULE]["leaves written at several sites"] == ["moe.runner_backend"]
+    assert out.program.sets[RULE]["leaves written with several values"] == ["moe.runner_backend"]
 
 
 def test_a_lazy_default_in_a_shim_is_not_a_second_writer(project: Path) -> None:
@@ -181,3 +181,20 @@ def test_no_groups_checks_nothing_and_says_so(project: Path) -> None:
     from ctxlint.rules.ctx705_flags_mirror_config import RULE as rule
 
     assert "no flags groups" in (rule.partial(out.program.sets[RULE]) or "")
+
+
+def test_the_same_bag_leaf_copied_by_two_inits_is_still_a_mirror(project: Path) -> None:
+    assert_case(
+        project,
+        RULE,
+        """
+        from specrt.context import get_exec, get_flags
+
+        def initialize_moe_config() -> None:
+            get_flags().moe.runner_backend = get_exec().moe.moe_runner_backend  # expect
+
+        def reinitialize_after_reload() -> None:
+            moe = get_flags().moe
+            moe.runner_backend = get_exec().moe.moe_runner_backend  # expect
+        """,
+    )

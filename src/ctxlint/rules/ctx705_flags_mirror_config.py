@@ -9,10 +9,10 @@ path below one, followed by attributes ending at a record field (a leaf the
 vocabulary derives). Anything computed from it (`MoeA2ABackend(x)`, `x or ""`,
 `bool(x)`) is a derivation and is left alone.
 
-A leaf some other write also sets (a swap around a draft forward, a restore, a
-second init, a group's `override(leaf=...)` outside test code) is state the code
-changes, not a mirror: those leaves are shown in the derived sets and not
-reported. A test's `override(...)` is a scope for the test, not a writer; a lazy
+A leaf some other write sets to another value (a swap around a draft forward, a
+restore, a group's `override(leaf=...)` outside test code) is state the code
+changes, not a mirror (the same bag leaf copied by two inits is one mirror):
+those leaves are shown in the derived sets and not reported. A test's `override(...)` is a scope for the test, not a writer; a lazy
 default in a shim (`if <leaf> is None: <leaf> = False`) is the value before init.
 
 A leaf copied from the parallel tier (`get_parallel()`) is the parallel stage's
@@ -161,18 +161,23 @@ class Model:
         self.topology = {a for a, ns in vocab.bag_accessors.items() if ns == TOPOLOGY}
         roots = test_roots(program)
         sites: dict[tuple[str, str], list[str]] = {}  # (group, leaf) -> write sites
+        values: dict[tuple[str, str], set[str]] = {}  # what each site writes
         for path, module, f in self.files:
             for w in f["writes"]:
                 if w["lazy"]:
                     continue  # the shim's default before init, not a second writer
                 if w["override"] and is_test_file(path, roots):
                     continue  # a test's scope, not a writer of the process's state
-                sites.setdefault((w["group"], w["leaf"]), []).append(
-                    f"{module}.{w['fn']} ({path}:{w['span'][0]})"
-                )
+                site = f"{module}.{w['fn']} ({path}:{w['span'][0]})"
+                sites.setdefault((w["group"], w["leaf"]), []).append(site)
+                # a copy writes its bag leaf; anything else is its own value
+                src = w["source"]
+                value = ".".join(src) if src is not None and len(src) > 1 else site
+                values.setdefault((w["group"], w["leaf"]), set()).add(value)
         self.sites = sites
-        # a leaf written at more than one site is state the code changes
-        self.swapped = {k for k, v in sites.items() if len(v) > 1}
+        # a leaf the code writes with more than one value is state it changes; the
+        # same bag leaf copied at several sites (two inits) is still one mirror
+        self.swapped = {k for k, v in values.items() if len(v) > 1}
 
     def copy(self, w: dict[str, Any]) -> bool:
         """A declared leaf written once, exactly a bag leaf."""
@@ -234,7 +239,7 @@ class FlagsMirrorConfig(Rule):
         return {
             "flags root": m.root or "(not found)",
             "groups": {g: sorted(ls) for g, ls in sorted(m.groups.items())},
-            "leaves written at several sites": sorted(f"{g}.{leaf}" for g, leaf in m.swapped),
+            "leaves written with several values": sorted(f"{g}.{leaf}" for g, leaf in m.swapped),
             "copied from the parallel tier (its stage's flags)": m.stage_owned(),
         }
 
@@ -263,7 +268,7 @@ class FlagsMirrorConfig(Rule):
                     w["span"],
                     f"`{flag}` mirrors the bag leaf `{bag}` with no derivation: read "
                     f"`{bag}` where the flag is read, and drop the flag",
-                    f"the only write of `{w['group']}.{w['leaf']}`: "
+                    f"every write of `{w['group']}.{w['leaf']}` copies `{bag}`: "
                     + "; ".join(m.sites[(w["group"], w["leaf"])]),
                     data=field_data(program.vocab, src[-1]),
                 )
