@@ -298,6 +298,8 @@ class ResolvedFieldAssert(Rule):
         }
 
     def partial(self, sets: dict[str, Any]) -> str | None:
+        if not sets:  # disabled: said apart, it did not run
+            return None
         if sets.get("declaration function") == "(none)":
             return "no declaration function derived: nothing is checked"
         if not sets.get("resolved fields"):

@@ -411,6 +411,8 @@ class MoeCommunicatorWidth(Rule):
         }
 
     def partial(self, sets: dict[str, Any]) -> str | None:
+        if not sets:  # disabled: said apart, it did not run
+            return None
         if not sets.get("aliased groups"):
             return f"{NOTE_GROUPS}: no size read is checked against a communicator"
         if not sets.get("width functions"):
