@@ -264,16 +264,14 @@ class ManagerOwnedOverride(Rule):
     def derive(self, program: Program) -> dict[str, Any]:
         m = self._model(program)
         _, roles, _ = self._process(program, m) if m.owned else (None, set(), None)
-        return {
+        out: dict[str, Any] = {
             "manager-owned fields": {k: sorted(set(v)) for k, v in sorted(m.owned.items())},
             "override wrappers": sorted(m.wrappers),
             "manager roles": sorted(roles),
         }
-
-    def partial(self, sets: dict[str, Any]) -> str | None:
-        if not sets:  # disabled: said apart, it did not run
-            return None
-        return None if sets.get("manager-owned fields") else NOTE
+        if not m.owned:  # a runtime with no manager: said here, not on every run
+            out["note"] = NOTE
+        return out
 
     def check(self, program: Program) -> Iterable[RawFinding]:
         m = self._model(program)

@@ -290,18 +290,19 @@ class ResolvedFieldAssert(Rule):
 
     def derive(self, program: Program) -> dict[str, Any]:
         m = self._model(program)
-        return {
+        out: dict[str, Any] = {
             "declaration function": m.res.declaration or "(none)",
             "construction resolves": m.constructs,
             "resolved fields": len(m.resolved),
             "reader of the decision": m.reader[0] if m.reader else "(none)",
         }
+        if not m.res.declaration:  # a runtime with no resolution: said here, not on every run
+            out["note"] = "no declaration function derived: nothing is checked"
+        return out
 
     def partial(self, sets: dict[str, Any]) -> str | None:
-        if not sets:  # disabled: said apart, it did not run
-            return None
-        if sets.get("declaration function") == "(none)":
-            return "no declaration function derived: nothing is checked"
+        if not sets or sets.get("declaration function") == "(none)":
+            return None  # disabled (said apart), or no resolution (the sets' note)
         if not sets.get("resolved fields"):
             return (
                 "no resolved field derived (no `resolvable=True` declaration): nothing is checked"
