@@ -49,6 +49,4 @@ def init_graph_capture() -> None:
 
 def recapture_after_reload() -> None:
     """A weight reload captures the decode graphs again, sized the same way."""
-    capture = get_flags().capture
-    capture.capture_batch_size = get_exec().graph.cuda_graph_max_bs
-    capture.graphs_captured = 0
+    get_flags().capture.capture_batch_size = get_exec().graph.cuda_graph_max_bs
