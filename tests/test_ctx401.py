@@ -29,12 +29,14 @@ LOADER = {
 
 BAD = {
     "import-spellings": """
+        from specrt.context import get_exec, get_memory
         import app.other as get_exec  # expect
         from specrt.context import get_schedule as get_model  # expect
         from .other import get_memory  # expect
         """,
     "module-level-forms": """
-        from specrt.context import get_exec
+        from specrt.context import get_exec, get_memory, get_model, get_parallel
+        from specrt.context import get_schedule, get_server_args
 
         get_model, x = None, 1  # expect
         get_memory: object = None  # expect
@@ -49,6 +51,9 @@ BAD = {
             get_exec = None  # expect
         """,
     "function-local-forms": """
+        from specrt.context import get_exec, get_memory, get_model, get_parallel
+        from specrt.context import get_schedule, get_server_args
+
         def f(*get_model, **get_exec) -> None:  # expect x2
             a, *get_memory = [1, 2]  # expect
             g = lambda get_schedule: get_schedule  # expect
@@ -95,6 +100,7 @@ BAD = {
         """,
     "member-shapes": """
         import app.other as other
+        from specrt.context import get_model
         from app.loader import Loader, current
         from specrt import context as rc
 
@@ -126,7 +132,7 @@ BAD = {
             p.get_model = fn  # expect
         """,
     "class-body-bindings": """
-        from specrt.context import get_exec
+        from specrt.context import get_exec, get_memory, get_model
 
         class Exporter:
             get_model = staticmethod(get_exec)  # expect
@@ -135,9 +141,46 @@ BAD = {
             class get_memory:  # expect
                 pass
         """,
+    "a-same-named-import-in-a-module-reading-bags": """
+        from specrt.context import get_exec
+        from app.other import get_model  # expect
+
+        def load() -> object:
+            return get_model(), get_exec()
+        """,
+    "a-field-beside-the-accessor": """
+        from specrt.context import get_model
+
+        class WeightUpdater:
+            get_model: object  # expect
+
+            def update(self) -> object:
+                return self.get_model(), get_model()  # the field's use, and the bag
+
+        class Later(WeightUpdater):
+            def again(self) -> object:
+                return self.get_model()
+        """,
 }
 
 GOOD = {
+    "names-bound-where-the-accessor-is-not": """
+        from specrt.context import get_exec
+
+        def get_memory() -> None: ...
+
+        class Exporter:
+            get_schedule: object
+
+            def export(self, get_parallel: object) -> object:
+                return self.get_schedule(), get_exec(), get_parallel
+        """,
+    "a-same-named-import-where-no-accessor-is-read": """
+        from app.other import get_model
+
+        def load() -> object:
+            return get_model()
+        """,
     "function-local-module-imports": """
         def f() -> object:
             import specrt.context as rc
@@ -377,7 +420,7 @@ def test_without_ruff_the_rule_still_works(project: Path, monkeypatch) -> None:
         project,
         {
             "app/m.py": (
-                "from specrt.context import get_model\n"
+                "from specrt.context import get_exec, get_model\n"
                 "from specrt.context import get_model\n\n\n"
                 "def get_exec() -> None:\n"
                 "    pass\n"
@@ -394,7 +437,7 @@ def test_messages(project: Path) -> None:
         project,
         {
             "app/m.py": (
-                "from specrt.context import get_exec\n"
+                "from specrt.context import get_exec, get_model\n"
                 "from app.other import get_model\n\n\n"
                 "def f(get_exec) -> None:\n"
                 "    get_exec\n"
@@ -410,7 +453,13 @@ def test_messages(project: Path) -> None:
     shadow = by_line[("app/m.py", 5)]
     assert "shadows the imported accessor" in shadow.message
     assert "UnboundLocalError" in shadow.message
-    assert by_line[("app/other.py", 1)].snippet == "def get_model"
+    # the other module's own def meets no accessor: listed apart, not reported
+    assert ("app/other.py", 1) not in by_line
+    apart = out.program.sets[RULE][
+        "accessor names bound where the module does not bind that accessor "
+        "(no collision: not reported)"
+    ]
+    assert apart == ["app/other.py:1 def get_model"]
 
 
 def test_accessor_names_are_derived(project: Path) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 
 import torch
 
-from ctxrt.context import get_buffer, get_forward, get_stream
+from ctxrt.context import get_buffer, get_exec, get_flags, get_forward, get_stream
 
 
 def workspace(device: str) -> Any:
@@ -38,3 +38,15 @@ def start_prefetch() -> threading.Thread:
 
 def mark_extend(extend: bool) -> None:
     get_forward().set("is_extend_in_batch", extend)
+
+
+def init_graph_capture() -> None:
+    """Sizes the decode graphs once, before the runner captures them."""
+    capture = get_flags().capture
+    capture.capture_batch_size = get_exec().graph.cuda_graph_max_bs
+    capture.graphs_captured = 0
+
+
+def recapture_after_reload() -> None:
+    """A weight reload captures the decode graphs again, sized the same way."""
+    get_flags().capture.capture_batch_size = get_exec().graph.cuda_graph_max_bs

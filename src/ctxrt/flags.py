@@ -78,11 +78,11 @@ class MoeFlags(FlagGroup):
 
 @dataclasses.dataclass
 class DpFlags(FlagGroup):
-    """DP-attention runtime state."""
+    """DP-attention runtime state, materialised by the parallel stage. The widths
+    are not here: ``get_parallel().attn_tp_size`` / ``.attn_dp_size`` answer them
+    (one spelling per name)."""
 
     enabled: bool = False
-    attn_tp_size: int = 1
-    attn_dp_size: int = 1
     attn_dp_rank: int = 0
     initialized: bool = False
 

@@ -15,7 +15,8 @@ logger = logging.getLogger(__name__)
 
 
 def initialize_moe_config() -> None:
-    """Scheduler init: the ACTIVE MoE backends start as the configured ones."""
+    """Scheduler init: the ACTIVE MoE backends start as the configured ones
+    (``speculative_moe_backend_context`` swaps the runner backend around drafts)."""
     moe = get_exec().moe
     flags = get_flags().moe
     flags.runner_backend = moe.moe_runner_backend
@@ -31,12 +32,11 @@ def initialize_moe_config() -> None:
 
 def initialize_dp_attention(attn_dp_rank: int) -> None:
     """After ``initialize_model_parallel`` (which gives this rank's
-    ``attn_dp_rank``): the one init that materialises every DP flag."""
-    parallel = get_parallel()
+    ``attn_dp_rank``): the one init that materialises every DP flag. The parallel
+    stage owns ``enabled`` (``is_dp_attention_enabled()`` is its shim); the widths
+    stay on ``get_parallel()``, their one spelling."""
     flags = get_flags().dp
-    flags.enabled = parallel.enable_dp_attention
-    flags.attn_tp_size = parallel.attn_tp_size
-    flags.attn_dp_size = parallel.attn_dp_size
+    flags.enabled = get_parallel().enable_dp_attention
     flags.attn_dp_rank = attn_dp_rank
     flags.initialized = True
 

@@ -38,7 +38,7 @@ def test_flag_writes_are_typo_and_type_safe() -> None:
     with pytest.raises(TypeError):
         moe.initialized = "yes"  # type: ignore[assignment]
     with pytest.raises(TypeError):
-        get_flags().dp.attn_tp_size = True  # a bool is not a width
+        get_flags().dp.attn_dp_rank = True  # a bool is not a rank
     moe.runner_backend = "triton"
     assert get_moe_runner_backend() == "triton"
 
@@ -46,12 +46,12 @@ def test_flag_writes_are_typo_and_type_safe() -> None:
 def test_flag_override_is_transactional_and_restores_on_exception() -> None:
     dp = get_flags().dp
     with pytest.raises(AttributeError):
-        dp.override(enabled=True, attn_tp_sise=4)
+        dp.override(enabled=True, attn_dp_rnak=4)
     assert dp.enabled is False  # the good name was not written either
-    with pytest.raises(RuntimeError, match="inside"), dp.override(enabled=True, attn_tp_size=4):
-        assert is_dp_attention_enabled() and dp.attn_tp_size == 4
+    with pytest.raises(RuntimeError, match="inside"), dp.override(enabled=True, attn_dp_rank=4):
+        assert is_dp_attention_enabled() and dp.attn_dp_rank == 4
         raise RuntimeError("inside")
-    assert (dp.enabled, dp.attn_tp_size) == (False, 1)
+    assert (dp.enabled, dp.attn_dp_rank) == (False, 0)
 
 
 def test_flags_are_materialised_from_the_bags_at_subsystem_init() -> None:
@@ -74,7 +74,8 @@ def test_flags_are_materialised_from_the_bags_at_subsystem_init() -> None:
     moe, dp = get_flags().moe, get_flags().dp
     assert (moe.runner_backend, moe.a2a_backend) == ("flashinfer", "deepep")
     assert moe.shared_experts_fusion_disabled and moe.initialized
-    assert (dp.enabled, dp.attn_tp_size, dp.attn_dp_size, dp.attn_dp_rank) == (True, 2, 2, 1)
+    assert (dp.enabled, dp.attn_dp_rank) == (True, 1)
+    assert not hasattr(dp, "attn_tp_size")  # the widths' one spelling is get_parallel()
 
 
 # ------------------------------------------------------------------ resources

@@ -28,7 +28,8 @@ def _code_version(*parts: str) -> str:
     return digest.hexdigest()
 
 
-# What per-file facts depend on: the extractor, its helpers and every rule.
+# What per-file facts depend on: the extractor, its helpers and every rule (a rule
+# with a fixer is a package: rules/<rule>/, its visitor among its modules).
 FACT_SOURCES = ("core/pysource.py", "facts/*.py", "program/*.py", "rules/*.py", "rules/*/*.py")
 CODE_VERSION = _code_version(*FACT_SOURCES)
 # A whole run's outcome also depends on discovery, configuration and the engine.

@@ -148,15 +148,21 @@ class AccessorBinding(Rule):
         ns = {**dict(vocab.bag_accessors), **{s: "seed record" for s in vocab.seed_accessors}}
         mine: list[RawFinding] = []
         legit_sites: dict[tuple[str, int], dict[str, Any]] = {}
+        attrs = _class_attrs(program)
+        apart: list[str] = []  # bindings where the accessor is not bound: no collision
         for path, _, facts in program.facts(ID):
             accessor_imported = {
                 n for n, t in facts["imports"].items() if _accessor_target(index, t, runtime)
             }
+            meets = _runtime_bound(facts, index, runtime)
             for b in facts["bindings"]:
                 target = b.get("target", "")
-                if b["kind"] == "import" and _accessor_target(index, target, runtime):
-                    if b["n"] == target.rpartition(".")[2]:
-                        continue  # a re-export of the runtime's own accessor
+                to_accessor = b["kind"] == "import" and _accessor_target(index, target, runtime)
+                if to_accessor and b["n"] == target.rpartition(".")[2]:
+                    continue  # a re-export of the runtime's own accessor
+                if not to_accessor and not _collides(b, meets):
+                    apart.append(f"{path}:{b['span'][0]} {b['snippet']}")
+                    continue
                 why = _binding_message(b, runtime, ns, b["n"] in accessor_imported)
                 mine.append(RawFinding(ID, path, b["scope"], b["snippet"], b["span"], why))
             shadowed = {
@@ -184,7 +190,11 @@ class AccessorBinding(Rule):
                     )
                 )
             for m in facts["members"]:
-                why = _member_problem(m, index, runtime)
+                member_binding = m["recv"]["k"] == "binding" and m["kind"] != "monkeypatch"
+                if member_binding and m["n"] not in meets:
+                    apart.append(f"{path}:{m['span'][0]} {m['snippet']}")
+                    continue
+                why = _member_problem(m, index, runtime, attrs)
                 if why is not None:
                     mine.append(RawFinding(ID, path, m["scope"], m["snippet"], m["span"], why))
             for lg in facts["legit"]:
@@ -192,7 +202,12 @@ class AccessorBinding(Rule):
         yield from mine
         status, hits = _ruff(program)
         program.sets.setdefault(ID, {}).update(
-            {"ruff": status, "ruff F811 on accessor names": [str(h) for h in hits]}
+            {
+                "ruff": status,
+                "ruff F811 on accessor names": [str(h) for h in hits],
+                "accessor names bound where the module does not bind that accessor "
+                "(no collision: not reported)": apart,
+            }
         )
         taken = {(f.path, f.span[0]) for f in mine}
         by_path = {p: f for p, _, f in program.facts(ID)}
@@ -212,6 +227,38 @@ class AccessorBinding(Rule):
                 f"ruff F811: {hit.message[0].lower()}{hit.message[1:]}: a module binds "
                 f"`{hit.name}` once; drop the redefinition",
             )
+
+
+def _runtime_bound(facts: dict[str, Any], index: ClassIndex, runtime: str) -> set[str]:
+    """The accessor names this module binds to the runtime's own accessor: an
+    import of it (directly or through a re-export) under its own name."""
+    bound = set(facts.get("runtime_bound", ()))
+    for b in facts["bindings"]:
+        target = b.get("target", "")
+        if b["kind"] == "import" and b["n"] == target.rpartition(".")[2]:
+            if _accessor_target(index, target, runtime):
+                bound.add(b["n"])
+    return bound
+
+
+def _collides(b: dict[str, Any], meets: set[str]) -> bool:
+    """Whether a binding of an accessor name meets the runtime's accessor: the
+    module binds that accessor too, or (for a same-named import) it reads the
+    runtime through any accessor, so the first bag read of that name a
+    migration writes there is the design's "same-named import next to the bag
+    one" (SGLang 0.5.23's expert_distribution.py already had to import the
+    device bag as `get_device_namespace` beside `utils.get_device`)."""
+    return b["n"] in meets or (b["kind"] == "import" and bool(meets))
+
+
+def _class_attrs(program: Program) -> dict[str, set[str]]:
+    """Class -> the accessor-named attributes its body declares (a field holding
+    a callable: `get_model: Callable[[], nn.Module]`)."""
+    out: dict[str, set[str]] = {}
+    for _, _, facts in program.facts(ID):
+        for cls, names in facts.get("class_attrs", {}).items():
+            out.setdefault(cls, set()).update(names)
+    return out
 
 
 def _binding_at(facts: dict[str, Any] | None, row: int) -> dict[str, Any] | None:
@@ -249,7 +296,9 @@ def _binding_message(b: dict[str, Any], runtime: str, ns: dict[str, str], import
     )
 
 
-def _member_problem(m: dict[str, Any], index: ClassIndex, runtime: str) -> str | None:
+def _member_problem(
+    m: dict[str, Any], index: ClassIndex, runtime: str, attrs: dict[str, set[str]]
+) -> str | None:
     name, recv = m["n"], m["recv"]
     tail = f"call `{name}()` imported from `{runtime}`, or rename the member"
     if recv["k"] == "binding":
@@ -257,6 +306,13 @@ def _member_problem(m: dict[str, Any], index: ClassIndex, runtime: str) -> str |
             return (
                 f"`{name}` rebound on the runtime module: never patch an accessor; publish a "
                 "config (get_context().override_server_args) or override the bag's leaves"
+            )
+        if m["kind"] == "class attribute":  # a field: `self.<name>()` calls what it holds
+            return (
+                f"`{name}` declared as a member of `{m['scope'].rpartition('.')[2]}` in a module "
+                f"that reads the `{name}()` accessor: `self.{name}()` and `{name}()` mean two "
+                "things a line apart; rename the member and its uses (the accessor is not what "
+                "it holds)"
             )
         return (
             f"`{name}` bound as a member ({m['kind']}): the accessor name means the runtime's "
@@ -282,6 +338,11 @@ def _member_problem(m: dict[str, Any], index: ClassIndex, runtime: str) -> str |
     if types:
         if k != "super" and _verdict(index, types, name) != "no":
             return None  # a class defining it, or a library type (`tensor.get_device()`)
+        declared = {a for t in types for c in index.instances(t) for a in index.mro(c)}
+        if k != "super" and any(name in attrs.get(c, ()) for c in declared):
+            # the class declares the attribute (a field holding a callable): the use
+            # calls it, and the field's binding is the finding, where it collides
+            return None
         return (
             f"`{via}.{name}` member shape: `{types[0].rpartition('.')[2]}` defines no method "
             f"`{name}`; {tail}"

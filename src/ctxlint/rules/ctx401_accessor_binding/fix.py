@@ -2,7 +2,8 @@
 
 - A same-named import from another module (`from loader import get_model`) is
   renamed at the import and at every use in the file (safe: the module binds
-  the name once, and no other file imports it from here): the new name is the
+  the name once, or only to the runtime's accessor above it, and no other file
+  imports it from here): the new name is the
   source module's last part joined to it (`model_loader_get_model`), so it says
   where it comes from and collides with nothing.
 - A no-argument member call of an accessor (`mgr.get_disagg()`, where the
@@ -192,6 +193,25 @@ def _named_attributes(tree: cst.Module, name: str) -> list[cst.Attribute]:
     return found
 
 
+def _accessor_above(plan: FilePlan, stmt: cst.ImportFrom, local: str, others: list) -> bool:
+    """No other binding, or only module-level imports of the runtime's own accessor
+    above `stmt` (a module-level import itself): renaming `stmt` and every use
+    keeps what each use calls, since the later import is what they all see."""
+    if not others:
+        return True
+    module = plan.src.scopes.get(plan.src.tree.body[0]) if plan.src.tree.body else None
+    return (
+        module is not None
+        and plan.src.scopes.get(stmt) is module
+        and all(
+            is_runtime_import(plan, a, local, {plan.runtime_module})
+            and plan.src.scopes.get(a.node) is module
+            and plan.src.line(a.node) < plan.src.line(stmt)
+            for a in others
+        )
+    )
+
+
 def _rename_import(
     plan: FilePlan, s: Site, name: cst.Name, alias: cst.ImportAlias, ctx: FixContext
 ) -> None:
@@ -207,13 +227,19 @@ def _rename_import(
     new = f"{source.rpartition('.')[2]}_{local}"
     found = bindings(plan, stmt, local)
     mine = [a for a in found if isinstance(a, ImportAssignment) and a.node is stmt]
-    if len(found) != 1 or len(mine) != 1:
+    # the runtime's own accessor imported above this one (the design's "same-named
+    # import next to the bag one"): from here on every use means this import
+    accessor = [a for a in found if a not in mine]
+    if len(mine) != 1 or not _accessor_above(plan, stmt, local, accessor):
         s.reason = f"`{local}` is bound more than once in the module: rename by hand"
         return
     if any(True for _ in bindings(plan, stmt, new)) or new in plan.src.text:
         s.reason = f"the new name `{new}` is taken"
         return
     uses = list(mine[0].references)
+    if accessor and any(plan.src.line(u.node) < plan.src.line(stmt) for u in uses):
+        s.reason = f"`{local}` is used between the two imports: rename by hand"
+        return
     if any(not isinstance(u.node, cst.Name) for u in uses):
         s.reason = f"`{local}` is named in a string (`__all__` or an annotation): rename by hand"
         return

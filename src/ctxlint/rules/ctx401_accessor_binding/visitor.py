@@ -37,6 +37,7 @@ class AccessorBindingVisitor(FileVisitor):
         self.calls: list[dict[str, Any]] = []  # accessor-named calls with arguments
         self.members: list[dict[str, Any]] = []  # `recv.get_x` references and bindings
         self.imports: dict[str, str] = {}  # module-level accessor-named import -> target
+        self.class_attrs: dict[str, list[str]] = {}  # class -> accessor-named attributes
         self._skip: set[int] = set()  # attribute nodes that are binding targets
         self._legit: list[tuple[cst.CSTNode, str, str]] = []  # runtime imports: node, name, scope
         self._counts: dict[str, int] = {}  # accessor name -> bindings of it (for F811)
@@ -61,6 +62,10 @@ class AccessorBindingVisitor(FileVisitor):
             if not self.is_runtime:
                 kind = "nested class" if site.kind == "class" else "class attribute"
                 self._member_binding(site.name, site.name, kind, None)
+                # the class declares the member: `self.<name>()` calls it
+                owner = f"{self.ctx.module}.{scope}"
+                if name not in self.class_attrs.setdefault(owner, []):
+                    self.class_attrs[owner].append(name)
             return
         self._counts[name] = self._counts.get(name, 0) + 1
         if scope_kind == "function":
@@ -193,6 +198,10 @@ class AccessorBindingVisitor(FileVisitor):
             out["noqa"] = read  # ruff reads them: an edit of one alone runs it again
         if not any(out.values()):
             return None
+        # the names this module binds to the runtime's own accessor (anywhere in
+        # it): a binding of another name is a collision only where they meet
+        out["runtime_bound"] = sorted({n for _, n, _ in self._legit})
+        out["class_attrs"] = self.class_attrs  # class -> accessor-named attributes
         return out
 
 
