@@ -115,6 +115,9 @@ class Bound:
     value: cst.BaseExpression | None = None
 
 
+# Bindings after which a name holds the bound value itself (a with target holds
+# what `__enter__` returns: a question that knows better adds "with target")
+VALUE_KINDS = frozenset(("assignment", "annotated assignment", "walrus"))
 IMPORTED = Bound("import")
 PARAMETER = Bound("parameter")
 # (the binding, the name's or attribute's fact in that scope before it) -> its fact now
@@ -240,6 +243,11 @@ class Bindings(FileVisitor):
                 if found is not None:
                     return found
         return None
+
+    def nested_def(self, name: str) -> bool:
+        """`name` is, so far, a def nested in the function we are in."""
+        found = self.scopes.get(self.ctx.qualname, {}).get(name)
+        return self.ctx.in_function() and found is not None and found.kind == "def"
 
     def function_chain(self) -> list[str]:
         """Qualnames of the enclosing function scopes, innermost first (the

@@ -18,11 +18,8 @@ from ctxlint.facts.context import FileContext, dotted
 from ctxlint.facts.visitor import FileVisitor
 from ctxlint.program.annotations import unwrap
 from ctxlint.program.bindings import KEY as BINDINGS
-from ctxlint.program.bindings import Bindings, Bound
+from ctxlint.program.bindings import VALUE_KINDS, Bindings, Bound
 from ctxlint.program.holders import COPY_FUNCTIONS, Holder, HolderKind
-
-# Bindings whose value a name then holds (a with target holds what `__enter__` returns)
-VALUE_KINDS = frozenset(("assignment", "annotated assignment", "walrus"))
 
 
 class RecordTracker(FileVisitor):
