@@ -130,7 +130,8 @@ class Tracked:
     `names`: scope qualname -> name -> the classifier's fact for every name
     the scope binds (None: bound, to nothing the question cares about; an
     entry shadows outer scopes). `attrs`: class qualname -> attribute -> fact,
-    for `self.X = value` in its methods (only when `attrs` classifies)."""
+    for `self.X = value` in its methods (only when `attrs` classifies; None
+    is no entry, so the order is that of the first facts)."""
 
     def __init__(self, model: Bindings, names: Classify | None, attrs: Classify | None) -> None:
         self.model = model
@@ -142,7 +143,14 @@ class Tracked:
     def here(self, name: str) -> Any:
         """The fact of `name` in the current scope only (a function's `global`
         names in the module's)."""
-        return self.names.get(self.model.scope_for(name), {}).get(name)
+        return self.get(self.model.ctx.qualname, name)
+
+    def get(self, scope: str, name: str) -> Any:
+        """The fact of `name` in the scope `scope` (qualname in the module), or
+        the module's where that function declared it `global`."""
+        if name in self.model.globals_decl.get(scope, ()):
+            scope = MODULE_SCOPE
+        return self.names.get(scope, {}).get(name)
 
     def lookup(self, name: str) -> tuple[bool, Any]:
         """(bound, fact) of `name` from the current scope out to the first class
@@ -438,7 +446,11 @@ class Bindings(FileVisitor):
                 for t in self._tracked:
                     if t.classify_attr is not None:
                         table = t.attrs.setdefault(cls, {})
-                        table[attr] = t.classify_attr(bound, table.get(attr))
+                        fact = t.classify_attr(bound, table.get(attr))
+                        if fact is not None:
+                            table[attr] = fact
+                        else:
+                            table.pop(attr, None)
 
     def visit_Global(self, node: cst.Global) -> None:
         if self.ctx.scope.kind == "function":

@@ -22,7 +22,7 @@ from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import FileContext, dotted
 from ctxlint.facts.visitor import FileVisitor
 from ctxlint.program.bindings import KEY as BINDINGS
-from ctxlint.program.bindings import VALUE_KINDS, Bindings, Bound
+from ctxlint.program.bindings import VALUE_KINDS, Bindings, Bound, Tracked
 from ctxlint.program.call_model import Global, Site, Start, StartKind, Target
 from ctxlint.program.callees import callee_targets, function_key
 
@@ -42,7 +42,8 @@ class ProcessStarts:
     ctx: FileContext
     stack: list[Any]  # the visitor's function stack (call_facts._Func)
     starts: list[Start]
-    pool_attrs: set[tuple[str, str]]  # (class, attr) holding a process pool
+    held: Tracked  # what locals hold (call_facts.Held)
+    pool_attrs: Tracked  # `self` attributes holding a process pool
 
     def _targets(self, expr: cst.BaseExpression) -> list[Target]:
         raise NotImplementedError
@@ -105,14 +106,14 @@ class ProcessStarts:
             return False
         fn = self.stack[-1]
         if isinstance(expr, cst.Name):
-            return expr.value in fn.pools
-        # `self.pool` is decided in finish(), once every method was seen
+            held = self.held.get(fn.scope, expr.value)
+            return held is not None and held.pool
+        # `self.pool`: as far as the methods seen so far tell
         return (
             isinstance(expr, cst.Attribute)
             and isinstance(expr.value, cst.Name)
             and expr.value.value == fn.self_name
-            and fn.cls is not None
-            and (fn.cls, expr.attr.value) in self.pool_attrs
+            and bool(self.pool_attrs.attr(self.ctx.enclosing_class(), expr.attr.value))
         )
 
 
