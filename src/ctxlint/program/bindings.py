@@ -113,6 +113,7 @@ class Bound:
 
     kind: str
     value: cst.BaseExpression | None = None
+    target: cst.Name | None = None  # the name an assignment binds (to quote it)
 
 
 # Bindings after which a name holds the bound value itself (a with target holds
@@ -197,6 +198,16 @@ class Bindings(FileVisitor):
         """Tell `watcher` every Site that binds one of `names`, as the walk
         reaches it (statement order: an assignment before its value's calls)."""
         self._watchers.append((names, watcher))
+
+    def finish(self) -> Any:
+        """The walk is over (this part finishes first): drop the classifiers.
+        Each holds its visitor, which holds its Tracked value: a reference
+        cycle that would keep the file's tree alive until the cyclic GC ran.
+        The answers stay readable for the other visitors' finish()."""
+        for t in self._tracked:
+            t.classify = t.classify_attr = None
+        self._tracked.clear()
+        return None
 
     # -- queries --------------------------------------------------------------
     def scope_for(self, name: str) -> str:
@@ -435,10 +446,12 @@ class Bindings(FileVisitor):
     def _bind_target(self, target: cst.BaseExpression, binding: Binding, bound: Bound) -> None:
         """Bind the names of an assignment target: a plain name to the value,
         the names a target unpacks to nothing known; and `self.X` to the value."""
-        simple = isinstance(target, cst.Name)
-        unpacked = bound if simple else Bound(bound.kind)
-        for n in target_names(target):
-            self._bind(n.value, binding if simple else UNTYPED, unpacked)
+        if isinstance(target, cst.Name):
+            self._bind(target.value, binding, Bound(bound.kind, bound.value, target))
+        else:
+            unpacked = Bound(bound.kind)
+            for n in target_names(target):
+                self._bind(n.value, UNTYPED, unpacked)
         if bound.value is not None and isinstance(target, cst.Attribute):
             attr = self.self_attr(target)
             cls = self.ctx.enclosing_class() if attr is not None else None

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ctxlint.core.lazy_libcst import cst
-from ctxlint.facts.context import FileContext, dotted, string_value
+from ctxlint.facts.context import MODULE_SCOPE, FileContext, dotted, string_value
 from ctxlint.facts.visitor import FileVisitor
 from ctxlint.program.bindings import KEY as BINDINGS
 from ctxlint.program.bindings import VALUE_KINDS, Bound
@@ -66,7 +66,6 @@ class ResolutionFacts(FileVisitor):
         assert vocab is not None
         self.fields = set(vocab.fields)
         self.stack: list[_Fn] = []
-        self.consts: dict[str, str] = {}
         self.getattr_classes: list[str] = []
         self.returns: dict[str, list[str]] = {}
         self.decorators: dict[str, list[str]] = {}
@@ -84,6 +83,7 @@ class ResolutionFacts(FileVisitor):
         bindings = ctx.parts[BINDINGS]
         self.arguments = bindings.track(self._holds_argument)  # still the parameter's value
         self.slots = bindings.track(self._holds_slot)  # locals holding a private slot
+        self.constants = bindings.track(self._holds_string)  # module names holding a string
 
     def _q(self, local: str) -> str:
         return f"{self.ctx.module}.{local}"
@@ -118,6 +118,15 @@ class ResolutionFacts(FileVisitor):
     # -- what bindings hold (asked by the binding model) -----------------------
     def _holds_argument(self, bound: Bound, before: Any) -> bool:
         return bound.kind == "parameter"
+
+    def _holds_string(self, bound: Bound, before: Any) -> str | None:
+        """The string a module-level name was last assigned (a stash slot can be
+        named by a constant); kept through other bindings."""
+        value = bound.value
+        if self.stack or value is None or bound.kind not in ("assignment", "annotated assignment"):
+            return before
+        lit = string_value(value)
+        return lit if lit is not None else before
 
     def _holds_slot(self, bound: Bound, before: Any) -> tuple[str | None, str] | None:
         """(the parameter it was read off, the slot) for a local bound to a
@@ -160,8 +169,8 @@ class ResolutionFacts(FileVisitor):
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.stack.pop()
 
-    # -- assignments: writes, stash slots, constants, view bindings ---------------
-    def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
+    # -- assignments: field writes, stash slots, view bindings ---------------------
+    def _assigned(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
         if isinstance(target, cst.Attribute):
             self.targets.add(id(target))
             self._write_attr(target, value)
@@ -172,12 +181,8 @@ class ResolutionFacts(FileVisitor):
                 self._stash(target, slot[1], self._assign_kind(value, slot[1]), slot[0])
             return
         fn = self._fn()
-        if not self.stack and isinstance(target, cst.Name) and value is not None:
-            lit = string_value(value)
-            if lit is not None:
-                self.consts[target.value] = lit
-            return
-        # what the name then holds is the binding model's (_holds_argument, _holds_slot)
+        # what a name then holds is the binding model's (_holds_argument, _holds_slot,
+        # _holds_string)
         if fn is None or not isinstance(target, cst.Name) or not isinstance(value, cst.Call):
             return
         if isinstance(value.func, (cst.Name, cst.Attribute)):
@@ -187,10 +192,10 @@ class ResolutionFacts(FileVisitor):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for t in node.targets:
-            self._bind(t.target, node.value)
+            self._assigned(t.target, node.value)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._bind(node.target, node.value)
+        self._assigned(node.target, node.value)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         slot = self._slot(node.target)
@@ -389,6 +394,8 @@ class ResolutionFacts(FileVisitor):
 
     def finish(self) -> Any:
         self._keep_program_names()
+        module = self.constants.names.get(MODULE_SCOPE, {})
+        self.consts = {name: lit for name, lit in module.items() if lit is not None}
         out: dict[str, Any] = {}
         for key in (
             "consts",
