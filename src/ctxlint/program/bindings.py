@@ -153,21 +153,22 @@ class Tracked:
             scope = MODULE_SCOPE
         return self.names.get(scope, {}).get(name)
 
-    def lookup(self, name: str) -> tuple[bool, Any]:
-        """(bound, fact) of `name` from the current scope out to the first class
-        body (which methods see here, as records always read it), then the
-        module's unless the current function binds the name itself."""
+    def lookup(self, name: str) -> Any:
+        """The fact of `name` from the current scope out to the first class body
+        (which methods see here, as records always read it), then the module's
+        unless the current function binds the name itself (asked only of a
+        fact: Python's local rule costs a pass over the function)."""
         scopes = self.model.ctx.scopes
         for s in reversed(scopes[1:]):
             table = self.names.get(s.qualname)
             if table is not None and name in table:
-                return True, table[name]
+                return table[name]
             if s.kind == "class":
                 break
-        table = self.names.get(MODULE_SCOPE)
-        if table is not None and name in table and not self.model.local_here(name):
-            return True, table[name]
-        return False, None
+        fact = self.names.get(MODULE_SCOPE, {}).get(name)
+        if fact is not None and fact is not False and self.model.local_here(name):
+            return None
+        return fact
 
     def attr(self, cls: str | None, attr: str) -> Any:
         """The fact of `self.<attr>` in the class `cls` (qualname in the module)."""

@@ -36,6 +36,8 @@ THREADS = "threads"  # the part's key
 # Bindings a name then holds the value of, as these questions read them: a with
 # target too (`with ThreadPoolExecutor() as pool`: the pool's __enter__ is itself)
 HELD = VALUE_KINDS | {"with target"}
+# The words a file that starts a thread holds (a rule's prefilter tokens)
+THREAD_TOKENS = ("Thread", THREAD_POOL, "run_in_executor")
 
 
 class ProcessStarts:

@@ -75,7 +75,7 @@ class RecordTracker(FileVisitor):
         )
 
     def is_seed_alias(self, name: str) -> bool:
-        return bool(self.seed.lookup(name)[1])
+        return bool(self.seed.lookup(name))
 
     def is_seed(self, expr: cst.BaseExpression) -> bool:
         if isinstance(expr, cst.NamedExpr):  # `(sa := get_server_args()).port`
@@ -105,7 +105,7 @@ class RecordTracker(FileVisitor):
 
     def copied_from(self, name: str) -> cst.BaseExpression | None:
         """What the name `name` was last bound to a copy of."""
-        return self.copies.lookup(name)[1]
+        return self.copies.lookup(name)
 
     def self_attr(self, expr: cst.BaseExpression) -> str | None:
         """`X` for `self.X` inside a method (the binding model's reading)."""

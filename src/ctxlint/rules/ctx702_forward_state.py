@@ -27,7 +27,7 @@ from ctxlint.facts.visitor import FileVisitor
 from ctxlint.facts.vocab import BAGS, Vocabulary
 from ctxlint.program.bindings import KEY as BINDINGS
 from ctxlint.program.bindings import Bound
-from ctxlint.program.call_starts import HELD, THREAD_POOL, THREADS, thread_starts
+from ctxlint.program.call_starts import HELD, THREAD_TOKENS, THREADS, thread_starts
 from ctxlint.program.callees import chain_text, function_key, short
 from ctxlint.program.calls import call_graph
 from ctxlint.program.core import Program
@@ -135,13 +135,7 @@ class ForwardState(Rule):
     requires = ("calls", THREADS, BINDINGS)
 
     def tokens(self, vocab: Vocabulary) -> set[str]:
-        return {
-            ACCESSOR,
-            "Thread",
-            THREAD_POOL,
-            "run_in_executor",
-            f"module:{vocab.runtime_module}",
-        }
+        return {ACCESSOR, *THREAD_TOKENS, f"module:{vocab.runtime_module}"}
 
     def more_tokens(self, program: Program) -> set[str]:
         """The modules a thread's target runs through that are not parsed yet."""
