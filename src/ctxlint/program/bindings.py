@@ -149,9 +149,11 @@ class Tracked:
     def get(self, scope: str, name: str) -> Any:
         """The fact of `name` in the scope `scope` (qualname in the module), or
         the module's where that function declared it `global`."""
-        if name in self.model.globals_decl.get(scope, ()):
+        declared = self.model.globals_decl  # (mostly empty: the common path is two lookups)
+        if declared and name in declared.get(scope, ()):
             scope = MODULE_SCOPE
-        return self.names.get(scope, {}).get(name)
+        table = self.names.get(scope)
+        return None if table is None else table.get(name)
 
     def lookup(self, name: str) -> Any:
         """The fact of `name` from the current scope out to the first class body
@@ -184,6 +186,8 @@ class Bindings(FileVisitor):
         self.params: dict[str, dict[str, cst.Param]] = {}
         self._watchers: list[tuple[set[str], Watcher]] = []
         self._tracked: list[Tracked] = []
+        self._by_name: list[Tracked] = []  # those that classify names
+        self._by_attr: list[Tracked] = []  # those that classify `self` attributes
         self._locals: dict[int, Any] = {}  # function node -> names it binds anywhere
         self.importing = 0  # inside an import statement (its names are no uses)
 
@@ -193,6 +197,10 @@ class Bindings(FileVisitor):
         makes from then on (register in the visitor's constructor)."""
         tracked = Tracked(self, names, attrs)
         self._tracked.append(tracked)
+        if names is not None:
+            self._by_name.append(tracked)
+        if attrs is not None:
+            self._by_attr.append(tracked)
         return tracked
 
     def watch(self, names: set[str], watcher: Watcher) -> None:
@@ -207,7 +215,8 @@ class Bindings(FileVisitor):
         The answers stay readable for the other visitors' finish()."""
         for t in self._tracked:
             t.classify = t.classify_attr = None
-        self._tracked.clear()
+        for found in (self._tracked, self._by_name, self._by_attr):
+            found.clear()
         return None
 
     # -- queries --------------------------------------------------------------
@@ -439,32 +448,35 @@ class Bindings(FileVisitor):
         )
 
     def _classify(self, qual: str, name: str, bound: Bound) -> None:
-        for t in self._tracked:
-            if t.classify is not None:
-                table = t.names.setdefault(qual, {})
-                table[name] = t.classify(bound, table.get(name))
+        for t in self._by_name:
+            table = t.names.get(qual)
+            if table is None:
+                table = t.names[qual] = {}
+            table[name] = t.classify(bound, table.get(name))  # type: ignore[misc]
 
     def _bind_target(self, target: cst.BaseExpression, binding: Binding, bound: Bound) -> None:
         """Bind the names of an assignment target: a plain name to the value,
         the names a target unpacks to nothing known; and `self.X` to the value."""
-        if isinstance(target, cst.Name):
-            self._bind(target.value, binding, Bound(bound.kind, bound.value, target))
-        else:
+        kind = type(target)  # (exact types: an isinstance against LibCST's ABCs costs)
+        if kind is cst.Name:
+            self._bind(target.value, binding, Bound(bound.kind, bound.value, target))  # type: ignore[attr-defined]
+            return
+        if kind is not cst.Attribute:
             unpacked = Bound(bound.kind)
             for n in target_names(target):
                 self._bind(n.value, UNTYPED, unpacked)
-        if bound.value is not None and isinstance(target, cst.Attribute):
+            return
+        if bound.value is not None:
             attr = self.self_attr(target)
             cls = self.ctx.enclosing_class() if attr is not None else None
             if attr is not None and cls is not None:
-                for t in self._tracked:
-                    if t.classify_attr is not None:
-                        table = t.attrs.setdefault(cls, {})
-                        fact = t.classify_attr(bound, table.get(attr))
-                        if fact is not None:
-                            table[attr] = fact
-                        else:
-                            table.pop(attr, None)
+                for t in self._by_attr:
+                    table = t.attrs.setdefault(cls, {})
+                    fact = t.classify_attr(bound, table.get(attr))  # type: ignore[misc]
+                    if fact is not None:
+                        table[attr] = fact
+                    else:
+                        table.pop(attr, None)
 
     def visit_Global(self, node: cst.Global) -> None:
         if self.ctx.scope.kind == "function":
