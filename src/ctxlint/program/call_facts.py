@@ -20,8 +20,8 @@ from typing import Any
 from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import FileContext, LineAnchor, dotted, string_value
 from ctxlint.facts.visitor import FileVisitor
+from ctxlint.program.binding_values import Bound
 from ctxlint.program.bindings import KEY as BINDINGS
-from ctxlint.program.bindings import Bound
 from ctxlint.program.call_model import (
     ClassSummary,
     Event,

@@ -21,8 +21,9 @@ from typing import TYPE_CHECKING, Any
 from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import FileContext, dotted
 from ctxlint.facts.visitor import FileVisitor
+from ctxlint.program.binding_values import VALUE_KINDS, Bound, Tracked
 from ctxlint.program.bindings import KEY as BINDINGS
-from ctxlint.program.bindings import VALUE_KINDS, Bindings, Bound, Tracked
+from ctxlint.program.bindings import Bindings
 from ctxlint.program.call_model import Global, Site, Start, StartKind, Target
 from ctxlint.program.callees import callee_targets, function_key
 

@@ -17,8 +17,9 @@ from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import FileContext, dotted
 from ctxlint.facts.visitor import FileVisitor
 from ctxlint.program.annotations import unwrap
+from ctxlint.program.binding_values import VALUE_KINDS, Bound
 from ctxlint.program.bindings import KEY as BINDINGS
-from ctxlint.program.bindings import VALUE_KINDS, Bindings, Bound
+from ctxlint.program.bindings import Bindings
 from ctxlint.program.holders import COPY_FUNCTIONS, Holder, HolderKind
 
 

@@ -29,8 +29,8 @@ from typing import Any
 from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import MODULE_SCOPE, FileContext, dotted, string_value
 from ctxlint.facts.visitor import FileVisitor
+from ctxlint.program.binding_values import VALUE_KINDS, Bound
 from ctxlint.program.bindings import KEY as BINDINGS
-from ctxlint.program.bindings import VALUE_KINDS, Bound
 from ctxlint.program.resolution import KEY
 
 __all__ = ["KEY", "ResolutionFacts"]

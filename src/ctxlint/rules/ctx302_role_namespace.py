@@ -33,8 +33,8 @@ from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import MODULE_SCOPE, FileContext, string_value
 from ctxlint.facts.visitor import FileVisitor
 from ctxlint.facts.vocab import BAGS, Vocabulary
+from ctxlint.program.binding_values import Bound
 from ctxlint.program.bindings import KEY as BINDINGS
-from ctxlint.program.bindings import Bound
 from ctxlint.program.call_model import Event, EventKind, SelfMethod
 from ctxlint.program.calls import call_graph, short
 from ctxlint.program.core import Program

@@ -25,8 +25,8 @@ from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import FileContext, string_value
 from ctxlint.facts.visitor import FileVisitor
 from ctxlint.facts.vocab import BAGS, Vocabulary
+from ctxlint.program.binding_values import Bound
 from ctxlint.program.bindings import KEY as BINDINGS
-from ctxlint.program.bindings import Bound
 from ctxlint.program.call_starts import HELD, THREAD_TOKENS, THREADS, thread_starts
 from ctxlint.program.callees import chain_text, function_key, short
 from ctxlint.program.calls import call_graph

@@ -35,8 +35,8 @@ from ctxlint.facts.context import FileContext, string_value
 from ctxlint.facts.visitor import FileVisitor
 from ctxlint.facts.vocab import BAGS, Vocabulary
 from ctxlint.program.annotations import parse_string
+from ctxlint.program.binding_values import VALUE_KINDS, Bound
 from ctxlint.program.bindings import KEY as BINDINGS
-from ctxlint.program.bindings import VALUE_KINDS, Bound
 from ctxlint.program.core import Program
 from ctxlint.program.rule import RawFinding, Rule
 
