@@ -296,3 +296,116 @@ def test_watchers_are_told_every_binding_site_of_their_names() -> None:
         ("walrus", "<module>", "module", None),
         ("nested def", "<module>", "module", None),  # `global x` too
     ]
+
+
+class Holding(Probe):
+    """A question asked of the model: which names hold a `pool()` call (or such
+    a name), and which `self` attributes were parked with one; at each
+    `probe(x)`, what `x` holds in its scope (`here`) and as records look it up."""
+
+    def __init__(self, ctx: Any) -> None:
+        super().__init__(ctx)
+        model = ctx.parts["bindings"]
+        self.kinds: list[str] = []
+        self.pools = model.track(self.holds, self.parks)
+
+    def _pool(self, expr: Any) -> bool:
+        from ctxlint.facts.context import dotted
+
+        if isinstance(expr, cst.Call):
+            return dotted(expr.func) == "pool"
+        return isinstance(expr, cst.Name) and bool(self.pools.here(expr.value))
+
+    def holds(self, bound: Any, before: Any) -> bool:
+        self.kinds.append(bound.kind)
+        return bound.value is not None and bound.kind != "with target" and self._pool(bound.value)
+
+    def parks(self, bound: Any, before: Any) -> bool | None:
+        return True if bound.value is not None and self._pool(bound.value) else before
+
+    def visit_Call(self, node: Any) -> None:
+        from ctxlint.facts.context import dotted
+
+        if dotted(node.func) == "probe" and node.args:
+            name = node.args[0].value.value
+            self.seen.append((self.pools.here(name), self.pools.lookup(name)))
+
+
+def test_tracked_values_follow_every_binding_at_one_time() -> None:
+    ctx, _ = walk_file(
+        "app/m.py",
+        """
+        p = pool()
+        q = p
+
+
+        def f(p):
+            probe(p)  # the parameter shadows the module's p
+            probe(q)  # the module's q: f never binds it
+            p = p  # after the value: still the parameter's (not a pool)
+            probe(p)
+            p = pool()
+            p = probe(p) or p  # the value is read before the name is bound again
+            probe(p)
+            a, p = pool(), pool()  # a target that unpacks: nothing known
+            probe(p)
+            with pool() as p:  # what __enter__ returns: not the pool
+                probe(p)
+            for p in ():
+                probe(p)
+            global q
+            q = 1
+
+
+        def g():
+            probe(q)  # the module's q was bound again inside f
+            probe(p)  # g binds p below: not the module's (Python's local rule)
+            p = 1
+
+
+        class C:
+            def m(self):
+                self.w = pool()
+                self.x = 1
+        """,
+        [("probe", Holding)],
+    )
+    visitor = ctx.parts["probe"]
+    assert visitor.seen == [
+        (False, False),
+        (None, True),
+        (False, False),
+        (True, True),  # inside `p = probe(p) or p`
+        (False, False),
+        (False, False),
+        (False, False),
+        (False, False),
+        (None, False),
+        (None, None),
+    ]
+    assert visitor.kinds == [
+        "assignment",  # p
+        "assignment",  # q
+        "def",
+        "parameter",
+        "assignment",
+        "assignment",
+        "assignment",
+        "assignment",  # a
+        "assignment",  # p
+        "with target",
+        "for target",
+        "assignment",  # global q
+        "def",
+        "assignment",  # g's p
+        "class",
+        "parameter",  # self (a method is no name binding)
+    ]
+    assert visitor.pools.attrs == {"C": {"w": True}}
+    assert visitor.pools.names["<module>"] == {
+        "p": True,
+        "q": False,
+        "f": False,
+        "g": False,
+        "C": False,
+    }

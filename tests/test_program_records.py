@@ -13,6 +13,7 @@ from helpers import run_engine
 from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.extract import extract_file
 from ctxlint.facts.visitor import FileVisitor
+from ctxlint.program.bindings import Bindings
 from ctxlint.program.records import Holder, HolderKind, RecordTracker
 
 
@@ -124,7 +125,7 @@ def classified(project: Path) -> list[list[Any]]:
         "app.forms",
         path.read_bytes(),
         vocab.to_json(),
-        [("records", RecordTracker), ("probe", Probe)],
+        [("bindings", Bindings), ("records", RecordTracker), ("probe", Probe)],
     )
     assert "error" not in out, out
     return out["facts"]["probe"]

@@ -1,17 +1,26 @@
 """The scope/binding model: "what is this name here", asked during the walk.
 
-One part visitor ("bindings") keeps, per function scope and for the module,
-the names bound so far in statement order (parameters, imports, defs and
-classes, assignment/for/with/except/walrus targets) with the classes their
-annotation or value names. Rule visitors ask it, as `ctx.parts["bindings"]`,
-what a name is here (local or global, what it holds) and what kind of
-receiver an expression is (`self`, `super()`, `self.attr`, a typed local, a
-global name); a rule that judges bindings themselves watches names and is
-told every Site binding one (Bindings.watch).
+The one place the program model follows name bindings. One part visitor
+("bindings"), first in the walk, keeps, per function scope and for the
+module, the names bound so far in statement order (parameters, imports, defs
+and classes, assignment/for/with/except/walrus targets) with the classes their
+annotation or value names. Visitors ask it, as `ctx.parts["bindings"]`, what a
+name is here (local or global, what it holds) and what kind of receiver an
+expression is (`self`, `super()`, `self.attr`, a typed local, a global name);
+a rule that judges bindings themselves watches names and is told every Site
+binding one (Bindings.watch).
+
+A question about what a name or a `self` attribute holds (the seed, a thread
+pool, a copy of a record, a path below the flags) is a Tracked value
+(program.binding_values): its owner gives a classifier, and the model asks it
+at every binding it makes, in this one place and at one time (after the
+value, as Python binds), so aliases, rebinding, parameters, imports and
+`self.X = ...` are followed the same way for every question (Bindings.track).
 
 Class bodies bind class attributes, not names a method sees: the class index
-(program.classes) records those. Comprehension variables live in their own
-scope and are not tracked (no rule types them).
+(program.classes) records those, and Tracked values keep them under the
+class. Comprehension variables live in their own scope and are not tracked
+(no rule types them).
 """
 
 from __future__ import annotations
@@ -31,6 +40,7 @@ from ctxlint.program.binding_syntax import (
     dynamic_base,
     target_names,
 )
+from ctxlint.program.binding_values import IMPORTED, PARAMETER, Bound, Classify, Tracked
 
 KEY = "bindings"
 # Binding kinds whose name stands for a definition, not a value of a type.
@@ -99,14 +109,68 @@ class Bindings(FileVisitor):
         # function qualname -> its parameters by name (a method's receiver left out)
         self.params: dict[str, dict[str, cst.Param]] = {}
         self._watchers: list[tuple[set[str], Watcher]] = []
+        self._tracked: list[Tracked] = []
+        self._by_name: list[Tracked] = []  # those that classify names
+        self._by_attr: list[Tracked] = []  # those that classify `self` attributes
+        self._locals: dict[int, Any] = {}  # function node -> names it binds anywhere
         self.importing = 0  # inside an import statement (its names are no uses)
+
+    def track(self, names: Classify | None = None, attrs: Classify | None = None) -> Tracked:
+        """A new question about what names (`names`) and `self` attributes
+        (`attrs`) hold: each classifier is asked at every binding the model
+        makes from then on (register in the visitor's constructor)."""
+        tracked = Tracked(self, names, attrs)
+        self._tracked.append(tracked)
+        if names is not None:
+            self._by_name.append(tracked)
+        if attrs is not None:
+            self._by_attr.append(tracked)
+        return tracked
 
     def watch(self, names: set[str], watcher: Watcher) -> None:
         """Tell `watcher` every Site that binds one of `names`, as the walk
         reaches it (statement order: an assignment before its value's calls)."""
         self._watchers.append((names, watcher))
 
+    def finish(self) -> Any:
+        """The walk is over (this part finishes first): drop the classifiers.
+        Each holds its visitor, which holds its Tracked value: a reference
+        cycle that would keep the file's tree alive until the cyclic GC ran.
+        The answers stay readable for the other visitors' finish()."""
+        for t in self._tracked:
+            t.classify = t.classify_attr = None
+        for found in (self._tracked, self._by_name, self._by_attr):
+            found.clear()
+        return None
+
     # -- queries --------------------------------------------------------------
+    def scope_for(self, name: str) -> str:
+        """The qualname of the scope a binding of `name` here lands in: the
+        current one, or the module's for a function's `global` name."""
+        qual = self.ctx.qualname
+        if self.ctx.scope.kind == "function" and name in self.globals_decl.get(qual, ()):
+            return MODULE_SCOPE
+        return qual
+
+    def declared_global(self, name: str) -> bool:
+        """The function we are in declared `global name` (so far)."""
+        return name in self.globals_decl.get(self.ctx.qualname, ())
+
+    def local_here(self, name: str) -> bool:
+        """Python's rule: the function we are in binds `name` somewhere in its
+        body (not declared global or nonlocal), so the module's `name` is not
+        the one it sees. False outside functions."""
+        scope = self.ctx.scope
+        if scope.kind != "function" or scope.node is None:
+            return False
+        key = id(scope.node)
+        found = self._locals.get(key)
+        if found is None:  # (its module subclasses LibCST's visitor: loaded when asked)
+            from ctxlint.program.function_locals import function_locals
+
+            found = self._locals[key] = function_locals(scope.node)
+        return name in found.bound and name not in found.globals
+
     def lookup(self, name: str, *, module: bool = True) -> Binding | None:
         """The binding `name` has here: the nearest function binding it (class
         bodies are not visible from their methods), else the module's (unless
@@ -132,6 +196,11 @@ class Bindings(FileVisitor):
                 if found is not None:
                     return found
         return None
+
+    def nested_def(self, name: str) -> bool:
+        """`name` is, so far, a def nested in the function we are in."""
+        found = self.scopes.get(self.ctx.qualname, {}).get(name)
+        return self.ctx.in_function() and found is not None and found.kind == "def"
 
     def function_chain(self) -> list[str]:
         """Qualnames of the enclosing function scopes, innermost first (the
@@ -286,21 +355,52 @@ class Bindings(FileVisitor):
             where = (self.ctx.qualname, "attribute")
             self._announce(a.attr, f"{kind} to an attribute", a, where=where, receiver=a.value)
 
-    def _bind(self, name: str, binding: Binding, scope: Any = None) -> None:
+    def _bind(self, name: str, binding: Binding, bound: Bound | None, scope: Any = None) -> None:
+        """Record a binding of `name`: typed in its function or the module
+        (class bodies are the class index's), and, with `bound`, classified by
+        every Tracked value (class bodies included)."""
         s = scope or self.ctx.scope
-        if s.kind == "class":
-            return  # a class attribute (program.classes)
         qual = s.qualname
         if s.kind == "function" and name in self.globals_decl.get(qual, ()):
             qual = MODULE_SCOPE
+        if bound is not None:
+            self._classify(qual, name, bound)
+        if s.kind == "class":
+            return  # a class attribute (program.classes)
         self.scopes.setdefault(qual, {})[name] = Binding(
             binding.kind, binding.instances, binding.factories, qual
         )
 
-    def _bind_target(self, target: cst.BaseExpression, binding: Binding) -> None:
-        simple = isinstance(target, cst.Name)
-        for n in target_names(target):
-            self._bind(n.value, binding if simple else UNTYPED)
+    def _classify(self, qual: str, name: str, bound: Bound) -> None:
+        for t in self._by_name:
+            table = t.names.get(qual)
+            if table is None:
+                table = t.names[qual] = {}
+            table[name] = t.classify(bound, table.get(name))  # type: ignore[misc]
+
+    def _bind_target(self, target: cst.BaseExpression, binding: Binding, bound: Bound) -> None:
+        """Bind the names of an assignment target: a plain name to the value,
+        the names a target unpacks to nothing known; and `self.X` to the value."""
+        kind = type(target)  # (exact types: an isinstance against LibCST's ABCs costs)
+        if kind is cst.Name:
+            self._bind(target.value, binding, Bound(bound.kind, bound.value, target))  # type: ignore[attr-defined]
+            return
+        if kind is not cst.Attribute:
+            unpacked = Bound(bound.kind)
+            for n in target_names(target):
+                self._bind(n.value, UNTYPED, unpacked)
+            return
+        if bound.value is not None:
+            attr = self.self_attr(target)
+            cls = self.ctx.enclosing_class() if attr is not None else None
+            if attr is not None and cls is not None:
+                for t in self._by_attr:
+                    table = t.attrs.setdefault(cls, {})
+                    fact = t.classify_attr(bound, table.get(attr))  # type: ignore[misc]
+                    if fact is not None:
+                        table[attr] = fact
+                    else:
+                        table.pop(attr, None)
 
     def visit_Global(self, node: cst.Global) -> None:
         if self.ctx.scope.kind == "function":
@@ -324,6 +424,7 @@ class Bindings(FileVisitor):
             self._bind(
                 local.value if isinstance(local, cst.Name) else full.partition(".")[0],
                 Binding("import"),
+                IMPORTED,
             )
 
     def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
@@ -335,20 +436,22 @@ class Bindings(FileVisitor):
             local = alias.asname.name if alias.asname is not None else alias.name
             if isinstance(local, cst.Name):
                 self._announce(local, "import", node, target=targets.get(local.value, ""))
-                self._bind(local.value, Binding("import"))
+                self._bind(local.value, Binding("import"), IMPORTED)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         # the dispatcher has pushed the class scope: the name binds outside it
         outer = self.ctx.scopes[-2]
         self._announce(node.name, "class", where=(outer.qualname, outer.kind))
-        self._bind(node.name.value, Binding("class"), outer)
+        self._bind(node.name.value, Binding("class"), Bound("class"), outer)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         outer = self.ctx.scopes[-2]
+        bound = None
         if outer.kind != "class":  # a method is no name binding
             kind = "nested def" if outer.kind == "function" else "def"
             self._announce(node.name, kind, where=(outer.qualname, outer.kind))
-        self._bind(node.name.value, Binding("def"), outer)
+            bound = Bound(kind)
+        self._bind(node.name.value, Binding("def"), bound, outer)
         params = self.params.setdefault(self.ctx.qualname, {})
         receiver = self.ctx.scope.self_name if outer.kind == "class" else None
         for p in all_params(node.params):
@@ -357,7 +460,7 @@ class Bindings(FileVisitor):
             self._announce(p.name, "parameter", p, where=(self.ctx.qualname, "function"))
             ann = p.annotation.annotation if p.annotation is not None else None
             inst, fact = self.annotation(ann) if ann is not None else ([], [])
-            self._bind(p.name.value, Binding("parameter", tuple(inst), tuple(fact)))
+            self._bind(p.name.value, Binding("parameter", tuple(inst), tuple(fact)), PARAMETER)
 
     def visit_Lambda(self, node: cst.Lambda) -> None:
         # a lambda is its own scope: its parameters shadow nothing around it
@@ -371,39 +474,53 @@ class Bindings(FileVisitor):
 
     def leave_Assign(self, node: cst.Assign) -> None:
         inst, fact = self.value_types(node.value)
+        binding = Binding("assignment", tuple(inst), tuple(fact))
+        bound = Bound("assignment", node.value)
         for t in node.targets:
-            self._bind_target(t.target, Binding("assignment", tuple(inst), tuple(fact)))
+            self._bind_target(t.target, binding, bound)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         self._announce_target(node.target, "annotated assignment")
 
     def leave_AnnAssign(self, node: cst.AnnAssign) -> None:
         inst, fact = self.annotation(node.annotation.annotation)
-        self._bind_target(node.target, Binding("annotation", tuple(inst), tuple(fact)))
+        binding = Binding("annotation", tuple(inst), tuple(fact))
+        self._bind_target(node.target, binding, Bound("annotated assignment", node.value))
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._announce_target(node.target, "augmented assignment")  # the type stays
+        self._announce_target(node.target, "augmented assignment")
+
+    def leave_AugAssign(self, node: cst.AugAssign) -> None:
+        # the type stays; Tracked values see a new value they cannot read
+        if isinstance(node.target, cst.Name):
+            name = node.target.value
+            self._classify(self.scope_for(name), name, Bound("augmented assignment"))
 
     def visit_For(self, node: cst.For) -> None:
         self._announce_target(node.target, "for target")
-        self._bind_target(node.target, UNTYPED)
+        self._bind_target(node.target, UNTYPED, Bound("for target"))
 
     def visit_WithItem(self, node: cst.WithItem) -> None:
         if node.asname is not None:
             self._announce_target(node.asname.name, "with target")
-            self._bind_target(node.asname.name, UNTYPED)
+
+    def leave_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self._bind_target(node.asname.name, UNTYPED, Bound("with target", node.item))
 
     def visit_ExceptHandler(self, node: cst.ExceptHandler) -> None:
         if node.name is not None and isinstance(node.name.name, cst.Name):
             self._announce_target(node.name.name, "except target")
-            self._bind(node.name.name.value, UNTYPED)
+            self._bind(node.name.name.value, UNTYPED, Bound("except target"))
 
     def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
         self._announce_target(node.target, "walrus")
 
     def leave_NamedExpr(self, node: cst.NamedExpr) -> None:
         inst, fact = self.value_types(node.value)
-        self._bind_target(node.target, Binding("target", tuple(inst), tuple(fact)))
+        self._bind_target(
+            node.target, Binding("target", tuple(inst), tuple(fact)), Bound("walrus", node.value)
+        )
 
     def visit_CompFor(self, node: cst.CompFor) -> None:
         # comprehension targets live in the comprehension's own scope (untyped)

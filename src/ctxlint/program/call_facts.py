@@ -14,12 +14,14 @@ finding site are anchored (chosen in `finish()` from what the file alone knows).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import FileContext, LineAnchor, dotted, string_value
 from ctxlint.facts.visitor import FileVisitor
+from ctxlint.program.binding_values import Bound
+from ctxlint.program.bindings import KEY as BINDINGS
 from ctxlint.program.call_model import (
     ClassSummary,
     Event,
@@ -34,7 +36,7 @@ from ctxlint.program.call_model import (
     SuperMethod,
     Target,
 )
-from ctxlint.program.call_starts import ProcessStarts
+from ctxlint.program.call_starts import HELD, ProcessStarts
 from ctxlint.program.calls import KEY
 
 
@@ -71,6 +73,11 @@ def _extend(targets: list[Target], rest: str) -> list[Target]:
     return [Global(f"{t.name}.{rest}") for t in targets if isinstance(t, Global)]
 
 
+def _new(found: list[Target], known: tuple[Target, ...]) -> tuple[Target, ...]:
+    """The targets found that are not known yet (in order; as found, repeats kept)."""
+    return tuple(t for t in found if t not in known)
+
+
 def _globals(targets: list[Target]) -> list[Global]:
     return [t for t in targets if isinstance(t, Global)]
 
@@ -84,20 +91,25 @@ class _Func:
     defaults: dict[str, list[Target]]  # parameter -> targets of its callable default
     ordered: tuple[str, ...] = ()  # parameter names in order, the receiver left out
     record_annotated: bool = False  # a parameter annotated with the record class
-    aliases: dict[str, list[Target]] = field(default_factory=dict)  # local = name
-    instances: dict[str, list[Global]] = field(default_factory=dict)  # local = Cls(...)
-    pools: set[str] = field(default_factory=set)  # locals holding a process pool
-    self_aliases: set[str] = field(default_factory=set)  # `self = cls.__new__(cls)`
+    scope: str = ""  # its qualname in the module (the binding model's scope key)
     nested: dict[str, str] = field(default_factory=dict)  # nested def -> qualname
     events: list[tuple[Event, cst.CSTNode]] = field(default_factory=list)
     refs: set[str] = field(default_factory=set)  # in-package names referenced, not called
 
 
-@dataclass
-class _Class:
-    bases: list[str]
-    parked: dict[str, list[Target]] = field(default_factory=dict)  # self.attr = callable
-    held: dict[str, list[str]] = field(default_factory=dict)  # self.attr = Cls(...)
+@dataclass(frozen=True, slots=True)
+class Held:
+    """What a function's local held over its bindings so far, as the call graph
+    reads it (may-alias: a later binding adds to what an earlier one gave,
+    except that a new instance replaces the last)."""
+
+    pool: bool = False  # a process pool
+    own: bool = False  # an instance of the method's own class (`cls.__new__(cls)`)
+    instances: tuple[Global, ...] = ()  # `local = Cls(...)`
+    aliases: tuple[Target, ...] = ()  # `local = name`
+
+
+NOTHING = Held()
 
 
 class CallFactsVisitor(ProcessStarts, FileVisitor):
@@ -117,9 +129,15 @@ class CallFactsVisitor(ProcessStarts, FileVisitor):
         self.stack: list[_Func] = []
         self.funcs: dict[str, _Func] = {}
         self.lambdas = 0
-        self.classes: dict[str, _Class] = {}
+        self.classes: dict[str, list[str]] = {}  # class -> its bases
         self.starts: list[Start] = []
-        self.pool_attrs: set[tuple[str, str]] = set()  # (class, attr) holding a process pool
+        # what locals hold, and the `self` attributes holding a process pool, a
+        # callable (parked) or an instance (held), asked of the binding model
+        bindings = ctx.parts[BINDINGS]
+        self.held = bindings.track(self._holds)
+        self.pool_attrs = bindings.track(None, self._parks_pool)
+        self.parked = bindings.track(None, self._parks_callable)
+        self.made = bindings.track(None, self._parks_instance)
         self.package = ctx.module.partition(".")[0]
         self.module_refs: set[str] = set()  # referenced by import-time code
         self.in_import = False
@@ -155,7 +173,8 @@ class CallFactsVisitor(ProcessStarts, FileVisitor):
         head, _, rest = name.partition(".")
         fn = self.stack[-1] if self.stack else None
         if fn is not None:
-            if head == fn.self_name or head in fn.self_aliases:
+            held = self.held.get(fn.scope, head) or NOTHING
+            if head == fn.self_name or held.own:
                 parts = rest.split(".") if rest else []
                 if len(parts) == 1:
                     return [SelfMethod(parts[0])]
@@ -165,10 +184,10 @@ class CallFactsVisitor(ProcessStarts, FileVisitor):
             for outer in reversed(self.stack):
                 if head in outer.nested:
                     return _extend([Global(outer.nested[head])], rest)
-            if head in fn.aliases:
-                return _extend(fn.aliases[head], rest)
-            if head in fn.instances:
-                return _extend(list(fn.instances[head]), rest) if rest else []
+            if held.aliases:
+                return _extend(list(held.aliases), rest)
+            if held.instances:
+                return _extend(list(held.instances), rest) if rest else []
             if head in fn.defaults:
                 return _extend(fn.defaults[head], rest)
             if head in fn.params:
@@ -188,7 +207,7 @@ class CallFactsVisitor(ProcessStarts, FileVisitor):
         self.def_names.add(id(node.name))
         qual = self._q(self.ctx.qualname)
         bases = [t for arg in node.bases if arg.keyword is None for t in self._targets(arg.value)]
-        self.classes[qual] = _Class([b.name for b in _globals(bases)])
+        self.classes[qual] = [b.name for b in _globals(bases)]
         if any(self._is_ray_remote(d.decorator) for d in node.decorators):
             self.starts.append(self._start(StartKind.RAY, [Global(qual)], node.name))
 
@@ -218,7 +237,7 @@ class CallFactsVisitor(ProcessStarts, FileVisitor):
             for x in named
         )
         ordered = tuple(x.name.value for x in named if x.name.value != scope.self_name)
-        fn = _Func(qual, cls, scope.self_name, params, defaults, ordered, annotated)
+        fn = _Func(qual, cls, scope.self_name, params, defaults, ordered, annotated, scope.qualname)
         self.stack.append(fn)
         self.funcs[qual] = fn
         if any(self._is_ray_remote(d.decorator) for d in node.decorators):
@@ -233,49 +252,50 @@ class CallFactsVisitor(ProcessStarts, FileVisitor):
     def leave_Lambda(self, node: cst.Lambda) -> None:
         self.lambdas -= 1
 
-    # -- bindings -----------------------------------------------------------
-    def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
-        if not self.stack:
-            return
-        fn = self.stack[-1]
-        pool = isinstance(value, cst.Call) and self._is_pool(value)
-        if isinstance(target, cst.Name):
-            name = target.value
-            if pool:
-                fn.pools.add(name)
-            elif isinstance(value, cst.Call) and self._makes_own_instance(fn, value):
-                fn.self_aliases.add(name)
-            elif isinstance(value, cst.Call):
-                made = _globals(self._targets(value.func))
-                if made:
-                    fn.instances[name] = made
-            elif isinstance(value, (cst.Name, cst.Attribute)):
-                found = self._targets(value)
-                if found:
-                    known = fn.aliases.setdefault(name, [])
-                    known += [t for t in found if t not in known]
-            return
-        # self.attr = ...: a callable or an instance parked on the object
-        if (
-            isinstance(target, cst.Attribute)
-            and isinstance(target.value, cst.Name)
-            and target.value.value == fn.self_name
-            and fn.cls in self.classes
-        ):
-            attr = target.attr.value
-            if pool:
-                self.pool_attrs.add((fn.cls, attr))
-                return
-            cls = self.classes[fn.cls]
-            if isinstance(value, cst.Call):
-                made = _globals(self._targets(value.func))
-                if made:
-                    cls.held.setdefault(attr, []).extend(t.name for t in made)
-            elif isinstance(value, (cst.Name, cst.Attribute)):
-                found = self._targets(value)
-                if found:
-                    known = cls.parked.setdefault(attr, [])
-                    known += [t for t in found if t not in known]
+    # -- what bindings hold (asked by the binding model) -----------------------
+    def _value(self, bound: Bound) -> cst.BaseExpression | None:
+        """The value a binding in a function hands the graph: an assignment's, or
+        a with statement's call (`with Pool() as p`)."""
+        value = bound.value
+        if not self.stack or value is None or bound.kind not in HELD:
+            return None
+        if bound.kind == "with target" and not isinstance(value, cst.Call):
+            return None
+        return value
+
+    def _holds(self, bound: Bound, before: Held | None) -> Held | None:
+        value = self._value(bound)
+        was = before or NOTHING
+        if isinstance(value, cst.Call):
+            if self._is_pool(value):
+                return replace(was, pool=True)
+            if self._makes_own_instance(self.stack[-1], value):
+                return replace(was, own=True)
+            made = _globals(self._targets(value.func))
+            return replace(was, instances=tuple(made)) if made else before
+        if isinstance(value, (cst.Name, cst.Attribute)):
+            found = self._targets(value)
+            if found:
+                return replace(was, aliases=was.aliases + _new(found, was.aliases))
+        return before
+
+    def _parks_pool(self, bound: Bound, before: bool | None) -> bool | None:
+        value = self._value(bound)
+        return True if isinstance(value, cst.Call) and self._is_pool(value) else before
+
+    def _parks_callable(self, bound: Bound, before: tuple[Target, ...] | None) -> Any:
+        value = self._value(bound)
+        if not isinstance(value, (cst.Name, cst.Attribute)):
+            return before
+        found = self._targets(value)
+        return (*(before or ()), *_new(found, before or ())) if found else before
+
+    def _parks_instance(self, bound: Bound, before: tuple[str, ...] | None) -> Any:
+        value = self._value(bound)
+        if not isinstance(value, cst.Call) or self._is_pool(value):
+            return before
+        made = _globals(self._targets(value.func))
+        return (*(before or ()), *(t.name for t in made)) if made else before
 
     @staticmethod
     def _makes_own_instance(fn: _Func, call: cst.Call) -> bool:
@@ -287,17 +307,10 @@ class CallFactsVisitor(ProcessStarts, FileVisitor):
         for t in node.targets:
             if isinstance(t.target, cst.Name):  # a name bound, not referenced
                 self.def_names.add(id(t.target))
-            self._bind(t.target, node.value)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if isinstance(node.target, cst.Name):
             self.def_names.add(id(node.target))
-        if node.value is not None:
-            self._bind(node.target, node.value)
-
-    def visit_WithItem(self, node: cst.WithItem) -> None:
-        if node.asname is not None and isinstance(node.item, cst.Call):
-            self._bind(node.asname.name, node.item)
 
     # -- references ---------------------------------------------------------
     # A class handed around by name (a registry, a factory's `return Cls`) is
@@ -412,13 +425,14 @@ class CallFactsVisitor(ProcessStarts, FileVisitor):
                 ]
             refs = tuple(sorted(fn.refs))
             out[q] = FuncSummary(q, fn.cls, events, fn.ordered, fn.record_annotated, refs)
+        cut = len(self.ctx.module) + 1  # the model keys a class by its qualname in the module
         classes = {
             q: ClassSummary(
-                tuple(c.bases),
-                {a: tuple(ts) for a, ts in c.parked.items()},
-                {a: tuple(cs) for a, cs in c.held.items()},
+                tuple(bases),
+                dict(self.parked.attrs.get(q[cut:], {})),
+                dict(self.made.attrs.get(q[cut:], {})),
             )
-            for q, c in self.classes.items()
+            for q, bases in self.classes.items()
         }
         imports = dict(self.ctx.imports)
         refs = tuple(sorted(self.module_refs))

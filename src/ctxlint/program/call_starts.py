@@ -21,6 +21,9 @@ from typing import TYPE_CHECKING, Any
 from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import FileContext, dotted
 from ctxlint.facts.visitor import FileVisitor
+from ctxlint.program.binding_values import VALUE_KINDS, Bound, Tracked
+from ctxlint.program.bindings import KEY as BINDINGS
+from ctxlint.program.bindings import Bindings
 from ctxlint.program.call_model import Global, Site, Start, StartKind, Target
 from ctxlint.program.callees import callee_targets, function_key
 
@@ -31,13 +34,19 @@ if TYPE_CHECKING:
 PROCESS_POOL = "ProcessPoolExecutor"
 THREAD_POOL = "ThreadPoolExecutor"
 THREADS = "threads"  # the part's key
+# Bindings a name then holds the value of, as these questions read them: a with
+# target too (`with ThreadPoolExecutor() as pool`: the pool's __enter__ is itself)
+HELD = VALUE_KINDS | {"with target"}
+# The words a file that starts a thread holds (a rule's prefilter tokens)
+THREAD_TOKENS = ("Thread", THREAD_POOL, "run_in_executor")
 
 
 class ProcessStarts:
     ctx: FileContext
     stack: list[Any]  # the visitor's function stack (call_facts._Func)
     starts: list[Start]
-    pool_attrs: set[tuple[str, str]]  # (class, attr) holding a process pool
+    held: Tracked  # what locals hold (call_facts.Held)
+    pool_attrs: Tracked  # `self` attributes holding a process pool
 
     def _targets(self, expr: cst.BaseExpression) -> list[Target]:
         raise NotImplementedError
@@ -100,14 +109,14 @@ class ProcessStarts:
             return False
         fn = self.stack[-1]
         if isinstance(expr, cst.Name):
-            return expr.value in fn.pools
-        # `self.pool` is decided in finish(), once every method was seen
+            held = self.held.get(fn.scope, expr.value)
+            return held is not None and held.pool
+        # `self.pool`: as far as the methods seen so far tell
         return (
             isinstance(expr, cst.Attribute)
             and isinstance(expr.value, cst.Name)
             and expr.value.value == fn.self_name
-            and fn.cls is not None
-            and (fn.cls, expr.attr.value) in self.pool_attrs
+            and bool(self.pool_attrs.attr(self.ctx.enclosing_class(), expr.attr.value))
         )
 
 
@@ -148,20 +157,12 @@ class ThreadStartFacts(FileVisitor):
     def __init__(self, ctx: FileContext) -> None:
         super().__init__(ctx)
         self.starts: list[dict[str, Any]] = []
-        self.copies: list[set[str]] = [set()]  # locals bound to copy_context(), per function
-        self.pools: list[set[str]] = [set()]  # locals bound to a thread pool
-        self.nested: list[set[str]] = [set()]  # defs nested in the function
-        self.pool_attrs: set[tuple[str | None, str]] = set()  # (class, attr) = thread pool
+        self.bindings: Bindings = ctx.parts[BINDINGS]
+        # names bound to copy_context() (or to such a name); names and `self`
+        # attributes bound to a thread pool
+        self.copies = self.bindings.track(self._holds_copy)
+        self.pools = self.bindings.track(self._holds_pool, self._holds_pool)
         self.pending: list[tuple[str | None, str, dict[str, Any]]] = []  # self.attr.submit(...)
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.nested[-1].add(node.name.value)
-        for stack in (self.copies, self.pools, self.nested):
-            stack.append(set())
-
-    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
-        for stack in (self.copies, self.pools, self.nested):
-            stack.pop()
 
     def _resolved(self, expr: cst.BaseExpression) -> str:
         if isinstance(expr, (cst.Name, cst.Attribute)):
@@ -171,7 +172,7 @@ class ThreadStartFacts(FileVisitor):
     def _is_copy(self, expr: cst.BaseExpression) -> bool:
         if isinstance(expr, cst.Call):
             return self._resolved(expr.func).rpartition(".")[2] == "copy_context"
-        return isinstance(expr, cst.Name) and expr.value in self.copies[-1]
+        return isinstance(expr, cst.Name) and bool(self.copies.here(expr.value))
 
     def _is_pool_call(self, expr: cst.BaseExpression) -> bool:
         return (
@@ -179,32 +180,12 @@ class ThreadStartFacts(FileVisitor):
             and self._resolved(expr.func).rpartition(".")[2] == THREAD_POOL
         )
 
-    def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
-        if isinstance(target, cst.Name):
-            name = target.value
-            for stack, test in ((self.copies, self._is_copy), (self.pools, self._is_pool_call)):
-                if test(value):
-                    stack[-1].add(name)
-                else:
-                    stack[-1].discard(name)
-        elif (
-            isinstance(target, cst.Attribute)
-            and dotted(target.value) == self.ctx.scope.self_name
-            and self._is_pool_call(value)
-        ):
-            self.pool_attrs.add((self.ctx.enclosing_class(), target.attr.value))
+    # -- what bindings hold (asked by the binding model) -----------------------
+    def _holds_copy(self, bound: Bound, before: Any) -> bool:
+        return bound.kind in HELD and bound.value is not None and self._is_copy(bound.value)
 
-    def visit_Assign(self, node: cst.Assign) -> None:
-        for t in node.targets:
-            self._bind(t.target, node.value)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        if node.value is not None:
-            self._bind(node.target, node.value)
-
-    def visit_WithItem(self, node: cst.WithItem) -> None:
-        if node.asname is not None:
-            self._bind(node.asname.name, node.item)
+    def _holds_pool(self, bound: Bound, before: Any) -> bool:
+        return bound.kind in HELD and bound.value is not None and self._is_pool_call(bound.value)
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -221,7 +202,7 @@ class ThreadStartFacts(FileVisitor):
             self._start("run_in_executor", positional[1], node)
         elif method in ("submit", "map") and positional:
             recv = func.value
-            if (isinstance(recv, cst.Name) and recv.value in self.pools[-1]) or self._is_pool_call(
+            if (isinstance(recv, cst.Name) and self.pools.here(recv.value)) or self._is_pool_call(
                 recv
             ):
                 self._start(f"{THREAD_POOL}.{method}", positional[0], node)
@@ -240,7 +221,7 @@ class ThreadStartFacts(FileVisitor):
         )
         if copied:
             return None
-        found = callee_targets(self.ctx, target, self.nested[-1])
+        found = callee_targets(self.ctx, target)
         if not found:
             return None
         cls = self.ctx.enclosing_class()
@@ -259,5 +240,5 @@ class ThreadStartFacts(FileVisitor):
             self.starts.append(start)
 
     def finish(self) -> Any:
-        self.starts += [s for cls, attr, s in self.pending if (cls, attr) in self.pool_attrs]
+        self.starts += [s for cls, attr, s in self.pending if self.pools.attr(cls, attr)]
         return self.starts or None

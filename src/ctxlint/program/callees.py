@@ -14,16 +14,18 @@ from collections.abc import Iterable
 
 from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import FileContext, dotted
+from ctxlint.program.bindings import KEY as BINDINGS
 from ctxlint.program.call_model import Global, HeldMethod, SelfMethod, Target, target_json
 from ctxlint.program.calls import CallGraph
 
 
 def callee_targets(
-    ctx: FileContext, expr: cst.BaseExpression, nested: Iterable[str] = ()
+    ctx: FileContext, expr: cst.BaseExpression, nested: Iterable[str] | None = None
 ) -> list[list[str]]:
     """What calling `expr` runs, as target JSON: `self.m`, `self.attr.m`, a name
-    through the imports, a def nested in the enclosing function (`nested`),
-    `functools.partial(f, ...)` and `lambda: f(...)` as `f`."""
+    through the imports, a def nested in the enclosing function (`nested`, or
+    when None as the binding model has it so far), `functools.partial(f, ...)`
+    and `lambda: f(...)` as `f`."""
     if isinstance(expr, cst.Call):
         name = dotted(expr.func)
         if name and name.rpartition(".")[2] == "partial" and expr.args:
@@ -45,7 +47,9 @@ def callee_targets(
             out = HeldMethod(parts[0], parts[1])
         else:
             return []
-    elif head in nested and ctx.in_function():
+    elif ctx.in_function() and (
+        ctx.parts[BINDINGS].nested_def(head) if nested is None else head in nested
+    ):
         out = Global(f"{ctx.module}.{ctx.qualname}.{name}")
     else:
         resolved = ctx.resolve(expr)

@@ -17,20 +17,22 @@ if TYPE_CHECKING:
     from ctxlint.program.rule import Rule
 
 # Every run has the record tracker: rule visitors ask it, during the walk,
-# which expressions hold a record.
+# which expressions hold a record (and it asks the binding model).
 ALWAYS = ("records",)
 # key -> "module:Class" of its visitor, imported when a walk needs it: the
 # visitors subclass LibCST's, and a warm run (a replayed outcome) never loads LibCST.
 PARTS: dict[str, str] = {
+    "bindings": "ctxlint.program.bindings:Bindings",  # first: the others ask it
     "records": "ctxlint.program.records:RecordTracker",
-    "bindings": "ctxlint.program.bindings:Bindings",
     "classes": "ctxlint.program.classes:ClassFacts",  # queries "bindings" during the walk
     "calls": "ctxlint.program.call_facts:CallFactsVisitor",  # the whole-program call graph
     "resolution": "ctxlint.program.resolution_facts:ResolutionFacts",  # stash, views, passes
     "threads": "ctxlint.program.call_starts:ThreadStartFacts",  # thread starts
 }
 # Parts a part queries during the walk: required along with it.
-DEPENDS: dict[str, tuple[str, ...]] = {"classes": ("bindings",)}
+DEPENDS: dict[str, tuple[str, ...]] = {
+    key: ("bindings",) for key in ("records", "classes", "calls", "resolution", "threads")
+}
 # Side parts: facts a part's visitor gathers that no rule reads (so no rule's
 # round answer depends on them), run with that part; `ctxlint fix` reads them.
 CALL_LINES = "call_lines"

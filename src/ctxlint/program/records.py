@@ -1,9 +1,10 @@
 """Which expressions hold the seed record, or any record instance.
 
 Shared by every rule that reasons about records (seed reads, record writes,
-copies, exposure): the tracker runs first in the batched traversal and follows
-bindings in statement order, so `sa = get_server_args(); sa.f` is known to read
-the seed at the point `sa.f` is visited. What is only known at the end of a
+copies, exposure): the tracker runs early in the batched traversal and asks
+the binding model (program.bindings) what each name holds, in statement
+order, so `sa = get_server_args(); sa.f` is known to read the seed at the
+point `sa.f` is visited. What is only known at the end of a
 class (an alias parked on `self` in a later method) is left as a pending
 reference that rules resolve in `finish()`.
 """
@@ -16,8 +17,9 @@ from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import FileContext, dotted
 from ctxlint.facts.visitor import FileVisitor
 from ctxlint.program.annotations import unwrap
-from ctxlint.program.binding_syntax import target_names
-from ctxlint.program.function_locals import LocalNames, function_locals
+from ctxlint.program.binding_values import VALUE_KINDS, Bound
+from ctxlint.program.bindings import KEY as BINDINGS
+from ctxlint.program.bindings import Bindings
 from ctxlint.program.holders import COPY_FUNCTIONS, Holder, HolderKind
 
 
@@ -31,10 +33,13 @@ class RecordTracker(FileVisitor):
         self.seed_names = {vocab.qualified(a) for a in vocab.seed_accessors}
         self.record_class = vocab.record_class
         self.is_runtime = ctx.module == vocab.runtime_module
-        # scope qualname -> {name: True} for seed aliases, in statement order
-        self.aliases: dict[str, dict[str, bool]] = {}
+        self.bindings: Bindings = ctx.parts[BINDINGS]
+        bindings = self.bindings
+        # names holding the seed, and the `self` attributes a method parked it on
+        self.seed = bindings.track(self._holds_seed, self._parks_seed)
+        # names holding a copy of something, or a new record (the expression)
+        self.copies = bindings.track(self._holds_copy)
         self.annotated: dict[str, set[str]] = {}  # scope -> names annotated as the record
-        self.parked_seed: dict[str, set[str]] = {}  # class -> self attrs holding the seed
         self.annotated_attrs: dict[str, set[str]] = {}  # class -> attrs annotated as the record
         self.record_params: dict[
             str, int
@@ -44,10 +49,6 @@ class RecordTracker(FileVisitor):
         # it (a rival record: SGLang's multimodal_gen has its own ServerArgs)
         self.rival_params: dict[str, dict[str, int]] = {}
         self.other_typed: dict[str, set[str]] = {}  # scope -> parameters of another type
-        # scope -> {name: the expression it holds a copy of, or the record
-        # construction it was bound to}, in statement order
-        self.copies: dict[str, dict[str, cst.BaseExpression]] = {}
-        self._locals_cache: dict[int, LocalNames] = {}
 
     # -- queries ------------------------------------------------------------
     def is_record_annotation(self, ann: cst.BaseExpression) -> bool:
@@ -74,27 +75,8 @@ class RecordTracker(FileVisitor):
             and self.ctx.resolve(expr.func) in self.seed_names
         )
 
-    def _function_locals(self) -> LocalNames | None:
-        scope = self.ctx.scope
-        if scope.kind != "function" or scope.node is None:
-            return None
-        key = id(scope.node)
-        if key not in self._locals_cache:
-            self._locals_cache[key] = function_locals(scope.node)
-        return self._locals_cache[key]
-
     def is_seed_alias(self, name: str) -> bool:
-        scopes = self.ctx.scopes
-        for s in reversed(scopes[1:]):
-            found = self.aliases.get(s.qualname, {}).get(name)
-            if found is not None:
-                return found
-            if s.kind == "class":
-                break
-        if self.aliases.get("<module>", {}).get(name):
-            local = self._function_locals()
-            return local is None or name not in local.bound or name in local.globals
-        return False
+        return bool(self.seed.lookup(name))
 
     def is_seed(self, expr: cst.BaseExpression) -> bool:
         if isinstance(expr, cst.NamedExpr):  # `(sa := get_server_args()).port`
@@ -123,25 +105,12 @@ class RecordTracker(FileVisitor):
         return first.value
 
     def copied_from(self, name: str) -> cst.BaseExpression | None:
-        """What the local `name` was last bound to a copy of, in its own scope."""
-        for s in reversed(self.ctx.scopes):
-            if name in self.aliases.get(s.qualname, {}):
-                return self.copies.get(s.qualname, {}).get(name)
-            if s.kind == "class":
-                return None
-        return None
+        """What the name `name` was last bound to a copy of."""
+        return self.copies.lookup(name)
 
     def self_attr(self, expr: cst.BaseExpression) -> str | None:
-        """`X` for `self.X` inside a method (the first parameter's name)."""
-        scope = self.ctx.scope
-        if (
-            isinstance(expr, cst.Attribute)
-            and isinstance(expr.value, cst.Name)
-            and scope.self_name is not None
-            and expr.value.value == scope.self_name
-        ):
-            return expr.attr.value
-        return None
+        """`X` for `self.X` inside a method (the binding model's reading)."""
+        return self.bindings.self_attr(expr)
 
     def holder(self, expr: cst.BaseExpression, depth: int = 0) -> Holder | None:
         """What kind of record holder `expr` is, or None if it cannot be one: the
@@ -184,7 +153,7 @@ class RecordTracker(FileVisitor):
         """`name` is a parameter annotated with a concrete type that is not the record
         (an explicit annotation beats the codebase's naming convention)."""
         for s in reversed(self.ctx.scopes):
-            if name in self.aliases.get(s.qualname, {}) or name in self.annotated.get(
+            if name in self.seed.names.get(s.qualname, {}) or name in self.annotated.get(
                 s.qualname, ()
             ):
                 return name in self.other_typed.get(s.qualname, ())
@@ -192,31 +161,15 @@ class RecordTracker(FileVisitor):
                 return False
         return False
 
-    # -- bindings -----------------------------------------------------------
-    def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
-        scope = self.ctx.qualname
-        seed_value = value is not None and self.is_seed(value)
-        if isinstance(target, cst.Name):
-            self.aliases.setdefault(scope, {})[target.value] = seed_value
-            source = self.copy_source(value)
-            if source is not None:
-                self.copies.setdefault(scope, {})[target.value] = source
-            else:
-                self.copies.get(scope, {}).pop(target.value, None)
-            return
-        attr = self.self_attr(target)
-        if attr is not None and seed_value:
-            cls = self.ctx.enclosing_class()
-            if cls:
-                self.parked_seed.setdefault(cls, set()).add(attr)
-            return
-        for name in (n.value for n in target_names(target)):
-            self.aliases.setdefault(scope, {})[name] = False
-            self.copies.get(scope, {}).pop(name, None)
+    # -- what bindings hold (asked by the binding model) -----------------------
+    def _holds_seed(self, bound: Bound, before: Any) -> bool:
+        return bound.kind in VALUE_KINDS and bound.value is not None and self.is_seed(bound.value)
 
-    def leave_Assign(self, node: cst.Assign) -> None:
-        for t in node.targets:
-            self._bind(t.target, node.value)
+    def _parks_seed(self, bound: Bound, before: Any) -> bool:
+        return bool(before) or (bound.kind in VALUE_KINDS and self._holds_seed(bound, None))
+
+    def _holds_copy(self, bound: Bound, before: Any) -> cst.BaseExpression | None:
+        return self.copy_source(bound.value) if bound.kind in VALUE_KINDS else None
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if not self.is_record_annotation(node.annotation.annotation):
@@ -232,22 +185,6 @@ class RecordTracker(FileVisitor):
         if attr is not None and cls:
             self.annotated_attrs.setdefault(cls, set()).add(attr)
 
-    def leave_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._bind(node.target, node.value)
-
-    def leave_AugAssign(self, node: cst.AugAssign) -> None:
-        self._bind(node.target, None)
-
-    def visit_For(self, node: cst.For) -> None:
-        self._bind(node.target, None)
-
-    def leave_WithItem(self, node: cst.WithItem) -> None:
-        if node.asname is not None:
-            self._bind(node.asname.name, None)
-
-    def leave_NamedExpr(self, node: cst.NamedExpr) -> None:
-        self._bind(node.target, node.value)
-
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         scope = self.ctx.qualname
         params = node.params
@@ -257,7 +194,6 @@ class RecordTracker(FileVisitor):
             *params.kwonly_params,
             *(x for x in (params.star_arg,) if isinstance(x, cst.Param)),
         ):
-            self.aliases.setdefault(scope, {})[p.name.value] = False
             if p.annotation is None:
                 continue
             if self.is_record_annotation(p.annotation.annotation):
@@ -275,7 +211,7 @@ class RecordTracker(FileVisitor):
 
     # -- pending references -------------------------------------------------
     def parked(self, cls: str | None, attr: str) -> bool:
-        return cls is not None and attr in self.parked_seed.get(cls, ())
+        return bool(self.seed.attr(cls, attr))
 
     def annotated_attr(self, cls: str | None, attr: str) -> bool:
         return cls is not None and attr in self.annotated_attrs.get(cls, ())

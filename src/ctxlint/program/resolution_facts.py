@@ -23,12 +23,14 @@ stash, the views and the pipeline from these facts. Per file, the visitor keeps:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ctxlint.core.lazy_libcst import cst
-from ctxlint.facts.context import FileContext, dotted, string_value
+from ctxlint.facts.context import MODULE_SCOPE, FileContext, dotted, string_value
 from ctxlint.facts.visitor import FileVisitor
+from ctxlint.program.binding_values import VALUE_KINDS, Bound
+from ctxlint.program.bindings import KEY as BINDINGS
 from ctxlint.program.resolution import KEY
 
 __all__ = ["KEY", "ResolutionFacts"]
@@ -41,9 +43,7 @@ class _Fn:
     qual: str
     params: dict[str, bool]  # parameter -> annotated with the record class
     receiver: str | None
-    rebound: set[str] = field(default_factory=set)
-    # local -> (the parameter it was read off, the slot it holds)
-    locals: dict[str, tuple[str | None, str]] = field(default_factory=dict)
+    scope: str  # its qualname in the module (the binding model's scope key)
 
 
 def _slot_key(expr: cst.BaseExpression | None, ctx: FileContext) -> str | None:
@@ -66,7 +66,6 @@ class ResolutionFacts(FileVisitor):
         assert vocab is not None
         self.fields = set(vocab.fields)
         self.stack: list[_Fn] = []
-        self.consts: dict[str, str] = {}
         self.getattr_classes: list[str] = []
         self.returns: dict[str, list[str]] = {}
         self.decorators: dict[str, list[str]] = {}
@@ -81,6 +80,10 @@ class ResolutionFacts(FileVisitor):
         self.writes: list[dict[str, Any]] = []
         self.view_bindings: list[list[str]] = []
         self.targets: set[int] = set()  # Attribute nodes being assigned
+        bindings = ctx.parts[BINDINGS]
+        self.arguments = bindings.track(self._holds_argument)  # still the parameter's value
+        self.slots = bindings.track(self._holds_slot)  # locals holding a private slot
+        self.constants = bindings.track(self._holds_string)  # module names holding a string
 
     def _q(self, local: str) -> str:
         return f"{self.ctx.module}.{local}"
@@ -101,11 +104,38 @@ class ResolutionFacts(FileVisitor):
         if fn is None or not isinstance(expr, cst.Name):
             return None
         name = expr.value
-        if name in fn.rebound:
+        if self._rebound(fn, name):
             return None
         if name in fn.params or name == fn.receiver:
             return name
         return None
+
+    def _rebound(self, fn: _Fn, name: str) -> bool:
+        """The function bound `name` again since it was handed (False: a
+        parameter's own binding; None: not bound in it, as a closure's `self`)."""
+        return self.arguments.get(fn.scope, name) is False
+
+    # -- what bindings hold (asked by the binding model) -----------------------
+    def _holds_argument(self, bound: Bound, before: Any) -> bool:
+        return bound.kind == "parameter"
+
+    def _holds_string(self, bound: Bound, before: Any) -> str | None:
+        """The string a module-level name was last assigned (a stash slot can be
+        named by a constant); kept through other bindings."""
+        value = bound.value
+        if self.stack or value is None or bound.kind not in ("assignment", "annotated assignment"):
+            return before
+        lit = string_value(value)
+        return lit if lit is not None else before
+
+    def _holds_slot(self, bound: Bound, before: Any) -> tuple[str | None, str] | None:
+        """(the parameter it was read off, the slot) for a local bound to a
+        private slot (`stash = getattr(x, "_k") or []`); kept once bound."""
+        value = bound.value
+        if self._fn() is None or value is None or bound.kind not in VALUE_KINDS:
+            return before
+        slot = self._slot(value.left if isinstance(value, cst.BooleanOperation) else value)
+        return slot if slot is not None else before
 
     # -- scopes ------------------------------------------------------------
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
@@ -126,7 +156,7 @@ class ResolutionFacts(FileVisitor):
             if x.name.value != scope.self_name
         }
         receiver = scope.self_name if scope.class_qualname and len(self.ctx.scopes) >= 2 else None
-        self.stack.append(_Fn(qual, params, receiver))
+        self.stack.append(_Fn(qual, params, receiver, scope.qualname))
         decos = []
         for d in node.decorators:
             expr = d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator
@@ -139,8 +169,8 @@ class ResolutionFacts(FileVisitor):
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.stack.pop()
 
-    # -- bindings ----------------------------------------------------------
-    def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
+    # -- assignments: field writes, stash slots, view bindings ---------------------
+    def _assigned(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
         if isinstance(target, cst.Attribute):
             self.targets.add(id(target))
             self._write_attr(target, value)
@@ -151,37 +181,21 @@ class ResolutionFacts(FileVisitor):
                 self._stash(target, slot[1], self._assign_kind(value, slot[1]), slot[0])
             return
         fn = self._fn()
-        if not self.stack and isinstance(target, cst.Name) and value is not None:
-            lit = string_value(value)
-            if lit is not None:
-                self.consts[target.value] = lit
+        # what a name then holds is the binding model's (_holds_argument, _holds_slot,
+        # _holds_string)
+        if fn is None or not isinstance(target, cst.Name) or not isinstance(value, cst.Call):
             return
-        if fn is None or not isinstance(target, cst.Name):
-            return
-        name = target.value
-        if name in fn.params or name == fn.receiver:
-            fn.rebound.add(name)
-        if value is None:
-            return
-        if isinstance(value, cst.Call):
-            callee = (
-                self.ctx.resolve(value.func)
-                if isinstance(value.func, (cst.Name, cst.Attribute))
-                else None
-            )
+        if isinstance(value.func, (cst.Name, cst.Attribute)):
+            callee = self.ctx.resolve(value.func)
             if callee:
-                self.view_bindings.append([name, callee])
-        inner = value.left if isinstance(value, cst.BooleanOperation) else value
-        slot = self._slot(inner)
-        if slot is not None:
-            fn.locals[name] = slot
+                self.view_bindings.append([target.value, callee])
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for t in node.targets:
-            self._bind(t.target, node.value)
+            self._assigned(t.target, node.value)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._bind(node.target, node.value)
+        self._assigned(node.target, node.value)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         slot = self._slot(node.target)
@@ -214,7 +228,7 @@ class ResolutionFacts(FileVisitor):
             return "init"
         if isinstance(value, cst.Name):
             fn = self._fn()
-            if fn is not None and fn.locals.get(value.value, (None, ""))[1] == key:
+            if fn is not None and (self.slots.get(fn.scope, value.value) or (None, ""))[1] == key:
                 return "init"  # `stash = getattr(x, slot) or []; x.slot = stash`
         return "assign"
 
@@ -257,8 +271,8 @@ class ResolutionFacts(FileVisitor):
             return self._holder(expr.value), name
         if isinstance(expr, cst.Name):
             fn = self._fn()
-            if fn is not None and expr.value in fn.locals:
-                return fn.locals[expr.value]
+            if fn is not None:
+                return self.slots.get(fn.scope, expr.value)
         return None
 
     def _stash(self, node: cst.CSTNode, key: str, how: str, holder: str | None) -> None:
@@ -302,7 +316,11 @@ class ResolutionFacts(FileVisitor):
         if fn is None:
             return
         # a parameter called with calls as arguments (a pass runner hands a view)
-        if isinstance(func, cst.Name) and func.value in fn.params and func.value not in fn.rebound:
+        if (
+            isinstance(func, cst.Name)
+            and func.value in fn.params
+            and not self._rebound(fn, func.value)
+        ):
             handed = [
                 q
                 for a in positional
@@ -376,6 +394,8 @@ class ResolutionFacts(FileVisitor):
 
     def finish(self) -> Any:
         self._keep_program_names()
+        module = self.constants.names.get(MODULE_SCOPE, {})
+        self.consts = {name: lit for name, lit in module.items() if lit is not None}
         out: dict[str, Any] = {}
         for key in (
             "consts",

@@ -30,9 +30,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ctxlint.core.lazy_libcst import cst
-from ctxlint.facts.context import FileContext, string_value
+from ctxlint.facts.context import MODULE_SCOPE, FileContext, string_value
 from ctxlint.facts.visitor import FileVisitor
 from ctxlint.facts.vocab import BAGS, Vocabulary
+from ctxlint.program.binding_values import Bound
+from ctxlint.program.bindings import KEY as BINDINGS
 from ctxlint.program.call_model import Event, EventKind, SelfMethod
 from ctxlint.program.calls import call_graph, short
 from ctxlint.program.core import Program
@@ -93,6 +95,10 @@ def _role_table(expr: cst.BaseExpression) -> dict[str, list[str] | None] | None:
     return table
 
 
+# the module-level bindings a role table is read from (`ROLES = {...}`, annotated or not)
+TABLE_KINDS = frozenset(("assignment", "annotated assignment"))
+
+
 class RoleTableVisitor(FileVisitor):
     """Module-level role tables; for the runtime module, its imports too (the
     table may be defined elsewhere and imported there); per function, the
@@ -103,7 +109,8 @@ class RoleTableVisitor(FileVisitor):
         super().__init__(ctx)
         assert ctx.vocab is not None
         self.runtime = ctx.module == ctx.vocab.runtime_module
-        self.tables: dict[str, dict[str, Any]] = {}
+        # module names -> the role table they hold, asked of the binding model
+        self.tables = ctx.parts[BINDINGS].track(self._holds_table)
         self.handed: dict[str, list[list[str]]] = {}  # function -> [["s", meth] | ["g", name]]
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -130,19 +137,15 @@ class RoleTableVisitor(FileVisitor):
             if item not in out:
                 out.append(item)
 
-    def _assign(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
-        if len(self.ctx.scopes) != 1 or value is None or not isinstance(target, cst.Name):
-            return
+    def _holds_table(self, bound: Bound, before: Any) -> dict[str, Any] | None:
+        """{"roles", "span"} for a module-level name assigned a role table."""
+        value, target = bound.value, bound.target
+        if len(self.ctx.scopes) != 1 or bound.kind not in TABLE_KINDS or value is None:
+            return None
         table = _role_table(value)
-        if table is not None:
-            self.tables[target.value] = {"roles": table, "span": self.ctx.anchor(target)}
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        if len(node.targets) == 1:
-            self._assign(node.targets[0].target, node.value)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._assign(node.target, node.value)
+        if table is None or target is None:
+            return None
+        return {"roles": table, "span": self.ctx.anchor(target)}
 
     def finish(self) -> Any:
         # a name that can name no function of the program (a local) is not kept
@@ -152,9 +155,11 @@ class RoleTableVisitor(FileVisitor):
             for q, h in self.handed.items()
             if (kept := [i for i in h if i[0] == "s" or may_name(i[1])])
         }
-        if not self.tables and not self.runtime and not handed:
+        module = self.tables.names.get(MODULE_SCOPE, {})
+        tables = {name: table for name, table in module.items() if table is not None}
+        if not tables and not self.runtime and not handed:
             return None
-        out: dict[str, Any] = {"tables": self.tables, "handed": handed}
+        out: dict[str, Any] = {"tables": tables, "handed": handed}
         if self.runtime:  # constants it imports: where a table defined elsewhere comes from
             out["imports"] = {k: v for k, v in self.ctx.imports.items() if k.isupper()}
         return out
@@ -357,7 +362,7 @@ class RoleNamespace(Rule):
     )
     visitor = RoleTableVisitor
     needs = (BAGS,)
-    requires = ("calls", "classes", "records")  # the call graph, its class questions
+    requires = ("calls", "classes", "records", BINDINGS)  # the call graph, its class questions
 
     def tokens(self, vocab: Vocabulary) -> set[str]:
         return set(vocab.bag_accessors) | {"publish", f"module:{vocab.runtime_module}"}

@@ -18,6 +18,8 @@ from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import FileContext, dotted, string_value
 from ctxlint.facts.visitor import FileVisitor
 from ctxlint.facts.vocab import BAGS, Vocabulary
+from ctxlint.program.binding_values import Bound
+from ctxlint.program.bindings import KEY as BINDINGS
 from ctxlint.program.core import Program
 from ctxlint.program.rule import PinSite, RawFinding, Rule, pin_findings
 
@@ -59,6 +61,9 @@ class ReadbackVisitor(FileVisitor):
         self.functions: dict[str, dict[str, Any]] = {}
         self.seeds: list[list[str]] = []  # [kind, name]
         self.stack: list[dict[str, Any]] = []
+        # a function's local -> the shape of the dict or readback value it holds,
+        # asked of the binding model
+        self.locals = ctx.parts[BINDINGS].track(self._holds_shape)
 
     # -- functions ----------------------------------------------------------------
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -70,7 +75,7 @@ class ReadbackVisitor(FileVisitor):
             {
                 "node": node,
                 "params": params,
-                "locals": {},  # name -> shape of a local dict or a readback value
+                "scope": self.ctx.qualname,  # where the model keeps its locals
                 "ret": set(),
                 "dict": None,
                 "getattr_param": False,
@@ -108,7 +113,7 @@ class ReadbackVisitor(FileVisitor):
         runs on every return and assignment of every parsed file."""
         out: set[str] = set()
         todo: list[cst.BaseExpression] = [expr]
-        locals_ = self.stack[-1]["locals"]
+        scope = self.stack[-1]["scope"]
         while todo:
             node = todo.pop()
             if isinstance(node, cst.Call):
@@ -118,7 +123,7 @@ class ReadbackVisitor(FileVisitor):
                 if node.args and node.args[0].keyword is None:
                     todo.append(node.args[0].value)
             elif isinstance(node, cst.Name):
-                known = locals_.get(node.value)
+                known = self.locals.get(scope, node.value)
                 if known is not None:
                     out.update(known.get("calls", ()))
             elif isinstance(node, cst.IfExp):
@@ -163,7 +168,7 @@ class ReadbackVisitor(FileVisitor):
                     return {"keys": {n: calls for n in names}, "spreads": []}  # type: ignore[misc]
             return None
         if isinstance(expr, cst.Name):
-            known = fn["locals"].get(expr.value)
+            known = self.locals.get(fn["scope"], expr.value)
             if known is not None and "keys" in known:
                 return known
             return None
@@ -184,7 +189,7 @@ class ReadbackVisitor(FileVisitor):
         if isinstance(expr, (cst.Dict, cst.DictComp)):
             return True
         if isinstance(expr, cst.Name):
-            return "keys" in self.stack[-1]["locals"].get(expr.value, {})
+            return "keys" in (self.locals.get(self.stack[-1]["scope"], expr.value) or {})
         if isinstance(expr, cst.Call) and expr.args and expr.args[0].keyword is None and depth < 4:
             return self._builds_dict(expr.args[0].value, depth + 1)
         return False
@@ -236,26 +241,31 @@ class ReadbackVisitor(FileVisitor):
     def visit_Assign(self, node: cst.Assign) -> None:
         if not self.stack:
             return
-        fn = self.stack[-1]
+        scope = self.stack[-1]["scope"]
         for t in node.targets:
             target = t.target
-            if isinstance(target, cst.Name):
-                calls = self._calls_in(node.value)
-                shape = self._shape(node.value) if self._builds_dict(node.value) or calls else None
-                if not calls and shape is None:
-                    fn["locals"].pop(target.value, None)
-                    continue
-                entry: dict[str, Any] = {"calls": sorted(calls)}
-                if shape is not None:
-                    entry |= {"keys": dict(shape["keys"]), "spreads": list(shape["spreads"])}
-                fn["locals"][target.value] = entry
-            elif isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
-                local = fn["locals"].get(target.value.value)
+            if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
+                local = self.locals.get(scope, target.value.value)
                 key = target.slice[0].slice
                 if local is not None and "keys" in local and isinstance(key, cst.Index):
                     name = string_value(key.value)
                     if name is not None:
                         local["keys"][name] = sorted(self._calls_in(node.value))
+
+    def _holds_shape(self, bound: Bound, before: Any) -> dict[str, Any] | None:
+        """{"calls": [...], "keys"?, "spreads"?} for a local assigned a call's
+        result or a dict, in a function; None for any other binding."""
+        value = bound.value
+        if not self.stack or bound.kind != "assignment" or value is None:
+            return None
+        calls = self._calls_in(value)
+        shape = self._shape(value) if self._builds_dict(value) or calls else None
+        if not calls and shape is None:
+            return None
+        entry: dict[str, Any] = {"calls": sorted(calls)}
+        if shape is not None:
+            entry |= {"keys": dict(shape["keys"]), "spreads": list(shape["spreads"])}
+        return entry
 
     def visit_Call(self, node: cst.Call) -> None:
         if not self.stack or not isinstance(node.func, cst.Attribute):
@@ -263,7 +273,7 @@ class ReadbackVisitor(FileVisitor):
         recv = node.func.value
         if node.func.attr.value != "update" or not isinstance(recv, cst.Name):
             return
-        local = self.stack[-1]["locals"].get(recv.value)
+        local = self.locals.get(self.stack[-1]["scope"], recv.value)
         if local is None or "keys" not in local:
             return
         for arg in node.args:
@@ -402,6 +412,7 @@ class ReadbackSurfaces(Rule):
         "each group's surfaces and keys are pinned in the baseline"
     )
     visitor = ReadbackVisitor
+    requires = (BINDINGS,)  # what a function's locals hold
     needs = (BAGS,)  # a readback answers from the bags (`config_leaf`)
 
     def tokens(self, vocab: Vocabulary) -> set[str]:

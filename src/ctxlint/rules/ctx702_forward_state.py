@@ -25,7 +25,9 @@ from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import FileContext, string_value
 from ctxlint.facts.visitor import FileVisitor
 from ctxlint.facts.vocab import BAGS, Vocabulary
-from ctxlint.program.call_starts import THREAD_POOL, THREADS, thread_starts
+from ctxlint.program.binding_values import Bound
+from ctxlint.program.bindings import KEY as BINDINGS
+from ctxlint.program.call_starts import HELD, THREAD_TOKENS, THREADS, thread_starts
 from ctxlint.program.callees import chain_text, function_key, short
 from ctxlint.program.calls import call_graph
 from ctxlint.program.core import Program
@@ -45,15 +47,12 @@ class ForwardVisitor(FileVisitor):
         self.defines = False
         self.reads: dict[str, list[dict[str, Any]]] = {}
         self.sets: list[dict[str, Any]] = []
-        self.aliases: list[set[str]] = [set()]  # locals bound to get_forward(), per function
+        # names bound to get_forward() (or to such a name), asked of the binding model
+        self.aliases = ctx.parts[BINDINGS].track(self._holds_forward)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         if len(self.ctx.scopes) == 2 and node.name.value == ACCESSOR and self.in_runtime:
             self.defines = True
-        self.aliases.append(set())
-
-    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.aliases.pop()
 
     # -- what an expression is ---------------------------------------------
     def _is_forward(self, expr: cst.BaseExpression) -> bool:
@@ -61,26 +60,10 @@ class ForwardVisitor(FileVisitor):
             func = expr.func
             resolved = self.ctx.resolve(func) if isinstance(func, (cst.Name, cst.Attribute)) else ""
             return (resolved or "").rpartition(".")[2] == ACCESSOR
-        return isinstance(expr, cst.Name) and expr.value in self.aliases[-1]
+        return isinstance(expr, cst.Name) and bool(self.aliases.here(expr.value))
 
-    def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
-        if isinstance(target, cst.Name):
-            if self._is_forward(value):
-                self.aliases[-1].add(target.value)
-            else:
-                self.aliases[-1].discard(target.value)
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        for t in node.targets:
-            self._bind(t.target, node.value)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        if node.value is not None:
-            self._bind(node.target, node.value)
-
-    def visit_WithItem(self, node: cst.WithItem) -> None:
-        if node.asname is not None:
-            self._bind(node.asname.name, node.item)
+    def _holds_forward(self, bound: Bound, before: Any) -> bool:
+        return bound.kind in HELD and bound.value is not None and self._is_forward(bound.value)
 
     # -- reads and sticky writes ---------------------------------------------
     def visit_Attribute(self, node: cst.Attribute) -> None:
@@ -149,16 +132,10 @@ class ForwardState(Rule):
     )
     visitor = ForwardVisitor
     needs = (BAGS,)
-    requires = ("calls", THREADS)
+    requires = ("calls", THREADS, BINDINGS)
 
     def tokens(self, vocab: Vocabulary) -> set[str]:
-        return {
-            ACCESSOR,
-            "Thread",
-            THREAD_POOL,
-            "run_in_executor",
-            f"module:{vocab.runtime_module}",
-        }
+        return {ACCESSOR, *THREAD_TOKENS, f"module:{vocab.runtime_module}"}
 
     def more_tokens(self, program: Program) -> set[str]:
         """The modules a thread's target runs through that are not parsed yet."""

@@ -35,6 +35,8 @@ from ctxlint.facts.context import FileContext, string_value
 from ctxlint.facts.visitor import FileVisitor
 from ctxlint.facts.vocab import BAGS, Vocabulary
 from ctxlint.program.annotations import parse_string
+from ctxlint.program.binding_values import VALUE_KINDS, Bound
+from ctxlint.program.bindings import KEY as BINDINGS
 from ctxlint.program.core import Program
 from ctxlint.program.rule import RawFinding, Rule
 
@@ -61,7 +63,8 @@ class FlagsVisitor(FileVisitor):
         self.classes: dict[str, dict[str, Any]] = {}
         self.accessors: dict[str, str | None] = {}
         self.writes: list[dict[str, Any]] = []
-        self.env: dict[str, dict[str, list[str]]] = {}  # scope -> alias -> chain
+        # name -> the path below the flags root it holds, asked of the binding model
+        self.env = ctx.parts[BINDINGS].track(self._holds_chain)
         self.ifs: list[list[Any]] = []  # [chains tested `is None`, active, id(orelse)]
         self.finally_depth = 0
         self.saved: set[tuple[str, str, tuple[str, ...]]] = set()  # (class, attr, leaf)
@@ -121,9 +124,14 @@ class FlagsVisitor(FileVisitor):
             inner = self._chain(expr.value)
             return None if inner is None else [*inner, expr.attr.value]
         if isinstance(expr, cst.Name):
-            found = self.env.get(self.ctx.qualname, {}).get(expr.value)
+            found = self.env.here(expr.value)
             return list(found) if found is not None else None
         return None
+
+    def _holds_chain(self, bound: Bound, before: Any) -> list[str] | None:
+        if bound.kind not in VALUE_KINDS or bound.value is None:
+            return None
+        return self._chain(bound.value)
 
     def _write(
         self, target: cst.BaseExpression, node: cst.CSTNode, value: cst.BaseExpression | None
@@ -146,7 +154,7 @@ class FlagsVisitor(FileVisitor):
                 self.saved.add((cls, attr, tuple(read)))
 
     def _self_attr(self, expr: cst.BaseExpression) -> str | None:
-        return self.ctx.records.self_attr(expr)  # the record tracker's `self.X` reader
+        return self.ctx.parts[BINDINGS].self_attr(expr)
 
     def _record(self, chain: list[str], node: cst.CSTNode, restores: str | None = None) -> None:
         lazy = any(active and chain in tested for tested, active, _ in self.ifs)
@@ -167,16 +175,8 @@ class FlagsVisitor(FileVisitor):
     # -- statements -------------------------------------------------------------
     def visit_Assign(self, node: cst.Assign) -> None:
         for t in node.targets:
-            target = t.target
-            if isinstance(target, cst.Name):
-                env = self.env.setdefault(self.ctx.qualname, {})
-                chain = self._chain(node.value)
-                if chain is not None:
-                    env[target.value] = chain
-                else:
-                    env.pop(target.value, None)
-            else:
-                self._write(target, node, node.value)
+            if not isinstance(t.target, cst.Name):  # a name's binding: the model's
+                self._write(t.target, node, node.value)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if node.value is not None:
@@ -308,6 +308,7 @@ class FlagsOwner(Rule):
         "anywhere else (outside a lazy default or a restoring scope) is reported"
     )
     visitor = FlagsVisitor
+    requires = (BINDINGS,)  # what names hold a flags path
     needs = (BAGS,)  # the flags tier sits beside the bags on the runtime context
 
     def tokens(self, vocab: Vocabulary) -> set[str]:

@@ -28,6 +28,8 @@ from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import FileContext, dotted
 from ctxlint.facts.visitor import FileVisitor
 from ctxlint.facts.vocab import BAGS, Vocabulary
+from ctxlint.program.bindings import KEY as BINDINGS
+from ctxlint.program.bindings import Bindings
 from ctxlint.program.core import Program
 from ctxlint.program.rule import RawFinding, Rule
 
@@ -96,7 +98,7 @@ class ImportTimeVisitor(FileVisitor):
         self.active = ctx.module != vocab.runtime_module
         self.lambdas = 0
         self.main_guards = 0
-        self.globals: dict[str, set[str]] = {}  # function scope -> names declared global
+        self.bindings: Bindings = ctx.parts[BINDINGS]  # which names a function declared global
         self.memo: dict[int, bool] = {}  # function node -> memoised process-wide
         self.reported: set[int] = set()
         self.not_config: set[int] = set()  # accessor calls followed by a non-config name
@@ -192,16 +194,11 @@ class ImportTimeVisitor(FileVisitor):
                     if q is not None:
                         self._add("import", call, q, f"{where} of `{node.name.value}`")
 
-    def visit_Global(self, node: cst.Global) -> None:
-        if self.ctx.in_function():
-            names = self.globals.setdefault(self.ctx.qualname, set())
-            names.update(n.name.value for n in node.names)
-
     def _cached(self, targets: list[cst.BaseExpression], value: cst.BaseExpression | None) -> None:
-        declared = self.globals.get(self.ctx.qualname)
-        if not declared or value is None or not self.active:
+        if value is None or not self.active or not self.ctx.in_function():
             return
-        names = [t.value for t in targets if isinstance(t, cst.Name) and t.value in declared]
+        declared = self.bindings.declared_global
+        names = [t.value for t in targets if isinstance(t, cst.Name) and declared(t.value)]
         if not names:
             return
         for call, parent in _calls(value):
@@ -277,6 +274,7 @@ class ImportTimeConfig(Rule):
         "through a legacy accessor or the removed `.config` hop"
     )
     visitor = ImportTimeVisitor
+    requires = (BINDINGS,)  # the names a function declared global
     needs = (BAGS,)
     fixes = ("safe",)  # the `.config` hop only (docs/fix.md)
 
