@@ -27,7 +27,11 @@ OVER = {
     # which rewrites this check
     "rules/ctx501_plugin_signature.py:check": 81,
 }
-MEAN_PER_RULE = 328.5  # 7,225 lines for 22 rules (328.4) at the ratchet's last move
+# 9,003 lines for 26 rules (346.3) at the ratchet's last move. It rose once, from
+# 328.4 (22 rules): the typed facts declare as dataclasses the schema that string
+# keys left implicit, and the four new guardrails average 356 lines; from here
+# it only goes down
+MEAN_PER_RULE = 346.5
 TARGET_PER_RULE = 180
 
 

@@ -151,52 +151,7 @@ class AccessorBinding(Rule):
         attrs = _class_attrs(program)
         apart: list[str] = []  # bindings where the accessor is not bound: no collision
         for path, _, facts in program.facts(ID):
-            accessor_imported = {
-                n for n, t in facts["imports"].items() if _accessor_target(index, t, runtime)
-            }
-            meets = _runtime_bound(facts, index, runtime)
-            for b in facts["bindings"]:
-                target = b.get("target", "")
-                to_accessor = b["kind"] == "import" and _accessor_target(index, target, runtime)
-                if to_accessor and b["n"] == target.rpartition(".")[2]:
-                    continue  # a re-export of the runtime's own accessor
-                if not to_accessor and not _collides(b, meets):
-                    apart.append(f"{path}:{b['span'][0]} {b['snippet']}")
-                    continue
-                why = _binding_message(b, runtime, ns, b["n"] in accessor_imported)
-                mine.append(RawFinding(ID, path, b["scope"], b["snippet"], b["span"], why))
-            shadowed = {
-                (b["n"], b["scope"])
-                for b in facts["bindings"]
-                if b["sk"] == "function" and b["kind"] != "late import"
-            }
-            for c in facts["calls"]:
-                if c["local"] and any((c["n"], s) in shadowed for s in c["chain"]):
-                    continue  # a local of that name, reported as its binding
-                if not _accessor_target(index, c["target"], runtime) or not c["target"].endswith(
-                    f".{c['n']}"
-                ):
-                    continue
-                mine.append(
-                    RawFinding(
-                        ID,
-                        path,
-                        c["scope"],
-                        c["snippet"],
-                        c["span"],
-                        f"`{c['n']}` called with arguments: the accessor takes none, it answers "
-                        f"the process-wide {ns.get(c['n'], 'bag')}; if this means another "
-                        "callable, give that one another name",
-                    )
-                )
-            for m in facts["members"]:
-                member_binding = m["recv"]["k"] == "binding" and m["kind"] != "monkeypatch"
-                if member_binding and m["n"] not in meets:
-                    apart.append(f"{path}:{m['span'][0]} {m['snippet']}")
-                    continue
-                why = _member_problem(m, index, runtime, attrs)
-                if why is not None:
-                    mine.append(RawFinding(ID, path, m["scope"], m["snippet"], m["span"], why))
+            mine += _file_findings(path, facts, index, runtime, ns, attrs, apart)
             for lg in facts["legit"]:
                 legit_sites.setdefault((path, lg["span"][0]), lg)
         yield from mine
@@ -209,24 +164,93 @@ class AccessorBinding(Rule):
                 "(no collision: not reported)": apart,
             }
         )
-        taken = {(f.path, f.span[0]) for f in mine}
-        by_path = {p: f for p, _, f in program.facts(ID)}
-        for hit in hits:
-            if (hit.path, hit.row) in taken:
-                continue
-            taken.add((hit.path, hit.row))
-            site = legit_sites.get((hit.path, hit.row)) or _binding_at(
-                by_path.get(hit.path), hit.row
-            )
-            yield RawFinding(
+        yield from _ruff_findings(program, hits, mine, legit_sites)
+
+
+def _file_findings(
+    path: str,
+    facts: dict[str, Any],
+    index: ClassIndex,
+    runtime: str,
+    ns: dict[str, str],
+    attrs: dict[str, set[str]],
+    apart: list[str],
+) -> list[RawFinding]:
+    """One module's bindings, calls with arguments and member uses of an accessor
+    name; the bindings that meet no accessor go to `apart`."""
+    mine: list[RawFinding] = []
+    accessor_imported = {
+        n for n, t in facts["imports"].items() if _accessor_target(index, t, runtime)
+    }
+    meets = _runtime_bound(facts, index, runtime)
+    for b in facts["bindings"]:
+        target = b.get("target", "")
+        to_accessor = b["kind"] == "import" and _accessor_target(index, target, runtime)
+        if to_accessor and b["n"] == target.rpartition(".")[2]:
+            continue  # a re-export of the runtime's own accessor
+        if not to_accessor and not _collides(b, meets):
+            apart.append(f"{path}:{b['span'][0]} {b['snippet']}")
+            continue
+        why = _binding_message(b, runtime, ns, b["n"] in accessor_imported)
+        mine.append(RawFinding(ID, path, b["scope"], b["snippet"], b["span"], why))
+    shadowed = {
+        (b["n"], b["scope"])
+        for b in facts["bindings"]
+        if b["sk"] == "function" and b["kind"] != "late import"
+    }
+    for c in facts["calls"]:
+        if c["local"] and any((c["n"], s) in shadowed for s in c["chain"]):
+            continue  # a local of that name, reported as its binding
+        if not _accessor_target(index, c["target"], runtime) or not c["target"].endswith(
+            f".{c['n']}"
+        ):
+            continue
+        mine.append(
+            RawFinding(
                 ID,
-                hit.path,
-                site["scope"] if site else "<module>",
-                site["snippet"] if site else f"ruff F811 {hit.name}",
-                site["span"] if site else [hit.row, hit.col, hit.row, hit.col],
-                f"ruff F811: {hit.message[0].lower()}{hit.message[1:]}: a module binds "
-                f"`{hit.name}` once; drop the redefinition",
+                path,
+                c["scope"],
+                c["snippet"],
+                c["span"],
+                f"`{c['n']}` called with arguments: the accessor takes none, it answers "
+                f"the process-wide {ns.get(c['n'], 'bag')}; if this means another "
+                "callable, give that one another name",
             )
+        )
+    for m in facts["members"]:
+        member_binding = m["recv"]["k"] == "binding" and m["kind"] != "monkeypatch"
+        if member_binding and m["n"] not in meets:
+            apart.append(f"{path}:{m['span'][0]} {m['snippet']}")
+            continue
+        why = _member_problem(m, index, runtime, attrs)
+        if why is not None:
+            mine.append(RawFinding(ID, path, m["scope"], m["snippet"], m["span"], why))
+    return mine
+
+
+def _ruff_findings(
+    program: Program,
+    hits: Any,
+    mine: list[RawFinding],
+    legit_sites: dict[tuple[str, int], dict[str, Any]],
+) -> Iterable[RawFinding]:
+    """ruff's F811 on accessor names, at a line no finding above holds."""
+    taken = {(f.path, f.span[0]) for f in mine}
+    by_path = {p: f for p, _, f in program.facts(ID)}
+    for hit in hits:
+        if (hit.path, hit.row) in taken:
+            continue
+        taken.add((hit.path, hit.row))
+        site = legit_sites.get((hit.path, hit.row)) or _binding_at(by_path.get(hit.path), hit.row)
+        yield RawFinding(
+            ID,
+            hit.path,
+            site["scope"] if site else "<module>",
+            site["snippet"] if site else f"ruff F811 {hit.name}",
+            site["span"] if site else [hit.row, hit.col, hit.row, hit.col],
+            f"ruff F811: {hit.message[0].lower()}{hit.message[1:]}: a module binds "
+            f"`{hit.name}` once; drop the redefinition",
+        )
 
 
 def _runtime_bound(facts: dict[str, Any], index: ClassIndex, runtime: str) -> set[str]:
