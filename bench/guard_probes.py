@@ -1192,8 +1192,11 @@ PROBES: list[Probe] = [
     Probe(
         "accessor-def",
         "accessor",
-        "a business module defines its own `def get_exec()`",
-        True,
+        "a business module that never binds the runtime's accessor defines its own "
+        "`def get_exec()`",
+        # nothing collides where the runtime's accessor is not bound (issue 36's
+        # triage, rules/CTX401.md): CTX401 lists it apart in `ctxlint sets`
+        False,
         _mod("def get_exec() -> dict:\n    return {}"),
     ),
     Probe(

@@ -157,6 +157,13 @@ def test_findings_carry_their_field_in_the_json(checked: dict[str, Any]) -> None
     assert roles and all(f["data"]["namespace"] in f["message"] for f in roles)
     plain = ("CTX101", "CTX102", "CTX103", "CTX104", "CTX105", "CTX204", "CTX302", "CTX501")
     plain += ("CTX602", "CTX603")
+    # the guardrails of issue 36 name the field (CTX303, CTX403, CTX705) or the
+    # configured width (CTX704) they are about
+    guards = [f for f in checked["findings"] if f["rule"] in ("CTX303", "CTX403", "CTX705")]
+    assert guards and all(f["data"]["field"] in f["message"] for f in guards)
+    widths = [f for f in checked["findings"] if f["rule"] == "CTX704"]
+    assert widths and all(f["data"]["leaf"] in f["message"] for f in widths)
+    plain += ("CTX303", "CTX403", "CTX704", "CTX705")
     others = [f for f in checked["findings"] if f["rule"] not in plain]
     assert others and all("data" not in f for f in others)
 
