@@ -74,6 +74,25 @@ def test_reads_reached_from_every_start_kind(project: Path) -> None:
             def work(self) -> bool:
                 return get_forward().enable_multi_stream  # expect
 
+            def close(self) -> None:
+                self.pool = None  # a later method's reset: start() still submits
+
+        class Store:  # the pool parked after a `None` in __init__ (sglang 0.5.23)
+            def __init__(self) -> None:
+                self.pool: ThreadPoolExecutor | None = None
+
+            def open(self) -> None:
+                self.pool = ThreadPoolExecutor(1)
+
+            def read(self) -> None:
+                self.pool.submit(self.one)
+
+            def one(self) -> bool:
+                return get_forward().enable_multi_stream  # expect
+
+            def shutdown(self) -> None:
+                self.pool = None
+
         async def main() -> None:
             threading.Thread(target=direct).start()
             threading.Thread(target=functools.partial(through_helper, 1)).start()

@@ -161,7 +161,7 @@ class ThreadStartFacts(FileVisitor):
         # names bound to copy_context() (or to such a name); names and `self`
         # attributes bound to a thread pool
         self.copies = self.bindings.track(self._holds_copy)
-        self.pools = self.bindings.track(self._holds_pool, self._holds_pool)
+        self.pools = self.bindings.track(self._holds_pool, self._parks_pool)
         self.pending: list[tuple[str | None, str, dict[str, Any]]] = []  # self.attr.submit(...)
 
     def _resolved(self, expr: cst.BaseExpression) -> str:
@@ -186,6 +186,12 @@ class ThreadStartFacts(FileVisitor):
 
     def _holds_pool(self, bound: Bound, before: Any) -> bool:
         return bound.kind in HELD and bound.value is not None and self._is_pool_call(bound.value)
+
+    def _parks_pool(self, bound: Bound, before: Any) -> bool:
+        # a `self` attribute holds a pool once any method parks one there: the
+        # methods run in any order, so a later `self.pool = None` (a close) does
+        # not undo the `submit`s the others make
+        return bool(before) or self._holds_pool(bound, before)
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
