@@ -127,7 +127,7 @@ def _derived_call(value: cst.BaseExpression | None) -> cst.Call | None:
     return None
 
 
-def _namespace_set(expr: cst.BaseExpression) -> list[cst.BaseExpression] | bool | None:
+def namespace_set(expr: cst.BaseExpression) -> list[cst.BaseExpression] | bool | None:
     """The string nodes of `{...}` / `frozenset({...})` / `set([...])`; None for
     `None` (the full tree); False for any other shape."""
     if isinstance(expr, cst.Name) and expr.value == "None":
@@ -444,7 +444,7 @@ class ConfigSites(FileVisitor):
             if not isinstance(el, cst.DictElement):
                 return
             role = string_value(el.key)
-            members = _namespace_set(el.value)
+            members = namespace_set(el.value)
             if role is None or members is False:
                 return
             names = (

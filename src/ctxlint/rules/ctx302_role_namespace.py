@@ -37,6 +37,7 @@ from ctxlint.program.binding_values import Bound
 from ctxlint.program.bindings import KEY as BINDINGS
 from ctxlint.program.call_model import Event, EventKind, SelfMethod
 from ctxlint.program.calls import call_graph, short
+from ctxlint.program.config_sites import namespace_set
 from ctxlint.program.core import Program
 from ctxlint.program.reach import (
     Walk,
@@ -50,30 +51,16 @@ from ctxlint.program.rule import RawFinding, Rule
 
 ID = "CTX302"
 PUBLISH, READ = EventKind.PUBLISH, EventKind.READ
-_SET_CALLS = ("frozenset", "set")
 
 
 # -- per file: the role tables a module defines ------------------------------------------
 def _namespace_set(expr: cst.BaseExpression) -> list[str] | bool | None:
     """The strings of `None` / `{...}` / `frozenset({...})` / `set([...])`; False
     when `expr` is none of those shapes (None stands for the full tree)."""
-    if isinstance(expr, cst.Name) and expr.value == "None":
-        return None
-    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name):
-        if expr.func.value not in _SET_CALLS or len(expr.args) > 1:
-            return False
-        if not expr.args:
-            return []
-        expr = expr.args[0].value
-    if isinstance(expr, (cst.Set, cst.List, cst.Tuple)):
-        out: list[str] = []
-        for el in expr.elements:
-            value = string_value(el.value) if isinstance(el, cst.Element) else None
-            if value is None:
-                return False
-            out.append(value)
-        return sorted(set(out))
-    return False
+    nodes = namespace_set(expr)
+    if not isinstance(nodes, list):
+        return nodes
+    return sorted({value for n in nodes if (value := string_value(n)) is not None})
 
 
 def _role_table(expr: cst.BaseExpression) -> dict[str, list[str] | None] | None:
