@@ -205,6 +205,40 @@ def test_a_property_of_the_runtime_binds_an_enabled_leaf(project: Path) -> None:
     assert [(f.path, f.line) for f in out.findings] == [("app/x.py", 5)]
 
 
+def test_a_property_answering_anything_else_binds_no_leaf(project: Path) -> None:
+    """sglang 0.5.17's `dcp_enabled` is False while the DCP group is missing, so
+    `dcp_size > 1` is not what it answers: no leaf, no finding."""
+    write(
+        project,
+        {
+            **BASE,
+            "specrt/topology.py": "class Parallel:\n    dcp_size = 1\n    group = None\n\n"
+            "    @property\n    def dcp_enabled(self) -> bool:\n"
+            "        def getter() -> bool:\n"
+            "            if self.group is None:\n                return False\n"
+            "            return self.dcp_size > 1\n\n"
+            "        return self._v('dcp_enabled', getter)\n",
+            "app/x.py": "from specrt.context import get_parallel\n\n\n"
+            "def f() -> bool:\n    return get_parallel().dcp_size > 1\n",
+        },
+    )
+    out = run_engine(project, select={RULE})
+    assert out.program.sets[RULE]["enabled leaves"] == {}
+    assert out.findings == []
+    # the same getter without the guard binds it
+    write(
+        project,
+        {
+            "specrt/topology.py": (project / "specrt/topology.py")
+            .read_text()
+            .replace("            if self.group is None:\n                return False\n", "")
+        },
+    )
+    out = run_engine(project, select={RULE})
+    assert out.program.sets[RULE]["enabled leaves"] == {"dcp_size": "dcp_enabled"}
+    assert [(f.path, f.line) for f in out.findings] == [("app/x.py", 5)]
+
+
 def test_no_aliased_group_checks_nothing_and_says_so(project: Path) -> None:
     write(
         project,

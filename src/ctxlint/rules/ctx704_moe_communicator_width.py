@@ -46,6 +46,9 @@ NOTE_GROUPS = "no aliased process group derived (no `_G = _OTHER` in a function 
 NOTE_WIDTH = "no width function derived (a function of no parameters returning a group's "
 
 
+_WRAP = "<getter>"  # a property's `return self._v("x", getter)`: what the getter returns
+
+
 def _key(global_name: str) -> str:
     """`_MOE_DP` -> `moe_dp`: a group global's name as the parallel leaves spell it."""
     return global_name.strip("_").lower()
@@ -63,6 +66,19 @@ def _entry(expr: cst.BaseExpression) -> tuple[str, str] | None:
 
 def _is_one(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Integer) and expr.value == "1"
+
+
+def _size_test(expr: cst.BaseExpression) -> str | None:
+    """`x.dcp_size > 1` (or `1 < x.dcp_size`) as "dcp_size"."""
+    if not isinstance(expr, cst.Comparison) or len(expr.comparisons) != 1:
+        return None
+    comp = expr.comparisons[0]
+    left, right, op = expr.left, comp.comparator, comp.operator
+    if isinstance(op, cst.LessThan) and _is_one(left):
+        left, right, op = right, left, cst.GreaterThan()
+    if isinstance(op, cst.GreaterThan) and _is_one(right) and isinstance(left, cst.Attribute):
+        return left.attr.value
+    return None
 
 
 class WidthVisitor(FileVisitor):
@@ -89,6 +105,10 @@ class WidthVisitor(FileVisitor):
         # inside the runtime module: per enclosing def, the property it belongs to
         self.defs: list[str] = []
         self.properties: set[str] = set()
+        # per property: what each return in its body (nested getters included)
+        # gives, and the functions defined inside it
+        self.prop_returns: dict[str, list[str | None]] = {}
+        self.prop_nested: dict[str, set[str]] = {}
 
     # -- expressions ----------------------------------------------------------
     def _fn(self) -> str | None:
@@ -123,6 +143,8 @@ class WidthVisitor(FileVisitor):
             prop = any(dotted(d.decorator) == "property" for d in node.decorators)
             if prop:
                 self.properties.add(node.name.value)
+            elif self.defs:
+                self.prop_nested.setdefault(self.defs[-1], set()).add(node.name.value)
             self.defs.append(node.name.value if prop or not self.defs else self.defs[-1])
         p = node.params
         if p.params or p.posonly_params or p.kwonly_params or isinstance(p.star_arg, cst.Param):
@@ -156,8 +178,27 @@ class WidthVisitor(FileVisitor):
         return None
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
-        if self.in_runtime:
-            self.defs.pop()
+        if not self.in_runtime:
+            return
+        name = self.defs.pop()
+        if name == node.name.value and name in self.properties:
+            # a property binds the test only when it is all the body answers: every
+            # return gives it (or calls a getter defined inside); one answering
+            # anything else (0.5.17's `return False` while the group is missing) does not
+            given = self.prop_returns.pop(name, [])
+            sizes = {g for g in given if g not in (None, _WRAP)}
+            if len(sizes) == 1 and None not in given:
+                self.enabled.setdefault(name, sizes.pop())
+
+    def _property_return(self, value: cst.BaseExpression) -> None:
+        prop = self.defs[-1]
+        nested = self.prop_nested.get(prop, set())
+        given = _size_test(value)
+        if given is None and isinstance(value, cst.Call):
+            named = [value.func, *(a.value for a in value.args)]
+            if any(isinstance(n, cst.Name) and n.value in nested for n in named):
+                given = _WRAP
+        self.prop_returns.setdefault(prop, []).append(given)
 
     def visit_If(self, node: cst.If) -> None:
         if self.ifs and self.ifs[-1][2] == id(node):
@@ -220,6 +261,8 @@ class WidthVisitor(FileVisitor):
             self.module_names.add(node.target.value)
 
     def visit_Return(self, node: cst.Return) -> None:
+        if self.in_runtime and self.defs and self.defs[-1] in self.properties:
+            self._property_return(node.value or cst.Name("None"))
         fn = self._fn()
         if fn is not None and node.value is not None:
             ref = self._group_ref(node.value)
@@ -246,30 +289,19 @@ class WidthVisitor(FileVisitor):
             self.sizes.append(self.ctx.site(node, fn=fn, leaf=leaf))
 
     def visit_Comparison(self, node: cst.Comparison) -> None:
-        if len(node.comparisons) != 1:
+        size = _size_test(node)
+        if size is None:
             return
-        comp = node.comparisons[0]
-        left, right, op = node.left, comp.comparator, comp.operator
-        if isinstance(op, cst.LessThan) and _is_one(left):
-            left, right, op = right, left, cst.GreaterThan()
-        if not (isinstance(op, cst.GreaterThan) and _is_one(right)):
-            return
-        if not isinstance(left, cst.Attribute):
-            return
-        size = left.attr.value
-        if self.in_runtime:
-            self._defines(node, size)
+        if self.in_runtime and self._binding is not None and self._binding[1] == id(node):
+            self.enabled.setdefault(self._binding[0], size)  # `dcp_enabled=cfg.dcp_size > 1`
+        left = (
+            node.left if _is_one(node.comparisons[0].comparator) else node.comparisons[0].comparator
+        )
+        assert isinstance(left, cst.Attribute)
         if self._fn() is not None and self._is_parallel(left.value):
             self.tests.append(
                 self.ctx.site(node, fn=self._fn(), leaf=size, receiver=self.ctx.snippet(left.value))
             )
-
-    def _defines(self, node: cst.Comparison, size: str) -> None:
-        """Beside the runtime module: the name a `x.size > 1` test is bound to."""
-        if self._binding is not None and self._binding[1] == id(node):
-            self.enabled.setdefault(self._binding[0], size)
-        elif self.defs and self.defs[-1] in self.properties:
-            self.enabled.setdefault(self.defs[-1], size)
 
     _binding: tuple[str, int] | None = None  # (keyword or key, id of its value)
 
