@@ -189,3 +189,26 @@ def test_an_unsaved_buffer_is_planned_and_kept_by_its_own_text(tree: Path) -> No
     assert warm == cold == buffered(False)[0] and planned == 0 and replayed > 0
     disk, (planned, _, _) = fix(tree, use_cache=True)  # the file as saved: its own plan
     assert not disk[1][RUNNER].startswith("# edited\n") and planned > 0
+
+
+def test_an_unsafe_fix_again_builds_no_program_for_its_guards(tree: Path) -> None:
+    """CTX102's unsafe fix reads CTX301's guard (a read moved before publish is a
+    finding): a run whose check replays the stored outcome takes the guard
+    stored beside it, instead of building the whole program again to ask it."""
+
+    def unsafe_fix() -> tuple[Any, int]:
+        run = FixRun(setup(tree, use_cache=True), select=FIXING, unsafe=True)
+        result = run.run()
+        return outcome(result), run.guards_built
+
+    cold, _ = unsafe_fix()  # the program is built: its guards are asked and kept
+    assert any(s[0] == "CTX102" for s in cold[0])
+    warm, built = unsafe_fix()
+    assert warm == cold and built == 0
+    # an edit moves the check's key: the guard is asked of the new program
+    runner = tree / RUNNER
+    runner.write_text(runner.read_text() + "\n_EDITED = 1\n")
+    edited, _ = unsafe_fix()
+    again, built = unsafe_fix()
+    assert again == edited and built == 0
+    assert edited[0] == fix(tree, use_cache=False, unsafe=True)[0][0]

@@ -21,6 +21,7 @@ with (the plan, the source and its scopes, the line length) and the planning.
 from __future__ import annotations
 
 import gc
+import hashlib
 import json
 import os
 from collections import Counter
@@ -41,7 +42,7 @@ from ctxlint.fix.planning import Planner, PlanStore, plan_files
 from ctxlint.fix.result import FixResult
 from ctxlint.fix.targets import Targets
 from ctxlint.program.core import Program
-from ctxlint.program.rule import FixGuard, Rule
+from ctxlint.program.rule import FixGuard, GuardUntil, Rule
 from ctxlint.session import RunOutput, Runs, Setup
 
 
@@ -93,6 +94,7 @@ class FixRun:
         self._files: dict[str, str] = {}
         self.elsewhere = NamedElsewhere([], self._bytes)
         self._guards: dict[str, FixGuard] | None = None  # asked of the tree as it is
+        self.guards_built = 0  # programs built again only to ask the guards
 
     # -- the tree ---------------------------------------------------------------
     def _bytes(self, rel: str) -> bytes:
@@ -202,9 +204,44 @@ class FixRun:
         readers = self._readers
         if not readers:
             return {}
-        if self._guards is None and any(f.rule in readers for f in before.findings):
+        if not any(f.rule in readers for f in before.findings):
+            return self._guards or {}
+        key = self._guards_key(before)
+        if self._guards is None:
+            self._guards = self._stored_guards(key)
+        if self._guards is None:
             self._check({}, memo=False)
+            self.guards_built += 1
+        if key is not None and self._guards is not None:
+            self._store_guards(key, self._guards)  # for the next run, which replays
         return self._guards or {}
+
+    def _guards_key(self, before: RunOutput) -> str | None:
+        """The guards are a function of exactly the check's inputs: they are kept
+        beside its stored outcome (None: the check stored none, as with --no-cache)."""
+        if before.memo_key is None or self.runs.cache is None:
+            return None
+        parts = json.dumps([before.memo_key, sorted(self._guarding)]).encode()
+        return "fixguards:" + hashlib.blake2b(parts, digest_size=16).hexdigest()
+
+    def _stored_guards(self, key: str | None) -> dict[str, FixGuard] | None:
+        cache = self.runs.cache
+        if key is None or cache is None:
+            return None
+        blob = cache.get_many([key]).get(key)
+        try:
+            data = json.loads(blob) if blob is not None else None
+        except ValueError:
+            return None
+        if not (isinstance(data, dict) and set(data) <= self._guarding):
+            return None  # a miss: an entry of another shape is never trusted
+        guards = {rule: GuardUntil.from_json(value) for rule, value in data.items()}
+        return None if None in guards.values() else guards  # type: ignore[return-value]
+
+    def _store_guards(self, key: str, guards: dict[str, FixGuard]) -> None:
+        if self.runs.cache is not None:
+            data = {rule: g.to_json() for rule, g in guards.items()}
+            self.runs.cache.put_many({key: json.dumps(data, sort_keys=True).encode()})
 
     # -- the run ----------------------------------------------------------------
     def run(self) -> FixResult:

@@ -36,6 +36,9 @@ class RunOutput:
     # rule -> why it could not run on this codebase (a vocabulary set it needs is missing)
     disabled: dict[str, str] = field(default_factory=dict)
     rounds: RoundsEnd | None = None  # None: not known
+    # the key its outcome is stored under (None: not stored): what else is
+    # derived from exactly this run's inputs may be kept beside it (fix guards)
+    memo_key: str | None = None
 
 
 def _plain_sorted(value: Any) -> list[Any]:

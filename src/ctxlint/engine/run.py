@@ -368,11 +368,13 @@ class Engine:
             data = outcome_entry(self.cache.get_many([memo_key]).get(memo_key))
             if data is not None:
                 out = replay(data, self.config, self.pinned, len(files), 0, self.timings)
+                out.memo_key = memo_key
                 self.cache.close()
                 return out
         out = self._run(files, sources, errors)
         if memo_key is not None and self.memo:
             self.cache.put_many({memo_key: record(out)})
+            out.memo_key = memo_key
         self.cache.close()
         return out
 

@@ -22,7 +22,6 @@ if TYPE_CHECKING:
 # (path, scope, line) -> what makes a rewrite there a new finding of the rule that
 # answers (CTX301: the process entry that runs the line before its publish), or
 # None: what a fixer asks before it rewrites (Rule.fix_guard).
-FixGuard = Callable[[str, str, int], "str | None"]
 
 
 @dataclass(slots=True)
@@ -140,15 +139,19 @@ class Rule:
         return {}
 
 
-def guard_until(program: Program, runs: dict[str, tuple[str, int | None]]) -> FixGuard:
-    """A fix guard from the functions (qualified) that run, each for a reason
+@dataclass(frozen=True)
+class GuardUntil:
+    """A fix guard as data: the functions (qualified) that run, each for a reason
     (`by`: the entry that runs it), up to a line of their own body (None: all of
-    it). It keeps only a path -> module map of the program: the fix run lets the
-    program go once it has asked."""
-    modules = {path: entry["module"] for path, entry in program.files.items()}
+    it), and a path -> module map. Data, so that a fix whose check replayed a
+    stored outcome can replay the guard too (fix_run) instead of building the
+    program again for it."""
 
-    def guard(path: str, scope: str, line: int) -> str | None:
-        found = runs.get(f"{modules.get(path, '')}.{scope}")
+    modules: dict[str, str]
+    runs: dict[str, tuple[str, int | None]]
+
+    def __call__(self, path: str, scope: str, line: int) -> str | None:
+        found = self.runs.get(f"{self.modules.get(path, '')}.{scope}")
         if found is None:
             return None
         by, until = found
@@ -157,7 +160,38 @@ def guard_until(program: Program, runs: dict[str, tuple[str, int | None]]) -> Fi
         # re-check still rolls such a rewrite back)
         return by if until is None or line < until else None
 
-    return guard
+    def to_json(self) -> dict[str, Any]:
+        return {"modules": self.modules, "runs": {q: list(r) for q, r in self.runs.items()}}
+
+    @classmethod
+    def from_json(cls, data: Any) -> GuardUntil | None:
+        """The stored form read back; None when it is not of this shape (a miss)."""
+        if not (isinstance(data, dict) and set(data) == {"modules", "runs"}):
+            return None
+        modules, runs = data["modules"], data["runs"]
+        if not (isinstance(modules, dict) and isinstance(runs, dict)):
+            return None
+        if not all(isinstance(k, str) and isinstance(v, str) for k, v in modules.items()):
+            return None
+        ok = all(
+            isinstance(r, list)
+            and len(r) == 2
+            and isinstance(r[0], str)
+            and (r[1] is None or type(r[1]) is int)
+            for r in runs.values()
+        )
+        return cls(modules, {q: (r[0], r[1]) for q, r in runs.items()}) if ok else None
+
+
+FixGuard = GuardUntil
+
+
+def guard_until(program: Program, runs: dict[str, tuple[str, int | None]]) -> GuardUntil:
+    """A fix guard from the functions that run before publish (GuardUntil). It
+    keeps only a path -> module map of the program: the fix run lets the program
+    go once it has asked."""
+    modules = {path: entry["module"] for path, entry in program.files.items()}
+    return GuardUntil(modules, dict(runs))
 
 
 @dataclass(frozen=True, slots=True)
