@@ -35,6 +35,7 @@ from typing import Any
 
 from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import FileContext, dotted, string_value
+from ctxlint.facts.property_answers import PropertyAnswers
 from ctxlint.facts.visitor import FileVisitor
 from ctxlint.facts.vocab import BAGS, Vocabulary
 from ctxlint.program.core import Program
@@ -44,9 +45,6 @@ ID = "CTX704"
 WIDTH_ATTR = "world_size"
 NOTE_GROUPS = "no aliased process group derived (no `_G = _OTHER` in a function with `global _G`)"
 NOTE_WIDTH = "no width function derived (a function of no parameters returning a group's "
-
-
-_WRAP = "<getter>"  # a property's `return self._v("x", getter)`: what the getter returns
 
 
 def _key(global_name: str) -> str:
@@ -102,13 +100,7 @@ class WidthVisitor(FileVisitor):
         self.sizes: list[dict[str, Any]] = []  # reads of <parallel>.X_size
         self.tests: list[dict[str, Any]] = []  # <parallel>.X > 1
         self.enabled: dict[str, str] = {}  # leaf -> the size it tests (runtime module)
-        # inside the runtime module: per enclosing def, the property it belongs to
-        self.defs: list[str] = []
-        self.properties: set[str] = set()
-        # per property: what each return in its body (nested getters included)
-        # gives, and the functions defined inside it
-        self.prop_returns: dict[str, list[str | None]] = {}
-        self.prop_nested: dict[str, set[str]] = {}
+        self.answers = PropertyAnswers()  # inside the runtime module: what a property answers
 
     # -- expressions ----------------------------------------------------------
     def _fn(self) -> str | None:
@@ -139,13 +131,8 @@ class WidthVisitor(FileVisitor):
 
     # -- statements -------------------------------------------------------------
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        if self.in_runtime:  # a property's name binds what its body computes
-            prop = any(dotted(d.decorator) == "property" for d in node.decorators)
-            if prop:
-                self.properties.add(node.name.value)
-            elif self.defs:
-                self.prop_nested.setdefault(self.defs[-1], set()).add(node.name.value)
-            self.defs.append(node.name.value if prop or not self.defs else self.defs[-1])
+        if self.in_runtime:
+            self.answers.enter(node)
         p = node.params
         if p.params or p.posonly_params or p.kwonly_params or isinstance(p.star_arg, cst.Param):
             return
@@ -178,27 +165,13 @@ class WidthVisitor(FileVisitor):
         return None
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
-        if not self.in_runtime:
-            return
-        name = self.defs.pop()
-        if name == node.name.value and name in self.properties:
-            # a property binds the test only when it is all the body answers: every
-            # return gives it (or calls a getter defined inside); one answering
-            # anything else (0.5.17's `return False` while the group is missing) does not
-            given = self.prop_returns.pop(name, [])
-            sizes = {g for g in given if g not in (None, _WRAP)}
-            if len(sizes) == 1 and None not in given:
-                self.enabled.setdefault(name, sizes.pop())
-
-    def _property_return(self, value: cst.BaseExpression) -> None:
-        prop = self.defs[-1]
-        nested = self.prop_nested.get(prop, set())
-        given = _size_test(value)
-        if given is None and isinstance(value, cst.Call):
-            named = [value.func, *(a.value for a in value.args)]
-            if any(isinstance(n, cst.Name) and n.value in nested for n in named):
-                given = _WRAP
-        self.prop_returns.setdefault(prop, []).append(given)
+        answered = self.answers.leave() if self.in_runtime else None
+        if answered is not None:
+            # a property binds the test only when it is all it answers (0.5.17's
+            # `dcp_enabled` also answers False while the DCP group is missing)
+            sizes = {_size_test(v) for v in answered[1]}
+            if len(sizes) == 1 and None not in sizes:
+                self.enabled.setdefault(answered[0], sizes.pop())  # type: ignore[arg-type]
 
     def visit_If(self, node: cst.If) -> None:
         if self.ifs and self.ifs[-1][2] == id(node):
@@ -261,8 +234,8 @@ class WidthVisitor(FileVisitor):
             self.module_names.add(node.target.value)
 
     def visit_Return(self, node: cst.Return) -> None:
-        if self.in_runtime and self.defs and self.defs[-1] in self.properties:
-            self._property_return(node.value or cst.Name("None"))
+        if self.in_runtime:
+            self.answers.returned(node)
         fn = self._fn()
         if fn is not None and node.value is not None:
             ref = self._group_ref(node.value)
