@@ -214,29 +214,35 @@ def _lifecycle(server: CtxlintServer) -> None:
         ls.open_project(folder)
 
     @server.feature(types.INITIALIZED)
-    async def initialized(ls: CtxlintServer, _params: types.InitializedParams) -> None:
-        ls.refresh()  # the whole project's diagnostics, before any document opens
+    def initialized(ls: CtxlintServer, _params: types.InitializedParams) -> None:
+        # the watch is asked for first, so that a client reading the first
+        # diagnostics has it (and a config edit during the first check counts)
         watch = ls.client_capabilities.workspace
         changes = watch.did_change_watched_files if watch else None
-        if not (changes and changes.dynamic_registration):
-            return
-        watchers = [types.FileSystemWatcher(glob_pattern=g) for g in WATCHED]
-        try:  # the config and the baseline: read again when they change
-            await ls.client_register_capability_async(
-                types.RegistrationParams(
-                    registrations=[
-                        types.Registration(
-                            id="ctxlint-config",
-                            method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
-                            register_options=types.DidChangeWatchedFilesRegistrationOptions(
-                                watchers=watchers
-                            ),
-                        )
-                    ]
-                )
+        if changes and changes.dynamic_registration:
+            _watch_config(ls)
+        ls.refresh()  # the whole project's diagnostics, before any document opens
+
+
+def _watch_config(ls: CtxlintServer) -> None:
+    """The config and the baseline: read again when they change."""
+    watchers = [types.FileSystemWatcher(glob_pattern=g) for g in WATCHED]
+    params = types.RegistrationParams(
+        registrations=[
+            types.Registration(
+                id="ctxlint-config",
+                method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                register_options=types.DidChangeWatchedFilesRegistrationOptions(watchers=watchers),
             )
-        except Exception as exc:  # the client refused: edits in the editor still count
-            ls.log(f"ctxlint: config files are not watched: {exc}", types.MessageType.Warning)
+        ]
+    )
+
+    def answered(future: Any) -> None:
+        if future.exception() is not None:  # the client refused: editor edits still count
+            message = f"ctxlint: config files are not watched: {future.exception()}"
+            ls.log(message, types.MessageType.Warning)
+
+    ls.client_register_capability(params).add_done_callback(answered)
 
 
 def _documents(server: CtxlintServer) -> None:
