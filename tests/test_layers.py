@@ -47,6 +47,19 @@ def plant_import(tmp_path: Path, module: str, line: str) -> Path:
     return tmp_path
 
 
+def assert_caught_apart(
+    tmp_path: Path, module: str, line: str, contract_id: str, chain: str
+) -> None:
+    """`line` planted in src/ctxlint/MODULE breaks the contract, whose report
+    names the chain, while the layers (which allow the import) stay kept."""
+    plant_import(tmp_path, module, line)
+    planted = lint_imports(tmp_path, "--contract", contract_id)
+    assert planted.returncode == 1, planted.stdout + planted.stderr
+    assert chain in planted.stdout
+    layered = lint_imports(tmp_path, "--contract", "layers")
+    assert layered.returncode == 0, layered.stdout + layered.stderr
+
+
 def top_level_modules() -> set[str]:
     """Every top-level package and module of ctxlint, as a contract names them."""
     return {
@@ -99,13 +112,13 @@ def test_only_the_registry_imports_a_rule(tmp_path: Path) -> None:
     """A rule is a leaf: report/, fix/ and the rest ask the program model or a
     rule hook, never a rule module. The layers allow report/ to import rules/
     (it sits above them); the rules-are-leaves contract does not."""
-    plant_import(tmp_path, "report/roles.py", "from ctxlint.rules import ctx302_role_namespace")
-
-    planted = lint_imports(tmp_path, "--contract", "rules-are-leaves")
-    assert planted.returncode == 1, planted.stdout + planted.stderr
-    assert "ctxlint.report.roles -> ctxlint.rules.ctx302_role_namespace" in planted.stdout
-    layered = lint_imports(tmp_path, "--contract", "layers")
-    assert layered.returncode == 0, layered.stdout + layered.stderr
+    assert_caught_apart(
+        tmp_path,
+        "report/roles.py",
+        "from ctxlint.rules import ctx302_role_namespace",
+        "rules-are-leaves",
+        "ctxlint.report.roles -> ctxlint.rules.ctx302_role_namespace",
+    )
 
 
 def test_the_rules_are_leaves_contract_covers_every_other_package() -> None:
@@ -121,13 +134,13 @@ def test_only_the_session_starts_the_engine(tmp_path: Path) -> None:
     """One run sequence: the fix, the audit and the front ends run the engine
     through ctxlint.session. The layers allow report/ to import the engine (it
     sits above it); the one-run-sequence contract does not."""
-    plant_import(tmp_path, "report/audit/trees.py", "from ctxlint.engine.run import Engine")
-
-    planted = lint_imports(tmp_path, "--contract", "one-run-sequence")
-    assert planted.returncode == 1, planted.stdout + planted.stderr
-    assert "ctxlint.report.audit.trees -> ctxlint.engine.run" in planted.stdout
-    layered = lint_imports(tmp_path, "--contract", "layers")
-    assert layered.returncode == 0, layered.stdout + layered.stderr
+    assert_caught_apart(
+        tmp_path,
+        "report/audit/trees.py",
+        "from ctxlint.engine.run import Engine",
+        "one-run-sequence",
+        "ctxlint.report.audit.trees -> ctxlint.engine.run",
+    )
 
 
 def test_the_one_run_sequence_contract_covers_every_other_package() -> None:
