@@ -170,3 +170,22 @@ def test_no_reader_checks_nothing_and_says_so(project: Path) -> None:
     from ctxlint.rules.ctx403_resolved_field_assert import RULE as rule
 
     assert "no reader of the decision" in (rule.partial(out.program.sets[RULE]) or "")
+
+
+def test_a_metadata_marked_field_is_resolved_as_the_whitelist_says(project: Path) -> None:
+    """`field(metadata={"resolvable": True})` puts a field on the whitelist CTX105
+    holds returns to (program.resolvable): resolution decides it here too."""
+    marked = FIELDS + '    cuda_graph_bs: int = field(default=8, metadata={"resolvable": True})\n'
+    case = """\
+from specrt.record import ServerArgs
+
+
+def test_x() -> None:
+    sa = ServerArgs()
+    sa.resolve_once()
+    assert sa.cuda_graph_bs == 8
+"""
+    write(project, {**RUNTIME, "specrt/fields.py": marked, "tests/test_x.py": case})
+    out = run_engine(project, select={RULE})
+    assert [(f.path, f.line) for f in out.findings] == [("tests/test_x.py", 7)]
+    assert out.program.sets[RULE]["resolved fields"] == 3

@@ -30,8 +30,9 @@ OVER = {
 # 9,003 lines for 26 rules (346.3) at the ratchet's last move. It rose once, from
 # 328.4 (22 rules): the typed facts declare as dataclasses the schema that string
 # keys left implicit, and the four new guardrails average 356 lines; from here
-# it only goes down
-MEAN_PER_RULE = 346.5
+# it only goes down. 8,838 lines (339.9) once the flags tier and the declarable
+# whitelist were asked of the program model (flags_tier, resolvable)
+MEAN_PER_RULE = 340.0
 TARGET_PER_RULE = 180
 
 

@@ -11,7 +11,11 @@ the expressions that denote a flags object or a config-bag leaf.
   or a local bound to one.
 
 A rule's visitor inherits `FlagsTierVisitor` to collect the declarations, and
-resolves paths with `flags_path` / `bag_path` over its own per-function locals.
+resolves paths with `path` over its own per-function locals (or a binding
+model, through `bound`); `IsNoneBranches` tells a lazy default
+(`if <leaf> is None: <leaf> = ...`). `flags_groups`, `tier_groups` and
+`tier_modules` derive the groups and the modules still wanted from the facts
+(CTX703 and CTX705 ask them).
 """
 
 from __future__ import annotations
@@ -23,8 +27,96 @@ from ctxlint.facts.context import FileContext
 from ctxlint.facts.visitor import FileVisitor
 from ctxlint.program.annotations import parse_string
 
-ACCESSOR = "get_flags"  # the design's flags accessor (a fixed name, as CTX703's)
+ACCESSOR = "get_flags"  # the design's flags accessor: a fixed name (facts key on content)
 Env = dict[str, list[str]]  # local -> path ([kind, *parts]); kind "flags" or an accessor
+
+
+def tier_fields(ctx: FileContext, node: cst.ClassDef) -> dict[str, str | None]:
+    """A class's annotated fields -> their resolved annotation, when every one has a
+    default (a flags group's or the root's shape); {} for any other class."""
+    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+    fields: dict[str, str | None] = {}
+    for stmt in body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
+                if small.value is None:
+                    return {}  # a required field: flags leaves all default
+                ann = parse_string(small.annotation.annotation)
+                fields[small.target.value] = (
+                    ctx.resolve(ann) if isinstance(ann, (cst.Name, cst.Attribute)) else None
+                )
+    return fields
+
+
+def accessor_class(ctx: FileContext, node: cst.FunctionDef) -> list[str | None]:
+    """[the class the flags accessor is annotated to return] where `node` is the
+    runtime module's accessor ([None] unannotated); [] for any other function."""
+    assert ctx.vocab is not None
+    if ctx.module != ctx.vocab.runtime_module or len(ctx.scopes) != 2:
+        return []
+    if node.name.value != ACCESSOR:
+        return []
+    ann = parse_string(node.returns.annotation) if node.returns is not None else None
+    return [ctx.resolve(ann) if isinstance(ann, (cst.Name, cst.Attribute)) else None]
+
+
+def tier_groups(fields: dict[str, dict[str, str | None]], root: str | None) -> dict[str, str]:
+    """Group -> its class: the root's fields annotated with a class of defaulted fields."""
+    if root not in fields:
+        return {}
+    return {name: ann for name, ann in fields[root].items() if ann is not None and ann in fields}
+
+
+def tier_modules(fields: dict[str, dict[str, str | None]], root: str | None) -> set[str]:
+    """`module:` tokens for the root's and groups' classes not yet among the facts."""
+    wanted = {root} if root else set()
+    if root in fields:
+        wanted |= {a for a in fields[root].values() if a}
+    return {f"module:{q.rpartition('.')[0]}" for q in wanted if q not in fields}
+
+
+class IsNoneBranches(FileVisitor):
+    """Which flags paths the enclosing `if ... is None:` branches test: a write under
+    one to the path it tests is a lazy default in a shim, not a materialisation.
+    A subclass says what path an expression denotes (`tested_path`)."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        super().__init__(ctx)
+        self.ifs: list[list[Any]] = []  # [paths tested `is None`, active, id(orelse)]
+
+    def tested_path(self, expr: cst.BaseExpression) -> list[str] | None:
+        raise NotImplementedError
+
+    def lazy(self, path: list[str]) -> bool:
+        """The write to `path` sits in the body of an `if <path> is None:`."""
+        return any(active and path in tested for tested, active, _ in self.ifs)
+
+    def visit_If(self, node: cst.If) -> None:
+        if self.ifs and self.ifs[-1][2] == id(node):
+            self.ifs[-1][1] = False  # an `elif` is the parent's else branch
+        tested: list[list[str]] = []
+        todo: list[cst.BaseExpression] = [node.test]
+        while todo:
+            test = todo.pop()
+            if isinstance(test, cst.BooleanOperation):
+                todo += [test.left, test.right]
+            elif isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
+                comp = test.comparisons[0]
+                none = isinstance(comp.comparator, cst.Name) and comp.comparator.value == "None"
+                if isinstance(comp.operator, cst.Is) and none:
+                    found = self.tested_path(test.left)
+                    if found:
+                        tested.append(found)
+        self.ifs.append([tested, True, id(node.orelse) if node.orelse is not None else None])
+
+    def visit_Else(self, node: cst.Else) -> None:
+        if self.ifs:
+            self.ifs[-1][1] = False
+
+    def leave_If(self, node: cst.If) -> None:
+        self.ifs.pop()
 
 
 class FlagsTierVisitor(FileVisitor):
@@ -39,30 +131,12 @@ class FlagsTierVisitor(FileVisitor):
         self.accessor: list[str | None] = []  # [its return class] when defined here
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
-        fields: dict[str, str | None] = {}
-        for stmt in body:
-            if not isinstance(stmt, cst.SimpleStatementLine):
-                continue
-            for small in stmt.body:
-                if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
-                    if small.value is None:
-                        return  # a required field: flags leaves all default
-                    ann = parse_string(small.annotation.annotation)
-                    fields[small.target.value] = (
-                        self.ctx.resolve(ann)
-                        if isinstance(ann, (cst.Name, cst.Attribute))
-                        else None
-                    )
+        fields = tier_fields(self.ctx, node)
         if fields:
             self.classes[f"{self.ctx.module}.{self.ctx.qualname}"] = fields
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        if not self.in_runtime or len(self.ctx.scopes) != 2 or node.name.value != ACCESSOR:
-            return
-        ann = parse_string(node.returns.annotation) if node.returns is not None else None
-        resolved = self.ctx.resolve(ann) if isinstance(ann, (cst.Name, cst.Attribute)) else None
-        self.accessor = [resolved]
+        self.accessor = accessor_class(self.ctx, node) or self.accessor
 
     def tier_facts(self) -> dict[str, Any]:
         return {"classes": self.classes, "accessor": self.accessor}
@@ -88,9 +162,13 @@ class FlagsTierVisitor(FileVisitor):
             inner = self.path(base, env)
             return None if inner is None else [*inner, expr.attr.value]
         if isinstance(expr, cst.Name):
-            found = env.get(expr.value)
+            found = self.bound(expr.value, env)
             return list(found) if found is not None else None
         return None
+
+    def bound(self, name: str, env: Env) -> list[str] | None:
+        """The path a local holds: from env, or a visitor's binding model."""
+        return env.get(name)
 
 
 def flags_groups(
@@ -103,9 +181,5 @@ def flags_groups(
         classes.update(f["classes"])
         if module == runtime_module and f["accessor"]:
             tier, root = True, f["accessor"][0]
-    groups: dict[str, list[str]] = {}
-    if root in classes:
-        for name, ann in classes[root].items():
-            if ann in classes:
-                groups[name] = list(classes[ann])
+    groups = {name: list(classes[cls]) for name, cls in tier_groups(classes, root).items()}
     return tier, root, groups

@@ -26,17 +26,16 @@ from typing import Any
 
 from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import FileContext, string_value
-from ctxlint.facts.declarations import field_name
 from ctxlint.facts.typed import Span
 from ctxlint.facts.visitor import FileVisitor
 from ctxlint.facts.vocab import Vocabulary
 from ctxlint.program.core import Program
 from ctxlint.program.reads import positional
 from ctxlint.program.resolution import resolution
+from ctxlint.program.resolvable import WORD, resolvable_fields
 from ctxlint.program.rule import RawFinding, Rule, field_data
 
 ID = "CTX105"
-WORD = "resolvable"
 GATE_DEPTH = 2  # how deep below the declaration function a whitelist check counts
 NOTE = "no declaration function derived (no stash a view reads): no declaration is checked"
 
@@ -48,26 +47,6 @@ def _names_word(node: cst.CSTNode) -> bool:
         return WORD in node.value.split("_")
     if isinstance(node, cst.SimpleString):
         return string_value(node) == WORD
-    return False
-
-
-def _is_true(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.Name) and expr.value == "True"
-
-
-def _resolvable(small: cst.AnnAssign) -> bool:
-    """The field's declaration says `resolvable=True` (a keyword of any call in its
-    annotation or value) or `{"resolvable": True}` (a metadata dict)."""
-    stack: list[cst.CSTNode] = [small]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.Arg) and node.keyword is not None:
-            if node.keyword.value == WORD and _is_true(node.value):
-                return True
-        if isinstance(node, cst.DictElement) and string_value(node.key) == WORD:
-            if _is_true(node.value):
-                return True
-        stack.extend(node.children)
     return False
 
 
@@ -122,18 +101,7 @@ class DeclarationWhitelistVisitor(FileVisitor):
         q = f"{self.ctx.module}.{self.ctx.qualname}"
         if q not in self.record_classes:
             return
-        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
-        found = [
-            small.target.value
-            for stmt in body
-            if isinstance(stmt, cst.SimpleStatementLine)
-            for small in stmt.body
-            if isinstance(small, cst.AnnAssign)
-            and isinstance(small.target, cst.Name)
-            and field_name(small, self.ctx.module_node)
-            and _resolvable(small)
-        ]
-        self.classes[q] = found
+        self.classes[q] = resolvable_fields(node, self.ctx.module_node)
 
     def visit_Name(self, node: cst.Name) -> None:
         if WORD in node.value.split("_"):

@@ -6,8 +6,8 @@ Everything is derived from the code:
 - **test code**: pytest's file conventions plus the configured `test-roots`
   (program.test_code, as CTX402 decides it);
 - the **resolved fields**: the declarable whitelist, fields declared
-  `Arg(..., resolvable=True)` (any call with that keyword) on the record class,
-  its bases or the field classes;
+  `Arg(..., resolvable=True)` or `metadata={"resolvable": True}` on the record
+  class, its bases or the field classes (program.resolvable, as CTX105 reads it);
 - **resolution**: the declaration function the pipeline derives
   (program.resolution); the record's construction resolves when its
   `__post_init__` reaches it, a method call on the record or a call handing it
@@ -34,11 +34,11 @@ from ctxlint.facts.visitor import FileVisitor
 from ctxlint.facts.vocab import BAGS, Vocabulary
 from ctxlint.program.core import Program
 from ctxlint.program.resolution import KEY, resolution
+from ctxlint.program.resolvable import resolvable_fields
 from ctxlint.program.rule import RawFinding, Rule, field_data
 from ctxlint.program.test_code import OPTION, is_test_file, test_roots
 
 ID = "CTX403"
-MARK = "resolvable"
 
 
 def _attributes(node: cst.CSTNode) -> Iterable[cst.Attribute]:
@@ -50,26 +50,6 @@ def _attributes(node: cst.CSTNode) -> Iterable[cst.Attribute]:
         if isinstance(n, (cst.Lambda, cst.FunctionDef)):
             continue
         todo.extend(n.children)
-
-
-def _marked(field: cst.AnnAssign) -> bool:
-    """A call with `resolvable=True` in the field's value or its annotation
-    (`x: T = Arg(..., resolvable=True)`, `x: Annotated[T, Arg(..., resolvable=True)]`)."""
-    todo: list[cst.CSTNode] = [field.annotation]
-    if field.value is not None:
-        todo.append(field.value)
-    while todo:
-        n = todo.pop()
-        if isinstance(n, cst.Call) and any(
-            a.keyword is not None
-            and a.keyword.value == MARK
-            and isinstance(a.value, cst.Name)
-            and a.value.value == "True"
-            for a in n.args
-        ):
-            return True
-        todo.extend(n.children)
-    return False
 
 
 class AssertVisitor(FileVisitor):
@@ -90,16 +70,7 @@ class AssertVisitor(FileVisitor):
         return f"{self.ctx.module}.{s.qualname}" if s.kind == "function" else None
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
-        marked = [
-            small.target.value
-            for stmt in body
-            if isinstance(stmt, cst.SimpleStatementLine)
-            for small in stmt.body
-            if isinstance(small, cst.AnnAssign)
-            and isinstance(small.target, cst.Name)
-            and _marked(small)
-        ]
+        marked = resolvable_fields(node, self.ctx.module_node)
         if marked:
             self.resolvable[f"{self.ctx.module}.{self.ctx.qualname}"] = marked
 

@@ -32,106 +32,61 @@ from typing import Any
 
 from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import FileContext, string_value
-from ctxlint.facts.visitor import FileVisitor
 from ctxlint.facts.vocab import BAGS, Vocabulary
-from ctxlint.program.annotations import parse_string
 from ctxlint.program.binding_values import VALUE_KINDS, Bound
 from ctxlint.program.bindings import KEY as BINDINGS
 from ctxlint.program.core import Program
+from ctxlint.program.flags_tier import (
+    ACCESSOR,
+    Env,
+    FlagsTierVisitor,
+    IsNoneBranches,
+    flags_groups,
+    tier_groups,
+    tier_modules,
+)
 from ctxlint.program.rule import RawFinding, Rule
 
 ID = "CTX703"
-# The flags tier's accessor (the design's `get_flags()`): a fixed name, because
-# per-file facts are keyed by content and vocabulary, not by config.
-ACCESSOR = "get_flags"
 _MODULE = "<module>"
 
 
-def _is_none(expr: cst.BaseExpression) -> bool:
-    return isinstance(expr, cst.Name) and expr.value == "None"
-
-
-class FlagsVisitor(FileVisitor):
-    """Classes with defaulted annotated fields (flags groups are such classes),
-    the flags accessor's return annotation, and every write through the flags."""
+class FlagsVisitor(FlagsTierVisitor, IsNoneBranches):
+    """The flags tier's declarations (program.flags_tier), where each class is, and
+    every write through the flags."""
 
     def __init__(self, ctx: FileContext) -> None:
         super().__init__(ctx)
-        assert ctx.vocab is not None
-        self.accessor = ACCESSOR
-        self.in_runtime = ctx.module == ctx.vocab.runtime_module
-        self.classes: dict[str, dict[str, Any]] = {}
-        self.accessors: dict[str, str | None] = {}
+        self.sites: dict[str, dict[str, Any]] = {}  # tier class -> its scope and span
         self.writes: list[dict[str, Any]] = []
-        # name -> the path below the flags root it holds, asked of the binding model
-        self.env = ctx.parts[BINDINGS].track(self._holds_chain)
-        self.ifs: list[list[Any]] = []  # [chains tested `is None`, active, id(orelse)]
+        # name -> the flags path it holds, asked of the binding model
+        self.env = ctx.parts[BINDINGS].track(self._holds_path)
         self.finally_depth = 0
         self.saved: set[tuple[str, str, tuple[str, ...]]] = set()  # (class, attr, leaf)
 
     # -- declarations -------------------------------------------------------
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
-        fields: dict[str, str | None] = {}
-        for stmt in body:
-            if not isinstance(stmt, cst.SimpleStatementLine):
-                continue
-            for small in stmt.body:
-                if isinstance(small, cst.AnnAssign) and isinstance(small.target, cst.Name):
-                    if small.value is None:
-                        return  # a required field: not a flags group (their leaves default)
-                    ann = parse_string(small.annotation.annotation)
-                    resolved = (
-                        self.ctx.resolve(ann)
-                        if isinstance(ann, (cst.Name, cst.Attribute))
-                        else None
-                    )
-                    fields[small.target.value] = resolved
-        if fields:
-            self.classes[f"{self.ctx.module}.{self.ctx.qualname}"] = {
-                "scope": self.ctx.qualname,
-                "fields": fields,
-                "span": self.ctx.anchor(node.name),
-            }
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        if len(self.ctx.scopes) != 2 or node.name.value != self.accessor:
-            return
-        self.accessors[node.name.value] = None  # the tier exists; its class, if annotated
-        if node.returns is None:
-            return
-        ann = parse_string(node.returns.annotation)
-        if isinstance(ann, (cst.Name, cst.Attribute)):
-            self.accessors[node.name.value] = self.ctx.resolve(ann)
+        super().visit_ClassDef(node)
+        qual = f"{self.ctx.module}.{self.ctx.qualname}"
+        if qual in self.classes:
+            self.sites[qual] = {"scope": self.ctx.qualname, "span": self.ctx.anchor(node.name)}
 
     # -- flags expressions ----------------------------------------------------
+    def bound(self, name: str, env: Env) -> list[str] | None:
+        return self.env.here(name)
+
     def _chain(self, expr: cst.BaseExpression) -> list[str] | None:
         """The path below the flags root that `expr` denotes, or None."""
-        if isinstance(expr, cst.Call):
-            name = self.ctx.resolve(expr.func) or ""
-            if not expr.args and name.rpartition(".")[2] == self.accessor:
-                return []
-            return None
-        if isinstance(expr, cst.Attribute):
-            if expr.attr.value == "flags":
-                base = expr.value
-                if isinstance(base, cst.Call) and not base.args:
-                    name = self.ctx.resolve(base.func) or ""
-                    if name.rpartition(".")[2] == "get_context":
-                        return []
-                if self.in_runtime and isinstance(base, cst.Name):
-                    return []  # `self.flags` / `ctx.flags` inside the runtime module
-            inner = self._chain(expr.value)
-            return None if inner is None else [*inner, expr.attr.value]
-        if isinstance(expr, cst.Name):
-            found = self.env.here(expr.value)
-            return list(found) if found is not None else None
-        return None
+        found = self.path(expr, {})
+        return found[1:] if found and found[0] == "flags" else None
 
-    def _holds_chain(self, bound: Bound, before: Any) -> list[str] | None:
+    def tested_path(self, expr: cst.BaseExpression) -> list[str] | None:
+        return self._chain(expr)
+
+    def _holds_path(self, bound: Bound, before: Any) -> list[str] | None:
         if bound.kind not in VALUE_KINDS or bound.value is None:
             return None
-        return self._chain(bound.value)
+        return self.path(bound.value, {})
 
     def _write(
         self, target: cst.BaseExpression, node: cst.CSTNode, value: cst.BaseExpression | None
@@ -157,7 +112,7 @@ class FlagsVisitor(FileVisitor):
         return self.ctx.parts[BINDINGS].self_attr(expr)
 
     def _record(self, chain: list[str], node: cst.CSTNode, restores: str | None = None) -> None:
-        lazy = any(active and chain in tested for tested, active, _ in self.ifs)
+        lazy = self.lazy(chain)
         scope = self.ctx.scope
         self.writes.append(
             {
@@ -192,30 +147,6 @@ class FlagsVisitor(FileVisitor):
             if chain is not None and leaf is not None:
                 self._record([*chain, leaf], node)
 
-    def visit_If(self, node: cst.If) -> None:
-        if self.ifs and self.ifs[-1][2] == id(node):
-            self.ifs[-1][1] = False  # an `elif` is the parent's else branch
-        tested: list[list[str]] = []
-        todo: list[cst.BaseExpression] = [node.test]
-        while todo:
-            test = todo.pop()
-            if isinstance(test, cst.BooleanOperation):
-                todo += [test.left, test.right]
-            elif isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
-                comp = test.comparisons[0]
-                if isinstance(comp.operator, cst.Is) and _is_none(comp.comparator):
-                    chain = self._chain(test.left)
-                    if chain:
-                        tested.append(chain)
-        self.ifs.append([tested, True, id(node.orelse) if node.orelse is not None else None])
-
-    def visit_Else(self, node: cst.Else) -> None:
-        if self.ifs:
-            self.ifs[-1][1] = False
-
-    def leave_If(self, node: cst.If) -> None:
-        self.ifs.pop()
-
     def visit_Finally(self, node: cst.Finally) -> None:
         self.finally_depth += 1
 
@@ -223,37 +154,31 @@ class FlagsVisitor(FileVisitor):
         self.finally_depth -= 1
 
     def finish(self) -> Any:
-        if not (self.classes or self.accessors or self.writes):
+        if not (self.classes or self.accessor or self.writes):
             return None
         for w in self.writes:  # a restore: the leaf's own value, saved by its class
             r = w.pop("restores")
             w["restore"] = bool(r) and (r[0], r[1], tuple(w["chain"])) in self.saved
-        return {"classes": self.classes, "accessors": self.accessors, "writes": self.writes}
+        return {**self.tier_facts(), "sites": self.sites, "writes": self.writes}
 
 
 # -- the program -------------------------------------------------------------------
 class Model:
     """The groups, every write classified, and each group's owners."""
 
-    def __init__(self, program: Program, accessor: str) -> None:
-        self.classes: dict[str, tuple[str, dict[str, Any]]] = {}
+    def __init__(self, program: Program) -> None:
+        self.classes: dict[str, tuple[str, dict[str, Any]]] = {}  # (path, scope/span/fields)
+        self.fields: dict[str, dict[str, str | None]] = {}  # tier class -> its fields
         self.writes: list[tuple[str, str, dict[str, Any]]] = []  # (path, module, write)
-        root: str | None = None
-        runtime = program.vocab.runtime_module
-        self.tier = False  # the runtime module defines the flags accessor at all
-        for path, module, facts in program.facts(ID):
-            for qual, c in facts["classes"].items():
-                self.classes[qual] = (path, c)
-            if module == runtime and accessor in facts["accessors"]:
-                self.tier = True
-                root = facts["accessors"][accessor]
+        files = list(program.facts(ID))
+        # the runtime module defines the flags accessor at all; the class it returns
+        self.tier, self.root, _ = flags_groups(files, program.vocab.runtime_module)
+        for path, module, facts in files:
+            for qual, fields in facts["classes"].items():
+                self.fields[qual] = fields
+                self.classes[qual] = (path, {**facts["sites"][qual], "fields": fields})
             self.writes += [(path, module, w) for w in facts["writes"]]
-        self.root = root
-        self.groups: dict[str, str] = {}  # group -> its class
-        if root in self.classes:
-            for name, ann in self.classes[root][1]["fields"].items():
-                if ann in self.classes:
-                    self.groups[name] = ann
+        self.groups = tier_groups(self.fields, self.root)  # group -> its class
         # a leaf also written in a `finally:` of the same function is a scoped write
         restored = {
             (module, w["fn"], tuple(w["chain"])) for _, module, w in self.writes if w["finally"]
@@ -315,14 +240,11 @@ class FlagsOwner(Rule):
         return {ACCESSOR, f"module:{vocab.runtime_module}"}
 
     def more_tokens(self, program: Program) -> set[str]:
-        model = Model(program, ACCESSOR)  # not memoised: the facts grow each round
-        wanted = {model.root} if model.root else set()
-        if model.root in model.classes:
-            wanted |= {a for a in model.classes[model.root][1]["fields"].values() if a}
-        return {f"module:{q.rpartition('.')[0]}" for q in wanted if q not in model.classes}
+        model = Model(program)  # not memoised: the facts grow each round
+        return tier_modules(model.fields, model.root)
 
     def _model(self, program: Program) -> Model:
-        return program.memo(f"{ID}:model", lambda: Model(program, ACCESSOR))
+        return program.memo(f"{ID}:model", lambda: Model(program))
 
     def derive(self, program: Program) -> dict[str, Any]:
         model = self._model(program)

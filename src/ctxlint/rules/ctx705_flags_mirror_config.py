@@ -29,7 +29,14 @@ from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import FileContext
 from ctxlint.facts.vocab import BAGS, Vocabulary
 from ctxlint.program.core import Program
-from ctxlint.program.flags_tier import ACCESSOR, Env, FlagsTierVisitor, flags_groups
+from ctxlint.program.flags_tier import (
+    ACCESSOR,
+    Env,
+    FlagsTierVisitor,
+    IsNoneBranches,
+    flags_groups,
+    tier_modules,
+)
 from ctxlint.program.rule import RawFinding, Rule, field_data
 from ctxlint.program.test_code import OPTION, is_test_file, test_roots
 
@@ -39,14 +46,13 @@ OVERRIDE = "override"  # the design's scoped write on a flags group
 TOPOLOGY = "parallel"  # the design's parallel tier: its stage materialises the DP flags
 
 
-class MirrorVisitor(FlagsTierVisitor):
+class MirrorVisitor(FlagsTierVisitor, IsNoneBranches):
     """The tier's declarations, and every assignment to a flags leaf."""
 
     def __init__(self, ctx: FileContext) -> None:
         super().__init__(ctx)
         self.envs: dict[str, Env] = {}
         self.writes: list[dict[str, Any]] = []
-        self.ifs: list[list[Any]] = []  # [paths tested `is None`, active, id(orelse)]
 
     def _env(self) -> Env:
         return self.envs.setdefault(self.ctx.qualname, {})
@@ -85,7 +91,7 @@ class MirrorVisitor(FlagsTierVisitor):
         source = self.path(value, env) if value is not None else None
         scope = self.ctx.scope
         # a lazy default in a shim (`if <leaf> is None: <leaf> = ...`) is not a swap
-        lazy = any(active and chain in tested for tested, active, _ in self.ifs)
+        lazy = self.lazy(chain)
         self.writes.append(
             self.ctx.site(
                 node,
@@ -122,30 +128,9 @@ class MirrorVisitor(FlagsTierVisitor):
                 )
             )
 
-    def visit_If(self, node: cst.If) -> None:
-        if self.ifs and self.ifs[-1][2] == id(node):
-            self.ifs[-1][1] = False  # an `elif` is the parent's else branch
-        tested: list[list[str]] = []
-        todo: list[cst.BaseExpression] = [node.test]
-        while todo:
-            test = todo.pop()
-            if isinstance(test, cst.BooleanOperation):
-                todo += [test.left, test.right]
-            elif isinstance(test, cst.Comparison) and len(test.comparisons) == 1:
-                comp = test.comparisons[0]
-                none = isinstance(comp.comparator, cst.Name) and comp.comparator.value == "None"
-                if isinstance(comp.operator, cst.Is) and none:
-                    found = self.path(test.left, self._env())
-                    if found and found[0] == "flags":
-                        tested.append(found)
-        self.ifs.append([tested, True, id(node.orelse) if node.orelse is not None else None])
-
-    def visit_Else(self, node: cst.Else) -> None:
-        if self.ifs:
-            self.ifs[-1][1] = False
-
-    def leave_If(self, node: cst.If) -> None:
-        self.ifs.pop()
+    def tested_path(self, expr: cst.BaseExpression) -> list[str] | None:
+        found = self.path(expr, self._env())
+        return found if found and found[0] == "flags" else None
 
     def finish(self) -> Any:
         facts = {**self.tier_facts(), "writes": self.writes}
@@ -224,10 +209,7 @@ class FlagsMirrorConfig(Rule):
         files = list(program.facts(ID))
         classes = {q: c for _, _, f in files for q, c in f["classes"].items()}
         _, root, _ = flags_groups(files, program.vocab.runtime_module)
-        wanted = {root} if root else set()
-        if root in classes:
-            wanted |= {a for a in classes[root].values() if a}
-        return {f"module:{q.rpartition('.')[0]}" for q in wanted if q not in classes}
+        return tier_modules(classes, root)
 
     def _model(self, program: Program) -> Model:
         return program.memo(f"{ID}:model", lambda: Model(program))
