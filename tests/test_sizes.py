@@ -37,8 +37,10 @@ OVER = {
 MEAN_PER_RULE = 346.5
 TARGET_PER_RULE = 180
 # string-key lookups in rules/ (fact dicts, the rules' own dicts and the schema's
-# alike: the measure cannot tell them apart, and none should stay)
-STRING_KEYS = 429
+# alike: the measure cannot tell them apart, and none should stay). A key that is
+# no identifier ("declaration function") is the title of a derived set, which
+# the JSON output shows as written, not a fact's field: it is not counted
+STRING_KEYS = 402
 
 
 def function_lengths(root: Path) -> dict[str, int]:
@@ -112,7 +114,8 @@ def string_key_lookups(root: Path) -> dict[str, int]:
                 key = node.args[0]
             else:
                 continue
-            n += isinstance(key, ast.Constant) and isinstance(key.value, str)
+            value = key.value if isinstance(key, ast.Constant) else None
+            n += isinstance(value, str) and value.isidentifier()
         if n:
             out[path.relative_to(root).as_posix()] = n
     return out
@@ -131,5 +134,6 @@ def test_string_key_lookups_only_go_down() -> None:
 def test_the_measure_sees_string_keys(tmp_path: Path) -> None:
     (tmp_path / "r.py").write_text(
         'f["a"]\nf.get("b", 1)\nf.setdefault("c", [])\nf.pop("d")\nf[k]\nf[0]\nf.get(k)\n'
+        'sets.get("view functions")\n'
     )
     assert string_key_lookups(tmp_path) == {"r.py": 4}
