@@ -1,5 +1,5 @@
 """The binding model (program.bindings) and the one annotation unwrapper
-(program.annotations), asked during the walk as rule visitors ask them."""
+(facts.annotations), asked during the walk as rule visitors ask them."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import libcst as cst
 import pytest
 from modelcase import Probe, walk_file
 
-from ctxlint.program.annotations import unwrap
+from ctxlint.facts.annotations import unwrap
 from ctxlint.program.bindings import Bindings, Receiver
 
 

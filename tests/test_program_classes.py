@@ -126,10 +126,10 @@ def test_methods_have_signatures_decorators_and_abstractness() -> None:
         )
     )
     cls = index.classes["m.Base"]
-    assert cls["bases"] == ["abc.ABC"]
-    assert "abc.ABCMeta" not in cls["bases"]  # a metaclass is no base
-    build = cls["methods"]["build"]
-    assert build["params"] == [
+    assert cls.bases == ["abc.ABC"]
+    assert "abc.ABCMeta" not in cls.bases  # a metaclass is no base
+    build = cls.methods["build"]
+    assert build.params == [
         ["self", "po", None],
         ["a", "po", None],
         ["b", "pk", "1"],
@@ -138,15 +138,15 @@ def test_methods_have_signatures_decorators_and_abstractness() -> None:
         ["flag", "ko", "False"],
         ["kw", "vk", None],
     ]
-    assert (build["flavor"], build["abstract"], build["decorators"]) == (
+    assert (build.flavor, build.abstract, build.decorators) == (
         "inst",
         "decorator",
         ["abstractmethod"],
     )
-    assert cls["methods"]["todo"]["abstract"] == "raise"
-    assert cls["methods"]["make"]["flavor"] == "static"
-    assert cls["methods"]["make"]["returns"] == ["m.Base"]
-    assert build["span"][0] == 7  # anchored at the name
+    assert cls.methods["todo"].abstract == "raise"
+    assert cls.methods["make"].flavor == "static"
+    assert cls.methods["make"].returns == ["m.Base"]
+    assert build.span[0] == 7  # anchored at the name
     assert index.where["m.Base"] == ("m.py", "Base")
 
 
@@ -262,7 +262,7 @@ def test_attribute_types_come_from_annotations_constructions_and_properties() ->
             }
         )
     )
-    attrs = index.classes["m.Holder"]["attrs"]
+    attrs = index.classes["m.Holder"].attrs
     assert attrs == {
         "declared": ["pkg.base.A"],
         "built": ["pkg.base.B"],

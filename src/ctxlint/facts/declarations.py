@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ctxlint.core.lazy_libcst import cst
+from ctxlint.facts.annotations import instance_names
 from ctxlint.facts.context import dotted, module_imports, string_value
 
 PROPERTY_DECORATORS = {"property", "functools.cached_property", "cached_property"}
@@ -206,14 +207,15 @@ def _class_facts(
         for small in class_statements(cls)
     ):
         unreadable.append("_NS_PATH is not a literal")
-    attr_types: dict[str, str] = {}  # annotated attribute or property -> annotation text
+    # annotated attribute or property -> the classes its annotation names (instance_names)
+    attr_types: dict[str, list[str]] = {}
     for small in class_statements(cls):
         name = field_name(small, module_node)
         if name is None:
             continue
         assert isinstance(small, cst.AnnAssign)
         fields.append(name)
-        attr_types[name] = _annotation_text(small.annotation, module_node) or ""
+        attr_types[name] = instance_names(small.annotation)
         marker = field_marker(small)
         if marker is True:  # a marker the vocabulary cannot read
             unreadable.append(f"{name}: NS(...) without a literal path")
@@ -236,9 +238,7 @@ def _class_facts(
             ):
                 if stmt.name.value not in properties:
                     properties.append(stmt.name.value)
-                attr_types.setdefault(
-                    stmt.name.value, _annotation_text(stmt.returns, module_node) or ""
-                )
+                attr_types.setdefault(stmt.name.value, instance_names(stmt.returns))
             else:
                 methods.append(stmt.name.value)
     derived = [
@@ -290,6 +290,7 @@ def schema_facts(module_node: cst.Module, module: str, is_package: bool) -> dict
             functions[stmt.name.value] = {
                 "required": _required_params(stmt.params),
                 "returns": _annotation_text(stmt.returns, module_node),
+                "returns_names": instance_names(stmt.returns),
                 "return_strings": _return_strings(stmt),
                 "return_paths": _return_paths(stmt),
                 "deprecated": deprecation_mark(stmt),

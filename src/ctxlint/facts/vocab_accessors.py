@@ -31,7 +31,7 @@ def seed_accessors(
         for name, f in sorted(schema["functions"].items()):
             if f["required"] or name in seed:
                 continue
-            if types.resolve(f["returns"], module) == record_class:
+            if types.resolve(f["returns_names"], module) == record_class:
                 how = f"annotated -> {f['returns']}"
             elif not f["returns"] and any(
                 types.of_path(p, module) == record_class for p in f.get("return_paths", ())
@@ -187,9 +187,9 @@ class Types:
     def __init__(self, load: SchemaLoader) -> None:
         self.load = load
 
-    def resolve(self, text: str | None, module: str) -> str | None:
-        """The qualified class an annotation names (through Optional/`| None`)."""
-        names = annotation_names(text)
+    def resolve(self, names: list[str], module: str) -> str | None:
+        """The qualified class an annotation names, given the names it names
+        instances of (facts.annotations.instance_names: through Optional/`| None`)."""
         if len(names) != 1:
             return None
         schema = self.load(module)
@@ -210,9 +210,9 @@ class Types:
         parts = path.split(".")
         head = parts[0]
         if head.endswith("()") and head[:-2] in schema["functions"]:
-            cls = self.resolve(schema["functions"][head[:-2]]["returns"], module)
+            cls = self.resolve(schema["functions"][head[:-2]]["returns_names"], module)
         elif head in schema.get("values", {}) and schema["values"][head].endswith("(...)"):
-            cls = self.resolve(schema["values"][head][:-5], module)
+            cls = self.resolve([schema["values"][head][:-5]], module)  # an instance of the callee
         else:
             return None
         for attr in parts[1:]:
@@ -222,13 +222,5 @@ class Types:
             if found is None:
                 return None
             qual, facts = found
-            cls = self.resolve(facts.get("attr_types", {}).get(attr), qual.rpartition(".")[0])
+            cls = self.resolve(facts.get("attr_types", {}).get(attr, []), qual.rpartition(".")[0])
         return cls
-
-
-def annotation_names(text: str | None) -> list[str]:
-    """The class names an annotation text mentions, less Optional/Union/None."""
-    if not text:
-        return []
-    names = re.findall(r"[A-Za-z_][A-Za-z0-9_.]*", text)
-    return [n for n in names if n.rpartition(".")[2] not in ("Optional", "Union", "None")]

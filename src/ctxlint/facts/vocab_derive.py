@@ -17,7 +17,6 @@ from ctxlint.core.errors import DerivationError
 from ctxlint.facts.vocab import BAGS, NAMESPACES, SEED, SchemaLoader, Vocabulary, where
 from ctxlint.facts.vocab_accessors import (
     Types,
-    annotation_names,
     bag_accessors,
     legacy_accessors,
     literal_bags,
@@ -147,7 +146,7 @@ def _seed_annotation_unresolved(modules: tuple[tuple[str, Schema], ...], record_
     rec_name = record_class.rpartition(".")[2]
     for _, schema in modules:
         for name, f in sorted(schema["functions"].items()):
-            names = annotation_names(f["returns"])
+            names = f["returns_names"]
             if not f["required"] and names and names[-1].rpartition(".")[2] == rec_name:
                 raise DerivationError(
                     f"{where(schema, name)}: `{name}()` is annotated `-> {f['returns']}` "

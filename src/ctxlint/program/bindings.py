@@ -30,9 +30,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ctxlint.core.lazy_libcst import cst
+from ctxlint.facts.annotations import unwrap
 from ctxlint.facts.context import MODULE_SCOPE, FileContext, dotted, import_bindings
 from ctxlint.facts.visitor import FileVisitor
-from ctxlint.program.annotations import unwrap
 from ctxlint.program.binding_syntax import (
     all_params,
     attribute_targets,

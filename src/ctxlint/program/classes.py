@@ -13,10 +13,12 @@ answers lookup, subclasses and "what does calling this name make".
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import FileContext, dotted, string_value
+from ctxlint.facts.typed import Span
 from ctxlint.facts.visitor import FileVisitor
 from ctxlint.program.binding_syntax import decorator_names
 from ctxlint.program.bindings import KEY as BINDINGS
@@ -72,12 +74,37 @@ def _add(types: dict[str, list[str]], attr: str, found: list[str]) -> None:
         known.extend(t for t in found if t not in known)
 
 
+@dataclass(frozen=True, slots=True)
+class MethodFacts:
+    params: list[Param]
+    flavor: str  # inst, class or static
+    decorators: list[str]
+    abstract: str | None  # decorator (@abstractmethod), raise (NotImplementedError) or None
+    returns: list[str]  # the classes its return annotation names instances of
+    span: Span  # its name
+
+
+@dataclass(frozen=True, slots=True)
+class ClassInfo:
+    bases: list[str]
+    methods: dict[str, MethodFacts] = field(default_factory=dict)
+    attrs: dict[str, list[str]] = field(default_factory=dict)  # attribute -> its classes
+
+
+@dataclass(frozen=True, slots=True)
+class ClassFileFacts:
+    exports: dict[str, str]  # the module's import table
+    classes: dict[str, ClassInfo] = field(default_factory=dict)  # by qualname in the module
+    functions: dict[str, list[str]] = field(default_factory=dict)  # function -> return types
+    instances: dict[str, str] = field(default_factory=dict)  # module-level name -> its class
+
+
 class ClassFacts(FileVisitor):
     """The per-file side: classes, function return types, exports, instances."""
 
     def __init__(self, ctx: FileContext) -> None:
         super().__init__(ctx)
-        self.classes: dict[str, dict[str, Any]] = {}
+        self.classes: dict[str, ClassInfo] = {}
         self.functions: dict[str, list[str]] = {}  # module function -> return types
         self.instances: dict[str, str] = {}  # module-level name -> its class
 
@@ -89,7 +116,7 @@ class ClassFacts(FileVisitor):
         # the dispatcher has pushed the class scope already
         # (LibCST keeps `metaclass=...` in node.keywords: bases are positional)
         bases = [b for a in node.bases if (b := self.ctx.resolve(a.value))]
-        self.classes[self.ctx.qualname] = {"bases": bases, "methods": {}, "attrs": {}}
+        self.classes[self.ctx.qualname] = ClassInfo(bases)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         outer = self.ctx.scopes[-2]
@@ -103,7 +130,7 @@ class ClassFacts(FileVisitor):
             return
         decorators = decorator_names(node)
         if decorators & PROPERTIES:
-            _add(cls["attrs"], node.name.value, returns)  # `self.algo.hook()`
+            _add(cls.attrs, node.name.value, returns)  # `self.algo.hook()`
         flavor = (
             "static"
             if "staticmethod" in decorators
@@ -118,14 +145,14 @@ class ClassFacts(FileVisitor):
             if "abstractproperty" not in decorators and raises_not_implemented(node.body)
             else None
         )
-        cls["methods"][node.name.value] = {
-            "params": signature(node.params, self.ctx.module_node.code_for_node),
-            "flavor": flavor,
-            "decorators": sorted(d for d in decorators if d),
-            "abstract": abstract,
-            "returns": returns,
-            "span": self.ctx.anchor(node.name),
-        }
+        cls.methods[node.name.value] = MethodFacts(
+            signature(node.params, self.ctx.module_node.code_for_node),
+            flavor,
+            sorted(d for d in decorators if d),
+            abstract,
+            returns,
+            self.ctx.anchor(node.name),  # type: ignore[arg-type]
+        )
 
     def _attr(self, target: cst.BaseExpression, types: list[str], class_body: bool) -> None:
         if class_body and isinstance(target, cst.Name):
@@ -135,7 +162,7 @@ class ClassFacts(FileVisitor):
             attr = self.bindings.self_attr(target)
             cls = self.ctx.enclosing_class() or ""
         if attr is not None and cls in self.classes:
-            _add(self.classes[cls]["attrs"], attr, types)
+            _add(self.classes[cls].attrs, attr, types)
 
     def _module_instance(self, target: cst.BaseExpression, cls: str | None) -> None:
         if self.ctx.scope.kind != "module" or not isinstance(target, cst.Name):
@@ -161,16 +188,8 @@ class ClassFacts(FileVisitor):
                 self._attr(t.target, inst, False)
             self._module_instance(t.target, built)
 
-    def finish(self) -> Any:
-        out: dict[str, Any] = {"exports": self.ctx.imports}
-        for key, value in (
-            ("classes", self.classes),
-            ("functions", self.functions),
-            ("instances", self.instances),
-        ):
-            if value:
-                out[key] = value
-        return out
+    def finish(self) -> ClassFileFacts:
+        return ClassFileFacts(self.ctx.imports, self.classes, self.functions, self.instances)
 
 
 # -- the whole program ------------------------------------------------------------
@@ -195,26 +214,26 @@ class ClassIndex:
     """Every class of the parsed tree, by qualified name."""
 
     def __init__(self, program: Program) -> None:
-        self.classes: dict[str, dict[str, Any]] = {}  # qualified -> class facts
+        self.classes: dict[str, ClassInfo] = {}  # qualified -> class facts
         self.where: dict[str, tuple[str, str]] = {}  # qualified -> (path, class qualname)
         self.exports: dict[str, dict[str, str]] = {}  # module -> its import table
         self.functions: dict[str, list[str]] = {}  # qualified function -> return types
         self.globals: dict[str, str] = {}  # qualified module-level instance -> class
         self.modules = {entry["module"] for entry in program.files.values()}
         self.tops = {m.partition(".")[0] for m in self.modules}
-        for path, module, facts in program.facts(KEY):
-            self.exports[module] = facts.get("exports", {})
-            for qual, cls in facts.get("classes", {}).items():
+        for path, module, facts in program.typed_facts(KEY, ClassFileFacts):
+            self.exports[module] = facts.exports
+            for qual, cls in facts.classes.items():
                 self.classes.setdefault(f"{module}.{qual}", cls)
                 self.where.setdefault(f"{module}.{qual}", (path, qual))
-            for qual, types in facts.get("functions", {}).items():
+            for qual, types in facts.functions.items():
                 self.functions[f"{module}.{qual}"] = types
-            for name, cls in facts.get("instances", {}).items():
+            for name, cls in facts.instances.items():
                 self.globals[f"{module}.{name}"] = cls
         for qual, cls in self.classes.items():  # methods' return types, as functions'
-            for name, m in cls["methods"].items():
-                if m.get("returns"):
-                    self.functions[f"{qual}.{name}"] = m["returns"]
+            for name, m in cls.methods.items():
+                if m.returns:
+                    self.functions[f"{qual}.{name}"] = m.returns
         self._resolved: dict[str, str | None] = {}
         self._linear: dict[str, list[str]] = {}
         self._mro: dict[str, tuple[str, ...]] = {}
@@ -296,7 +315,7 @@ class ClassIndex:
         facts = self.classes.get(cls)
         if facts is None:
             return [cls]
-        bases = [self.resolve(b) or b for b in facts["bases"]]
+        bases = [self.resolve(b) or b for b in facts.bases]
         bases = list(dict.fromkeys(b for b in bases if b != cls))
         lines = [self.linearization(b) for b in bases]
         merged = c3_merge([*lines, bases])
@@ -317,7 +336,7 @@ class ClassIndex:
     def definer(self, cls: str, name: str, *, skip_self: bool = False) -> str | None:
         """The first class in `cls`'s MRO defining method `name`."""
         for c in self.mro(cls)[1 if skip_self else 0 :]:
-            if name in self.classes[c]["methods"]:
+            if name in self.classes[c].methods:
                 return c
         return None
 
@@ -341,7 +360,7 @@ class ClassIndex:
     def attr_types(self, cls: str, attr: str) -> list[str]:
         """What the nearest class in the MRO that types `self.<attr>` says it holds."""
         for a in self.mro(cls):
-            types = self.classes[a]["attrs"].get(attr)
+            types = self.classes[a].attrs.get(attr)
             if types:
                 return list(types)
         return []

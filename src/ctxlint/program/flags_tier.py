@@ -23,9 +23,9 @@ from __future__ import annotations
 from typing import Any
 
 from ctxlint.core.lazy_libcst import cst
+from ctxlint.facts.annotations import parse_string
 from ctxlint.facts.context import FileContext
 from ctxlint.facts.visitor import FileVisitor
-from ctxlint.program.annotations import parse_string
 
 ACCESSOR = "get_flags"  # the design's flags accessor: a fixed name (facts key on content)
 Env = dict[str, list[str]]  # local -> path ([kind, *parts]); kind "flags" or an accessor

@@ -14,9 +14,9 @@ from __future__ import annotations
 from typing import Any
 
 from ctxlint.core.lazy_libcst import cst
+from ctxlint.facts.annotations import unwrap
 from ctxlint.facts.context import FileContext, dotted
 from ctxlint.facts.visitor import FileVisitor
-from ctxlint.program.annotations import unwrap
 from ctxlint.program.binding_values import VALUE_KINDS, Bound
 from ctxlint.program.bindings import KEY as BINDINGS
 from ctxlint.program.bindings import Bindings
@@ -52,7 +52,7 @@ class RecordTracker(FileVisitor):
 
     # -- queries ------------------------------------------------------------
     def is_record_annotation(self, ann: cst.BaseExpression) -> bool:
-        """The annotation names the record (program.annotations.unwrap:
+        """The annotation names the record (facts.annotations.unwrap:
         Optional/Union/`X | None`/Annotated/Final/ClassVar/strings)."""
         return any(self.ctx.resolve(e) == self.record_class for e in unwrap(ann).instances)
 

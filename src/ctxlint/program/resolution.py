@@ -26,11 +26,12 @@ From the part "resolution"'s facts (program.resolution_facts) and the call graph
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ctxlint.program.call_model import Global
 from ctxlint.program.calls import CallGraph, call_graph
 from ctxlint.program.core import Program
+from ctxlint.program.resolution_schema import ResolutionFileFacts
 
 if TYPE_CHECKING:
     from ctxlint.facts.vocab import Vocabulary
@@ -52,11 +53,13 @@ def _package(module: str) -> str:
 class Resolution:
     def __init__(self, program: Program) -> None:
         self.graph = call_graph(program)
-        self.files: list[tuple[str, str, dict[str, Any]]] = list(program.facts(KEY))
+        self.files: list[tuple[str, str, ResolutionFileFacts]] = list(
+            program.typed_facts(KEY, ResolutionFileFacts)
+        )
         self.consts = {
             f"{module}.{name}": value
             for _, module, f in self.files
-            for name, value in f.get("consts", {}).items()
+            for name, value in f.consts.items()
         }
         self._find_stash()
         self._find_registrars()
@@ -72,7 +75,7 @@ class Resolution:
         """The stash, the view functions and classes, the declaration function."""
         g = self.graph
         appended, reads = self._appended_and_read()
-        getattr_classes = {c for _, _, f in self.files for c in f.get("getattr_classes", ())}
+        getattr_classes = {c for _, _, f in self.files for c in f.getattr_classes}
         built = self._built(getattr_classes)
         methods: dict[str, list[str]] = {}
         for q, fn in g.funcs.items():
@@ -97,7 +100,7 @@ class Resolution:
             self.declaration = max(appenders, key=lambda q: (len(g.callers.get(q, ())), q))
         self.view_bindings: dict[str, set[str]] = {}
         for _, _, f in self.files:
-            for name, callee in f.get("view_bindings", ()):
+            for name, callee in f.view_bindings:
                 if any(t in self.view_functions for t in g.resolve_global(callee)):
                     self.view_bindings.setdefault(name, set()).add(callee.rpartition(".")[2])
 
@@ -107,11 +110,11 @@ class Resolution:
         appended: dict[str, set[str]] = {}
         reads: dict[str, set[str]] = {}
         for _, _, f in self.files:
-            for s in f.get("stash", ()):
-                k = self.slot(s["slot"])
-                if k and s["how"] == "append" and s["param"] and s["fn"]:
-                    appended.setdefault(k, set()).add(s["fn"])
-            for fn, key in f.get("slot_reads", ()):
+            for s in f.stash:
+                k = self.slot(s.slot)
+                if k and s.how == "append" and s.param and s.fn:
+                    appended.setdefault(k, set()).add(s.fn)
+            for fn, key in f.slot_reads:
                 k = self.slot(key)
                 if k and fn:
                     reads.setdefault(fn, set()).add(k)
@@ -121,7 +124,7 @@ class Resolution:
         """The candidates: functions returning an object of a class defining
         __getattr__ (or another candidate's result), with the classes each builds."""
         g = self.graph
-        returns = {q: r for _, _, f in self.files for q, r in f.get("returns", {}).items()}
+        returns = {q: r for _, _, f in self.files for q, r in f.returns.items()}
         built: dict[str, set[str]] = {}
         changed = True
         while changed:
@@ -149,11 +152,11 @@ class Resolution:
         if self.declaration:
             core.add(g.funcs[self.declaration].module)
         self.core_modules = core
-        self.decorator_like = {q for _, _, f in self.files for q in f.get("decorator_like", ())}
+        self.decorator_like = {q for _, _, f in self.files for q in f.decorator_like}
         self.registrars: set[str] = set()
         self.registered: set[str] = set()
         for _, _, f in self.files:
-            for q, decos in f.get("decorators", {}).items():
+            for q, decos in f.decorators.items():
                 for d in decos:
                     found = [
                         t
@@ -172,7 +175,7 @@ class Resolution:
         self.pass_runners: set[str] = set()
         self.wrappers: set[str] = set()
         for _, _, f in self.files:
-            for q, handed in f.get("param_calls", {}).items():
+            for q, handed in f.param_calls.items():
                 if q not in reach_decl or q == self.declaration or g.funcs[q].module not in core:
                     continue
                 if any(self._is_view(n) for n in handed if n != "?"):
@@ -181,22 +184,22 @@ class Resolution:
                     self.wrappers.add(q)
         self.passes: set[str] = set()
         self.resolvers: set[str] = set()
-        self.raw_handed: dict[str, list[list[str]]] = {}  # function -> names it hands
+        self.raw_handed: dict[str, list[tuple[str, ...]]] = {}  # function -> names it hands
         # functions that handed a name the facts did not keep (a local: it names no function)
-        self.local_handed = {q for _, _, f in self.files for q in f.get("local_handed", ())}
+        self.local_handed = {q for _, _, f in self.files for q in f.local_handed}
         self._handed: dict[str, set[str]] = {}  # handed(): resolved on first ask
         runners = self.pass_runners | self.wrappers
         for _, _, f in self.files:
-            for h in f.get("handed", ()):
-                self.raw_handed.setdefault(h["fn"], []).append(h["refs"])
+            for h in f.handed:
+                self.raw_handed.setdefault(h.fn, []).append(h.refs)
                 # a handed name is resolved only where it matters here (handed to
                 # a runner); the closure resolves the rest of the functions it visits
                 if not runners:
                     continue
-                callee = set(g.resolve_global(h["callee"]))
+                callee = set(g.resolve_global(h.callee))
                 if not callee & runners:
                     continue
-                refs = {t for r in h["refs"] for t in self._functions(r)}
+                refs = {t for r in h.refs for t in self._functions(r)}
                 if callee & self.pass_runners:
                     self.passes |= refs
                 else:

@@ -28,10 +28,17 @@ from typing import Any
 
 from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import MODULE_SCOPE, FileContext, dotted, string_value
+from ctxlint.facts.typed import site
 from ctxlint.facts.visitor import FileVisitor
 from ctxlint.program.binding_values import VALUE_KINDS, Bound
 from ctxlint.program.bindings import KEY as BINDINGS
 from ctxlint.program.resolution import KEY
+from ctxlint.program.resolution_schema import (
+    FieldAccess,
+    Handed,
+    ResolutionFileFacts,
+    StashWrite,
+)
 
 __all__ = ["KEY", "ResolutionFacts"]
 MUTATORS = ("append", "extend", "insert")
@@ -71,14 +78,14 @@ class ResolutionFacts(FileVisitor):
         self.decorators: dict[str, list[str]] = {}
         self.decorator_like: list[str] = []  # functions returning a parameter or a nested def
         self.param_calls: dict[str, list[str]] = {}
-        self.handed: list[dict[str, Any]] = []
+        self.handed: list[Handed] = []
         self.local_handed: list[str] = []  # functions that handed a name naming no program code
-        self.stash: list[dict[str, Any]] = []
-        self.slot_reads: list[list[Any]] = []  # [function, slot] read
+        self.stash: list[StashWrite] = []
+        self.slot_reads: list[tuple[str | None, str]] = []  # (function, slot) read
         self.record_classes = set(vocab.record_classes)
-        self.reads: list[dict[str, Any]] = []
-        self.writes: list[dict[str, Any]] = []
-        self.view_bindings: list[list[str]] = []
+        self.reads: list[FieldAccess] = []
+        self.writes: list[FieldAccess] = []
+        self.view_bindings: list[tuple[str, str]] = []
         self.targets: set[int] = set()  # Attribute nodes being assigned
         bindings = ctx.parts[BINDINGS]
         self.arguments = bindings.track(self._holds_argument)  # still the parameter's value
@@ -188,7 +195,7 @@ class ResolutionFacts(FileVisitor):
         if isinstance(value.func, (cst.Name, cst.Attribute)):
             callee = self.ctx.resolve(value.func)
             if callee:
-                self.view_bindings.append([target.value, callee])
+                self.view_bindings.append((target.value, callee))
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for t in node.targets:
@@ -209,7 +216,7 @@ class ResolutionFacts(FileVisitor):
         name = target.attr.value
         if holder is not None and name in self.fields:
             self.writes.append(
-                self.ctx.site(target, fn=self.stack[-1].qual, holder=holder, field=name)
+                FieldAccess(self.stack[-1].qual, holder, name, site(self.ctx, target))
             )
         slot = self._slot(target)
         if slot is not None:
@@ -279,10 +286,10 @@ class ResolutionFacts(FileVisitor):
         fn = self._fn()
         where = fn.qual if fn else None
         if how == "read":  # only which slots a function reads: no site
-            if [where, key] not in self.slot_reads:
-                self.slot_reads.append([where, key])
+            if (where, key) not in self.slot_reads:
+                self.slot_reads.append((where, key))
             return
-        self.stash.append(self.ctx.site(node, fn=where, slot=key, how=how, param=holder))
+        self.stash.append(StashWrite(where, key, how, holder, site(self.ctx, node)))
 
     # -- calls and reads ---------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
@@ -303,7 +310,7 @@ class ResolutionFacts(FileVisitor):
                 self._stash(node, key, self._assign_kind(positional[2], key), holder)
             elif holder is not None and field_name in self.fields and name == "setattr":
                 self.writes.append(
-                    self.ctx.site(node, fn=self.stack[-1].qual, holder=holder, field=field_name)
+                    FieldAccess(self.stack[-1].qual, holder, field_name, site(self.ctx, node))
                 )
         if name == "getattr" and len(positional) >= 2:
             key = _slot_key(positional[1], self.ctx)
@@ -336,7 +343,7 @@ class ResolutionFacts(FileVisitor):
         ]
         callee = self.ctx.resolve(func) if name else None
         if refs and callee:
-            self.handed.append({"fn": fn.qual, "callee": callee, "refs": refs})
+            self.handed.append(Handed(fn.qual, callee, tuple(refs)))
 
     def visit_Subscript(self, node: cst.Subscript) -> None:
         slot = self._slot(node)
@@ -346,7 +353,7 @@ class ResolutionFacts(FileVisitor):
     def _read(self, node: cst.CSTNode, holder: str, name: str) -> None:
         fn = self.stack[-1]
         kind = "recv" if holder == fn.receiver else "ann" if fn.params.get(holder) else "name"
-        self.reads.append(self.ctx.site(node, fn=fn.qual, holder=holder, k=kind, field=name))
+        self.reads.append(FieldAccess(fn.qual, holder, name, site(self.ctx, node), kind))
 
     def visit_Return(self, node: cst.Return) -> None:
         fn = self._fn()
@@ -379,40 +386,35 @@ class ResolutionFacts(FileVisitor):
         `f(x)` hands `x`); the functions that handed one of the others are
         listed (`local_handed`): the tokens the pipeline's first layer asked
         for them, the module's own and its packages', are still asked."""
-        kept: list[dict[str, Any]] = []
+        kept: list[Handed] = []
         local: set[str] = set()
         for h in self.handed:
-            refs = [r for r in h["refs"] if self.ctx.may_name_program_code(r)]
-            if len(refs) < len(h["refs"]):
-                local.add(h["fn"])
+            refs = tuple(r for r in h.refs if self.ctx.may_name_program_code(r))
+            if len(refs) < len(h.refs):
+                local.add(h.fn)
             if refs:
-                kept.append(h if len(refs) == len(h["refs"]) else {**h, "refs": refs})
+                kept.append(h if len(refs) == len(h.refs) else Handed(h.fn, h.callee, refs))
         self.handed = kept
         self.local_handed = sorted(local)
         # `x = f(...)` is a view binding only when `f` is a view function
         self.view_bindings = [b for b in self.view_bindings if self.ctx.may_name_program_code(b[1])]
 
-    def finish(self) -> Any:
+    def finish(self) -> ResolutionFileFacts | None:
         self._keep_program_names()
         module = self.constants.names.get(MODULE_SCOPE, {})
-        self.consts = {name: lit for name, lit in module.items() if lit is not None}
-        out: dict[str, Any] = {}
-        for key in (
-            "consts",
-            "getattr_classes",
-            "returns",
-            "decorators",
-            "decorator_like",
-            "param_calls",
-            "handed",
-            "local_handed",
-            "stash",
-            "slot_reads",
-            "reads",
-            "writes",
-            "view_bindings",
-        ):
-            value = getattr(self, key)
-            if value:
-                out[key] = value
-        return out or None
+        facts = ResolutionFileFacts(
+            {name: lit for name, lit in module.items() if lit is not None},
+            tuple(self.getattr_classes),
+            {q: tuple(v) for q, v in self.returns.items()},
+            {q: tuple(v) for q, v in self.decorators.items()},
+            tuple(self.decorator_like),
+            {q: tuple(v) for q, v in self.param_calls.items()},
+            tuple(self.handed),
+            tuple(self.local_handed),
+            tuple(self.stash),
+            tuple(self.slot_reads),
+            tuple(self.reads),
+            tuple(self.writes),
+            tuple(self.view_bindings),
+        )
+        return None if facts == ResolutionFileFacts() else facts

@@ -9,9 +9,8 @@ CallShape: its positional count, `*args`, keywords and `**kwargs`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-from ctxlint.program.classes import Param
+from ctxlint.program.classes import MethodFacts, Param
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,10 +44,10 @@ def sig_text(params: list[Param]) -> str:
     return f"({', '.join(parts)})"
 
 
-def bound(method: dict[str, Any]) -> list[Param]:
+def bound(method: MethodFacts) -> list[Param]:
     """The params a caller of an instance's method supplies (self/cls dropped)."""
-    params = method["params"]
-    if method["flavor"] != "static" and params and params[0][1] in ("po", "pk"):
+    params = method.params
+    if method.flavor != "static" and params and params[0][1] in ("po", "pk"):
         return params[1:]
     return params
 

@@ -26,6 +26,7 @@ from ctxlint.program.calls import short
 from ctxlint.program.core import Program
 from ctxlint.program.record_conventions import record_convention
 from ctxlint.program.resolution import KEY, Resolution, resolution
+from ctxlint.program.resolution_schema import FieldAccess
 from ctxlint.program.rule import RawFinding, Rule, field_data
 
 ID = "CTX103"
@@ -37,13 +38,12 @@ NOTE = (
 )
 
 
-def _holds_record(program: Program, res: Resolution, module: str, read: dict[str, Any]) -> bool:
-    kind = read["k"]
-    if kind == "ann":
+def _holds_record(program: Program, res: Resolution, module: str, read: FieldAccess) -> bool:
+    if read.kind == "ann":
         return True
-    if kind == "recv":
-        return res.graph.funcs[read["fn"]].cls in program.vocab.record_classes
-    return record_convention(program).holds(read["holder"], module)
+    if read.kind == "recv":
+        return res.graph.funcs[read.fn].cls in program.vocab.record_classes
+    return record_convention(program).holds(read.holder, module)
 
 
 class ResolutionView(Rule):
@@ -103,8 +103,8 @@ class ResolutionView(Rule):
         views = res.view_functions | {q for q, fn in g.funcs.items() if fn.cls in res.view_classes}
         spelled = ", ".join(sorted(q.rpartition(".")[2] for q in res.view_functions))
         for path, module, facts in res.files:
-            for r in facts.get("reads", ()):
-                q = r["fn"]
+            for r in facts.reads:
+                q = r.fn
                 if q not in res.pipeline or q in views or q == res.declaration:
                     continue
                 if not _holds_record(program, res, module, r):
@@ -112,13 +112,13 @@ class ResolutionView(Rule):
                 yield RawFinding(
                     ID,
                     path,
-                    r["scope"],
-                    r["snippet"],
-                    r["span"],
-                    f"`{r['holder']}.{r['field']}` read directly inside the resolution "
+                    r.site.scope,
+                    r.site.snippet,
+                    r.site.span,
+                    f"`{r.holder}.{r.field}` read directly inside the resolution "
                     "pipeline answers with the raw input, not what resolution decided: "
                     f"read it through a view ({spelled})",
-                    data=field_data(program.vocab, r["field"]),
+                    data=field_data(program.vocab, r.field),
                 )
         for q in sorted(res.pipeline):
             fn = g.funcs[q]

@@ -96,34 +96,34 @@ class DeclarationWriter(Rule):
         decl = res.declaration.rpartition(".")[2]
         helpers = copy_helper_scopes(program)
         for path, module, facts in res.files:
-            for s in facts.get("stash", ()):
-                if s["how"] not in ("append", "assign") or res.slot(s["slot"]) not in res.stash:
+            for s in facts.stash:
+                if s.how not in ("append", "assign") or res.slot(s.slot) not in res.stash:
                     continue
-                if s["fn"] == res.declaration or in_helper(helpers, module, s["scope"]):
+                if s.fn == res.declaration or in_helper(helpers, module, s.site.scope):
                     continue
                 yield RawFinding(
                     ID,
                     path,
-                    s["scope"],
-                    s["snippet"],
-                    s["span"],
-                    f"the declaration stash `{res.slot(s['slot'])}` written outside `{decl}`: "
+                    s.site.scope,
+                    s.site.snippet,
+                    s.site.span,
+                    f"the declaration stash `{res.slot(s.slot)}` written outside `{decl}`: "
                     f"declare through `{decl}(record, source, **fields)`, which validates "
                     "the names and refuses the published record",
                 )
-            for w in facts.get("writes", ()):
-                if w["fn"] not in res.registered and w["fn"] not in res.passes:
+            for w in facts.writes:
+                if w.fn not in res.registered and w.fn not in res.passes:
                     continue
-                what = "registered callable" if w["fn"] in res.registered else "pass"
+                what = "registered callable" if w.fn in res.registered else "pass"
                 yield RawFinding(
                     ID,
                     path,
-                    w["scope"],
-                    w["snippet"],
-                    w["span"],
-                    f"a {what} assigns `{w['holder']}.{w['field']}`: return the "
+                    w.site.scope,
+                    w.site.snippet,
+                    w.site.span,
+                    f"a {what} assigns `{w.holder}.{w.field}`: return the "
                     "declaration (`{field: value}`) instead; the runner declares it",
-                    data=field_data(program.vocab, w["field"]),
+                    data=field_data(program.vocab, w.field),
                 )
         yield from self._after_publish(program, res, decl)
 

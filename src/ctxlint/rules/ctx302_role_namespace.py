@@ -25,19 +25,19 @@ the runtime's record-mode audit.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 from ctxlint.core.lazy_libcst import cst
-from ctxlint.facts.context import MODULE_SCOPE, FileContext, string_value
+from ctxlint.facts.context import MODULE_SCOPE, FileContext
+from ctxlint.facts.typed import Span
 from ctxlint.facts.visitor import FileVisitor
 from ctxlint.facts.vocab import BAGS, Vocabulary
 from ctxlint.program.binding_values import Bound
 from ctxlint.program.bindings import KEY as BINDINGS
 from ctxlint.program.call_model import Event, EventKind, SelfMethod
 from ctxlint.program.calls import call_graph, short
-from ctxlint.program.config_sites import namespace_set
 from ctxlint.program.core import Program
 from ctxlint.program.reach import (
     Walk,
@@ -46,7 +46,7 @@ from ctxlint.program.reach import (
     module_tokens,
     spread_to_callers,
 )
-from ctxlint.program.role_table import FULL
+from ctxlint.program.role_table import FULL, role_table_literal
 from ctxlint.program.rule import RawFinding, Rule
 
 ID = "CTX302"
@@ -54,36 +54,22 @@ PUBLISH, READ = EventKind.PUBLISH, EventKind.READ
 
 
 # -- per file: the role tables a module defines ------------------------------------------
-def _namespace_set(expr: cst.BaseExpression) -> list[str] | bool | None:
-    """The strings of `None` / `{...}` / `frozenset({...})` / `set([...])`; False
-    when `expr` is none of those shapes (None stands for the full tree)."""
-    nodes = namespace_set(expr)
-    if not isinstance(nodes, list):
-        return nodes
-    return sorted({value for n in nodes if (value := string_value(n)) is not None})
-
-
-def _role_table(expr: cst.BaseExpression) -> dict[str, list[str] | None] | None:
-    """`{"role": None | set of strings, ...}`, bare or wrapped in one call
-    (`MappingProxyType({...})`); None for any other value."""
-    if isinstance(expr, cst.Call) and len(expr.args) == 1 and expr.args[0].keyword is None:
-        expr = expr.args[0].value
-    if not isinstance(expr, cst.Dict) or not expr.elements:
-        return None
-    table: dict[str, list[str] | None] = {}
-    for el in expr.elements:
-        if not isinstance(el, cst.DictElement):
-            return None
-        role = string_value(el.key)
-        members = _namespace_set(el.value)
-        if role is None or members is False:
-            return None
-        table[role] = members  # type: ignore[assignment]
-    return table
-
-
 # the module-level bindings a role table is read from (`ROLES = {...}`, annotated or not)
 TABLE_KINDS = frozenset(("assignment", "annotated assignment"))
+
+
+@dataclass(frozen=True, slots=True)
+class RoleTable:
+    roles: dict[str, list[str] | None]  # role -> its namespaces (None: all)
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class RoleFacts:
+    tables: dict[str, RoleTable]  # module-level name -> the table it holds
+    # function -> the callables it hands: ("s", method of self) or ("g", global)
+    handed: dict[str, list[tuple[str, str]]]
+    imports: dict[str, str] = field(default_factory=dict)  # the runtime's imported constants
 
 
 class RoleTableVisitor(FileVisitor):
@@ -98,7 +84,7 @@ class RoleTableVisitor(FileVisitor):
         self.runtime = ctx.module == ctx.vocab.runtime_module
         # module names -> the role table they hold, asked of the binding model
         self.tables = ctx.parts[BINDINGS].track(self._holds_table)
-        self.handed: dict[str, list[list[str]]] = {}  # function -> [["s", meth] | ["g", name]]
+        self.handed: dict[str, list[tuple[str, str]]] = {}
 
     def visit_Call(self, node: cst.Call) -> None:
         scope = self.ctx.scope
@@ -113,28 +99,28 @@ class RoleTableVisitor(FileVisitor):
                 and scope.self_name is not None
                 and value.value.value == scope.self_name
             ):
-                item = ["s", value.attr.value]
+                item = ("s", value.attr.value)
             elif isinstance(value, (cst.Name, cst.Attribute)):
                 name = self.ctx.resolve(value)
                 if name is None:
                     continue
-                item = ["g", name]
+                item = ("g", name)
             else:
                 continue
             if item not in out:
                 out.append(item)
 
-    def _holds_table(self, bound: Bound, before: Any) -> dict[str, Any] | None:
-        """{"roles", "span"} for a module-level name assigned a role table."""
+    def _holds_table(self, bound: Bound, before: Any) -> RoleTable | None:
+        """The role table a module-level name is assigned, if any."""
         value, target = bound.value, bound.target
         if len(self.ctx.scopes) != 1 or bound.kind not in TABLE_KINDS or value is None:
             return None
-        table = _role_table(value)
+        table = role_table_literal(value)
         if table is None or target is None:
             return None
-        return {"roles": table, "span": self.ctx.anchor(target)}
+        return RoleTable(table, self.ctx.anchor(target))  # type: ignore[arg-type]
 
-    def finish(self) -> Any:
+    def finish(self) -> RoleFacts | None:
         # a name that can name no function of the program (a local) is not kept
         may_name = self.ctx.may_name_program_code
         handed = {
@@ -146,10 +132,9 @@ class RoleTableVisitor(FileVisitor):
         tables = {name: table for name, table in module.items() if table is not None}
         if not tables and not self.runtime and not handed:
             return None
-        out: dict[str, Any] = {"tables": tables, "handed": handed}
-        if self.runtime:  # constants it imports: where a table defined elsewhere comes from
-            out["imports"] = {k: v for k, v in self.ctx.imports.items() if k.isupper()}
-        return out
+        # the runtime's imported constants: where a table defined elsewhere comes from
+        imports = {k: v for k, v in self.ctx.imports.items() if k.isupper()} if self.runtime else {}
+        return RoleFacts(tables, handed, imports)
 
 
 # -- the program -------------------------------------------------------------------------
@@ -183,20 +168,24 @@ class Read:
     chain: tuple[str, ...]  # qualnames from the entry to the reading function
 
 
+def _facts(program: Program) -> Iterator[tuple[str, str, RoleFacts]]:
+    return program.typed_facts(ID, RoleFacts)
+
+
 def find_table(program: Program) -> tuple[Table | None, str]:
     """The role table, or None and why not."""
     runtime = program.vocab.runtime_module
-    by_module = {module: (path, facts) for path, module, facts in program.facts(ID)}
+    by_module = {module: (path, facts) for path, module, facts in _facts(program)}
     if runtime not in by_module:
         return None, f"the runtime module {runtime} was not parsed"
     path, facts = by_module[runtime]
-    found = [(f"{runtime}.{n}", path, t) for n, t in sorted(facts["tables"].items())]
+    found = [(f"{runtime}.{n}", path, t) for n, t in sorted(facts.tables.items())]
     if not found:
-        for qual in sorted(facts.get("imports", {}).values()):
+        for qual in sorted(facts.imports.values()):
             module, _, name = qual.rpartition(".")
-            if module in by_module and name in by_module[module][1]["tables"]:
+            if module in by_module and name in by_module[module][1].tables:
                 where = by_module[module][0]
-                found.append((qual, where, by_module[module][1]["tables"][name]))
+                found.append((qual, where, by_module[module][1].tables[name]))
     if len(found) > 1:  # several role-shaped constants: the one named for roles
         named = [f for f in found if "ROLE" in f[0].rpartition(".")[2]]
         found = named if len(named) == 1 else found
@@ -208,8 +197,8 @@ def find_table(program: Program) -> tuple[Table | None, str]:
     if len(found) > 1:
         return None, f"{runtime} has several role tables: {', '.join(f[0] for f in found)}"
     name, where, t = found[0]
-    roles = {r: None if s is None else frozenset(s) for r, s in t["roles"].items()}
-    return Table(name, where, t["span"][0], roles), ""
+    roles = {r: None if s is None else frozenset(s) for r, s in t.roles.items()}
+    return Table(name, where, t.span[0], roles), ""
 
 
 class Analysis:
@@ -246,8 +235,8 @@ class Analysis:
         # another, under the role it publishes
         started = {t for _, s in g.starts for t in g.start_targets(s)}
         self.handed: dict[str, list[str]] = {}
-        for _, _, facts in program.facts(ID):
-            for q, items in facts.get("handed", {}).items():
+        for _, _, facts in _facts(program):
+            for q, items in facts.handed.items():
                 fn = g.funcs.get(q)
                 if fn is None:
                     continue
@@ -441,9 +430,9 @@ def _key(e: Entry) -> tuple[str, str, int]:
 def _imported_table_modules(program: Program) -> set[str]:
     """Modules the runtime module imports constants from, while no table is known."""
     runtime = program.vocab.runtime_module
-    for _, module, facts in program.facts(ID):
-        if module == runtime and not facts["tables"]:
-            return {q.rpartition(".")[0] for q in facts.get("imports", {}).values()}
+    for _, module, facts in _facts(program):
+        if module == runtime and not facts.tables:
+            return {q.rpartition(".")[0] for q in facts.imports.values()}
     return set()
 
 

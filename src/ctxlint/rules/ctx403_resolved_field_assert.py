@@ -211,10 +211,7 @@ class Model:
             f"{c}.__post_init__" in self.reaching for c in (*vocab.record_classes,)
         )
         stash_readers = {
-            fn
-            for _, _, f in res.files
-            for fn, key in f.get("slot_reads", ())
-            if res.slot(key) in res.stash
+            fn for _, _, f in res.files for fn, key in f.slot_reads if res.slot(key) in res.stash
         }
         blocked = res.view_functions | set(res.appenders)
         candidates = sorted(

@@ -30,7 +30,7 @@ from ctxlint.facts.visitor import FileVisitor
 from ctxlint.facts.vocab import Vocabulary
 from ctxlint.program.bindings import KEY as BINDINGS
 from ctxlint.program.classes import KEY as CLASSES
-from ctxlint.program.classes import ClassIndex, Param, class_index
+from ctxlint.program.classes import ClassIndex, MethodFacts, Param, class_index
 from ctxlint.program.core import Program
 from ctxlint.program.rule import PinSite, RawFinding, Rule, pin_findings
 from ctxlint.program.signatures import (
@@ -181,12 +181,8 @@ class Graph:
         self.where = self.index.where
         self.mro = self.index.mro
         # qualified class -> the methods a caller can call as hooks
-        self.methods: dict[str, dict[str, dict[str, Any]]] = {
-            q: {
-                n: m
-                for n, m in c["methods"].items()
-                if not _NOT_METHODS.intersection(m.get("decorators", ()))
-            }
+        self.methods: dict[str, dict[str, MethodFacts]] = {
+            q: {n: m for n, m in c.methods.items() if not _NOT_METHODS.intersection(m.decorators)}
             for q, c in self.classes.items()
         }
         configured = program.config.options.get(PLUGIN_BASES, [])
@@ -199,16 +195,16 @@ class Graph:
         self._interface_calls: dict[tuple[str, str], list[tuple[str, MethodCall]]] | None = None
         self._implementations: dict[str, list[str]] | None = None
 
-    def _bases(self) -> dict[str, dict[str, dict[str, Any]]]:
+    def _bases(self) -> dict[str, dict[str, MethodFacts]]:
         """Plugin base -> hook -> method facts."""
-        out: dict[str, dict[str, dict[str, Any]]] = {}
+        out: dict[str, dict[str, MethodFacts]] = {}
         for qual, methods in self.methods.items():
             ancestors = self.mro(qual)[1:]
             hooks = {}
             for name, m in methods.items():
-                if name.startswith("__") or m["abstract"] is None:
+                if name.startswith("__") or m.abstract is None:
                     continue
-                if m["abstract"] == "raise" and any(name in self.methods[a] for a in ancestors):
+                if m.abstract == "raise" and any(name in self.methods[a] for a in ancestors):
                     continue  # an implementation declining a hook, not a new hook
                 hooks[name] = m
             if hooks:
@@ -326,7 +322,7 @@ class PluginSignature(Rule):
         graph = plugin_graph(program)
         return {
             "plugin bases": {
-                base: {h: sig_text(m["params"]) for h, m in sorted(hooks.items())}
+                base: {h: sig_text(m.params) for h, m in sorted(hooks.items())}
                 for base, hooks in sorted(graph.bases.items())
             },
             "configured plugin bases not found": sorted(
@@ -344,7 +340,7 @@ class PluginSignature(Rule):
     def pins(self, program: Program) -> dict[str, Any]:
         graph = plugin_graph(program)
         return {
-            f"{base}.{hook}": sig_text(m["params"])
+            f"{base}.{hook}": sig_text(m.params)
             for base, hooks in graph.bases.items()
             for hook, m in hooks.items()
             if graph.is_interface(base, hook)
@@ -378,7 +374,7 @@ class PluginSignature(Rule):
                     f"call of {whose} `{hook_name}` does not fit its signature "
                     f"({_first(problems)}): {result}",
                     _details(
-                        [f"hook: {hook_name}{sig_text(hook['params'])}"],
+                        [f"hook: {hook_name}{sig_text(hook.params)}"],
                         problems,
                     ),
                 )
@@ -393,7 +389,7 @@ class PluginSignature(Rule):
                 if base is None:
                     continue
                 hook = graph.bases[base][name]
-                if m["flavor"] != hook["flavor"]:
+                if m.flavor != hook.flavor:
                     continue  # a static/class override of an instance hook: not comparable
                 if not graph.is_interface(base, name):
                     continue  # no dispatch calls it with the base's arguments: no contract
@@ -416,14 +412,14 @@ class PluginSignature(Rule):
                             ID,
                             path,
                             f"{qual}.{name}",
-                            f"def {name}{sig_text(m['params'])}",
-                            m["span"],
+                            f"def {name}{sig_text(m.params)}",
+                            m.span,
                             f"`{_short(impl)}.{name}` does not accept what the plugin base "
                             f"`{_short(base)}.{name}` is called with ({_first(problems)})",
                             _details(
                                 [
-                                    f"override: {_short(impl)}.{name}{sig_text(m['params'])}",
-                                    f"base: {_short(base)}.{name}{sig_text(hook['params'])}",
+                                    f"override: {_short(impl)}.{name}{sig_text(m.params)}",
+                                    f"base: {_short(base)}.{name}{sig_text(hook.params)}",
                                 ],
                                 problems,
                             ),
@@ -444,7 +440,7 @@ class PluginSignature(Rule):
             for hook, m in hooks.items():
                 if not graph.is_interface(base, hook):
                     continue
-                sites[f"{base}.{hook}"] = PinSite(path, f"{qual}.{hook}", f"def {hook}", m["span"])
+                sites[f"{base}.{hook}"] = PinSite(path, f"{qual}.{hook}", f"def {hook}", m.span)
         return pin_findings(ID, program, self.pins(program), sites)
 
 

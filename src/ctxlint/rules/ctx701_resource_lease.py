@@ -30,11 +30,11 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ctxlint.core.lazy_libcst import cst
+from ctxlint.facts.annotations import parse_string
 from ctxlint.facts.context import FileContext, dotted, string_value
 from ctxlint.facts.typed import Span
 from ctxlint.facts.visitor import FileVisitor
 from ctxlint.facts.vocab import BAGS, Vocabulary
-from ctxlint.program.annotations import parse_string
 from ctxlint.program.callees import callee_targets, chain_text, function_key, short
 from ctxlint.program.calls import call_graph
 from ctxlint.program.core import Program

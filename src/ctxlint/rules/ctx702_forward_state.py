@@ -18,11 +18,13 @@ is a finding (new writes use `scoped(...)`, which restores on exit).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from ctxlint.core.findings import PIN, VIOLATION
 from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import FileContext, string_value
+from ctxlint.facts.typed import Span
 from ctxlint.facts.visitor import FileVisitor
 from ctxlint.facts.vocab import BAGS, Vocabulary
 from ctxlint.program.binding_values import Bound
@@ -39,14 +41,38 @@ ACCESSOR = "get_forward"  # the per-forward tier's accessor (fixed: facts are pe
 WRITERS = ("set", "scoped")
 
 
+@dataclass(frozen=True, slots=True)
+class FlagRead:
+    flag: str
+    snippet: str
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class StickySet:
+    """`get_forward().set(name, ...)` in `fn`; name None: a computed name."""
+
+    fn: str
+    snippet: str
+    span: Span
+    name: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class ForwardFacts:
+    defines: bool  # the runtime module defines get_forward
+    reads: dict[str, list[FlagRead]]  # function -> its per-forward flag reads
+    sets: list[StickySet]
+
+
 class ForwardVisitor(FileVisitor):
     def __init__(self, ctx: FileContext) -> None:
         super().__init__(ctx)
         assert ctx.vocab is not None
         self.in_runtime = ctx.module == ctx.vocab.runtime_module
         self.defines = False
-        self.reads: dict[str, list[dict[str, Any]]] = {}
-        self.sets: list[dict[str, Any]] = []
+        self.reads: dict[str, list[FlagRead]] = {}
+        self.sets: list[StickySet] = []
         # names bound to get_forward() (or to such a name), asked of the binding model
         self.aliases = ctx.parts[BINDINGS].track(self._holds_forward)
 
@@ -70,11 +96,7 @@ class ForwardVisitor(FileVisitor):
         if node.attr.value in WRITERS or not self._is_forward(node.value):
             return
         self.reads.setdefault(function_key(self.ctx), []).append(
-            {
-                "flag": node.attr.value,
-                "snippet": self.ctx.snippet(node),
-                "span": self.ctx.anchor(node),
-            }
+            FlagRead(node.attr.value, self.ctx.snippet(node), self.ctx.anchor(node))  # type: ignore[arg-type]
         )
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -83,43 +105,39 @@ class ForwardVisitor(FileVisitor):
             return
         if self._is_forward(func.value):
             positional = [a.value for a in node.args if a.keyword is None and not a.star]
-            first = positional[0] if positional else None
-            cls = self.ctx.enclosing_class()
             self.sets.append(
-                {
-                    "fn": function_key(self.ctx),
-                    "cls": f"{self.ctx.module}.{cls}" if cls else None,
-                    "snippet": self.ctx.snippet(node)[:160],
-                    "span": self.ctx.anchor(node),
-                    "name": string_value(first) if first is not None else None,
-                }
+                StickySet(
+                    function_key(self.ctx),
+                    self.ctx.snippet(node)[:160],
+                    self.ctx.anchor(node),  # type: ignore[arg-type]
+                    string_value(positional[0]) if positional else None,
+                )
             )
 
-    def finish(self) -> Any:
-        if not (self.defines or self.reads or self.sets):
-            return None
-        return {"defines": self.defines, "reads": self.reads, "sets": self.sets}
+    def finish(self) -> ForwardFacts | None:
+        found = self.defines or self.reads or self.sets
+        return ForwardFacts(self.defines, self.reads, self.sets) if found else None
 
 
 # -- the program -------------------------------------------------------------------
 class Model:
     def __init__(self, program: Program) -> None:
         self.tier = False
-        self.reads: dict[str, list[tuple[str, str, dict[str, Any]]]] = {}
-        self.sets: list[tuple[str, str, dict[str, Any]]] = []
+        self.reads: dict[str, list[tuple[str, str, FlagRead]]] = {}
+        self.sets: list[tuple[str, str, StickySet]] = []
         self.starts = thread_starts(program)
-        for path, module, facts in program.facts(ID):
-            self.tier = self.tier or facts["defines"]
-            for fn, rs in facts["reads"].items():
+        for path, module, facts in program.typed_facts(ID, ForwardFacts):
+            self.tier = self.tier or facts.defines
+            for fn, rs in facts.reads.items():
                 self.reads.setdefault(fn, []).extend((path, module, r) for r in rs)
-            self.sets += [(path, module, s) for s in facts["sets"]]
+            self.sets += [(path, module, s) for s in facts.sets]
 
     def sticky(self) -> dict[str, list[str]]:
         """Each name set with `set(...)` -> the functions that set it."""
         out: dict[str, set[str]] = {}
         for _, _, s in self.sets:
-            if s["name"] is not None:
-                out.setdefault(s["name"], set()).add(s["fn"])
+            if s.name is not None:
+                out.setdefault(s.name, set()).add(s.fn)
         return {k: sorted(v) for k, v in sorted(out.items())}
 
 
@@ -193,25 +211,25 @@ class ForwardState(Rule):
                     ID,
                     path,
                     short(fn, module),
-                    r["snippet"],
-                    r["span"],
-                    f"per-forward flag `{r['flag']}` is read in a thread started without the "
+                    r.snippet,
+                    r.span,
+                    f"per-forward flag `{r.flag}` is read in a thread started without the "
                     f"caller's context ({start}, via {chain_text(call_graph(program), chain)}): "
                     "the thread sees the default flags; start it with "
                     "`contextvars.copy_context().run` or hand it the value",
                 )
         pinned = program.pinned.get(ID, {})
         for path, module, s in model.sets:
-            name = s["name"]
+            name = s.name
             if name is not None and f"sticky {name}" in pinned:
                 continue
             what = f"`{name}`" if name is not None else "a computed name"
             yield RawFinding(
                 ID,
                 path,
-                short(s["fn"], module),
-                s["snippet"],
-                s["span"],
+                short(s.fn, module),
+                s.snippet,
+                s.span,
                 f"sticky per-forward write of {what}, outside the pinned sticky setters: "
                 "write it with `get_forward().scoped(...)`, which restores on exit"
                 + (
@@ -227,11 +245,9 @@ class ForwardState(Rule):
             )
         if pinned:  # a pinned name's setters changed, or it is gone
             sites = {
-                f"sticky {s['name']}": PinSite(
-                    path, short(s["fn"], module), s["snippet"], s["span"]
-                )
+                f"sticky {s.name}": PinSite(path, short(s.fn, module), s.snippet, s.span)
                 for path, module, s in reversed(model.sets)
-                if s["name"] is not None
+                if s.name is not None
             }
             current = {k: v for k, v in self.pins(program).items() if k in pinned}
             yield from pin_findings(ID, program, current, sites)

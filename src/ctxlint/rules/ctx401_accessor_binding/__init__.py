@@ -72,7 +72,7 @@ def _defining(index: ClassIndex, names: set[str]) -> dict[str, list[str]]:
     """Accessor name -> classes of the tree defining a method of that name."""
     out: dict[str, list[str]] = {}
     for q, c in sorted(index.classes.items()):
-        for m in sorted(set(c["methods"]) & names):
+        for m in sorted(set(c.methods) & names):
             out.setdefault(m, []).append(q)
     return out
 

@@ -22,10 +22,12 @@ deprecated):
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import FileContext, dotted
+from ctxlint.facts.typed import Site, site
 from ctxlint.facts.visitor import FileVisitor
 from ctxlint.facts.vocab import BAGS, Vocabulary
 from ctxlint.program.bindings import KEY as BINDINGS
@@ -86,6 +88,17 @@ def _is_main_guard(node: cst.If) -> bool:
     return False
 
 
+@dataclass(frozen=True, slots=True)
+class ImportTimeRead:
+    """An accessor read (`name`) of a `kind` in _MESSAGES; `where` says where (a
+    hop's: the namespace)."""
+
+    kind: str
+    name: str
+    where: str
+    site: Site
+
+
 class ImportTimeVisitor(FileVisitor):
     def __init__(self, ctx: FileContext) -> None:
         super().__init__(ctx)
@@ -102,7 +115,7 @@ class ImportTimeVisitor(FileVisitor):
         self.memo: dict[int, bool] = {}  # function node -> memoised process-wide
         self.reported: set[int] = set()
         self.not_config: set[int] = set()  # accessor calls followed by a non-config name
-        self.found: list[dict[str, Any]] = []
+        self.found: list[ImportTimeRead] = []
 
     # -- helpers ------------------------------------------------------------
     def _accessor(self, node: cst.CSTNode) -> str | None:
@@ -129,7 +142,7 @@ class ImportTimeVisitor(FileVisitor):
         if id(node) in self.reported:
             return
         self.reported.add(id(node))
-        self.found.append(self.ctx.site(node, kind=kind, name=name, where=where))
+        self.found.append(ImportTimeRead(kind, name, where, site(self.ctx, node)))
 
     def _at_import_time(self) -> bool:
         return (
@@ -248,8 +261,8 @@ class ImportTimeVisitor(FileVisitor):
         if namespace and not _has_hop(self.vocab, namespace):
             self._add("hop", node, q, namespace)
 
-    def finish(self) -> Any:
-        return self.found or None
+    def finish(self) -> tuple[ImportTimeRead, ...] | None:
+        return tuple(self.found) or None
 
 
 _MESSAGES = {
@@ -298,14 +311,13 @@ class ImportTimeConfig(Rule):
         }
 
     def check(self, program: Program) -> Iterable[RawFinding]:
-        for path, _, found in program.facts(ID):
+        for path, _, found in program.typed_facts(ID, tuple[ImportTimeRead, ...]):
             for f in found:
-                call = f"{f['name'].rpartition('.')[2]}()"
-                message = _MESSAGES[f["kind"]].format(call=call, where=f["where"], ns=f["where"])
-                data = {"kind": f["kind"]} | (
-                    {"namespace": f["where"]} if f["kind"] == "hop" else {}
-                )
-                yield RawFinding(ID, path, f["scope"], f["snippet"], f["span"], message, data=data)
+                call = f"{f.name.rpartition('.')[2]}()"
+                message = _MESSAGES[f.kind].format(call=call, where=f.where, ns=f.where)
+                data = {"kind": f.kind} | ({"namespace": f.where} if f.kind == "hop" else {})
+                at = f.site
+                yield RawFinding(ID, path, at.scope, at.snippet, at.span, message, data=data)
 
 
 RULE = ImportTimeConfig()

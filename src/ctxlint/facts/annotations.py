@@ -89,3 +89,11 @@ def unwrap(ann: cst.BaseExpression, depth: int = 0) -> Named:
     elif isinstance(ann, (cst.Name, cst.Attribute)) and not is_none(ann):
         out.instances.append(ann)
     return out
+
+
+def instance_names(node: cst.Annotation | None) -> list[str]:
+    """The dotted names of the classes an annotation names instances of (unwrap),
+    kept as data in facts that outlive the tree (the vocabulary's schema)."""
+    if node is None:
+        return []
+    return [n for n in map(dotted, unwrap(node.annotation).instances) if n]
