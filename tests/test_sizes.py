@@ -41,7 +41,7 @@ TARGET_PER_RULE = 180
 # alike: the measure cannot tell them apart, and none should stay). A key that is
 # no identifier ("declaration function") is the title of a derived set, which
 # the JSON output shows as written, not a fact's field: it is not counted
-STRING_KEYS = 318
+STRING_KEYS = 315
 
 
 def function_lengths(root: Path) -> dict[str, int]:

@@ -40,16 +40,6 @@ GATE_DEPTH = 2  # how deep below the declaration function a whitelist check coun
 NOTE = "no declaration function derived (no stash a view reads): no declaration is checked"
 
 
-def _names_word(node: cst.CSTNode) -> bool:
-    """A Name, attribute or string naming the whitelist (`resolvable_fields`,
-    `arg.resolvable`, `metadata.get("resolvable")`)."""
-    if isinstance(node, cst.Name):
-        return WORD in node.value.split("_")
-    if isinstance(node, cst.SimpleString):
-        return string_value(node) == WORD
-    return False
-
-
 @dataclass(frozen=True, slots=True)
 class Keyword:
     name: str

@@ -31,7 +31,6 @@ from collections.abc import Iterable
 from typing import Any
 
 from ctxlint.core.lazy_libcst import cst
-from ctxlint.facts.annotations import parse_string
 from ctxlint.facts.context import FileContext, string_value
 from ctxlint.facts.vocab import BAGS, Vocabulary
 from ctxlint.program.binding_values import VALUE_KINDS, Bound
