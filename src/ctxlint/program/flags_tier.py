@@ -25,6 +25,7 @@ from typing import Any
 from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.annotations import parse_string
 from ctxlint.facts.context import FileContext
+from ctxlint.facts.if_branches import IfBranches
 from ctxlint.facts.visitor import FileVisitor
 
 ACCESSOR = "get_flags"  # the design's flags accessor: a fixed name (facts key on content)
@@ -77,14 +78,10 @@ def tier_modules(fields: dict[str, dict[str, str | None]], root: str | None) -> 
     return {f"module:{q.rpartition('.')[0]}" for q in wanted if q not in fields}
 
 
-class IsNoneBranches(FileVisitor):
+class IsNoneBranches(IfBranches):
     """Which flags paths the enclosing `if ... is None:` branches test: a write under
     one to the path it tests is a lazy default in a shim, not a materialisation.
     A subclass says what path an expression denotes (`tested_path`)."""
-
-    def __init__(self, ctx: FileContext) -> None:
-        super().__init__(ctx)
-        self.ifs: list[list[Any]] = []  # [paths tested `is None`, active, id(orelse)]
 
     def tested_path(self, expr: cst.BaseExpression) -> list[str] | None:
         raise NotImplementedError
@@ -93,11 +90,9 @@ class IsNoneBranches(FileVisitor):
         """The write to `path` sits in the body of an `if <path> is None:`."""
         return any(active and path in tested for tested, active, _ in self.ifs)
 
-    def visit_If(self, node: cst.If) -> None:
-        if self.ifs and self.ifs[-1][2] == id(node):
-            self.ifs[-1][1] = False  # an `elif` is the parent's else branch
+    def branch_test(self, test: cst.BaseExpression) -> list[list[str]]:
         tested: list[list[str]] = []
-        todo: list[cst.BaseExpression] = [node.test]
+        todo: list[cst.BaseExpression] = [test]
         while todo:
             test = todo.pop()
             if isinstance(test, cst.BooleanOperation):
@@ -109,14 +104,7 @@ class IsNoneBranches(FileVisitor):
                     found = self.tested_path(test.left)
                     if found:
                         tested.append(found)
-        self.ifs.append([tested, True, id(node.orelse) if node.orelse is not None else None])
-
-    def visit_Else(self, node: cst.Else) -> None:
-        if self.ifs:
-            self.ifs[-1][1] = False
-
-    def leave_If(self, node: cst.If) -> None:
-        self.ifs.pop()
+        return tested
 
 
 class FlagsTierVisitor(FileVisitor):

@@ -35,8 +35,8 @@ from typing import Any
 
 from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import FileContext, dotted, string_value
+from ctxlint.facts.if_branches import IfBranches
 from ctxlint.facts.property_answers import PropertyAnswers
-from ctxlint.facts.visitor import FileVisitor
 from ctxlint.facts.vocab import BAGS, Vocabulary
 from ctxlint.program.core import Program
 from ctxlint.program.rule import RawFinding, Rule
@@ -79,7 +79,7 @@ def _size_test(expr: cst.BaseExpression) -> str | None:
     return None
 
 
-class WidthVisitor(FileVisitor):
+class WidthVisitor(IfBranches):
     def __init__(self, ctx: FileContext) -> None:
         super().__init__(ctx)
         assert ctx.vocab is not None
@@ -90,8 +90,6 @@ class WidthVisitor(FileVisitor):
         self.module_names: set[str] = set()
         self.globals: dict[str, set[str]] = {}  # function -> names it declares global
         self.aliases: list[list[str]] = []  # [target, source, key] group assignments
-        # enclosing ifs: [test is `a == b`, in its body (not the else), id(orelse)]
-        self.ifs: list[list[Any]] = []
         self.env: dict[str, set[str]] = {}  # function -> locals bound to the accessor
         self.group_returns: dict[str, list[list[str]]] = {}  # fn -> group refs it returns
         self.widths: dict[str, list[str]] = {}  # no-parameter fn -> group ref of .world_size
@@ -173,23 +171,12 @@ class WidthVisitor(FileVisitor):
             if len(sizes) == 1 and None not in sizes:
                 self.enabled.setdefault(answered[0], sizes.pop())  # type: ignore[arg-type]
 
-    def visit_If(self, node: cst.If) -> None:
-        if self.ifs and self.ifs[-1][2] == id(node):
-            self.ifs[-1][1] = False  # an `elif` is the parent's else branch
-        test = node.test
-        equal = (
+    def branch_test(self, test: cst.BaseExpression) -> bool:
+        return (
             isinstance(test, cst.Comparison)
             and len(test.comparisons) == 1
             and isinstance(test.comparisons[0].operator, cst.Equal)
         )
-        self.ifs.append([equal, True, id(node.orelse) if node.orelse is not None else None])
-
-    def visit_Else(self, node: cst.Else) -> None:
-        if self.ifs:
-            self.ifs[-1][1] = False
-
-    def leave_If(self, node: cst.If) -> None:
-        self.ifs.pop()
 
     def _equal_width(self) -> bool:
         """Inside the body of `if a == b:`: an alias made when two widths are
