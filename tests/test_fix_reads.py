@@ -117,7 +117,9 @@ RECORD = """
 
     @property
     def page_budget(self) -> int:
-        return 8
+        if not hasattr(self, "_budget"):  # its own memo: not an input
+            self._budget = getattr(self.model_config(), "budget", 8) * view(self).page_size
+        return self._budget
 """
 
 
@@ -151,8 +153,10 @@ def sizes() -> tuple:
         "get_server_args().chunk_size": (FIXED, "chunk_size()"),
         "sa.page_budget": (
             LEFT,
-            "the record computes it and specrt.context has no `page_budget()` "
-            "instance-derived accessor: add one",
+            # what the record's code for it reads: the accessor to add derives from those
+            "the record computes it and specrt.context has no `page_budget()` accessor: "
+            "add an accessor deriving page_budget from model_config(), budget and page_size "
+            "(what the record's `page_budget` reads)",
         ),
     }
     assert (
