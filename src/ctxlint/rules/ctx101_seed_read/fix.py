@@ -21,6 +21,7 @@ from ctxlint.fix.context import FixContext, site
 from ctxlint.fix.plan import FIXED, FilePlan, Site
 from ctxlint.fix.reads import IMPORT_TIME, UNSAFE, at_import_time, locate, read_parts, rewrite_read
 from ctxlint.fix.targets import INSTANCE_ACCESSOR, Target
+from ctxlint.rules.ctx101_seed_read.default_param import NOTE, passed_by_a_caller, seed_default
 
 SEED_CHANGE = (
     "the value changes from the raw input the seed holds to the resolved one (and "
@@ -212,11 +213,22 @@ def _fix_name_alias(
     assert isinstance(base, cst.Name)
     name = base.value
     found = bindings(plan, base, name)
-    assigns = [_single_assign(plan, a.node) for a in found]  # type: ignore[attr-defined]
+    params = [a for a in found if isinstance(a.node, cst.Param)]  # type: ignore[attr-defined]
+    assigns = [_single_assign(plan, a.node) for a in found if a not in params]  # type: ignore[attr-defined]
     if any(a is None or not _seed_call(plan, a[0].value, seeds) for a in assigns):
         _give_up(reads, f"the alias `{name}` is not only `{name} = <seed accessor>()`")
         return
     reported = {id(read_parts(n)[1]) for _, n, _ in reads}  # type: ignore[index]
+    if params:  # `def f(name=None): if name is None: name = <seed>()`
+        shape = seed_default(plan, params[0].node, assigns) if len(params) == 1 else None  # type: ignore[arg-type, attr-defined]
+        why = passed_by_a_caller(plan, shape[0], ctx) if shape and assigns else None
+        if shape is None or not assigns or why:
+            _give_up(
+                reads,
+                why or f"the alias `{name}` is not only `{name} = <seed accessor>()`",
+            )
+            return
+        reported |= {id(g.test.left) for g in shape[1]}  # type: ignore[attr-defined]
     for assignment in found:
         for access in assignment.references:  # type: ignore[attr-defined]
             if id(access.node) not in reported:
@@ -231,7 +243,19 @@ def _fix_name_alias(
         if ctx.named_elsewhere([rf"\b{name}\b"], plan.src.path):
             _give_up(reads, f"the module-level alias `{name}` is named in another file")
             return
-    _rewrite_all(plan, reads, assigns)  # type: ignore[arg-type]
+    if not params:
+        _rewrite_all(plan, reads, assigns)  # type: ignore[arg-type]
+        return
+    if not ctx.unsafe:  # a signature change: never a safe fix
+        _give_up(reads, f"the parameter `{name}` would go: {UNSAFE}")
+        return
+    guards = shape[1]  # type: ignore[index]
+    _rewrite_all(plan, reads, [(a, g) for (a, _), g in zip(assigns, guards, strict=True)])  # type: ignore[misc]
+    if reads[0][0].status == FIXED:
+        plan.replace[id(params[0].node)] = cst.RemoveFromParent()  # type: ignore[attr-defined, assignment]
+        for s, _, _ in reads:
+            s.unsafe = True
+            s.reason = (s.reason or "the value is the seed's, as before") + NOTE.format(name=name)
 
 
 def _fix_self_alias(
