@@ -85,8 +85,10 @@ def pages(server_args=None) -> int:
         server_args = get_server_args()
     return server_args.max_running_requests
 """
-    caller = "from app.example import pages\n\n\ndef run(sa) -> int:\n    return pages(sa)\n"
-    write(project, {"app/example.py": text, "app/caller.py": caller})
+    # a file with no import at all names it too (the search's first word must
+    # not be one of the import line the pattern leaves out)
+    handed = "def run(module, sa) -> int:\n    return module.pages(sa)\n"
+    write(project, {"app/example.py": text, "app/handed.py": handed})
     result = fix_project(project, {"CTX101"}, unsafe=True)
     assert [(s.status, s.reason) for s in result.sites] == [
         (LEFT, "`pages` is named in another file other than as a call with no arguments")

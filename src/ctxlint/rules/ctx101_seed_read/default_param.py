@@ -85,9 +85,8 @@ def passed_by_a_caller(plan: FilePlan, fn: cst.FunctionDef, ctx: FixContext) -> 
         if not plain:
             return f"`{name}` is named other than as a call with no arguments (line {plan.src.line(node)})"
     # a line that is no import and names the function other than as `name()`
-    if ctx.named_elsewhere(
-        [rf"(?m)^(?![ \t]*(?:from|import)[ \t]).*\b{name}\b(?!\(\))"], plan.src.path
-    ):
+    no_import = r"(?m)^(?![ \t]*from[ \t]|[ \t]*import[ \t])"
+    if ctx.named_elsewhere([rf"{no_import}.*\b{name}\b(?!\(\))"], plan.src.path):
         return f"`{name}` is named in another file other than as a call with no arguments"
     return None
 
