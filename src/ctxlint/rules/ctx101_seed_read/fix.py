@@ -16,12 +16,12 @@ import libcst as cst
 from libcst.metadata import Assignment, GlobalScope, ImportAssignment
 
 from ctxlint.core.findings import Finding
+from ctxlint.fix import default_param
 from ctxlint.fix.accessors import binding_statement, bindings, module_alias
 from ctxlint.fix.context import FixContext, site
 from ctxlint.fix.plan import FIXED, FilePlan, Site
 from ctxlint.fix.reads import IMPORT_TIME, UNSAFE, at_import_time, locate, read_parts, rewrite_read
 from ctxlint.fix.targets import INSTANCE_ACCESSOR, Target
-from ctxlint.rules.ctx101_seed_read.default_param import NOTE, passed_by_a_caller, seed_default
 
 SEED_CHANGE = (
     "the value changes from the raw input the seed holds to the resolved one (and "
@@ -220,15 +220,11 @@ def _fix_name_alias(
         return
     reported = {id(read_parts(n)[1]) for _, n, _ in reads}  # type: ignore[index]
     if params:  # `def f(name=None): if name is None: name = <seed>()`
-        shape = seed_default(plan, params[0].node, assigns) if len(params) == 1 else None  # type: ignore[arg-type, attr-defined]
-        why = passed_by_a_caller(plan, shape[0], ctx) if shape and assigns else None
-        if shape is None or not assigns or why:
-            _give_up(
-                reads,
-                why or f"the alias `{name}` is not only `{name} = <seed accessor>()`",
-            )
+        guards = default_param.checked(plan, params[0].node, assigns, ctx)  # type: ignore[arg-type]
+        if isinstance(guards, str) or len(params) > 1:
+            _give_up(reads, guards if isinstance(guards, str) else "more than one parameter")
             return
-        reported |= {id(g.test.left) for g in shape[1]}  # type: ignore[attr-defined]
+        reported |= {id(g.test.left) for g in guards}  # type: ignore[attr-defined]
     for assignment in found:
         for access in assignment.references:  # type: ignore[attr-defined]
             if id(access.node) not in reported:
@@ -246,16 +242,8 @@ def _fix_name_alias(
     if not params:
         _rewrite_all(plan, reads, assigns)  # type: ignore[arg-type]
         return
-    if not ctx.unsafe:  # a signature change: never a safe fix
-        _give_up(reads, f"the parameter `{name}` would go: {UNSAFE}")
-        return
-    guards = shape[1]  # type: ignore[index]
     _rewrite_all(plan, reads, [(a, g) for (a, _), g in zip(assigns, guards, strict=True)])  # type: ignore[misc]
-    if reads[0][0].status == FIXED:
-        plan.replace[id(params[0].node)] = cst.RemoveFromParent()  # type: ignore[attr-defined, assignment]
-        for s, _, _ in reads:
-            s.unsafe = True
-            s.reason = (s.reason or "the value is the seed's, as before") + NOTE.format(name=name)
+    default_param.drop(plan, params[0].node, [s for s, _, _ in reads])  # type: ignore[attr-defined]
 
 
 def _fix_self_alias(

@@ -17,7 +17,8 @@ from __future__ import annotations
 import libcst as cst
 
 from ctxlint.fix.context import FixContext
-from ctxlint.fix.plan import FilePlan
+from ctxlint.fix.plan import FIXED, FilePlan, Site
+from ctxlint.fix.reads import UNSAFE
 
 NOTE = (
     "; the parameter `{name}`, which no call in the project passes, goes with its "
@@ -89,6 +90,32 @@ def passed_by_a_caller(plan: FilePlan, fn: cst.FunctionDef, ctx: FixContext) -> 
     if ctx.named_elsewhere([rf"{no_import}.*\b{name}\b(?!\(\))"], plan.src.path):
         return f"`{name}` is named in another file other than as a call with no arguments"
     return None
+
+
+def checked(
+    plan: FilePlan, param: cst.Param, assigns: list[tuple[cst.Assign, cst.CSTNode]], ctx: FixContext
+) -> list[cst.If] | str:
+    """The `if name is None` statements to remove with `param`, or why it stays
+    (not that shape, or a call may pass it)."""
+    name = param.name.value
+    shape = seed_default(plan, param, assigns) if assigns else None
+    if shape is None:
+        return f"the alias `{name}` is not only `{name} = <seed accessor>()`"
+    if not ctx.unsafe:  # a signature change: never a safe fix
+        return f"the parameter `{name}` would go: {UNSAFE}"
+    return passed_by_a_caller(plan, shape[0], ctx) or shape[1]
+
+
+def drop(plan: FilePlan, param: cst.Param, sites: list[Site]) -> None:
+    """The parameter goes with its reads' rewrite: a signature change, so unsafe."""
+    if any(s.status != FIXED for s in sites):  # the rewrite was given up
+        return
+    plan.replace[id(param)] = cst.RemoveFromParent()  # type: ignore[assignment]
+    for s in sites:
+        s.unsafe = True
+        s.reason = (s.reason or "the value is the seed's, as before") + NOTE.format(
+            name=param.name.value
+        )
 
 
 def _names(tree: cst.Module, name: str) -> list[cst.Name]:
