@@ -85,10 +85,77 @@ def pages(server_args=None) -> int:
         server_args = get_server_args()
     return server_args.max_running_requests
 """
+    # a file with no import at all names it too (the search's first word must
+    # not be one of the import line the pattern leaves out)
+    handed = "def run(module, sa) -> int:\n    return module.pages(sa)\n"
+    write(project, {"app/example.py": text, "app/handed.py": handed})
+    result = fix_project(project, {"CTX101"}, unsafe=True)
+    assert [(s.status, s.reason) for s in result.sites] == [
+        (LEFT, "`pages` is named in another file other than as a call with no arguments")
+    ]
+    assert (project / "app/example.py").read_text() == text
+
+
+def test_a_parameter_defaulting_to_the_seed_that_no_call_passes_goes(project: Path) -> None:
+    """SGLang 0.5.19's own edit of `spec_need_hidden_states(server_args=None)`:
+    no call hands a record in, so the parameter is always the seed."""
+    text = """\
+from typing import Optional
+
+from specrt.context import get_server_args
+
+
+def pages(server_args: Optional[object] = None) -> int:
+    if server_args is None:
+        server_args = get_server_args()
+
+    # the bound
+    return server_args.max_running_requests
+
+
+def twice() -> int:
+    return 2 * pages()
+"""
+    caller = "from app.example import pages\n\n\ndef run() -> int:\n    return pages()\n"
+    write(project, {"app/example.py": text, "app/caller.py": caller})
+    assert [s.reason for s in fix_project(project, {"CTX101"}).sites] == [
+        "an unsafe fix (the value changes to the resolved one): run with --unsafe"
+    ]
+    result = fix_project(project, {"CTX101"}, unsafe=True)
+    assert [(s.status, s.unsafe) for s in result.sites] == [(FIXED, True)]
+    assert result.sites[0].reason.endswith(
+        "; the parameter `server_args`, which no call in the project passes, goes with its "
+        "`if server_args is None` (a caller that passes a record now fails loudly)"
+    )
+    assert (project / "app/example.py").read_text() == text.replace(
+        "pages(server_args: Optional[object] = None)", "pages()"
+    ).replace("    if server_args is None:\n        server_args = get_server_args()\n", "").replace(
+        "server_args.max_running_requests", "get_schedule().max_running_requests"
+    ).replace(
+        "from specrt.context import get_server_args", "from specrt.context import get_schedule"
+    )
+
+
+def test_a_parameter_defaulting_to_the_seed_that_a_call_here_passes_stays(
+    project: Path,
+) -> None:
+    text = """\
+from specrt.context import get_server_args
+
+
+def pages(server_args=None) -> int:
+    if server_args is None:
+        server_args = get_server_args()
+    return server_args.max_running_requests
+
+
+def twice(sa) -> int:
+    return 2 * pages(sa)
+"""
     write(project, {"app/example.py": text})
     result = fix_project(project, {"CTX101"}, unsafe=True)
     assert [(s.status, s.reason) for s in result.sites] == [
-        (LEFT, "the alias `server_args` is not only `server_args = <seed accessor>()`")
+        (LEFT, "`pages` is named other than as a call with no arguments (line 11)")
     ]
     assert (project / "app/example.py").read_text() == text
 
@@ -117,7 +184,9 @@ RECORD = """
 
     @property
     def page_budget(self) -> int:
-        return 8
+        if not hasattr(self, "_budget"):  # its own memo: not an input
+            self._budget = getattr(self.model_config(), "budget", 8) * view(self).page_size
+        return self._budget
 """
 
 
@@ -151,8 +220,10 @@ def sizes() -> tuple:
         "get_server_args().chunk_size": (FIXED, "chunk_size()"),
         "sa.page_budget": (
             LEFT,
-            "the record computes it and specrt.context has no `page_budget()` "
-            "instance-derived accessor: add one",
+            # what the record's code for it reads: the accessor to add derives from those
+            "the record computes it and specrt.context has no `page_budget()` accessor: "
+            "add an accessor deriving page_budget from model_config(), budget and page_size "
+            "(what the record's `page_budget` reads)",
         ),
     }
     assert (

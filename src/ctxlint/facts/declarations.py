@@ -225,6 +225,7 @@ def _class_facts(
             lines[f"{cls.name.value}.{name}"] = small
     lines[cls.name.value] = cls.name
     properties: list[str] = []
+    inputs: dict[str, list[str]] = {}  # property -> what it reads off the record
     methods: list[str] = []
     body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
     for stmt in body:
@@ -238,6 +239,7 @@ def _class_facts(
             ):
                 if stmt.name.value not in properties:
                     properties.append(stmt.name.value)
+                    inputs[stmt.name.value] = _property_inputs(stmt)
                 attr_types.setdefault(stmt.name.value, instance_names(stmt.returns))
             else:
                 methods.append(stmt.name.value)
@@ -260,8 +262,52 @@ def _class_facts(
         "ns_unreadable": unreadable,
         "attr_types": {k: v for k, v in attr_types.items() if v},
         "properties": properties,
+        "property_inputs": {k: v for k, v in inputs.items() if v},
         "methods": methods,
     }
+
+
+def _property_inputs(fn: cst.FunctionDef) -> list[str]:
+    """What a computed member reads, in order, so a missing accessor can be
+    named with its inputs: `self.f` (`m()` for a method it calls), a member read
+    off a call handed `self` (`resolved_view(self).page_size`), and a literal
+    `getattr(x, "name")` (a model config's attribute). Private slots (`_cache`)
+    are the property's own memo, not inputs."""
+    found: list[str] = []
+    called: set[int] = set()
+
+    def add(name: str) -> None:
+        if not name.startswith("_") and name not in found:
+            found.append(name)
+
+    def is_self(e: cst.BaseExpression) -> bool:
+        return isinstance(e, cst.Name) and e.value == "self"
+
+    class Reads(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            func = node.func
+            if isinstance(func, cst.Attribute) and is_self(func.value):
+                called.add(id(func))
+                add(func.attr.value + "()")
+
+        def leave_Call(self, node: cst.Call) -> None:  # after what its arguments read
+            func = node.func
+            if isinstance(func, cst.Name) and func.value == "getattr" and len(node.args) >= 2:
+                name = string_value(node.args[1].value)
+                if name and not is_self(node.args[0].value):
+                    add(name)
+
+        def visit_Attribute(self, node: cst.Attribute) -> None:
+            base = node.value
+            if id(node) in called:
+                return
+            if is_self(base) or (
+                isinstance(base, cst.Call) and any(is_self(a.value) for a in base.args)
+            ):
+                add(node.attr.value)
+
+    fn.body.visit(Reads())
+    return found
 
 
 def schema_facts(module_node: cst.Module, module: str, is_package: bool) -> dict[str, Any]:

@@ -124,7 +124,7 @@ class NamedElsewhere:
         self.prepare()
         self.searches += 1
         compiled = [re.compile(p) for p in patterns]
-        words = [max(re.findall(r"\w+", p.replace("\\b", "")), key=len) for p in patterns]
+        words = [_required_word(p) for p in patterns]
 
         def holds(i: int) -> bool:
             if self.paths[i] == path:
@@ -146,3 +146,13 @@ class NamedElsewhere:
             if holds(i):
                 return True
             at = starts[i + 1] if i + 1 < len(starts) else len(joined)
+
+
+def _required_word(pattern: str) -> str:
+    """The longest word every match of `pattern` holds: inline flags, negative
+    lookarounds (which hold nothing in a match) and escapes (`\\b`, `\\t`) are
+    no words of it."""
+    literal = re.sub(r"\(\?[aiLmsux]+\)", "", pattern)
+    literal = re.sub(r"\(\?<?!(?:[^()\\]|\\.)*\)", "", literal)
+    literal = re.sub(r"\\.", " ", literal)
+    return max(re.findall(r"\w+", literal), key=len)

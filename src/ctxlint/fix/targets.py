@@ -48,6 +48,12 @@ class Targets:
             cls = _returned_class(fn, vocab.runtime_module, runtime, load) if fn else None
             for member in cls or ():
                 self.context_leaves.setdefault(member, accessor)
+        # a computed member -> what the record's code for it reads (the reason
+        # a site is left names them: the accessor to add derives from those)
+        record = find_class(vocab.record_class, load)
+        self.record_inputs: dict[str, list[str]] = (
+            record[1].get("property_inputs", {}) if record else {}
+        )
         taken = set(vocab.seed_accessors) | set(vocab.bag_accessors)
         self.instance_accessors = {
             name
@@ -73,9 +79,16 @@ class Targets:
             )
         if field in vocab.fields:
             return "it has no namespace: declare one to give it a bag leaf"
+        inputs = self.record_inputs.get(field)
+        if not inputs:
+            return (
+                f"the record computes it and {vocab.runtime_module} has no `{field}()` "
+                "instance-derived accessor: add one"
+            )
+        named = ", ".join(inputs[:-1]) + (" and " if len(inputs) > 1 else "") + inputs[-1]
         return (
-            f"the record computes it and {vocab.runtime_module} has no `{field}()` "
-            "instance-derived accessor: add one"
+            f"the record computes it and {vocab.runtime_module} has no `{field}()` accessor: "
+            f"add an accessor deriving {field} from {named} (what the record's `{field}` reads)"
         )
 
 

@@ -16,6 +16,7 @@ import libcst as cst
 from libcst.metadata import Assignment, GlobalScope, ImportAssignment
 
 from ctxlint.core.findings import Finding
+from ctxlint.fix import default_param
 from ctxlint.fix.accessors import binding_statement, bindings, module_alias
 from ctxlint.fix.context import FixContext, site
 from ctxlint.fix.plan import FIXED, FilePlan, Site
@@ -212,11 +213,18 @@ def _fix_name_alias(
     assert isinstance(base, cst.Name)
     name = base.value
     found = bindings(plan, base, name)
-    assigns = [_single_assign(plan, a.node) for a in found]  # type: ignore[attr-defined]
+    params = [a for a in found if isinstance(a.node, cst.Param)]  # type: ignore[attr-defined]
+    assigns = [_single_assign(plan, a.node) for a in found if a not in params]  # type: ignore[attr-defined]
     if any(a is None or not _seed_call(plan, a[0].value, seeds) for a in assigns):
         _give_up(reads, f"the alias `{name}` is not only `{name} = <seed accessor>()`")
         return
     reported = {id(read_parts(n)[1]) for _, n, _ in reads}  # type: ignore[index]
+    if params:  # `def f(name=None): if name is None: name = <seed>()`
+        guards = default_param.checked(plan, params[0].node, assigns, ctx)  # type: ignore[arg-type]
+        if isinstance(guards, str) or len(params) > 1:
+            _give_up(reads, guards if isinstance(guards, str) else "more than one parameter")
+            return
+        reported |= {id(g.test.left) for g in guards}  # type: ignore[attr-defined]
     for assignment in found:
         for access in assignment.references:  # type: ignore[attr-defined]
             if id(access.node) not in reported:
@@ -231,7 +239,11 @@ def _fix_name_alias(
         if ctx.named_elsewhere([rf"\b{name}\b"], plan.src.path):
             _give_up(reads, f"the module-level alias `{name}` is named in another file")
             return
-    _rewrite_all(plan, reads, assigns)  # type: ignore[arg-type]
+    if not params:
+        _rewrite_all(plan, reads, assigns)  # type: ignore[arg-type]
+        return
+    _rewrite_all(plan, reads, [(a, g) for (a, _), g in zip(assigns, guards, strict=True)])  # type: ignore[misc]
+    default_param.drop(plan, params[0].node, [s for s, _, _ in reads])  # type: ignore[attr-defined]
 
 
 def _fix_self_alias(
