@@ -63,6 +63,23 @@ class Resolution:
         self._find_runners()
         self._find_pipeline(program.vocab)
 
+    def declaration_call(self) -> str | None:
+        """The declaration function's call as this tree declares it
+        (`declare_resolution(server_args, source, **fields)`; a method's receiver
+        left out), for a hint to name; None where no signature was recorded."""
+        if self.declaration is None:
+            return None
+        sig = next(
+            (s for _, _, f in self.files if (s := f.get("signatures", {}).get(self.declaration))),
+            None,
+        )
+        if sig is None:
+            return None
+        name = self.declaration.rpartition(".")[2]
+        if self.graph.funcs[self.declaration].cls is not None:
+            sig = "(" + sig[1:-1].partition(",")[2].lstrip() + ")"  # the receiver left out
+        return f"{name}{sig}"
+
     def slot(self, key: str) -> str | None:
         """The slot a stash fact names: itself, or the constant's value (`@module.NAME`)."""
         return self.consts.get(key[1:]) if key.startswith("@") else key

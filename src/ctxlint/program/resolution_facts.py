@@ -31,7 +31,9 @@ from ctxlint.facts.context import MODULE_SCOPE, FileContext, dotted, string_valu
 from ctxlint.facts.visitor import FileVisitor
 from ctxlint.program.binding_values import VALUE_KINDS, Bound
 from ctxlint.program.bindings import KEY as BINDINGS
+from ctxlint.program.classes import signature
 from ctxlint.program.resolution import KEY
+from ctxlint.program.signatures import sig_text
 
 __all__ = ["KEY", "ResolutionFacts"]
 MUTATORS = ("append", "extend", "insert")
@@ -44,6 +46,7 @@ class _Fn:
     params: dict[str, bool]  # parameter -> annotated with the record class
     receiver: str | None
     scope: str  # its qualname in the module (the binding model's scope key)
+    signature: str  # its parameter list as written (`(server_args, source, **fields)`)
 
 
 def _slot_key(expr: cst.BaseExpression | None, ctx: FileContext) -> str | None:
@@ -74,6 +77,9 @@ class ResolutionFacts(FileVisitor):
         self.handed: list[dict[str, Any]] = []
         self.local_handed: list[str] = []  # functions that handed a name naming no program code
         self.stash: list[dict[str, Any]] = []
+        # the parameter list of each function writing a stash: a hint naming the
+        # declaration function is rendered from the signature this tree declares
+        self.signatures: dict[str, str] = {}
         self.slot_reads: list[list[Any]] = []  # [function, slot] read
         self.record_classes = set(vocab.record_classes)
         self.reads: list[dict[str, Any]] = []
@@ -156,7 +162,8 @@ class ResolutionFacts(FileVisitor):
             if x.name.value != scope.self_name
         }
         receiver = scope.self_name if scope.class_qualname and len(self.ctx.scopes) >= 2 else None
-        self.stack.append(_Fn(qual, params, receiver, scope.qualname))
+        sig = sig_text(signature(p, self.ctx.module_node.code_for_node))
+        self.stack.append(_Fn(qual, params, receiver, scope.qualname, sig))
         decos = []
         for d in node.decorators:
             expr = d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator
@@ -283,6 +290,8 @@ class ResolutionFacts(FileVisitor):
                 self.slot_reads.append([where, key])
             return
         self.stash.append(self.ctx.site(node, fn=where, slot=key, how=how, param=holder))
+        if fn is not None:
+            self.signatures[fn.qual] = fn.signature
 
     # -- calls and reads ---------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
@@ -407,6 +416,7 @@ class ResolutionFacts(FileVisitor):
             "handed",
             "local_handed",
             "stash",
+            "signatures",
             "slot_reads",
             "reads",
             "writes",

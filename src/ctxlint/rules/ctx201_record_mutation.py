@@ -25,6 +25,7 @@ from ctxlint.facts.context import FileContext, dotted, string_value
 from ctxlint.facts.typed import Site, site
 from ctxlint.facts.visitor import FileVisitor
 from ctxlint.facts.vocab import Vocabulary
+from ctxlint.program.calls import short
 from ctxlint.program.core import Program
 from ctxlint.program.holders import Holder, HolderKind
 from ctxlint.program.reads import namespace_hint, positional
@@ -35,6 +36,8 @@ from ctxlint.program.record_conventions import (
     record_convention,
     record_names,
 )
+from ctxlint.program.resolution import KEY as RESOLUTION
+from ctxlint.program.resolution import Resolution, resolution
 from ctxlint.program.rule import RawFinding, Rule
 
 ID = "CTX201"
@@ -233,14 +236,18 @@ class RecordMutation(Rule):
     name = "record-mutation"
     summary = "A write onto a record instance outside the resolution pipeline"
     visitor = RecordWriteVisitor
-    requires = ("records",)
+    # the resolution pipeline and its declaration function: a write inside
+    # resolution is answered with the declaration this tree declares
+    requires = ("records", "calls", "classes", RESOLUTION)
     options: ClassVar[dict[str, Any]] = {COPY_HELPERS: []}
 
     def tokens(self, vocab: Vocabulary) -> set[str]:
-        return {*vocab.seed_accessors, vocab.record_name}
+        modules = {vocab.record_module, *(q.rpartition(".")[0] for q in vocab.field_classes)}
+        return {*vocab.seed_accessors, vocab.record_name} | {f"module:{m}" for m in modules}
 
     def more_tokens(self, program: Program) -> set[str]:
-        return record_names(program)
+        res = resolution(program)
+        return record_names(program) | res.wanted_tokens() | res.slot_names
 
     def derive(self, program: Program) -> dict[str, Any]:
         convention = record_convention(program)
@@ -257,6 +264,7 @@ class RecordMutation(Rule):
         entries = resolution_entries(program)
         fields = set(program.vocab.fields)
         helpers = copy_helper_scopes(program)
+        res = resolution(program)
         for path, module, facts in program.typed_facts(ID, WriteFacts):
             for w in facts.writes:
                 b = w.base
@@ -271,12 +279,17 @@ class RecordMutation(Rule):
                 else:
                     what = f"write to `{w.field}` on the record (not a declared field)"
                 sealed_by = [m for m in w.then if m in entries]
+                inside = _inside_resolution(res, f"{module}.{w.site.scope}")
                 if sealed_by:
                     why = (
                         f"a write to the operator's input outside the resolution pipeline "
                         f"(before .{sealed_by[0]}() resolves the record); a launcher-stage "
-                        "decision is resolution: declare it with "
-                        "declare_resolution(record, source, **fields)"
+                        f"decision is resolution: declare it with {_declaration(res)}"
+                    )
+                elif inside is not None:
+                    why = (
+                        f"inside resolution (reached from {inside}), where a decision is "
+                        f"declared, not written: declare it with {_declaration(res)}"
                     )
                 else:
                     why = (
@@ -288,6 +301,20 @@ class RecordMutation(Rule):
                     why += f"; {namespace_hint(program.vocab, w.field)}"
                 s = w.site
                 yield RawFinding(ID, path, s.scope, s.snippet, s.span, f"{what} ({w.form}): {why}")
+
+
+def _declaration(res: Resolution) -> str:
+    """The declaration call as this tree's def spells it (the design's spelling
+    where the tree derives none)."""
+    return res.declaration_call() or "declare_resolution(record, source, **fields)"
+
+
+def _inside_resolution(res: Resolution, q: str) -> str | None:
+    """The pipeline entry that reaches `q` (None: `q` is not resolution code)."""
+    if q not in res.pipeline or res.declaration is None:
+        return None
+    seed = res.chain(q)[0]
+    return short(seed, res.graph.funcs[seed].module)
 
 
 RULE = RecordMutation()
