@@ -1,0 +1,70 @@
+"""Where a publish precedes: the functions a process may run after it publishes.
+
+A bag accessor answers only once its process has published, so a hint that
+sends a read to its bag is right only where a publish comes first. From every
+function that publishes (directly, or by calling one that does, in any module),
+the calls its body makes after the publishing statement are followed, with
+everything they run: calls, names they reference, and the methods of a class
+they build or name (an object runs its methods wherever it is handed, as
+CTX301's reach from publishers counts them). A function that has callers and
+that none of that reaches has no publish before it on any path the call graph
+knows: a launcher that starts the server in another process, a benchmark's
+helper. One with no known caller at all (a hook run by dispatch) is not
+claimed either way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ctxlint.program.call_model import EventKind
+from ctxlint.program.calls import call_graph
+from ctxlint.program.core import Program
+from ctxlint.program.reach import backward, forward, steps
+
+KEY = "published-after"
+
+
+def published_after(program: Program) -> frozenset[str]:
+    """Functions that may run after their process publishes (memoized per program)."""
+    return program.memo(KEY, lambda: _build(program))
+
+
+def no_publish_before(program: Program, q: str) -> bool:
+    """Whether `q` (module-qualified) runs only where no publish came first: the
+    call graph knows callers of it, and no publishing function reaches it."""
+    g = call_graph(program)
+    return q in g.funcs and bool(g.callers.get(q)) and q not in published_after(program)
+
+
+def _build(program: Program) -> frozenset[str]:
+    g = call_graph(program)
+    publishers = set(backward(g, g.doing(EventKind.PUBLISH)))
+    seeds: list[str] = []
+    for q in sorted(publishers):
+        after = False
+        for event, targets in steps(g, q):
+            if after:
+                seeds.extend(targets)
+            elif event.kind is EventKind.PUBLISH or (targets and set(targets) <= publishers):
+                after = True  # the statements below run on the published bags
+    methods: dict[str, list[str]] = {}
+    for q, fn in sorted(g.funcs.items()):
+        if fn.cls is not None:
+            methods.setdefault(fn.cls, []).append(q)
+
+    def instance(cls: str) -> Iterator[str]:
+        for c in g.mro(cls):
+            yield from methods.get(c, ())
+
+    def more(q: str) -> Iterator[str]:
+        fn = g.funcs[q]
+        if fn.cls is not None and q == f"{fn.cls}.__init__":
+            yield from instance(fn.cls)
+        for name in fn.refs:
+            cls = g.resolve_class(name)
+            if cls is not None:
+                yield from instance(cls)
+            yield from g.resolve_global(name)
+
+    return frozenset(forward(g, sorted(set(seeds)), more=more))
