@@ -10,7 +10,8 @@ CTX301's reach from publishers counts them). A function that has callers and
 that none of that reaches has no publish before it on any path the call graph
 knows: a launcher that starts the server in another process, a benchmark's
 helper. One with no known caller at all (a hook run by dispatch) is not
-claimed either way.
+claimed either way, and neither is a tree that publishes nowhere (a legacy
+codebase before its migration: the bag is where its reads are going).
 """
 
 from __future__ import annotations
@@ -34,7 +35,9 @@ def no_publish_before(program: Program, q: str) -> bool:
     """Whether `q` (module-qualified) runs only where no publish came first: the
     call graph knows callers of it, and no publishing function reaches it."""
     g = call_graph(program)
-    return q in g.funcs and bool(g.callers.get(q)) and q not in published_after(program)
+    if not g.doing(EventKind.PUBLISH) or q not in g.funcs or not g.callers.get(q):
+        return False
+    return q not in published_after(program)
 
 
 def _build(program: Program) -> frozenset[str]:
