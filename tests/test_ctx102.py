@@ -383,7 +383,8 @@ def test_no_bag_hint_where_no_publish_precedes(project: Path) -> None:
     record (sglang 0.5.23's `benchmark/endpoint.py`, `compile_deep_gemm.py`) runs
     where no publish came first: `get_serving().host` would raise there, so the
     hint is to pass the value down or keep the record. A read that a publishing
-    entry reaches after its publish keeps the bag leaf."""
+    entry reaches after its publish keeps the bag leaf, and so does one whose
+    callers the graph cannot trace back to import-time code."""
     write(
         project,
         {
@@ -400,7 +401,9 @@ def test_no_bag_hint_where_no_publish_precedes(project: Path) -> None:
                 "    return f'{server_args.model_path}:1'\n\n\n"
                 "def main(server_args: ServerArgs) -> str:\n"
                 "    Process(target=serve, args=(server_args,)).start()\n"
-                "    return url(server_args)\n"
+                "    return url(server_args)\n\n\n"
+                "if __name__ == '__main__':\n"
+                "    main(ServerArgs())\n"
             )
         },
     )
@@ -409,3 +412,8 @@ def test_no_bag_hint_where_no_publish_precedes(project: Path) -> None:
     assert "get_parallel().tp_size" in after.message
     assert "no publish precedes `url`" in before.message
     assert "get_model()" not in before.message and "pass the resolved value down" in before.message
+    # a caller chain the graph cannot follow to import-time code claims nothing
+    launch = (project / "app/launch.py").read_text()
+    write(project, {"app/launch.py": launch.rpartition("if __name__")[0]})
+    found = sorted(run_engine(project, select={RULE}).findings, key=lambda f: f.line)
+    assert "get_model().model_path" in found[1].message

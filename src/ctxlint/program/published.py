@@ -32,12 +32,19 @@ def published_after(program: Program) -> frozenset[str]:
 
 
 def no_publish_before(program: Program, q: str) -> bool:
-    """Whether `q` (module-qualified) runs only where no publish came first: the
-    call graph knows callers of it, and no publishing function reaches it."""
+    """Whether `q` (module-qualified) runs only where no publish came first: no
+    publishing function reaches it, and each of its caller chains starts at
+    import-time code."""
     g = call_graph(program)
     if not g.doing(EventKind.PUBLISH) or q not in g.funcs or not g.callers.get(q):
         return False
-    return q not in published_after(program)
+    if q in published_after(program):
+        return False
+    # every way in must be known: each caller chain ends at a function that
+    # import-time code runs (a script's `__main__` block), not at one with no
+    # caller the graph sees (a call it did not resolve, a hook run by dispatch)
+    roots = [c for c in backward(g, [q]) if not g.callers.get(c)]
+    return bool(roots) and all(r in g.module_refs.get(g.funcs[r].module, ()) for r in roots)
 
 
 def _build(program: Program) -> frozenset[str]:
