@@ -376,3 +376,44 @@ def test_a_rival_record_class_takes_the_convention_over_in_its_package(project: 
             return server_args.tp_size + runner.server_args.dp_size  # expect x2
         """
     assert_case(project, RULE, outside, extra=RIVAL)
+
+
+def test_no_bag_hint_where_no_publish_precedes(project: Path) -> None:
+    """A launcher that starts the server in another process and reads the handed
+    record (sglang 0.5.23's `benchmark/endpoint.py`, `compile_deep_gemm.py`) runs
+    where no publish came first: `get_serving().host` would raise there, so the
+    hint is to pass the value down or keep the record. A read that a publishing
+    entry reaches after its publish keeps the bag leaf, and so does one whose
+    callers the graph cannot trace back to import-time code."""
+    write(
+        project,
+        {
+            "app/launch.py": (
+                "from multiprocessing import Process\n\n"
+                "from specrt.context import publish\n"
+                "from specrt.record import ServerArgs\n\n\n"
+                "def serve(server_args: ServerArgs) -> None:\n"
+                "    publish(server_args, role='scheduler')\n"
+                "    worker(server_args)\n\n\n"
+                "def worker(server_args: ServerArgs) -> int:\n"
+                "    return server_args.tp_size\n\n\n"
+                "def url(server_args: ServerArgs) -> str:\n"
+                "    return f'{server_args.model_path}:1'\n\n\n"
+                "def main(server_args: ServerArgs) -> str:\n"
+                "    Process(target=serve, args=(server_args,)).start()\n"
+                "    return url(server_args)\n\n\n"
+                "if __name__ == '__main__':\n"
+                "    main(ServerArgs())\n"
+            )
+        },
+    )
+    after, before = sorted(run_engine(project, select={RULE}).findings, key=lambda f: f.line)[:2]
+    assert (after.scope, before.scope) == ("worker", "url")
+    assert "get_parallel().tp_size" in after.message
+    assert "no publish precedes `url`" in before.message
+    assert "get_model()" not in before.message and "pass the resolved value down" in before.message
+    # a caller chain the graph cannot follow to import-time code claims nothing
+    launch = (project / "app/launch.py").read_text()
+    write(project, {"app/launch.py": launch.rpartition("if __name__")[0]})
+    found = sorted(run_engine(project, select={RULE}).findings, key=lambda f: f.line)
+    assert "get_model().model_path" in found[1].message

@@ -167,3 +167,43 @@ def test_no_declaration_function_is_a_note(project: Path) -> None:
     assert sets["record methods resolving"] == ["specrt.record.ServerArgs.__post_init__"]
     why = rule.partial(sets)
     assert why is not None and why.startswith("no declaration function derived")
+
+
+def _stash_hint(project: Path) -> list[str]:
+    out = run_engine(project, select={RULE})
+    return [f.message.partition(": ")[2] for f in out.findings if f.rule == RULE]
+
+
+def test_the_hint_is_the_declaration_as_this_tree_declares_it(project: Path) -> None:
+    """The hint names the declaration function with the parameters its def
+    declares: sglang 0.5.17's writer is `run_post_process_pass(server_args, fn)`
+    (a pass returning its declaration), not `(record, source, **fields)`."""
+    body = """\
+from specrt.resolution import run_post_process_pass
+
+
+def resolve(server_args) -> None:
+    run_post_process_pass(server_args, lambda cfg: {})
+
+
+def adjust(server_args) -> None:
+    server_args._stash.append({})
+"""
+    write(project, {**RUNTIME, "app/pipeline.py": body})
+    assert _stash_hint(project) == [
+        "declare through `declare_resolution(server_args, source, **fields)`, "
+        "the stash's one writer"
+    ]
+    # 0.5.17's shape: the pass runner is the stash's one appender
+    runtime = RUNTIME["specrt/resolution.py"]
+    old = runtime[runtime.index("def declare_resolution") : runtime.index("def record_foreign")]
+    new = """\
+def run_post_process_pass(server_args, fn) -> None:
+    getattr(server_args, STASH).append(fn(resolved_view(server_args)))
+
+
+"""
+    write(project, {"specrt/resolution.py": runtime.replace(old, new)})
+    assert _stash_hint(project) == [
+        "declare through `run_post_process_pass(server_args, fn)`, the stash's one writer"
+    ]

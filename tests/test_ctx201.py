@@ -520,3 +520,31 @@ def test_the_designs_copy_helper_is_configured_not_reported(project: Path) -> No
     )
     out = run_engine(project, select={RULE, "CTX202"})
     assert sorted((f.rule, f.line) for f in out.findings) == [("CTX201", 13), ("CTX202", 12)]
+
+
+def test_a_write_inside_resolution_is_answered_with_the_declaration(project: Path) -> None:
+    """Code the record's `__post_init__` reaches (a platform default helper, as
+    sglang 0.5.17's `npu/utils.py`) decides by declaring: the hint is the
+    declaration function as this tree declares it, not `get_context().override`,
+    which the resolving record has no bags for. A write outside it keeps that hint."""
+    from resolution_rt import RUNTIME
+
+    pipeline = (
+        "from app.platform import set_defaults\n\n"
+        "def resolve(server_args) -> None:\n"
+        "    set_defaults(server_args)\n"
+    )
+    platform = (
+        "from specrt.record import ServerArgs\n\n"
+        "def set_defaults(server_args: ServerArgs) -> None:\n"
+        "    server_args.page_size = 128\n\n"
+        "def later(server_args: ServerArgs) -> None:\n"
+        "    server_args.page_size = 64\n"
+    )
+    write(project, {**RUNTIME, "app/pipeline.py": pipeline, "app/platform.py": platform})
+    inside, outside = run_engine(project, select={RULE}).findings
+    assert (inside.scope, outside.scope) == ("set_defaults", "later")
+    assert "inside resolution (reached from ServerArgs.__post_init__)" in inside.message
+    assert "declare_resolution(server_args, source, **fields)" in inside.message
+    assert "override" not in inside.message
+    assert "get_context().override" in outside.message

@@ -512,3 +512,30 @@ def test_member_shapes_use_the_class_index(project: Path) -> None:
         ("app/m.py", 7, "`x.get_exec` member shape"),
         ("app/m.py", 13, "`self.count.get_model` member shape on a receiver of unknown class"),
     ]
+
+
+def test_a_member_holding_the_runners_model_is_renamed_not_replaced(project: Path) -> None:
+    """sglang 0.5.23's `weight_updater.py`: a dataclass field `get_model` holds the
+    runner's model getter beside the imported bag accessor. The hint renames the
+    member; it never sends `self.get_model()` to the config bag (loading weights
+    into the config would break), and `ctxlint fix` leaves it to a hand rename."""
+    write(
+        project,
+        {
+            "app/weights.py": (
+                "from dataclasses import dataclass\n"
+                "from typing import Any, Callable\n\n"
+                "from specrt.context import get_model\n\n\n"
+                "@dataclass\n"
+                "class WeightUpdater:\n"
+                "    get_model: Callable[[], Any]\n\n"
+                "    def update(self) -> object:\n"
+                "        path = get_model().model_path\n"
+                "        return self.get_model(), path\n"
+            ),
+        },
+    )
+    (finding,) = run_engine(project, select={RULE}).findings
+    assert (finding.line, finding.scope) == (9, "WeightUpdater")
+    assert "rename the member and its uses" in finding.message
+    assert "call `get_model()`" not in finding.message

@@ -29,7 +29,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from ctxlint.program.call_model import Global
-from ctxlint.program.calls import CallGraph, call_graph
+from ctxlint.program.calls import CallGraph, call_graph, short
 from ctxlint.program.core import Program
 from ctxlint.program.resolution_schema import ResolutionFileFacts
 
@@ -65,6 +65,36 @@ class Resolution:
         self._find_registrars()
         self._find_runners()
         self._find_pipeline(program.vocab)
+
+    def declaration_call(self) -> str | None:
+        """The declaration function's call as this tree declares it
+        (`declare_resolution(server_args, source, **fields)`; a method's receiver
+        left out), for a hint to name; None where no signature was recorded."""
+        if self.declaration is None:
+            return None
+        sig = next(
+            (s for _, _, f in self.files if (s := f.signatures.get(self.declaration))),
+            None,
+        )
+        if sig is None:
+            return None
+        name = self.declaration.rpartition(".")[2]
+        if self.graph.funcs[self.declaration].cls is not None:
+            sig = "(" + sig[1:-1].partition(",")[2].lstrip() + ")"  # the receiver left out
+        return f"{name}{sig}"
+
+    def declaration_hint(self) -> str:
+        """The declaration call as this tree's def spells it (the design's spelling
+        where the tree derives none)."""
+        return self.declaration_call() or "declare_resolution(record, source, **fields)"
+
+    def entry_reaching(self, q: str) -> str | None:
+        """The pipeline entry that reaches function `q`, shortened for a message
+        (None: `q` is not resolution code)."""
+        if q not in self.pipeline or self.declaration is None:
+            return None
+        seed = self.chain(q)[0]
+        return short(seed, self.graph.funcs[seed].module)
 
     def slot(self, key: str) -> str | None:
         """The slot a stash fact names: itself, or the constant's value (`@module.NAME`)."""

@@ -32,6 +32,7 @@ from ctxlint.facts.typed import site
 from ctxlint.facts.visitor import FileVisitor
 from ctxlint.program.binding_values import VALUE_KINDS, Bound
 from ctxlint.program.bindings import KEY as BINDINGS
+from ctxlint.program.classes import signature
 from ctxlint.program.resolution import KEY
 from ctxlint.program.resolution_schema import (
     FieldAccess,
@@ -39,6 +40,7 @@ from ctxlint.program.resolution_schema import (
     ResolutionFileFacts,
     StashWrite,
 )
+from ctxlint.program.signatures import sig_text
 
 __all__ = ["KEY", "ResolutionFacts"]
 MUTATORS = ("append", "extend", "insert")
@@ -51,6 +53,7 @@ class _Fn:
     params: dict[str, bool]  # parameter -> annotated with the record class
     receiver: str | None
     scope: str  # its qualname in the module (the binding model's scope key)
+    signature: str  # its parameter list as written (`(server_args, source, **fields)`)
 
 
 def _slot_key(expr: cst.BaseExpression | None, ctx: FileContext) -> str | None:
@@ -81,6 +84,9 @@ class ResolutionFacts(FileVisitor):
         self.handed: list[Handed] = []
         self.local_handed: list[str] = []  # functions that handed a name naming no program code
         self.stash: list[StashWrite] = []
+        # the parameter list of each function writing a stash: a hint naming the
+        # declaration function is rendered from the signature this tree declares
+        self.signatures: dict[str, str] = {}
         self.slot_reads: list[tuple[str | None, str]] = []  # (function, slot) read
         self.record_classes = set(vocab.record_classes)
         self.reads: list[FieldAccess] = []
@@ -163,7 +169,8 @@ class ResolutionFacts(FileVisitor):
             if x.name.value != scope.self_name
         }
         receiver = scope.self_name if scope.class_qualname and len(self.ctx.scopes) >= 2 else None
-        self.stack.append(_Fn(qual, params, receiver, scope.qualname))
+        sig = sig_text(signature(p, self.ctx.module_node.code_for_node))
+        self.stack.append(_Fn(qual, params, receiver, scope.qualname, sig))
         decos = []
         for d in node.decorators:
             expr = d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator
@@ -290,6 +297,8 @@ class ResolutionFacts(FileVisitor):
                 self.slot_reads.append((where, key))
             return
         self.stash.append(StashWrite(where, key, how, holder, site(self.ctx, node)))
+        if fn is not None:
+            self.signatures[fn.qual] = fn.signature
 
     # -- calls and reads ---------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
@@ -412,6 +421,7 @@ class ResolutionFacts(FileVisitor):
             tuple(self.handed),
             tuple(self.local_handed),
             tuple(self.stash),
+            dict(self.signatures),
             tuple(self.slot_reads),
             tuple(self.reads),
             tuple(self.writes),

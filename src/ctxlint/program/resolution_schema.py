@@ -53,6 +53,7 @@ class ResolutionFileFacts:
     handed: tuple[Handed, ...] = ()
     local_handed: tuple[str, ...] = ()  # functions that handed a name naming no program code
     stash: tuple[StashWrite, ...] = ()
+    signatures: dict[str, str] = field(default_factory=dict)  # stash writer -> its params
     slot_reads: tuple[tuple[str | None, str], ...] = ()  # (function, slot) read
     reads: tuple[FieldAccess, ...] = ()
     writes: tuple[FieldAccess, ...] = ()

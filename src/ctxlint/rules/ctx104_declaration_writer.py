@@ -94,6 +94,8 @@ class DeclarationWriter(Rule):
         if res.declaration is None:
             return
         decl = res.declaration.rpartition(".")[2]
+        # the call as this tree's def declares it: a hint that binds where it stands
+        call = res.declaration_call() or decl
         helpers = copy_helper_scopes(program)
         for path, module, facts in res.files:
             for s in facts.stash:
@@ -108,8 +110,7 @@ class DeclarationWriter(Rule):
                     s.site.snippet,
                     s.site.span,
                     f"the declaration stash `{res.slot(s.slot)}` written outside `{decl}`: "
-                    f"declare through `{decl}(record, source, **fields)`, which validates "
-                    "the names and refuses the published record",
+                    f"declare through `{call}`, the stash's one writer",
                 )
             for w in facts.writes:
                 if w.fn not in res.registered and w.fn not in res.passes:

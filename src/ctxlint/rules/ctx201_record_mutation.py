@@ -35,6 +35,8 @@ from ctxlint.program.record_conventions import (
     record_convention,
     record_names,
 )
+from ctxlint.program.resolution import KEY as RESOLUTION
+from ctxlint.program.resolution import resolution
 from ctxlint.program.rule import RawFinding, Rule
 
 ID = "CTX201"
@@ -233,14 +235,18 @@ class RecordMutation(Rule):
     name = "record-mutation"
     summary = "A write onto a record instance outside the resolution pipeline"
     visitor = RecordWriteVisitor
-    requires = ("records",)
+    # the resolution pipeline and its declaration function: a write inside
+    # resolution is answered with the declaration this tree declares
+    requires = ("records", "calls", "classes", RESOLUTION)
     options: ClassVar[dict[str, Any]] = {COPY_HELPERS: []}
 
     def tokens(self, vocab: Vocabulary) -> set[str]:
-        return {*vocab.seed_accessors, vocab.record_name}
+        modules = {vocab.record_module, *(q.rpartition(".")[0] for q in vocab.field_classes)}
+        return {*vocab.seed_accessors, vocab.record_name} | {f"module:{m}" for m in modules}
 
     def more_tokens(self, program: Program) -> set[str]:
-        return record_names(program)
+        res = resolution(program)
+        return record_names(program) | res.wanted_tokens() | res.slot_names
 
     def derive(self, program: Program) -> dict[str, Any]:
         convention = record_convention(program)
@@ -257,6 +263,7 @@ class RecordMutation(Rule):
         entries = resolution_entries(program)
         fields = set(program.vocab.fields)
         helpers = copy_helper_scopes(program)
+        res = resolution(program)
         for path, module, facts in program.typed_facts(ID, WriteFacts):
             for w in facts.writes:
                 b = w.base
@@ -271,12 +278,17 @@ class RecordMutation(Rule):
                 else:
                     what = f"write to `{w.field}` on the record (not a declared field)"
                 sealed_by = [m for m in w.then if m in entries]
+                inside = res.entry_reaching(f"{module}.{w.site.scope}")
                 if sealed_by:
                     why = (
                         f"a write to the operator's input outside the resolution pipeline "
                         f"(before .{sealed_by[0]}() resolves the record); a launcher-stage "
-                        "decision is resolution: declare it with "
-                        "declare_resolution(record, source, **fields)"
+                        f"decision is resolution: declare it with {res.declaration_hint()}"
+                    )
+                elif inside is not None:
+                    why = (
+                        f"inside resolution (reached from {inside}), where a decision is "
+                        f"declared, not written: declare it with {res.declaration_hint()}"
                     )
                 else:
                     why = (

@@ -29,6 +29,7 @@ from ctxlint.facts.vocab import Vocabulary
 from ctxlint.program.bindings import KEY as BINDINGS
 from ctxlint.program.core import Program
 from ctxlint.program.holders import HolderKind
+from ctxlint.program.published import no_publish_before
 from ctxlint.program.reads import ReadVisitor, bag_spelling
 from ctxlint.program.record_conventions import RecordConvention, record_convention, record_names
 from ctxlint.program.rule import RawFinding, Rule, field_data
@@ -215,7 +216,8 @@ class SuppliedExposure(Rule):
     fixes = ("unsafe",)  # ctxlint fix (docs/fix.md)
     fix_guards = ("CTX301",)  # a read it rewrites must not come before publish
     visitor = ExposureVisitor
-    requires = ("records", BINDINGS)
+    # the call graph: whether a publish precedes a read decides its hint
+    requires = ("records", BINDINGS, "calls", "classes")
     options: ClassVar[dict[str, Any]] = {ALLOWED_CLASSES: [], FACTORIES: []}
 
     def fixers(self) -> tuple[Callable[..., None], ...]:
@@ -224,7 +226,7 @@ class SuppliedExposure(Rule):
         return (fix_supplied_reads,)
 
     def tokens(self, vocab: Vocabulary) -> set[str]:
-        return {vocab.record_name}
+        return {vocab.record_name, "publish"}
 
     def more_tokens(self, program: Program) -> set[str]:
         return record_names(program)
@@ -307,19 +309,31 @@ class SuppliedExposure(Rule):
                     continue
                 if r.cls and any(_class_matches(a, module, r.cls) for a in allowed):
                     continue
-                where = bag_spelling(program.vocab, r.field)
-                source = where or "its bag leaf or a runtime-context accessor"
                 spelled = " (literal getattr)" if r.form == "getattr" else ""
+                what = f"`{r.field}` read off a supplied {rname} instance{spelled} through {how}"
+                if no_publish_before(program, f"{module}.{r.site.scope}"):
+                    # a bag accessor raises before publish: the hint must work here
+                    hint = (
+                        "it is the operator's raw input, not what resolution decided; no "
+                        f"publish precedes `{r.site.scope}` (no publishing entry reaches it), "
+                        "so a bag accessor raises here: pass the resolved value down as an "
+                        "argument, or keep the handed record"
+                    )
+                else:
+                    where = bag_spelling(program.vocab, r.field)
+                    source = where or "its bag leaf or a runtime-context accessor"
+                    hint = (
+                        "it is the operator's raw input, so what resolution decided and a "
+                        f"post-publish override both pass it by; read {source}, a runner "
+                        "stamp, or a constructor argument"
+                    )
                 yield RawFinding(
                     ID,
                     path,
                     r.site.scope,
                     r.site.snippet,
                     r.site.span,
-                    f"`{r.field}` read off a supplied {rname} instance{spelled} through "
-                    f"{how}: it is the operator's raw input, so what resolution decided and a "
-                    f"post-publish override both pass it by; read {source}, a runner stamp, "
-                    "or a constructor argument",
+                    f"{what}: {hint}",
                     data=field_data(program.vocab, r.field),
                 )
 
