@@ -9,7 +9,7 @@ caller's unpublished prefix too. CTX301 asks it of every process entry, and
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from ctxlint.program.call_model import Event, EventKind
@@ -37,11 +37,16 @@ class OrderedReach:
         graph: CallGraph,
         find: EventKind = EventKind.READ,
         stop: EventKind = EventKind.PUBLISH,
+        finds: Callable[[Event], bool] | None = None,
     ) -> None:
         self.graph = graph
         self.find, self.stop = find, stop
+        # which `find` events count (CTX301: the leaf reads, program.leaf_reads)
+        self.finds = finds or (lambda e: e.kind is find)
+        funcs = graph.funcs
+        found = {q for q in graph.doing(find) if any(map(self.finds, funcs[q].events))}
         # functions that reach a `find` (a `stop`) event along any calls
-        self.reaches_find = graph.reaching(graph.doing(find))
+        self.reaches_find = graph.reaching(found)
         self.reaches_stop = graph.reaching(graph.doing(stop))
         self._first: dict[str, tuple[Hit | None, bool]] = {}
         self._busy: set[str] = set()
@@ -61,7 +66,7 @@ class OrderedReach:
             if event.kind is self.stop:
                 stops = True
                 break
-            if event.kind is self.find:
+            if self.finds(event):
                 found = found or Hit((), event.accessor or "", fn.path, event.line)
             elif targets:
                 all_stop = True
@@ -97,7 +102,7 @@ class OrderedReach:
         out: list[tuple[Event, Hit]] = []
         prefix = self.prefix(q, stop_at, near)
         for _, event, callees in prefix:
-            if event.kind is self.find:
+            if self.finds(event):
                 out.append((event, Hit((), event.accessor or "", fn.path, event.line)))
                 continue
             for t in callees:

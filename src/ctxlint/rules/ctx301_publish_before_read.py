@@ -20,6 +20,7 @@ from ctxlint.facts.vocab import BAGS, Vocabulary
 from ctxlint.program.call_model import EventKind, Global, Start, StartKind
 from ctxlint.program.calls import call_graph, short
 from ctxlint.program.core import Program
+from ctxlint.program.leaf_reads import leaf_reads
 from ctxlint.program.ordered_reach import Hit, OrderedReach
 from ctxlint.program.parts import CALL_LINES
 from ctxlint.program.reach import (
@@ -49,8 +50,9 @@ class Analysis:
     def __init__(self, program: Program) -> None:
         self.graph = g = call_graph(program)
         self.funcs = g.funcs
-        # the first bag read each function runs before a publish
-        self.order = OrderedReach(g, READ, PUBLISH)
+        # the first bag read each function runs before a publish (a leaf read:
+        # `get_parallel().world_group` off an import-time object reads none)
+        self.order = OrderedReach(g, READ, PUBLISH, leaf_reads(program).reads)
         # functions that reach a bag read along any calls
         self.reaches_read = self.order.reaches_find
         self.publishers = self._publishers(program)
@@ -315,22 +317,24 @@ class PublishBeforeRead(Rule):
             return
         name = short(q, fn.module)
         if publish is not None:
-            when = (
-                f"before publish at line {publish.line}: no bag exists yet there; read it "
-                "after the publish, or take the value as an argument"
-            )
+            when = f"before publish at line {publish.line}: no bag exists there yet"
+            fix = "Read it after the publish, or take the value as an argument."
         else:
-            when = "in a process entry that never publishes (add publish(...) at its top)"
+            when = "in a process entry that never publishes"
+            fix = "Add publish(...) at the top of the entry."
         start = a.entry_start.get(q)
         for event, hit in leads:
-            path_text = _path(a, name, hit)
-            msg = f"{path_text} {when}"
+            msg = f"{_read(hit)} {when}"
+            details = f"path: {_path(a, name, hit)}\n{fix}"
             if event.site is not None:
-                yield RawFinding(ID, fn.path, name, event.site.snippet, event.site.span, msg)
+                yield RawFinding(
+                    ID, fn.path, name, event.site.snippet, event.site.span, msg, details
+                )
             elif start is not None:  # the entry's module anchored nothing: the start site
                 spath, s = start
                 site = s.site
-                yield RawFinding(ID, spath, s.scope, site.snippet, site.span, f"{msg} (entry {q})")
+                details = f"entry: {q}\n{details}"
+                yield RawFinding(ID, spath, s.scope, site.snippet, site.span, msg, details)
                 return
 
     def _constructor(self, a: Analysis, q: str) -> Iterable[RawFinding]:
@@ -342,17 +346,24 @@ class PublishBeforeRead(Rule):
             return
         name = short(q, fn.module)
         site, hit = steps[0]
-        more = f" (and {len(steps) - 1} more statements reading bags)" if len(steps) > 1 else ""
+        more = f"\n{len(steps) - 1} more statements read bags" if len(steps) > 1 else ""
         yield RawFinding(
             ID,
             fn.path,
             name,
             site.snippet,
             site.span,
-            f"{_path(a, name, hit)}{more} in a constructor handed the record that no "
-            "publishing entry reaches and that does not call assert_published first: a "
-            "process that forgot to publish fails here, far from the cause",
+            f"{_read(hit)} in a constructor handed the record, with no assert_published "
+            "first and no publishing entry reaching it",
+            f"path: {_path(a, name, hit)}{more}\nA process that forgot to publish fails "
+            "here, far from the cause: call assert_published(server_args, role=...) first.",
         )
+
+
+def _read(hit: Hit) -> str:
+    """The read a finding is about: the accessor, and where when it is in a callee."""
+    where = f" at {hit.path}:{hit.line}" if hit.chain and hit.line else ""
+    return f"{hit.accessor}(){where}"
 
 
 def _path(a: Analysis, name: str, hit: Hit) -> str:
