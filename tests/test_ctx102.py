@@ -338,9 +338,44 @@ def test_message_names_the_field_and_its_bag(project: Path) -> None:
         },
     )
     (finding,) = run_engine(project, select={RULE}).findings
-    assert "`attention_backend`" in finding.message
-    assert "get_exec().kernel.attention_backend" in finding.message
-    assert "runner stamp" in finding.message and "constructor argument" in finding.message
+    assert "`attention_backend`" in finding.message and len(finding.message) <= 160
+    # one remedy, in the details, with when it holds
+    assert finding.details.startswith("Read get_exec().kernel.attention_backend once the process")
+    assert "runner stamp" not in finding.details
+
+
+# A provenance property (SGLang 0.5.23's `launch_command`) reads no configuration;
+# one computed from fields has no leaf either, and the runtime lacks its accessor.
+RECORD_PROPERTIES = """
+
+    @property
+    def launch_command(self) -> str | None:
+        \"\"\"The command line, as launched.\"\"\"
+        return getattr(self, "_launch_command", None)
+
+    @property
+    def wide(self) -> bool:
+        return self.tp_size > 1
+"""
+
+
+def test_a_property_with_no_configuration_behind_it_is_not_exposure(project: Path) -> None:
+    record = project / "specrt" / "record.py"
+    record.write_text(record.read_text() + RECORD_PROPERTIES)
+    write(
+        project,
+        {
+            "app/m.py": (
+                "from specrt.record import ServerArgs\n\n\n"
+                "def f(sa: ServerArgs) -> object:\n"
+                "    return sa.launch_command, sa.wide\n"
+            )
+        },
+    )
+    (finding,) = run_engine(project, select={RULE}).findings
+    assert "`wide`" in finding.message
+    assert "the runtime lacks an accessor deriving it from the bags" in finding.details
+    assert "specrt.context" in finding.details
 
 
 def test_parked_sets_are_derived(project: Path) -> None:

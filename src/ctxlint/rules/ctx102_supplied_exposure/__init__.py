@@ -10,6 +10,12 @@ the parked form (`self.x = server_args` in a method taking it, read as
 `self.x.f` anywhere in the class), and chains through another object's record
 (`runner.server_args.f`). Reads off the seed are CTX101's.
 
+A record property that reads no configuration (its body touches `self` only
+for slots that are neither fields nor members, SGLang's provenance
+`launch_command`) has no bag behind it and no leaf to read instead: reading it
+off a handed record is not exposure. Where a property does read fields and no
+leaf answers it, the finding says the runtime lacks the accessor.
+
 Facts carry the holder's shape only; whether a name is a record parameter is
 a whole-program question (program.record_conventions), and every exemption is
 decided in check() so that config changes never invalidate cached facts.
@@ -23,13 +29,14 @@ from dataclasses import dataclass, replace
 from typing import Any, ClassVar, Literal
 
 from ctxlint.core.lazy_libcst import cst
-from ctxlint.facts.context import FileContext, dotted
+from ctxlint.facts.context import FileContext, dotted, string_value
+from ctxlint.facts.declarations import PROPERTY_DECORATORS
 from ctxlint.facts.typed import Site, site
 from ctxlint.facts.vocab import Vocabulary
 from ctxlint.program.bindings import KEY as BINDINGS
 from ctxlint.program.core import Program
 from ctxlint.program.holders import HolderKind
-from ctxlint.program.reads import ReadVisitor, bag_spelling
+from ctxlint.program.reads import ReadVisitor, bag_spelling, namespace_hint
 from ctxlint.program.record_conventions import RecordConvention, record_convention, record_names
 from ctxlint.program.rule import RawFinding, Rule, field_data
 
@@ -78,6 +85,8 @@ class Park:
 class ExposureFacts:
     reads: tuple[ExposedRead, ...]
     parks: tuple[Park, ...]
+    # the record's properties that read no configuration (in the record's module)
+    unbacked: tuple[str, ...] = ()
 
 
 class ExposureVisitor(ReadVisitor):
@@ -89,6 +98,24 @@ class ExposureVisitor(ReadVisitor):
         self.readable = set(vocab.fields) | set(vocab.properties)
         self.reads: list[ExposedRead] = []
         self.parks: list[Park] = []
+        self.unbacked: list[str] = []
+
+    # -- the record's properties -------------------------------------------------
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        vocab = self.ctx.vocab
+        assert vocab is not None
+        if self.ctx.module != vocab.record_module or self.ctx.qualname != vocab.record_name:
+            return
+        body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+        defs = [s for s in body if isinstance(s, cst.FunctionDef)]
+        members = {d.name.value for d in defs} | set(vocab.fields)
+        for d in defs:
+            names = {dotted(x.decorator) or "" for x in d.decorators}
+            if not names & PROPERTY_DECORATORS or not d.params.params:
+                continue
+            used = _self_names(d, d.params.params[0].name.value)
+            if used is not None and not used & members:
+                self.unbacked.append(d.name.value)
 
     # -- parameters -------------------------------------------------------------
     def _param(self, name: str) -> str | None:
@@ -176,9 +203,43 @@ class ExposureVisitor(ReadVisitor):
                 held = replace(h, annotated=rec.annotated_attr(h.cls, h.name))
                 r = replace(r, holder=held)
             reads.append(r)
-        if not reads:
+        if not reads and not self.unbacked:
             return None
-        return ExposureFacts(tuple(reads), tuple(self.parks))
+        return ExposureFacts(tuple(reads), tuple(self.parks), tuple(self.unbacked))
+
+
+class _SelfUses(cst.CSTVisitor):
+    """The names a body reads off `self` (`self.x`, a literal `getattr`/`hasattr`),
+    and whether it hands `self` on any other way (then it may read anything)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.names: set[str] = set()
+        self.seen: set[int] = set()  # the `self` nodes accounted for
+        self.escapes = False
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if isinstance(node.value, cst.Name) and node.value.value == self.name:
+            self.names.add(node.attr.value)
+            self.seen.add(id(node.value))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if dotted(node.func) in ("getattr", "hasattr") and len(node.args) >= 2:
+            obj, key = node.args[0].value, string_value(node.args[1].value)
+            if isinstance(obj, cst.Name) and obj.value == self.name and key is not None:
+                self.names.add(key)
+                self.seen.add(id(obj))
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value == self.name and id(node) not in self.seen:
+            self.escapes = True
+
+
+def _self_names(fn: cst.FunctionDef, receiver: str) -> set[str] | None:
+    """What a method's body reads off its receiver; None when the receiver escapes."""
+    uses = _SelfUses(receiver)
+    fn.body.visit(uses)
+    return None if uses.escapes else uses.names
 
 
 def _pairs(
@@ -281,6 +342,7 @@ class SuppliedExposure(Rule):
         factories = [*BUILTIN_FACTORIES, *self._option(program, FACTORIES)]
         allowed = self._option(program, ALLOWED_CLASSES)
         rname = program.vocab.record_name
+        unbacked = {p for _, _, facts in _facts(program) for p in facts.unbacked}
         for path, module, facts in _facts(program):
             for r in facts.reads:
                 h = r.holder
@@ -307,8 +369,8 @@ class SuppliedExposure(Rule):
                     continue
                 if r.cls and any(_class_matches(a, module, r.cls) for a in allowed):
                     continue
-                where = bag_spelling(program.vocab, r.field)
-                source = where or "its bag leaf or a runtime-context accessor"
+                if r.field in unbacked:
+                    continue  # provenance: no configuration behind it, nothing to read instead
                 spelled = " (literal getattr)" if r.form == "getattr" else ""
                 yield RawFinding(
                     ID,
@@ -316,12 +378,36 @@ class SuppliedExposure(Rule):
                     r.site.scope,
                     r.site.snippet,
                     r.site.span,
-                    f"`{r.field}` read off a supplied {rname} instance{spelled} through "
-                    f"{how}: it is the operator's raw input, so what resolution decided and a "
-                    f"post-publish override both pass it by; read {source}, a runner stamp, "
-                    "or a constructor argument",
+                    f"`{r.field}` read off a handed {rname}{spelled} through {how}: the "
+                    "operator's raw input, which resolution and post-publish overrides pass by",
+                    details=_remedy(program.vocab, r.field),
                     data=field_data(program.vocab, r.field),
                 )
+
+
+def _remedy(vocab: Vocabulary, field: str) -> str:
+    """What to read instead, named only where the runtime defines it: the bag
+    leaf (a field's, or a `Derived` leaf's of that name), else what is missing."""
+    where = bag_spelling(vocab, field)
+    ns = vocab.derived_leaves.get(field)
+    if where is None and ns is not None:
+        top, _, sub = ns.partition(".")
+        accessor = next((a for a, n in sorted(vocab.bag_accessors.items()) if n == top), None)
+        if accessor is not None:
+            where = f"{accessor}()" + (f".{sub}" if sub else "") + f".{field}"
+    after = (
+        " once the process has published (code that runs before its publish takes the "
+        "value as a constructor argument instead)"
+    )
+    if where is not None:
+        return f"Read {where}{after}."
+    if field in vocab.fields:
+        hint = namespace_hint(vocab, field)
+        return f"{hint[0].upper()}{hint[1:]}; then read that leaf{after}."
+    return (
+        f"`{field}` is a property of the record with no bag leaf: the runtime lacks an "
+        f"accessor deriving it from the bags (add one to {vocab.runtime_module}){after}."
+    )
 
 
 def _class_matches(allowed: str, module: str, cls: str) -> bool:
