@@ -9,6 +9,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 from conftest import run_cli
 from helpers import write
@@ -520,6 +521,20 @@ def test_a_multi_level_chain_across_modules_names_the_path(project: Path) -> Non
         "Worker.__init__ -> load_model -> get_model() (app/model.py:4)\n"
         "Read it after the publish, or take the value as an argument."
     )
+    # SARIF carries them: the details, and the read as a related location
+    sarif = run_cli(
+        "check", "--no-cache", "--select", RULE, "--format", "sarif",
+        "--config", str(project / "pyproject.toml"),
+    )  # fmt: skip
+    doc = json.loads(sarif.stdout)
+    schema = json.loads((Path(__file__).parent / "data" / "sarif-2.1.0.json").read_text())
+    assert not list(jsonschema.Draft4Validator(schema).iter_errors(doc))
+    (result,) = doc["runs"][0]["results"]
+    assert result["properties"]["details"] == finding.details
+    (related,) = result["relatedLocations"]
+    assert related["physicalLocation"]["artifactLocation"]["uri"].endswith("app/model.py")
+    assert related["physicalLocation"]["region"] == {"startLine": 4}
+    assert related["message"]["text"] == "get_model() read"
 
 
 def test_the_middle_module_without_tokens_is_pulled_in_by_more_tokens(project: Path) -> None:

@@ -326,15 +326,15 @@ class PublishBeforeRead(Rule):
         for event, hit in leads:
             msg = f"{_read(hit)} {when}"
             details = f"path: {_path(a, name, hit)}\n{fix}"
+            data = _read_data(hit)
             if event.site is not None:
-                yield RawFinding(
-                    ID, fn.path, name, event.site.snippet, event.site.span, msg, details
-                )
+                site = event.site
+                yield RawFinding(ID, fn.path, name, site.snippet, site.span, msg, details, data)
             elif start is not None:  # the entry's module anchored nothing: the start site
                 spath, s = start
                 site = s.site
                 details = f"entry: {q}\n{details}"
-                yield RawFinding(ID, spath, s.scope, site.snippet, site.span, msg, details)
+                yield RawFinding(ID, spath, s.scope, site.snippet, site.span, msg, details, data)
                 return
 
     def _constructor(self, a: Analysis, q: str) -> Iterable[RawFinding]:
@@ -357,6 +357,7 @@ class PublishBeforeRead(Rule):
             "first and no publishing entry reaching it",
             f"path: {_path(a, name, hit)}{more}\nA process that forgot to publish fails "
             "here, far from the cause: call assert_published(server_args, role=...) first.",
+            _read_data(hit),
         )
 
 
@@ -364,6 +365,13 @@ def _read(hit: Hit) -> str:
     """The read a finding is about: the accessor, and where when it is in a callee."""
     where = f" at {hit.path}:{hit.line}" if hit.chain and hit.line else ""
     return f"{hit.accessor}(){where}"
+
+
+def _read_data(hit: Hit) -> dict[str, str]:
+    """The read's place, when it is in a callee (SARIF's related location)."""
+    if not (hit.chain and hit.line):
+        return {}
+    return {"related": f"{hit.path}:{hit.line}", "related_what": f"{hit.accessor}() read"}
 
 
 def _path(a: Analysis, name: str, hit: Hit) -> str:
