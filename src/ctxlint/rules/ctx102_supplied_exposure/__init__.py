@@ -364,7 +364,7 @@ class SuppliedExposure(Rule):
                 else:
                     if not names.holds(h.name, module):
                         continue
-                    how = f"`{h.via}.{h.name}`, another object's record"
+                    how = f"`{h.via}.{h.name}`"  # another object's record
                 if any(_matches(factories, part) for part in r.site.scope.split(".")):
                     continue
                 if r.cls and any(_class_matches(a, module, r.cls) for a in allowed):
@@ -378,8 +378,8 @@ class SuppliedExposure(Rule):
                     r.site.scope,
                     r.site.snippet,
                     r.site.span,
-                    f"`{r.field}` read off a handed {rname}{spelled} through {how}: the "
-                    "operator's raw input, which resolution and post-publish overrides pass by",
+                    f"`{r.field}` read off a handed {rname}{spelled} through {how}: raw "
+                    "input, which resolution and post-publish overrides pass by",
                     details=_remedy(program.vocab, r.field),
                     data=field_data(program.vocab, r.field),
                 )
