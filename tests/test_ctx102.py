@@ -338,9 +338,44 @@ def test_message_names_the_field_and_its_bag(project: Path) -> None:
         },
     )
     (finding,) = run_engine(project, select={RULE}).findings
-    assert "`attention_backend`" in finding.message
-    assert "get_exec().kernel.attention_backend" in finding.message
-    assert "runner stamp" in finding.message and "constructor argument" in finding.message
+    assert "`attention_backend`" in finding.message and len(finding.message) <= 160
+    # one remedy, in the details, with when it holds
+    assert finding.details.startswith("Read get_exec().kernel.attention_backend once the process")
+    assert "runner stamp" not in finding.details
+
+
+# A provenance property (SGLang 0.5.23's `launch_command`) reads no configuration;
+# one computed from fields has no leaf either, and the runtime lacks its accessor.
+RECORD_PROPERTIES = """
+
+    @property
+    def launch_command(self) -> str | None:
+        \"\"\"The command line, as launched.\"\"\"
+        return getattr(self, "_launch_command", None)
+
+    @property
+    def wide(self) -> bool:
+        return self.tp_size > 1
+"""
+
+
+def test_a_property_with_no_configuration_behind_it_is_not_exposure(project: Path) -> None:
+    record = project / "specrt" / "record.py"
+    record.write_text(record.read_text() + RECORD_PROPERTIES)
+    write(
+        project,
+        {
+            "app/m.py": (
+                "from specrt.record import ServerArgs\n\n\n"
+                "def f(sa: ServerArgs) -> object:\n"
+                "    return sa.launch_command, sa.wide\n"
+            )
+        },
+    )
+    (finding,) = run_engine(project, select={RULE}).findings
+    assert "`wide`" in finding.message
+    assert "the runtime lacks an accessor deriving it from the bags" in finding.details
+    assert "specrt.context" in finding.details
 
 
 def test_parked_sets_are_derived(project: Path) -> None:
@@ -409,11 +444,11 @@ def test_no_bag_hint_where_no_publish_precedes(project: Path) -> None:
     )
     after, before = sorted(run_engine(project, select={RULE}).findings, key=lambda f: f.line)[:2]
     assert (after.scope, before.scope) == ("worker", "url")
-    assert "get_parallel().tp_size" in after.message
-    assert "no publish precedes `url`" in before.message
-    assert "get_model()" not in before.message and "pass the resolved value down" in before.message
+    assert "get_parallel().tp_size" in after.details
+    assert "No publish precedes `url`" in before.details
+    assert "get_model()" not in before.details and "pass the resolved value down" in before.details
     # a caller chain the graph cannot follow to import-time code claims nothing
     launch = (project / "app/launch.py").read_text()
     write(project, {"app/launch.py": launch.rpartition("if __name__")[0]})
     found = sorted(run_engine(project, select={RULE}).findings, key=lambda f: f.line)
-    assert "get_model().model_path" in found[1].message
+    assert "get_model().model_path" in found[1].details

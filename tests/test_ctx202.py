@@ -258,14 +258,21 @@ def test_message_names_the_form_and_the_fix(project: Path) -> None:
                 "def f(sa: ServerArgs) -> None:\n"
                 "    copy.deepcopy(sa)\n"
                 "    sa.derive(tp_size=1)\n"
+                "    sa.override(tp_size=1)\n"
             )
         },
     )
-    first, second = run_engine(project, select={RULE}).findings
+    first, second, third = run_engine(project, select={RULE}).findings
     assert "copy.deepcopy()" in first.message and ".derive()" in second.message
-    for text in ("declare_resolution", "constructor argument", "override_server_args"):
-        assert text in first.message
+    # what and why in the message; the remedies in the details
+    for f in (first, second, third):
+        assert len(f.message) <= 160, f.message
+        for text in ("declare_resolution", "constructor argument", "override_server_args"):
+            assert text in f.details and text not in f.message
     assert (first.scope, first.snippet) == ("f", "copy.deepcopy(sa)")
+    # `.override()` edits the record it is called on: not called a copy
+    assert third.message.startswith("edit of a record after resolution (.override())")
+    assert "cop" not in third.message
 
 
 def test_nothing_defined_is_an_empty_set_not_an_error(project: Path) -> None:

@@ -9,6 +9,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 from conftest import run_cli
 from helpers import write
@@ -506,16 +507,34 @@ def test_a_multi_level_chain_across_modules_names_the_path(project: Path) -> Non
             """,
         },
     )
+    # the message names the read and the publish it precedes; the hops are details
     assert findings(out) == [
         (
             "app/entry.py",
             5,
-            "run_scheduler -> Scheduler.__init__ -> Base.__init__ -> Scheduler.setup -> "
-            "Worker.__init__ -> load_model -> get_model() (app/model.py:4) before publish at line 6"
-            ": no bag exists yet there; read it after the publish, or take the value as an "
-            "argument",
+            "get_model() at app/model.py:4 before publish at line 6: no bag exists there yet",
         )
     ]
+    (finding,) = out.findings
+    assert finding.details == (
+        "path: run_scheduler -> Scheduler.__init__ -> Base.__init__ -> Scheduler.setup -> "
+        "Worker.__init__ -> load_model -> get_model() (app/model.py:4)\n"
+        "Read it after the publish, or take the value as an argument."
+    )
+    # SARIF carries them: the details, and the read as a related location
+    sarif = run_cli(
+        "check", "--no-cache", "--select", RULE, "--format", "sarif",
+        "--config", str(project / "pyproject.toml"),
+    )  # fmt: skip
+    doc = json.loads(sarif.stdout)
+    schema = json.loads((Path(__file__).parent / "data" / "sarif-2.1.0.json").read_text())
+    assert not list(jsonschema.Draft4Validator(schema).iter_errors(doc))
+    (result,) = doc["runs"][0]["results"]
+    assert result["properties"]["details"] == finding.details
+    (related,) = result["relatedLocations"]
+    assert related["physicalLocation"]["artifactLocation"]["uri"].endswith("app/model.py")
+    assert related["physicalLocation"]["region"] == {"startLine": 4}
+    assert related["message"]["text"] == "get_model() read"
 
 
 def test_the_middle_module_without_tokens_is_pulled_in_by_more_tokens(project: Path) -> None:
@@ -546,7 +565,7 @@ def test_the_middle_module_without_tokens_is_pulled_in_by_more_tokens(project: P
         },
     )
     assert [(p, n) for p, n, _ in findings(out)] == [("app/entry.py", 5)]
-    assert "relay_config -> read_leaf -> get_schedule()" in findings(out)[0][2]
+    assert "relay_config -> read_leaf -> get_schedule()" in out.findings[0].details
 
 
 def test_instances_and_self_attributes_are_followed(project: Path) -> None:
@@ -839,7 +858,7 @@ def test_a_factory_importing_the_class_locally_reaches_it(project: Path) -> None
     out = run(project, {})
     got = [(f.path, f.line) for f in out.findings]
     assert got == [("app/workers.py", 11)], got  # Orphan only, once
-    assert "and 1 more statements" in out.findings[0].message
+    assert "1 more statements read bags" in out.findings[0].details
 
 
 def test_a_subclass_of_a_class_reached_code_names_counts_as_reached(project: Path) -> None:
@@ -1002,8 +1021,7 @@ def test_a_publish_through_a_helper_in_another_module_makes_an_entry(project: Pa
         (
             "app/kits.py",
             5,
-            "build_fixture -> get_parallel() before publish at line 6: no bag exists yet "
-            "there; read it after the publish, or take the value as an argument",
+            "get_parallel() before publish at line 6: no bag exists there yet",
         )
     ]
 
@@ -1048,3 +1066,51 @@ def test_a_republish_inside_a_running_entry_makes_no_new_entries(project: Path) 
     assert "app.scheduler.Worker.__init__" not in found, found
     assert "app.runner.ModelRunner.__init__" not in found, found
     assert findings(out) == []
+
+
+# SGLang's `get_parallel()` hands out an object built at import: the call reads
+# nothing, and only a published leaf read off it fails closed before publish.
+LIVE_PARALLEL = """
+class ParallelContext:
+    def __init__(self) -> None:
+        self._overrides: dict[str, object] = {}
+
+    def __getattr__(self, name: str) -> object:
+        return get_context().config_leaf(name)
+
+    def override(self, **values: object) -> "ParallelContext":
+        self._overrides.update(values)
+        return self
+
+
+_PARALLEL = ParallelContext()
+
+
+def get_parallel() -> ParallelContext:
+    return _PARALLEL
+"""
+ENTRY_READING_PARALLEL = """
+from specrt.context import get_parallel, publish
+
+def run_scheduler_process(server_args):
+    group = get_parallel().world_group
+    get_parallel().override(tp_size=1)
+    size = get_parallel().tp_size
+    handle = get_parallel()
+    publish(server_args, role="scheduler")
+    return group, size, handle
+"""
+
+
+def test_a_bag_handed_out_at_import_fails_closed_only_on_its_leaves(project: Path) -> None:
+    asked = run(project, {"app/case.py": ENTRY_READING_PARALLEL})
+    # `config_bag("parallel")` fails at the call: every statement reads
+    assert [line for _, line, _ in findings(asked)] == [4, 5, 6, 7]
+    ctx = project / "specrt" / "context.py"
+    old = 'def get_parallel() -> object:\n    return _CONTEXT.config_bag("parallel")\n'
+    assert old in ctx.read_text()
+    ctx.write_text(ctx.read_text().replace(old, LIVE_PARALLEL))
+    live = run(project, {"app/case.py": ENTRY_READING_PARALLEL})
+    # a group handle the namespace does not declare, and the class's own
+    # `override`, read no leaf; the declared leaf and the escaping object do
+    assert [line for _, line, _ in findings(live)] == [6, 7]

@@ -49,6 +49,6 @@ async def test_a_call_path_finding_names_its_ends_as_related_information(tmp_pat
             "ModelRunner.__init__"
         )
         assert hops[1].location.range.start.line + 1 == 18  # the get_exec() read
-        assert hops[1].message == "the bag read: get_exec()"
+        assert hops[1].message == "get_exec() read"
     finally:
         await stop(session)

@@ -125,6 +125,9 @@ class CallFactsVisitor(ProcessStarts, FileVisitor):
             f"{rt}.assert_published": EventKind.ASSERT,
         }
         self.accessors = {vocab.qualified(a): a for a in vocab.bag_accessors}
+        # `get_parallel().world_group`: the member taken off an accessor call, by
+        # the call's node (program.leaf_reads asks whether it is a published leaf)
+        self.members: dict[int, str] = {}
         self.module_names = _module_names(ctx.module_node)
         self.stack: list[_Func] = []
         self.funcs: dict[str, _Func] = {}
@@ -337,6 +340,11 @@ class CallFactsVisitor(ProcessStarts, FileVisitor):
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if self.in_import:
             return
+        value = node.value
+        if isinstance(value, cst.Call):
+            name = dotted(value.func) or ""
+            if name.rpartition(".")[2] in self.ctx.vocab.bag_accessors:  # type: ignore[union-attr]
+                self.members[id(value)] = node.attr.value
         if isinstance(node.value, cst.Name) and node.value.value in self.ctx.imports:
             self._ref(node)
 
@@ -372,7 +380,8 @@ class CallFactsVisitor(ProcessStarts, FileVisitor):
                 return
             accessor = self.accessors.get(first.name)
             if accessor:
-                fn.events.append((Event(EventKind.READ, accessor=accessor), node))
+                member = self.members.pop(id(node), None)
+                fn.events.append((Event(EventKind.READ, accessor=accessor, member=member), node))
                 return
         fn.events.append((Event(EventKind.CALL, tuple(targets)), node))
 
@@ -480,7 +489,7 @@ class CallLines(FileVisitor):
     site, per function (0 where it keeps one), as LineAnchors until the walk
     ends. No rule reads them, so a line moving leaves every rule's round answer
     as it was; `ctxlint fix` asks where an entry publishes through another
-    module's helper (rules/ctx301's runs_unpublished)."""
+    module's helper (program/process_entries.runs_unpublished)."""
 
     def finish(self) -> Any:
         return self.ctx.parts[KEY].lines or None  # the part runs with "calls", after it

@@ -113,6 +113,9 @@ class Event(NamedTuple):
     accessor: str | None = None  # READ: the bag accessor's name
     site: Site | None = None  # set when the event can become a finding's site
     role: str | None = None  # PUBLISH: the literal `role=` it publishes under
+    # READ: the attribute taken straight off the accessor's result
+    # (`get_parallel().world_group` -> "world_group"); None when the object goes on
+    member: str | None = None
 
     @property
     def line(self) -> int:
@@ -129,6 +132,8 @@ class Event(NamedTuple):
             out["at"] = [self.site.snippet, self.site.span]
         if self.role is not None:
             out["role"] = self.role
+        if self.member is not None:
+            out["m"] = self.member
         return out
 
     @staticmethod
@@ -141,6 +146,7 @@ class Event(NamedTuple):
             raw.get("r"),
             Site(at[0], at[1]) if at else None,
             raw.get("role"),
+            raw.get("m"),
         )
 
 

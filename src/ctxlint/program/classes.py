@@ -54,6 +54,28 @@ def raises_not_implemented(body: cst.BaseSuite) -> bool:
     return (dotted(exc) or "").rpartition(".")[2] == "NotImplementedError"
 
 
+def _returned_name(fn: cst.FunctionDef) -> str | None:
+    """`X` when the body is (a docstring and) only `return X`, a bare name."""
+    body = fn.body
+    if not isinstance(body, cst.IndentedBlock):
+        return None
+    stmts = list(body.body)
+    if stmts and isinstance(stmts[0], cst.SimpleStatementLine):
+        first = stmts[0].body[0]
+        if isinstance(first, cst.Expr) and string_value(first.value) is not None:
+            stmts = stmts[1:]
+    if len(stmts) != 1 or not isinstance(stmts[0], cst.SimpleStatementLine):
+        return None
+    small = stmts[0].body
+    if (
+        len(small) == 1
+        and isinstance(small[0], cst.Return)
+        and isinstance(small[0].value, cst.Name)
+    ):
+        return small[0].value.value
+    return None
+
+
 def signature(p: cst.Parameters, code: Callable[[cst.CSTNode], str]) -> list[Param]:
     def one(param: cst.Param, kind: str) -> Param:
         return [param.name.value, kind, code(param.default) if param.default is not None else None]
@@ -97,6 +119,8 @@ class ClassFileFacts:
     classes: dict[str, ClassInfo] = field(default_factory=dict)  # by qualname in the module
     functions: dict[str, list[str]] = field(default_factory=dict)  # function -> return types
     instances: dict[str, str] = field(default_factory=dict)  # module-level name -> its class
+    # module function -> the module-level name it returns
+    hands_out: dict[str, str] = field(default_factory=dict)
 
 
 class ClassFacts(FileVisitor):
@@ -107,6 +131,7 @@ class ClassFacts(FileVisitor):
         self.classes: dict[str, ClassInfo] = {}
         self.functions: dict[str, list[str]] = {}  # module function -> return types
         self.instances: dict[str, str] = {}  # module-level name -> its class
+        self.hands_out: dict[str, str] = {}  # module function -> the module name it returns
 
     @property
     def bindings(self) -> Bindings:
@@ -125,6 +150,8 @@ class ClassFacts(FileVisitor):
         )
         if outer.kind == "module" and returns:
             self.functions[self.ctx.qualname] = returns  # `x = make()`
+        if outer.kind == "module" and (name := _returned_name(node)) is not None:
+            self.hands_out[self.ctx.qualname] = name  # `def get_parallel(): return _PARALLEL`
         cls = self.classes.get(outer.qualname) if outer.kind == "class" else None
         if cls is None:
             return
@@ -189,7 +216,9 @@ class ClassFacts(FileVisitor):
             self._module_instance(t.target, built)
 
     def finish(self) -> ClassFileFacts:
-        return ClassFileFacts(self.ctx.imports, self.classes, self.functions, self.instances)
+        return ClassFileFacts(
+            self.ctx.imports, self.classes, self.functions, self.instances, self.hands_out
+        )
 
 
 # -- the whole program ------------------------------------------------------------
@@ -219,6 +248,7 @@ class ClassIndex:
         self.exports: dict[str, dict[str, str]] = {}  # module -> its import table
         self.functions: dict[str, list[str]] = {}  # qualified function -> return types
         self.globals: dict[str, str] = {}  # qualified module-level instance -> class
+        self.hands_out: dict[str, str] = {}  # qualified function -> module name it returns
         self.modules = {entry["module"] for entry in program.files.values()}
         self.tops = {m.partition(".")[0] for m in self.modules}
         for path, module, facts in program.typed_facts(KEY, ClassFileFacts):
@@ -230,6 +260,8 @@ class ClassIndex:
                 self.functions[f"{module}.{qual}"] = types
             for name, cls in facts.instances.items():
                 self.globals[f"{module}.{name}"] = cls
+            for qual, name in facts.hands_out.items():
+                self.hands_out[f"{module}.{qual}"] = f"{module}.{name}"
         for qual, cls in self.classes.items():  # methods' return types, as functions'
             for name, m in cls.methods.items():
                 if m.returns:
@@ -285,6 +317,13 @@ class ClassIndex:
         """The class of a module-level instance (`X = Cls(...)`), through re-exports."""
         real = self.follow(name, self.globals.__contains__)
         return self.globals[real] if real is not None else None
+
+    def built_at_import(self, func: str) -> str | None:
+        """The class of the module-level instance (`_X = Cls()`) that function
+        `func` hands out (`return _X`, its whole body): an object that exists
+        before anything runs, whatever the function's callers have done."""
+        returned = self.hands_out.get(func)
+        return self.globals.get(returned) if returned is not None else None
 
     def instances(self, name: str) -> list[str]:
         """Classes of the object calling `name` makes: the class itself, or

@@ -9,11 +9,11 @@ caller's unpublished prefix too. CTX301 asks it of every process entry, and
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
 from ctxlint.program.call_model import Event, EventKind
-from ctxlint.program.calls import CallGraph
+from ctxlint.program.calls import CallGraph, Func, short
 from ctxlint.program.reach import Step
 
 
@@ -23,6 +23,23 @@ class Hit:
     accessor: str  # the event's accessor (a bag read's)
     path: str  # of the function with the event
     line: int  # 0 when the event was not anchored
+
+    def label(self) -> str:
+        """The read a finding is about: the accessor, and where when in a callee."""
+        where = f" at {self.path}:{self.line}" if self.chain and self.line else ""
+        return f"{self.accessor}(){where}"
+
+    def related(self) -> dict[str, str]:
+        """The read's place when it is in a callee (a finding's related location)."""
+        if not (self.chain and self.line):
+            return {}
+        return {"related": f"{self.path}:{self.line}", "related_what": f"{self.accessor}() read"}
+
+    def path_text(self, funcs: Mapping[str, Func], start: str) -> str:
+        """`start -> callee -> ... -> accessor() (path:line)`, for a finding's details."""
+        parts = [start, *(short(q, funcs[q].module) for q in self.chain)]
+        where = f" ({self.path}:{self.line})" if self.chain and self.line else ""
+        return " -> ".join(parts) + f" -> {self.accessor}(){where}"
 
 
 # one step of a prefix: the event's index in its body, the event, the callees followed
@@ -37,11 +54,16 @@ class OrderedReach:
         graph: CallGraph,
         find: EventKind = EventKind.READ,
         stop: EventKind = EventKind.PUBLISH,
+        finds: Callable[[Event], bool] | None = None,
     ) -> None:
         self.graph = graph
         self.find, self.stop = find, stop
+        # which `find` events count (CTX301: the leaf reads, program.leaf_reads)
+        self.finds = finds or (lambda e: e.kind is find)
+        funcs = graph.funcs
+        found = {q for q in graph.doing(find) if any(map(self.finds, funcs[q].events))}
         # functions that reach a `find` (a `stop`) event along any calls
-        self.reaches_find = graph.reaching(graph.doing(find))
+        self.reaches_find = graph.reaching(found)
         self.reaches_stop = graph.reaching(graph.doing(stop))
         self._first: dict[str, tuple[Hit | None, bool]] = {}
         self._busy: set[str] = set()
@@ -61,7 +83,7 @@ class OrderedReach:
             if event.kind is self.stop:
                 stops = True
                 break
-            if event.kind is self.find:
+            if self.finds(event):
                 found = found or Hit((), event.accessor or "", fn.path, event.line)
             elif targets:
                 all_stop = True
@@ -97,7 +119,7 @@ class OrderedReach:
         out: list[tuple[Event, Hit]] = []
         prefix = self.prefix(q, stop_at, near)
         for _, event, callees in prefix:
-            if event.kind is self.find:
+            if self.finds(event):
                 out.append((event, Hit((), event.accessor or "", fn.path, event.line)))
                 continue
             for t in callees:

@@ -20,6 +20,19 @@ def bag_spelling(vocab: Vocabulary, field: str) -> str | None:
     return None
 
 
+def leaf_spelling(vocab: Vocabulary, field: str) -> str | None:
+    """The leaf that answers a record field where the runtime defines one: its
+    bag leaf, else a `Derived` leaf of that name (`get_parallel().attn_tp_size`)."""
+    where = bag_spelling(vocab, field)
+    ns = vocab.derived_leaves.get(field)
+    if where is None and ns is not None:
+        top, _, sub = ns.partition(".")
+        accessor = next((a for a, n in sorted(vocab.bag_accessors.items()) if n == top), None)
+        if accessor is not None:
+            where = f"{accessor}()" + (f".{sub}" if sub else "") + f".{field}"
+    return where
+
+
 def namespace_hint(vocab: Vocabulary, field: str) -> str:
     """Where a field's value lives, for a fix suggestion: its bag when the
     namespace is known, else the step the migration has not taken for it."""

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ctxlint.core.lazy_libcst import cst
-from ctxlint.facts.context import FileContext, dotted
+from ctxlint.facts.context import FileContext, dotted, string_value
 from ctxlint.facts.declarations import PROPERTY_DECORATORS, field_name
 from ctxlint.facts.typed import Span
 from ctxlint.program.classes import class_index
@@ -141,3 +141,54 @@ def record_members(program: Program, facts_key: str, kind: type[ClassesFacts]) -
         return RecordMembers(lineage, defined, unknown)
 
     return program.memo(f"record members {facts_key}", build)
+
+
+class _SelfUses(cst.CSTVisitor):
+    """The names a body reads off `self` (`self.x`, a literal `getattr`/`hasattr`),
+    and whether it hands `self` on any other way (then it may read anything)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.names: set[str] = set()
+        self.seen: set[int] = set()  # the `self` nodes accounted for
+        self.escapes = False
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if isinstance(node.value, cst.Name) and node.value.value == self.name:
+            self.names.add(node.attr.value)
+            self.seen.add(id(node.value))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if dotted(node.func) in ("getattr", "hasattr") and len(node.args) >= 2:
+            obj, key = node.args[0].value, string_value(node.args[1].value)
+            if isinstance(obj, cst.Name) and obj.value == self.name and key is not None:
+                self.names.add(key)
+                self.seen.add(id(obj))
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value == self.name and id(node) not in self.seen:
+            self.escapes = True
+
+
+def _self_names(fn: cst.FunctionDef, receiver: str) -> set[str] | None:
+    """What a method's body reads off its receiver; None when the receiver escapes."""
+    uses = _SelfUses(receiver)
+    fn.body.visit(uses)
+    return None if uses.escapes else uses.names
+
+
+def properties_reading_nothing(node: cst.ClassDef, fields: set[str]) -> list[str]:
+    """The class's properties that read no configuration: their body touches the
+    receiver only for names that are neither fields nor members of the class
+    (SGLang's provenance `launch_command`), and hands it nowhere else."""
+    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+    defs = [s for s in body if isinstance(s, cst.FunctionDef)]
+    members = {d.name.value for d in defs} | fields
+    out = []
+    for d in defs:
+        if _kind(d) != PROPERTY or not d.params.params:
+            continue
+        used = _self_names(d, d.params.params[0].name.value)
+        if used is not None and not used & members:
+            out.append(d.name.value)
+    return out

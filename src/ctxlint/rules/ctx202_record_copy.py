@@ -44,10 +44,13 @@ COPY_FUNCTIONS = {q: f"{q}()" for q in holders.COPY_FUNCTIONS}
 # holders that are a record only if the codebase names its records so
 NAMED = (HolderKind.NAME, HolderKind.ATTR)
 FIX = (
-    "declare a decision on the record you hold with declare_resolution(record, source, "
+    "Declare a decision on the record you hold with declare_resolution(record, source, "
     "**fields); pass a per-runner value as a constructor argument; test doubles use "
-    "get_context().override_server_args(...)"
+    "get_context().override_server_args(...)."
 )
+# the one copy method that edits the record it is called on (SGLang 0.5.17's
+# `ServerArgs.override(source, **fields)`): an edit after resolution, not a copy
+IN_PLACE = ".override()"
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,9 +230,9 @@ class RecordCopy(Rule):
                     d.site.scope,
                     d.site.snippet,
                     d.site.span,
-                    f"`{q.rpartition('.')[2]}.{d.name}` defined on the record{where}: the "
-                    f"no-copy contract allows no copy-and-edit entry point on {record}; "
-                    f"remove it: {FIX}",
+                    f"`{q.rpartition('.')[2]}.{d.name}` defined on the record{where}: no "
+                    f"copy or edit entry point may exist on {record}",
+                    f"Remove it. {FIX}",
                 )
         holders = record_convention(program)
         helpers = copy_helper_scopes(program)
@@ -246,9 +249,12 @@ class RecordCopy(Rule):
                     c.site.scope,
                     c.site.snippet,
                     c.site.span,
-                    f"copy-and-edit of a record ({c.form}): a record is never copied "
-                    f"(a copy re-resolves to the parent's answers and its edits reach no bag); "
-                    f"{FIX}",
+                    f"edit of a record after resolution ({c.form}): the bags were projected at "
+                    "publish and do not see it"
+                    if c.form == IN_PLACE
+                    else f"copy-and-edit of a record ({c.form}): a copy re-resolves to the "
+                    "parent's answers and its edits reach no bag",
+                    FIX,
                 )
 
 

@@ -1,7 +1,7 @@
 """Findings and file errors as LSP diagnostics, as ruff's server gives them:
 the rule id as the code with a link to its doc, the finding's range, a new
-finding an error and a baselined one a hint; a call path's ends (CTX301,
-CTX302) as related information."""
+finding an error and a baselined one a hint; the place a finding names
+besides its own (CTX301's read in a callee) as related information."""
 
 from __future__ import annotations
 
@@ -12,14 +12,11 @@ from typing import Any
 from lsprotocol import types
 
 from ctxlint.core.findings import NEW, FileError, Finding, RuleInfo
-from ctxlint.report.formats.sarif import project_home
+from ctxlint.report.formats.sarif import RELATED, RELATED_WHAT, project_home, related_place
 
 SOURCE = "ctxlint"
-PATH_RULES = ("CTX301", "CTX302")  # their message names the call path, hop by hop
 # where CPython stopped, in a syntax error's message (core.pysource)
 _WHERE = re.compile(r"at line (\d+), column (\d+)")
-# the read a call path ends at: "... -> get_exec() (pkg/mod.py:12)"
-_READ_AT = re.compile(r"-> (\w+)\(\) \(([^():]+):(\d+)\)")
 
 
 def rule_links(rules: list[RuleInfo]) -> dict[str, str]:
@@ -64,7 +61,7 @@ def diagnostic(
         code=f.rule,
         code_description=types.CodeDescription(href=link) if link else None,
         source=SOURCE,
-        related_information=_hops(f, start, end, uri_of) if f.rule in PATH_RULES else None,
+        related_information=_hops(f, start, end, uri_of),
         data=data,
     )
 
@@ -72,27 +69,28 @@ def diagnostic(
 def _hops(
     f: Finding, start: types.Position, end: types.Position, uri_of: Callable[[str], str]
 ) -> list[types.DiagnosticRelatedInformation] | None:
-    """The call path's ends with their locations: the statement of the entry
-    that leads to the read (the finding's site), and the bag read itself."""
-    m = _READ_AT.search(f.message)
-    if m is None:
+    """A finding that names a place besides its own (its data's `related`, as
+    SARIF's related location: CTX301's bag read in a callee): the statement
+    that leads there, with the call path from the details, and that place."""
+    where = related_place(f.data.get(RELATED, ""))
+    if where is None:
         return None
-    path = f.message[: m.start()].strip()
-    read_line = int(m.group(3)) - 1
+    path, line = where
+    hops = next((x[6:] for x in f.details.splitlines() if x.startswith("path: ")), "")
     return [
         types.DiagnosticRelatedInformation(
             location=types.Location(uri=uri_of(f.path), range=types.Range(start=start, end=end)),
-            message=f"call path starts here: {path}",
+            message=f"call path starts here: {hops}" if hops else "the statement leading there",
         ),
         types.DiagnosticRelatedInformation(
             location=types.Location(
-                uri=uri_of(m.group(2)),
+                uri=uri_of(path),
                 range=types.Range(
-                    start=types.Position(line=read_line, character=0),
-                    end=types.Position(line=read_line + 1, character=0),
+                    start=types.Position(line=line - 1, character=0),
+                    end=types.Position(line=line, character=0),
                 ),
             ),
-            message=f"the bag read: {m.group(1)}()",
+            message=str(f.data.get(RELATED_WHAT, "related")),
         ),
     ]
 

@@ -25,6 +25,8 @@ SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 HOME_LABELS = ("repository", "source", "source code", "homepage", "home")
 FINGERPRINT_KEY = "ctxlintFingerprint/v1"
 SRCROOT = "%SRCROOT%"
+# a finding's data keys naming one more place it is about (`path:line`) and what is there
+RELATED, RELATED_WHAT = "related", "related_what"
 
 
 def _uri(path: str) -> str:
@@ -94,10 +96,28 @@ def _finding(f: Finding, index: int, base: ReportBase) -> dict[str, Any]:
         "partialFingerprints": {FINGERPRINT_KEY: f.fingerprint},
         "baselineState": "new" if f.status == NEW else "unchanged",
     }
+    if f.details:  # what `--show-details` prints (CTX301: the path of calls)
+        res["properties"] = {"details": f.details}
+    related = related_place(f.data.get(RELATED, ""))
+    if related is not None:  # a place the finding is about besides its own (CTX301: the read)
+        path, line = related
+        res["relatedLocations"] = [
+            {
+                "id": 1,
+                "physicalLocation": {**_artifact(path, base), "region": {"startLine": line}},
+                "message": {"text": f.data.get(RELATED_WHAT, "related")},
+            }
+        ]
     if f.status != NEW:
         # Accepted by the ratchet baseline, which lives outside the source.
         res["suppressions"] = [{"kind": "external", "status": "accepted"}]
     return res
+
+
+def related_place(where: str) -> tuple[str, int] | None:
+    """`path:line` from a finding's data, else None."""
+    path, _, line = where.rpartition(":")
+    return (path, int(line)) if path and line.isdigit() and int(line) > 0 else None
 
 
 def _stale(e: StaleEntry, index: int, base: ReportBase, hint: str) -> dict[str, Any]:

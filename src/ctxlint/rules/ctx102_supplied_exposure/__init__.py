@@ -10,6 +10,12 @@ the parked form (`self.x = server_args` in a method taking it, read as
 `self.x.f` anywhere in the class), and chains through another object's record
 (`runner.server_args.f`). Reads off the seed are CTX101's.
 
+A record property that reads no configuration (its body touches `self` only
+for slots that are neither fields nor members, SGLang's provenance
+`launch_command`) has no bag behind it and no leaf to read instead: reading it
+off a handed record is not exposure. Where a property does read fields and no
+leaf answers it, the finding says the runtime lacks the accessor.
+
 Facts carry the holder's shape only; whether a name is a record parameter is
 a whole-program question (program.record_conventions), and every exemption is
 decided in check() so that config changes never invalidate cached facts.
@@ -30,8 +36,9 @@ from ctxlint.program.bindings import KEY as BINDINGS
 from ctxlint.program.core import Program
 from ctxlint.program.holders import HolderKind
 from ctxlint.program.published import no_publish_before
-from ctxlint.program.reads import ReadVisitor, bag_spelling
+from ctxlint.program.reads import ReadVisitor, leaf_spelling, namespace_hint
 from ctxlint.program.record_conventions import RecordConvention, record_convention, record_names
+from ctxlint.program.record_members import properties_reading_nothing
 from ctxlint.program.rule import RawFinding, Rule, field_data
 
 ID = "CTX102"
@@ -79,6 +86,8 @@ class Park:
 class ExposureFacts:
     reads: tuple[ExposedRead, ...]
     parks: tuple[Park, ...]
+    # the record's properties that read no configuration (in the record's module)
+    unbacked: tuple[str, ...] = ()
 
 
 class ExposureVisitor(ReadVisitor):
@@ -90,6 +99,14 @@ class ExposureVisitor(ReadVisitor):
         self.readable = set(vocab.fields) | set(vocab.properties)
         self.reads: list[ExposedRead] = []
         self.parks: list[Park] = []
+        self.unbacked: list[str] = []
+
+    # -- the record's properties -------------------------------------------------
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        vocab = self.ctx.vocab
+        assert vocab is not None
+        if self.ctx.module == vocab.record_module and self.ctx.qualname == vocab.record_name:
+            self.unbacked.extend(properties_reading_nothing(node, set(vocab.fields)))
 
     # -- parameters -------------------------------------------------------------
     def _param(self, name: str) -> str | None:
@@ -177,9 +194,9 @@ class ExposureVisitor(ReadVisitor):
                 held = replace(h, annotated=rec.annotated_attr(h.cls, h.name))
                 r = replace(r, holder=held)
             reads.append(r)
-        if not reads:
+        if not reads and not self.unbacked:
             return None
-        return ExposureFacts(tuple(reads), tuple(self.parks))
+        return ExposureFacts(tuple(reads), tuple(self.parks), tuple(self.unbacked))
 
 
 def _pairs(
@@ -283,6 +300,7 @@ class SuppliedExposure(Rule):
         factories = [*BUILTIN_FACTORIES, *self._option(program, FACTORIES)]
         allowed = self._option(program, ALLOWED_CLASSES)
         rname = program.vocab.record_name
+        unbacked = {p for _, _, facts in _facts(program) for p in facts.unbacked}
         for path, module, facts in _facts(program):
             for r in facts.reads:
                 h = r.holder
@@ -304,38 +322,51 @@ class SuppliedExposure(Rule):
                 else:
                     if not names.holds(h.name, module):
                         continue
-                    how = f"`{h.via}.{h.name}`, another object's record"
+                    how = f"`{h.via}.{h.name}`"  # another object's record
                 if any(_matches(factories, part) for part in r.site.scope.split(".")):
                     continue
                 if r.cls and any(_class_matches(a, module, r.cls) for a in allowed):
                     continue
+                if r.field in unbacked:
+                    continue  # provenance: no configuration behind it, nothing to read instead
                 spelled = " (literal getattr)" if r.form == "getattr" else ""
-                what = f"`{r.field}` read off a supplied {rname} instance{spelled} through {how}"
-                if no_publish_before(program, f"{module}.{r.site.scope}"):
-                    # a bag accessor raises before publish: the hint must work here
-                    hint = (
-                        "it is the operator's raw input, not what resolution decided; no "
-                        f"publish precedes `{r.site.scope}` (no publishing entry reaches it), "
-                        "so a bag accessor raises here: pass the resolved value down as an "
-                        "argument, or keep the handed record"
-                    )
-                else:
-                    where = bag_spelling(program.vocab, r.field)
-                    source = where or "its bag leaf or a runtime-context accessor"
-                    hint = (
-                        "it is the operator's raw input, so what resolution decided and a "
-                        f"post-publish override both pass it by; read {source}, a runner "
-                        "stamp, or a constructor argument"
-                    )
                 yield RawFinding(
                     ID,
                     path,
                     r.site.scope,
                     r.site.snippet,
                     r.site.span,
-                    f"{what}: {hint}",
+                    f"`{r.field}` read off a handed {rname}{spelled} through {how}: raw "
+                    "input, which resolution and post-publish overrides pass by",
+                    details=_remedy(program, f"{module}.{r.site.scope}", r.field),
                     data=field_data(program.vocab, r.field),
                 )
+
+
+def _remedy(program: Program, scope: str, field: str) -> str:
+    """What to read instead, named only where the runtime defines it, and only
+    where a publish may precede the read (a bag accessor raises before it)."""
+    if no_publish_before(program, scope):
+        return (
+            f"No publish precedes `{scope.rpartition('.')[2]}` (no publishing entry reaches "
+            "it), so a bag accessor raises here: pass the resolved value down as an "
+            "argument, or keep the handed record."
+        )
+    vocab = program.vocab
+    where = leaf_spelling(vocab, field)
+    after = (
+        " once the process has published (code that runs before its publish takes the "
+        "value as a constructor argument instead)"
+    )
+    if where is not None:
+        return f"Read {where}{after}."
+    if field in vocab.fields:
+        hint = namespace_hint(vocab, field)
+        return f"{hint[0].upper()}{hint[1:]}; then read that leaf{after}."
+    return (
+        f"`{field}` is a property of the record with no bag leaf: the runtime lacks an "
+        f"accessor deriving it from the bags (add one to {vocab.runtime_module}){after}."
+    )
 
 
 def _class_matches(allowed: str, module: str, cls: str) -> bool:
