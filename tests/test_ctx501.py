@@ -13,7 +13,7 @@ from conftest import run_cli
 from helpers import run_engine, write
 from rulecase import assert_case
 
-from ctxlint.rules.ctx501_plugin_signature import (
+from ctxlint.program.signatures import (
     CallShape,
     accept_problems,
     call_problems,

@@ -25,17 +25,13 @@ from ctxlint.engine.registry import load_rules
 PACKAGE = REPO / "src" / "ctxlint"
 LONGEST = 80
 # function -> its length now; each entry says why it is not split yet
-OVER = {
-    # owned by the rules' work on issue 35 (typed facts, the model's questions),
-    # which rewrites this check
-    "rules/ctx501_plugin_signature.py:check": 81,
-}
+OVER: dict[str, int] = {}
 # 9,003 lines for 26 rules (346.3) at the ratchet's last move. It rose once, from
 # 328.4 (22 rules): the typed facts declare as dataclasses the schema that string
 # keys left implicit, and the four new guardrails average 356 lines; from here
 # it only goes down. 8,838 lines (339.9) once the flags tier and the declarable
 # whitelist were asked of the program model (flags_tier, resolvable)
-MEAN_PER_RULE = 334.0
+MEAN_PER_RULE = 324.6
 TARGET_PER_RULE = 180
 # string-key lookups in rules/ (fact dicts, the rules' own dicts and the schema's
 # alike: the measure cannot tell them apart, and none should stay). A key that is

@@ -1,0 +1,279 @@
+"""Plugin dispatch: the plugin bases of the class index, their hooks, the
+implementations, and the method calls that dispatch through a base.
+
+A base is a class that defines abstract methods (`@abstractmethod`) or methods
+whose body only raises `NotImplementedError` (unless it overrides an ancestor's:
+an implementation declining a hook), plus the classes a config names. A hook is
+an interface only where a dispatch site calls it through the base with
+arguments that fit the base. The per-file facts are the method calls on
+receivers whose class can be told (program.bindings); CTX501 keeps them under
+its id and checks signatures over this model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ctxlint.core.lazy_libcst import cst
+from ctxlint.facts.context import FileContext, dotted
+from ctxlint.facts.typed import Site, site
+from ctxlint.facts.visitor import FileVisitor
+from ctxlint.program.bindings import KEY as BINDINGS
+from ctxlint.program.classes import ClassIndex, MethodFacts, class_index
+from ctxlint.program.core import Program
+from ctxlint.program.signatures import CallShape, bound, call_problems
+
+ID = "CTX501"  # the rule whose facts these are
+PLUGIN_BASES = "plugin-bases"
+# decorated defs that are never called as hooks: properties, overload stubs,
+# dispatch registrations
+_NOT_METHODS = frozenset(
+    ("property", "cached_property", "setter", "deleter", "getter", "overload", "register")
+)
+
+
+# -- per-file extraction ---------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class Receiver:
+    """What a method is called on: `self` or `super()` in a method of `cls`, the
+    attribute `self.<attr>` of `cls`, or an object of one of `types` ("types")."""
+
+    kind: Literal["self", "super", "attr", "types"]
+    cls: str | None = None
+    attr: str | None = None
+    types: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class MethodCall:
+    method: str
+    receiver: Receiver
+    shape: CallShape
+    site: Site
+
+
+@dataclass(frozen=True, slots=True)
+class PluginFacts:
+    calls: tuple[MethodCall, ...]
+
+
+class PluginVisitor(FileVisitor):
+    """Method calls on receivers whose class can be told (program.bindings);
+    the classes themselves are the class index's (program.classes)."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        super().__init__(ctx)
+        self.calls: list[MethodCall] = []
+        # `if isinstance(x, T):` bodies: [receiver text, types, active, id(orelse)] or None
+        self.narrow: list[list[Any] | None] = []
+
+    def _receiver(self, expr: cst.BaseExpression) -> Receiver | None:
+        r = self.ctx.parts[BINDINGS].receiver(expr)
+        if r.kind in ("self", "selfattr") and r.flavor != "inst":
+            return None
+        if r.kind == "self":
+            return Receiver("self", r.cls)
+        if r.kind == "super":
+            return Receiver("super", r.cls)
+        if r.kind == "selfattr" and r.cls is not None:
+            return Receiver("attr", r.cls, r.attr)
+        if r.kind in ("local", "global") and r.binding is not None and r.binding.instances:
+            return Receiver("types", types=tuple(r.binding.instances))
+        return None
+
+    # -- isinstance narrowing --------------------------------------------------
+    def _leave_branch(self, node: cst.CSTNode) -> None:
+        for n in self.narrow:
+            if n is not None and n[3] == id(node):
+                n[2] = False  # the else/elif of a narrowing `if` is not narrowed
+
+    def visit_If(self, node: cst.If) -> None:
+        self._leave_branch(node)
+        test = node.test
+        while isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+            test = test.left
+        entry = None
+        if (
+            isinstance(test, cst.Call)
+            and isinstance(test.func, cst.Name)
+            and test.func.value == "isinstance"
+            and len(test.args) == 2
+        ):
+            target = dotted(test.args[0].value)
+            spec = test.args[1].value
+            elems = [e.value for e in spec.elements] if isinstance(spec, cst.Tuple) else [spec]
+            types = [
+                r
+                for e in elems
+                if isinstance(e, (cst.Name, cst.Attribute)) and (r := self.ctx.resolve(e))
+            ]
+            if target and types:
+                entry = [target, types, True, id(node.orelse) if node.orelse else None]
+        self.narrow.append(entry)
+
+    def visit_Else(self, node: cst.Else) -> None:
+        self._leave_branch(node)
+
+    def leave_If(self, node: cst.If) -> None:
+        self.narrow.pop()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if not isinstance(func, cst.Attribute):
+            return
+        method = func.attr.value
+        if method.startswith("__") and method.endswith("__"):
+            return
+        recv = None
+        if self.narrow:
+            text = dotted(func.value)
+            for n in reversed(self.narrow):
+                if n is not None and n[2] and n[0] == text:
+                    recv = Receiver("types", types=tuple(n[1]))
+                    break
+        recv = recv or self._receiver(func.value)
+        if recv is None:
+            return
+        shape = CallShape(
+            sum(1 for a in node.args if a.keyword is None and not a.star),
+            any(a.star == "*" for a in node.args),
+            tuple(a.keyword.value for a in node.args if a.keyword is not None),
+            any(a.star == "**" for a in node.args),
+        )
+        self.calls.append(MethodCall(method, recv, shape, site(self.ctx, node)))
+
+    def finish(self) -> PluginFacts | None:
+        return PluginFacts(tuple(self.calls)) if self.calls else None
+
+
+# -- the whole program -------------------------------------------------------------
+def plugin_graph(program: Program) -> Graph:
+    """The program's plugin graph, once per run (and fixed-point round): the
+    rounds, the derivation, the pins and the check share it."""
+    return program.memo(f"{ID} graph", lambda: Graph(program))
+
+
+class Graph:
+    """The plugin bases of the class index, their hooks, implementations and dispatches."""
+
+    def __init__(self, program: Program) -> None:
+        self.program = program
+        self.index: ClassIndex = class_index(program)
+        self.classes = self.index.classes
+        self.where = self.index.where
+        self.mro = self.index.mro
+        # qualified class -> the methods a caller can call as hooks
+        self.methods: dict[str, dict[str, MethodFacts]] = {
+            q: {n: m for n, m in c.methods.items() if not _NOT_METHODS.intersection(m.decorators)}
+            for q, c in self.classes.items()
+        }
+        configured = program.config.options.get(PLUGIN_BASES, [])
+        self.configured = [str(c) for c in configured]
+        self.bases = self._bases()
+        self.configured_real = {
+            real for name in self.configured if (real := self.index.resolve(name)) is not None
+        }
+        self._dispatches: list[tuple[str, MethodCall, str, str, int]] | None = None
+        self._interface_calls: dict[tuple[str, str], list[tuple[str, MethodCall]]] | None = None
+        self._implementations: dict[str, list[str]] | None = None
+
+    def _bases(self) -> dict[str, dict[str, MethodFacts]]:
+        """Plugin base -> hook -> method facts."""
+        out: dict[str, dict[str, MethodFacts]] = {}
+        for qual, methods in self.methods.items():
+            ancestors = self.mro(qual)[1:]
+            hooks = {}
+            for name, m in methods.items():
+                if name.startswith("__") or m.abstract is None:
+                    continue
+                if m.abstract == "raise" and any(name in self.methods[a] for a in ancestors):
+                    continue  # an implementation declining a hook, not a new hook
+                hooks[name] = m
+            if hooks:
+                out[qual] = hooks
+        for name in self.configured:
+            real = self.index.resolve(name)
+            if real is None:
+                continue
+            hooks = out.setdefault(real, {})
+            for mname, m in self.methods[real].items():
+                if not mname.startswith("_"):
+                    hooks.setdefault(mname, m)
+        return out
+
+    def hook_base(self, cls: str, hook: str) -> str | None:
+        """The nearest plugin base in `cls`'s ancestry (itself included) declaring `hook`."""
+        if cls not in self.classes:
+            return None
+        for a in self.mro(cls):
+            if hook in self.bases.get(a, ()):
+                return a
+        return None
+
+    def implementations(self) -> dict[str, list[str]]:
+        """In-tree subclass -> the plugin bases it derives from (worked out once)."""
+        if self._implementations is None:
+            self._implementations = {}
+            for qual in self.classes:
+                bases = [a for a in self.mro(qual)[1:] if a in self.bases]
+                if bases:
+                    self._implementations[qual] = bases
+        return self._implementations
+
+    def receiver_types(self, recv: Receiver) -> list[str]:
+        k, cls, index = recv.kind, recv.cls, self.index
+        if k == "self":
+            return [cls]  # type: ignore[list-item]
+        if k == "super":
+            return list(self.mro(cls)[1:2]) if cls in self.classes else []  # type: ignore[arg-type]
+        if k == "attr":
+            if cls not in self.classes:
+                return []
+            return [c for t in index.attr_types(cls, recv.attr) for c in index.instances(t)]  # type: ignore[arg-type]
+        return [c for t in recv.types for c in index.instances(t)]
+
+    def dispatches(self) -> list[tuple[str, MethodCall, str, str, int]]:
+        """(path, call, base, definer, receiver types) for every call of a hook on
+        a plugin object, worked out once (the derivation and the check ask).
+
+        `definer` is the nearest class defining the method for the receiver's
+        type: the base itself, or an override between (whose own signature
+        binds the call, and which is checked against the base separately)."""
+        if self._dispatches is None:
+            self._dispatches = list(self._find_dispatches())
+        return self._dispatches
+
+    def interface_calls(self) -> dict[tuple[str, str], list[tuple[str, MethodCall]]]:
+        """(base, hook) -> the dispatch calls made through the base itself that fit
+        its signature: the calls an implementation must take (worked out once)."""
+        if self._interface_calls is None:
+            found: dict[tuple[str, str], list[tuple[str, MethodCall]]] = {}
+            for path, call, base, definer, _ in self.dispatches():
+                hook = self.methods[definer][call.method]
+                if definer == base and not call_problems(bound(hook), call.shape):
+                    found.setdefault((base, call.method), []).append((path, call))
+            self._interface_calls = found
+        return self._interface_calls
+
+    def is_interface(self, base: str, hook: str) -> bool:
+        """Whether a hook is an interface whose signature is a contract: a dispatch
+        calls it through the base with the base's arguments, or the base is one the
+        config names (its implementations live outside the tree). A method that only
+        raises `NotImplementedError` with no such dispatch (a model's `forward`,
+        called through `__call__` with each model's own arguments) pins nothing."""
+        return (base, hook) in self.interface_calls() or base in self.configured_real
+
+    def _find_dispatches(self) -> Iterator[tuple[str, MethodCall, str, str, int]]:
+        for path, _, facts in self.program.typed_facts(ID, PluginFacts):
+            for call in facts.calls:
+                seen: set[str] = set()
+                types = self.receiver_types(call.receiver)
+                for t in types:
+                    base = self.hook_base(t, call.method)
+                    if base is None or base in seen:
+                        continue
+                    seen.add(base)
+                    definer = next(a for a in self.mro(t) if call.method in self.methods[a])
+                    yield path, call, base, definer, len(set(types))
