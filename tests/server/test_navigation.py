@@ -261,6 +261,33 @@ def marked(tmp_path: Path) -> tuple[Path, Program]:
     return tmp_path, build(tmp_path)
 
 
+def test_a_local_rebound_to_something_else_is_no_bag_any_more(
+    marked: tuple[Path, Program],
+) -> None:
+    root, _ = marked
+    (root / "app/again.py").write_text(
+        dedent("""
+            from rt.context import get_exec
+
+
+            def run(other) -> str:
+                moe = get_exec().moe
+                first = moe.moe_a2a_backend
+                for moe in other:
+                    pass
+                return first + moe.moe_a2a_backend
+        """).lstrip()
+    )
+    program = build(root)
+    path = "app/again.py"
+    line, col = at(root, path, "moe.moe_a2a_backend", offset=len("moe."))
+    text = hover(program, path, line, col)
+    assert text is not None and "**`exec.moe.moe_a2a_backend`**" in text
+    # after the for loop rebinds it, `moe` holds whatever `other` yields
+    line, col = at(root, path, "moe.moe_a2a_backend", nth=1, offset=len("moe."))
+    assert hover(program, path, line, col) is None
+
+
 def test_ns_markers_place_leaves_and_definition_lands_on_the_marked_field(
     marked: tuple[Path, Program],
 ) -> None:

@@ -41,6 +41,8 @@ from ctxlint.facts.declarations import (
     field_name,
 )
 from ctxlint.facts.visitor import FileVisitor
+from ctxlint.program.binding_values import VALUE_KINDS, Bound
+from ctxlint.program.bindings import KEY as BINDINGS
 from ctxlint.program.holders import HolderKind
 
 KEY = "config_sites"
@@ -174,7 +176,8 @@ class ConfigSites(FileVisitor):
         self.returns: list[dict[str, Any]] = []  # keys naming a field in a returned dict
         self._inner: set[int] = set()  # attribute nodes read as part of a longer chain
         self._params: list[tuple[str, set[str], str | None]] = []  # open functions
-        self._aliases: dict[str, dict[str, str]] = {}  # function -> local -> namespace
+        # a function's locals holding a bag (`ns = get_exec()`) -> its namespace
+        self._bags = ctx.parts[BINDINGS].track(self._holds_bag)
         self._pending: list[tuple[dict[str, Any], str | None, str]] = []  # self.X holders
 
     # -- declarations --------------------------------------------------------
@@ -248,25 +251,14 @@ class ConfigSites(FileVisitor):
             self.accessor_defs[name] = self.ctx.anchor(node.name)
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
-        q, _, _ = self._params.pop()
-        self._aliases.pop(q, None)
+        self._params.pop()
 
-    def _bind(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
-        if not self._params or not isinstance(target, cst.Name):
-            return
-        scope = self._aliases.setdefault(self._params[-1][0], {})
-        chain = self._chain(value) if value is not None else None
-        if chain is not None and chain[3] is None:  # a bag, not a leaf
-            scope[target.value] = chain[2]
-        else:
-            scope.pop(target.value, None)
-
-    def leave_Assign(self, node: cst.Assign) -> None:
-        for t in node.targets:
-            self._bind(t.target, node.value)
-
-    def leave_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._bind(node.target, node.value)
+    def _holds_bag(self, bound: Bound, before: Any) -> str | None:
+        """The namespace a function's local now holds the bag of (not a leaf)."""
+        if not self._params or bound.kind not in VALUE_KINDS or bound.value is None:
+            return None
+        chain = self._chain(bound.value)
+        return chain[2] if chain is not None and chain[3] is None else None
 
     # -- bag reads -------------------------------------------------------------
     def _chain(
@@ -292,7 +284,7 @@ class ConfigSites(FileVisitor):
             acc = [accessor, self.ctx.anchor(name_node)]
             ns = self.bag_of[accessor]
         elif type(base) is cst.Name and self._params:
-            ns = self._aliases.get(self._params[-1][0], {}).get(base.value)  # type: ignore[assignment]
+            ns = self._bags.here(base.value)
             if ns is None:
                 return None
             acc = None
@@ -332,7 +324,7 @@ class ConfigSites(FileVisitor):
             self._record_read(node, node.value, node.attr.value)
 
     def _aliased(self, name: cst.Name) -> bool:
-        return bool(self._params) and name.value in self._aliases.get(self._params[-1][0], {})
+        return bool(self._params) and self._bags.here(name.value) is not None
 
     def _record_read(self, node: cst.CSTNode, base: cst.BaseExpression, name: str) -> None:
         tracker = self.ctx.records
