@@ -31,7 +31,7 @@ OVER: dict[str, int] = {}
 # keys left implicit, and the four new guardrails average 356 lines; from here
 # it only goes down. 8,838 lines (339.9) once the flags tier and the declarable
 # whitelist were asked of the program model (flags_tier, resolvable)
-MEAN_PER_RULE = 324.6
+MEAN_PER_RULE = 324.4
 TARGET_PER_RULE = 180
 # string-key lookups in rules/ (fact dicts, the rules' own dicts and the schema's
 # alike: the measure cannot tell them apart, and none should stay). A key that is

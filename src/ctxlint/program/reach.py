@@ -28,7 +28,7 @@ under a limit, and only picks files to parse (its answer is a token set).
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Set
 from typing import Any
 
 from ctxlint.program.call_model import Event, EventKind, Global, targets_from_json
@@ -46,6 +46,20 @@ CALLS = Event(EventKind.CALL)
 def steps(graph: CallGraph, q: str) -> Iterator[Step]:
     """Every event of `q`'s body, in statement order, with what its call runs."""
     return zip(graph.funcs[q].events, graph.edges[q], strict=True)
+
+
+def after_publish(graph: CallGraph, q: str, publishers: Set[str]) -> Iterator[Step]:
+    """The steps of `q`'s body after it publishes: after a publish event, or a
+    call every target of which is one of `publishers` (the statements below run
+    on the published bags). A later publishing step is not yielded."""
+    published = False
+    for event, targets in steps(graph, q):
+        publishes = event.kind is EventKind.PUBLISH or (
+            event.kind is EventKind.CALL and bool(targets) and set(targets) <= publishers
+        )
+        if published and not publishes:
+            yield event, targets
+        published = published or publishes
 
 
 def first_call(graph: CallGraph, caller: str, callee: str) -> int:

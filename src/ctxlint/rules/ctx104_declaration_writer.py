@@ -26,13 +26,13 @@ from ctxlint.facts.vocab import BAGS, Vocabulary
 from ctxlint.program.call_model import EventKind
 from ctxlint.program.calls import short
 from ctxlint.program.core import Program
-from ctxlint.program.reach import backward, same_module_publishers, steps
+from ctxlint.program.reach import after_publish, backward, same_module_publishers
 from ctxlint.program.record_conventions import copy_helper_scopes, in_helper
 from ctxlint.program.resolution import KEY, Resolution, resolution
 from ctxlint.program.rule import RawFinding, Rule, field_data
 
 ID = "CTX104"
-PUBLISH, CALL = EventKind.PUBLISH, EventKind.CALL
+CALL = EventKind.CALL
 NOTE = "no declaration function derived (no stash a view reads): nothing is checked"
 
 
@@ -134,14 +134,8 @@ class DeclarationWriter(Rule):
         publishers = set(same_module_publishers(program))
         for q in sorted(publishers):
             fn = g.funcs[q]
-            published = False
-            for event, targets in steps(g, q):
-                if event.kind is PUBLISH or (
-                    event.kind is CALL and targets and set(targets) <= publishers
-                ):
-                    published = True
-                    continue
-                if not published or event.kind is not CALL or event.site is None:
+            for event, targets in after_publish(g, q, publishers):
+                if event.kind is not CALL or event.site is None:
                     continue
                 hit = sorted(set(targets) & declaring)
                 if not hit:
