@@ -1,6 +1,7 @@
 """A real editor: headless Neovim (Debian's `neovim` package, which .ci/run
 installs) with its built-in LSP client opens a file of examples/legacy_app,
-reads back the diagnostics `ctxlint server` serves and applies a quick fix."""
+reads back the diagnostics `ctxlint server` serves and applies a quick fix,
+its edit resolved lazily (codeAction/resolve) as Neovim asks for it."""
 
 from __future__ import annotations
 
@@ -52,6 +53,10 @@ def test_neovim_shows_the_diagnostics_and_applies_a_quick_fix(tmp_path: Path) ->
     )
     assert sorted((d["code"], d["line"]) for d in seen["before"]) == expected
     assert any(t.startswith("Fix CTX401 (safe fix)") for t in seen["titles"]), seen["titles"]
+    # Neovim advertises codeAction resolveSupport: the title came without its
+    # edit, and codeAction/resolve made it
+    assert seen["lazy"], seen
+    assert "resolve_error" not in seen, seen["resolve_error"]
     assert "import get_model as model_loader_get_model" in seen["text"]
     assert "self.model = model_loader_get_model(" in seen["text"]
     assert seen["cleared"], seen["after"]

@@ -115,11 +115,14 @@ class Checker:
         rules: set[str],
         unsafe: bool,
         only: Callable[[Finding], bool] = lambda _f: True,
+        verify: bool = True,
     ) -> tuple[str | None, list[str]]:
         """What `ctxlint fix` would make of `path` (with `texts` for the open
         buffers), fixing only the findings `only` keeps of `rules`: the new text
         (None: nothing it can rewrite) and the fixed findings' keys
-        (rule, scope, snippet) as "RULE scope snippet" lines."""
+        (rule, scope, snippet) as "RULE scope snippet" lines. `verify=False`
+        skips the check of the rewritten program (the fix's second check): what
+        the fixers plan, which a rollback could still undo."""
         setup = self._without_failed()
         config = setup.config
         baseline = load_baseline(config.baseline) if config.baseline else None
@@ -134,6 +137,7 @@ class Checker:
             pins=baseline.pins if baseline is not None else None,
             texts=texts,
             only=only,
+            verify=verify,
         )
         held = ruff.BUFFERS.set(dict(texts))
         try:
