@@ -73,17 +73,13 @@ class FixRun:
         pins: dict[str, dict[str, Any]] | None = None,
         texts: Mapping[str, str] | None = None,
         only: Callable[[Finding], bool] = lambda _f: True,
-        verify: bool = True,
     ) -> None:
         """`texts` (path -> text) stand in for those files' bytes throughout (the
         language server's unsaved buffers); `only` keeps the findings to fix
-        (one quick fix), as `paths` keeps their files. `verify=False` plans
-        without checking the rewritten program (no rollback): which sites the
-        fixers rewrite, and how safely, for the server's lazy code actions."""
+        (one quick fix), as `paths` keeps their files."""
         self.config, self.rules = setup.config, setup.rules
         self.buffers = dict(texts or {})
         self.only = only
-        self.verify = verify
         self.fixers = {k: v for k, v in fixers(self.rules).items() if k in select and v}
         self.select = set(self.fixers)
         self.unsafe = unsafe
@@ -303,8 +299,7 @@ class FixRun:
                     planned.after,
                 )
         result.planned, result.replayed = store.planned, store.replayed
-        if self.verify:
-            self._verify(before, result)
+        self._verify(before, result)
         return result
 
     def _store(self, vocab: Any) -> PlanStore:

@@ -5,11 +5,17 @@ the reason to type. Every action is a workspace edit the client applies: the
 server never writes the tree.
 
 A client that resolves code actions (`codeAction.resolveSupport` naming
-"edit") gets them lazily: titles and kinds, with what `codeAction/resolve`
-needs in `data` (`Lazy`). The planner still says which findings it rewrites
-and how safely, so the titles are those of the eager list, but the check of
-the rewritten program (`ctxlint fix`'s second check, the dear part) and the
-edit wait for the one action the user picks.
+"edit") gets them lazily: titles and kinds at once, with what
+`codeAction/resolve` needs in `data` (`Lazy`), and the planner runs only for
+the action picked. Its run is `ctxlint fix` of the file, whole-program
+checks (20 to 29 s for the first code action after an edit on sglang 0.5.23,
+two busy cores), too dear to decide every title; so a lazy title says what
+the fix may do: for a rule with both kinds
+of fix (CTX101, CTX401) there is a "safe fix" and an "unsafe fix" title, each
+resolved by the planner with `--unsafe` or without; a fix the planner leaves
+is refused at resolve with its reason. What the planner said of a finding is
+kept (`Plans`) until the next edit or check, and the titles follow it: after
+one resolve they are the eager list's.
 """
 
 from __future__ import annotations
@@ -40,7 +46,7 @@ class Lazy:
     action: str  # FIX, SUPPRESS or EVERY
     uri: str
     fingerprint: str = ""  # FIX and SUPPRESS
-    unsafe: bool = False  # FIX: the kind of fix the title promised
+    unsafe: bool = False  # FIX: with --unsafe or not
 
     def dump(self) -> dict[str, Any]:
         return asdict(self)
@@ -54,6 +60,19 @@ class Lazy:
         if not (isinstance(uri, str) and isinstance(fingerprint, str) and isinstance(unsafe, bool)):
             return None
         return cls(data["action"], uri, fingerprint, unsafe)
+
+
+# (path, fingerprint or EVERY, unsafe) -> whether the planner fixes it, for the
+# texts and findings held now: the server clears it at every edit and check
+Plans = dict[tuple[str, str, bool], bool]
+
+
+class Refused(Exception):
+    """A lazy action the planner does not make: why, in a sentence."""
+
+
+class Gone(Refused):
+    """A lazy action whose finding went away since it was listed."""
 
 
 def text_edit(before: str, after: str) -> types.TextEdit:
@@ -104,36 +123,28 @@ def _edit(uri: str, version: int | None, edits: list[Any]) -> types.WorkspaceEdi
     )
 
 
-def fixed_text(
-    project: Project, path: str, finding: Finding, unsafe: bool, *, verify: bool = True
-) -> str | None:
+def _fix(
+    project: Project, path: str, finding: Finding, unsafe: bool, plans: Plans
+) -> tuple[str | None, list[str]]:
     """The file after `ctxlint fix` (with --unsafe or not) rewrites only this
-    finding; None when it leaves it. `verify=False`: as planned, before the
-    check of the rewritten program that could roll it back."""
-    after, fixed = project.checker.fix(
+    finding (None when it leaves it), and why it left what it left. What it
+    did is kept in `plans`."""
+    after, fixed, left = project.checker.fix(
         project.texts(),
         path,
         rules={finding.rule},
         unsafe=unsafe,
         only=lambda f: f.fingerprint == finding.fingerprint,
-        verify=verify,
     )
-    return after if after is not None and fixed else None
+    done = after if after is not None and fixed else None
+    plans[(path, finding.fingerprint, unsafe)] = done is not None
+    return done, left
 
 
-def fix_of(
-    project: Project, path: str, finding: Finding, *, verify: bool = True
-) -> tuple[bool, str] | None:
-    """(unsafe, the text after) of the finding's fix as `ctxlint fix` makes it:
-    a safe one, else (for a rule with unsafe fixes) an unsafe one; None when
-    it has none."""
+def _kinds(project: Project, finding: Finding) -> list[bool]:
+    """The finding's rule's kinds of fix, safe first, as `unsafe` flags."""
     kinds = project.checker.fixable().get(finding.rule, ())
-    for unsafe in (False, True):
-        if ("unsafe" if unsafe else "safe") in kinds:
-            after = fixed_text(project, path, finding, unsafe, verify=verify)
-            if after is not None:
-                return unsafe, after
-    return None
+    return [unsafe for unsafe in (False, True) if ("unsafe" if unsafe else "safe") in kinds]
 
 
 def quick_fix(
@@ -150,36 +161,39 @@ def quick_fix(
 
 
 def quick_fixes(
-    project: Project, path: str, uri: str, version: int | None, finding: Finding, text: str
+    project: Project,
+    path: str,
+    uri: str,
+    version: int | None,
+    finding: Finding,
+    text: str,
+    plans: Plans,
 ) -> list[types.CodeAction]:
-    """The finding's fix with its edit: [] when it has none."""
-    found = fix_of(project, path, finding)
-    if found is None:
-        return []
-    unsafe, after = found
-    return [quick_fix(finding, unsafe, edit=_edit(uri, version, [text_edit(text, after)]))]
-
-
-# (path, fingerprint or EVERY) -> what the planner said of it: kept until the
-# next edit or check (the server clears it), so that a client asking at every
-# cursor move (a light bulb) plans each finding once
-Plans = dict[tuple[str, str], Any]
+    """The finding's fix as `ctxlint fix` makes it, with its edit: a safe one,
+    else (for a rule with unsafe fixes) an unsafe one; [] when it has none."""
+    for unsafe in _kinds(project, finding):
+        after, _left = _fix(project, path, finding, unsafe, plans)
+        if after is not None:
+            edit = _edit(uri, version, [text_edit(text, after)])
+            return [quick_fix(finding, unsafe, edit=edit)]
+    return []
 
 
 def lazy_quick_fixes(
     project: Project, path: str, uri: str, finding: Finding, plans: Plans
 ) -> list[types.CodeAction]:
-    """The finding's fix, its title and kind only: the planner says whether it
-    rewrites the finding and how safely; the rewrite's check and the edit wait
-    for codeAction/resolve."""
-    key = (path, finding.fingerprint)
-    if key not in plans:
-        found = fix_of(project, path, finding, verify=False)
-        plans[key] = None if found is None else found[0]
-    unsafe = plans[key]
-    if unsafe is None:
-        return []
-    return [quick_fix(finding, unsafe, data=Lazy(FIX, uri, finding.fingerprint, unsafe).dump())]
+    """The finding's fixes, titles and kinds only, without the planner: each
+    kind its rule has, less those the planner was seen to leave, and none
+    after a safe one it was seen to make (then they are the eager list's)."""
+    out = []
+    for unsafe in _kinds(project, finding):
+        known = plans.get((path, finding.fingerprint, unsafe))
+        if known is not False:
+            data = Lazy(FIX, uri, finding.fingerprint, unsafe).dump()
+            out.append(quick_fix(finding, unsafe, data=data))
+        if known:
+            break
+    return out
 
 
 def suppress(
@@ -227,13 +241,14 @@ def _fix_all_action(uri: str) -> types.CodeAction:
 
 
 def fix_all(
-    project: Project, path: str, uri: str, version: int | None, text: str
+    project: Project, path: str, uri: str, version: int | None, text: str, plans: Plans
 ) -> types.CodeAction | None:
     """Every safe fix of the file at once (`ctxlint fix` on it, without --unsafe)."""
     rules = _safe_rules(project, path)
     if not rules:
         return None
-    after, fixed = project.checker.fix(project.texts(), path, rules=rules, unsafe=False)
+    after, fixed, _left = project.checker.fix(project.texts(), path, rules=rules, unsafe=False)
+    plans[(path, EVERY, False)] = after is not None and bool(fixed)
     if after is None or not fixed:
         return None
     action = _fix_all_action(uri)
@@ -242,17 +257,11 @@ def fix_all(
 
 
 def lazy_fix_all(project: Project, path: str, uri: str, plans: Plans) -> types.CodeAction | None:
-    """source.fixAll.ctxlint when the planner rewrites a safe fix of the file."""
-    key = (path, EVERY)
-    if key not in plans:
-        rules = _safe_rules(project, path)
-        after, fixed = (
-            project.checker.fix(project.texts(), path, rules=rules, unsafe=False, verify=False)
-            if rules
-            else (None, [])
-        )
-        plans[key] = after is not None and bool(fixed)
-    return _fix_all_action(uri) if plans[key] else None
+    """source.fixAll.ctxlint, without the planner: when the file has findings
+    of rules with safe fixes, unless the planner was seen to fix none."""
+    if not _safe_rules(project, path) or plans.get((path, EVERY, False)) is False:
+        return None
+    return _fix_all_action(uri)
 
 
 def resolve(
@@ -261,22 +270,31 @@ def resolve(
     lazy: Lazy,
     version: int | None,
     text: str,
+    plans: Plans,
     *,
     snippets: bool,
-) -> types.WorkspaceEdit | None:
-    """A lazy action's edit, as the eager action has it: made on the text and
-    findings the server holds now. None when it no longer applies (its
-    finding went away, or the check of the rewrite rolled it back)."""
+) -> types.WorkspaceEdit:
+    """A lazy action's edit, as the eager action has it, made on the text and
+    findings the server holds now; Refused when the planner does not make it
+    or its finding went away."""
     uri = lazy.uri
     if lazy.action == EVERY:
-        every = fix_all(project, path, uri, version, text)
-        return every.edit if every is not None else None
+        every = fix_all(project, path, uri, version, text, plans)
+        if every is None or every.edit is None:
+            raise Refused("`ctxlint fix` makes no safe fix in this file")
+        return every.edit
     finding = next(
         (f for f in project.report(path).findings if f.fingerprint == lazy.fingerprint), None
     )
     if finding is None:
-        return None
+        raise Gone("its finding went away; ask for the code actions again")
     if lazy.action == SUPPRESS:
-        return suppress(uri, version, finding, text, snippets).edit
-    after = fixed_text(project, path, finding, lazy.unsafe)
-    return None if after is None else _edit(uri, version, [text_edit(text, after)])
+        edit = suppress(uri, version, finding, text, snippets).edit
+        assert edit is not None
+        return edit
+    after, left = _fix(project, path, finding, lazy.unsafe, plans)
+    if after is None:
+        why = "; ".join(left) or "it has no rewrite for this finding"
+        kind = "with" if lazy.unsafe else "without"
+        raise Refused(f"`ctxlint fix` {kind} --unsafe leaves it: {why}")
+    return _edit(uri, version, [text_edit(text, after)])

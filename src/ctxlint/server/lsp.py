@@ -26,7 +26,7 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcContentModified, JsonRpcInvalidParams
+from pygls.exceptions import JsonRpcContentModified, JsonRpcException, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, lsp_method
 from pygls.uris import from_fs_path
@@ -325,7 +325,7 @@ def _code_actions(server: CtxlintServer) -> None:
                     out += actions.lazy_quick_fixes(project, path, uri, f, ls.plans)
                     out.append(actions.lazy_suppress(uri, f))
                 else:
-                    out += actions.quick_fixes(project, path, uri, version, f, text)
+                    out += actions.quick_fixes(project, path, uri, version, f, text, ls.plans)
                     out.append(actions.suppress(uri, version, f, text, snippets))
         # only when asked for by kind (on save, a "source action" menu): it is a
         # `ctxlint fix` of the whole file, too dear for every cursor move
@@ -335,7 +335,7 @@ def _code_actions(server: CtxlintServer) -> None:
             if lazy:
                 every = actions.lazy_fix_all(project, path, uri, ls.plans)
             else:
-                every = actions.fix_all(project, path, uri, version, text)
+                every = actions.fix_all(project, path, uri, version, text, ls.plans)
             if every is not None:
                 out.append(every)
         return out
@@ -350,14 +350,23 @@ def _code_actions(server: CtxlintServer) -> None:
         if lazy is None or project is None or path is None:
             raise JsonRpcInvalidParams("ctxlint: not a code action of this server")
         document = ls.workspace.get_text_document(lazy.uri)
-        action.edit = actions.resolve(
-            project, path, lazy, document.version, document.source, snippets=_snippets(ls)
-        )
-        if action.edit is None:
-            raise JsonRpcContentModified(
-                f"ctxlint: {action.title}: no longer applies (the finding went away, "
-                "or the check of the rewrite undid it); ask for the code actions again"
+        try:
+            action.edit = actions.resolve(
+                project,
+                path,
+                lazy,
+                document.version,
+                document.source,
+                ls.plans,
+                snippets=_snippets(ls),
             )
+        except actions.Refused as exc:
+            code = (
+                JsonRpcContentModified.CODE
+                if isinstance(exc, actions.Gone)
+                else int(types.LSPErrorCodes.RequestFailed)
+            )
+            raise JsonRpcException(f"ctxlint: {action.title}: {exc}", code=code) from None
         action.data = None
         return action
 
