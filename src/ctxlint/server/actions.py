@@ -97,20 +97,9 @@ def text_edit(before: str, after: str) -> types.TextEdit:
     )
 
 
-def _edit(uri: str, version: int | None, edits: list[types.TextEdit]) -> types.WorkspaceEdit:
-    return types.WorkspaceEdit(
-        document_changes=[
-            types.TextDocumentEdit(
-                text_document=types.OptionalVersionedTextDocumentIdentifier(
-                    uri=uri, version=version
-                ),
-                edits=list(edits),
-            )
-        ]
-    )
-
-
-def _edit(uri: str, version: int | None, edits: list[Any]) -> types.WorkspaceEdit:
+def _edit(
+    uri: str, version: int | None, edits: list[types.TextEdit | types.SnippetTextEdit]
+) -> types.WorkspaceEdit:
     return types.WorkspaceEdit(
         document_changes=[
             types.TextDocumentEdit(
