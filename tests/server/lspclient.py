@@ -207,9 +207,12 @@ async def start(
     command: list[str] | None = None,
     snippets: bool = False,
     encodings: list[str] | None = None,
+    resolve: bool = False,
 ) -> Session:
     """The server started on `root`'s copy of the example, initialized, its first
-    diagnostics in."""
+    diagnostics in. `resolve`: the client asks codeAction/resolve for an
+    action's edit (as Neovim 0.7+ and VS Code do), so the server's code
+    actions come lazily."""
     registered: list[types.Registration] = []
 
     def make_client() -> LanguageClient:
@@ -232,6 +235,14 @@ async def start(
             capabilities=types.ClientCapabilities(
                 general=types.GeneralClientCapabilities(position_encodings=encodings)
                 if encodings
+                else None,
+                text_document=types.TextDocumentClientCapabilities(
+                    code_action=types.CodeActionClientCapabilities(
+                        data_support=True,
+                        resolve_support=types.ClientCodeActionResolveOptions(properties=["edit"]),
+                    )
+                )
+                if resolve
                 else None,
                 workspace=types.WorkspaceClientCapabilities(
                     did_change_watched_files=types.DidChangeWatchedFilesClientCapabilities(

@@ -1,6 +1,7 @@
 -- Neovim's built-in LSP client (0.7 and later), headless: open a file of the
 -- example, read back the diagnostics ctxlint serves, apply the safe quick fix
--- of its CTX401 finding, and read the diagnostics again. Everything it saw goes
+-- of its CTX401 finding (its edit resolved lazily, as the client asks for
+-- it), and read the diagnostics again. Everything it saw goes
 -- to $CTXLINT_OUT as JSON; tests/server/test_neovim.py judges it.
 local out = {}
 local function finish()
@@ -61,6 +62,22 @@ local ok, err = pcall(function()
     end
   end
   if chosen == nil then
+    return
+  end
+  -- Neovim asks for the edit lazily (its client advertises resolveSupport):
+  -- as vim.lsp.buf.code_action() does, resolve the chosen action when it has none
+  out.lazy = chosen.edit == nil
+  if chosen.edit == nil then
+    local resolved = vim.lsp.buf_request_sync(0, "codeAction/resolve", chosen, 60000) or {}
+    for _, reply in pairs(resolved) do
+      if reply.err then
+        out.resolve_error = vim.inspect(reply.err)
+      elseif reply.result then
+        chosen = reply.result
+      end
+    end
+  end
+  if chosen.edit == nil then
     return
   end
   vim.lsp.util.apply_workspace_edit(chosen.edit, "utf-16")

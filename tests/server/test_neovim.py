@@ -1,6 +1,7 @@
 """A real editor: headless Neovim (Debian's `neovim` package, which .ci/run
 installs) with its built-in LSP client opens a file of examples/legacy_app,
-reads back the diagnostics `ctxlint server` serves and applies a quick fix."""
+reads back the diagnostics `ctxlint server` serves and applies a quick fix,
+its edit resolved lazily (codeAction/resolve) as Neovim asks for it."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pytest
 from lspclient import APP, batch, copy_legacy_app
 
 CLIENT = Path(__file__).with_name("neovim_client.lua")
+SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "img" / "make_editor_screenshot.py"
 RUNNER = f"{APP}/model_runner.py"  # its CTX401 (an accessor name shadowed) has a safe fix
 
 pytestmark = pytest.mark.skipif(
@@ -52,7 +54,32 @@ def test_neovim_shows_the_diagnostics_and_applies_a_quick_fix(tmp_path: Path) ->
     )
     assert sorted((d["code"], d["line"]) for d in seen["before"]) == expected
     assert any(t.startswith("Fix CTX401 (safe fix)") for t in seen["titles"]), seen["titles"]
+    # Neovim advertises codeAction resolveSupport: the title came without its
+    # edit, and codeAction/resolve made it
+    assert seen["lazy"], seen
+    assert "resolve_error" not in seen, seen["resolve_error"]
     assert "import get_model as model_loader_get_model" in seen["text"]
     assert "self.model = model_loader_get_model(" in seen["text"]
     assert seen["cleared"], seen["after"]
     assert "get_model as model_loader_get_model" not in (root / RUNNER).read_text()
+
+
+def test_the_docs_screenshot_is_made_from_the_editors_screen(tmp_path: Path) -> None:
+    """docs/img/make_editor_screenshot.py (docs/server.md's picture) still runs:
+    nvim in a pseudo-terminal shows the new error and the hover, and pyte's
+    screen of it is written as SVG."""
+    pytest.importorskip("pyte", reason="pyte (a dev dependency) makes the screenshot")
+    out = tmp_path / "shot.svg"
+    done = subprocess.run(
+        [sys.executable, str(SCREENSHOT), str(out)],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    screen = done.stdout
+    assert "E  17         self.load_format = get_server_args().load_format" in screen
+    assert "CTX101 `load_format` read off the seed record" in screen
+    assert "`exec.enable_torch_compile` — config leaf" in screen
+    assert out.read_text().startswith("<svg")

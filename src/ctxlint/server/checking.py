@@ -21,6 +21,7 @@ import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
+from typing import NamedTuple
 
 from ctxlint import session
 from ctxlint.baseline.ratchet import load_baseline
@@ -56,6 +57,16 @@ def _failing_rule(exc: BaseException, rules: list[Rule]) -> str | None:
             if name == module or name.startswith(module + "."):
                 in_module = rid
     return running or in_module
+
+
+class Fixed(NamedTuple):
+    """A fix of one file: the new text (None: nothing it can rewrite), the
+    fixed findings' keys as "RULE scope snippet" lines, and why the others
+    were left (the fix report's reasons)."""
+
+    after: str | None
+    fixed: list[str]
+    left: list[str]
 
 
 class Checker:
@@ -115,11 +126,9 @@ class Checker:
         rules: set[str],
         unsafe: bool,
         only: Callable[[Finding], bool] = lambda _f: True,
-    ) -> tuple[str | None, list[str]]:
+    ) -> Fixed:
         """What `ctxlint fix` would make of `path` (with `texts` for the open
-        buffers), fixing only the findings `only` keeps of `rules`: the new text
-        (None: nothing it can rewrite) and the fixed findings' keys
-        (rule, scope, snippet) as "RULE scope snippet" lines."""
+        buffers), fixing only the findings `only` keeps of `rules`."""
         setup = self._without_failed()
         config = setup.config
         baseline = load_baseline(config.baseline) if config.baseline else None
@@ -140,13 +149,12 @@ class Checker:
             result = run.run()
         finally:
             ruff.BUFFERS.reset(held)
-        after = result.after.get(path)
-        fixed = [
-            f"{s.rule} {s.scope} {s.snippet}"
-            for s in result.plans.get(path, [])
-            if s.status == FIXED
-        ]
-        return after, fixed
+        sites = result.plans.get(path, [])
+        return Fixed(
+            result.after.get(path),
+            [f"{s.rule} {s.scope} {s.snippet}" for s in sites if s.status == FIXED],
+            [s.reason for s in sites if s.status != FIXED and s.reason],
+        )
 
 
 def load(request: session.Request) -> Setup:

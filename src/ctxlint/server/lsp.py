@@ -26,6 +26,7 @@ from typing import Any
 from urllib.parse import unquote, urlparse
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcContentModified, JsonRpcException, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, lsp_method
 from pygls.uris import from_fs_path
@@ -72,6 +73,7 @@ class CtxlintServer(LanguageServer):
         self.show_baselined = True
         self.debounce = 0.2
         self.published: set[str] = set()  # paths whose last diagnostics were not empty
+        self.plans: actions.Plans = {}  # the lazy code actions' plans, until the next change
         self._timer: asyncio.TimerHandle | None = None
 
     # -- messages -------------------------------------------------------------------
@@ -88,6 +90,7 @@ class CtxlintServer(LanguageServer):
         if request.config is None and request.profile is None and folder is not None:
             request = session.Request(**(vars(request) | {"search_from": folder}))
         self.request = request
+        self.plans.clear()
         try:
             setup = load(request)
         except CtxlintError as exc:
@@ -106,6 +109,7 @@ class CtxlintServer(LanguageServer):
         if project is None:
             return
         known = set(project.checker.failed)
+        self.plans.clear()
         began = time.perf_counter()
         try:
             changed = project.refresh()
@@ -176,6 +180,7 @@ class CtxlintServer(LanguageServer):
         path = project.path_of(file)
         if path is None:
             return None
+        self.plans.clear()  # the texts the fixes plan on changed
         if closed:
             project.close(path)
         else:
@@ -287,13 +292,14 @@ def _documents(server: CtxlintServer) -> None:
 
 
 def _code_actions(server: CtxlintServer) -> None:
-    """Quick fixes, suppressions and source.fixAll.ctxlint."""
+    """Quick fixes, suppressions and source.fixAll.ctxlint; lazily (their edits
+    made by codeAction/resolve) for a client that resolves edits."""
 
     @server.feature(
         types.TEXT_DOCUMENT_CODE_ACTION,
         types.CodeActionOptions(
             code_action_kinds=[types.CodeActionKind.QuickFix, actions.FIX_ALL],
-            resolve_provider=False,
+            resolve_provider=True,
         ),
     )
     def code_action(
@@ -309,22 +315,68 @@ def _code_actions(server: CtxlintServer) -> None:
             return None
         document = ls.workspace.get_text_document(uri)
         text, version = document.source, document.version
+        lazy = _resolves_edits(ls)
         wanted = params.context.only
         out: list[types.CodeAction] = []
         if wanted is None or any(k in (types.CodeActionKind.QuickFix, "quickfix") for k in wanted):
             snippets = _snippets(ls)
             for f in _in_range(project.report(path).findings, params.range):
-                out += actions.quick_fixes(project, path, uri, version, f, text)
-                out.append(actions.suppress(uri, version, f, text, snippets))
+                if lazy:
+                    out += actions.lazy_quick_fixes(project, path, uri, f, ls.plans)
+                    out.append(actions.lazy_suppress(uri, f))
+                else:
+                    out += actions.quick_fixes(project, path, uri, version, f, text, ls.plans)
+                    out.append(actions.suppress(uri, version, f, text, snippets))
         # only when asked for by kind (on save, a "source action" menu): it is a
         # `ctxlint fix` of the whole file, too dear for every cursor move
         if wanted is not None and any(
             str(k) == actions.FIX_ALL or actions.FIX_ALL.startswith(f"{k}.") for k in wanted
         ):
-            every = actions.fix_all(project, path, uri, version, text)
+            if lazy:
+                every = actions.lazy_fix_all(project, path, uri, ls.plans)
+            else:
+                every = actions.fix_all(project, path, uri, version, text, ls.plans)
             if every is not None:
                 out.append(every)
         return out
+
+    @server.feature(types.CODE_ACTION_RESOLVE)
+    def resolve(ls: CtxlintServer, action: types.CodeAction) -> types.CodeAction:
+        """A lazy action's edit, made on the text and findings held now."""
+        lazy = actions.Lazy.load(action.data)
+        project = ls.project
+        file = path_of_uri(lazy.uri) if lazy is not None else None
+        path = project.path_of(file) if project is not None and file is not None else None
+        if lazy is None or project is None or path is None:
+            raise JsonRpcInvalidParams("ctxlint: not a code action of this server")
+        document = ls.workspace.get_text_document(lazy.uri)
+        try:
+            action.edit = actions.resolve(
+                project,
+                path,
+                lazy,
+                document.version,
+                document.source,
+                ls.plans,
+                snippets=_snippets(ls),
+            )
+        except actions.Refused as exc:
+            code = (
+                JsonRpcContentModified.CODE
+                if isinstance(exc, actions.Gone)
+                else int(types.LSPErrorCodes.RequestFailed)
+            )
+            raise JsonRpcException(f"ctxlint: {action.title}: {exc}", code=code) from None
+        action.data = None
+        return action
+
+
+def _resolves_edits(ls: CtxlintServer) -> bool:
+    """Whether the client asks codeAction/resolve for an action's edit."""
+    document = ls.client_capabilities.text_document
+    asked = document.code_action if document else None
+    support = asked.resolve_support if asked else None
+    return support is not None and "edit" in support.properties
 
 
 def _snippets(ls: CtxlintServer) -> bool:
