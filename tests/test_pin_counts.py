@@ -47,7 +47,15 @@ def test_pins_are_counted_by_key_apart_from_findings(project: Path) -> None:
     text = run_cli("check", "--no-cache", cwd=project)
     said = " ".join(text.stdout.split())
     assert "1 new finding, 1 pin change (CTX702 1), 0 stale baseline entries" in said, said
-    assert "app/batch.py (1 new finding, 2 pin change sites)" in said, said
+    assert "app/batch.py (1 new finding)" in said, said
+    # the pin sites are a section of their own after the findings, not findings
+    pins = said.index("2 pin change sites (not findings")
+    assert said.index("app/batch.py (1 new finding)") < pins, said
+    assert "PIN" in said[pins:] and "NEW" not in said[pins:].split("pin change (")[0], said
+    concise = run_cli("check", "--no-cache", "--output-format", "concise", cwd=project).stdout
+    assert concise.count(": CTX702 pin change: ") == 2 and ": CTX101 " in concise, concise
+    github = run_cli("check", "--no-cache", "--output-format", "github", cwd=project).stdout
+    assert github.count("(a pin change that baseline update records)") == 2, github
     stats = run_cli("check", "--no-cache", "--statistics", cwd=project)
     row = next(line.split() for line in stats.stdout.splitlines() if line.startswith("CTX702"))
     assert row[-1] == "1" and "Pin changes" in stats.stdout, stats.stdout

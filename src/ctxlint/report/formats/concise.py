@@ -10,7 +10,7 @@ working folder (absolute outside it), as ruff prints them, so an editor or
 
 from __future__ import annotations
 
-from ctxlint.core.findings import Result
+from ctxlint.core.findings import PIN, Result
 from ctxlint.core.shown_paths import opener
 
 
@@ -23,7 +23,9 @@ def lines(result: Result, *, quiet: bool = False) -> list[str]:
     the run (without --strict), as the text report's -q does."""
     shown = opener(result.root)
     out = [
-        f"{shown(f.path)}:{f.span.line}:{f.span.column}: {f.rule} {_one_line(f.message)}"
+        f"{shown(f.path)}:{f.span.line}:{f.span.column}: {f.rule}"
+        + (" pin change:" if f.kind == PIN else "")  # bookkeeping, not a finding
+        + f" {_one_line(f.message)}"
         for f in result.new_findings
     ]
     out += [  # the snippet tells entries of one scope apart (they were identical lines)

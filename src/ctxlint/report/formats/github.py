@@ -8,7 +8,7 @@ property values additionally encode `:` and `,`, which delimit the properties.
 
 from __future__ import annotations
 
-from ctxlint.core.findings import Result
+from ctxlint.core.findings import PIN, Result
 from ctxlint.report.formats._common import report_base, rule_catalogue, rule_title, update_hint
 
 
@@ -41,7 +41,9 @@ def render(result: Result) -> str:
                 col=s.column,
                 endLine=s.end_line,
                 endColumn=s.end_column,
-                title=titles[f.rule],
+                # a pin change fails the run as a finding does, but it is bookkeeping
+                title=titles[f.rule]
+                + (" (a pin change that baseline update records)" if f.kind == PIN else ""),
             )
         )
     # Stale entries fail only under --strict; otherwise they are a nudge.

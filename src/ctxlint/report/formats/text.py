@@ -110,27 +110,18 @@ def _print_findings(
     result: Result, console: Console, show_source: bool, show_details: bool = False
 ) -> None:
     """New findings in full, grouped by file. Baselined ones are accepted debt,
-    not news: only the closing line counts them (once, for the whole run)."""
+    not news: only the closing line counts them (once, for the whole run). Pin
+    changes are bookkeeping, not findings: their own section follows."""
     titles = {r.id: rule_title(r) for r in rule_catalogue(result)}
     sources = _Sources(result.root)
     shown = opener(result.root)  # as concise and ruff: openable from the working folder
-    for path, group in _group_by_path(result.new_findings):
+    violations = [f for f in result.new_findings if f.kind != PIN]
+    for path, group in _group_by_path(violations):
         header = Text(shown(path), style="bold underline")
-        pins = sum(f.kind == PIN for f in group)  # sites of a pin change: not findings
-        said = [plural(len(group) - pins, "new finding")] if len(group) > pins else []
-        said += [plural(pins, "pin change site")] if pins else []
-        header.append(f"  ({', '.join(said)})", style="")
+        header.append(f"  ({plural(len(group), 'new finding')})", style="")
         console.print(header)
         for f in group:
-            s = f.span
-            line = Text("  ")
-            line.append(f"{shown(path)}:{s.line}:{s.column}", style="bold")
-            line.append("  ")
-            line.append(titles[f.rule], style="bold red")
-            line.append("  NEW", style="red")
-            console.print(line)
-            _print_indented(console, Text(f.message), 4)
-            _print_indented(console, Text(f"in {f.scope}", style="dim"), 4)
+            _print_one(console, f, titles[f.rule], "  NEW", shown(path))
             if show_details and f.details:
                 _print_indented(console, Text(f.details), 6)
             lines = sources.lines(path) if show_source else None
@@ -138,6 +129,38 @@ def _print_findings(
             if frame is not None:
                 console.print(frame, crop=True)
             console.print()
+    _print_pins(result, console, titles)
+
+
+def _print_one(console: Console, f: Finding, title: str, tag: str, path: str) -> None:
+    s = f.span
+    line = Text("  ")
+    line.append(f"{path}:{s.line}:{s.column}", style="bold")
+    line.append("  ")
+    line.append(title, style="bold red" if tag.strip() == "NEW" else "bold yellow")
+    line.append(tag, style="red" if tag.strip() == "NEW" else "yellow")
+    console.print(line)
+    _print_indented(console, Text(f.message), 4)
+    _print_indented(console, Text(f"in {f.scope}", style="dim"), 4)
+
+
+def _print_pins(result: Result, console: Console, titles: dict[str, str]) -> None:
+    """The sites of pin changes: what the derivation finds that the baseline does
+    not pin yet (or pins otherwise). Not findings: `baseline update` records them."""
+    pins = [f for f in result.new_findings if f.kind == PIN]
+    if not pins:
+        return
+    head = Text(plural(len(pins), "pin change site"), style="bold yellow")
+    head.append(
+        f" (not findings: derived sets the baseline does not pin yet; after review, "
+        f"{update_hint(result)} to record them)",
+        style="",
+    )
+    console.print(head)
+    shown = opener(result.root)
+    for f in pins:
+        _print_one(console, f, titles[f.rule], "  PIN", shown(f.path))
+    console.print()
 
 
 def _print_stale(result: Result, console: Console, *, entries: bool = True) -> None:
