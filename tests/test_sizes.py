@@ -35,14 +35,15 @@ OVER = {
 # keys left implicit, and the four new guardrails average 356 lines; from here
 # it only goes down. 8,838 lines (339.9) once the flags tier and the declarable
 # whitelist were asked of the program model (flags_tier, resolvable); 8,814
-# (339.0) once CTX401's facts were typed and it asked program/method_lookup
-MEAN_PER_RULE = 339.0
+# (339.0) once CTX401's facts were typed and it asked program/method_lookup;
+# 8,613 (331.3) once CTX502 read what a function returns off program/returned_values
+MEAN_PER_RULE = 331.3
 TARGET_PER_RULE = 180
 # string-key lookups in rules/ (fact dicts, the rules' own dicts and the schema's
 # alike: the measure cannot tell them apart, and none should stay). A key that is
 # no identifier ("declaration function") is the title of a derived set, which
 # the JSON output shows as written, not a fact's field: it is not counted
-STRING_KEYS = 227
+STRING_KEYS = 157
 
 
 def function_lengths(root: Path) -> dict[str, int]:
