@@ -145,3 +145,27 @@ def test_an_annotated_constant_names_the_owned_fields(project: Path) -> None:
         "model_path": ["app.manager.TokenizerManager (_MANAGER_OWNED_FIELDS)"]
     }
     assert [(f.path, f.line) for f in out.findings] == [("app/mixin.py", 3)]
+
+
+def test_a_context_local_is_what_its_last_binding_holds(project: Path) -> None:
+    """The names bound to get_context() are the binding model's: an annotated local
+    or a walrus holds it, a loop rebinding the name holds something else."""
+    assert_case(
+        project,
+        RULE,
+        """
+        from app.manager import TokenizerManager
+        from specrt.context import get_context, publish
+
+        def launch_server(server_args: object, others: list) -> None:
+            publish(server_args, role="tokenizer")
+            TokenizerManager("m")
+            annotated: object = get_context()
+            annotated.override("reload", model_path="p")  # expect
+            if (ctx := get_context()) is not None:
+                ctx.override("reload", model_path="p")  # expect
+            for ctx in others:
+                ctx.override("other", model_path="p")
+        """,
+        extra={"app/manager.py": MANAGER},
+    )

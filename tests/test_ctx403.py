@@ -189,3 +189,27 @@ def test_x() -> None:
     out = run_engine(project, select={RULE})
     assert [(f.path, f.line) for f in out.findings] == [("tests/test_x.py", 7)]
     assert out.program.sets[RULE]["resolved fields"] == 3
+
+
+def test_a_record_local_is_what_its_last_binding_holds(project: Path) -> None:
+    """The names holding a new record are the binding model's: a loop or a `with`
+    rebinding the name leaves it holding something else."""
+    assert_case(
+        project,
+        RULE,
+        """
+        from specrt.record import ServerArgs
+
+        def test_loop(others: list, opened) -> None:
+            sa = ServerArgs()
+            sa.resolve_once()
+            for sa in others:
+                assert sa.attention_backend
+            sa = ServerArgs()
+            sa.resolve_once()
+            with opened() as sa:
+                assert sa.attention_backend
+        """,
+        path="tests/test_case.py",
+        extra=RUNTIME,
+    )

@@ -187,6 +187,33 @@ def test_dcp_size_tests_where_the_runtime_binds_an_enabled_leaf(project: Path) -
     assert "read `p.dcp_enabled`" in out.findings[1].message
 
 
+def test_a_local_is_the_bag_while_its_last_binding_says_so(project: Path) -> None:
+    """The names bound to the parallel bag are the binding model's: an annotated
+    local holds it, a loop rebinding the name holds something else."""
+    assert_case(
+        project,
+        RULE,
+        """
+        from specrt.context import get_parallel
+
+        def annotated() -> bool:
+            p: object = get_parallel()
+            return p.dcp_size > 1  # expect
+
+        def rebound(runners: list) -> bool:
+            p = get_parallel()
+            for p in runners:
+                return p.dcp_size > 1
+            return False
+        """,
+        extra={
+            **BASE,
+            "specrt/widths.py": "def widths_of(cfg) -> dict:\n"
+            "    return dict(dcp_enabled=cfg.dcp_size > 1, n=cfg.tp_size)\n",
+        },
+    )
+
+
 def test_a_property_of_the_runtime_binds_an_enabled_leaf(project: Path) -> None:
     write(
         project,

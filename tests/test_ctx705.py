@@ -198,3 +198,25 @@ def test_the_same_bag_leaf_copied_by_two_inits_is_still_a_mirror(project: Path) 
             moe.runner_backend = get_exec().moe.moe_runner_backend  # expect
         """,
     )
+
+
+def test_a_local_is_what_its_last_binding_holds(project: Path) -> None:
+    """Locals are the binding model's: a loop, `with` or walrus rebinding a name that
+    held a bag leaf (or a flags group) leaves it holding something else."""
+    assert_case(
+        project,
+        RULE,
+        """
+        from specrt.context import get_exec, get_flags
+
+        def initialize_moe_config(backends: list[str], opened) -> None:
+            backend = get_exec().moe.moe_runner_backend
+            for backend in backends:
+                get_flags().moe.runner_backend = backend
+            moe = get_flags().moe
+            with opened() as moe:
+                moe.initialized = get_exec().moe.moe_runner_backend
+            if (moe := get_flags().moe) is not None:
+                moe.initialized = get_exec().moe.moe_runner_backend  # expect
+        """,
+    )

@@ -10,26 +10,38 @@ the expressions that denote a flags object or a config-bag leaf.
 - a **bag path**: a call of a bag accessor (`get_exec()`), attributes below it,
   or a local bound to one.
 
-A rule's visitor inherits `FlagsTierVisitor` to collect the declarations, and
-resolves paths with `path` over its own per-function locals (or a binding
-model, through `bound`); `IsNoneBranches` tells a lazy default
-(`if <leaf> is None: <leaf> = ...`). `flags_groups`, `tier_groups` and
-`tier_modules` derive the groups and the modules still wanted from the facts
-(CTX703 and CTX705 ask them).
+A rule's visitor inherits `FlagsTierVisitor`: it collects the declarations,
+resolves paths (`path`, `below_flags`; a local's through the binding model),
+tells a lazy default (`if <leaf> is None: <leaf> = ...`: `lazy`) and hands
+each assignment to an attribute to the rule (`assigned`). A rule's facts extend `TierFacts`, and
+`flags_tier` derives the tier from them: its root, groups and leaves, and the
+modules still wanted (CTX703 and CTX705 ask it).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.annotations import parse_string
 from ctxlint.facts.context import FileContext
 from ctxlint.facts.if_branches import IfBranches
-from ctxlint.facts.visitor import FileVisitor
+from ctxlint.program.binding_values import VALUE_KINDS, Bound
+from ctxlint.program.bindings import KEY as BINDINGS
 
 ACCESSOR = "get_flags"  # the design's flags accessor: a fixed name (facts key on content)
-Env = dict[str, list[str]]  # local -> path ([kind, *parts]); kind "flags" or an accessor
+MODULE = "<module>"  # the writer of a module-level assignment
+Fields = dict[str, str | None]  # a tier class's annotated fields -> their resolved annotation
+
+
+@dataclass(frozen=True, slots=True)
+class TierFacts:
+    """One file's declarations of the tier; a rule's facts extend it."""
+
+    classes: dict[str, Fields]  # classes whose annotated fields all default
+    accessor: list[str | None]  # [the flags accessor's class] where the module defines one
 
 
 def tier_fields(ctx: FileContext, node: cst.ClassDef) -> dict[str, str | None]:
@@ -107,8 +119,9 @@ class IsNoneBranches(IfBranches):
         return tested
 
 
-class FlagsTierVisitor(FileVisitor):
-    """Classes with defaulted annotated fields, and the flags accessor's annotation."""
+class FlagsTierVisitor(IsNoneBranches):
+    """Classes with defaulted annotated fields, the flags accessor's annotation, and
+    the paths expressions denote; every assignment to an attribute goes to `assigned`."""
 
     def __init__(self, ctx: FileContext) -> None:
         super().__init__(ctx)
@@ -117,6 +130,8 @@ class FlagsTierVisitor(FileVisitor):
         self.bags = set(ctx.vocab.bag_accessors)
         self.classes: dict[str, dict[str, str | None]] = {}
         self.accessor: list[str | None] = []  # [its return class] when defined here
+        # name -> the path it holds, asked of the binding model
+        self.locals = ctx.parts[BINDINGS].track(self._holds_path)
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         fields = tier_fields(self.ctx, node)
@@ -126,11 +141,8 @@ class FlagsTierVisitor(FileVisitor):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.accessor = accessor_class(self.ctx, node) or self.accessor
 
-    def tier_facts(self) -> dict[str, Any]:
-        return {"classes": self.classes, "accessor": self.accessor}
-
     # -- paths ------------------------------------------------------------------
-    def path(self, expr: cst.BaseExpression, env: Env) -> list[str] | None:
+    def path(self, expr: cst.BaseExpression) -> list[str] | None:
         """["flags", *attrs] or [bag accessor, *attrs] for what `expr` denotes."""
         if isinstance(expr, cst.Call):
             if expr.args:
@@ -147,27 +159,94 @@ class FlagsTierVisitor(FileVisitor):
                         return ["flags"]
                 if self.in_runtime and isinstance(base, cst.Name):
                     return ["flags"]  # the context's own slot, inside the runtime module
-            inner = self.path(base, env)
+            inner = self.path(base)
             return None if inner is None else [*inner, expr.attr.value]
         if isinstance(expr, cst.Name):
-            found = self.bound(expr.value, env)
+            found = self.locals.here(expr.value)
             return list(found) if found is not None else None
         return None
 
-    def bound(self, name: str, env: Env) -> list[str] | None:
-        """The path a local holds: from env, or a visitor's binding model."""
-        return env.get(name)
+    def below_flags(self, expr: cst.BaseExpression) -> list[str] | None:
+        """The path below the flags root that `expr` denotes ([group, leaf, ...]), or None."""
+        found = self.path(expr)
+        return found[1:] if found and found[0] == "flags" else None
+
+    def tested_path(self, expr: cst.BaseExpression) -> list[str] | None:
+        return self.below_flags(expr)
+
+    def _holds_path(self, bound: Bound, before: Any) -> list[str] | None:
+        if bound.kind not in VALUE_KINDS or bound.value is None:
+            return None
+        return self.path(bound.value)
+
+    def writer(self) -> str:
+        """The function an assignment here is in (MODULE at module level)."""
+        scope = self.ctx.scope
+        return scope.qualname if scope.kind != "module" else MODULE
+
+    # -- assignments (a name's binding is the model's) ------------------------------
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for t in node.targets:
+            self._assigned(t.target, node, node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._assigned(node.target, node, node.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._assigned(node.target, node, None)
+
+    def _assigned(
+        self, target: cst.BaseExpression, node: cst.CSTNode, value: cst.BaseExpression | None
+    ) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)):
+            for e in target.elements:
+                self._assigned(e.value, node, None)
+        elif isinstance(target, cst.Attribute):
+            self.assigned(target, node, value)
+
+    def assigned(
+        self, target: cst.Attribute, node: cst.CSTNode, value: cst.BaseExpression | None
+    ) -> None:
+        """`target = value` in the statement `node` (value None: augmented, unpacked)."""
 
 
-def flags_groups(
-    files: list[tuple[str, str, dict[str, Any]]], runtime_module: str
-) -> tuple[bool, str | None, dict[str, list[str]]]:
-    """(the runtime defines the accessor, the flags root, group -> its leaves)."""
-    classes: dict[str, dict[str, str | None]] = {}
-    tier, root = False, None
+@dataclass(frozen=True, slots=True)
+class FlagsTier:
+    defined: bool  # the runtime module defines the flags accessor
+    root: str | None  # the class it is annotated to return
+    classes: dict[str, Fields]  # every class of defaulted annotated fields
+    groups: dict[str, str]  # group -> its class
+
+    def leaves(self, group: str) -> list[str]:
+        return list(self.classes[self.groups[group]])
+
+    def wanted_modules(self) -> set[str]:
+        return tier_modules(self.classes, self.root)
+
+
+def flags_tier(files: Iterable[tuple[str, str, TierFacts]], runtime_module: str) -> FlagsTier:
+    """The tier the files' facts declare."""
+    classes: dict[str, Fields] = {}
+    defined, root = False, None
     for _, module, f in files:
-        classes.update(f["classes"])
-        if module == runtime_module and f["accessor"]:
-            tier, root = True, f["accessor"][0]
-    groups = {name: list(classes[cls]) for name, cls in tier_groups(classes, root).items()}
-    return tier, root, groups
+        classes.update(f.classes)
+        if module == runtime_module and f.accessor:
+            defined, root = True, f.accessor[0]
+    return FlagsTier(defined, root, classes, tier_groups(classes, root))
+
+
+# -- the derived sets of a rule over the tier ------------------------------------------
+def no_tier(runtime_module: str) -> dict[str, str]:
+    """The sets where the runtime module defines no flags accessor: nothing to check."""
+    return {"flags root": f"(no {ACCESSOR}() in {runtime_module})"}
+
+
+def missing_groups(sets: dict[str, Any]) -> str | None:
+    """Why a run over the tier is partial: the accessor's class declares no groups."""
+    if "groups" in sets and not sets["groups"]:
+        return (
+            f"no flags groups: the runtime module's {ACCESSOR}() is not annotated with "
+            f"a class of groups (flags root: {sets.get('flags root')})"
+        )
+    return None

@@ -7,12 +7,15 @@ after its entries' publish run, closed over calls. A process start is not a
 call (the call graph keeps starts apart), so a spawned worker counts under the
 role it publishes itself. This is CTX302's derivation of the role reach, less
 the callables handed to a call, kept here so rules that ask "which process does
-this run in" share it.
+this run in" share it; `class_process` answers which process runs a class's
+methods (CTX303's manager).
 """
 
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass
 
 from ctxlint.program.call_model import EventKind
 from ctxlint.program.calls import call_graph
@@ -24,6 +27,27 @@ PUBLISH = EventKind.PUBLISH
 def role_reach(program: Program) -> dict[str, frozenset[str]]:
     """role -> the functions its process entries reach (memoised per run)."""
     return program.memo("process_roles", lambda: _reach(program))
+
+
+@dataclass(frozen=True, slots=True)
+class ClassProcess:
+    """The process that runs some classes' methods."""
+
+    classes: frozenset[str]  # the classes and those in their MROs (their mixins)
+    roles: frozenset[str]  # the roles that reach a method of one of the classes
+    only: frozenset[str]  # the functions those roles reach and no other role does
+
+
+def class_process(program: Program, classes: Iterable[str]) -> ClassProcess:
+    g = call_graph(program)
+    given = set(classes)
+    reach = role_reach(program)
+    methods = {q for q, fn in g.funcs.items() if fn.cls in given}
+    roles = {r for r, fns in reach.items() if fns & methods}
+    mine = set().union(*(reach[r] for r in roles)) if roles else set()
+    others = set().union(*(fns for r, fns in reach.items() if r not in roles))
+    mro = frozenset(c for cls in given for c in g.mro(cls))
+    return ClassProcess(mro, frozenset(roles), frozenset(mine - others))
 
 
 def _reach(program: Program) -> dict[str, frozenset[str]]:

@@ -26,15 +26,19 @@ own process's copy) it is not.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import FileContext, string_value
+from ctxlint.facts.typed import Site, site
 from ctxlint.facts.visitor import FileVisitor
 from ctxlint.facts.vocab import BAGS, Vocabulary
+from ctxlint.program.binding_values import VALUE_KINDS, Bound
+from ctxlint.program.bindings import KEY as BINDINGS
 from ctxlint.program.calls import call_graph
 from ctxlint.program.core import Program
-from ctxlint.program.process_roles import role_reach
+from ctxlint.program.process_roles import class_process
 from ctxlint.program.rule import RawFinding, Rule, field_data
 
 ID = "CTX303"
@@ -56,18 +60,50 @@ def _strings(expr: cst.BaseExpression) -> list[str] | None:
     return [s for s in out if s is not None] if all(s is not None for s in out) else None
 
 
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """`getattr(self, name)` for each name of a constant, in a method of `cls`."""
+
+    cls: str
+    const: str  # the constant, qualified
+    fn: str
+
+
+@dataclass(frozen=True, slots=True)
+class FieldsCall:
+    """A call in `fn` naming record fields as keywords: the context's override
+    ("context"), or a call that may be a wrapper's, on self or by name."""
+
+    fn: str
+    cls: str | None
+    kind: Literal["context", "self", "name"]
+    name: str  # the called name
+    resolved: str | None  # by name: what it resolves to
+    fields: list[str]
+    site: Site
+
+
+@dataclass(frozen=True, slots=True)
+class OwnedFacts:
+    consts: dict[str, list[str]]  # module constant of strings, qualified -> its strings
+    answers: list[Answer]
+    calls: list[FieldsCall]
+    wrappers: list[str]  # functions handing their **fields to the context's override
+
+
 class OwnedVisitor(FileVisitor):
     def __init__(self, ctx: FileContext) -> None:
         super().__init__(ctx)
         assert ctx.vocab is not None
         self.fields = set(ctx.vocab.fields)
         self.consts: dict[str, list[str]] = {}
-        self.answers: list[dict[str, str]] = []
+        self.answers: list[Answer] = []
         self.tests: list[tuple[str, str]] = []  # (loop or test name, qualified constant)
-        self.ctx_locals: dict[str, set[str]] = {}  # function -> locals bound to get_context()
-        self.calls: list[dict[str, Any]] = []
-        self.wrappers: list[dict[str, Any]] = []
+        self.calls: list[FieldsCall] = []
+        self.wrappers: list[str] = []
         self.star: dict[str, str] = {}  # function -> its `**name`
+        # the names bound to get_context(), asked of the binding model
+        self.context = ctx.parts[BINDINGS].track(self._holds_context)
 
     def _fn(self) -> str:
         scope = self.ctx.scope
@@ -80,31 +116,27 @@ class OwnedVisitor(FileVisitor):
     def _is_context(self, expr: cst.BaseExpression) -> bool:
         if isinstance(expr, cst.Call) and not expr.args:
             return (self.ctx.resolve(expr.func) or "").rpartition(".")[2] == CONTEXT
-        return isinstance(expr, cst.Name) and expr.value in self.ctx_locals.get(self._fn(), ())
+        return isinstance(expr, cst.Name) and bool(self._fn() and self.context.here(expr.value))
 
-    # -- the constants and the answers off the instance ---------------------------
+    def _holds_context(self, bound: Bound, before: Any) -> bool | None:
+        value = bound.value
+        held = bound.kind in VALUE_KINDS and value is not None and self._is_context(value)
+        return True if held else None
+
+    # -- the constants (`FIELDS = (...)`, annotated or not), the answers off the instance
     def visit_Assign(self, node: cst.Assign) -> None:
-        fn = self._fn()
         for t in node.targets:
-            if not isinstance(t.target, cst.Name):
-                continue
-            name = t.target.value
-            if not fn:
-                values = _strings(node.value)
-                if values is not None and name.lstrip("_").isupper():
-                    self.consts[name] = values
-            elif self._is_context(node.value):
-                self.ctx_locals.setdefault(fn, set()).add(name)
-            else:
-                self.ctx_locals.get(fn, set()).discard(name)
+            self._constant(t.target, node.value)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        """`FIELDS: tuple[str, ...] = ("model_path", ...)`, the annotated constant."""
-        if self._fn() or node.value is None or not isinstance(node.target, cst.Name):
-            return
-        name, values = node.target.value, _strings(node.value)
-        if values is not None and name.lstrip("_").isupper():
-            self.consts[name] = values
+        if node.value is not None:
+            self._constant(node.target, node.value)
+
+    def _constant(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        if isinstance(target, cst.Name) and target.value.lstrip("_").isupper() and not self._fn():
+            values = _strings(value)
+            if values is not None:
+                self.consts[target.value] = values
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         star = node.params.star_kwarg
@@ -148,7 +180,7 @@ class OwnedVisitor(FileVisitor):
                     if var == name.value and const:
                         cls = self._cls()
                         if cls:
-                            self.answers.append({"cls": cls, "const": const, "fn": fn})
+                            self.answers.append(Answer(cls, const, fn))
                         break
             return
         if not isinstance(func, cst.Attribute) and not isinstance(func, cst.Name):
@@ -161,68 +193,45 @@ class OwnedVisitor(FileVisitor):
         # a wrapper: hands its own **fields to the context's override
         if to_context and fn in self.star:
             if any(isinstance(s, cst.Name) and s.value == self.star[fn] for s in starred):
-                self.wrappers.append({"fn": fn, "cls": self._cls()})
+                self.wrappers.append(fn)
         fields = sorted(set(keywords) & self.fields)
         if not fields or not fn:
             return
-        me = self.ctx.scope.self_name
-        kind = (
-            "context"
-            if to_context
-            else "self"
-            if isinstance(receiver, cst.Name) and receiver.value == me
-            else "name"
-            if receiver is None
-            else "other"
-        )
-        if kind == "other":
-            return
-        self.calls.append(
-            self.ctx.site(
-                node,
-                fn=fn,
-                cls=self._cls(),
-                kind=kind,
-                name=name,
-                resolved=self.ctx.resolve(func) if kind == "name" else None,
-                fields=fields,
-            )
-        )
+        kind: Literal["context", "self", "name"]
+        if to_context:
+            kind = "context"
+        elif receiver is None:
+            kind = "name"
+        elif isinstance(receiver, cst.Name) and receiver.value == self.ctx.scope.self_name:
+            kind = "self"
+        else:
+            return  # another object's method
+        resolved = self.ctx.resolve(func) if kind == "name" else None
+        where = site(self.ctx, node)
+        self.calls.append(FieldsCall(fn, self._cls(), kind, name, resolved, fields, where))
 
-    def finish(self) -> Any:
+    def finish(self) -> OwnedFacts | None:
         consts = {f"{self.ctx.module}.{k}": v for k, v in self.consts.items()}
-        facts = {
-            "consts": consts,
-            "answers": self.answers,
-            "calls": self.calls,
-            "wrappers": self.wrappers,
-        }
-        return facts if self.answers or self.calls or self.wrappers or consts else None
+        found = self.answers or self.calls or self.wrappers or consts
+        return OwnedFacts(consts, self.answers, self.calls, self.wrappers) if found else None
 
 
 class Model:
     def __init__(self, program: Program) -> None:
         vocab = program.vocab
-        self.files = list(program.facts(ID))
-        consts = {q: v for _, _, f in self.files for q, v in f["consts"].items()}
+        self.files = list(program.typed_facts(ID, OwnedFacts))
+        consts = {q: v for _, _, f in self.files for q, v in f.consts.items()}
         self.owned: dict[str, list[str]] = {}  # field -> "Class (CONSTANT)" answering it
         self.managers: set[str] = set()
-        for _, _, f in self.files:
-            for a in f["answers"]:
-                for name in consts.get(a["const"], ()):
-                    if name in vocab.fields:
-                        self.owned.setdefault(name, []).append(
-                            f"{a['cls']} ({a['const'].rpartition('.')[2]})"
-                        )
-                        self.managers.add(a["cls"])
-        self.wrappers = {w["fn"] for _, _, f in self.files for w in f["wrappers"]}
-        self.wanted = {
-            c.rpartition(".")[0]
-            for _, _, f in self.files
-            for a in f["answers"]
-            for c in [a["const"]]
-            if c not in consts
-        }
+        answers = [a for _, _, f in self.files for a in f.answers]
+        for a in answers:
+            label = f"{a.cls} ({a.const.rpartition('.')[2]})"
+            for name in consts.get(a.const, ()):
+                if name in vocab.fields:
+                    self.owned.setdefault(name, []).append(label)
+                    self.managers.add(a.cls)
+        self.wrappers = {w for _, _, f in self.files for w in f.wrappers}
+        self.wanted = {a.const.rpartition(".")[0] for a in answers if a.const not in consts}
 
 
 class ManagerOwnedOverride(Rule):
@@ -234,7 +243,8 @@ class ManagerOwnedOverride(Rule):
     )
     visitor = OwnedVisitor
     needs = (BAGS,)
-    requires = ("calls", "classes", "records")  # the call graph, for the process
+    # the call graph, for the process; the names bound to get_context()
+    requires = ("calls", "classes", "records", BINDINGS)
 
     def tokens(self, vocab: Vocabulary) -> set[str]:
         # `.override(`: an override call or a wrapper's body (a docstring naming
@@ -249,69 +259,57 @@ class ManagerOwnedOverride(Rule):
     def _model(self, program: Program) -> Model:
         return program.memo(f"{ID}:model", lambda: Model(program))
 
-    def _process(self, program: Program, m: Model) -> tuple[set[str], set[str], set[str]]:
-        """(the manager classes and their MROs, the roles that reach a manager
-        method, the functions only those roles reach)."""
-        g = call_graph(program)
-        classes = {c for cls in m.managers for c in g.mro(cls)}
-        reach = role_reach(program)
-        methods = {q for q, fn in g.funcs.items() if fn.cls in m.managers}
-        roles = {r for r, fns in reach.items() if fns & methods}
-        mine = set().union(*(reach[r] for r in roles)) if roles else set()
-        others = set().union(*(fns for r, fns in reach.items() if r not in roles))
-        return classes, roles, mine - others
-
     def derive(self, program: Program) -> dict[str, Any]:
         m = self._model(program)
-        _, roles, _ = self._process(program, m) if m.owned else (None, set(), None)
-        out: dict[str, Any] = {
+        roles = class_process(program, m.managers).roles if m.owned else frozenset()
+        # a runtime with no manager: said here, not on every run
+        note = {} if m.owned else {"note": NOTE}
+        return {
             "manager-owned fields": {k: sorted(set(v)) for k, v in sorted(m.owned.items())},
             "override wrappers": sorted(m.wrappers),
             "manager roles": sorted(roles),
+            **note,
         }
-        if not m.owned:  # a runtime with no manager: said here, not on every run
-            out["note"] = NOTE
-        return out
 
     def check(self, program: Program) -> Iterable[RawFinding]:
         m = self._model(program)
         if not m.owned:
             return
         g = call_graph(program)
-        classes, roles, only_mine = self._process(program, m)
+        process = class_process(program, m.managers)
         short_wrappers = {w.rpartition(".")[2] for w in m.wrappers}
         for path, _, f in m.files:
-            for c in f["calls"]:
-                owned = [x for x in c["fields"] if x in m.owned]
+            for c in f.calls:
+                owned = [x for x in c.fields if x in m.owned]
                 if not owned:
                     continue
-                if c["kind"] == "context":
+                if c.kind == "context":
                     via = "get_context().override"
-                elif c["kind"] == "self" and c["name"] in short_wrappers and c["cls"]:
+                elif c.kind == "self" and c.name in short_wrappers and c.cls:
                     # on the class, or (a mixin's `self`) on the manager it is mixed into
-                    owners = [c["cls"], *(x for x in m.managers if c["cls"] in g.mro(x))]
-                    if not {q for o in owners for q in g.method(o, c["name"])} & m.wrappers:
+                    owners = [c.cls, *(x for x in m.managers if c.cls in g.mro(x))]
+                    if not {q for o in owners for q in g.method(o, c.name)} & m.wrappers:
                         continue
-                    via = c["name"]
-                elif c["kind"] == "name" and c["resolved"] in m.wrappers:
-                    via = c["name"]
+                    via = c.name
+                elif c.kind == "name" and c.resolved in m.wrappers:
+                    via = c.name
                 else:
                     continue
-                in_manager = c["cls"] in classes
-                if not in_manager and c["fn"] not in only_mine:
+                in_manager = c.cls in process.classes
+                if not in_manager and c.fn not in process.only:
                     continue
                 where = (
-                    f"a method of {c['cls'].rpartition('.')[2]}"
+                    f"a method of {(c.cls or '').rpartition('.')[2]}"
                     if in_manager
-                    else f"reached only under role {', '.join(sorted(roles))}"
+                    else f"reached only under role {', '.join(sorted(process.roles))}"
                 )
                 owner = m.owned[owned[0]][0]
                 yield RawFinding(
                     ID,
                     path,
-                    c["scope"],
-                    c["snippet"],
-                    c["span"],
+                    c.site.scope,
+                    c.site.snippet,
+                    c.site.span,
                     f"`{via}({', '.join(f'{x}=...' for x in owned)})` in the manager's "
                     f"process records a process-wide change no other process sees: "
                     f"{', '.join(owned)} is answered off the manager ({owner}); set it on "

@@ -26,19 +26,24 @@ fix it cannot name is not offered.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, ClassVar
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
 
 from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import FileContext, LineAnchor
-from ctxlint.facts.visitor import FileVisitor
+from ctxlint.facts.typed import Site, site
 from ctxlint.facts.vocab import BAGS, Vocabulary
+from ctxlint.program.binding_values import VALUE_KINDS, Bound
+from ctxlint.program.bindings import KEY as BINDINGS
 from ctxlint.program.core import Program
+from ctxlint.program.decision_reader import SlotReaders, decision_reader
 from ctxlint.program.resolution import KEY, resolution
 from ctxlint.program.resolvable import resolvable_fields
 from ctxlint.program.rule import RawFinding, Rule, field_data
 from ctxlint.program.test_code import OPTION, is_test_file, test_roots
 
 ID = "CTX403"
+NO_DECLARATION = "no declaration function derived: nothing is checked"
 
 
 def _attributes(node: cst.CSTNode) -> Iterable[cst.Attribute]:
@@ -52,18 +57,41 @@ def _attributes(node: cst.CSTNode) -> Iterable[cst.Attribute]:
         todo.extend(n.children)
 
 
-class AssertVisitor(FileVisitor):
+@dataclass(frozen=True, slots=True)
+class RecordEvent:
+    """What a function does with a local holding a new record: makes it, calls a
+    method on it (`name`), hands it to a call (`name`: the callee), asserts a field."""
+
+    fn: str
+    local: str
+    what: Literal["made", "method", "call", "assert"]
+    line: int = 0  # where, but for an assertion (its site)
+    name: str = ""
+    field: str = ""
+    site: Site | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AssertFacts:
+    resolvable: dict[str, list[str]]  # class -> its fields declared resolvable
+    readers: dict[str, list[str]]  # module-level fn reading a private slot of its first param
+    events: list[RecordEvent] = field(default_factory=list)
+
+
+class AssertVisitor(SlotReaders):
+    """Where a test function makes a record and asserts its fields, and (SlotReaders)
+    the functions that may read resolution's decision."""
+
     def __init__(self, ctx: FileContext) -> None:
         super().__init__(ctx)
         assert ctx.vocab is not None
         self.records = set(ctx.vocab.record_classes) | {ctx.vocab.record_class}
         self.fields = set(ctx.vocab.fields)
         self.resolvable: dict[str, list[str]] = {}
-        self.readers: dict[str, list[str]] = {}  # module-level fn -> its parameters
-        self.top: tuple[str, str] | None = None  # (module-level fn, its first parameter)
-        self._params: list[str] = []
-        self.locals: dict[str, set[str]] = {}  # function -> locals holding a new record
-        self.events: list[dict[str, Any]] = []
+        self.events: list[RecordEvent] = []
+        self.making: set[str] = set()  # functions making a record
+        # the names holding a new record, asked of the binding model
+        self.held = ctx.parts[BINDINGS].track(self._holds_record)
 
     def _fn(self) -> str | None:
         s = self.ctx.scope
@@ -74,93 +102,55 @@ class AssertVisitor(FileVisitor):
         if marked:
             self.resolvable[f"{self.ctx.module}.{self.ctx.qualname}"] = marked
 
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        if len(self.ctx.scopes) == 2:
-            params = [p.name.value for p in (*node.params.posonly_params, *node.params.params)]
-            self.top = (f"{self.ctx.module}.{node.name.value}", params[0]) if params else None
-            if self.top and len(params) >= 2:
-                self.readers[self.top[0]] = []
-                self._params = params
+    def _made(self, value: cst.BaseExpression) -> bool:
+        return isinstance(value, cst.Call) and self.ctx.resolve(value.func) in self.records
 
-    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
-        if len(self.ctx.scopes) == 2:
-            if self.top and self.top[0] in self.readers and not self.readers[self.top[0]]:
-                del self.readers[self.top[0]]  # read no private slot of its first parameter
-            self.top = None
-
-    def _private_read(self, obj: cst.BaseExpression) -> None:
-        if self.top and self.top[0] in self.readers and not self.readers[self.top[0]]:
-            if isinstance(obj, cst.Name) and obj.value == self.top[1]:
-                self.readers[self.top[0]] = self._params
-
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        attr = node.attr.value  # `p._slot`, or `p.__dict__[SLOT]`
-        if attr == "__dict__" or (attr.startswith("_") and not attr.startswith("__")):
-            self._private_read(node.value)
+    def _holds_record(self, bound: Bound, before: Any) -> bool | None:
+        value = bound.value
+        return (
+            True if bound.kind in VALUE_KINDS and value is not None and self._made(value) else None
+        )
 
     def visit_Assign(self, node: cst.Assign) -> None:
         fn = self._fn()
-        if fn is None:
+        if fn is None or not self._made(node.value):
             return
+        self.making.add(fn)
         for t in node.targets:
-            if not isinstance(t.target, cst.Name):
-                continue
-            made = isinstance(node.value, cst.Call) and (
-                self.ctx.resolve(node.value.func) in self.records
-            )
-            held = self.locals.setdefault(fn, set())
-            if made:
-                held.add(t.target.value)
-                self.events.append(
-                    {"fn": fn, "local": t.target.value, "what": "made", "line": self._line(node)}
-                )
-            else:
-                held.discard(t.target.value)
+            if isinstance(t.target, cst.Name):
+                self.events.append(RecordEvent(fn, t.target.value, "made", self._line(node)))
 
-    def _line(self, node: cst.CSTNode) -> Any:
-        return self.ctx.anchor(node, LineAnchor)
+    def _line(self, node: cst.CSTNode) -> int:
+        return self.ctx.anchor(node, LineAnchor)  # type: ignore[return-value]
 
     def _held(self, expr: cst.BaseExpression) -> str | None:
         fn = self._fn()
-        if fn and isinstance(expr, cst.Name) and expr.value in self.locals.get(fn, ()):
+        if fn and isinstance(expr, cst.Name) and self.held.here(expr.value):
             return expr.value
         return None
 
     def _asserted(self, expr: cst.CSTNode, node: cst.CSTNode) -> None:
+        fn = self._fn()
         for a in _attributes(expr):
             local = self._held(a.value)
-            if local and a.attr.value in self.fields:
-                self.events.append(
-                    self.ctx.site(
-                        node, fn=self._fn(), local=local, what="assert", field=a.attr.value
-                    )
-                )
+            if fn and local and a.attr.value in self.fields:
+                where = site(self.ctx, node)
+                self.events.append(RecordEvent(fn, local, "assert", field=a.attr.value, site=where))
 
     def visit_Assert(self, node: cst.Assert) -> None:
         if self._fn():
             self._asserted(node.test, node)
 
     def visit_Call(self, node: cst.Call) -> None:
-        func = node.func
-        if isinstance(func, cst.Name) and func.value == "getattr" and len(node.args) >= 2:
-            slot = node.args[1].value
-            if not isinstance(slot, cst.SimpleString) or slot.value.strip("\"'").startswith("_"):
-                self._private_read(node.args[0].value)  # a literal private slot, or a constant
-        fn = self._fn()
-        if fn is None or not self.locals.get(fn):
+        super().visit_Call(node)
+        func, fn = node.func, self._fn()
+        if fn is None or fn not in self.making:  # (no local can hold a record)
             return
         if isinstance(func, cst.Attribute):
             local = self._held(func.value)
             if local:
-                self.events.append(
-                    {
-                        "fn": fn,
-                        "local": local,
-                        "what": "method",
-                        "name": func.attr.value,
-                        "line": self._line(node),
-                    }
-                )
+                line = self._line(node)
+                self.events.append(RecordEvent(fn, local, "method", line, func.attr.value))
                 return
             me = self.ctx.scope.self_name
             if (
@@ -175,19 +165,12 @@ class AssertVisitor(FileVisitor):
         for arg in node.args:
             local = self._held(arg.value)
             if local and callee:
-                self.events.append(
-                    {
-                        "fn": fn,
-                        "local": local,
-                        "what": "call",
-                        "name": callee,
-                        "line": self._line(node),
-                    }
-                )
+                self.events.append(RecordEvent(fn, local, "call", self._line(node), callee))
 
-    def finish(self) -> Any:
-        facts = {"resolvable": self.resolvable, "readers": self.readers, "events": self.events}
-        return facts if any(facts.values()) else None
+    def finish(self) -> AssertFacts | None:
+        if not (self.resolvable or self.readers or self.events):
+            return None
+        return AssertFacts(self.resolvable, self.readers, self.events)
 
 
 class Model:
@@ -195,13 +178,13 @@ class Model:
         vocab = program.vocab
         self.res = res = resolution(program)
         g = res.graph
-        self.files = list(program.facts(ID))
+        self.files = list(program.typed_facts(ID, AssertFacts))
         classes = set(vocab.record_classes) | {vocab.record_class} | set(vocab.field_classes)
         self.resolved = sorted(
             {
                 x
                 for _, _, f in self.files
-                for c, fs in f["resolvable"].items()
+                for c, fs in f.resolvable.items()
                 if c in classes
                 for x in fs
             }
@@ -210,27 +193,15 @@ class Model:
         self.constructs = any(
             f"{c}.__post_init__" in self.reaching for c in (*vocab.record_classes,)
         )
-        stash_readers = {
-            fn for _, _, f in res.files for fn, key in f.slot_reads if res.slot(key) in res.stash
-        }
-        blocked = res.view_functions | set(res.appenders)
-        candidates = sorted(
-            (q, ps)
-            for _, _, f in self.files
-            for q, ps in f["readers"].items()
-            if q in stash_readers and q not in blocked
-        )
-        home = g.funcs[res.declaration].module if res.declaration in g.funcs else ""
-        candidates.sort(key=lambda c: (c[0].rpartition(".")[0] != home, c[0]))
-        self.reader = candidates[0] if candidates else None
+        self.reader = decision_reader(res, (f.readers for _, _, f in self.files))
         self.record_class = vocab.record_class
 
-    def resolves(self, e: dict[str, Any], g: Any) -> bool:
-        if e["what"] == "made":
+    def resolves(self, e: RecordEvent, g: Any) -> bool:
+        if e.what == "made":
             return self.constructs
-        if e["what"] == "method":
-            return bool(set(g.method(self.record_class, e["name"])) & self.reaching)
-        return bool(set(g.resolve_global(e["name"])) & self.reaching)
+        if e.what == "method":
+            return bool(set(g.method(self.record_class, e.name)) & self.reaching)
+        return bool(set(g.resolve_global(e.name)) & self.reaching)
 
 
 class ResolvedFieldAssert(Rule):
@@ -242,7 +213,7 @@ class ResolvedFieldAssert(Rule):
     )
     visitor = AssertVisitor
     needs = (BAGS,)
-    requires = ("calls", "classes", KEY)
+    requires = ("calls", "classes", KEY, BINDINGS)  # BINDINGS: the names holding a new record
     options: ClassVar[dict[str, Any]] = {OPTION: []}
 
     def tokens(self, vocab: Vocabulary) -> set[str]:
@@ -258,15 +229,15 @@ class ResolvedFieldAssert(Rule):
 
     def derive(self, program: Program) -> dict[str, Any]:
         m = self._model(program)
-        out: dict[str, Any] = {
+        # a runtime with no resolution: said here, not on every run
+        note = {} if m.res.declaration else {"note": NO_DECLARATION}
+        return {
             "declaration function": m.res.declaration or "(none)",
             "construction resolves": m.constructs,
             "resolved fields": len(m.resolved),
             "reader of the decision": m.reader[0] if m.reader else "(none)",
+            **note,
         }
-        if not m.res.declaration:  # a runtime with no resolution: said here, not on every run
-            out["note"] = "no declaration function derived: nothing is checked"
-        return out
 
     def partial(self, sets: dict[str, Any]) -> str | None:
         if not sets or sets.get("declaration function") == "(none)":
@@ -294,27 +265,27 @@ class ResolvedFieldAssert(Rule):
             if not is_test_file(path, roots):
                 continue
             since: dict[tuple[str, str], int | None] = {}  # (fn, local) -> resolved at line
-            for e in sorted(f["events"], key=lambda e: e.get("line") or e["span"][0]):
-                key = (e["fn"], e["local"])
-                if e["what"] == "made":
-                    since[key] = e["line"] if m.resolves(e, g) else None
-                elif e["what"] != "assert":
+            for e in sorted(f.events, key=lambda e: e.line or (e.site.span[0] if e.site else 0)):
+                key = (e.fn, e.local)
+                if e.what == "made":
+                    since[key] = e.line if m.resolves(e, g) else None
+                elif e.what != "assert":
                     if since.get(key) is None and m.resolves(e, g):
-                        since[key] = e["line"]
-                elif e["field"] in resolved and since.get(key) is not None:
+                        since[key] = e.line
+                elif e.field in resolved and since.get(key) is not None and e.site:
                     yield RawFinding(
                         ID,
                         path,
-                        e["scope"],
-                        e["snippet"],
-                        e["span"],
-                        f"`{e['local']}.{e['field']}` is the raw input, not what resolution "
-                        f'decided: assert `{reader}({e["local"]}, "{e["field"]}")` '
+                        e.site.scope,
+                        e.site.snippet,
+                        e.site.span,
+                        f"`{e.local}.{e.field}` is the raw input, not what resolution "
+                        f'decided: assert `{reader}({e.local}, "{e.field}")` '
                         f"({m.reader[0].rpartition('.')[0]})",
                         "resolution ran at line "
                         f"{since[key]}; a case whose point is that the record stayed pristine "
                         "asserts the field and says so (suppress it with its reason)",
-                        data=field_data(program.vocab, e["field"]),
+                        data=field_data(program.vocab, e.field),
                     )
 
 

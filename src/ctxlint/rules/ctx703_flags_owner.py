@@ -28,82 +28,81 @@ graph would credit the caller).
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import FileContext, string_value
+from ctxlint.facts.typed import Span
 from ctxlint.facts.vocab import BAGS, Vocabulary
-from ctxlint.program.binding_values import VALUE_KINDS, Bound
 from ctxlint.program.bindings import KEY as BINDINGS
 from ctxlint.program.core import Program
 from ctxlint.program.flags_tier import (
     ACCESSOR,
-    Env,
     FlagsTierVisitor,
-    IsNoneBranches,
-    flags_groups,
-    tier_groups,
-    tier_modules,
+    TierFacts,
+    flags_tier,
+    missing_groups,
+    no_tier,
 )
 from ctxlint.program.rule import RawFinding, Rule
 
 ID = "CTX703"
-_MODULE = "<module>"
 
 
-class FlagsVisitor(FlagsTierVisitor, IsNoneBranches):
+@dataclass(frozen=True, slots=True)
+class ClassSite:
+    scope: str
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class FlagWrite:
+    """An assignment through the flags: `chain` is the path below the root."""
+
+    fn: str
+    chain: list[str]  # [group] or [group, leaf, ...]
+    lazy: bool  # under `if <the same path> is None:`
+    in_finally: bool
+    restore: bool  # puts back the value its class saved from that leaf
+    snippet: str
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class FlagsFacts(TierFacts):
+    sites: dict[str, ClassSite]  # tier class -> where it is
+    writes: list[FlagWrite]
+
+
+class FlagsVisitor(FlagsTierVisitor):
     """The flags tier's declarations (program.flags_tier), where each class is, and
     every write through the flags."""
 
     def __init__(self, ctx: FileContext) -> None:
         super().__init__(ctx)
-        self.sites: dict[str, dict[str, Any]] = {}  # tier class -> its scope and span
-        self.writes: list[dict[str, Any]] = []
-        # name -> the flags path it holds, asked of the binding model
-        self.env = ctx.parts[BINDINGS].track(self._holds_path)
+        self.sites: dict[str, ClassSite] = {}
+        self.writes: list[FlagWrite] = []  # restore told in finish()
+        self.restores: list[tuple[str | None, str] | None] = []  # (class, attr) per write
         self.finally_depth = 0
         self.saved: set[tuple[str, str, tuple[str, ...]]] = set()  # (class, attr, leaf)
 
-    # -- declarations -------------------------------------------------------
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         super().visit_ClassDef(node)
         qual = f"{self.ctx.module}.{self.ctx.qualname}"
         if qual in self.classes:
-            self.sites[qual] = {"scope": self.ctx.qualname, "span": self.ctx.anchor(node.name)}
+            self.sites[qual] = ClassSite(self.ctx.qualname, self.ctx.anchor(node.name))  # type: ignore[arg-type]
 
-    # -- flags expressions ----------------------------------------------------
-    def bound(self, name: str, env: Env) -> list[str] | None:
-        return self.env.here(name)
-
-    def _chain(self, expr: cst.BaseExpression) -> list[str] | None:
-        """The path below the flags root that `expr` denotes, or None."""
-        found = self.path(expr, {})
-        return found[1:] if found and found[0] == "flags" else None
-
-    def tested_path(self, expr: cst.BaseExpression) -> list[str] | None:
-        return self._chain(expr)
-
-    def _holds_path(self, bound: Bound, before: Any) -> list[str] | None:
-        if bound.kind not in VALUE_KINDS or bound.value is None:
-            return None
-        return self.path(bound.value, {})
-
-    def _write(
-        self, target: cst.BaseExpression, node: cst.CSTNode, value: cst.BaseExpression | None
+    def assigned(
+        self, target: cst.Attribute, node: cst.CSTNode, value: cst.BaseExpression | None
     ) -> None:
-        if isinstance(target, (cst.Tuple, cst.List)):
-            for e in target.elements:
-                self._write(e.value, node, None)
-            return
-        if not isinstance(target, cst.Attribute):
-            return
-        chain = self._chain(target)
+        chain = self.below_flags(target)
         if chain:
             self._record(chain, node, self._self_attr(value) if value is not None else None)
         elif value is not None:
             # `self._prev = <flags leaf>`: a saved value some method may put back
             attr = self._self_attr(target)
-            read = self._chain(value)
+            read = self.below_flags(value)
             cls = self.ctx.enclosing_class()
             if attr and read and cls:
                 self.saved.add((cls, attr, tuple(read)))
@@ -112,37 +111,20 @@ class FlagsVisitor(FlagsTierVisitor, IsNoneBranches):
         return self.ctx.parts[BINDINGS].self_attr(expr)
 
     def _record(self, chain: list[str], node: cst.CSTNode, restores: str | None = None) -> None:
-        lazy = self.lazy(chain)
-        scope = self.ctx.scope
-        self.writes.append(
-            {
-                "fn": scope.qualname if scope.kind != "module" else _MODULE,
-                "chain": chain,
-                "lazy": lazy,
-                "finally": self.finally_depth > 0,
-                # `<leaf> = self._prev`: the class's saved value, checked in finish()
-                "restores": [self.ctx.enclosing_class(), restores] if restores else None,
-                "snippet": self.ctx.snippet(node),
-                "span": self.ctx.anchor(node),
-            }
+        ctx, fn, lazy, in_finally = (
+            self.ctx,
+            self.writer(),
+            self.lazy(chain),
+            self.finally_depth > 0,
         )
-
-    # -- statements -------------------------------------------------------------
-    def visit_Assign(self, node: cst.Assign) -> None:
-        for t in node.targets:
-            if not isinstance(t.target, cst.Name):  # a name's binding: the model's
-                self._write(t.target, node, node.value)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        if node.value is not None:
-            self._write(node.target, node, node.value)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._write(node.target, node, None)
+        w = FlagWrite(fn, chain, lazy, in_finally, False, ctx.snippet(node), ctx.anchor(node))  # type: ignore[arg-type]
+        self.writes.append(w)
+        # `<leaf> = self._prev`: the class's saved value, checked in finish()
+        self.restores.append((ctx.enclosing_class(), restores) if restores else None)
 
     def visit_Call(self, node: cst.Call) -> None:
         if isinstance(node.func, cst.Name) and node.func.value == "setattr" and len(node.args) == 3:
-            chain = self._chain(node.args[0].value)
+            chain = self.below_flags(node.args[0].value)
             leaf = string_value(node.args[1].value)
             if chain is not None and leaf is not None:
                 self._record([*chain, leaf], node)
@@ -153,13 +135,14 @@ class FlagsVisitor(FlagsTierVisitor, IsNoneBranches):
     def leave_Finally(self, node: cst.Finally) -> None:
         self.finally_depth -= 1
 
-    def finish(self) -> Any:
+    def finish(self) -> FlagsFacts | None:
         if not (self.classes or self.accessor or self.writes):
             return None
-        for w in self.writes:  # a restore: the leaf's own value, saved by its class
-            r = w.pop("restores")
-            w["restore"] = bool(r) and (r[0], r[1], tuple(w["chain"])) in self.saved
-        return {**self.tier_facts(), "sites": self.sites, "writes": self.writes}
+        writes = [  # a restore: the leaf's own value, saved by its class
+            replace(w, restore=(*r, tuple(w.chain)) in self.saved) if r else w
+            for w, r in zip(self.writes, self.restores, strict=True)
+        ]
+        return FlagsFacts(self.classes, self.accessor, self.sites, writes)
 
 
 # -- the program -------------------------------------------------------------------
@@ -167,27 +150,21 @@ class Model:
     """The groups, every write classified, and each group's owners."""
 
     def __init__(self, program: Program) -> None:
-        self.classes: dict[str, tuple[str, dict[str, Any]]] = {}  # (path, scope/span/fields)
-        self.fields: dict[str, dict[str, str | None]] = {}  # tier class -> its fields
-        self.writes: list[tuple[str, str, dict[str, Any]]] = []  # (path, module, write)
-        files = list(program.facts(ID))
-        # the runtime module defines the flags accessor at all; the class it returns
-        self.tier, self.root, _ = flags_groups(files, program.vocab.runtime_module)
+        self.classes: dict[str, tuple[str, ClassSite]] = {}  # tier class -> (path, where)
+        self.writes: list[tuple[str, str, FlagWrite]] = []  # (path, module, write)
+        files = list(program.typed_facts(ID, FlagsFacts))
+        self.tier = flags_tier(files, program.vocab.runtime_module)
+        self.groups = self.tier.groups  # group -> its class
         for path, module, facts in files:
-            for qual, fields in facts["classes"].items():
-                self.fields[qual] = fields
-                self.classes[qual] = (path, {**facts["sites"][qual], "fields": fields})
-            self.writes += [(path, module, w) for w in facts["writes"]]
-        self.groups = tier_groups(self.fields, self.root)  # group -> its class
+            self.classes.update((qual, (path, facts.sites[qual])) for qual in facts.classes)
+            self.writes += [(path, module, w) for w in facts.writes]
         # a leaf also written in a `finally:` of the same function is a scoped write
-        restored = {
-            (module, w["fn"], tuple(w["chain"])) for _, module, w in self.writes if w["finally"]
-        }
+        restored = {(module, w.fn, tuple(w.chain)) for _, module, w in self.writes if w.in_finally}
         self.kind: list[str] = []
         for _, module, w in self.writes:
-            if w["lazy"]:
+            if w.lazy:
                 self.kind.append("lazy default")
-            elif w["restore"] or (module, w["fn"], tuple(w["chain"])) in restored:
+            elif w.restore or (module, w.fn, tuple(w.chain)) in restored:
                 self.kind.append("scoped")
             else:
                 self.kind.append("plain")
@@ -195,17 +172,17 @@ class Model:
         self.contenders: dict[str, list[str]] = {}
         self.materialised: dict[str, list[str]] = {}
         for group in self.groups:
-            declared = set(self.leaves(group))
+            declared = set(self.tier.leaves(group))
             whole: set[str] = set()
             per_fn: dict[str, set[str]] = {}
             for (_, module, w), kind in zip(self.writes, self.kind, strict=True):
-                if w["chain"][0] != group or kind != "plain":
+                if w.chain[0] != group or kind != "plain":
                     continue
-                fn = f"{module}.{w['fn']}"
-                if len(w["chain"]) == 1:
+                fn = f"{module}.{w.fn}"
+                if len(w.chain) == 1:
                     whole.add(fn)
-                elif w["chain"][1] in declared:  # an undeclared name raises: no leaf
-                    per_fn.setdefault(fn, set()).add(w["chain"][1])
+                elif w.chain[1] in declared:  # an undeclared name raises: no leaf
+                    per_fn.setdefault(fn, set()).add(w.chain[1])
             leaves = set().union(*per_fn.values()) if per_fn else set()
             self.materialised[group] = sorted(leaves)
             if whole:
@@ -216,9 +193,6 @@ class Model:
                     self.owners[group] = covering
                 else:  # none, or several each writing all: no one owner either way
                     self.contenders[group] = covering
-
-    def leaves(self, group: str) -> list[str]:
-        return list(self.classes[self.groups[group]][1]["fields"])
 
 
 def _short(qual: str) -> str:
@@ -240,8 +214,8 @@ class FlagsOwner(Rule):
         return {ACCESSOR, f"module:{vocab.runtime_module}"}
 
     def more_tokens(self, program: Program) -> set[str]:
-        model = Model(program)  # not memoised: the facts grow each round
-        return tier_modules(model.fields, model.root)
+        files = program.typed_facts(ID, FlagsFacts)  # not memoised: the facts grow each round
+        return flags_tier(files, program.vocab.runtime_module).wanted_modules()
 
     def _model(self, program: Program) -> Model:
         return program.memo(f"{ID}:model", lambda: Model(program))
@@ -250,27 +224,22 @@ class FlagsOwner(Rule):
         model = self._model(program)
         writers: dict[str, list[str]] = {}
         for (path, module, w), kind in zip(model.writes, model.kind, strict=True):
-            if w["chain"][0] in model.groups and kind != "plain":
+            if w.chain[0] in model.groups and kind != "plain":
                 writers.setdefault(kind, []).append(
-                    f"{'.'.join(w['chain'])} in {module}.{w['fn']} ({path}:{w['span'][0]})"
+                    f"{'.'.join(w.chain)} in {module}.{w.fn} ({path}:{w.span[0]})"
                 )
-        if not model.tier:  # a codebase without a flags tier: nothing to own
-            return {"flags root": f"(no {ACCESSOR}() in {program.vocab.runtime_module})"}
+        if not model.tier.defined:  # a codebase without a flags tier: nothing to own
+            return no_tier(program.vocab.runtime_module)
         return {
-            "flags root": model.root or "(not found)",
-            "groups": {g: model.leaves(g) for g in sorted(model.groups)},
+            "flags root": model.tier.root or "(not found)",
+            "groups": {g: model.tier.leaves(g) for g in sorted(model.groups)},
             "owners": {g: model.owners.get(g, []) for g in sorted(model.groups)},
             "materialised leaves": {g: model.materialised[g] for g in sorted(model.groups)},
             **{f"{k} writes": sorted(v) for k, v in sorted(writers.items())},
         }
 
     def partial(self, sets: dict[str, Any]) -> str | None:
-        if "groups" in sets and not sets["groups"]:
-            return (
-                f"no flags groups: the runtime module's {ACCESSOR}() is not annotated with "
-                f"a class of groups (flags root: {sets.get('flags root')})"
-            )
-        return None
+        return missing_groups(sets)
 
     def check(self, program: Program) -> Iterable[RawFinding]:
         model = self._model(program)
@@ -281,8 +250,8 @@ class FlagsOwner(Rule):
             path, c = model.classes[model.groups[group]]
             pieces: dict[str, set[str]] = {}
             for (_, m, w), k in zip(model.writes, model.kind, strict=True):
-                if k == "plain" and w["chain"][0] == group and len(w["chain"]) > 1:
-                    pieces.setdefault(f"{m}.{w['fn']}", set()).add(w["chain"][1])
+                if k == "plain" and w.chain[0] == group and len(w.chain) > 1:
+                    pieces.setdefault(f"{m}.{w.fn}", set()).add(w.chain[1])
             rivals = model.contenders.get(group, [])
             why = (
                 f"{len(rivals)} functions each write all of its leaves "
@@ -294,9 +263,9 @@ class FlagsOwner(Rule):
             yield RawFinding(
                 ID,
                 path,
-                c["scope"],
-                f"class {c['scope']}",
-                c["span"],
+                c.scope,
+                f"class {c.scope}",
+                c.span,
                 f"flags group `{group}` has no owning init: {why}; materialise every leaf "
                 "in the subsystem's one init",
                 "writes:\n"
@@ -305,17 +274,18 @@ class FlagsOwner(Rule):
                 ),
             )
         for (path, module, w), kind in zip(model.writes, model.kind, strict=True):
-            group = w["chain"][0]
-            if group not in model.groups or kind != "plain" or len(w["chain"]) > 2:
+            group = w.chain[0]
+            if group not in model.groups or kind != "plain" or len(w.chain) > 2:
                 continue
-            fn = f"{module}.{w['fn']}"
-            leaf = w["chain"][1] if len(w["chain"]) == 2 else None
-            if leaf is not None and leaf not in model.leaves(group):
+            fn = f"{module}.{w.fn}"
+            leaf = w.chain[1] if len(w.chain) == 2 else None
+            leaves = model.tier.leaves(group)
+            if leaf is not None and leaf not in leaves:
                 yield self._at(
                     path,
                     w,
                     f"`{group}.{leaf}` is not a leaf of the flags group `{group}` "
-                    f"({_short(model.groups[group])} declares {', '.join(model.leaves(group))}): "
+                    f"({_short(model.groups[group])} declares {', '.join(leaves)}): "
                     "the write raises at runtime",
                 )
                 continue
@@ -332,8 +302,8 @@ class FlagsOwner(Rule):
             )
 
     @staticmethod
-    def _at(path: str, w: dict[str, Any], message: str) -> RawFinding:
-        return RawFinding(ID, path, w["fn"], w["snippet"], w["span"], message)
+    def _at(path: str, w: FlagWrite, message: str) -> RawFinding:
+        return RawFinding(ID, path, w.fn, w.snippet, w.span, message)
 
 
 RULE = FlagsOwner()

@@ -23,85 +23,68 @@ listed in the derived sets, not reported.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import FileContext
+from ctxlint.facts.typed import Site, site
 from ctxlint.facts.vocab import BAGS, Vocabulary
+from ctxlint.program.bindings import KEY as BINDINGS
 from ctxlint.program.core import Program
 from ctxlint.program.flags_tier import (
     ACCESSOR,
-    Env,
     FlagsTierVisitor,
-    IsNoneBranches,
-    flags_groups,
-    tier_modules,
+    TierFacts,
+    flags_tier,
+    missing_groups,
+    no_tier,
 )
 from ctxlint.program.rule import RawFinding, Rule, field_data
 from ctxlint.program.test_code import OPTION, is_test_file, test_roots
 
 ID = "CTX705"
-_MODULE = "<module>"
 OVERRIDE = "override"  # the design's scoped write on a flags group
 TOPOLOGY = "parallel"  # the design's parallel tier: its stage materialises the DP flags
 
 
-class MirrorVisitor(FlagsTierVisitor, IsNoneBranches):
+@dataclass(frozen=True, slots=True)
+class LeafWrite:
+    """`<flags>.<group>.<leaf> = value`, or `<flags>.<group>.override(<leaf>=...)`."""
+
+    fn: str
+    group: str
+    leaf: str
+    source: list[str] | None  # the bag path the value is ([accessor, *attrs]), if one
+    lazy: bool  # under `if <the same leaf> is None:`
+    override: bool
+    site: Site
+
+
+@dataclass(frozen=True, slots=True)
+class MirrorFacts(TierFacts):
+    writes: list[LeafWrite]
+
+
+class MirrorVisitor(FlagsTierVisitor):
     """The tier's declarations, and every assignment to a flags leaf."""
 
     def __init__(self, ctx: FileContext) -> None:
         super().__init__(ctx)
-        self.envs: dict[str, Env] = {}
-        self.writes: list[dict[str, Any]] = []
+        self.writes: list[LeafWrite] = []
 
-    def _env(self) -> Env:
-        return self.envs.setdefault(self.ctx.qualname, {})
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        for t in node.targets:
-            self._assign(t.target, node, node.value)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        if node.value is not None:
-            self._assign(node.target, node, node.value)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._assign(node.target, node, None)
-
-    def _assign(
-        self, target: cst.BaseExpression, node: cst.CSTNode, value: cst.BaseExpression | None
+    def assigned(
+        self, target: cst.Attribute, node: cst.CSTNode, value: cst.BaseExpression | None
     ) -> None:
-        env = self._env()
-        if isinstance(target, cst.Name):
-            found = self.path(value, env) if value is not None else None
-            if found is not None:
-                env[target.value] = found
-            else:
-                env.pop(target.value, None)
+        chain = self.below_flags(target)
+        if not chain or len(chain) != 2:
             return
-        if isinstance(target, (cst.Tuple, cst.List)):
-            for e in target.elements:
-                self._assign(e.value, node, None)
-            return
-        if not isinstance(target, cst.Attribute):
-            return
-        chain = self.path(target, env)
-        if not chain or chain[0] != "flags" or len(chain) != 3:
-            return
-        source = self.path(value, env) if value is not None else None
-        scope = self.ctx.scope
+        source = self.path(value) if value is not None else None
+        source = source if source and source[0] != "flags" else None
         # a lazy default in a shim (`if <leaf> is None: <leaf> = ...`) is not a swap
         lazy = self.lazy(chain)
         self.writes.append(
-            self.ctx.site(
-                node,
-                fn=scope.qualname if scope.kind != "module" else _MODULE,
-                group=chain[1],
-                leaf=chain[2],
-                source=source if source and source[0] != "flags" else None,
-                lazy=lazy,
-                override=False,
-            )
+            LeafWrite(self.writer(), chain[0], chain[1], source, lazy, False, site(self.ctx, node))
         )
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -109,84 +92,72 @@ class MirrorVisitor(FlagsTierVisitor, IsNoneBranches):
         func = node.func
         if not (isinstance(func, cst.Attribute) and func.attr.value == OVERRIDE):
             return
-        chain = self.path(func.value, self._env())
-        if not chain or chain[0] != "flags" or len(chain) != 2:
+        chain = self.below_flags(func.value)
+        if not chain or len(chain) != 1:
             return
-        scope = self.ctx.scope
         for arg in node.args:
-            if arg.keyword is None:
-                continue
-            self.writes.append(
-                self.ctx.site(
-                    node,
-                    fn=scope.qualname if scope.kind != "module" else _MODULE,
-                    group=chain[1],
-                    leaf=arg.keyword.value,
-                    source=None,
-                    lazy=False,
-                    override=True,
+            if arg.keyword is not None:
+                leaf, where = arg.keyword.value, site(self.ctx, node)
+                self.writes.append(
+                    LeafWrite(self.writer(), chain[0], leaf, None, False, True, where)
                 )
-            )
 
-    def tested_path(self, expr: cst.BaseExpression) -> list[str] | None:
-        found = self.path(expr, self._env())
-        return found if found and found[0] == "flags" else None
-
-    def finish(self) -> Any:
-        facts = {**self.tier_facts(), "writes": self.writes}
-        return facts if self.classes or self.accessor or self.writes else None
+    def finish(self) -> MirrorFacts | None:
+        found = self.classes or self.accessor or self.writes
+        return MirrorFacts(self.classes, self.accessor, self.writes) if found else None
 
 
 class Model:
     def __init__(self, program: Program) -> None:
         vocab = program.vocab
-        self.files = list(program.facts(ID))
-        self.tier, self.root, self.groups = flags_groups(self.files, vocab.runtime_module)
+        self.files = list(program.typed_facts(ID, MirrorFacts))
+        self.tier = flags_tier(self.files, vocab.runtime_module)
+        self.groups = {g: self.tier.leaves(g) for g in self.tier.groups}  # group -> its leaves
         self.leaves = set(vocab.fields) | set(vocab.derived_leaves)
         self.topology = {a for a, ns in vocab.bag_accessors.items() if ns == TOPOLOGY}
         roots = test_roots(program)
         sites: dict[tuple[str, str], list[str]] = {}  # (group, leaf) -> write sites
         values: dict[tuple[str, str], set[str]] = {}  # what each site writes
         for path, module, f in self.files:
-            for w in f["writes"]:
-                if w["lazy"]:
+            for w in f.writes:
+                if w.lazy:
                     continue  # the shim's default before init, not a second writer
-                if w["override"] and is_test_file(path, roots):
+                if w.override and is_test_file(path, roots):
                     continue  # a test's scope, not a writer of the process's state
-                site = f"{module}.{w['fn']} ({path}:{w['span'][0]})"
-                sites.setdefault((w["group"], w["leaf"]), []).append(site)
+                where = f"{module}.{w.fn} ({path}:{w.site.span[0]})"
+                sites.setdefault((w.group, w.leaf), []).append(where)
                 # a copy writes its bag leaf; anything else is its own value
-                src = w["source"]
-                value = ".".join(src) if src is not None and len(src) > 1 else site
-                values.setdefault((w["group"], w["leaf"]), set()).add(value)
+                src = w.source
+                value = ".".join(src) if src is not None and len(src) > 1 else where
+                values.setdefault((w.group, w.leaf), set()).add(value)
         self.sites = sites
         # a leaf the code writes with more than one value is state it changes; the
         # same bag leaf copied at several sites (two inits) is still one mirror
         self.swapped = {k for k, v in values.items() if len(v) > 1}
 
-    def copy(self, w: dict[str, Any]) -> bool:
+    def copy(self, w: LeafWrite) -> bool:
         """A declared leaf written once, exactly a bag leaf."""
-        src = w["source"]
+        src = w.source
         return (
             src is not None
-            and not w["lazy"]
+            and not w.lazy
             and len(src) > 1
             and src[-1] in self.leaves
-            and w["leaf"] in self.groups.get(w["group"], ())
-            and (w["group"], w["leaf"]) not in self.swapped
+            and w.leaf in self.groups.get(w.group, ())
+            and (w.group, w.leaf) not in self.swapped
         )
 
-    def mirror(self, w: dict[str, Any]) -> bool:
-        return self.copy(w) and w["source"][0] not in self.topology
+    def mirror(self, w: LeafWrite) -> bool:
+        return self.copy(w) and w.source is not None and w.source[0] not in self.topology
 
     def stage_owned(self) -> list[str]:
         """Leaves copied from the parallel tier: the parallel stage's flags."""
         return sorted(
             {
-                f"{w['group']}.{w['leaf']} = {w['source'][0]}().{'.'.join(w['source'][1:])}"
+                f"{w.group}.{w.leaf} = {w.source[0]}().{'.'.join(w.source[1:])}"
                 for _, _, f in self.files
-                for w in f["writes"]
-                if self.copy(w) and w["source"][0] in self.topology
+                for w in f.writes
+                if w.source is not None and self.copy(w) and w.source[0] in self.topology
             }
         )
 
@@ -199,6 +170,7 @@ class FlagsMirrorConfig(Rule):
         "derivation, is a config mirror: read the bag leaf"
     )
     visitor = MirrorVisitor
+    requires = (BINDINGS,)  # what names hold a flags or bag path
     needs = (BAGS,)
     options: ClassVar[dict[str, Any]] = {OPTION: []}
 
@@ -206,52 +178,45 @@ class FlagsMirrorConfig(Rule):
         return {ACCESSOR, f"module:{vocab.runtime_module}"}
 
     def more_tokens(self, program: Program) -> set[str]:
-        files = list(program.facts(ID))
-        classes = {q: c for _, _, f in files for q, c in f["classes"].items()}
-        _, root, _ = flags_groups(files, program.vocab.runtime_module)
-        return tier_modules(classes, root)
+        files = program.typed_facts(ID, MirrorFacts)
+        return flags_tier(files, program.vocab.runtime_module).wanted_modules()
 
     def _model(self, program: Program) -> Model:
         return program.memo(f"{ID}:model", lambda: Model(program))
 
     def derive(self, program: Program) -> dict[str, Any]:
         m = self._model(program)
-        if not m.tier:
-            return {"flags root": f"(no {ACCESSOR}() in {program.vocab.runtime_module})"}
+        if not m.tier.defined:
+            return no_tier(program.vocab.runtime_module)
         return {
-            "flags root": m.root or "(not found)",
+            "flags root": m.tier.root or "(not found)",
             "groups": {g: sorted(ls) for g, ls in sorted(m.groups.items())},
             "leaves written with several values": sorted(f"{g}.{leaf}" for g, leaf in m.swapped),
             "copied from the parallel tier (its stage's flags)": m.stage_owned(),
         }
 
     def partial(self, sets: dict[str, Any]) -> str | None:
-        if "groups" in sets and not sets["groups"]:
-            return (
-                f"no flags groups: the runtime module's {ACCESSOR}() is not annotated with "
-                f"a class of groups (flags root: {sets.get('flags root')}): nothing is checked"
-            )
-        return None
+        why = missing_groups(sets)
+        return f"{why}: nothing is checked" if why else None
 
     def check(self, program: Program) -> Iterable[RawFinding]:
         m = self._model(program)
         for path, _, f in m.files:
-            for w in f["writes"]:
-                if not m.mirror(w):
+            for w in f.writes:
+                if not m.mirror(w) or (src := w.source) is None:
                     continue
-                src = w["source"]
                 bag = f"{src[0]}().{'.'.join(src[1:])}"
-                flag = f"{ACCESSOR}().{w['group']}.{w['leaf']}"
+                flag = f"{ACCESSOR}().{w.group}.{w.leaf}"
                 yield RawFinding(
                     ID,
                     path,
-                    w["scope"],
-                    w["snippet"],
-                    w["span"],
+                    w.site.scope,
+                    w.site.snippet,
+                    w.site.span,
                     f"`{flag}` mirrors the bag leaf `{bag}` with no derivation: read "
                     f"`{bag}` where the flag is read, and drop the flag",
-                    f"every write of `{w['group']}.{w['leaf']}` copies `{bag}`: "
-                    + "; ".join(m.sites[(w["group"], w["leaf"])]),
+                    f"every write of `{w.group}.{w.leaf}` copies `{bag}`: "
+                    + "; ".join(m.sites[(w.group, w.leaf)]),
                     data=field_data(program.vocab, src[-1]),
                 )
 

@@ -4,15 +4,17 @@ the runtime module, and whether ruff's F811 may have something to say."""
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass, field
 
 from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts import ruff
 from ctxlint.facts.context import FileContext
+from ctxlint.facts.typed import Span
 from ctxlint.facts.visitor import FileVisitor
 from ctxlint.facts.vocab import Vocabulary
 from ctxlint.program.bindings import KEY as BINDINGS
 from ctxlint.program.bindings import Bindings, Site
+from ctxlint.program.method_lookup import MemberReceiver, member_receiver
 
 
 def accessor_names(vocab: Vocabulary) -> set[str]:
@@ -25,6 +27,73 @@ def accessor_names(vocab: Vocabulary) -> set[str]:
     }
 
 
+@dataclass(frozen=True, slots=True)
+class NameBinding:
+    """A binding of an accessor name as a module or function name (program.bindings'
+    Site kinds, and "late import": the runtime's accessor imported in a function
+    below a call of it)."""
+
+    name: str
+    kind: str
+    scope: str
+    scope_kind: str  # module, function, comprehension
+    snippet: str
+    span: Span
+    target: str | None = None  # an import's qualified target
+
+
+@dataclass(frozen=True, slots=True)
+class ArgsCall:
+    """An accessor-named call with arguments."""
+
+    name: str
+    target: str | None  # what the called name resolves to
+    local: bool  # called by its bare name
+    chain: list[str]  # the enclosing functions, outermost first
+    scope: str
+    snippet: str
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class MemberUse:
+    """`recv.get_x` read (receiver set) or bound: as a member ("<kind> to an
+    attribute"), on the runtime module ("monkeypatch"), as a "class attribute"
+    or a "nested class"."""
+
+    name: str
+    kind: str
+    scope: str
+    snippet: str
+    span: Span
+    receiver: MemberReceiver | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RuntimeImport:
+    """An import of the runtime's own accessor (kept only where ruff may report)."""
+
+    name: str
+    scope: str
+    snippet: str
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class AccessorFacts:
+    bindings: list[NameBinding]
+    calls: list[ArgsCall]
+    members: list[MemberUse]
+    imports: dict[str, str]  # module-level accessor-named import -> its target
+    legit: list[RuntimeImport]
+    ruff: bool  # an accessor name bound twice: ruff's F811 may report
+    noqa: list[tuple[int, str]] = field(default_factory=list)  # ruff reads them
+    # the names this module binds to the runtime's own accessor (anywhere in
+    # it): a binding of another name is a collision only where they meet
+    runtime_bound: list[str] = field(default_factory=list)
+    class_attrs: dict[str, list[str]] = field(default_factory=dict)  # class -> those names
+
+
 class AccessorBindingVisitor(FileVisitor):
     def __init__(self, ctx: FileContext) -> None:
         super().__init__(ctx)
@@ -33,9 +102,9 @@ class AccessorBindingVisitor(FileVisitor):
         self.names = accessor_names(vocab)
         self.runtime = vocab.runtime_module
         self.is_runtime = ctx.module == vocab.runtime_module
-        self.bindings: list[dict[str, Any]] = []
-        self.calls: list[dict[str, Any]] = []  # accessor-named calls with arguments
-        self.members: list[dict[str, Any]] = []  # `recv.get_x` references and bindings
+        self.bindings: list[NameBinding] = []
+        self.calls: list[ArgsCall] = []
+        self.members: list[MemberUse] = []
         self.imports: dict[str, str] = {}  # module-level accessor-named import -> target
         self.class_attrs: dict[str, list[str]] = {}  # class -> accessor-named attributes
         self._skip: set[int] = set()  # attribute nodes that are binding targets
@@ -84,39 +153,28 @@ class AccessorBindingVisitor(FileVisitor):
                 # import): UnboundLocalError on that path
                 self.bindings.append(self._fact(site, "late import", "function", quote=False))
             return
-        fact = self._fact(site, site.kind, scope_kind)
-        if site.target is not None:
-            fact["target"] = site.target
-        self.bindings.append(fact)
+        self.bindings.append(self._fact(site, site.kind, scope_kind))
 
-    def _fact(self, site: Site, kind: str, scope_kind: str, quote: bool = True) -> dict[str, Any]:
+    def _fact(self, site: Site, kind: str, scope_kind: str, quote: bool = True) -> NameBinding:
         node = site.node if quote else None
-        return {
-            "n": site.name.value,
-            "kind": kind,
-            "scope": site.scope,
-            "sk": scope_kind,
-            "snippet": self.ctx.snippet(node) if node is not None else f"{kind} {site.name.value}",
-            "span": self.ctx.anchor(site.name),
-        }
+        snippet = self.ctx.snippet(node) if node is not None else f"{kind} {site.name.value}"
+        span = self.ctx.anchor(site.name)
+        target = site.target if quote else None
+        return NameBinding(site.name.value, kind, site.scope, scope_kind, snippet, span, target)  # type: ignore[arg-type]
 
     def _member_binding(
         self, name: cst.Name, node: cst.CSTNode, kind: str, receiver: cst.BaseExpression | None
     ) -> None:
         runtime = receiver is not None and self.ctx.resolve(receiver) == self.runtime
-        self._member(name, node, "monkeypatch" if runtime else kind, {"k": "binding"})
+        self._member(name, node, "monkeypatch" if runtime else kind, None)
 
-    def _member(self, name: cst.Name, node: cst.CSTNode, kind: str, recv: dict[str, Any]) -> None:
-        self.members.append(
-            {
-                "n": name.value,
-                "kind": kind,
-                "recv": recv,
-                "scope": self.ctx.qualname,
-                "snippet": self.ctx.snippet(node),
-                "span": self.ctx.anchor(name),
-            }
-        )
+    def _member(
+        self, name: cst.Name, node: cst.CSTNode, kind: str, recv: MemberReceiver | None
+    ) -> None:
+        ctx = self.ctx
+        span = ctx.anchor(name)
+        use = MemberUse(name.value, kind, ctx.qualname, ctx.snippet(node), span, recv)  # type: ignore[arg-type]
+        self.members.append(use)
 
     # -- uses -----------------------------------------------------------------
     def visit_Call(self, node: cst.Call) -> None:
@@ -137,73 +195,50 @@ class AccessorBindingVisitor(FileVisitor):
         ):
             self._called.setdefault(chain[0], set()).add(name)
         if node.args:
-            self.calls.append(
-                {
-                    "n": name,
-                    "target": self.ctx.resolve(func),
-                    "local": isinstance(func, cst.Name),
-                    "chain": chain,
-                    "scope": self.ctx.qualname,
-                    "snippet": self.ctx.snippet(node),
-                    "span": self.ctx.anchor(node),
-                }
+            ctx = self.ctx
+            local = isinstance(func, cst.Name)
+            call = ArgsCall(
+                name,
+                ctx.resolve(func),
+                local,
+                chain,
+                ctx.qualname,
+                ctx.snippet(node),
+                ctx.anchor(node),  # type: ignore[arg-type]
             )
+            self.calls.append(call)
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if node.attr.value not in self.names or id(node) in self._skip or self.model.importing:
             return
-        recv = self._receiver(node.value)
-        if recv is not None:
+        recv = member_receiver(self.model, node.value)
+        if not (recv.kind == "ref" and recv.name == self.runtime):  # the runtime's own
             self._member(node.attr, node, "member", recv)
 
-    def _receiver(self, expr: cst.BaseExpression) -> dict[str, Any] | None:
-        """How the receiver of `recv.get_x` is known; None when it is the runtime
-        module. Names bound at module level are resolved by qualified name (a
-        module-level instance's class is the class index's)."""
-        r = self.model.receiver(expr, module=False)
-        if r.kind in ("self", "super"):
-            return {"k": "class" if r.kind == "self" else "super", "q": r.cls, "via": r.via}
-        if r.kind == "local" and r.binding is not None:
-            types = [*r.binding.instances, *r.binding.factories]
-            return {"k": "types", "t": types, "via": r.via} if types else _unknown(r.via)
-        if r.kind == "selfattr":
-            return {"k": "selfattr", "cls": r.cls, "attr": r.attr, "via": r.via}
-        if r.kind == "name" and r.name is not None:
-            return None if r.name == self.runtime else {"k": "ref", "q": r.name, "via": r.via}
-        return _unknown(r.via or self.ctx.snippet(expr))
-
     # -- output ---------------------------------------------------------------
-    def finish(self) -> Any:
+    def finish(self) -> AccessorFacts | None:
         ruff_candidate = any(n >= 2 for n in self._counts.values())
-        legit: list[dict[str, Any]] = []
+        legit: list[RuntimeImport] = []
         if ruff_candidate:  # spans only where ruff can report (positions cost a pass)
+            ctx = self.ctx
             legit = [
-                {
-                    "n": n,
-                    "scope": s,
-                    "snippet": self.ctx.snippet(node),
-                    "span": self.ctx.anchor(node),
-                }
+                RuntimeImport(n, s, ctx.snippet(node), ctx.anchor(node))  # type: ignore[arg-type]
                 for node, n, s in self._legit
             ]
-        out = {
-            "bindings": self.bindings,
-            "calls": self.calls,
-            "members": self.members,
-            "imports": self.imports,
-            "legit": legit,
-            "ruff": ruff_candidate,
-        }
-        if ruff_candidate and (read := ruff.directives(self.ctx.text)):
-            out["noqa"] = read  # ruff reads them: an edit of one alone runs it again
-        if not any(out.values()):
+        # ruff reads the noqa directives: an edit of one alone runs it again
+        noqa = ruff.directives(self.ctx.text) if ruff_candidate else []
+        found = self.bindings or self.calls or self.members or self.imports or legit
+        if not (found or ruff_candidate or noqa):
             return None
-        # the names this module binds to the runtime's own accessor (anywhere in
-        # it): a binding of another name is a collision only where they meet
-        out["runtime_bound"] = sorted({n for _, n, _ in self._legit})
-        out["class_attrs"] = self.class_attrs  # class -> accessor-named attributes
-        return out
-
-
-def _unknown(via: str) -> dict[str, Any]:
-    return {"k": "unknown", "via": via}
+        runtime_bound = sorted({n for _, n, _ in self._legit})
+        return AccessorFacts(
+            self.bindings,
+            self.calls,
+            self.members,
+            self.imports,
+            legit,
+            ruff_candidate,
+            noqa,
+            runtime_bound,
+            self.class_attrs,
+        )
