@@ -37,14 +37,15 @@ OVER: dict[str, int] = {}
 # 8,546 (328.7) once CTX303 asked the binding model and process_roles.class_process;
 # 8,517 (327.6) once CTX403 asked the binding model and program/decision_reader;
 # 8,330 (320.4) once CTX704 asked program/process_groups
-# 7,937 (305.3) with the fp/hints merges and the CTX301/CTX501/CTX104 model moves
-MEAN_PER_RULE = 305.3
+# 7,937 (305.3) with the fp/hints merges and the CTX301/CTX501/CTX104 model moves;
+# 7,928 (304.9) once CTX602 asked program/reads what a bag attribute reads
+MEAN_PER_RULE = 305.0
 TARGET_PER_RULE = 180
 # string-key lookups in rules/ (fact dicts, the rules' own dicts and the schema's
 # alike: the measure cannot tell them apart, and none should stay). A key that is
 # no identifier ("declaration function") is the title of a derived set, which
 # the JSON output shows as written, not a fact's field: it is not counted
-STRING_KEYS = 2
+STRING_KEYS = 0
 
 
 def function_lengths(root: Path) -> dict[str, int]:

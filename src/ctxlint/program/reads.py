@@ -112,3 +112,34 @@ class ReadVisitor(FileVisitor):
     def visit_WithItem(self, node: cst.WithItem) -> None:
         if node.asname is not None:
             self._mark(node.asname.name)
+
+
+# -- what an attribute of a bag reads ----------------------------------------
+HOP = "config"  # the removed `.config` hop of the legacy bags
+
+
+def config_accessors(vocab: Vocabulary) -> dict[str, str]:
+    """Qualified seed and bag accessors -> the namespace they answer ("" for the seed)."""
+    out = {vocab.qualified(a): "" for a in vocab.seed_accessors}
+    out.update({vocab.qualified(a): ns for a, ns in vocab.bag_accessors.items()})
+    return out
+
+
+def has_config_hop(vocab: Vocabulary, namespace: str) -> bool:
+    """Whether `bag.config` is a real leaf or sub-namespace of this namespace."""
+    if f"{namespace}.{HOP}" in vocab.namespaces:
+        return True
+    return vocab.fields.get(HOP, "").split(".")[0] == namespace
+
+
+def config_attribute(vocab: Vocabulary, namespace: str, attr: str) -> bool:
+    """Whether `<accessor of namespace>().attr` reads config: a field or a
+    `Derived` leaf of that namespace (any field, for the seed) or one of its
+    sub-namespaces. A method
+    (`.override(...)`) or a live handle (`get_parallel().tp_group`, a rank) is not."""
+    if not namespace:
+        return attr in vocab.fields or attr in vocab.properties
+    home = vocab.fields.get(attr) or vocab.derived_leaves.get(attr)
+    if home is not None and (home == namespace or home.startswith(namespace + ".")):
+        return True
+    return f"{namespace}.{attr}" in vocab.namespaces

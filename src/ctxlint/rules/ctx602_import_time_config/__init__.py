@@ -22,7 +22,7 @@ deprecated):
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from ctxlint.core.lazy_libcst import cst
@@ -33,39 +33,28 @@ from ctxlint.facts.vocab import BAGS, Vocabulary
 from ctxlint.program.bindings import KEY as BINDINGS
 from ctxlint.program.bindings import Bindings
 from ctxlint.program.core import Program
+from ctxlint.program.reads import HOP, config_accessors, config_attribute, has_config_hop
 from ctxlint.program.rule import RawFinding, Rule
 
 ID = "CTX602"
 # The standard library's process-wide memos (the language's, not the codebase's).
 MEMO_DECORATORS = ("functools.cache", "functools.lru_cache")
-HOP = "config"
 
 
-def config_accessors(vocab: Vocabulary) -> dict[str, str]:
-    """Qualified seed and bag accessors -> the namespace they answer ("" for the seed)."""
-    out = {vocab.qualified(a): "" for a in vocab.seed_accessors}
-    out.update({vocab.qualified(a): ns for a, ns in vocab.bag_accessors.items()})
-    return out
+@dataclass(frozen=True, slots=True)
+class FindingData:
+    """What a finding tells its fixer (the finding's data): its kind, and for a
+    removed `.config` hop the namespace of the bag it hangs off."""
 
+    kind: str
+    namespace: str = ""
 
-def _has_hop(vocab: Vocabulary, namespace: str) -> bool:
-    """Whether `bag.config` is a real leaf or sub-namespace of this namespace."""
-    if f"{namespace}.{HOP}" in vocab.namespaces:
-        return True
-    return vocab.fields.get(HOP, "").split(".")[0] == namespace
+    def to_data(self) -> dict[str, str]:
+        return asdict(self) if self.kind == "hop" else {"kind": self.kind}
 
-
-def config_attribute(vocab: Vocabulary, namespace: str, attr: str) -> bool:
-    """Whether `<accessor of namespace>().attr` reads config: a field or a
-    `Derived` leaf of that namespace (any field, for the seed) or one of its
-    sub-namespaces. A method
-    (`.override(...)`) or a live handle (`get_parallel().tp_group`, a rank) is not."""
-    if not namespace:
-        return attr in vocab.fields or attr in vocab.properties
-    home = vocab.fields.get(attr) or vocab.derived_leaves.get(attr)
-    if home is not None and (home == namespace or home.startswith(namespace + ".")):
-        return True
-    return f"{namespace}.{attr}" in vocab.namespaces
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> FindingData:
+        return cls(**{k: str(v) for k, v in data.items() if k in ("kind", "namespace")})
 
 
 def _calls(node: cst.CSTNode, parent: cst.CSTNode | None = None) -> Iterator[tuple[cst.Call, Any]]:
@@ -258,7 +247,7 @@ class ImportTimeVisitor(FileVisitor):
             self.not_config.add(id(node.value))
         if node.attr.value != HOP:
             return
-        if namespace and not _has_hop(self.vocab, namespace):
+        if namespace and not has_config_hop(self.vocab, namespace):
             self._add("hop", node, q, namespace)
 
     def finish(self) -> tuple[ImportTimeRead, ...] | None:
@@ -315,7 +304,7 @@ class ImportTimeConfig(Rule):
             for f in found:
                 call = f"{f.name.rpartition('.')[2]}()"
                 message = _MESSAGES[f.kind].format(call=call, where=f.where, ns=f.where)
-                data = {"kind": f.kind} | ({"namespace": f.where} if f.kind == "hop" else {})
+                data = FindingData(f.kind, f.where if f.kind == "hop" else "").to_data()
                 at = f.site
                 yield RawFinding(ID, path, at.scope, at.snippet, at.span, message, data=data)
 

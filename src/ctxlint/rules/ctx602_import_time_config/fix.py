@@ -11,13 +11,15 @@ import libcst as cst
 from ctxlint.core.findings import Finding
 from ctxlint.fix.context import FixContext, site
 from ctxlint.fix.plan import FIXED, FilePlan
-from ctxlint.rules.ctx602_import_time_config import config_attribute
+from ctxlint.program.reads import config_attribute
+from ctxlint.rules.ctx602_import_time_config import FindingData
 
 
 def fix_config_hops(plan: FilePlan, findings: list[Finding], ctx: FixContext) -> None:
     for f in findings:
         s = site(plan, f)
-        if f.data.get("kind") != "hop":
+        data = FindingData.of(f.data)
+        if data.kind != "hop":
             s.reason = (
                 "no fix for this kind: move the read, drop the cache or the legacy call by hand"
             )
@@ -34,7 +36,7 @@ def fix_config_hops(plan: FilePlan, findings: list[Finding], ctx: FixContext) ->
             s.reason = "the hop is not followed by a leaf (`bag.config.leaf`): rewrite it by hand"
             continue
         leaf = parent.attr.value
-        namespace = f.data.get("namespace", "")
+        namespace = data.namespace
         if not config_attribute(ctx.vocab, namespace, leaf):
             s.reason = f"`{leaf}` is not config of the `{namespace}` bag: rewrite it by hand"
             continue
