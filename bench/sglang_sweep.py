@@ -16,7 +16,7 @@ table is what the two wheels say.
 
 The 0.5.17 tree is checked on a copy (ctxlint writes its cache into the tree it
 checks; the unpacked wheel stays untouched), kept in --work for a warm rerun.
-tests/test_fix_sglang.py compares `ctxlint fix --unsafe --select CTX101` with
+tests/fix/test_fix_sglang.py compares `ctxlint fix --unsafe --select CTX101` with
 the table (`agreement()` below).
 """
 

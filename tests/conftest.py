@@ -8,6 +8,11 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+# tests/ mirrors src/ctxlint folder for folder; a test module may import another's
+# helpers by name (`from test_audit import make_codebase`), wherever it sits
+for _folder in sorted(Path(__file__).resolve().parent.iterdir()):
+    if _folder.is_dir() and any(_folder.glob("test_*.py")) and str(_folder) not in sys.path:
+        sys.path.append(str(_folder))
 FIXTURE = REPO / "tests" / "fixtures" / "specrt"
 
 

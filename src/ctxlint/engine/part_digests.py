@@ -21,7 +21,7 @@ PartDigests = dict[str, str]  # facts key -> digest of that part of one file's f
 def positionless(value: Any) -> Any:
     """Facts with every span ([line, column, end_line, end_column]) zeroed: a
     line inserted above moves the spans of the rest of the file, and no rule's
-    answer depends on where things are (tests/test_rounds.py checks it)."""
+    answer depends on where things are (tests/engine/test_rounds.py checks it)."""
     if isinstance(value, list):
         if len(value) == 4 and all(type(x) is int for x in value):
             return [0, 0, 0, 0]

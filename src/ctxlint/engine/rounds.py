@@ -8,7 +8,7 @@ facts: its own, and those of the program parts it requires (`Rule.requires`,
 with the parts every run has). So each rule's answer is also remembered by the
 digests of just those facts, without their positions: an edit that leaves them
 as they were (a new line above them, a local constant, another rule's facts)
-replays it. tests/test_rounds.py checks that every rule's answer depends on
+replays it. tests/engine/test_rounds.py checks that every rule's answer depends on
 nothing else.
 """
 

@@ -6,7 +6,7 @@ every file but those; the facts decoded earlier are taken as they are for
 every entry that is byte for byte the same. So the rounds that found the
 tokens, the scan of every file and the decoding of every unchanged file's
 facts are saved. More tokens than a plain check's only let in files no rule
-needs, which change no finding (tests/test_prefilter.py); derived sets may
+needs, which change no finding (tests/engine/test_prefilter.py); derived sets may
 grow with them, so such a run's outcome is kept apart (Engine._inputs).
 """
 

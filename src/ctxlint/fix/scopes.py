@@ -8,7 +8,7 @@ large module that was three fifths of planning its fixes. While the scopes
 are resolved here, `visit` reads each node's children in LibCST's own order
 and rebuilds nothing, and it skips layout (whitespace, comments, brackets:
 facts.walk's trivia), which neither provider looks at. ScopeProvider's code is
-LibCST's, unchanged, so its answers are too: tests/test_fix_scopes.py compares
+LibCST's, unchanged, so its answers are too: tests/fix/test_fix_scopes.py compares
 them with the stock resolution, node for node (layout nodes get no scope).
 """
 

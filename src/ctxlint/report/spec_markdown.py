@@ -11,7 +11,7 @@ import re
 
 FENCE = re.compile(r"^```python (bad|good)[ \t]*\n(.*?)^```[ \t]*$", re.M | re.S)
 EXPECT = re.compile(r"#\s*expect:\s*([A-Z0-9, ]+)\s*$")
-# A bad example's fixed form: what `ctxlint fix` writes (tests/test_fix_specs.py).
+# A bad example's fixed form: what `ctxlint fix` writes (tests/fix/test_fix_specs.py).
 FIXED_FENCE = re.compile(r"^```python fixed[ \t]*\n(.*?)^```[ \t]*$", re.M | re.S)
 
 SPECRT_NOTE = (

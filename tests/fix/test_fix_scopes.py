@@ -15,7 +15,7 @@ from test_walk_positions import AWKWARD
 from ctxlint.facts.walk import TRIVIA
 from ctxlint.fix.scopes import resolve_scopes
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 SCOPES = """\
 from os import path as p, sep

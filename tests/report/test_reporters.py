@@ -22,7 +22,7 @@ from ctxlint.core.findings import BASELINED, FileError, Finding, Result, RuleInf
 from ctxlint.report.formats import FORMATS, print_text, render
 from ctxlint.report.formats.github import escape_data, escape_property
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parents[1] / "data"
 RULES = [
     RuleInfo(
         "CTX101", "seed-read", "A field read off the process-global seed record.", "rules/CTX101.md"
@@ -163,7 +163,7 @@ def test_json_schema_1_exact(result: Result) -> None:
 
 
 def test_json_documentation_lists_every_key() -> None:
-    doc = (Path(__file__).parent.parent / "docs" / "json-schema.md").read_text(encoding="utf-8")
+    doc = (Path(__file__).parents[2] / "docs" / "json-schema.md").read_text(encoding="utf-8")
     for key in ("end_column", "fingerprint", "baselined", "stale", "errors", "summary"):
         assert f"`{key}`" in doc or f'"{key}"' in doc
 
@@ -498,8 +498,8 @@ def test_text_lists_findings_in_the_documented_order(
 
 RENDER_ALL = """\
 import json, sys
-sys.path.insert(0, sys.argv[1])
 from pathlib import Path
+sys.path[:0] = [sys.argv[1], str(Path(sys.argv[1]).parent)]
 from test_reporters import make_result, with_retired_rules
 from ctxlint.report.formats import FORMATS, render
 result = with_retired_rules(make_result(Path(sys.argv[2])))

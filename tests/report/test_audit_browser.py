@@ -8,7 +8,7 @@ log (`--enable-logging=stderr`) must stay silent too: the page logs nothing.
 
 Run as a script to regenerate the README screenshot and terminal excerpt (the
 test suite runs the same code and compares, see test_audit_layout.py):
-    python tests/test_audit_browser.py docs/img/audit-report.png docs/img/audit-terminal.txt
+    python tests/report/test_audit_browser.py docs/img/audit-report.png docs/img/audit-terminal.txt
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from helpers import cli
 from test_audit import HEAD, RULES, git, make_codebase

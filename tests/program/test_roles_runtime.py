@@ -24,7 +24,7 @@ from helpers import cli
 from ctxrt.roles import MODE_ENV, OUT_ENV
 from examples.serving_app.client import Server, stream_generate
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 CONFIG = """\
 [tool.ctxlint]
 src = ["src", "."]

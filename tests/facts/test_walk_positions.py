@@ -13,7 +13,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 from ctxlint.facts.positions import spans
 from ctxlint.facts.walk import TRIVIA, walk
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 AWKWARD = '''\
 @deco(1)\r

@@ -13,7 +13,7 @@ from ctxlint.facts.context import MODULE_SCOPE
 
 RULE = "CTX101"
 
-FIXTURE_CONTEXT = (Path(__file__).parent / "fixtures/specrt/specrt/context.py").read_text()
+FIXTURE_CONTEXT = (Path(__file__).parents[1] / "fixtures/specrt/specrt/context.py").read_text()
 
 BAD = {
     "direct-and-getattr": """

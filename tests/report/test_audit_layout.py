@@ -20,7 +20,7 @@ from ctxlint.engine.registry import load_rules
 from ctxlint.report.audit.html import render_html
 from ctxlint.report.audit.model import Audit, FindingRow, HistoryPoint, RuleRow, Tally
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 IMG = REPO / "docs" / "img"
 WIDTHS = (1400, 1920)
 COMMITS = 20
@@ -206,7 +206,7 @@ def _readme_excerpt() -> list[str]:
 
 def test_readme_images_are_what_the_script_makes(tmp_path: Path) -> None:
     """The README's screenshot and terminal excerpt come from make_images (the
-    script `python tests/test_audit_browser.py PNG TXT`): regenerated, the text is
+    script `python tests/report/test_audit_browser.py PNG TXT`): regenerated, the text is
     byte for byte the checked-in file, the PNG has its size, every line of the
     README's excerpt is in it with every rule, and the page lays out at both widths."""
     binary = chromium()

@@ -527,7 +527,7 @@ def test_a_multi_level_chain_across_modules_names_the_path(project: Path) -> Non
         "--config", str(project / "pyproject.toml"),
     )  # fmt: skip
     doc = json.loads(sarif.stdout)
-    schema = json.loads((Path(__file__).parent / "data" / "sarif-2.1.0.json").read_text())
+    schema = json.loads((Path(__file__).parents[1] / "data" / "sarif-2.1.0.json").read_text())
     assert not list(jsonschema.Draft4Validator(schema).iter_errors(doc))
     (result,) = doc["runs"][0]["results"]
     assert result["properties"]["details"] == finding.details
