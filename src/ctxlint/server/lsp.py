@@ -131,7 +131,8 @@ class CtxlintServer(LanguageServer):
         checked = project.checked.result.files_checked if project.checked else 0
         self.log(
             f"ctxlint: checked {checked} files in {time.perf_counter() - began:.2f} s; "
-            f"{len(changed)} documents changed",
+            f"{len(changed)} documents changed; "
+            f"{len(project.checker.resident.checks.derived)} rules derived again",
             types.MessageType.Log,
         )
         lsp_navigation.warm(project)  # the index now, not at the first question
