@@ -44,8 +44,8 @@ class Resident:
     decoded: Decoded = field(default_factory=dict)
     hashes: dict[str, str] = field(default_factory=dict)  # path -> content the rounds read
     # each rule's last outcome by what it read: a run derives again only the
-    # rules whose facts changed (engine.check_memo)
-    checks: CheckMemo = field(default_factory=CheckMemo)
+    # rules whose facts changed (engine.check_memo); None: every rule, every run
+    checks: CheckMemo | None = field(default_factory=CheckMemo)
 
     def start(self, hashes: Mapping[str, str]) -> Start | None:
         if self.rounds is None:
@@ -66,7 +66,8 @@ class Resident:
     def forget(self) -> None:
         """The next run starts afresh (a rule left out, a config read again)."""
         self.rounds, self.decoded, self.hashes = None, {}, {}
-        self.checks.forget()
+        if self.checks is not None:
+            self.checks.forget()
 
 
 class _Resumed(Engine):

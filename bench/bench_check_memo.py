@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""How much a resident session derives again after an edit (engine.check_memo).
+
+Runs the server's own check sequence in this process (session.check with a
+session.Resident that keeps the program, as `ctxlint server` does) on a tree,
+first with the per-rule check memo and then without it (every rule derives
+and checks after every edit: the code before it), the same edits each time:
+
+- a new statement inside `run_scheduler_process` (bench_server.py's edit: the
+  lines below it move), a different one each time;
+- a same-line edit in a function body: a literal in the entry's body
+  changed, no line moved;
+- a comment appended at the end of the file.
+
+For each: how many rules derived again, and the seconds of the check phase
+(the engine's "derive" timing plus every rule's "rule X check") and of the
+whole check. The findings of the two sessions are compared after each edit.
+
+    python bench/bench_check_memo.py --tree T --config C [--target REL] [--edits 3]
+
+A script, not a test: on sglang 0.5.23 one check of a resident session costs
+seconds, and the first minutes on a cold cache (warm it with `ctxlint check`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import gc
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from ctxlint import session
+from ctxlint.config.settings import load_config
+from ctxlint.engine.registry import load_rules
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from bench_server import entry_edit_point, with_statements  # noqa: E402
+
+# the run's own timings (--timings), beside each rule's
+PHASES = ("discover+read", "vocabulary", "facts", "check memo", "derive")
+
+
+def same_line_edit(text: str, i: int) -> str:
+    """The first integer or string literal in `run_scheduler_process`'s body
+    (past its first statement) set to a new value for the `i`-th edit: no line
+    moves."""
+    lines = text.splitlines(keepends=True)
+    for node in ast.walk(ast.parse(text)):
+        if isinstance(node, ast.FunctionDef) and node.name == "run_scheduler_process":
+            for sub in ast.walk(node):
+                if (
+                    isinstance(sub, ast.Constant)
+                    and type(sub.value) in (int, str)
+                    and sub.lineno == sub.end_lineno
+                    and sub.lineno > node.body[0].lineno
+                ):
+                    line = lines[sub.lineno - 1]
+                    value = repr(f"edit {i}") if type(sub.value) is str else str(1000 + i)
+                    new = f"{line[: sub.col_offset]}{value}{line[sub.end_col_offset :]}"
+                    lines[sub.lineno - 1] = new
+                    return "".join(lines)
+    raise SystemExit("bench: no literal in run_scheduler_process")
+
+
+def setup_for(config_path: Path, tree: Path, memo: bool) -> session.Setup:
+    rules = load_rules()
+    config = load_config(
+        config_path,
+        root=tree,
+        rule_ids=[r.id for r in rules],
+        rule_options={k: v for r in rules for k, v in r.options.items()},
+    )
+    resident = session.Resident(keep_program=True)
+    if not memo:
+        resident.checks = None  # every rule derives and checks after every edit
+    run = session.RunOptions(use_cache=True, resident=resident)
+    report = session.Report(disabled=session.QUIET, warn=None)
+    return session.Setup(config, [], rules, rules, request=session.Request(run=run, report=report))
+
+
+def one(setup: session.Setup, texts: dict[str, str]) -> tuple[dict[str, Any], list[Any]]:
+    began = time.perf_counter()
+    out = session.check(setup, texts=texts).out
+    wall = time.perf_counter() - began
+    t = out.timings
+    derived = [k.split()[1] for k in t if k.startswith("rule ") and k.endswith(" derive")]
+    phase = t.get("derive", 0.0) + sum(v for k, v in t.items() if k.endswith(" check"))
+    shown = [(f.rule, f.path, f.line, f.fingerprint, f.message) for f in out.findings]
+    phases = {k: v for k, v in t.items() if k in PHASES}
+    return {"derived": len(derived), "phase": phase, "wall": wall, "rules": derived} | phases, shown
+
+
+def run(args: argparse.Namespace, memo: bool) -> dict[str, list[tuple[dict[str, Any], list[Any]]]]:
+    target = args.tree / args.target
+    original = target.read_text(encoding="utf-8")
+    line, indent = entry_edit_point(original)
+    setup = setup_for(args.config, args.tree, memo)
+    rel = args.target
+    rows: dict[str, list[tuple[dict[str, Any], list[Any]]]] = {}
+    rows["first check"] = [one(setup, {})]
+    rows["no edit"] = [one(setup, {})]
+    edits = {
+        "new statement in run_scheduler_process": lambda i: with_statements(
+            original, line, indent, i
+        ),
+        "same-line edit in run_scheduler_process": lambda i: same_line_edit(original, i),
+        "comment appended": lambda i: original + f"# a comment, {i}\n",
+    }
+    for name, make in edits.items():
+        rows[name] = []
+        for i in range(args.edits):
+            rows[name].append(one(setup, {rel: make(i)}))
+            one(setup, {})  # back to the tree as it is (not timed)
+    del setup
+    gc.collect()
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tree", type=Path, required=True)
+    parser.add_argument("--config", type=Path, required=True)
+    parser.add_argument("--target", default="sglang/srt/managers/scheduler.py")
+    parser.add_argument("--edits", type=int, default=3)
+    args = parser.parse_args(argv)
+    after = run(args, memo=True)
+    before = run(args, memo=False)
+    print(f"{'edit':<42} {'rules derived':>14} {'check phase s':>20} {'whole check s':>20}")
+    print(f"{'':<42} {'memo / none':>14} {'memo / none':>20} {'memo / none':>20}")
+    for name in after:
+        a, b = after[name], before[name]
+        same = all(x[1] == y[1] for x, y in zip(a, b, strict=True))
+
+        def med(rows: list[tuple[dict[str, Any], list[Any]]], key: str) -> float:
+            return statistics.median(r[0][key] for r in rows)
+
+        print(
+            f"{name:<42} {med(a, 'derived'):>6.0f} / {med(b, 'derived'):<6.0f} "
+            f"{med(a, 'phase'):>9.2f} / {med(b, 'phase'):<8.2f} "
+            f"{med(a, 'wall'):>9.2f} / {med(b, 'wall'):<8.2f}"
+            f"{'' if same else '  FINDINGS DIFFER'}"
+        )
+        if name != "first check":
+            print(f"{'':<44}derived again: {' '.join(a[-1][0]['rules'])}")
+        for rows, which in ((a, "memo"), (b, "none")):
+            split = ", ".join(f"{k} {med(rows, k):.2f}" for k in PHASES if k in rows[0][0])
+            print(f"{'':<44}{which}: {split}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
