@@ -209,14 +209,19 @@ def test_removing_a_publish_changes_findings_in_other_files(tmp_path: Path) -> N
     assert _shown(restored) == _shown(before) == _shown(_no_cache(root))
 
 
-def test_a_new_pin_reruns_the_checks(tmp_path: Path) -> None:
-    """The baseline's pins are in every key: a `baseline update` is not replayed."""
+def test_new_pins_rerun_the_checks(tmp_path: Path) -> None:
+    """The baseline's pins are in every key: after a `baseline update` the
+    checks that compare with them run again, not replayed."""
     root = _copy("legacy_app", tmp_path)
     setup = _session(root)
-    first = session.check(setup).out
-    pins = {rid: dict(p) for rid, p in first.pins.items()}
-    assert pins
-    moved = replace(setup, pins=pins)
-    out = session.check(moved).out
-    assert _derived(out) - _always()
-    assert {f.rule for f in out.findings if f.kind == "pin"} == set()
+    pins = session.check(setup).out.pins
+    assert "CTX702" in pins
+    moved = {k: v for k, v in pins.items() if k != "CTX702"}  # a pin dropped
+    dropped = session.check(replace(setup, pins=moved)).out
+    assert any(f.rule == "CTX702" and f.kind == "pin" for f in dropped.findings)
+    assert "CTX702" in _derived(dropped)
+    updated = session.check(replace(setup, pins=pins)).out  # and recorded again
+    assert not any(f.kind == "pin" for f in updated.findings)
+    rules = load_rules()
+    fresh = Engine(_config(root, rules), rules, jobs=1, use_cache=False, pinned=pins).run()
+    assert _shown(updated) == _shown(fresh)
