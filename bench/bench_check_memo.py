@@ -12,9 +12,11 @@ and checks after every edit: the code before it), the same edits each time:
   changed, no line moved;
 - a comment appended at the end of the file.
 
-For each: how many rules derived again, and the seconds of the check phase
-(the engine's "derive" timing plus every rule's "rule X check") and of the
-whole check. The findings of the two sessions are compared after each edit.
+For each (median of `--edits`): how many rules derived again, the seconds of
+the check phase (the engine's "derive" timing plus every rule's "rule X
+check": a part the rounds built is not in it), of the whole check, and the CPU
+seconds of this process over the whole check (the pool's parse aside: a
+shared machine's wall seconds vary with its load, CPU seconds less so). The findings of the two sessions are compared after each edit.
 
     python bench/bench_check_memo.py --tree T --config C [--target REL] [--edits 3]
 
@@ -84,15 +86,16 @@ def setup_for(config_path: Path, tree: Path, memo: bool) -> session.Setup:
 
 
 def one(setup: session.Setup, texts: dict[str, str]) -> tuple[dict[str, Any], list[Any]]:
-    began = time.perf_counter()
+    began, cpu = time.perf_counter(), time.process_time()
     out = session.check(setup, texts=texts).out
-    wall = time.perf_counter() - began
+    wall, cpu = time.perf_counter() - began, time.process_time() - cpu
     t = out.timings
     derived = [k.split()[1] for k in t if k.startswith("rule ") and k.endswith(" derive")]
     phase = t.get("derive", 0.0) + sum(v for k, v in t.items() if k.endswith(" check"))
     shown = [(f.rule, f.path, f.line, f.fingerprint, f.message) for f in out.findings]
     phases = {k: v for k, v in t.items() if k in PHASES}
-    return {"derived": len(derived), "phase": phase, "wall": wall, "rules": derived} | phases, shown
+    row = {"derived": len(derived), "phase": phase, "wall": wall, "cpu": cpu, "rules": derived}
+    return row | phases, shown
 
 
 def run(args: argparse.Namespace, memo: bool) -> dict[str, list[tuple[dict[str, Any], list[Any]]]]:
@@ -130,8 +133,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     after = run(args, memo=True)
     before = run(args, memo=False)
-    print(f"{'edit':<42} {'rules derived':>14} {'check phase s':>20} {'whole check s':>20}")
-    print(f"{'':<42} {'memo / none':>14} {'memo / none':>20} {'memo / none':>20}")
+    print(
+        f"{'edit':<42} {'rules derived':>14} {'check phase s':>20} {'whole check s':>20}"
+        f" {'its CPU s (parent)':>20}"
+    )
+    print(f"{'':<42} {'memo / none':>14}" + f" {'memo / none':>20}" * 3)
     for name in after:
         a, b = after[name], before[name]
         same = all(x[1] == y[1] for x, y in zip(a, b, strict=True))
@@ -143,6 +149,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{name:<42} {med(a, 'derived'):>6.0f} / {med(b, 'derived'):<6.0f} "
             f"{med(a, 'phase'):>9.2f} / {med(b, 'phase'):<8.2f} "
             f"{med(a, 'wall'):>9.2f} / {med(b, 'wall'):<8.2f}"
+            f"{med(a, 'cpu'):>9.2f} / {med(b, 'cpu'):<8.2f}"
             f"{'' if same else '  FINDINGS DIFFER'}"
         )
         if name != "first check":

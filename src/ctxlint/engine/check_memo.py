@@ -19,21 +19,22 @@ rule by rule, that a rule's outcome depends on nothing but `check_reads`.
 from __future__ import annotations
 
 import hashlib
-import json
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ctxlint.core.findings import Finding
-from ctxlint.discover.sources import content_hash
 from ctxlint.engine import checks
-from ctxlint.engine.part_digests import ERROR, PartDigests
+from ctxlint.engine.part_digests import ERROR, PartDigests, placed
 from ctxlint.program.core import Program
 from ctxlint.program.parts import DEPENDS, required
 from ctxlint.program.rule import RawFinding, Rule
 
 Timed = Callable[[str, float], None]
+# entries (path -> entry digest, hex) -> their part digests by entry digest (the
+# workers', the fact cache's, or worked out: engine.rounds.RoundMemo.digests)
+LoadDigests = Callable[[dict[str, str]], dict[str, PartDigests]]
 
 # The parts each part's whole-program side is built from, past the walk's own
 # dependencies (parts.DEPENDS): the call graph asks the class index and the
@@ -65,21 +66,6 @@ def replayable(rule: Rule) -> bool:
     return not rule.environment()
 
 
-def placed_digests(blob: bytes) -> PartDigests:
-    """Each facts key's digest of an encoded entry, positions kept; an entry
-    that is an error or not of our shape: one digest of all of it."""
-    try:
-        entry = json.loads(blob)
-    except ValueError:
-        entry = None
-    if not isinstance(entry, dict) or "error" in entry or not isinstance(entry.get("facts"), dict):
-        return {ERROR: content_hash(blob)}
-    return {
-        key: content_hash(json.dumps(value, sort_keys=True, separators=(",", ":")).encode())
-        for key, value in entry["facts"].items()
-    }
-
-
 @dataclass(frozen=True)
 class Outcome:
     """One rule's outcome: its sets (after its check), its raw findings and
@@ -95,7 +81,7 @@ class CheckMemo:
     entries the last run held. Lives in memory, with a resident front end."""
 
     def __init__(self) -> None:
-        self._placed: dict[bytes, PartDigests] = {}  # entry digest -> placed digests
+        self._placed: dict[bytes, PartDigests] = {}  # entry digest -> digests, positions kept
         self._last: dict[str, tuple[str, Outcome]] = {}  # rule -> (key, outcome)
         # the rules derived (not replayed) by the last run, in order
         self.derived: tuple[str, ...] = ()
@@ -104,20 +90,20 @@ class CheckMemo:
         self._placed, self._last, self.derived = {}, {}, ()
 
     def _columns(
-        self, digests: Mapping[str, bytes], modules: Mapping[str, str], blobs: Mapping[str, bytes]
+        self, digests: Mapping[str, bytes], modules: Mapping[str, str], load: LoadDigests
     ) -> tuple[bytes, dict[str, bytes]]:
         """Every file's path and module (or error), and per facts key the
-        (path, digest) of each file that has it, in path order."""
-        placed = {}
-        for path in sorted(digests):
-            d = digests[path]
-            if d not in self._placed:
-                self._placed[d] = placed_digests(blobs[path])  # (read again if released)
-            placed[path] = self._placed[d]
+        (path, digest with positions) of each file that has it, in path order."""
+        wanted = {p: d.hex() for p, d in digests.items() if d not in self._placed}
+        if wanted:
+            found = load(wanted)
+            for path, d in wanted.items():
+                self._placed[digests[path]] = placed(found[d])
         self._placed = {d: self._placed[d] for d in set(digests.values())}
         files: list[str] = []
         columns: dict[str, list[str]] = {}
-        for path, parts in placed.items():
+        for path in sorted(digests):
+            parts = self._placed[digests[path]]
             files.append(f"\0{path}\0{modules[path]}\0{parts.get(ERROR, '')}")
             for key, digest in parts.items():
                 columns.setdefault(key, []).append(f"\0{path}\0{digest}")
@@ -134,15 +120,15 @@ class CheckMemo:
         selected: set[str],
         pinned: dict[str, dict[str, Any]],
         head: str,
-        blobs: Mapping[str, bytes],
         digests: Mapping[str, bytes],
         modules: Mapping[str, str],
+        load: LoadDigests,
         timed: Timed,
     ) -> tuple[list[Finding], dict[str, dict[str, Any]]]:
         """checks.derive, checks.check and checks.pins of the program, each
         rule replayed whose key is its last run's; the findings and pins."""
         t = time.perf_counter()
-        files, columns = self._columns(digests, modules, blobs)
+        files, columns = self._columns(digests, modules, load)
         common = hashlib.blake2b(head.encode(), digest_size=16)
         common.update("\0".join(program.paths).encode("utf-8", "surrogateescape"))
         common.update(files)

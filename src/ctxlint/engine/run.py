@@ -127,6 +127,7 @@ class Engine:
         # The parent's own work while the pool parses a round's misses: decoding
         self._meanwhile: FactsDecoder | None = None
         self._parts: dict[str, PartDigests] = {}  # entry digest -> part digests (workers')
+        self._round_memo: RoundMemo | None = None  # the last run's rounds
 
     # -- phases -------------------------------------------------------------
     def timed(self, name: str, start: float) -> None:
@@ -456,6 +457,7 @@ class Engine:
         # each rule's answer by its facts too, as it replays its outcome (check_memo)
         replay = self.memo or self.check_memo is not None
         rounds = RoundMemo(self.cache, self._head(vocab), replay=replay, known=self._parts)
+        self._round_memo = rounds  # (its part digests serve the check memo too)
         self._meanwhile = decoder
         try:
             while True:
@@ -559,15 +561,17 @@ class Engine:
                 sort_keys=True,
                 default=list,
             )
+            rounds = self._round_memo
+            assert rounds is not None  # (the rounds ran before)
             findings, pins = self.check_memo.run(
                 program,
                 runnable,
                 self.selected,
                 self.pinned,
                 head,
-                blobs,
                 blobs.digests,
                 modules,
+                lambda entries: rounds.digests(entries, blobs),
                 self._timed,
             )
         else:
