@@ -6,8 +6,8 @@ session.Resident that keeps the program, as `ctxlint server` does) on a tree,
 first with the per-rule check memo and then without it (every rule derives
 and checks after every edit: the code before it), the same edits each time:
 
-- a new statement inside `run_scheduler_process` (bench_server.py's edit: the
-  lines below it move), a different one each time;
+- a new statement inside `run_scheduler_process`, before its first one (as
+  bench_server.py edits; the lines below it move), a different one each time;
 - a same-line edit in a function body: a literal in the entry's body
   changed, no line moved;
 - a comment appended at the end of the file.
@@ -41,29 +41,34 @@ from ctxlint.engine.registry import load_rules
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-from bench_server import entry_edit_point, with_statements  # noqa: E402
+from bench_server import entry_edit_point  # noqa: E402
 
 # the run's own timings (--timings), beside each rule's
 PHASES = ("discover+read", "vocabulary", "facts", "check memo", "derive")
 
 
-def same_line_edit(text: str, i: int) -> str:
-    """The first integer or string literal in `run_scheduler_process`'s body
-    (past its first statement) set to a new value for the `i`-th edit: no line
-    moves."""
+def with_statement(text: str, line: int, indent: int, value: str) -> str:
+    """`text` with one new statement before `line` (the lines below it move)."""
+    lines = text.splitlines(keepends=True)
+    new = f"{' ' * indent}_ctxlint_bench_edit = {value!r}\n"
+    return "".join([*lines[: line - 1], new, *lines[line - 1 :]])
+
+
+def same_line_edit(text: str, value: str) -> str:
+    """A literal in `run_scheduler_process`'s body (past its first statement)
+    replaced by the string `value`: no line moves."""
     lines = text.splitlines(keepends=True)
     for node in ast.walk(ast.parse(text)):
         if isinstance(node, ast.FunctionDef) and node.name == "run_scheduler_process":
             for sub in ast.walk(node):
                 if (
                     isinstance(sub, ast.Constant)
-                    and type(sub.value) in (int, str)
+                    and type(sub.value) in (int, str)  # (not a docstring: past the first)
                     and sub.lineno == sub.end_lineno
                     and sub.lineno > node.body[0].lineno
                 ):
                     line = lines[sub.lineno - 1]
-                    value = repr(f"edit {i}") if type(sub.value) is str else str(1000 + i)
-                    new = f"{line[: sub.col_offset]}{value}{line[sub.end_col_offset :]}"
+                    new = f"{line[: sub.col_offset]}{value!r}{line[sub.end_col_offset :]}"
                     lines[sub.lineno - 1] = new
                     return "".join(lines)
     raise SystemExit("bench: no literal in run_scheduler_process")
@@ -107,12 +112,15 @@ def run(args: argparse.Namespace, memo: bool) -> dict[str, list[tuple[dict[str, 
     rows: dict[str, list[tuple[dict[str, Any], list[Any]]]] = {}
     rows["first check"] = [one(setup, {})]
     rows["no edit"] = [one(setup, {})]
+    salt = f"{time.time_ns():x}"  # each edit's text new to the fact cache: it is parsed
     edits = {
-        "new statement in run_scheduler_process": lambda i: with_statements(
-            original, line, indent, i
+        "new statement in run_scheduler_process": lambda i: with_statement(
+            original, line, indent, f"{salt}-{i}"
         ),
-        "same-line edit in run_scheduler_process": lambda i: same_line_edit(original, i),
-        "comment appended": lambda i: original + f"# a comment, {i}\n",
+        "same-line edit in run_scheduler_process": lambda i: same_line_edit(
+            original, f"{salt}-{i}"
+        ),
+        "comment appended": lambda i: original + f"# a comment, {salt}-{i}\n",
     }
     for name, make in edits.items():
         rows[name] = []
