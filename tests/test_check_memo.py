@@ -225,3 +225,31 @@ def test_new_pins_rerun_the_checks(tmp_path: Path) -> None:
     rules = load_rules()
     fresh = Engine(_config(root, rules), rules, jobs=1, use_cache=False, pinned=pins).run()
     assert _shown(updated) == _shown(fresh)
+
+
+def test_part_digests_stored_without_positions_are_worked_out_again(tmp_path: Path) -> None:
+    """A `parts:` entry an older ctxlint stored holds no digests with positions:
+    it is not taken as it is (keys without positions would replay findings at
+    lines that moved), but worked out again from the entry and stored."""
+    import json
+
+    from ctxlint.cache.store import FactCache
+    from ctxlint.engine.blobs import digest_of
+    from ctxlint.engine.part_digests import PLACED, complete, of_blob, placed
+    from ctxlint.engine.rounds import RoundMemo
+
+    facts = {"module": "m", "facts": {"CTX101": {"reads": [[3, 0, 3, 9]]}}, "suppressions": []}
+    blob = json.dumps(facts).encode()
+    digest = digest_of(blob).hex()
+    full = of_blob(blob)
+    assert complete(full) and placed(full)["CTX101"] == full[PLACED + "CTX101"]
+    old = {k: v for k, v in full.items() if not k.startswith(PLACED)}
+    assert not complete(old)
+    cache = FactCache(tmp_path / "cache")
+    cache.put_many({f"parts:{digest}": json.dumps(old).encode()})
+    found = RoundMemo(cache, "head").digests({"m.py": digest}, {"m.py": blob})
+    assert found[digest] == full
+    cache.close()
+    again = FactCache(tmp_path / "cache")
+    assert json.loads(again.get_many([f"parts:{digest}"])[f"parts:{digest}"]) == full
+    again.close()
