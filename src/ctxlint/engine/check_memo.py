@@ -4,7 +4,7 @@ A resident front end (the language server, the daemon) checks the same tree
 again after every edit. A rule's derivation and check read the program, but
 only some of it: the rule's own facts, the facts of the program parts it
 requires (and of the parts those are built from), the file list, the
-vocabulary and the config. So each rule's outcome (its derived sets, its raw
+vocabulary, the config and the baseline's pins. So each rule's outcome (its derived sets, its raw
 findings less its per-rule excludes, its pins) is remembered in memory by the
 digests of just those facts, WITH their positions (findings and sets carry
 spans): an edit that leaves them as they were replays it, and a program part
