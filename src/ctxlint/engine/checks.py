@@ -39,16 +39,28 @@ def check(
     what the suppressions themselves are worth, fingerprinted."""
     raw: list[RawFinding] = []
     for rule in runnable:
-        if rule.id not in selected:
-            continue
-        t = time.perf_counter()
-        found = list(rule.check(program))
-        excluded = config.per_rule_exclude.get(rule.id)
-        if excluded:
-            spec = path_matcher(excluded)
-            found = [f for f in found if not spec.match_file(f.path)]
-        raw.extend(found)
-        timed(f"rule {rule.id} check", t)
+        if rule.id in selected:
+            raw.extend(rule_findings(program, rule, config, timed))
+    return judged(program, raw, runnable, selected)
+
+
+def rule_findings(program: Program, rule: Rule, config: Config, timed: Timed) -> list[RawFinding]:
+    """One rule's raw findings, less its per-rule excludes."""
+    t = time.perf_counter()
+    found = list(rule.check(program))
+    excluded = config.per_rule_exclude.get(rule.id)
+    if excluded:
+        spec = path_matcher(excluded)
+        found = [f for f in found if not spec.match_file(f.path)]
+    timed(f"rule {rule.id} check", t)
+    return found
+
+
+def judged(
+    program: Program, raw: list[RawFinding], runnable: list[Rule], selected: set[str]
+) -> list[Finding]:
+    """The selected rules' raw findings less what the suppressions silence, plus
+    what the suppressions themselves are worth (CTX001), fingerprinted."""
     ran = {r.id for r in runnable} & selected
     every = load_rules()
     known = {r.id: r.id for r in every} | {r.name.upper(): r.id for r in every}

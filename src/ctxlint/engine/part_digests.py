@@ -1,7 +1,8 @@
-"""Digests of each part of one file's facts, positions left out.
+"""Digests of each part of one file's facts, positions left out (and kept).
 
 A fixed-point round remembers each rule's answer by the digests of just the
-facts it reads (engine/rounds.py). A worker digests the facts it has just
+facts it reads, positions left out (engine/rounds.py); a resident session each
+rule's outcome, positions kept (engine/check_memo.py). A worker digests the facts it has just
 made, before encoding them (the parent would decode the entry again only for
 this); an entry read back from a cache without its digests is digested here
 from its bytes.
@@ -16,6 +17,9 @@ from ctxlint.discover.sources import content_hash
 
 ERROR = "!error"  # a file that does not parse: it leaves the program, every rule sees that
 PartDigests = dict[str, str]  # facts key -> digest of that part of one file's facts
+# + a facts key: the digest of that part with its positions, which a resident
+# session's per-rule outcomes are keyed by (engine/check_memo.py: findings carry spans)
+PLACED = "@"
 
 
 def positionless(value: Any) -> Any:
@@ -32,16 +36,36 @@ def positionless(value: Any) -> Any:
 
 
 def of_facts(facts: Any, blob: bytes) -> PartDigests:
-    """The part digests of a facts entry (`facts`, decoded from `blob`); an entry
-    that is an error or not of our shape: one digest of all of it."""
+    """The part digests of a facts entry (`facts`, decoded from `blob`), each
+    without its positions and (under PLACED + key) with them; an entry that is
+    an error or not of our shape: one digest of all of it."""
     if not isinstance(facts, dict) or "error" in facts or not isinstance(facts.get("facts"), dict):
         return {ERROR: content_hash(blob)}
-    return {
-        key: content_hash(
-            json.dumps(positionless(value), sort_keys=True, separators=(",", ":")).encode()
-        )
-        for key, value in facts["facts"].items()
-    }
+    out: PartDigests = {}
+    for key, value in facts["facts"].items():
+        out[key] = _digest(positionless(value))
+        out[PLACED + key] = _digest(value)
+    return out
+
+
+def _digest(value: Any) -> str:
+    return content_hash(json.dumps(value, sort_keys=True, separators=(",", ":")).encode())
+
+
+def complete(value: Any) -> bool:
+    """Whether a stored value is part digests of this shape, positions kept too
+    (an entry stored by an older ctxlint has none: worked out again)."""
+    if not (isinstance(value, dict) and all(isinstance(v, str) for v in value.values())):
+        return False
+    return all(PLACED + k in value for k in value if k != ERROR and not k.startswith(PLACED))
+
+
+def placed(parts: PartDigests) -> PartDigests:
+    """The digests with positions, by facts key (and an error's)."""
+    out = {k[len(PLACED) :]: v for k, v in parts.items() if k.startswith(PLACED)}
+    if ERROR in parts:
+        out[ERROR] = parts[ERROR]
+    return out
 
 
 def of_blob(blob: bytes) -> PartDigests:

@@ -22,7 +22,7 @@ from typing import Any
 from ctxlint.cache.entries import learnt_entry
 from ctxlint.cache.store import FactCache
 from ctxlint.engine.blobs import Blobs
-from ctxlint.engine.part_digests import ERROR, PartDigests, of_blob
+from ctxlint.engine.part_digests import ERROR, PartDigests, complete, of_blob
 from ctxlint.program.core import Program
 from ctxlint.program.parts import required
 from ctxlint.program.rule import Rule
@@ -53,6 +53,14 @@ class RoundMemo:
         self._parts: dict[str, PartDigests] = {}  # blob digest -> its part digests
         self._made: dict[str, dict[str, tuple[str, bytes]]] = {}  # see _segments
 
+    def digests(
+        self, blob_digests: dict[str, str], blobs: Mapping[str, bytes]
+    ) -> dict[str, PartDigests]:
+        """The part digests of these entries (path -> entry digest), by entry
+        digest: the workers', else the cache's, else worked out from the entry."""
+        self._digests(blob_digests, blobs)
+        return {d: self._parts[d] for d in blob_digests.values()}
+
     def _digests(self, blob_digests: dict[str, str], blobs: Mapping[str, bytes]) -> None:
         missing = sorted({d for d in blob_digests.values() if d not in self._parts})
         fresh: dict[str, bytes] = {}
@@ -72,7 +80,7 @@ class RoundMemo:
                 value = json.loads(raw) if raw is not None else None
             except ValueError:
                 value = None
-            if not (isinstance(value, dict) and all(isinstance(v, str) for v in value.values())):
+            if not complete(value):
                 value = of_blob(blobs[by_digest[d]])
                 fresh[keys[d]] = json.dumps(value, sort_keys=True).encode()
             self._parts[d] = value

@@ -26,6 +26,7 @@ from ctxlint.discover.files import SourceFile, discover
 from ctxlint.discover.sources import Sources
 from ctxlint.engine import checks
 from ctxlint.engine.blobs import Blobs, digest_of, gather
+from ctxlint.engine.check_memo import CheckMemo
 from ctxlint.engine.code_alias import CodeAliases
 from ctxlint.engine.decoding import FactsDecoder
 from ctxlint.engine.fingerprints import fingerprint, to_findings
@@ -84,8 +85,12 @@ class Engine:
         start: Start | None = None,
         texts: Mapping[str, str] | None = None,
         cache: FactCache | None = None,
+        check_memo: CheckMemo | None = None,
     ) -> None:
         self.config = config
+        # each rule's outcome by what it read (a resident front end's, in memory):
+        # a rule whose key is its last run's is replayed, not derived again
+        self.check_memo = check_memo
         # files as an edit holds them, in place of the disk's bytes (a fix's rewrites)
         self.texts = dict(texts or {})
         self.start = start  # where a check of nearly this tree ended (engine.start)
@@ -122,6 +127,7 @@ class Engine:
         # The parent's own work while the pool parses a round's misses: decoding
         self._meanwhile: FactsDecoder | None = None
         self._parts: dict[str, PartDigests] = {}  # entry digest -> part digests (workers')
+        self._round_memo: RoundMemo | None = None  # the last run's rounds
 
     # -- phases -------------------------------------------------------------
     def timed(self, name: str, start: float) -> None:
@@ -315,7 +321,7 @@ class Engine:
         self._timed("vocabulary", t)
         return vocab
 
-    def _inputs(self, *, checks: bool = True) -> dict[str, Any]:
+    def _inputs(self, *, checks: bool = True, start: bool = True) -> dict[str, Any]:
         """The run's inputs besides the tree; without what only the checks read
         (the baseline's pins, each rule's environment: the ruff CTX401's check
         runs) for the rounds and the derivations (see _derive_and_check): a
@@ -327,7 +333,10 @@ class Engine:
             inputs["environment"] = {}
         # a run with more files let in may derive larger sets (a process entry no
         # rule needed): its outcome is stored apart from a plain check's
-        return inputs | {"start": sorted(self.start.rounds.tokens)} if self.start else inputs
+        # (`start`: the rules' outcomes depend on the files let in, not on why)
+        if self.start and start:
+            return inputs | {"start": sorted(self.start.rounds.tokens)}
+        return inputs
 
     def run(self) -> RunOutput:
         # The cyclic GC is paused for the run (the pool's workers inherit that):
@@ -424,7 +433,7 @@ class Engine:
         else:
             decoder.decode_all()
             self.decoded = {p: (blobs.digests[p], f) for p, f in program.files.items()}
-            out = self._derive_and_check(program, errors, len(files))
+            out = self._derive_and_check(program, errors, len(files), blobs, module_of)
         out.rounds = RoundsEnd(tuple(sorted(tokens)), frozenset(blobs))
         if key and outcome is None:
             self.cache.put_many({key: record(out)})
@@ -444,7 +453,11 @@ class Engine:
         """The prefilter's fixed point: gather the files holding a token, learn
         the rules' next tokens, until a round learns none (`tokens` grows)."""
         round_tokens = set(tokens)  # each round scans only for tokens it has not seen
-        rounds = RoundMemo(self.cache, self._head(vocab), replay=self.memo, known=self._parts)
+        # a resident front end's run (which keeps the program: memo False) replays
+        # each rule's answer by its facts too, as it replays its outcome (check_memo)
+        replay = self.memo or self.check_memo is not None
+        rounds = RoundMemo(self.cache, self._head(vocab), replay=replay, known=self._parts)
+        self._round_memo = rounds  # (its part digests serve the check memo too)
         self._meanwhile = decoder
         try:
             while True:
@@ -507,10 +520,17 @@ class Engine:
 
     def _head(self, vocab: Vocabulary, *, checks: bool = False) -> str:
         """The round keys' head (the run's inputs and vocabulary); with what the
-        checks read too for the derived outcome."""
+        checks read too for the derived outcome. A round's answer depends on the
+        files it gathered and the tokens, which its keys hold, not on why they
+        were let in: a started run's rounds (a server's edit) replay a plain
+        run's, the derived outcome stays apart (Engine._inputs)."""
         if self._heads[0] is not vocab:
             heads = tuple(
-                json.dumps([self._inputs(checks=c), vocab.full_key()], sort_keys=True, default=list)
+                json.dumps(
+                    [self._inputs(checks=c, start=c), vocab.full_key()],
+                    sort_keys=True,
+                    default=list,
+                )
                 for c in (False, True)
             )
             self._heads = (vocab, heads)
@@ -520,13 +540,45 @@ class Engine:
         """The rules whose vocabulary sets this codebase has (see Rule.needs)."""
         return [r for r in self.rules if r.disabled_because(vocab) is None]
 
-    def _derive_and_check(self, program: Program, errors: list[FileError], files: int) -> RunOutput:
+    def _derive_and_check(
+        self,
+        program: Program,
+        errors: list[FileError],
+        files: int,
+        blobs: Blobs | None = None,
+        modules: dict[str, str] | None = None,
+    ) -> RunOutput:
         if self.progress:
             self.progress(self._done, self._done, "checking")
         runnable = self._runnable(program.vocab)
-        checks.derive(program, runnable, self._timed)
-        program.pinned = self.pinned  # the checks compare with the baseline's pins
-        findings = checks.check(program, runnable, self.selected, self.config, self._timed)
+        if self.check_memo is not None and blobs is not None and modules is not None:
+            head = json.dumps(
+                [
+                    self._inputs(checks=True, start=False),
+                    program.vocab.full_key(),
+                    repr(self.config),
+                ],
+                sort_keys=True,
+                default=list,
+            )
+            rounds = self._round_memo
+            assert rounds is not None  # (the rounds ran before)
+            findings, pins = self.check_memo.run(
+                program,
+                runnable,
+                self.selected,
+                self.pinned,
+                head,
+                blobs.digests,
+                modules,
+                lambda entries: rounds.digests(entries, blobs),
+                self._timed,
+            )
+        else:
+            checks.derive(program, runnable, self._timed)
+            program.pinned = self.pinned  # the checks compare with the baseline's pins
+            findings = checks.check(program, runnable, self.selected, self.config, self._timed)
+            pins = checks.pins(program, runnable, self.selected)
         errors.sort(key=lambda e: e.path)
         return RunOutput(
             program,
@@ -535,7 +587,7 @@ class Engine:
             files,
             self.parsed,
             dict(self.timings),
-            checks.pins(program, runnable, self.selected),
+            pins,
             checks.disabled(self.rules, self.selected, program.vocab),
         )
 

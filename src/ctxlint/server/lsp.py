@@ -133,9 +133,12 @@ class CtxlintServer(LanguageServer):
         for path in sorted(changed):
             self.publish(path)
         checked = project.checked.result.files_checked if project.checked else 0
+        memo = project.checker.resident.checks
+        derived = "every rule" if memo is None else f"{len(memo.derived)} rules"
         self.log(
             f"ctxlint: checked {checked} files in {time.perf_counter() - began:.2f} s; "
-            f"{len(changed)} documents changed",
+            f"{len(changed)} documents changed; "
+            f"{derived} derived again",
             types.MessageType.Log,
         )
         lsp_navigation.warm(project)  # the index now, not at the first question

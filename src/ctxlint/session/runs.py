@@ -19,6 +19,7 @@ from ctxlint.core.findings import FileError, Finding
 from ctxlint.discover.files import SourceFile
 from ctxlint.discover.sources import Sources
 from ctxlint.engine import checks
+from ctxlint.engine.check_memo import CheckMemo
 from ctxlint.engine.outcome import RoundsEnd
 from ctxlint.engine.run import Engine, RunOutput, discover_files
 from ctxlint.engine.start import Decoded, Start
@@ -42,6 +43,9 @@ class Resident:
     rounds: RoundsEnd | None = None
     decoded: Decoded = field(default_factory=dict)
     hashes: dict[str, str] = field(default_factory=dict)  # path -> content the rounds read
+    # each rule's last outcome by what it read: a run derives again only the
+    # rules whose facts changed (engine.check_memo); None: every rule, every run
+    checks: CheckMemo | None = field(default_factory=CheckMemo)
 
     def start(self, hashes: Mapping[str, str]) -> Start | None:
         if self.rounds is None:
@@ -62,6 +66,8 @@ class Resident:
     def forget(self) -> None:
         """The next run starts afresh (a rule left out, a config read again)."""
         self.rounds, self.decoded, self.hashes = None, {}, {}
+        if self.checks is not None:
+            self.checks.forget()
 
 
 class _Resumed(Engine):
@@ -69,7 +75,7 @@ class _Resumed(Engine):
     start is known once the tree's content is hashed, before anything reads it."""
 
     def __init__(self, *args: Any, resident: Resident, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+        super().__init__(*args, check_memo=resident.checks, **kwargs)
         self.resident = resident
         self.hashes: dict[str, str] = {}
 
