@@ -12,7 +12,7 @@ is built (Program.memo) only when a rule that needs it runs again.
 
 What a rule reads besides its facts cannot be keyed by them: a rule with an
 environment (CTX401 runs ruff over the files' text) always runs. No rule reads
-another rule's derived sets (program.sets); tests/test_check_memo.py checks,
+another rule's derived sets (program.sets); tests/engine/test_check_memo.py checks,
 rule by rule, that a rule's outcome depends on nothing but `check_reads`.
 """
 
