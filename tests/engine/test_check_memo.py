@@ -22,7 +22,7 @@ from ctxlint.engine.run import Engine, RunOutput
 from ctxlint.program.core import Program
 from ctxlint.program.rule import Rule
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 LEGACY = "examples/legacy_app"
 
 
