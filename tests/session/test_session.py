@@ -142,7 +142,8 @@ def test_baseline_update_pins_the_findings_check_reports(
 def test_findings_carry_their_field_in_the_json(checked: dict[str, Any]) -> None:
     """CTX101, CTX102, CTX105 and CTX603 name the field they read or declare (and
     its namespace when the runtime declares one), CTX204 the member it calls,
-    CTX602 its kind; the other rules' findings have no data."""
+    CTX602 its kind, CTX301 the read in a callee; the other rules' findings have
+    no data."""
     reads = [f for f in checked["findings"] if f["rule"] in ("CTX101", "CTX102")]
     assert reads and all(f["data"]["field"] in f["message"] for f in reads)
     named = [f for f in checked["findings"] if f["rule"] in ("CTX105", "CTX603")]
@@ -164,6 +165,15 @@ def test_findings_carry_their_field_in_the_json(checked: dict[str, Any]) -> None
     widths = [f for f in checked["findings"] if f["rule"] == "CTX704"]
     assert widths and all(f["data"]["leaf"] in f["message"] for f in widths)
     plain += ("CTX303", "CTX403", "CTX704", "CTX705")
+    # CTX301 names the read it leads to where that sits in a callee (SARIF's
+    # related location): `path:line` and what is read there
+    related = [f for f in checked["findings"] if f["rule"] == "CTX301" and "data" in f]
+    assert related and all(
+        set(f["data"]) == {"related", "related_what"}
+        and f["data"]["related"].rpartition(":")[2].isdigit()
+        for f in related
+    )
+    plain += ("CTX301",)
     others = [f for f in checked["findings"] if f["rule"] not in plain]
     assert others and all("data" not in f for f in others)
 

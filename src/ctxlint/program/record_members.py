@@ -143,38 +143,30 @@ def record_members(program: Program, facts_key: str, kind: type[ClassesFacts]) -
     return program.memo(f"record members {facts_key}", build)
 
 
-class _SelfUses(cst.CSTVisitor):
-    """The names a body reads off `self` (`self.x`, a literal `getattr`/`hasattr`),
-    and whether it hands `self` on any other way (then it may read anything)."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.names: set[str] = set()
-        self.seen: set[int] = set()  # the `self` nodes accounted for
-        self.escapes = False
-
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        if isinstance(node.value, cst.Name) and node.value.value == self.name:
-            self.names.add(node.attr.value)
-            self.seen.add(id(node.value))
-
-    def visit_Call(self, node: cst.Call) -> None:
-        if dotted(node.func) in ("getattr", "hasattr") and len(node.args) >= 2:
-            obj, key = node.args[0].value, string_value(node.args[1].value)
-            if isinstance(obj, cst.Name) and obj.value == self.name and key is not None:
-                self.names.add(key)
-                self.seen.add(id(obj))
-
-    def visit_Name(self, node: cst.Name) -> None:
-        if node.value == self.name and id(node) not in self.seen:
-            self.escapes = True
-
-
 def _self_names(fn: cst.FunctionDef, receiver: str) -> set[str] | None:
-    """What a method's body reads off its receiver; None when the receiver escapes."""
-    uses = _SelfUses(receiver)
-    fn.body.visit(uses)
-    return None if uses.escapes else uses.names
+    """What a method's body reads off its receiver (`self.x`, a literal
+    `getattr`/`hasattr`); None when it hands `self` on any other way (then it
+    may read anything). A walk, not a CSTVisitor subclass: a class body here
+    would load LibCST when the rules are imported on a warm run."""
+    names: set[str] = set()
+    seen: set[int] = set()  # the receiver's Name nodes accounted for
+    stack: list[cst.CSTNode] = [fn.body]
+    while stack:
+        node = stack.pop()  # parents before their children, as a visitor
+        if isinstance(node, cst.Attribute):
+            if isinstance(node.value, cst.Name) and node.value.value == receiver:
+                names.add(node.attr.value)
+                seen.add(id(node.value))
+        elif isinstance(node, cst.Call):
+            if dotted(node.func) in ("getattr", "hasattr") and len(node.args) >= 2:
+                obj, key = node.args[0].value, string_value(node.args[1].value)
+                if isinstance(obj, cst.Name) and obj.value == receiver and key is not None:
+                    names.add(key)
+                    seen.add(id(obj))
+        elif isinstance(node, cst.Name) and node.value == receiver and id(node) not in seen:
+            return None
+        stack.extend(reversed(node.children))
+    return names
 
 
 def properties_reading_nothing(node: cst.ClassDef, fields: set[str]) -> list[str]:
