@@ -44,7 +44,7 @@ def tree_args(name: str) -> tuple[str, ...]:
     if name in LOCAL_TREES:
         return LOCAL_TREES[name]
     sys.path.insert(0, str(REPO / "tests"))
-    from test_audit import sglang_tree
+    from wheels import sglang_tree
 
     return ("--profile", "sglang", str(sglang_tree(name.removeprefix("sglang-"))))
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from conftest import REPO, run_cli
-from test_audit import sglang_tree
+from wheels import sglang_tree
 
 from ctxlint.engine.registry import load_rules
 

@@ -139,7 +139,7 @@ SGLANG_PARTS = (
 
 
 def sglang_part_tree(root: Path) -> tuple[Path, tuple[str, ...], str]:
-    from test_audit import sglang_tree
+    from wheels import sglang_tree
 
     wheel = sglang_tree() / "sglang"
     for part in SGLANG_PARTS:

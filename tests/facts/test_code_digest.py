@@ -165,7 +165,7 @@ def test_comment_edits_keep_the_facts_of_the_runtime_and_examples() -> None:
 
 @pytest.mark.slow
 def test_comment_edits_keep_the_facts_of_sglang() -> None:
-    from test_audit import sglang_tree
+    from wheels import sglang_tree
 
     tree = sglang_tree()
     profile = REPO / "src" / "ctxlint" / "config" / "profiles" / "sglang.toml"

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO, run_cli
-from test_audit import sglang_tree
+from wheels import sglang_tree
 
 pytestmark = pytest.mark.slow
 

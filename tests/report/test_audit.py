@@ -16,6 +16,7 @@ from types import SimpleNamespace
 import pytest
 from conftest import FIXTURE, REPO
 from helpers import cli
+from wheels import sglang_tree
 
 from ctxlint import session
 from ctxlint.core.findings import PIN, Finding, Span
@@ -462,34 +463,6 @@ def test_squarify_fills_the_box_proportionally() -> None:
 
 
 # -- the sglang wheel (slow: a cold run parses ~2000 files) -------------------------------
-
-SGLANG = "0.5.23"
-WHEELS = Path.home() / ".cache" / "ctxlint" / "wheels"  # outside any git checkout
-
-
-def sglang_tree(version: str = SGLANG) -> Path:
-    """The unpacked sglang wheel (0.5.23: $CTXLINT_SGLANG_TREE or /tmp/sg/wheel when
-    present), else downloaded once (`pip download --no-deps`) and unpacked under WHEELS."""
-    for candidate in (os.environ.get("CTXLINT_SGLANG_TREE"), "/tmp/sg/wheel"):
-        if version == SGLANG and candidate and (Path(candidate) / "sglang" / "srt").is_dir():
-            return Path(candidate)
-    root = WHEELS / f"sglang-{version}"
-    marker = root / ".unpacked"  # written last: a half-finished unzip is redone
-    if not marker.exists():
-        import sys
-        import zipfile
-
-        WHEELS.mkdir(parents=True, exist_ok=True)
-        wheels = sorted(WHEELS.glob(f"sglang-{version}-*.whl"))
-        if not wheels:
-            pip = [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet"]
-            subprocess.run([*pip, f"sglang=={version}", "-d", str(WHEELS)], check=True)
-            wheels = sorted(WHEELS.glob(f"sglang-{version}-*.whl"))
-        shutil.rmtree(root, ignore_errors=True)
-        with zipfile.ZipFile(wheels[0]) as zf:
-            zf.extractall(root)
-        marker.write_text(wheels[0].name + "\n")
-    return root
 
 
 @pytest.mark.slow

@@ -386,7 +386,7 @@ def test_the_index_is_built_once_per_state_of_the_files(legacy: Program) -> None
 def sglang_program(version: str) -> tuple[Path, Program]:
     """The wheel's program as a check builds it (its own fact cache: warm after
     the first run)."""
-    from test_audit import sglang_tree
+    from wheels import sglang_tree
 
     from ctxlint.session import Request, resolve
 
