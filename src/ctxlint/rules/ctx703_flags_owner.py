@@ -7,9 +7,11 @@ annotated fields are the groups; each group's class declares its leaves.
 A write is an assignment to `<flags>.<group>` or `<flags>.<group>.<leaf>`, where
 `<flags>` is a call of the accessor, `get_context().flags`, the `flags` slot
 inside the runtime module, or a local bound to one of those (`moe =
-get_flags().moe`). Two shapes are not materialisation and are left alone:
+get_flags().moe`). Three shapes are not materialisation and are left alone:
 
 - a *lazy default* in a shim: the write sits under `if <same leaf> is None:`;
+- a *clear*: the write sits under `if <same leaf>:` and writes the leaf's
+  declared default (it takes back what was set, to the pre-init value);
 - a *scoped* write: the same function writes the leaf again in a `finally:`
   (the speculative contexts' swap-and-restore, the override's own shape), or
   the write puts back the value its class saved from that leaf
@@ -18,8 +20,10 @@ get_flags().moe`). Two shapes are not materialisation and are left alone:
 
 The owner of a group is the function that assigns the group object itself,
 or else the one function whose plain writes cover every leaf the code writes
-plainly anywhere (several such functions own it no more than none does). A plain leaf write outside the owner is a finding; a group
-written piecemeal with no owner is one finding at the group's class. Owners
+plainly anywhere (several such functions own it no more than none does);
+failing that, the one module whose functions together write all of them (the
+subsystem's init and its lifecycle updates). A plain leaf write outside the
+owner is a finding; a group with neither is one finding at the group's class. Owners
 are told per function, without the call graph: an init that materialises a
 group through helpers it calls has no owner here (the program model's call
 graph would credit the caller).
@@ -42,6 +46,7 @@ from ctxlint.program.flags_tier import (
     FlagsTierVisitor,
     IsNoneBranches,
     flags_groups,
+    tier_defaults,
     tier_groups,
     tier_modules,
 )
@@ -69,7 +74,11 @@ class FlagsVisitor(FlagsTierVisitor, IsNoneBranches):
         super().visit_ClassDef(node)
         qual = f"{self.ctx.module}.{self.ctx.qualname}"
         if qual in self.classes:
-            self.sites[qual] = {"scope": self.ctx.qualname, "span": self.ctx.anchor(node.name)}
+            self.sites[qual] = {
+                "scope": self.ctx.qualname,
+                "span": self.ctx.anchor(node.name),
+                "defaults": tier_defaults(self.ctx, node),
+            }
 
     # -- flags expressions ----------------------------------------------------
     def bound(self, name: str, env: Env) -> list[str] | None:
@@ -99,7 +108,7 @@ class FlagsVisitor(FlagsTierVisitor, IsNoneBranches):
             return
         chain = self._chain(target)
         if chain:
-            self._record(chain, node, self._self_attr(value) if value is not None else None)
+            self._record(chain, node, value)
         elif value is not None:
             # `self._prev = <flags leaf>`: a saved value some method may put back
             attr = self._self_attr(target)
@@ -111,14 +120,24 @@ class FlagsVisitor(FlagsTierVisitor, IsNoneBranches):
     def _self_attr(self, expr: cst.BaseExpression) -> str | None:
         return self.ctx.parts[BINDINGS].self_attr(expr)
 
-    def _record(self, chain: list[str], node: cst.CSTNode, restores: str | None = None) -> None:
+    def _record(
+        self, chain: list[str], node: cst.CSTNode, value: cst.BaseExpression | None = None
+    ) -> None:
         lazy = self.lazy(chain)
+        restores = self._self_attr(value) if value is not None else None
+        # under `if <the same leaf>:` the value written, for a clear to its default
+        cleared = (
+            self.ctx.module_node.code_for_node(value)
+            if value is not None and self.under_truthy(chain)
+            else None
+        )
         scope = self.ctx.scope
         self.writes.append(
             {
                 "fn": scope.qualname if scope.kind != "module" else _MODULE,
                 "chain": chain,
                 "lazy": lazy,
+                "cleared_to": cleared,
                 "finally": self.finally_depth > 0,
                 # `<leaf> = self._prev`: the class's saved value, checked in finish()
                 "restores": [self.ctx.enclosing_class(), restores] if restores else None,
@@ -187,17 +206,21 @@ class Model:
         for _, module, w in self.writes:
             if w["lazy"]:
                 self.kind.append("lazy default")
+            elif self._clear(w):
+                self.kind.append("clear")
             elif w["restore"] or (module, w["fn"], tuple(w["chain"])) in restored:
                 self.kind.append("scoped")
             else:
                 self.kind.append("plain")
         self.owners: dict[str, list[str]] = {}
+        self.owning_module: dict[str, str] = {}  # group -> the module owning it, no init does
         self.contenders: dict[str, list[str]] = {}
         self.materialised: dict[str, list[str]] = {}
         for group in self.groups:
             declared = set(self.leaves(group))
             whole: set[str] = set()
             per_fn: dict[str, set[str]] = {}
+            per_module: dict[str, set[str]] = {}
             for (_, module, w), kind in zip(self.writes, self.kind, strict=True):
                 if w["chain"][0] != group or kind != "plain":
                     continue
@@ -206,16 +229,31 @@ class Model:
                     whole.add(fn)
                 elif w["chain"][1] in declared:  # an undeclared name raises: no leaf
                     per_fn.setdefault(fn, set()).add(w["chain"][1])
+                    per_module.setdefault(module, set()).add(w["chain"][1])
             leaves = set().union(*per_fn.values()) if per_fn else set()
             self.materialised[group] = sorted(leaves)
             if whole:
                 self.owners[group] = sorted(whole)
             elif leaves:
                 covering = sorted(f for f, ls in per_fn.items() if ls >= leaves)
+                modules = [m for m, ls in per_module.items() if ls >= leaves]
                 if len(covering) == 1:
                     self.owners[group] = covering
+                elif len(modules) == 1:
+                    # no one init, but one module writes every leaf: the subsystem
+                    # owns the group there, its init and its lifecycle updates
+                    self.owning_module[group] = modules[0]
                 else:  # none, or several each writing all: no one owner either way
                     self.contenders[group] = covering
+
+    def _clear(self, w: dict[str, Any]) -> bool:
+        """`if <leaf>: <leaf> = <its declared default>`: the write only takes back
+        what was set, to the pre-init value the design gives every default."""
+        chain = w["chain"]
+        if w["cleared_to"] is None or len(chain) != 2 or chain[0] not in self.groups:
+            return False
+        defaults = self.classes[self.groups[chain[0]]][1].get("defaults", {})
+        return defaults.get(chain[1]) == w["cleared_to"]
 
     def leaves(self, group: str) -> list[str]:
         return list(self.classes[self.groups[group]][1]["fields"])
@@ -260,6 +298,7 @@ class FlagsOwner(Rule):
             "flags root": model.root or "(not found)",
             "groups": {g: model.leaves(g) for g in sorted(model.groups)},
             "owners": {g: model.owners.get(g, []) for g in sorted(model.groups)},
+            "owning modules": dict(sorted(model.owning_module.items())),
             "materialised leaves": {g: model.materialised[g] for g in sorted(model.groups)},
             **{f"{k} writes": sorted(v) for k, v in sorted(writers.items())},
         }
@@ -276,7 +315,7 @@ class FlagsOwner(Rule):
         model = self._model(program)
         for group in sorted(model.groups):
             owners = model.owners.get(group)
-            if owners or not model.materialised[group]:
+            if owners or group in model.owning_module or not model.materialised[group]:
                 continue
             path, c = model.classes[model.groups[group]]
             pieces: dict[str, set[str]] = {}
@@ -320,14 +359,22 @@ class FlagsOwner(Rule):
                 )
                 continue
             owners = model.owners.get(group)
-            if not owners or fn in owners:
+            owning = model.owning_module.get(group)
+            if owners:
+                if fn in owners:
+                    continue
+                where = f"its owning init `{', '.join(_short(o) for o in owners)}`"
+            elif owning is not None:
+                if module == owning:
+                    continue  # the owning subsystem's own init and lifecycle updates
+                where = f"its owning module `{owning}`"
+            else:
                 continue
             what = f"`{group}.{leaf}`" if leaf else f"the flags group `{group}`"
             yield self._at(
                 path,
                 w,
-                f"{what} is assigned outside its owning init "
-                f"`{', '.join(_short(o) for o in owners)}`: materialise it there, or write "
+                f"{what} is assigned outside {where}: materialise it there, or write "
                 f"it in a scope that restores it (`get_flags().{group}.override(...)`)",
             )
 
