@@ -298,7 +298,12 @@ class FlagsOwner(Rule):
             "flags root": model.root or "(not found)",
             "groups": {g: model.leaves(g) for g in sorted(model.groups)},
             "owners": {g: model.owners.get(g, []) for g in sorted(model.groups)},
-            "owning modules": dict(sorted(model.owning_module.items())),
+            # only where some group has one: a tree whose inits own every group reads as before
+            **(
+                {"owning modules": dict(sorted(model.owning_module.items()))}
+                if model.owning_module
+                else {}
+            ),
             "materialised leaves": {g: model.materialised[g] for g in sorted(model.groups)},
             **{f"{k} writes": sorted(v) for k, v in sorted(writers.items())},
         }
