@@ -227,6 +227,92 @@ def full(b: FullAttention, q, k, v):
     assert [(f.path, f.scope) for f in found] == [("app/back.py", "Linear.forward")]
 
 
+def test_a_parameter_the_base_makes_optional_is_checked_at_the_dispatches(
+    project: Path,
+) -> None:
+    """Issue 36 (HiCacheFile.get, AibrixKVCacheStorage.batch_get): an override
+    requiring what the base defaults breaks only a dispatch that omits it; while
+    every dispatch passes it, there is nothing to report."""
+    base = """\
+class Storage:
+    def get(self, key, target=None):
+        raise NotImplementedError
+
+    def batch_get(self, keys, *, targets=None):
+        raise NotImplementedError
+"""
+    impl = """\
+from app.s import Storage
+
+
+class File(Storage):
+    def get(self, key, target):
+        return target
+
+    def batch_get(self, keys, *, targets):
+        return targets
+"""
+    use = """\
+from app.s import Storage
+
+
+def load(s: Storage, key, target, keys) -> None:
+    s.get(key, target)
+    s.get(key, target=target)
+    s.batch_get(keys, targets=[target])
+"""
+    write(project, {"app/s.py": base, "app/file.py": impl, "app/use.py": use})
+    assert [f for f in run_engine(project, select={RULE}).findings if f.rule == RULE] == []
+    write(project, {"app/use.py": use + "    s.get(key)\n    s.batch_get(keys)\n"})
+    found = sorted(
+        (f.scope, f.message) for f in run_engine(project, select={RULE}).findings if f.rule == RULE
+    )
+    assert [scope for scope, _ in found] == ["File.batch_get", "File.get"]
+    assert "missing required keyword `targets` at the dispatch app/use.py:9" in found[0][1]
+    assert "missing required `target` at the dispatch app/use.py:8" in found[1][1]
+
+
+def test_a_hook_declared_without_self_is_no_interface(project: Path) -> None:
+    """Issue 36 (`EagleDraftWorkerBase.draft()`): an abstract placeholder with no
+    `self` cannot be called on an instance at all; it pins no signature."""
+    write(
+        project,
+        {
+            "app/w.py": """\
+import abc
+
+
+class DraftBase(abc.ABC):
+    @abc.abstractmethod
+    def draft():
+        pass
+
+    @abc.abstractmethod
+    def verify(self, batch):
+        pass
+
+
+class Draft(DraftBase):
+    def draft(self, batch):
+        return batch
+
+    def verify(self, batch):
+        return batch
+
+
+def run(w: DraftBase, batch) -> None:
+    w.draft(batch)
+    w.verify(batch, 1)
+""",
+        },
+    )
+    out = run_engine(project, select={RULE})
+    assert [(f.line, f.rule) for f in out.findings] == [(24, RULE)]  # verify's extra argument
+    assert out.program.sets[RULE]["plugin bases"] == {
+        "app.w.DraftBase": {"verify": "(self, batch)"}
+    }
+
+
 def test_base_catch_all_declares_no_contract(project: Path) -> None:
     base = """\
 class Method:
@@ -411,6 +497,8 @@ def test_binding_helpers() -> None:
         "takes 0 positional arguments where the base passes 1"
     ]
     assert accept_problems([], base, dispatched=True) == []
+    # once a dispatch is known, what it passes is checked call by call instead
+    assert accept_problems([["x", "pk", None], ["y", "pk", None]], base, dispatched=True) == []
     # a base **kwargs may carry an extra parameter by keyword; a *args-less base
     # without it cannot
     kw_base = [["x", "pk", None], ["kw", "vk", None]]

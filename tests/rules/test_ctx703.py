@@ -138,6 +138,48 @@ def elsewhere() -> None:
 
 
 def test_a_group_without_an_owner_is_one_finding_at_its_class(project: Path) -> None:
+    """No one init and no one module writes every leaf: rivals across modules."""
+    write(
+        project,
+        {
+            "app/dp.py": """\
+from specrt.context import get_flags
+
+
+def initialize_dp_attention(enabled: bool) -> None:
+    get_flags().dp.enabled = enabled
+""",
+            "app/rank.py": """\
+from specrt.context import get_flags
+
+
+def set_rank(rank: int) -> None:
+    get_flags().dp.attn_dp_rank = rank
+""",
+            "app/moe.py": OWNER,
+            "app/draft.py": "from specrt.context import get_flags\n\n\ndef also_everything() -> None:\n"
+            + "    get_flags().moe.runner_backend = 'x'\n    get_flags().moe.initialized = True\n",
+        },
+    )
+    out = run_engine(project, select={RULE})
+    found = sorted((f.path, f.line, f.message) for f in out.findings)
+    assert [(p, line) for p, line, _ in found] == [
+        ("specrt/context.py", 6),
+        ("specrt/context.py", 11),
+    ]
+    assert "2 functions each write all of its leaves" in found[0][2]  # MoeFlags
+    assert "written piecemeal by 2 functions" in found[1][2]  # DpFlags
+    dp = next(f for f in out.findings if f.line == 11)
+    assert "app.rank.set_rank: attn_dp_rank" in dp.details
+    sets = out.program.sets[RULE]
+    assert sets["owners"] == {"dp": [], "moe": []}
+    assert "owning modules" not in sets
+
+
+def test_one_module_writing_every_leaf_owns_the_group(project: Path) -> None:
+    """SGLang's `flags.dp`: `initialize_dp_attention_flags` and the runtime updates
+    beside it in `layers/dp_attention.py`: the subsystem's own lifecycle, no rival
+    owners; a write from another module is reported at the write."""
     write(
         project,
         {
@@ -151,24 +193,70 @@ def initialize_dp_attention(enabled: bool) -> None:
 
 def set_rank(rank: int) -> None:
     get_flags().dp.attn_dp_rank = rank
+
+
+def reset_rank() -> None:
+    get_flags().dp.attn_dp_rank = 0
 """,
             "app/moe.py": OWNER
             + "\n\ndef also_everything() -> None:\n"
             + "    get_flags().moe.runner_backend = 'x'\n    get_flags().moe.initialized = True\n",
+            "app/elsewhere.py": """\
+from specrt.context import get_flags
+
+
+def scale_up() -> None:
+    get_flags().dp.enabled = True
+""",
         },
     )
     out = run_engine(project, select={RULE})
-    found = sorted((f.path, f.line, f.message) for f in out.findings)
-    assert [(p, line) for p, line, _ in found] == [
-        ("specrt/context.py", 6),
-        ("specrt/context.py", 11),
-    ]
-    assert "2 functions each write all of its leaves" in found[0][2]  # MoeFlags
-    assert "written piecemeal by 2 functions" in found[1][2]  # DpFlags
-    dp = next(f for f in out.findings if f.line == 11)
-    assert "app.dp.set_rank: attn_dp_rank" in dp.details
+    assert [(f.path, f.line) for f in out.findings] == [("app/elsewhere.py", 5)]
+    assert "outside its owning module `app.dp`" in out.findings[0].message
     sets = out.program.sets[RULE]
     assert sets["owners"] == {"dp": [], "moe": []}
+    assert sets["owning modules"] == {"dp": "app.dp", "moe": "app.moe"}
+
+
+def test_a_clear_to_the_default_under_the_leaf_is_no_rival(project: Path) -> None:
+    """SGLang's `flags.capture`: seeded at publish, cleared in warmup when the
+    model cannot compile (`if <leaf>: <leaf> = <its default>`): one owner, and
+    the clear is neither a rival nor a write outside it."""
+    write(
+        project,
+        {
+            "app/owner.py": OWNER,
+            "app/warmup.py": """\
+from specrt.context import get_flags
+
+
+def warmup(can_compile: bool) -> None:
+    moe = get_flags().moe
+    if moe.initialized and moe.runner_backend:
+        if not can_compile:
+            moe.initialized = False
+            moe.runner_backend = None
+    if moe.initialized or can_compile:
+        moe.initialized = False  # expect: not a clear (an `or` guards it)
+    if moe.runner_backend:
+        moe.initialized = False  # expect: another leaf is tested
+    if moe.initialized:
+        moe.initialized = True  # expect: not the default
+""",
+        },
+    )
+    out = run_engine(project, select={RULE})
+    assert [(f.path, f.line) for f in out.findings] == [
+        ("app/warmup.py", 11),
+        ("app/warmup.py", 13),
+        ("app/warmup.py", 15),
+    ]
+    sets = out.program.sets[RULE]
+    assert sets["owners"]["moe"] == ["app.owner.initialize_moe_config"]
+    assert sets["clear writes"] == [
+        "moe.initialized in app.warmup.warmup (app/warmup.py:8)",
+        "moe.runner_backend in app.warmup.warmup (app/warmup.py:9)",
+    ]
 
 
 def test_derived_sets(project: Path) -> None:

@@ -63,6 +63,20 @@ def tier_fields(ctx: FileContext, node: cst.ClassDef) -> dict[str, str | None]:
     return fields
 
 
+def tier_defaults(ctx: FileContext, node: cst.ClassDef) -> dict[str, str]:
+    """A class's annotated fields -> their default's source text."""
+    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+    return {
+        small.target.value: ctx.module_node.code_for_node(small.value)
+        for stmt in body
+        if isinstance(stmt, cst.SimpleStatementLine)
+        for small in stmt.body
+        if isinstance(small, cst.AnnAssign)
+        and isinstance(small.target, cst.Name)
+        and small.value is not None
+    }
+
+
 def accessor_class(ctx: FileContext, node: cst.FunctionDef) -> list[str | None]:
     """[the class the flags accessor is annotated to return] where `node` is the
     runtime module's accessor ([None] unannotated); [] for any other function."""
@@ -91,19 +105,28 @@ def tier_modules(fields: dict[str, dict[str, str | None]], root: str | None) -> 
 
 
 class IsNoneBranches(IfBranches):
-    """Which flags paths the enclosing `if ... is None:` branches test: a write under
-    one to the path it tests is a lazy default in a shim, not a materialisation.
-    A subclass says what path an expression denotes (`tested_path`)."""
+    """Which flags paths the enclosing `if` branches test: a write under
+    `if <path> is None:` to the path it tests is a lazy default in a shim, not a
+    materialisation; one under `if <path>:` (truthy) can only take back what was
+    set (a clear, when it writes the leaf's default). A subclass says what path
+    an expression denotes (`tested_path`)."""
 
     def tested_path(self, expr: cst.BaseExpression) -> list[str] | None:
         raise NotImplementedError
 
     def lazy(self, path: list[str]) -> bool:
         """The write to `path` sits in the body of an `if <path> is None:`."""
-        return any(active and path in tested for tested, active, _ in self.ifs)
+        return any(active and path in tested[0] for tested, active, _ in self.ifs)
 
-    def branch_test(self, test: cst.BaseExpression) -> list[list[str]]:
+    def under_truthy(self, path: list[str]) -> bool:
+        """The write to `path` sits in the body of an `if <path>:` (alone or
+        `and`-ed with other tests): the leaf was set when the write runs."""
+        return any(active and path in tested[1] for tested, active, _ in self.ifs)
+
+    def branch_test(self, test: cst.BaseExpression) -> tuple[list[list[str]], list[list[str]]]:
+        """(paths tested `is None`, paths tested truthy)."""
         tested: list[list[str]] = []
+        truthy = self._conjuncts(test)
         todo: list[cst.BaseExpression] = [test]
         while todo:
             test = todo.pop()
@@ -116,7 +139,14 @@ class IsNoneBranches(IfBranches):
                     found = self.tested_path(test.left)
                     if found:
                         tested.append(found)
-        return tested
+        return tested, truthy
+
+    def _conjuncts(self, test: cst.BaseExpression) -> list[list[str]]:
+        """The paths a test's top-level `and` chain requires truthy."""
+        if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+            return self._conjuncts(test.left) + self._conjuncts(test.right)
+        found = self.tested_path(test)
+        return [found] if found else []
 
 
 class FlagsTierVisitor(IsNoneBranches):

@@ -190,6 +190,8 @@ class Graph:
                     continue
                 if m.abstract == "raise" and any(name in self.methods[a] for a in ancestors):
                     continue  # an implementation declining a hook, not a new hook
+                if m.flavor == "inst" and not any(p[1] in ("po", "pk", "va") for p in m.params):
+                    continue  # no `self`: a placeholder no call can reach, no interface
                 hooks[name] = m
             if hooks:
                 out[qual] = hooks

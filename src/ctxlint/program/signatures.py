@@ -82,10 +82,12 @@ def accept_problems(impl: list[Param], base: list[Param], *, dispatched: bool) -
 
     Always: nothing newly required (a parameter the base lacks, or makes
     optional) and the base's required keyword-only parameters accepted. The
-    base's required positional count matters only while no dispatch site is
-    known: once one is, what the dispatch passes is checked call by call (a
-    dispatch passing the base's parameters by keyword needs no positional
-    slot for them). A base catch-all (`*args`, `**kwargs`) declares no
+    base's required positional count, and a parameter the base makes optional
+    and the override requires, matter only while no dispatch site is known:
+    once one is, what the dispatch passes is checked call by call (a dispatch
+    passing the base's parameters by keyword needs no positional slot for them;
+    one that passes the optional parameter breaks nothing, one that omits it
+    is a missing required argument there). A base catch-all (`*args`, `**kwargs`) declares no
     contract for what it absorbs.
     """
     b_pos = [p for p in base if p[1] in ("po", "pk")]
@@ -104,7 +106,7 @@ def accept_problems(impl: list[Param], base: list[Param], *, dispatched: bool) -
         if j >= len(b_pos) and not b_va and not (b_vk and kind == "pk"):
             # (a base `**kwargs` may carry it by keyword)
             out.append(f"requires `{name}`, which the base does not pass")
-        elif j < len(b_pos) and b_pos[j][2] is not None:
+        elif j < len(b_pos) and b_pos[j][2] is not None and not dispatched:
             out.append(f"requires `{name}`, which the base makes optional")
     i_names = {p[0] for p in impl if p[1] in ("pk", "ko")}
     b_ko = {p[0]: p for p in base if p[1] == "ko"}
@@ -114,8 +116,10 @@ def accept_problems(impl: list[Param], base: list[Param], *, dispatched: bool) -
     for name, (_, _, default) in sorted(b_ko.items()):
         if default is None and name not in i_names and not i_vk:
             out.append(f"does not accept keyword `{name}`")
-        elif default is not None and any(
-            p[0] == name and p[2] is None and p[1] in ("pk", "ko") for p in impl
+        elif (
+            default is not None
+            and not dispatched
+            and any(p[0] == name and p[2] is None and p[1] in ("pk", "ko") for p in impl)
         ):
             out.append(f"requires `{name}`, which the base makes optional")
     return list(dict.fromkeys(out))

@@ -7,9 +7,11 @@ annotated fields are the groups; each group's class declares its leaves.
 A write is an assignment to `<flags>.<group>` or `<flags>.<group>.<leaf>`, where
 `<flags>` is a call of the accessor, `get_context().flags`, the `flags` slot
 inside the runtime module, or a local bound to one of those (`moe =
-get_flags().moe`). Two shapes are not materialisation and are left alone:
+get_flags().moe`). Three shapes are not materialisation and are left alone:
 
 - a *lazy default* in a shim: the write sits under `if <same leaf> is None:`;
+- a *clear*: the write sits under `if <same leaf>:` and writes the leaf's
+  declared default (it takes back what was set, to the pre-init value);
 - a *scoped* write: the same function writes the leaf again in a `finally:`
   (the speculative contexts' swap-and-restore, the override's own shape), or
   the write puts back the value its class saved from that leaf
@@ -18,8 +20,10 @@ get_flags().moe`). Two shapes are not materialisation and are left alone:
 
 The owner of a group is the function that assigns the group object itself,
 or else the one function whose plain writes cover every leaf the code writes
-plainly anywhere (several such functions own it no more than none does). A plain leaf write outside the owner is a finding; a group
-written piecemeal with no owner is one finding at the group's class. Owners
+plainly anywhere (several such functions own it no more than none does);
+failing that, the one module whose functions together write all of them (the
+subsystem's init and its lifecycle updates). A plain leaf write outside the
+owner is a finding; a group with neither is one finding at the group's class. Owners
 are told per function, without the call graph: an init that materialises a
 group through helpers it calls has no owner here (the program model's call
 graph would credit the caller).
@@ -28,51 +32,26 @@ graph would credit the caller).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import FileContext, string_value
-from ctxlint.facts.typed import Span
 from ctxlint.facts.vocab import BAGS, Vocabulary
 from ctxlint.program.bindings import KEY as BINDINGS
 from ctxlint.program.core import Program
+from ctxlint.program.flags_owners import ClassSite, FlagsFacts, FlagsOwners, FlagWrite
 from ctxlint.program.flags_tier import (
     ACCESSOR,
     FlagsTierVisitor,
-    TierFacts,
     flags_tier,
     missing_groups,
     no_tier,
+    tier_defaults,
 )
 from ctxlint.program.rule import RawFinding, Rule
 
 ID = "CTX703"
-
-
-@dataclass(frozen=True, slots=True)
-class ClassSite:
-    scope: str
-    span: Span
-
-
-@dataclass(frozen=True, slots=True)
-class FlagWrite:
-    """An assignment through the flags: `chain` is the path below the root."""
-
-    fn: str
-    chain: list[str]  # [group] or [group, leaf, ...]
-    lazy: bool  # under `if <the same path> is None:`
-    in_finally: bool
-    restore: bool  # puts back the value its class saved from that leaf
-    snippet: str
-    span: Span
-
-
-@dataclass(frozen=True, slots=True)
-class FlagsFacts(TierFacts):
-    sites: dict[str, ClassSite]  # tier class -> where it is
-    writes: list[FlagWrite]
 
 
 class FlagsVisitor(FlagsTierVisitor):
@@ -91,14 +70,18 @@ class FlagsVisitor(FlagsTierVisitor):
         super().visit_ClassDef(node)
         qual = f"{self.ctx.module}.{self.ctx.qualname}"
         if qual in self.classes:
-            self.sites[qual] = ClassSite(self.ctx.qualname, self.ctx.anchor(node.name))  # type: ignore[arg-type]
+            self.sites[qual] = ClassSite(
+                self.ctx.qualname,
+                self.ctx.anchor(node.name),  # type: ignore[arg-type]
+                tier_defaults(self.ctx, node),
+            )
 
     def assigned(
         self, target: cst.Attribute, node: cst.CSTNode, value: cst.BaseExpression | None
     ) -> None:
         chain = self.below_flags(target)
         if chain:
-            self._record(chain, node, self._self_attr(value) if value is not None else None)
+            self._record(chain, node, value)
         elif value is not None:
             # `self._prev = <flags leaf>`: a saved value some method may put back
             attr = self._self_attr(target)
@@ -110,14 +93,24 @@ class FlagsVisitor(FlagsTierVisitor):
     def _self_attr(self, expr: cst.BaseExpression) -> str | None:
         return self.ctx.parts[BINDINGS].self_attr(expr)
 
-    def _record(self, chain: list[str], node: cst.CSTNode, restores: str | None = None) -> None:
+    def _record(
+        self, chain: list[str], node: cst.CSTNode, value: cst.BaseExpression | None = None
+    ) -> None:
         ctx, fn, lazy, in_finally = (
             self.ctx,
             self.writer(),
             self.lazy(chain),
             self.finally_depth > 0,
         )
-        w = FlagWrite(fn, chain, lazy, in_finally, False, ctx.snippet(node), ctx.anchor(node))  # type: ignore[arg-type]
+        restores = self._self_attr(value) if value is not None else None
+        cleared = (
+            ctx.module_node.code_for_node(value)
+            if value is not None and self.under_truthy(chain)
+            else None
+        )
+        w = FlagWrite(
+            fn, chain, lazy, in_finally, False, ctx.snippet(node), ctx.anchor(node), cleared
+        )  # type: ignore[arg-type]
         self.writes.append(w)
         # `<leaf> = self._prev`: the class's saved value, checked in finish()
         self.restores.append((ctx.enclosing_class(), restores) if restores else None)
@@ -145,56 +138,6 @@ class FlagsVisitor(FlagsTierVisitor):
         return FlagsFacts(self.classes, self.accessor, self.sites, writes)
 
 
-# -- the program -------------------------------------------------------------------
-class Model:
-    """The groups, every write classified, and each group's owners."""
-
-    def __init__(self, program: Program) -> None:
-        self.classes: dict[str, tuple[str, ClassSite]] = {}  # tier class -> (path, where)
-        self.writes: list[tuple[str, str, FlagWrite]] = []  # (path, module, write)
-        files = list(program.typed_facts(ID, FlagsFacts))
-        self.tier = flags_tier(files, program.vocab.runtime_module)
-        self.groups = self.tier.groups  # group -> its class
-        for path, module, facts in files:
-            self.classes.update((qual, (path, facts.sites[qual])) for qual in facts.classes)
-            self.writes += [(path, module, w) for w in facts.writes]
-        # a leaf also written in a `finally:` of the same function is a scoped write
-        restored = {(module, w.fn, tuple(w.chain)) for _, module, w in self.writes if w.in_finally}
-        self.kind: list[str] = []
-        for _, module, w in self.writes:
-            if w.lazy:
-                self.kind.append("lazy default")
-            elif w.restore or (module, w.fn, tuple(w.chain)) in restored:
-                self.kind.append("scoped")
-            else:
-                self.kind.append("plain")
-        self.owners: dict[str, list[str]] = {}
-        self.contenders: dict[str, list[str]] = {}
-        self.materialised: dict[str, list[str]] = {}
-        for group in self.groups:
-            declared = set(self.tier.leaves(group))
-            whole: set[str] = set()
-            per_fn: dict[str, set[str]] = {}
-            for (_, module, w), kind in zip(self.writes, self.kind, strict=True):
-                if w.chain[0] != group or kind != "plain":
-                    continue
-                fn = f"{module}.{w.fn}"
-                if len(w.chain) == 1:
-                    whole.add(fn)
-                elif w.chain[1] in declared:  # an undeclared name raises: no leaf
-                    per_fn.setdefault(fn, set()).add(w.chain[1])
-            leaves = set().union(*per_fn.values()) if per_fn else set()
-            self.materialised[group] = sorted(leaves)
-            if whole:
-                self.owners[group] = sorted(whole)
-            elif leaves:
-                covering = sorted(f for f, ls in per_fn.items() if ls >= leaves)
-                if len(covering) == 1:
-                    self.owners[group] = covering
-                else:  # none, or several each writing all: no one owner either way
-                    self.contenders[group] = covering
-
-
 def _short(qual: str) -> str:
     return qual.rpartition(".")[2]
 
@@ -217,8 +160,8 @@ class FlagsOwner(Rule):
         files = program.typed_facts(ID, FlagsFacts)  # not memoised: the facts grow each round
         return flags_tier(files, program.vocab.runtime_module).wanted_modules()
 
-    def _model(self, program: Program) -> Model:
-        return program.memo(f"{ID}:model", lambda: Model(program))
+    def _model(self, program: Program) -> FlagsOwners:
+        return program.memo(f"{ID}:model", lambda: FlagsOwners(program))
 
     def derive(self, program: Program) -> dict[str, Any]:
         model = self._model(program)
@@ -234,6 +177,12 @@ class FlagsOwner(Rule):
             "flags root": model.tier.root or "(not found)",
             "groups": {g: model.tier.leaves(g) for g in sorted(model.groups)},
             "owners": {g: model.owners.get(g, []) for g in sorted(model.groups)},
+            # only where some group has one: a tree whose inits own every group reads as before
+            **(
+                {"owning modules": dict(sorted(model.owning_module.items()))}
+                if model.owning_module
+                else {}
+            ),
             "materialised leaves": {g: model.materialised[g] for g in sorted(model.groups)},
             **{f"{k} writes": sorted(v) for k, v in sorted(writers.items())},
         }
@@ -245,7 +194,7 @@ class FlagsOwner(Rule):
         model = self._model(program)
         for group in sorted(model.groups):
             owners = model.owners.get(group)
-            if owners or not model.materialised[group]:
+            if owners or group in model.owning_module or not model.materialised[group]:
                 continue
             path, c = model.classes[model.groups[group]]
             pieces: dict[str, set[str]] = {}
@@ -290,14 +239,22 @@ class FlagsOwner(Rule):
                 )
                 continue
             owners = model.owners.get(group)
-            if not owners or fn in owners:
+            owning = model.owning_module.get(group)
+            if owners:
+                if fn in owners:
+                    continue
+                where = f"its owning init `{', '.join(_short(o) for o in owners)}`"
+            elif owning is not None:
+                if module == owning:
+                    continue  # the owning subsystem's own init and lifecycle updates
+                where = f"its owning module `{owning}`"
+            else:
                 continue
             what = f"`{group}.{leaf}`" if leaf else f"the flags group `{group}`"
             yield self._at(
                 path,
                 w,
-                f"{what} is assigned outside its owning init "
-                f"`{', '.join(_short(o) for o in owners)}`: materialise it there, or write "
+                f"{what} is assigned outside {where}: materialise it there, or write "
                 f"it in a scope that restores it (`get_flags().{group}.override(...)`)",
             )
 
