@@ -99,6 +99,56 @@ def test_record_methods_and_registered_overrides(project: Path) -> None:
     ]
 
 
+def test_a_record_method_after_resolution_is_no_entry(project: Path) -> None:
+    """SGLang 0.5.17's `ServerArgs.check_server_args`: a record method reaching the
+    declaration function (through the record's `override`, which stashes) that
+    the launcher calls after `__post_init__` has resolved is not resolution code;
+    where `__post_init__` does not resolve (0.5.23's `resolve_once` resolves
+    instead), such a method is an entry."""
+    record = RUNTIME["specrt/record.py"] + (
+        "\n"
+        "    def override(self, source: str, **fields) -> None:\n"
+        "        from specrt.resolution import declare_resolution\n"
+        "\n"
+        "        declare_resolution(self, source, **fields)\n"
+        "\n"
+        "    def check_server_args(self) -> None:\n"
+        "        if self.tp_size > 1:\n"
+        '            self.override("check", dp_size=self.tp_size)\n'
+    )
+    resolving = (
+        "from specrt.resolution import declare_resolution\n"
+        "\n"
+        "\n"
+        "def resolve(server_args):\n"
+        '    declare_resolution(server_args, "kernels", attention_backend="sdpa")\n'
+    )
+    files = {
+        **RUNTIME,
+        "specrt/record.py": record,
+        "app/launch.py": "def launch(server_args):\n    server_args.check_server_args()\n",
+    }
+    write(project, {**files, "app/pipeline.py": resolving})
+    out = run_engine(project, select={RULE})
+    assert out.program.sets[RULE][ENTRIES] == ["specrt.record.ServerArgs.__post_init__"]
+    got = sorted((f.line, f.scope) for f in out.findings if f.rule == RULE)
+    assert got == [(13, "ServerArgs._check")]
+
+    write(project, {**files, "app/pipeline.py": "def resolve(server_args):\n    pass\n"})
+    out = run_engine(project, select={RULE})
+    assert out.program.sets[RULE][ENTRIES] == [
+        "specrt.record.ServerArgs.__post_init__",
+        "specrt.record.ServerArgs.check_server_args",
+        "specrt.record.ServerArgs.override",
+    ]
+    got = sorted((f.line, f.scope) for f in out.findings if f.rule == RULE)
+    assert got == [
+        (13, "ServerArgs._check"),
+        (25, "ServerArgs.check_server_args"),
+        (26, "ServerArgs.check_server_args"),
+    ]
+
+
 def test_the_derived_sets(project: Path) -> None:
     write(
         project,

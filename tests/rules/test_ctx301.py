@@ -685,6 +685,114 @@ def test_recursion_terminates(project: Path) -> None:
     )
 
 
+def test_a_read_whose_handler_swallows_the_pre_publish_error_cannot_fail(
+    project: Path,
+) -> None:
+    """SGLang 0.5.23's `is_symmetric_memory_enabled`: `try: return
+    get_exec().comm.enable_symm_mem` / `except ValueError: return False`. Before
+    publish the accessor raises ValueError, so a handler of it (or of a base, or a
+    bare `except:`) that does not raise again answers its value instead; the walk
+    goes on past such a read to one that can fail."""
+    assert_case(
+        project,
+        RULE,
+        """
+        import builtins
+
+        from specrt.context import get_exec, get_memory, get_model, publish
+
+        def symm_enabled():
+            try:
+                return get_exec().comm.enable_symm_mem
+            except ValueError:
+                return False
+
+        def any_base():
+            try:
+                get_exec()
+            except (KeyError, Exception):
+                pass
+            try: get_memory()
+            except: pass
+            try:
+                get_model()
+            except builtins.BaseException as exc:
+                print(exc)
+
+        def then_unguarded():
+            try:
+                get_exec()
+            except ValueError:
+                pass
+            return get_memory()
+
+        def other_error():
+            try:
+                return get_exec()
+            except KeyError:
+                return None
+
+        def raises_again():
+            try:
+                return get_exec()
+            except ValueError as exc:
+                raise RuntimeError("publish first") from exc
+
+        def in_else_or_handler():
+            try:
+                pass
+            except ValueError:
+                get_model()
+            else:
+                get_exec()
+
+        def nested_def_runs_unguarded():
+            try:
+                def later():
+                    return get_exec()
+            except ValueError:
+                return None
+            later()
+
+        def run_guarded(sa):
+            symm_enabled()
+            any_base()
+            publish(sa, role="scheduler")
+
+        def run_unguarded(sa):
+            then_unguarded()  # expect
+            other_error()  # expect
+            raises_again()  # expect
+            in_else_or_handler()  # expect
+            nested_def_runs_unguarded()  # expect
+            publish(sa, role="scheduler")
+        """,
+    )
+
+
+def test_a_publisher_reaching_only_a_guarded_read_still_reaches_a_read(project: Path) -> None:
+    out = run(
+        project,
+        {
+            "app/case.py": """
+            from specrt.context import get_exec, publish
+
+            def symm_enabled():
+                try:
+                    return get_exec().comm.enable_symm_mem
+                except ValueError:
+                    return False
+
+            def set_global_server_args_for_scheduler(sa):
+                publish(sa, role="scheduler")
+                symm_enabled()
+            """
+        },
+    )
+    assert out.program.sets[RULE]["publishers reaching no bag read"] == []
+    assert findings(out) == []
+
+
 # -- constructors ----------------------------------------------------------------------
 def test_constructors(project: Path) -> None:
     assert_case(

@@ -39,6 +39,24 @@ from ctxlint.program.call_model import (
 from ctxlint.program.call_starts import HELD, ProcessStarts
 from ctxlint.program.calls import KEY
 
+# What a bag accessor raises before publish, and its bases: the design says
+# "Reading a leaf before publish raises a ValueError"; SGLang's `config_bag`
+# raises ValueError (0.5.17, 0.5.23) and ctxrt's ConfigNotPublishedError is one.
+# Stated here, not derived: the runtime module's schema keeps no raise sites. A
+# read in a `try` body whose handler catches one of these (or a bare `except:`)
+# and does not raise again answers the handler's value before publish instead
+# of failing (SGLang's `is_symmetric_memory_enabled`).
+CATCHES_UNPUBLISHED = frozenset(("ValueError", "Exception", "BaseException"))
+
+
+def _raises(node: cst.CSTNode) -> bool:
+    """Whether the code raises (nested defs and classes left out: they run elsewhere)."""
+    if isinstance(node, cst.Raise):
+        return True
+    if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+        return False
+    return any(_raises(child) for child in node.children)
+
 
 def _module_names(module: cst.Module) -> set[str]:
     """Names bound at module level by def/class/assignment (imports are in ctx)."""
@@ -130,6 +148,11 @@ class CallFactsVisitor(ProcessStarts, FileVisitor):
         self.members: dict[int, str] = {}
         self.module_names = _module_names(ctx.module_node)
         self.stack: list[_Func] = []
+        # try bodies whose handler swallows the pre-publish error, and for each
+        # such body being walked, the function it is in (a def nested in the
+        # body runs elsewhere, unguarded)
+        self.guarding: set[int] = set()
+        self.guards: list[_Func | None] = []
         self.funcs: dict[str, _Func] = {}
         self.lambdas = 0
         self.classes: dict[str, list[str]] = {}  # class -> its bases
@@ -360,6 +383,56 @@ class CallFactsVisitor(ProcessStarts, FileVisitor):
     def leave_ImportFrom(self, node: cst.ImportFrom) -> None:
         self.in_import = False
 
+    # -- reads that cannot fail before publish ---------------------------------
+    def _catches_unpublished(self, handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:
+        """The handler catches the accessors' pre-publish error and does not raise."""
+        kind = handler.type
+        names = kind.elements if isinstance(kind, cst.Tuple) else [kind] if kind else []
+        caught = not names or any(
+            (name := dotted(e.value if isinstance(e, cst.Element) else e)) is not None
+            and name.removeprefix("builtins.") in CATCHES_UNPUBLISHED
+            and not self._shadowed_builtin(name)
+            for e in names
+        )
+        if not caught:
+            return False
+        return not _raises(handler.body)
+
+    def _shadowed_builtin(self, name: str) -> bool:
+        head = name.partition(".")[0]
+        return head != "builtins" and (head in self.ctx.imports or head in self.module_names)
+
+    def visit_Try(self, node: cst.Try) -> None:
+        if any(self._catches_unpublished(h) for h in node.handlers):
+            self.guarding.add(id(node.body))
+
+    def visit_TryStar(self, node: cst.TryStar) -> None:
+        if any(self._catches_unpublished(h) for h in node.handlers):
+            self.guarding.add(id(node.body))
+
+    def _enter_suite(self, node: cst.BaseSuite) -> None:
+        if id(node) in self.guarding:
+            self.guards.append(self.stack[-1] if self.stack else None)
+
+    def _leave_suite(self, node: cst.BaseSuite) -> None:
+        if id(node) in self.guarding:
+            self.guards.pop()
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self._enter_suite(node)
+
+    def leave_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self._leave_suite(node)
+
+    def visit_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
+        self._enter_suite(node)  # `try: x` on one line
+
+    def leave_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
+        self._leave_suite(node)
+
+    def _guarded(self, fn: _Func) -> bool:
+        return any(g is fn for g in self.guards)
+
     # -- calls --------------------------------------------------------------
     def leave_Call(self, node: cst.Call) -> None:
         if self.lambdas:
@@ -381,7 +454,9 @@ class CallFactsVisitor(ProcessStarts, FileVisitor):
             accessor = self.accessors.get(first.name)
             if accessor:
                 member = self.members.pop(id(node), None)
-                fn.events.append((Event(EventKind.READ, accessor=accessor, member=member), node))
+                guarded = self._guarded(fn)
+                read = Event(EventKind.READ, accessor=accessor, member=member, guarded=guarded)
+                fn.events.append((read, node))
                 return
         fn.events.append((Event(EventKind.CALL, tuple(targets)), node))
 

@@ -116,6 +116,9 @@ class Event(NamedTuple):
     # READ: the attribute taken straight off the accessor's result
     # (`get_parallel().world_group` -> "world_group"); None when the object goes on
     member: str | None = None
+    # READ: inside a `try` whose handler catches the accessors' pre-publish
+    # error (program.call_facts.CATCHES_UNPUBLISHED): it cannot fail there
+    guarded: bool = False
 
     @property
     def line(self) -> int:
@@ -134,6 +137,8 @@ class Event(NamedTuple):
             out["role"] = self.role
         if self.member is not None:
             out["m"] = self.member
+        if self.guarded:  # only when set: an unguarded event keeps its form
+            out["g"] = True
         return out
 
     @staticmethod
@@ -147,6 +152,7 @@ class Event(NamedTuple):
             Site(at[0], at[1]) if at else None,
             raw.get("role"),
             raw.get("m"),
+            bool(raw.get("g")),
         )
 
 

@@ -14,6 +14,10 @@ name the namespace does not declare is no published leaf (0.5.23's ranks and
 group handles, `Derived` with no `fn`, filled in by distributed init). A call
 whose object goes on (`p = get_parallel()`, an argument) stays a read: what is
 read off it later is not followed.
+
+A read in a `try` whose handler swallows the pre-publish error (the event is
+`guarded`: program.call_facts) reads a leaf but cannot fail before publish:
+`fails_unpublished` leaves it out, for the ordered question CTX301 asks.
 """
 
 from __future__ import annotations
@@ -57,6 +61,10 @@ class LeafReads:
         if self.index.definer(cls, event.member) is not None:
             return False
         return event.member in leaves
+
+    def fails_unpublished(self, event: Event) -> bool:
+        """The event is a bag read that raises when it runs before publish."""
+        return not event.guarded and self.reads(event)
 
 
 def leaf_reads(program: Program) -> LeafReads:

@@ -45,11 +45,17 @@ class Analysis:
     def __init__(self, program: Program) -> None:
         self.graph = g = call_graph(program)
         self.funcs = g.funcs
-        # the first bag read each function runs before a publish (a leaf read:
-        # `get_parallel().world_group` off an import-time object reads none)
-        self.order = OrderedReach(g, READ, PUBLISH, leaf_reads(program).reads)
-        # functions that reach a bag read along any calls
+        # the first bag read each function runs before a publish that fails
+        # there (a leaf read: `get_parallel().world_group` off an import-time
+        # object reads none; one a handler of the pre-publish error guards
+        # answers the handler's value)
+        leaves = leaf_reads(program)
+        self.order = OrderedReach(g, READ, PUBLISH, leaves.fails_unpublished)
+        # functions that reach a bag read along any calls (guarded or not)
         self.reaches_read = self.order.reaches_find
+        if any(e.guarded for q in g.doing(READ) for e in self.funcs[q].events):
+            found = {q for q in g.doing(READ) if any(map(leaves.reads, self.funcs[q].events))}
+            self.reaches_read = g.reaching(found)
         self.publishers = self._publishers(program)
         self.entries: dict[str, list[str]] = {
             q: [f"publishes through {self.through[q]}" if q in self.through else "publishes"]

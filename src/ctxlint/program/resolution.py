@@ -15,12 +15,12 @@ From the part "resolution"'s facts (program.resolution_facts) and the call graph
   reach the declaration function (`run_post_process_pass`), and the passes
   handed to them; the foreign-default wrappers: the others calling a parameter
   before declaring (`record_foreign_defaults`), and the resolvers handed to them;
-- the pipeline: the record's `__post_init__` (and its methods reaching the
-  declaration function) and everything it reaches (calls, and functions it hands
-  by name as an argument), every function taking a record of the
-  modules it runs in beside the declaration function (the resolution modules)
-  and of the field-class modules, the registered callables, the passes and the
-  wrapped resolvers, closed again over calls.
+- the pipeline: the record's `__post_init__` (and, where it does not resolve,
+  the record's methods reaching the declaration function) and everything it
+  reaches (calls, and functions it hands by name as an argument), every function
+  taking a record of the modules it runs in beside the declaration function (the
+  resolution modules) and of the field-class modules, the registered callables,
+  the passes and the wrapped resolvers, closed again over calls.
 """
 
 from __future__ import annotations
@@ -239,15 +239,19 @@ class Resolution:
     def _find_pipeline(self, vocab: Vocabulary) -> None:
         """The entries, the resolution modules, the seeds and their closure."""
         g = self.graph
-        # the record's __post_init__, and its methods reaching the declaration
-        # function (SGLang 0.5.23 leaves __post_init__ empty and resolves in
-        # `resolve_once`, which launchers and publishers call)
+        # the record's __post_init__; where it does not resolve (SGLang 0.5.23
+        # leaves it empty and resolves in `resolve_once`, which launchers and
+        # publishers call), the record's methods reaching the declaration
+        # function. Where it does, resolution is over when the record is built:
+        # a method it does not reach runs later (0.5.17's `check_server_args`,
+        # which reaches `run_post_process_pass`, runs from the launcher)
         reach_decl = g.reaching([self.declaration]) if self.declaration else set()
+        built_resolved = any(f"{c}.__post_init__" in reach_decl for c in vocab.record_classes)
         self.entries = sorted(
             q
             for q, fn in g.funcs.items()
             if fn.cls in vocab.record_classes
-            and (q == f"{fn.cls}.__post_init__" or q in reach_decl)
+            and (q == f"{fn.cls}.__post_init__" or (q in reach_decl and not built_resolved))
         )
         self.via: dict[str, str] = {}  # a pipeline function -> what brought it in
         first = self._close(self.entries)
