@@ -36,7 +36,7 @@ from ctxlint.program.bindings import KEY as BINDINGS
 from ctxlint.program.core import Program
 from ctxlint.program.holders import HolderKind
 from ctxlint.program.published import no_publish_before
-from ctxlint.program.reads import ReadVisitor, leaf_spelling, namespace_hint
+from ctxlint.program.reads import ReadVisitor, lacking_accessor, leaf_spelling, namespace_hint
 from ctxlint.program.record_conventions import RecordConvention, record_convention, record_names
 from ctxlint.program.record_members import properties_reading_nothing
 from ctxlint.program.rule import RawFinding, Rule, field_data
@@ -364,8 +364,7 @@ def _remedy(program: Program, scope: str, field: str) -> str:
         hint = namespace_hint(vocab, field)
         return f"{hint[0].upper()}{hint[1:]}; then read that leaf{after}."
     return (
-        f"`{field}` is a property of the record with no bag leaf: the runtime lacks an "
-        f"accessor deriving it from the bags (add one to {vocab.runtime_module}){after}."
+        f"`{field}` is a property of the record with no bag leaf: {lacking_accessor(vocab)}{after}."
     )
 
 
