@@ -203,7 +203,7 @@ class RecordCopy(Rule):
     )
     visitor = RecordCopyVisitor
     # the declaration function the remedy names is the tree's own (resolution)
-    requires = ("classes", "records", RESOLUTION)
+    requires = ("calls", "classes", "records", RESOLUTION)
     options: ClassVar[dict[str, Any]] = {COPY_HELPERS: []}
 
     def tokens(self, vocab: Vocabulary) -> set[str]:
