@@ -498,6 +498,23 @@ def test_a_read_before_its_own_functions_publish_gets_no_bag_hint(project: Path)
         assert f.details.startswith("No publish precedes this read in `with_jitter`"), f.details
         assert "get_" not in f.details
     assert found[3].details.startswith("Read get_model().context_length once the process")
+    # a way in that published first (sglang 0.5.17's `run_scheduler_process`
+    # publishes, then builds the Scheduler, whose model worker publishes again):
+    # the read before the second publish is not pre-publish
+    write(
+        project,
+        {
+            "app/entry.py": (
+                "from specrt.context import publish\n"
+                "from app.jitter import with_jitter\n\n\n"
+                "def run(server_args) -> None:\n"
+                "    publish(server_args, role='scheduler')\n"
+                "    with_jitter(server_args, 0.1)\n"
+            )
+        },
+    )
+    found = sorted(run_engine(project, select={RULE}).findings, key=lambda f: f.line)
+    assert found[0].details.startswith("Read get_parallel().tp_size once the process")
 
 
 def test_a_launcher_reached_only_before_any_publish_gets_no_bag_hint(project: Path) -> None:

@@ -120,16 +120,22 @@ class PublishOrder:
         g = self.graph
         if not self.publishes or q not in g.funcs:
             return Before.UNKNOWN  # a tree that publishes nowhere: the bag is where reads go
+        if q in self.after:
+            return Before.UNKNOWN  # some publisher's later steps may run it (a method, a callback)
         at = self.stop(q)
         if at is not None:
             lines = self._lines(q, at, calls)
             if lines is None:
                 return Before.UNKNOWN
-            # an argument of the publishing call is evaluated before it runs
-            return Before.UNPUBLISHED if span[0] <= lines[1] else Before.PUBLISHED
-        if q in self.after:
-            return Before.UNKNOWN  # some publisher's later steps may run it (a method, a callback)
-        found = self._into(q)
+            if span[0] > lines[1]:
+                return Before.PUBLISHED
+            # before its own function's publish (an argument of the publishing call
+            # is evaluated before it runs): pre-publish, unless a way in publishes
+            # first (a re-publish); a function that publishes is a process entry, so
+            # a way in the graph cannot follow is not one that published
+            found = {Before.UNPUBLISHED if b is Before.UNKNOWN else b for b in self._into(q)}
+        else:
+            found = set(self._into(q))
         return next(iter(found)) if len(found) == 1 else Before.UNKNOWN
 
     def _lines(self, q: str, at: int, calls: Sequence[Call]) -> tuple[int, int] | None:
