@@ -131,9 +131,11 @@ class PublishOrder:
                 return Before.PUBLISHED
             # before its own function's publish (an argument of the publishing call
             # is evaluated before it runs): pre-publish, unless a way in publishes
-            # first (a re-publish); a function that publishes is a process entry, so
-            # a way in the graph cannot follow is not one that published
-            found = {Before.UNPUBLISHED if b is Before.UNKNOWN else b for b in self._into(q)}
+            # first (a re-publish). One that publishes and that nothing the graph
+            # knows calls is a process entry (started by dispatch, a `partial`)
+            found = set(self._into(q))
+            if not g.callers.get(q):
+                found = {Before.UNPUBLISHED if b is Before.UNKNOWN else b for b in found}
         else:
             found = set(self._into(q))
         return next(iter(found)) if len(found) == 1 else Before.UNKNOWN
