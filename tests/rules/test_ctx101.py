@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from helpers import run_engine, write
 from rulecase import assert_case
 
 from ctxlint.facts.context import MODULE_SCOPE
@@ -251,3 +252,30 @@ def test_finding_names_the_bag_leaf_and_the_scope(project: Path) -> None:
     ]
     assert "get_exec().kernel.attention_backend" in out.findings[0].message
     assert "get_parallel().tp_size" in out.findings[1].message
+
+
+def test_a_property_no_leaf_answers_names_what_the_runtime_lacks(project: Path) -> None:
+    """sglang 0.5.17's `mamba_cache_chunk_size`/`max_speculative_num_draft_tokens`
+    are record properties with no bag leaf and no accessor: the hint says the
+    runtime lacks one (as CTX102's details do), not "read a runtime_context
+    accessor" that does not exist."""
+    record = project / "specrt" / "record.py"
+    record.write_text(
+        record.read_text() + "\n    @property\n    def wide(self) -> bool:\n"
+        "        return self.tp_size > 1\n"
+    )
+    write(
+        project,
+        {
+            "app/m.py": (
+                "from specrt.context import get_server_args\n\n\n"
+                "def f() -> bool:\n"
+                "    return get_server_args().wide\n"
+            )
+        },
+    )
+    (finding,) = run_engine(project, select={RULE}).findings
+    assert finding.message.startswith("`wide` read off the seed record")
+    assert "the runtime lacks an accessor deriving it from the bags" in finding.message
+    assert "add one to specrt.context" in finding.message
+    assert "read a runtime_context accessor" not in finding.message

@@ -445,10 +445,117 @@ def test_no_bag_hint_where_no_publish_precedes(project: Path) -> None:
     after, before = sorted(run_engine(project, select={RULE}).findings, key=lambda f: f.line)[:2]
     assert (after.scope, before.scope) == ("worker", "url")
     assert "get_parallel().tp_size" in after.details
-    assert "No publish precedes `url`" in before.details
+    assert "No publish precedes this read in `url`" in before.details
     assert "get_model()" not in before.details and "pass the resolved value down" in before.details
     # a caller chain the graph cannot follow to import-time code claims nothing
     launch = (project / "app/launch.py").read_text()
     write(project, {"app/launch.py": launch.rpartition("if __name__")[0]})
     found = sorted(run_engine(project, select={RULE}).findings, key=lambda f: f.line)
     assert "get_model().model_path" in found[1].details
+
+
+def test_a_read_before_its_own_functions_publish_gets_no_bag_hint(project: Path) -> None:
+    """The ordered question, asked of the statement (as CTX301 orders events), not
+    "does a publisher reach the function": sglang 0.5.23's
+    `test/cache_consistency_jitter.py` reads `server_args.tp_size` at :93 and
+    :155, then publishes itself (`run_scheduler_process(...)` at :161, in another
+    module); nothing calls it (a `partial` the engine starts). A read after the
+    publish keeps the bag leaf, with when it answers."""
+    write(
+        project,
+        {
+            "app/sched.py": (
+                "from specrt.context import publish\n\n\n"
+                "def run_scheduler(server_args) -> None:\n"
+                "    publish(server_args, role='scheduler')\n"
+            ),
+            "app/jitter.py": (
+                "from functools import partial\n\n\n"
+                "def with_jitter(server_args, p: float) -> int:\n"
+                "    from app.sched import run_scheduler\n\n"
+                "    share = p / server_args.tp_size\n"
+                "    print(\n"
+                "        share,\n"
+                "        server_args.dp_size,\n"
+                "    )\n"
+                "    run_scheduler(\n"
+                "        server_args,\n"
+                "        server_args.model_path,\n"
+                "    )\n"
+                "    return server_args.context_length\n\n\n"
+                "ENTRY = partial(with_jitter, p=0.1)\n"
+            ),
+        },
+    )
+    found = sorted(run_engine(project, select={RULE}).findings, key=lambda f: f.line)
+    assert [f.snippet for f in found] == [
+        "server_args.tp_size",
+        "server_args.dp_size",
+        "server_args.model_path",  # an argument of the publishing call: before it runs
+        "server_args.context_length",
+    ]
+    for f in found[:3]:
+        assert f.details.startswith("No publish precedes this read in `with_jitter`"), f.details
+        assert "get_" not in f.details
+    assert found[3].details.startswith("Read get_model().context_length once the process")
+    # a way in that published first (sglang 0.5.17's `run_scheduler_process`
+    # publishes, then builds the Scheduler, whose model worker publishes again):
+    # the read before the second publish is not pre-publish
+    write(
+        project,
+        {
+            "app/entry.py": (
+                "from specrt.context import publish\n"
+                "from app.jitter import with_jitter\n\n\n"
+                "def run(server_args) -> None:\n"
+                "    publish(server_args, role='scheduler')\n"
+                "    with_jitter(server_args, 0.1)\n"
+            )
+        },
+    )
+    found = sorted(run_engine(project, select={RULE}).findings, key=lambda f: f.line)
+    assert found[0].details.startswith("Read get_parallel().tp_size once the process")
+
+
+def test_a_launcher_reached_only_before_any_publish_gets_no_bag_hint(project: Path) -> None:
+    """sglang's `launch_server.run_server` is called from its `__main__` block
+    and from CLI code (not a `__main__` block): each way in is launcher code
+    before a publish. Here the CLI function is a process target (a fresh
+    process: nothing published), which the import-time-roots-only question
+    could not see. A caller whose statements before the call publish makes
+    that way in published: then the graph cannot say, and the leaf is named
+    with when it answers."""
+    launch = (
+        "from multiprocessing import Process\n\n"
+        "from specrt.context import publish\n\n\n"
+        "def serve(server_args) -> None:\n"
+        "    publish(server_args, role='scheduler')\n\n\n"
+        "def run_server(server_args) -> None:\n"
+        "    if server_args.tp_size > 1:\n"
+        "        print('wide')\n"
+        "    Process(target=serve, args=(server_args,)).start()\n\n\n"
+        "if __name__ == '__main__':\n"
+        "    run_server(object())\n"
+    )
+    cli = (
+        "from multiprocessing import Process\n\n"
+        "from app.launch import run_server\n\n\n"
+        "def run_llm(server_args) -> None:\n"
+        "    run_server(server_args)\n\n\n"
+        "def main(argv) -> None:\n"
+        "    run_llm(argv)\n\n\n"
+        "def spawn() -> None:\n"
+        "    Process(target=main, args=([],)).start()\n"
+    )
+    write(project, {"app/launch.py": launch, "app/cli.py": cli})
+    (finding,) = run_engine(project, select={RULE}).findings
+    assert finding.details.startswith("No publish precedes this read in `run_server`")
+    # a way in after a publish: the graph cannot say the read is unpublished
+    published = cli.replace(
+        "def main(argv) -> None:\n",
+        "def main(argv) -> None:\n    from specrt.context import publish\n\n"
+        "    publish(argv, role='scheduler')\n",
+    )
+    write(project, {"app/cli.py": published})
+    (finding,) = run_engine(project, select={RULE}).findings
+    assert finding.details.startswith("Read get_parallel().tp_size once the process")

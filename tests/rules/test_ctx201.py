@@ -548,3 +548,32 @@ def test_a_write_inside_resolution_is_answered_with_the_declaration(project: Pat
     assert "declare_resolution(server_args, source, **fields)" in inside.message
     assert "override" not in inside.message
     assert "get_context().override" in outside.message
+
+
+def test_a_private_memo_is_not_given_the_config_remedies(project: Path) -> None:
+    """sglang 0.5.23's test kits seed `_mamba_cache_chunk_size`: no field, so
+    `get_context().override` refuses it and the record's constructor takes no
+    such argument; the remedy keeps it off the record, naming the property it
+    backs where the record has one (`_x` behind `x`)."""
+    record = project / "specrt" / "record.py"
+    record.write_text(
+        record.read_text() + "\n    @property\n    def chunk(self) -> int:\n"
+        "        return getattr(self, '_chunk', self.tp_size)\n"
+    )
+    write(
+        project,
+        {
+            "app/m.py": (
+                "from specrt.record import ServerArgs\n\n"
+                "def f(rec: ServerArgs) -> None:\n"
+                "    rec._chunk = 64\n"
+                "    rec._note = 'x'\n"
+            )
+        },
+    )
+    memo, note = run_engine(project, select={RULE}).findings
+    for f in (memo, note):
+        assert "not configuration" in f.message and "keep the value off the record" in f.message
+        assert "change config with" not in f.message and "pass the value as" not in f.message
+    assert "it backs the record's `chunk` property" in memo.message
+    assert "backs" not in note.message

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from helpers import run_engine, write
+from resolution_rt import RUNTIME
 from rulecase import assert_case
 
 RULE = "CTX202"
@@ -282,3 +283,27 @@ def test_nothing_defined_is_an_empty_set_not_an_error(project: Path) -> None:
     out = run_engine(project, select={RULE})
     assert out.findings == [] and not out.errors
     assert out.program.sets[RULE]["copy entry points defined on the record"] == []
+
+
+def test_the_remedy_names_this_trees_declaration_function(project: Path) -> None:
+    """The details name the declaration call as the tree's def spells it
+    (Resolution.declaration_hint(), as CTX104/CTX201): sglang 0.5.17 has no
+    `declare_resolution`; its writer is `run_post_process_pass(server_args, fn)`."""
+    copy_site = (
+        "import copy\nfrom specrt.record import ServerArgs\n\n"
+        "def f(sa: ServerArgs) -> None:\n"
+        "    copy.deepcopy(sa)\n"
+    )
+    write(project, {**RUNTIME, "app/m.py": copy_site})
+    (finding,) = run_engine(project, select={RULE}).findings
+    assert "declare_resolution(server_args, source, **fields)" in finding.details
+    runtime = RUNTIME["specrt/resolution.py"]
+    old = runtime[runtime.index("def declare_resolution") : runtime.index("def record_foreign")]
+    new = (
+        "def run_post_process_pass(server_args, fn) -> None:\n"
+        "    getattr(server_args, STASH).append(fn(resolved_view(server_args)))\n\n\n"
+    )
+    write(project, {"specrt/resolution.py": runtime.replace(old, new)})
+    (finding,) = run_engine(project, select={RULE}).findings
+    assert "run_post_process_pass(server_args, fn)" in finding.details
+    assert "declare_resolution" not in finding.details

@@ -33,9 +33,19 @@ def leaf_spelling(vocab: Vocabulary, field: str) -> str | None:
     return where
 
 
+def lacking_accessor(vocab: Vocabulary) -> str:
+    """What the runtime lacks for a record property no leaf answers (sglang
+    0.5.17's `mamba_cache_chunk_size`): an accessor deriving it from the bags."""
+    return (
+        "the runtime lacks an accessor deriving it from the bags "
+        f"(add one to {vocab.runtime_module})"
+    )
+
+
 def namespace_hint(vocab: Vocabulary, field: str) -> str:
     """Where a field's value lives, for a fix suggestion: its bag when the
-    namespace is known, else the step the migration has not taken for it."""
+    namespace is known, else the step the migration has not taken for it (for a
+    record property, the accessor the runtime lacks)."""
     where = bag_spelling(vocab, field)
     if where:
         return f"its bag leaf is {where}"
@@ -47,6 +57,8 @@ def namespace_hint(vocab: Vocabulary, field: str) -> str:
             'declare its namespace (a field class with `_NS_PATH`, or an `NS("path")` marker) '
             "to give it a bag leaf"
         )
+    if field in vocab.properties:
+        return f"it is a record property with no bag leaf: {lacking_accessor(vocab)}"
     return "read a runtime_context accessor instead"
 
 

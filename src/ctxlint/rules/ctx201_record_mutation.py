@@ -230,6 +230,24 @@ def resolution_entries(program: Program) -> dict[str, list[str]]:
     return {m: list(flags) for m, flags in facts.seal.items()} if facts else {}
 
 
+def _not_config(program: Program, name: str) -> str:
+    """The remedy for a write of a name that is no field (a private memo, a
+    provenance note): the config remedies do not fit (`get_context().override`
+    refuses a non-field and the record's constructor takes no such argument).
+    Where the name backs a record property (`_x` behind `x`), name it."""
+    why = (
+        "it is not configuration: get_context().override takes only fields and the "
+        "record's constructor no such argument; keep the value off the record"
+    )
+    prop = name.lstrip("_")
+    if prop != name and prop in program.vocab.properties:
+        why += (
+            f" (it backs the record's `{prop}` property: give that property the inputs it "
+            "is computed from instead of seeding it)"
+        )
+    return why
+
+
 class RecordMutation(Rule):
     id = ID
     name = "record-mutation"
@@ -290,6 +308,8 @@ class RecordMutation(Rule):
                         f"inside resolution (reached from {inside}), where a decision is "
                         f"declared, not written: declare it with {res.declaration_hint()}"
                     )
+                elif w.field is not None and w.field not in fields:
+                    why = _not_config(program, w.field)
                 else:
                     why = (
                         "the record is read-only after resolution; change config with "

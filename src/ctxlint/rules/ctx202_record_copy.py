@@ -36,6 +36,8 @@ from ctxlint.program.record_conventions import (
     record_convention,
     record_names,
 )
+from ctxlint.program.resolution import KEY as RESOLUTION
+from ctxlint.program.resolution import resolution
 from ctxlint.program.rule import RawFinding, Rule
 
 ID = "CTX202"
@@ -43,11 +45,19 @@ COPY_METHODS = ("override", "derive", "replace_resolved")
 COPY_FUNCTIONS = {q: f"{q}()" for q in holders.COPY_FUNCTIONS}
 # holders that are a record only if the codebase names its records so
 NAMED = (HolderKind.NAME, HolderKind.ATTR)
-FIX = (
-    "Declare a decision on the record you hold with declare_resolution(record, source, "
-    "**fields); pass a per-runner value as a constructor argument; test doubles use "
-    "get_context().override_server_args(...)."
-)
+
+
+def fix(declaration: str) -> str:
+    """The remedies, naming the declaration function as this tree's def spells it
+    (CTX104/CTX201's `Resolution.declaration_hint()`): a release without the
+    design's `declare_resolution` gets its own writer, not a name it lacks."""
+    return (
+        f"Declare a decision on the record you hold with {declaration}; pass a per-runner "
+        "value as a constructor argument; test doubles use "
+        "get_context().override_server_args(...)."
+    )
+
+
 # the one copy method that edits the record it is called on (SGLang 0.5.17's
 # `ServerArgs.override(source, **fields)`): an edit after resolution, not a copy
 IN_PLACE = ".override()"
@@ -192,17 +202,21 @@ class RecordCopy(Rule):
         "no dataclasses.replace/copy/msgspec.structs.replace of one"
     )
     visitor = RecordCopyVisitor
-    requires = ("classes", "records")
+    # the declaration function the remedy names is the tree's own (resolution)
+    requires = ("calls", "classes", "records", RESOLUTION)
     options: ClassVar[dict[str, Any]] = {COPY_HELPERS: []}
 
     def tokens(self, vocab: Vocabulary) -> set[str]:
-        return {*vocab.seed_accessors, vocab.record_name}
+        # the record's modules too: resolution derives the declaration function from them
+        modules = {vocab.record_module, *(q.rpartition(".")[0] for q in vocab.field_classes)}
+        return {*vocab.seed_accessors, vocab.record_name} | {f"module:{m}" for m in modules}
 
     def more_tokens(self, program: Program) -> set[str]:
         # record parameter names (calls on them), and the record's ancestors'
         # definitions (an inherited `derive` is defined on the record too)
         ancestors = {f"class {q.rpartition('.')[2]}" for q in record_lineage(program)[1:]}
-        return record_names(program) | ancestors
+        res = resolution(program)
+        return record_names(program) | ancestors | res.wanted_tokens() | res.slot_names
 
     def derive(self, program: Program) -> dict[str, Any]:
         classes = _classes(program)
@@ -217,6 +231,7 @@ class RecordCopy(Rule):
 
     def check(self, program: Program) -> Iterable[RawFinding]:
         record = program.vocab.record_name
+        remedy = fix(resolution(program).declaration_hint())
         classes = _classes(program)
         for q in record_lineage(program):
             if q not in classes:
@@ -232,7 +247,7 @@ class RecordCopy(Rule):
                     d.site.span,
                     f"`{q.rpartition('.')[2]}.{d.name}` defined on the record{where}: no "
                     f"copy or edit entry point may exist on {record}",
-                    f"Remove it. {FIX}",
+                    f"Remove it. {remedy}",
                 )
         holders = record_convention(program)
         helpers = copy_helper_scopes(program)
@@ -254,7 +269,7 @@ class RecordCopy(Rule):
                     if c.form == IN_PLACE
                     else f"copy-and-edit of a record ({c.form}): a copy re-resolves to the "
                     "parent's answers and its edits reach no bag",
-                    FIX,
+                    remedy,
                 )
 
 

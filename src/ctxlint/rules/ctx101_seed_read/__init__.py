@@ -19,7 +19,7 @@ from ctxlint.facts.context import FileContext
 from ctxlint.facts.typed import Site, site
 from ctxlint.facts.vocab import SEED, Vocabulary
 from ctxlint.program.core import Program
-from ctxlint.program.reads import ReadVisitor, bag_spelling, namespace_hint
+from ctxlint.program.reads import ReadVisitor, leaf_spelling, namespace_hint
 from ctxlint.program.rule import RawFinding, Rule, field_data
 
 ID = "CTX101"
@@ -95,7 +95,9 @@ class SeedRead(Rule):
         for path, _, reads in program.typed_facts(ID, list[SeedReadFact]):
             for r in reads:
                 how = {"call": "", "alias": " through an alias"}.get(r.via, f" through {r.via}")
-                where = bag_spelling(program.vocab, r.field)
+                # a bag or Derived leaf where the runtime defines one; else the step
+                # not taken (for a property: the accessor the runtime lacks)
+                where = leaf_spelling(program.vocab, r.field)
                 fix = f"read {where}" if where else namespace_hint(program.vocab, r.field)
                 yield RawFinding(
                     ID,

@@ -30,13 +30,13 @@ from typing import Any, ClassVar, Literal
 
 from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import FileContext, dotted
-from ctxlint.facts.typed import Site, site
+from ctxlint.facts.typed import Site, Span, site
 from ctxlint.facts.vocab import Vocabulary
 from ctxlint.program.bindings import KEY as BINDINGS
 from ctxlint.program.core import Program
 from ctxlint.program.holders import HolderKind
-from ctxlint.program.published import no_publish_before
-from ctxlint.program.reads import ReadVisitor, leaf_spelling, namespace_hint
+from ctxlint.program.published import Before, Call, publish_order
+from ctxlint.program.reads import ReadVisitor, lacking_accessor, leaf_spelling, namespace_hint
 from ctxlint.program.record_conventions import RecordConvention, record_convention, record_names
 from ctxlint.program.record_members import properties_reading_nothing
 from ctxlint.program.rule import RawFinding, Rule, field_data
@@ -83,11 +83,22 @@ class Park:
 
 
 @dataclass(frozen=True, slots=True)
+class CallAt:
+    """A call in a function that reads a handed record: the name it calls (the
+    last part) and where, to place a publishing call whose event keeps no line."""
+
+    scope: str
+    name: str
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
 class ExposureFacts:
     reads: tuple[ExposedRead, ...]
     parks: tuple[Park, ...]
     # the record's properties that read no configuration (in the record's module)
     unbacked: tuple[str, ...] = ()
+    calls: tuple[CallAt, ...] = ()  # in the functions with a read
 
 
 class ExposureVisitor(ReadVisitor):
@@ -100,6 +111,7 @@ class ExposureVisitor(ReadVisitor):
         self.reads: list[ExposedRead] = []
         self.parks: list[Park] = []
         self.unbacked: list[str] = []
+        self.calls: list[tuple[str, str, cst.Call]] = []  # (scope, name, node)
 
     # -- the record's properties -------------------------------------------------
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
@@ -149,6 +161,17 @@ class ExposureVisitor(ReadVisitor):
         cls = self.ctx.enclosing_class()
         self.reads.append(ExposedRead(field, form, holder, cls, site(self.ctx, node)))
 
+    def visit_Call(self, node: cst.Call) -> None:
+        super().visit_Call(node)
+        if not self.active or not self.ctx.in_function():
+            return
+        func = node.func
+        name = func.value if isinstance(func, cst.Name) else None
+        if isinstance(func, cst.Attribute):
+            name = func.attr.value
+        if name is not None:
+            self.calls.append((self.ctx.qualname, name, node))
+
     def _constructs_record(self, value: cst.BaseExpression) -> bool:
         """`ServerArgs(...)` / `ServerArgs.from_cli_args(...)`: a record the code owns."""
         if not isinstance(value, cst.Call):
@@ -196,7 +219,14 @@ class ExposureVisitor(ReadVisitor):
             reads.append(r)
         if not reads and not self.unbacked:
             return None
-        return ExposureFacts(tuple(reads), tuple(self.parks), tuple(self.unbacked))
+        # where each call is, in the functions with a read only (anchors cost a pass)
+        scopes = {r.site.scope for r in reads}
+        calls = tuple(
+            CallAt(scope, name, self.ctx.anchor(node))  # type: ignore[arg-type]
+            for scope, name, node in self.calls
+            if scope in scopes
+        )
+        return ExposureFacts(tuple(reads), tuple(self.parks), tuple(self.unbacked), calls)
 
 
 def _pairs(
@@ -301,6 +331,10 @@ class SuppliedExposure(Rule):
         allowed = self._option(program, ALLOWED_CLASSES)
         rname = program.vocab.record_name
         unbacked = {p for _, _, facts in _facts(program) for p in facts.unbacked}
+        calls: dict[tuple[str, str], list[Call]] = {}
+        for path, _, facts in _facts(program):
+            for c in facts.calls:
+                calls.setdefault((path, c.scope), []).append((c.name, c.span[0], c.span[2]))
         for path, module, facts in _facts(program):
             for r in facts.reads:
                 h = r.holder
@@ -338,22 +372,27 @@ class SuppliedExposure(Rule):
                     r.site.span,
                     f"`{r.field}` read off a handed {rname}{spelled} through {how}: raw "
                     "input, which resolution and post-publish overrides pass by",
-                    details=_remedy(program, f"{module}.{r.site.scope}", r.field),
+                    details=_remedy(
+                        program, module, r.site, r.field, calls.get((path, r.site.scope), [])
+                    ),
                     data=field_data(program.vocab, r.field),
                 )
 
 
-def _remedy(program: Program, scope: str, field: str) -> str:
+def _remedy(program: Program, module: str, site: Site, field: str, calls: list[Call]) -> str:
     """What to read instead, named only where the runtime defines it, and only
-    where a publish may precede the read (a bag accessor raises before it)."""
-    if no_publish_before(program, scope):
+    where a publish may precede the read (a bag accessor raises before it): the
+    ordered question, asked of this statement (program/published.py)."""
+    before = publish_order(program).before(f"{module}.{site.scope}", site.span, calls)
+    if before is Before.UNPUBLISHED:
         return (
-            f"No publish precedes `{scope.rpartition('.')[2]}` (no publishing entry reaches "
-            "it), so a bag accessor raises here: pass the resolved value down as an "
+            f"No publish precedes this read in `{site.scope}` on any path "
+            "into it, so a bag accessor raises here: pass the resolved value down as an "
             "argument, or keep the handed record."
         )
     vocab = program.vocab
     where = leaf_spelling(vocab, field)
+    # the leaf with when it answers: a body's publish may sit in a branch
     after = (
         " once the process has published (code that runs before its publish takes the "
         "value as a constructor argument instead)"
@@ -364,8 +403,7 @@ def _remedy(program: Program, scope: str, field: str) -> str:
         hint = namespace_hint(vocab, field)
         return f"{hint[0].upper()}{hint[1:]}; then read that leaf{after}."
     return (
-        f"`{field}` is a property of the record with no bag leaf: the runtime lacks an "
-        f"accessor deriving it from the bags (add one to {vocab.runtime_module}){after}."
+        f"`{field}` is a property of the record with no bag leaf: {lacking_accessor(vocab)}{after}."
     )
 
 
