@@ -48,6 +48,10 @@ def path_of_uri(uri: str) -> str | None:
     return unquote(parsed.path) if parsed.scheme == "file" else None
 
 
+# seconds of quiet after a check before the navigation index is built
+WARM_IDLE = 0.5
+
+
 class Utf16Protocol(LanguageServerProtocol):
     """Positions in UTF-16 units only: the diagnostics, fixes and navigation
     count columns that way, and every client must accept it (LSP's default).
@@ -75,6 +79,7 @@ class CtxlintServer(LanguageServer):
         self.published: set[str] = set()  # paths whose last diagnostics were not empty
         self.plans: actions.Plans = {}  # the lazy code actions' plans, until the next change
         self._timer: asyncio.TimerHandle | None = None
+        self._warm_timer: asyncio.TimerHandle | None = None
 
     # -- messages -------------------------------------------------------------------
     def log(self, message: str, kind: types.MessageType = types.MessageType.Info) -> None:
@@ -141,7 +146,7 @@ class CtxlintServer(LanguageServer):
             f"{derived} derived again",
             types.MessageType.Log,
         )
-        lsp_navigation.warm(project)  # the index now, not at the first question
+        self._warm_when_idle(project)
 
     def publish(self, path: str) -> None:
         project = self.project
@@ -169,7 +174,22 @@ class CtxlintServer(LanguageServer):
             types.PublishDiagnosticsParams(uri=self.uri(path), diagnostics=diags)
         )
 
+    def _warm_when_idle(self, project: Project) -> None:
+        """Build the navigation index once the editor has been quiet a while, not
+        at once: it runs on the event loop, and an edit arriving meanwhile would
+        wait behind it (4-5 s on sglang 0.5.23). An edit cancels it; a question
+        asked first builds the index itself."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # called outside the server's loop: now
+            lsp_navigation.warm(project)
+            return
+        self._warm_timer = loop.call_later(WARM_IDLE, lsp_navigation.warm, project)
+
     def schedule(self, delay: float) -> None:
+        if self._warm_timer is not None:
+            self._warm_timer.cancel()
+            self._warm_timer = None
         if self._timer is not None:
             self._timer.cancel()
         self._timer = asyncio.get_running_loop().call_later(delay, self.refresh)
