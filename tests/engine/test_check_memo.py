@@ -6,13 +6,12 @@ check what an edit derives again, and that the findings are a no-cache run's."""
 
 from __future__ import annotations
 
-import shutil
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers import in_repository
+from test_rounds import _copy  # an example beside ctxrt, with its config
 
 from ctxlint import session
 from ctxlint.config.settings import Config, load_config
@@ -22,21 +21,7 @@ from ctxlint.engine.run import Engine, RunOutput
 from ctxlint.program.core import Program
 from ctxlint.program.rule import Rule
 
-REPO = Path(__file__).resolve().parents[2]
 LEGACY = "examples/legacy_app"
-
-
-def _copy(name: str, tmp_path: Path) -> Path:
-    """An example beside ctxrt, with its config (serving_app: the repository's)."""
-    root = tmp_path / "repo"
-    config = "pyproject.toml" if name == "serving_app" else f"examples/{name}/ctxlint.toml"
-    for rel in ("src/ctxrt", f"examples/{name}", "examples/__init__.py", config):
-        if (REPO / rel).is_dir():
-            shutil.copytree(REPO / rel, root / rel)
-        else:
-            (root / rel).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy(REPO / rel, root / rel)
-    return in_repository(root)
 
 
 def _config(root: Path, rules: list[Rule]) -> Config:
