@@ -62,6 +62,18 @@ def test_the_per_release_totals_are_the_pinned_ones() -> None:
     assert said == {release: sum(p["counts"].values()) for release, p in pins.items()}
 
 
+def test_the_history_page_shows_the_pinned_totals() -> None:
+    """docs/sglang-history.md is generated; a count that moved on purpose (and was
+    re-pinned) must be regenerated there too, or the page shows an older run."""
+    import json
+
+    pins = json.loads((REPO / "tests/data/sglang_history_pins.json").read_text())
+    page = (REPO / "docs" / "sglang-history.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| (0\.5\.\d+) \| \d \|.*\| (\d+) \|$", page, re.M)
+    shown = {release: int(total) for release, total in rows}
+    assert shown == {release: sum(p["counts"].values()) for release, p in pins.items()}
+
+
 def test_design_doc_places_every_rule() -> None:
     design = (REPO / "docs" / "design.md").read_text(encoding="utf-8")
     assert "runtime-context-design.md" not in README
