@@ -5,6 +5,7 @@ wait behind it (bench/README.md: the comment edit on sglang 0.5.23, 4.9 s -> 1.1
 from __future__ import annotations
 
 import asyncio
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -20,7 +21,7 @@ async def test_an_edit_cancels_the_pending_warm_up(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(lsp, "WARM_IDLE", 0.05)
     server = lsp.CtxlintServer(session.Request())
     server.refresh = lambda: None  # type: ignore[method-assign]  # no project to check here
-    project = object()
+    project = SimpleNamespace(modelled=True)  # its program is held: the index is what warms
     server._warm_when_idle(project)  # type: ignore[arg-type]
     server.schedule(10)  # an edit arrives before the quiet time is over
     await asyncio.sleep(0.15)

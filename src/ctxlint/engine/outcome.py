@@ -39,6 +39,9 @@ class RunOutput:
     # the key its outcome is stored under (None: not stored): what else is
     # derived from exactly this run's inputs may be kept beside it (fix guards)
     memo_key: str | None = None
+    # read back from a stored outcome: findings and sets, but no facts in the
+    # program (a front end that asks the program itself must run again)
+    replayed: bool = False
 
 
 def _plain_sorted(value: Any) -> list[Any]:
@@ -116,6 +119,7 @@ def replay(
         data["pins"],
         data.get("disabled", {}),
         _rounds(data.get("rounds")),
+        replayed=True,
     )
 
 

@@ -86,13 +86,16 @@ class Checker:
     def root(self) -> Path:
         return self.setup.config.root
 
-    def check(self, texts: Mapping[str, str]) -> Checked:
+    def check(self, texts: Mapping[str, str], *, replay: bool = False) -> Checked:
         """The session's check of the tree with `texts` in place of those files.
+        With `replay`, a stored outcome of exactly this tree may answer (as a
+        warm `ctxlint check` does): the findings without the program's facts.
         A rule that raises is left out of this check and the next ones (its
         fault kept in `failed`); a fault of the engine itself raises."""
         while True:
             setup = self._without_failed()
             held = ruff.BUFFERS.set(dict(texts))  # CTX401's ruff reads the buffers too
+            self.resident.keep_program = not replay
             try:
                 return session.check(setup, texts=texts)
             except Exception as exc:
@@ -102,6 +105,7 @@ class Checker:
                 self.failed[rid] = "".join(traceback.format_exception(exc))
                 self.resident.forget()
             finally:
+                self.resident.keep_program = True
                 ruff.BUFFERS.reset(held)
 
     def _without_failed(self) -> Setup:

@@ -107,8 +107,10 @@ class CtxlintServer(LanguageServer):
         else:
             self.project.reload(setup)
 
-    def refresh(self) -> None:
-        """Check now, and publish what changed."""
+    def refresh(self, *, replay: bool = False, done: str = "checked") -> None:
+        """Check now, and publish what changed (`replay`: Project.refresh's);
+        the log line says `done` (a client counts "ctxlint: checked" lines as
+        the checks its edits caused)."""
         self._timer = None
         project = self.project
         if project is None:
@@ -117,7 +119,7 @@ class CtxlintServer(LanguageServer):
         self.plans.clear()
         began = time.perf_counter()
         try:
-            changed = project.refresh()
+            changed = project.refresh(replay=replay)
         except CtxlintError as exc:
             self.log(f"ctxlint: the check failed: {exc}", types.MessageType.Error)
             return
@@ -140,10 +142,10 @@ class CtxlintServer(LanguageServer):
         checked = project.checked.result.files_checked if project.checked else 0
         memo = project.checker.resident.checks
         derived = "every rule" if memo is None else f"{len(memo.derived)} rules"
+        how = f"{derived} derived again" if project.modelled else "a stored outcome replayed"
         self.log(
-            f"ctxlint: checked {checked} files in {time.perf_counter() - began:.2f} s; "
-            f"{len(changed)} documents changed; "
-            f"{derived} derived again",
+            f"ctxlint: {done} {checked} files in {time.perf_counter() - began:.2f} s; "
+            f"{len(changed)} documents changed; {how}",
             types.MessageType.Log,
         )
         self._warm_when_idle(project)
@@ -175,16 +177,27 @@ class CtxlintServer(LanguageServer):
         )
 
     def _warm_when_idle(self, project: Project) -> None:
-        """Build the navigation index once the editor has been quiet a while, not
-        at once: it runs on the event loop, and an edit arriving meanwhile would
-        wait behind it (4-5 s on sglang 0.5.23). An edit cancels it; a question
-        asked first builds the index itself."""
+        """Once the editor has been quiet a while, not at once: build the
+        program (when the last check replayed a stored outcome), else the
+        navigation index. Either runs on the event loop, and an edit arriving
+        meanwhile would wait behind it (4-5 s on sglang 0.5.23). An edit
+        cancels it (its own check builds the program); a question asked first
+        builds what it needs itself."""
+        warm = self.model if not project.modelled else lambda: lsp_navigation.warm(project)
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # called outside the server's loop: now
-            lsp_navigation.warm(project)
+            warm()
             return
-        self._warm_timer = loop.call_later(WARM_IDLE, lsp_navigation.warm, project)
+        self._warm_timer = loop.call_later(WARM_IDLE, warm)
+
+    def model(self) -> None:
+        """The program's facts held, for navigation and for the next edit's
+        check to start from: a check again when the last one replayed a stored
+        outcome (its findings are the same; any difference is published)."""
+        project = self.project
+        if project is not None and not project.modelled:
+            self.refresh(done="built the program of")
 
     def schedule(self, delay: float) -> None:
         if self._warm_timer is not None:
@@ -249,7 +262,9 @@ def _lifecycle(server: CtxlintServer) -> None:
         changes = watch.did_change_watched_files if watch else None
         if changes and changes.dynamic_registration:
             _watch_config(ls)
-        ls.refresh()  # the whole project's diagnostics, before any document opens
+        # the whole project's diagnostics, before any document opens: from the
+        # stored outcome when a warm `ctxlint check` left one for this tree
+        ls.refresh(replay=True)
 
 
 def _watch_config(ls: CtxlintServer) -> None:

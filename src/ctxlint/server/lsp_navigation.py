@@ -83,6 +83,7 @@ def _at(
     the first check."""
     from ctxlint.server.lsp import path_of_uri  # lsp imports this module
 
+    ls.model()  # a replayed start holds findings, not the facts asked here
     project = ls.project
     file = path_of_uri(uri)
     if project is None or project.checked is None or file is None:
@@ -154,6 +155,7 @@ def register(server: CtxlintServer) -> None:
     def workspace_symbol(
         ls: CtxlintServer, params: types.WorkspaceSymbolParams
     ) -> list[types.SymbolInformation] | None:
+        ls.model()
         project = ls.project
         if project is None or project.checked is None:
             return None

@@ -86,9 +86,17 @@ class Project:
         self.checker = Checker(setup, use_cache=self.use_cache, jobs=self.jobs)
 
     # -- the check --------------------------------------------------------------
-    def refresh(self) -> set[str]:
-        """Check again; the paths whose report changed (cleared ones included)."""
-        checked = self.checker.check(self.texts())
+    @property
+    def modelled(self) -> bool:
+        """Whether the last check holds the program's facts (navigation asks
+        them); a check answered from a stored outcome does not."""
+        return self.checked is not None and not self.checked.out.replayed
+
+    def refresh(self, *, replay: bool = False) -> set[str]:
+        """Check again; the paths whose report changed (cleared ones included).
+        With `replay`, a stored outcome of this very tree may answer (the
+        start: diagnostics first, the program built when the editor is quiet)."""
+        checked = self.checker.check(self.texts(), replay=replay)
         self.checked = checked
         self.rules = list(checked.result.rules)
         by_path: dict[str, tuple[list[Finding], list[FileError]]] = {}
