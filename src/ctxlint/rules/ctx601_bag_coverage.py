@@ -16,103 +16,20 @@ coverage is checked two ways, over sets derived from the code:
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterable
 from typing import Any
 
-from ctxlint.core.lazy_libcst import cst
-from ctxlint.facts.context import FileContext
-from ctxlint.facts.declarations import class_namespace, class_statements, field_name
-from ctxlint.facts.typed import Site, Span, site
-from ctxlint.facts.visitor import FileVisitor
 from ctxlint.facts.vocab import NAMESPACES, Vocabulary
 from ctxlint.program.core import Program
+from ctxlint.program.namespace_classes import (
+    NamespaceClass,
+    NamespaceClassVisitor,
+    namespace_classes,
+    record_fields,
+)
 from ctxlint.program.rule import RawFinding, Rule
 
 ID = "CTX601"
-
-
-@dataclass(frozen=True, slots=True)
-class DeclaredField:
-    name: str
-    site: Site  # its declaration, in its class
-
-
-@dataclass(frozen=True, slots=True)
-class NamespaceClass:
-    """A class with a literal `_NS_PATH`."""
-
-    qual: str
-    scope: str
-    namespace: str
-    span: Span  # its name
-    fields: tuple[DeclaredField, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class CoverageFacts:
-    classes: tuple[NamespaceClass, ...]
-    record_fields: tuple[DeclaredField, ...]  # of the record and its bases
-
-
-class NamespaceClassVisitor(FileVisitor):
-    """Classes with a literal `_NS_PATH`, and the fields each declares; and the
-    fields of the record and its bases (where a field without a namespace is)."""
-
-    def __init__(self, ctx: FileContext) -> None:
-        super().__init__(ctx)
-        self.classes: list[NamespaceClass] = []
-        self.record_fields: list[DeclaredField] = []
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        ctx = self.ctx
-        assert ctx.vocab is not None
-        record = f"{ctx.module}.{ctx.qualname}" in ctx.vocab.record_classes
-        namespace = class_namespace(node)
-        if not record and namespace is None:
-            return
-        fields = tuple(
-            DeclaredField(name, site(ctx, small))
-            for small in class_statements(node)
-            if (name := field_name(small, ctx.module_node)) is not None
-        )
-        if record:
-            self.record_fields += fields
-        if namespace is None:
-            return
-        qual = f"{ctx.module}.{ctx.qualname}"
-        span = ctx.anchor(node.name)
-        self.classes.append(NamespaceClass(qual, ctx.qualname, namespace, span, fields))  # type: ignore[arg-type]
-
-    def finish(self) -> CoverageFacts | None:
-        if not (self.classes or self.record_fields):
-            return None
-        return CoverageFacts(tuple(self.classes), tuple(self.record_fields))
-
-
-def _facts(program: Program) -> Iterator[tuple[str, str, CoverageFacts]]:
-    return program.typed_facts(ID, CoverageFacts)
-
-
-def _classes(program: Program) -> list[tuple[str, NamespaceClass]]:
-    """(path, class facts) of every namespace class, by path and line."""
-    out = [(path, c) for path, _, facts in _facts(program) for c in facts.classes]
-    return sorted(out, key=lambda pc: (pc[0], pc[1].span))
-
-
-def _record_fields(program: Program) -> list[tuple[str, DeclaredField]]:
-    """(path, field facts) of each record field, at its first declaration in the
-    record's MRO (the class the vocabulary took its namespace from)."""
-    order = {q: i for i, q in enumerate(program.vocab.record_classes)}
-    found = [
-        (order.get(f"{module}.{f.site.scope}", len(order)), path, f)
-        for path, module, facts in _facts(program)
-        for f in facts.record_fields
-    ]
-    first: dict[str, tuple[str, DeclaredField]] = {}
-    for _, path, f in sorted(found, key=lambda t: (t[0], t[1], t[2].site.span)):
-        first.setdefault(f.name, (path, f))
-    return sorted(first.values(), key=lambda pf: (pf[0], pf[1].site.span))
 
 
 def _at_class(path: str, c: NamespaceClass, message: str) -> RawFinding:
@@ -141,7 +58,7 @@ class BagCoverage(Rule):
         tops = sorted({ns.split(".")[0] for ns in vocab.namespaces})
         todo = [
             f"{f.name} ({path}:{f.site.span[0]})"
-            for path, f in _record_fields(program)
+            for path, f in record_fields(program)
             if not vocab.fields.get(f.name) and not f.name.startswith("_")
         ]
         # the to-do list is shown while a migration has one (a finished one has none)
@@ -151,7 +68,7 @@ class BagCoverage(Rule):
             "namespace classes": [
                 f"{c.qual} ({c.namespace})"
                 + ("" if c.qual in vocab.field_classes else ": not assembled")
-                for _, c in _classes(program)
+                for _, c in namespace_classes(program)
             ],
             "namespaces and their accessors": [
                 f"{ns}: {', '.join(accessors.get(ns, ['(none)']))}" for ns in tops
@@ -161,7 +78,7 @@ class BagCoverage(Rule):
     def check(self, program: Program) -> Iterable[RawFinding]:
         vocab = program.vocab
         record = vocab.record_name
-        classes = _classes(program)
+        classes = namespace_classes(program)
         assembled = [(p, c) for p, c in classes if c.qual in vocab.field_classes]
         for path, c in classes:
             if c.qual not in vocab.field_classes:
@@ -202,7 +119,7 @@ class BagCoverage(Rule):
                 f"namespace `{top}` has no bag accessor in `{vocab.runtime_module}`: its fields "
                 f"cannot be read from a bag; add `def get_{top}()` returning its bag",
             )
-        fields = _record_fields(program)
+        fields = record_fields(program)
         for path, f in fields:  # namespaces declared by NS("path") markers
             top = (vocab.fields.get(f.name) or "").split(".")[0]
             if not top or top in covered or top in reported:
