@@ -78,26 +78,63 @@ class NamespaceClassVisitor(FileVisitor):
         return CoverageFacts(tuple(self.classes), tuple(self.record_fields))
 
 
-def _facts(program: Program) -> Iterator[tuple[str, str, CoverageFacts]]:
-    return program.typed_facts(KEY, CoverageFacts)
+class NamespaceCoverage:
+    """The namespace classes (by path and line), those the record assembles, and
+    the record's fields, each at its first declaration in the record's MRO (the
+    class the vocabulary took its namespace from)."""
 
+    def __init__(self, program: Program) -> None:
+        vocab = self.vocab = program.vocab
+        files = list(program.typed_facts(KEY, CoverageFacts))
+        found = [(path, c) for path, _, facts in files for c in facts.classes]
+        self.classes = sorted(found, key=lambda pc: (pc[0], pc[1].span))
+        self.assembled = [(p, c) for p, c in self.classes if c.qual in vocab.field_classes]
+        order = {q: i for i, q in enumerate(vocab.record_classes)}
+        declared = [
+            (order.get(f"{module}.{f.site.scope}", len(order)), path, f)
+            for path, module, facts in files
+            for f in facts.record_fields
+        ]
+        first: dict[str, tuple[str, DeclaredField]] = {}
+        for _, path, f in sorted(declared, key=lambda t: (t[0], t[1], t[2].site.span)):
+            first.setdefault(f.name, (path, f))
+        self.record_fields = sorted(first.values(), key=lambda pf: (pf[0], pf[1].site.span))
 
-def namespace_classes(program: Program) -> list[tuple[str, NamespaceClass]]:
-    """(path, class facts) of every namespace class, by path and line."""
-    out = [(path, c) for path, _, facts in _facts(program) for c in facts.classes]
-    return sorted(out, key=lambda pc: (pc[0], pc[1].span))
+    def unnamespaced(self) -> list[tuple[str, DeclaredField]]:
+        """The record's fields with no namespace yet (the migration's to-do list); a
+        private attribute is bookkeeping, not operator input."""
+        return [
+            (path, f)
+            for path, f in self.record_fields
+            if not self.vocab.fields.get(f.name) and not f.name.startswith("_")
+        ]
 
+    def redeclared(
+        self,
+    ) -> Iterator[tuple[str, NamespaceClass, DeclaredField, str, NamespaceClass]]:
+        """(path, class, field, first path, first class): each field an assembled class
+        declares that an earlier one (by path and line) declared first."""
+        first: dict[str, tuple[str, NamespaceClass]] = {}  # field -> its first declaring class
+        for path, c in self.assembled:
+            for f in c.fields:
+                if f.name in first:
+                    yield (path, c, f, *first[f.name])
+                else:
+                    first[f.name] = (path, c)
 
-def record_fields(program: Program) -> list[tuple[str, DeclaredField]]:
-    """(path, field facts) of each record field, at its first declaration in the
-    record's MRO (the class the vocabulary took its namespace from)."""
-    order = {q: i for i, q in enumerate(program.vocab.record_classes)}
-    found = [
-        (order.get(f"{module}.{f.site.scope}", len(order)), path, f)
-        for path, module, facts in _facts(program)
-        for f in facts.record_fields
-    ]
-    first: dict[str, tuple[str, DeclaredField]] = {}
-    for _, path, f in sorted(found, key=lambda t: (t[0], t[1], t[2].site.span)):
-        first.setdefault(f.name, (path, f))
-    return sorted(first.values(), key=lambda pf: (pf[0], pf[1].site.span))
+    def accessorless(self) -> Iterator[tuple[str, str, NamespaceClass | DeclaredField]]:
+        """(top namespace, path, where it is first declared): each top-level namespace
+        with no bag accessor, at its first assembled class, else at the first record
+        field an `NS("path")` marker puts in it."""
+        covered = set(self.vocab.bag_accessors.values())
+        reported: set[str] = set()
+        declared: list[tuple[str, str, NamespaceClass | DeclaredField]] = [
+            (c.namespace.split(".")[0], path, c) for path, c in self.assembled
+        ]
+        for path, f in self.record_fields:  # a field with no namespace declares none
+            if top := (self.vocab.fields.get(f.name) or "").split(".")[0]:
+                declared.append((top, path, f))
+        for top, path, where in declared:
+            if top not in covered and top not in reported:
+                reported.add(top)
+                yield top, path, where

@@ -24,8 +24,7 @@ from ctxlint.program.core import Program
 from ctxlint.program.namespace_classes import (
     NamespaceClass,
     NamespaceClassVisitor,
-    namespace_classes,
-    record_fields,
+    NamespaceCoverage,
 )
 from ctxlint.program.rule import RawFinding, Rule
 
@@ -50,17 +49,16 @@ class BagCoverage(Rule):
     def tokens(self, vocab: Vocabulary) -> set[str]:
         return {"_NS_PATH"} | {f"module:{q.rpartition('.')[0]}" for q in vocab.record_classes}
 
+    def _model(self, program: Program) -> NamespaceCoverage:
+        return program.memo(f"{ID}:model", lambda: NamespaceCoverage(program))
+
     def derive(self, program: Program) -> dict[str, Any]:
-        vocab = program.vocab
+        vocab, model = program.vocab, self._model(program)
         accessors: dict[str, list[str]] = {}
         for name, ns in vocab.bag_accessors.items():
             accessors.setdefault(ns, []).append(f"{name}()")
         tops = sorted({ns.split(".")[0] for ns in vocab.namespaces})
-        todo = [
-            f"{f.name} ({path}:{f.site.span[0]})"
-            for path, f in record_fields(program)
-            if not vocab.fields.get(f.name) and not f.name.startswith("_")
-        ]
+        todo = [f"{f.name} ({path}:{f.site.span[0]})" for path, f in model.unnamespaced()]
         # the to-do list is shown while a migration has one (a finished one has none)
         return (
             {"record fields without a namespace (the migration's to-do list)": todo} if todo else {}
@@ -68,7 +66,7 @@ class BagCoverage(Rule):
             "namespace classes": [
                 f"{c.qual} ({c.namespace})"
                 + ("" if c.qual in vocab.field_classes else ": not assembled")
-                for _, c in namespace_classes(program)
+                for _, c in model.classes
             ],
             "namespaces and their accessors": [
                 f"{ns}: {', '.join(accessors.get(ns, ['(none)']))}" for ns in tops
@@ -76,11 +74,9 @@ class BagCoverage(Rule):
         }
 
     def check(self, program: Program) -> Iterable[RawFinding]:
-        vocab = program.vocab
+        vocab, model = program.vocab, self._model(program)
         record = vocab.record_name
-        classes = namespace_classes(program)
-        assembled = [(p, c) for p, c in classes if c.qual in vocab.field_classes]
-        for path, c in classes:
+        for path, c in model.classes:
             if c.qual not in vocab.field_classes:
                 yield _at_class(
                     path,
@@ -89,55 +85,34 @@ class BagCoverage(Rule):
                     f"into the record `{record}`: its fields reach neither the record nor a bag; "
                     f"assemble it where the record's module lists its field classes, or drop it",
                 )
-        first: dict[str, tuple[str, NamespaceClass]] = {}  # field -> its first declaring class
-        for path, c in assembled:
-            for f in c.fields:
-                if f.name not in first:
-                    first[f.name] = (path, c)
-                    continue
-                other_path, other = first[f.name]
-                yield RawFinding(
-                    ID,
-                    path,
-                    c.scope,
-                    f.site.snippet,
-                    f.site.span,
-                    f"field `{f.name}` is declared by namespace `{c.namespace}` here and by "
-                    f"`{other.namespace}` in `{other.qual}` ({other_path}): a field has one "
-                    "namespace, so one bag leaf; keep one declaration",
-                )
-        covered = set(vocab.bag_accessors.values())
-        reported: set[str] = set()
-        for path, c in assembled:
-            top = c.namespace.split(".")[0]
-            if top in covered or top in reported:
-                continue
-            reported.add(top)
-            yield _at_class(
-                path,
-                c,
-                f"namespace `{top}` has no bag accessor in `{vocab.runtime_module}`: its fields "
-                f"cannot be read from a bag; add `def get_{top}()` returning its bag",
-            )
-        fields = record_fields(program)
-        for path, f in fields:  # namespaces declared by NS("path") markers
-            top = (vocab.fields.get(f.name) or "").split(".")[0]
-            if not top or top in covered or top in reported:
-                continue
-            reported.add(top)
+        for path, c, f, other_path, other in model.redeclared():
             yield RawFinding(
                 ID,
                 path,
-                f.site.scope,
+                c.scope,
                 f.site.snippet,
                 f.site.span,
-                f"namespace `{top}` (declared here by an NS marker) has no bag accessor in "
-                f"`{vocab.runtime_module}`: its fields cannot be read from a bag; add "
-                f"`def get_{top}()` returning its bag",
+                f"field `{f.name}` is declared by namespace `{c.namespace}` here and by "
+                f"`{other.namespace}` in `{other.qual}` ({other_path}): a field has one "
+                "namespace, so one bag leaf; keep one declaration",
             )
-        for path, f in fields:
-            if vocab.fields.get(f.name) or f.name.startswith("_"):
-                continue  # a private attribute is bookkeeping, not operator input
+        for top, path, where in model.accessorless():
+            missing = (
+                f"has no bag accessor in `{vocab.runtime_module}`: its fields cannot be read "
+                f"from a bag; add `def get_{top}()` returning its bag"
+            )
+            if isinstance(where, NamespaceClass):
+                yield _at_class(path, where, f"namespace `{top}` {missing}")
+            else:  # a namespace declared by NS("path") markers
+                yield RawFinding(
+                    ID,
+                    path,
+                    where.site.scope,
+                    where.site.snippet,
+                    where.site.span,
+                    f"namespace `{top}` (declared here by an NS marker) {missing}",
+                )
+        for path, f in model.unnamespaced():
             yield RawFinding(
                 ID,
                 path,
