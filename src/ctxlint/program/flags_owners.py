@@ -1,17 +1,28 @@
 """Who owns each runtime-flags group: every write through the flags classified
 (a lazy default, a clear, a scoped write, or plain), and the owner each group's
 plain writes give it (the init assigning the group, the one function writing
-every leaf, or else the one module that does). CTX703's visitor gathers the
-writes (kept under its id); its check reports the writes outside the owner.
+every leaf, or else the one module that does). `FlagsVisitor` gathers the
+writes (kept under CTX703's id); CTX703 reports the writes outside the owner.
+
+A write is an assignment to `<flags>.<group>` or `<flags>.<group>.<leaf>` (a
+flags path, program.flags_tier), or a `setattr` on one. Its kind: *lazy* under
+`if <same leaf> is None:`; a *clear* under `if <same leaf>:` writing the leaf's
+declared default; *scoped* when the same function writes the leaf again in a
+`finally:`, or it puts back the value its class saved from that leaf
+(`self._prev = <leaf>` in one method, `<leaf> = self._prev` in another).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
 
+from ctxlint.core.lazy_libcst import cst
+from ctxlint.facts.context import FileContext, string_value
 from ctxlint.facts.typed import Span
+from ctxlint.program.bindings import KEY as BINDINGS
 from ctxlint.program.core import Program
-from ctxlint.program.flags_tier import TierFacts, flags_tier
+from ctxlint.program.flags_tier import FlagsTierVisitor, TierFacts, flags_tier, tier_defaults
 
 KEY = "CTX703"  # the rule whose facts these are
 
@@ -42,6 +53,97 @@ class FlagWrite:
 class FlagsFacts(TierFacts):
     sites: dict[str, ClassSite]  # tier class -> where it is
     writes: list[FlagWrite]
+
+
+class FlagsVisitor(FlagsTierVisitor):
+    """The flags tier's declarations (program.flags_tier), where each class is, and
+    every write through the flags."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        super().__init__(ctx)
+        self.sites: dict[str, ClassSite] = {}
+        self.writes: list[FlagWrite] = []  # restore told in finish()
+        self.restores: list[tuple[str | None, str] | None] = []  # (class, attr) per write
+        self.finally_depth = 0
+        self.saved: set[tuple[str, str, tuple[str, ...]]] = set()  # (class, attr, leaf)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        super().visit_ClassDef(node)
+        qual = f"{self.ctx.module}.{self.ctx.qualname}"
+        if qual in self.classes:
+            self.sites[qual] = ClassSite(
+                self.ctx.qualname,
+                self.ctx.anchor(node.name),  # type: ignore[arg-type]
+                tier_defaults(self.ctx, node),
+            )
+
+    def assigned(
+        self, target: cst.Attribute, node: cst.CSTNode, value: cst.BaseExpression | None
+    ) -> None:
+        chain = self.below_flags(target)
+        if chain:
+            self._record(chain, node, value)
+        elif value is not None:
+            # `self._prev = <flags leaf>`: a saved value some method may put back
+            attr = self._self_attr(target)
+            read = self.below_flags(value)
+            cls = self.ctx.enclosing_class()
+            if attr and read and cls:
+                self.saved.add((cls, attr, tuple(read)))
+
+    def _self_attr(self, expr: cst.BaseExpression) -> str | None:
+        return self.ctx.parts[BINDINGS].self_attr(expr)
+
+    def _record(
+        self, chain: list[str], node: cst.CSTNode, value: cst.BaseExpression | None = None
+    ) -> None:
+        ctx, fn, lazy, in_finally = (
+            self.ctx,
+            self.writer(),
+            self.lazy(chain),
+            self.finally_depth > 0,
+        )
+        restores = self._self_attr(value) if value is not None else None
+        cleared = (
+            ctx.module_node.code_for_node(value)
+            if value is not None and self.under_truthy(chain)
+            else None
+        )
+        w = FlagWrite(
+            fn, chain, lazy, in_finally, False, ctx.snippet(node), ctx.anchor(node), cleared
+        )  # type: ignore[arg-type]
+        self.writes.append(w)
+        # `<leaf> = self._prev`: the class's saved value, checked in finish()
+        self.restores.append((ctx.enclosing_class(), restores) if restores else None)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Name) and node.func.value == "setattr" and len(node.args) == 3:
+            chain = self.below_flags(node.args[0].value)
+            leaf = string_value(node.args[1].value)
+            if chain is not None and leaf is not None:
+                self._record([*chain, leaf], node)
+
+    def visit_Finally(self, node: cst.Finally) -> None:
+        self.finally_depth += 1
+
+    def leave_Finally(self, node: cst.Finally) -> None:
+        self.finally_depth -= 1
+
+    def finish(self) -> FlagsFacts | None:
+        if not (self.classes or self.accessor or self.writes):
+            return None
+        writes = [  # a restore: the leaf's own value, saved by its class
+            replace(w, restore=(*r, tuple(w.chain)) in self.saved) if r else w
+            for w, r in zip(self.writes, self.restores, strict=True)
+        ]
+        return FlagsFacts(self.classes, self.accessor, self.sites, writes)
+
+
+def wanted_modules(program: Program) -> set[str]:
+    """The modules the flags tier still wants parsed (not memoised: the facts grow
+    each round)."""
+    files = program.typed_facts(KEY, FlagsFacts)
+    return flags_tier(files, program.vocab.runtime_module).wanted_modules()
 
 
 class FlagsOwners:
@@ -110,3 +212,34 @@ class FlagsOwners:
             return False
         defaults = self.classes[self.groups[chain[0]]][1].defaults
         return defaults.get(chain[1]) == w.cleared_to
+
+    def kinded(self) -> dict[str, list[str]]:
+        """Each kind of write that is not plain -> its writes of a group, as text."""
+        out: dict[str, list[str]] = {}
+        for (path, module, w), kind in zip(self.writes, self.kind, strict=True):
+            if w.chain[0] in self.groups and kind != "plain":
+                out.setdefault(kind, []).append(
+                    f"{'.'.join(w.chain)} in {module}.{w.fn} ({path}:{w.span[0]})"
+                )
+        return {f"{k} writes": sorted(v) for k, v in sorted(out.items())}
+
+    def unowned(self) -> Iterator[tuple[str, str, ClassSite, dict[str, set[str]]]]:
+        """(group, path, its class's site, function -> the leaves it writes plainly)
+        for each group written plainly that no init and no module owns."""
+        for group in sorted(self.groups):
+            if self.owners.get(group) or group in self.owning_module:
+                continue
+            if not self.materialised[group]:
+                continue
+            path, site = self.classes[self.groups[group]]
+            pieces: dict[str, set[str]] = {}
+            for (_, m, w), k in zip(self.writes, self.kind, strict=True):
+                if k == "plain" and w.chain[0] == group and len(w.chain) > 1:
+                    pieces.setdefault(f"{m}.{w.fn}", set()).add(w.chain[1])
+            yield group, path, site, pieces
+
+    def plain_writes(self) -> Iterator[tuple[str, str, FlagWrite]]:
+        """(path, module, write): each plain write of a group or of one of its leaves."""
+        for (path, module, w), kind in zip(self.writes, self.kind, strict=True):
+            if w.chain[0] in self.groups and kind == "plain" and len(w.chain) <= 2:
+                yield path, module, w

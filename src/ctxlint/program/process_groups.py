@@ -18,8 +18,9 @@ hand out a group's handle, give its width or run a collective on it.
 - a **collective**: a method call on a handle (`all_reduce`, ...), and the
   functions making one, closed over calls.
 
-A rule's visitor inherits `ProcessGroupsVisitor` and keeps its `group_facts()`
-in its facts; `ProcessGroups` answers from them (CTX704 asks it).
+A visitor inherits `ProcessGroupsVisitor` and keeps its `group_facts()` in its
+facts; `ProcessGroups` answers from them (program.parallel_sizes extends both:
+CTX704 asks it).
 """
 
 from __future__ import annotations

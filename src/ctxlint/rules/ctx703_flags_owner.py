@@ -32,110 +32,16 @@ graph would credit the caller).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import replace
 from typing import Any
 
-from ctxlint.core.lazy_libcst import cst
-from ctxlint.facts.context import FileContext, string_value
 from ctxlint.facts.vocab import BAGS, Vocabulary
 from ctxlint.program.bindings import KEY as BINDINGS
 from ctxlint.program.core import Program
-from ctxlint.program.flags_owners import ClassSite, FlagsFacts, FlagsOwners, FlagWrite
-from ctxlint.program.flags_tier import (
-    ACCESSOR,
-    FlagsTierVisitor,
-    flags_tier,
-    missing_groups,
-    no_tier,
-    tier_defaults,
-)
+from ctxlint.program.flags_owners import FlagsOwners, FlagsVisitor, FlagWrite, wanted_modules
+from ctxlint.program.flags_tier import ACCESSOR, missing_groups, no_tier
 from ctxlint.program.rule import RawFinding, Rule
 
 ID = "CTX703"
-
-
-class FlagsVisitor(FlagsTierVisitor):
-    """The flags tier's declarations (program.flags_tier), where each class is, and
-    every write through the flags."""
-
-    def __init__(self, ctx: FileContext) -> None:
-        super().__init__(ctx)
-        self.sites: dict[str, ClassSite] = {}
-        self.writes: list[FlagWrite] = []  # restore told in finish()
-        self.restores: list[tuple[str | None, str] | None] = []  # (class, attr) per write
-        self.finally_depth = 0
-        self.saved: set[tuple[str, str, tuple[str, ...]]] = set()  # (class, attr, leaf)
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        super().visit_ClassDef(node)
-        qual = f"{self.ctx.module}.{self.ctx.qualname}"
-        if qual in self.classes:
-            self.sites[qual] = ClassSite(
-                self.ctx.qualname,
-                self.ctx.anchor(node.name),  # type: ignore[arg-type]
-                tier_defaults(self.ctx, node),
-            )
-
-    def assigned(
-        self, target: cst.Attribute, node: cst.CSTNode, value: cst.BaseExpression | None
-    ) -> None:
-        chain = self.below_flags(target)
-        if chain:
-            self._record(chain, node, value)
-        elif value is not None:
-            # `self._prev = <flags leaf>`: a saved value some method may put back
-            attr = self._self_attr(target)
-            read = self.below_flags(value)
-            cls = self.ctx.enclosing_class()
-            if attr and read and cls:
-                self.saved.add((cls, attr, tuple(read)))
-
-    def _self_attr(self, expr: cst.BaseExpression) -> str | None:
-        return self.ctx.parts[BINDINGS].self_attr(expr)
-
-    def _record(
-        self, chain: list[str], node: cst.CSTNode, value: cst.BaseExpression | None = None
-    ) -> None:
-        ctx, fn, lazy, in_finally = (
-            self.ctx,
-            self.writer(),
-            self.lazy(chain),
-            self.finally_depth > 0,
-        )
-        restores = self._self_attr(value) if value is not None else None
-        cleared = (
-            ctx.module_node.code_for_node(value)
-            if value is not None and self.under_truthy(chain)
-            else None
-        )
-        w = FlagWrite(
-            fn, chain, lazy, in_finally, False, ctx.snippet(node), ctx.anchor(node), cleared
-        )  # type: ignore[arg-type]
-        self.writes.append(w)
-        # `<leaf> = self._prev`: the class's saved value, checked in finish()
-        self.restores.append((ctx.enclosing_class(), restores) if restores else None)
-
-    def visit_Call(self, node: cst.Call) -> None:
-        if isinstance(node.func, cst.Name) and node.func.value == "setattr" and len(node.args) == 3:
-            chain = self.below_flags(node.args[0].value)
-            leaf = string_value(node.args[1].value)
-            if chain is not None and leaf is not None:
-                self._record([*chain, leaf], node)
-
-    def visit_Finally(self, node: cst.Finally) -> None:
-        self.finally_depth += 1
-
-    def leave_Finally(self, node: cst.Finally) -> None:
-        self.finally_depth -= 1
-
-    def finish(self) -> FlagsFacts | None:
-        if not (self.classes or self.accessor or self.writes):
-            return None
-        writes = [  # a restore: the leaf's own value, saved by its class
-            replace(w, restore=(*r, tuple(w.chain)) in self.saved) if r else w
-            for w, r in zip(self.writes, self.restores, strict=True)
-        ]
-        return FlagsFacts(self.classes, self.accessor, self.sites, writes)
 
 
 def _short(qual: str) -> str:
@@ -157,20 +63,13 @@ class FlagsOwner(Rule):
         return {ACCESSOR, f"module:{vocab.runtime_module}"}
 
     def more_tokens(self, program: Program) -> set[str]:
-        files = program.typed_facts(ID, FlagsFacts)  # not memoised: the facts grow each round
-        return flags_tier(files, program.vocab.runtime_module).wanted_modules()
+        return wanted_modules(program)
 
     def _model(self, program: Program) -> FlagsOwners:
         return program.memo(f"{ID}:model", lambda: FlagsOwners(program))
 
     def derive(self, program: Program) -> dict[str, Any]:
         model = self._model(program)
-        writers: dict[str, list[str]] = {}
-        for (path, module, w), kind in zip(model.writes, model.kind, strict=True):
-            if w.chain[0] in model.groups and kind != "plain":
-                writers.setdefault(kind, []).append(
-                    f"{'.'.join(w.chain)} in {module}.{w.fn} ({path}:{w.span[0]})"
-                )
         if not model.tier.defined:  # a codebase without a flags tier: nothing to own
             return no_tier(program.vocab.runtime_module)
         return {
@@ -184,7 +83,7 @@ class FlagsOwner(Rule):
                 else {}
             ),
             "materialised leaves": {g: model.materialised[g] for g in sorted(model.groups)},
-            **{f"{k} writes": sorted(v) for k, v in sorted(writers.items())},
+            **model.kinded(),
         }
 
     def partial(self, sets: dict[str, Any]) -> str | None:
@@ -192,15 +91,7 @@ class FlagsOwner(Rule):
 
     def check(self, program: Program) -> Iterable[RawFinding]:
         model = self._model(program)
-        for group in sorted(model.groups):
-            owners = model.owners.get(group)
-            if owners or group in model.owning_module or not model.materialised[group]:
-                continue
-            path, c = model.classes[model.groups[group]]
-            pieces: dict[str, set[str]] = {}
-            for (_, m, w), k in zip(model.writes, model.kind, strict=True):
-                if k == "plain" and w.chain[0] == group and len(w.chain) > 1:
-                    pieces.setdefault(f"{m}.{w.fn}", set()).add(w.chain[1])
+        for group, path, c, pieces in model.unowned():
             rivals = model.contenders.get(group, [])
             why = (
                 f"{len(rivals)} functions each write all of its leaves "
@@ -222,11 +113,8 @@ class FlagsOwner(Rule):
                     f"  - {fn}: {', '.join(sorted(ls))}" for fn, ls in sorted(pieces.items())
                 ),
             )
-        for (path, module, w), kind in zip(model.writes, model.kind, strict=True):
+        for path, module, w in model.plain_writes():
             group = w.chain[0]
-            if group not in model.groups or kind != "plain" or len(w.chain) > 2:
-                continue
-            fn = f"{module}.{w.fn}"
             leaf = w.chain[1] if len(w.chain) == 2 else None
             leaves = model.tier.leaves(group)
             if leaf is not None and leaf not in leaves:
@@ -241,7 +129,7 @@ class FlagsOwner(Rule):
             owners = model.owners.get(group)
             owning = model.owning_module.get(group)
             if owners:
-                if fn in owners:
+                if f"{module}.{w.fn}" in owners:
                     continue
                 where = f"its owning init `{', '.join(_short(o) for o in owners)}`"
             elif owning is not None:
