@@ -22,7 +22,7 @@ from ctxlint.cache.store import FactCache
 from ctxlint.discover import sources
 from ctxlint.engine import run as engine
 from ctxlint.engine.code_alias import MAX_MISSES
-from ctxlint.rules import ctx201_record_mutation
+from ctxlint.program import record_writes
 
 CACHE = ".ctxlint_cache"
 CORE = {"CTX001", "CTX101", "CTX201"}  # the rules populate() writes findings for
@@ -419,7 +419,7 @@ def test_new_extractor_code_extracts_every_file_again(
     assert {f.rule for f in before.findings} == CORE
     monkeypatch.setattr(engine, "CODE_VERSION", f"{engine.CODE_VERSION}-next")
     monkeypatch.setattr(engine, "RUN_VERSION", f"{engine.RUN_VERSION}-next")
-    monkeypatch.setattr(ctx201_record_mutation.RecordWriteVisitor, "finish", lambda self: None)
+    monkeypatch.setattr(record_writes.RecordWriteVisitor, "finish", lambda self: None)
     cold = run_engine(project)
     after = run_engine(project, use_cache=True)
     assert after.files_parsed == cold.files_parsed == before.files_parsed > 6

@@ -11,7 +11,7 @@ from conftest import run_cli
 from helpers import run_engine, write
 from rulecase import assert_case
 
-from ctxlint.rules.ctx502_readback_surfaces import WHOLE, group_name
+from ctxlint.program.readback_surfaces import WHOLE
 
 RULE = "CTX502"
 
@@ -43,14 +43,6 @@ def build_server_info(scheduler_info: dict) -> dict:
     return result
 """
 }
-
-
-def test_group_names() -> None:
-    assert {group_name(n) for n in ("server_info", "get_server_info", "GetServerInfo")} == {
-        "server_info"
-    }
-    assert group_name("get_model_info") == group_name("GetModelInfo") == "model_info"
-    assert group_name("build_server_info") == "build_server_info"
 
 
 def test_primitives_parts_and_surfaces(project: Path) -> None:

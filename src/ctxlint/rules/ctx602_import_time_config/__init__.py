@@ -21,24 +21,18 @@ deprecated):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ctxlint.core.lazy_libcst import cst
-from ctxlint.facts.context import FileContext, dotted
-from ctxlint.facts.typed import Site, site
-from ctxlint.facts.visitor import FileVisitor
 from ctxlint.facts.vocab import BAGS, Vocabulary
 from ctxlint.program.bindings import KEY as BINDINGS
-from ctxlint.program.bindings import Bindings
 from ctxlint.program.core import Program
-from ctxlint.program.reads import HOP, config_accessors, config_attribute, has_config_hop
+from ctxlint.program.import_time_reads import MEMO_DECORATORS, ImportTimeRead, ImportTimeVisitor
+from ctxlint.program.reads import config_accessors
 from ctxlint.program.rule import RawFinding, Rule
 
 ID = "CTX602"
-# The standard library's process-wide memos (the language's, not the codebase's).
-MEMO_DECORATORS = ("functools.cache", "functools.lru_cache")
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,203 +49,6 @@ class FindingData:
     @classmethod
     def of(cls, data: dict[str, Any]) -> FindingData:
         return cls(**{k: str(v) for k, v in data.items() if k in ("kind", "namespace")})
-
-
-def _calls(node: cst.CSTNode, parent: cst.CSTNode | None = None) -> Iterator[tuple[cst.Call, Any]]:
-    """Every call in a (small) subtree, with its parent: a default value, a
-    decorator, a right-hand side."""
-    if isinstance(node, cst.Call):
-        yield node, parent
-    for child in node.children:
-        yield from _calls(child, node)
-
-
-def _is_main_guard(node: cst.If) -> bool:
-    test = node.test
-    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
-        return False
-    left, right = test.left, test.comparisons[0].comparator
-    for name, literal in ((left, right), (right, left)):
-        if dotted(name) == "__name__" and isinstance(literal, cst.SimpleString):
-            return literal.evaluated_value == "__main__"
-    return False
-
-
-@dataclass(frozen=True, slots=True)
-class ImportTimeRead:
-    """An accessor read (`name`) of a `kind` in _MESSAGES; `where` says where (a
-    hop's: the namespace)."""
-
-    kind: str
-    name: str
-    where: str
-    site: Site
-
-
-class ImportTimeVisitor(FileVisitor):
-    def __init__(self, ctx: FileContext) -> None:
-        super().__init__(ctx)
-        vocab = ctx.vocab
-        assert vocab is not None
-        self.vocab = vocab
-        self.accessors = config_accessors(vocab)
-        defining = {q.rpartition(".")[0] for q in vocab.legacy_accessors}
-        self.legacy = set() if ctx.module in defining else set(vocab.legacy_accessors)
-        self.active = ctx.module != vocab.runtime_module
-        self.lambdas = 0
-        self.main_guards = 0
-        self.bindings: Bindings = ctx.parts[BINDINGS]  # which names a function declared global
-        self.memo: dict[int, bool] = {}  # function node -> memoised process-wide
-        self.reported: set[int] = set()
-        self.not_config: set[int] = set()  # accessor calls followed by a non-config name
-        self.found: list[ImportTimeRead] = []
-
-    # -- helpers ------------------------------------------------------------
-    def _accessor(self, node: cst.CSTNode) -> str | None:
-        """The qualified config accessor a zero-argument call calls, or None."""
-        if not isinstance(node, cst.Call) or node.args:
-            return None
-        if not isinstance(node.func, (cst.Name, cst.Attribute)):
-            return None
-        q = self.ctx.resolve(node.func)
-        return q if q in self.accessors else None
-
-    def _read(self, call: cst.Call, parent: Any) -> str | None:
-        """The accessor a call reads config through, or None: not an accessor, or
-        the base of a method or a live handle rather than a config name."""
-        q = self._accessor(call)
-        if q is None or id(call) in self.not_config:
-            return None
-        if isinstance(parent, cst.Attribute) and parent.value is call:
-            if not config_attribute(self.vocab, self.accessors[q], parent.attr.value):
-                return None
-        return q
-
-    def _add(self, kind: str, node: cst.CSTNode, name: str, where: str = "") -> None:
-        if id(node) in self.reported:
-            return
-        self.reported.add(id(node))
-        self.found.append(ImportTimeRead(kind, name, where, site(self.ctx, node)))
-
-    def _at_import_time(self) -> bool:
-        return (
-            self.lambdas == 0
-            and self.main_guards == 0
-            and all(s.kind != "function" for s in self.ctx.scopes)
-        )
-
-    def _memoised(self, fn: cst.CSTNode | None) -> bool:
-        if not isinstance(fn, cst.FunctionDef):
-            return False
-        key = id(fn)
-        if key not in self.memo:
-            self.memo[key] = any(
-                self.ctx.resolve(
-                    d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator
-                )
-                in MEMO_DECORATORS
-                for d in fn.decorators
-                if isinstance(
-                    d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator,
-                    (cst.Name, cst.Attribute),
-                )
-            )
-        return self.memo[key]
-
-    # -- visits ---------------------------------------------------------------
-    def visit_Lambda(self, node: cst.Lambda) -> None:
-        self.lambdas += 1
-
-    def leave_Lambda(self, original_node: cst.Lambda) -> None:
-        self.lambdas -= 1
-
-    def visit_If(self, node: cst.If) -> None:
-        if len(self.ctx.scopes) == 1 and _is_main_guard(node):
-            self.main_guards += 1
-
-    def leave_If(self, original_node: cst.If) -> None:
-        if len(self.ctx.scopes) == 1 and _is_main_guard(original_node):
-            self.main_guards -= 1
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        # the def's own scope is pushed already: its decorators and defaults
-        # run where the def statement runs, at import time when no function encloses it
-        if not self.active or self.lambdas or self.main_guards:
-            return
-        if any(s.kind == "function" for s in self.ctx.scopes[:-1]):
-            return
-        params = node.params
-        defaults = [
-            p.default
-            for p in (*params.posonly_params, *params.params, *params.kwonly_params)
-            if p.default is not None
-        ]
-        for where, roots in (
-            ("a decorator", [d.decorator for d in node.decorators]),
-            ("a default argument value", defaults),
-        ):
-            for root in roots:
-                for call, parent in _calls(root):
-                    q = self._read(call, parent)
-                    if q is not None:
-                        self._add("import", call, q, f"{where} of `{node.name.value}`")
-
-    def _cached(self, targets: list[cst.BaseExpression], value: cst.BaseExpression | None) -> None:
-        if value is None or not self.active or not self.ctx.in_function():
-            return
-        declared = self.bindings.declared_global
-        names = [t.value for t in targets if isinstance(t, cst.Name) and declared(t.value)]
-        if not names:
-            return
-        for call, parent in _calls(value):
-            q = self._read(call, parent)
-            if q is not None:
-                self._add("global", call, q, names[0])
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        self._cached([t.target for t in node.targets], node.value)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._cached([node.target], node.value)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._cached([node.target], node.value)
-
-    def visit_Call(self, node: cst.Call) -> None:
-        if not self.active or not isinstance(node.func, (cst.Name, cst.Attribute)):
-            return
-        q = self.ctx.resolve(node.func)
-        if q is None:
-            return
-        if q in self.legacy:
-            self._add("legacy", node, q, q.rpartition(".")[0])
-            return
-        if q not in self.accessors or node.args or id(node) in self.not_config:
-            return
-        if self._at_import_time():
-            where = "a class body" if self.ctx.scope.kind == "class" else "module level"
-            self._add("import", node, q, where)
-        elif self._memoised(self.ctx.scope.node):
-            self._add("memo", node, q, self.ctx.scope.name)
-
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        # seen before the call it is taken on (pre-order): mark the accessor calls
-        # whose next name is not config, so the call's own visit skips them
-        if not self.active or not isinstance(node.value, cst.Call):
-            return
-        q = self._accessor(node.value)
-        if q is None:
-            return
-        namespace = self.accessors[q]
-        if not config_attribute(self.vocab, namespace, node.attr.value):
-            self.not_config.add(id(node.value))
-        if node.attr.value != HOP:
-            return
-        if namespace and not has_config_hop(self.vocab, namespace):
-            self._add("hop", node, q, namespace)
-
-    def finish(self) -> tuple[ImportTimeRead, ...] | None:
-        return tuple(self.found) or None
 
 
 _MESSAGES = {

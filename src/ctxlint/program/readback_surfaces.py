@@ -1,0 +1,201 @@
+"""Readback surfaces: which functions report a readback, grouped by the readback
+they serve, and the keys each reports.
+
+Per file (on program.returned_values): what each function returns, and the
+readback primitives a module defines: the record's whole-object readback (a
+record method of no arguments annotated to return a dict) and the runtime's
+name-driven leaf read (a method of one name parameter returning a lookup by
+it). `Model` closes the primitives over what returns their results (a fixed
+point, by called name), finds the surfaces (functions returning a dict that
+spreads a readback or holds a primitive's result), the parts a surface spreads,
+each surface's keys, and the groups by readback name (`group_name`). Asked by
+CTX502, whose facts these are.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ctxlint.core.lazy_libcst import cst
+from ctxlint.facts.context import FileContext, dotted
+from ctxlint.program.core import Program
+from ctxlint.program.returned_values import (
+    DictShape,
+    ReturnedValuesVisitor,
+    ReturnFacts,
+    Spread,
+    strip,
+)
+
+ID = "CTX502"  # the rule whose facts these are
+WHOLE = "**whole readback"
+_DICT_HEADS = ("dict", "Dict", "Mapping", "MutableMapping")
+
+
+@dataclass(frozen=True, slots=True)
+class ReadbackFacts:
+    functions: dict[str, ReturnFacts]  # function -> what it returns (program.returned_values)
+    # the readback primitives it defines: ("whole", the record's whole-object
+    # readback) or ("leaf", the runtime's name-driven leaf read)
+    seeds: list[tuple[str, str]]
+
+
+class ReadbackVisitor(ReturnedValuesVisitor):
+    """What each function returns, and the readback primitives a module defines."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        super().__init__(ctx)
+        vocab = ctx.vocab
+        assert vocab is not None
+        self.record_classes = set(vocab.record_classes)
+        self.in_runtime = ctx.module == vocab.runtime_module
+        self.seeds: list[tuple[str, str]] = []
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        super().visit_FunctionDef(node)
+        params = self.stack[-1].params
+        cls = self.ctx.enclosing_class()
+        outer = self.ctx.scopes[-2]
+        if outer.kind == "class" and cls and f"{self.ctx.module}.{cls}" in self.record_classes:
+            returns = node.returns.annotation if node.returns else None
+            head = (
+                dotted(returns.value if isinstance(returns, cst.Subscript) else returns)
+                if returns
+                else None
+            )
+            if params == params[:1] and head and head.rpartition(".")[2] in _DICT_HEADS:
+                self.seeds.append(("whole", node.name.value))
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if self.stack[-1].keep and self.in_runtime and self.ctx.enclosing_class():
+            self.seeds.append(("leaf", node.name.value))
+        super().leave_FunctionDef(node)
+
+    def visit_Return(self, node: cst.Return) -> None:
+        super().visit_Return(node)
+        if not self.stack or node.value is None:
+            return
+        # the name-driven read: a method of one name parameter returning a lookup
+        # by it (`getattr(bag, name)`, `bag._leaf(name)`)
+        value, params = strip(node.value), self.stack[-1].params
+        if isinstance(value, cst.Call) and len(params) == 2:
+            if any(
+                isinstance(a.value, cst.Name) and a.value.value == params[1] for a in value.args
+            ):
+                self.stack[-1].keep = True
+
+    def finish(self) -> ReadbackFacts | None:
+        if not (self.returns or self.seeds):
+            return None
+        return ReadbackFacts(self.returns, self.seeds)
+
+
+def group_name(name: str) -> str:
+    """The readback a surface serves, from its name: `GetServerInfo`,
+    `get_server_info` and `server_info` are one."""
+    snake = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower().strip("_")
+    return re.sub(r"^(get|read|fetch)_", "", snake)
+
+
+class Model:
+    def __init__(self, program: Program) -> None:
+        # qualified name -> (path, name in its module, facts)
+        self.fns: dict[str, tuple[str, str, ReturnFacts]] = {}
+        whole: set[str] = set()
+        leaf: set[str] = set()
+        bag_lookups: set[str] = set()  # what the bag accessors call: a bag, not a leaf
+        accessors = set(program.vocab.bag_accessors)
+        for path, module, facts in program.typed_facts(ID, ReadbackFacts):
+            for qual, f in facts.functions.items():
+                self.fns[f"{module}.{qual}"] = (path, qual, f)
+                if module == program.vocab.runtime_module and qual in accessors:
+                    bag_lookups.update(f.ret)
+            for kind, name in facts.seeds:
+                (whole if kind == "whole" else leaf).add(name)
+        # a public method: `__getattr__` and private helpers are the bags' own
+        # machinery, not the read a readback endpoint calls
+        leaf = {n for n in leaf - bag_lookups if not n.startswith("_")}
+        self.whole_seeds, self.leaf_seeds = sorted(whole), sorted(leaf)
+        # fixed point: a function whose return value is (or holds) a primitive's result
+        self.whole, self.leaf = set(whole), set(leaf)
+        changed = True
+        while changed:
+            changed = False
+            for _, _, f in self.fns.values():
+                name = f.name
+                if name in self.whole or name.startswith("__"):
+                    continue  # a dunder is every class's protocol, not a readback
+                spreads = f.shape.spreads if f.shape is not None else []
+                if any(self._is_whole(s) for s in spreads) or set(f.ret) & self.whole:
+                    self.whole.add(name)
+                    self.leaf.discard(name)
+                    changed = True
+                elif name not in self.leaf and set(f.ret) & self.leaf and f.shape is None:
+                    self.leaf.add(name)
+                    changed = True
+        self.primitives = self.whole | self.leaf
+        candidates: dict[str, DictShape] = {}
+        for qual, (_, _, f) in sorted(self.fns.items()):
+            shape = f.shape
+            if shape is None:
+                continue
+            served = any(set(v) & self.primitives for v in shape.keys.values())
+            if served or any(self._is_whole(s) for s in shape.spreads):
+                candidates[qual] = shape
+        # parts: a candidate another one spreads (`**build_server_info(...)`): its
+        # keys count in the surface that spreads it
+        by_name: dict[str, list[str]] = {}
+        for q in candidates:
+            by_name.setdefault(self.fns[q][2].name, []).append(q)
+        self._spread_of: dict[int, str] = {}  # id(spread) -> the part it is
+        for shape in candidates.values():
+            for s in shape.spreads:
+                part = self._find_part(s, candidates, by_name)
+                if part is not None:
+                    self._spread_of[id(s)] = part
+        spread = set(self._spread_of.values())
+        self.parts = {q: shape for q, shape in candidates.items() if q in spread}
+        self.surfaces = {q: shape for q, shape in candidates.items() if q not in spread}
+        self.keys = {q: self._keys(s) for q, s in self.surfaces.items()}
+        self.groups: dict[str, list[str]] = {}
+        for qual in sorted(self.surfaces):
+            self.groups.setdefault(group_name(self.fns[qual][2].name), []).append(qual)
+
+    def _is_whole(self, spread: Spread) -> bool:
+        return bool(set(spread.calls) & self.whole)
+
+    def _keys(self, shape: DictShape, depth: int = 0) -> list[str]:
+        keys = set(shape.keys)
+        for s in shape.spreads:
+            part = self._part(s)
+            if part is not None and depth < 4:
+                keys |= set(self._keys(part, depth + 1))
+            elif self._is_whole(s):
+                keys.add(WHOLE)
+            else:
+                keys.add(f"**{s.text}")
+        return sorted(keys)
+
+    @staticmethod
+    def _find_part(
+        spread: Spread, candidates: dict[str, DictShape], by_name: dict[str, list[str]]
+    ) -> str | None:
+        """The candidate a spread's value comes from: by a resolved target, else by
+        a called name only one candidate has (a re-export the import table hides)."""
+        for target in spread.targets:
+            if target in candidates:
+                return target
+        for name in spread.calls:
+            if len(by_name.get(name, ())) == 1:
+                return by_name[name][0]
+        return None
+
+    def _part(self, spread: Spread) -> DictShape | None:
+        part = self._spread_of.get(id(spread))
+        return self.parts.get(part) if part else None
+
+
+def readback_model(program: Program) -> Model:
+    """The model, once a run (a prefilter round builds its own: the facts grow)."""
+    return program.memo(f"{ID}:model", lambda: Model(program))
