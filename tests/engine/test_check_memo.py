@@ -238,3 +238,31 @@ def test_part_digests_stored_without_positions_are_worked_out_again(tmp_path: Pa
     again = FactCache(tmp_path / "cache")
     assert json.loads(again.get_many([f"parts:{digest}"])[f"parts:{digest}"]) == full
     again.close()
+
+
+def test_a_resident_run_works_out_only_the_edited_files_share_of_the_rounds(
+    tmp_path: Path,
+) -> None:
+    """The rounds' per-file work (each rule's share of its key, each entry's
+    part digests) is kept between a resident's runs: an edit's run formats only
+    the edited file's share again, and its findings are still a no-cache run's."""
+    root = _copy("legacy_app", tmp_path)
+    setup = _session(root)
+    session.check(setup)
+    kept = setup.request.run.resident.checks.rounds
+    before = {rule: dict(shares) for rule, shares in kept.made.items()}
+    assert before and all(before.values())
+    rel = f"{LEGACY}/scheduler.py"
+    text = (root / rel).read_text()
+    edited = text.replace('publish(server_args, role="scheduler")', "pass  # not published", 1)
+    after = session.check(setup, texts={rel: edited}).out
+    for rule, shares in kept.made.items():
+        for path, share in shares.items():
+            if path == rel:
+                assert share[0] != before[rule][path][0]  # the edited entry, worked out again
+            elif path in before[rule]:
+                assert share is before[rule][path], (rule, path)  # kept as it was
+    # no entry digest of the file's earlier content stays held
+    assert set(kept.parts) == {s[0] for shares in kept.made.values() for s in shares.values()}
+    (root / rel).write_text(edited)
+    assert _shown(after) == _shown(_no_cache(root))

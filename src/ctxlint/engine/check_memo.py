@@ -27,6 +27,7 @@ from typing import Any
 from ctxlint.core.findings import Finding
 from ctxlint.engine import checks
 from ctxlint.engine.part_digests import ERROR, PartDigests, placed
+from ctxlint.engine.rounds import RoundCache
 from ctxlint.program.core import Program
 from ctxlint.program.parts import DEPENDS, required
 from ctxlint.program.rule import RawFinding, Rule
@@ -85,9 +86,11 @@ class CheckMemo:
         self._last: dict[str, tuple[str, Outcome]] = {}  # rule -> (key, outcome)
         # the rules derived (not replayed) by the last run, in order
         self.derived: tuple[str, ...] = ()
+        self.rounds = RoundCache()  # what the rounds work out per file, kept between runs
 
     def forget(self) -> None:
         self._placed, self._last, self.derived = {}, {}, ()
+        self.rounds = RoundCache()
 
     def _columns(
         self, digests: Mapping[str, bytes], modules: Mapping[str, str], load: LoadDigests

@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from ctxlint.cache.entries import learnt_entry
@@ -33,6 +34,18 @@ def reads(rule: Rule) -> tuple[str, ...]:
     return (ERROR, *sorted({rule.id, *required([rule])}))
 
 
+@dataclass
+class RoundCache:
+    """What the rounds work out per file, kept from one run to the next by a
+    resident front end (it lives on its CheckMemo): an edit's run then reads and
+    formats only the edited files' share, not every file's for every rule
+    (on sglang 0.5.23, 26 rules x 1,900 files). Both are content-keyed."""
+
+    parts: dict[str, PartDigests] = field(default_factory=dict)  # entry digest -> part digests
+    # rule -> path -> (entry digest, module, the file's share of the rule's key)
+    made: dict[str, dict[str, tuple[str, str, bytes]]] = field(default_factory=dict)
+
+
 class RoundMemo:
     """Per-rule answers of a run's rounds, read from and written to the cache."""
 
@@ -43,6 +56,7 @@ class RoundMemo:
         *,
         replay: bool = True,
         known: dict[str, PartDigests] | None = None,
+        kept: RoundCache | None = None,
     ) -> None:
         self.cache = cache
         # blob digest -> part digests the workers worked out with the facts
@@ -50,8 +64,10 @@ class RoundMemo:
         self.known = known if known is not None else {}
         self.replay = replay  # False: every rule answers (a run that must not replay)
         self.head = head  # the run's inputs and vocabulary, as the round keys hold them
-        self._parts: dict[str, PartDigests] = {}  # blob digest -> its part digests
-        self._made: dict[str, dict[str, tuple[str, bytes]]] = {}  # see _segments
+        kept = kept if kept is not None else RoundCache()
+        self._kept = kept
+        self._parts = kept.parts  # blob digest -> its part digests
+        self._made = kept.made  # see _segments
 
     def digests(
         self, blob_digests: dict[str, str], blobs: Mapping[str, bytes]
@@ -106,15 +122,13 @@ class RoundMemo:
         keys = reads(rule)
         out = []
         for path in sorted(blob_digests):
-            digest = blob_digests[path]
+            digest, module = blob_digests[path], modules[path]
             hit = made.get(path)
-            if hit is None or hit[0] != digest:
+            if hit is None or hit[0] != digest or hit[1] != module:
                 parts = self._parts[digest]
-                text = f"\0{path}\0{modules[path]}" + "".join(
-                    f"\0{k}={parts.get(k, '')}" for k in keys
-                )
-                hit = made[path] = (digest, text.encode("utf-8", "surrogateescape"))
-            out.append(hit[1])
+                text = f"\0{path}\0{module}" + "".join(f"\0{k}={parts.get(k, '')}" for k in keys)
+                hit = made[path] = (digest, module, text.encode("utf-8", "surrogateescape"))
+            out.append(hit[2])
         return out
 
     def learn(
@@ -134,6 +148,10 @@ class RoundMemo:
             decode()
             return set().union(*(rule.more_tokens(program) for rule in rules))
         self._digests(blob_digests, blobs)
+        # the digests of entries no file holds now (an edit's earlier content) go
+        current = set(blob_digests.values())
+        if len(self._parts) > len(current):
+            self._kept.parts = self._parts = {d: self._parts[d] for d in current}
         keys = {r.id: self._key(r, modules, blob_digests, tokens) for r in rules}
         stored = self.cache.get_many(list(keys.values()))
         out: set[str] = set()

@@ -456,7 +456,10 @@ class Engine:
         # a resident front end's run (which keeps the program: memo False) replays
         # each rule's answer by its facts too, as it replays its outcome (check_memo)
         replay = self.memo or self.check_memo is not None
-        rounds = RoundMemo(self.cache, self._head(vocab), replay=replay, known=self._parts)
+        kept = self.check_memo.rounds if self.check_memo is not None else None
+        rounds = RoundMemo(
+            self.cache, self._head(vocab), replay=replay, known=self._parts, kept=kept
+        )
         self._round_memo = rounds  # (its part digests serve the check memo too)
         self._meanwhile = decoder
         try:
