@@ -3,19 +3,26 @@ declares, the process entries per role (each past its publish, and callers of a
 publisher running on under its role), and a breadth-first reach from them along
 calls and callables handed on, each read with its shortest call path. CTX302
 checks the reads against the table; its visitor gathers the tables and the
-handed callables (kept under its id).
+handed callables (kept under its id): `RoleTableVisitor`, here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
+from ctxlint.core.lazy_libcst import cst
+from ctxlint.facts.context import MODULE_SCOPE, FileContext
 from ctxlint.facts.typed import Span
+from ctxlint.facts.visitor import FileVisitor
+from ctxlint.program.binding_values import Bound
+from ctxlint.program.bindings import KEY as BINDINGS
 from ctxlint.program.call_model import Event, EventKind, SelfMethod
 from ctxlint.program.calls import call_graph, short
 from ctxlint.program.core import Program
 from ctxlint.program.reach import Walk, called_names, first_call, module_tokens, spread_to_callers
+from ctxlint.program.role_table import role_table_literal
 
 KEY = "CTX302"  # the rule whose facts these are
 PUBLISH, READ = EventKind.PUBLISH, EventKind.READ
@@ -33,6 +40,75 @@ class RoleFacts:
     # function -> the callables it hands: ("s", method of self) or ("g", global)
     handed: dict[str, list[tuple[str, str]]]
     imports: dict[str, str] = field(default_factory=dict)  # the runtime's imported constants
+
+
+# the module-level bindings a role table is read from (`ROLES = {...}`, annotated or not)
+TABLE_KINDS = frozenset(("assignment", "annotated assignment"))
+
+
+class RoleTableVisitor(FileVisitor):
+    """Module-level role tables; for the runtime module, its imports too (the
+    table may be defined elsewhere and imported there); per function, the
+    callables it hands to a call as an argument (`Thread(target=self.loop)`,
+    `executor.submit(fn)`, a callback): they run in the same process."""
+
+    def __init__(self, ctx: FileContext) -> None:
+        super().__init__(ctx)
+        assert ctx.vocab is not None
+        self.runtime = ctx.module == ctx.vocab.runtime_module
+        # module names -> the role table they hold, asked of the binding model
+        self.tables = ctx.parts[BINDINGS].track(self._holds_table)
+        self.handed: dict[str, list[tuple[str, str]]] = {}
+
+    def visit_Call(self, node: cst.Call) -> None:
+        scope = self.ctx.scope
+        if scope.kind != "function":
+            return
+        out = self.handed.setdefault(f"{self.ctx.module}.{scope.qualname}", [])
+        for arg in node.args:
+            value = arg.value
+            if (
+                isinstance(value, cst.Attribute)
+                and isinstance(value.value, cst.Name)
+                and scope.self_name is not None
+                and value.value.value == scope.self_name
+            ):
+                item = ("s", value.attr.value)
+            elif isinstance(value, (cst.Name, cst.Attribute)):
+                name = self.ctx.resolve(value)
+                if name is None:
+                    continue
+                item = ("g", name)
+            else:
+                continue
+            if item not in out:
+                out.append(item)
+
+    def _holds_table(self, bound: Bound, before: Any) -> RoleTable | None:
+        """The role table a module-level name is assigned, if any."""
+        value, target = bound.value, bound.target
+        if len(self.ctx.scopes) != 1 or bound.kind not in TABLE_KINDS or value is None:
+            return None
+        table = role_table_literal(value)
+        if table is None or target is None:
+            return None
+        return RoleTable(table, self.ctx.anchor(target))  # type: ignore[arg-type]
+
+    def finish(self) -> RoleFacts | None:
+        # a name that can name no function of the program (a local) is not kept
+        may_name = self.ctx.may_name_program_code
+        handed = {
+            q: kept
+            for q, h in self.handed.items()
+            if (kept := [i for i in h if i[0] == "s" or may_name(i[1])])
+        }
+        module = self.tables.names.get(MODULE_SCOPE, {})
+        tables = {name: table for name, table in module.items() if table is not None}
+        if not tables and not self.runtime and not handed:
+            return None
+        # the runtime's imported constants: where a table defined elsewhere comes from
+        imports = {k: v for k, v in self.ctx.imports.items() if k.isupper()} if self.runtime else {}
+        return RoleFacts(tables, handed, imports)
 
 
 @dataclass(frozen=True)
@@ -54,6 +130,11 @@ class Entry:
     path: str
     line: int
 
+    def text(self) -> str:
+        """`role: function (path:line)`, as CTX302's sets list an entry."""
+        where = f"{self.path}:{self.line}" if self.line else self.path
+        return f"{self.role}: {self.qual} ({where})"
+
 
 @dataclass(frozen=True)
 class Read:
@@ -67,6 +148,15 @@ class Read:
 
 def _facts(program: Program) -> Iterator[tuple[str, str, RoleFacts]]:
     return program.typed_facts(KEY, RoleFacts)
+
+
+def imported_table_modules(program: Program) -> set[str]:
+    """Modules the runtime module imports constants from, while no table is known."""
+    runtime = program.vocab.runtime_module
+    for _, module, facts in _facts(program):
+        if module == runtime and not facts.tables:
+            return {q.rpartition(".")[0] for q in facts.imports.values()}
+    return set()
 
 
 def find_table(program: Program) -> tuple[Table | None, str]:

@@ -12,6 +12,11 @@ from ctxlint.program.config_sites import namespace_set
 FULL = "(full tree)"  # a role the table does not restrict (`None`), as the sets show it
 
 
+def set_text(members: frozenset[str] | None) -> str:
+    """A role's namespace set as a message shows it: `{a, b}`, or the full tree."""
+    return FULL if members is None else "{" + ", ".join(sorted(members)) + "}"
+
+
 def allowed(shown: str | list[str]) -> frozenset[str] | None:
     """A role's namespace set as the sets show it, read back (None: the full tree)."""
     return None if shown == FULL else frozenset(shown)

@@ -28,102 +28,21 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ctxlint.core.lazy_libcst import cst
-from ctxlint.facts.context import MODULE_SCOPE, FileContext
-from ctxlint.facts.visitor import FileVisitor
 from ctxlint.facts.vocab import BAGS, Vocabulary
-from ctxlint.program.binding_values import Bound
 from ctxlint.program.bindings import KEY as BINDINGS
-from ctxlint.program.call_model import EventKind
 from ctxlint.program.calls import short
 from ctxlint.program.core import Program
 from ctxlint.program.role_reach import (
-    Entry,
-    RoleFacts,
-    RoleTable,
+    KEY,
+    RoleTableVisitor,
     analysis,
+    imported_table_modules,
     path_text,
 )
-from ctxlint.program.role_table import FULL, role_table_literal
+from ctxlint.program.role_table import FULL, set_text
 from ctxlint.program.rule import RawFinding, Rule
 
-ID = "CTX302"
-PUBLISH, READ = EventKind.PUBLISH, EventKind.READ
-
-
-# -- per file: the role tables a module defines ------------------------------------------
-# the module-level bindings a role table is read from (`ROLES = {...}`, annotated or not)
-TABLE_KINDS = frozenset(("assignment", "annotated assignment"))
-
-
-class RoleTableVisitor(FileVisitor):
-    """Module-level role tables; for the runtime module, its imports too (the
-    table may be defined elsewhere and imported there); per function, the
-    callables it hands to a call as an argument (`Thread(target=self.loop)`,
-    `executor.submit(fn)`, a callback): they run in the same process."""
-
-    def __init__(self, ctx: FileContext) -> None:
-        super().__init__(ctx)
-        assert ctx.vocab is not None
-        self.runtime = ctx.module == ctx.vocab.runtime_module
-        # module names -> the role table they hold, asked of the binding model
-        self.tables = ctx.parts[BINDINGS].track(self._holds_table)
-        self.handed: dict[str, list[tuple[str, str]]] = {}
-
-    def visit_Call(self, node: cst.Call) -> None:
-        scope = self.ctx.scope
-        if scope.kind != "function":
-            return
-        out = self.handed.setdefault(f"{self.ctx.module}.{scope.qualname}", [])
-        for arg in node.args:
-            value = arg.value
-            if (
-                isinstance(value, cst.Attribute)
-                and isinstance(value.value, cst.Name)
-                and scope.self_name is not None
-                and value.value.value == scope.self_name
-            ):
-                item = ("s", value.attr.value)
-            elif isinstance(value, (cst.Name, cst.Attribute)):
-                name = self.ctx.resolve(value)
-                if name is None:
-                    continue
-                item = ("g", name)
-            else:
-                continue
-            if item not in out:
-                out.append(item)
-
-    def _holds_table(self, bound: Bound, before: Any) -> RoleTable | None:
-        """The role table a module-level name is assigned, if any."""
-        value, target = bound.value, bound.target
-        if len(self.ctx.scopes) != 1 or bound.kind not in TABLE_KINDS or value is None:
-            return None
-        table = role_table_literal(value)
-        if table is None or target is None:
-            return None
-        return RoleTable(table, self.ctx.anchor(target))  # type: ignore[arg-type]
-
-    def finish(self) -> RoleFacts | None:
-        # a name that can name no function of the program (a local) is not kept
-        may_name = self.ctx.may_name_program_code
-        handed = {
-            q: kept
-            for q, h in self.handed.items()
-            if (kept := [i for i in h if i[0] == "s" or may_name(i[1])])
-        }
-        module = self.tables.names.get(MODULE_SCOPE, {})
-        tables = {name: table for name, table in module.items() if table is not None}
-        if not tables and not self.runtime and not handed:
-            return None
-        # the runtime's imported constants: where a table defined elsewhere comes from
-        imports = {k: v for k, v in self.ctx.imports.items() if k.isupper()} if self.runtime else {}
-        return RoleFacts(tables, handed, imports)
-
-
-# -- the program -------------------------------------------------------------------------
-def _set_text(members: frozenset[str] | None) -> str:
-    return FULL if members is None else "{" + ", ".join(sorted(members)) + "}"
+ID = KEY
 
 
 class RoleNamespace(Rule):
@@ -141,7 +60,7 @@ class RoleNamespace(Rule):
         return set(vocab.bag_accessors) | {"publish", f"module:{vocab.runtime_module}"}
 
     def more_tokens(self, program: Program) -> set[str]:
-        out = {f"module:{m}" for m in _imported_table_modules(program)}
+        out = {f"module:{m}" for m in imported_table_modules(program)}
         return out | analysis(program).wanted_tokens()
 
     def derive(self, program: Program) -> dict[str, Any]:
@@ -150,12 +69,7 @@ class RoleNamespace(Rule):
             roles = sorted({e.role for e in a.entries})
             return {"role table": f"(none: {a.why})", "roles published": roles}
         reach = a.reach()
-        entries = [
-            f"{e.role}: {e.qual} ({e.path}:{e.line})"
-            if e.line
-            else f"{e.role}: {e.qual} ({e.path})"
-            for e in sorted(a.entries, key=_key)
-        ]
+        entries = [e.text() for e in sorted(a.entries, key=lambda e: (e.role, e.path, e.line))]
         return {
             "role table": {
                 r: FULL if s is None else sorted(s) for r, s in sorted(a.table.roles.items())
@@ -212,25 +126,12 @@ class RoleNamespace(Rule):
                 r.event.site.snippet,
                 r.event.site.span,
                 f"role {r.role!r} reads namespace {r.namespace!r} outside its set "
-                f"{_set_text(allowed)}: {path_text(a, r, where=False)}",
+                f"{set_text(allowed)}: {path_text(a, r, where=False)}",
                 "Under the runtime's enforce mode this read aborts the process. Answer from "
                 "the role's own namespaces, or widen the set once the role's record-mode "
                 "audit shows the read.",
                 data={"role": r.role, "namespace": r.namespace},
             )
-
-
-def _key(e: Entry) -> tuple[str, str, int]:
-    return (e.role, e.path, e.line)
-
-
-def _imported_table_modules(program: Program) -> set[str]:
-    """Modules the runtime module imports constants from, while no table is known."""
-    runtime = program.vocab.runtime_module
-    for _, module, facts in program.typed_facts(ID, RoleFacts):
-        if module == runtime and not facts.tables:
-            return {q.rpartition(".")[0] for q in facts.imports.values()}
-    return set()
 
 
 RULE = RoleNamespace()
