@@ -12,8 +12,12 @@ bench_sglang.py makes it), through a real LSP client (pygls's) over stdio:
   document whose findings changed: median and p95 over `--edits` edits;
 - a comment edit, the same way;
 - the server's resident memory (VmRSS) after edit 20 and after edit 200;
+- hover, definition and references on a `get_parallel().tp_size` read in
+  scheduler.py (references: every place across the tree that names the
+  field): the first question after the edits, then the median of 5 each;
 - beside them, batch `ctxlint check` warm, and after the same statement edit
-  written to disk.
+  written to disk; and `ctxlint check` with `ctxlint server --daemon` up,
+  after the same edit written to disk (median of 5 edits).
 
 The server runs with `debounceMs: 0` (an edit is checked as soon as it
 arrives: the rows time the check, not the debounce; an editor adds 200 ms by
@@ -161,6 +165,29 @@ class Server:
         )
         return await self.checked(before) - began
 
+    async def ask(self, method: str, path: Path, where: tuple[int, int]) -> tuple[float, Any]:
+        """Seconds to answer `textDocument/<method>` at (line, column), 0-based."""
+        doc = types.TextDocumentIdentifier(uri=from_fs_path(str(path)) or "")
+        pos = types.Position(line=where[0], character=where[1])
+        began = time.perf_counter()
+        if method == "hover":
+            got: Any = await self.client.text_document_hover_async(
+                types.HoverParams(text_document=doc, position=pos)
+            )
+        elif method == "definition":
+            got = await self.client.text_document_definition_async(
+                types.DefinitionParams(text_document=doc, position=pos)
+            )
+        else:
+            got = await self.client.text_document_references_async(
+                types.ReferenceParams(
+                    text_document=doc,
+                    position=pos,
+                    context=types.ReferenceContext(include_declaration=True),
+                )
+            )
+        return time.perf_counter() - began, got
+
     async def stop(self) -> None:
         await self.client.shutdown_async(None)
         self.client.exit(None)
@@ -218,9 +245,57 @@ async def measure(
         rows[f"resident memory after {args.memory_edits} edits (MiB)"] = (
             memory.get(args.memory_edits, 0) / MiB
         )
+        await server.edit(target, original)
+        rows.update(await navigation(server, target, original))
     finally:
         await server.stop()
+    rows.update(daemon(config, tree, target, original, line, indent))
     return rows
+
+
+READ = "self.tp_size = get_parallel().tp_size"
+
+
+async def navigation(server: Server, target: Path, text: str) -> dict[str, Any]:
+    """Hover, definition and references on the `tp_size` of READ."""
+    start = text.index(READ) + len(READ) - len("tp_size")
+    where = (text.count("\n", 0, start), start - text.rfind("\n", 0, start) - 1)
+    rows: dict[str, Any] = {}
+    for method in ("hover", "definition", "references"):
+        first, got = await server.ask(method, target, where)
+        if not got:
+            print(f"bench: {method} at {where} answered nothing", file=sys.stderr)
+        found = len(got) if isinstance(got, list) else int(got is not None)
+        rows[f"{method} of tp_size: first ({found} answers)"] = first
+        again = [(await server.ask(method, target, where))[0] for _ in range(5)]
+        rows[f"{method} of tp_size: median"] = statistics.median(again)
+    return rows
+
+
+def daemon(
+    config: Path, tree: Path, target: Path, original: str, line: int, indent: int
+) -> dict[str, Any]:
+    """`ctxlint check` answered by `ctxlint server --daemon`, after the
+    statement edit written to disk (median of 5 edits), and warm."""
+    cli = [sys.executable, "-m", "ctxlint.cli"]
+    where = ["--config", str(config), str(tree)]
+    subprocess.run([*cli, "server", "--daemon", "start", *where], check=True, cwd=tree)
+    try:
+        batch(config, tree)  # the daemon's first answer after its start
+        times = []
+        for i in range(5):
+            target.write_text(with_statements(original, line, indent, 100 + i), encoding="utf-8")
+            times.append(batch(config, tree))
+        target.write_text(original, encoding="utf-8")
+        batch(config, tree)
+        warm = statistics.median(batch(config, tree) for _ in range(3))
+    finally:
+        target.write_text(original, encoding="utf-8")
+        subprocess.run([*cli, "server", "--daemon", "stop", *where], check=False, cwd=tree)
+    return {
+        "check with the daemon up, after the statement edit: median": statistics.median(times),
+        "check with the daemon up, warm": warm,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
