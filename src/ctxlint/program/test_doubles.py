@@ -1,7 +1,7 @@
 """What test code replaces or stands in for, and what the runtime offers it
 (asked by CTX402).
 
-Per file (`TestDoubleVisitor`): the bindings it replaces (`mod.get_exec = ...`,
+Per file (`DoubleVisitor`): the bindings it replaces (`mod.get_exec = ...`,
 `setattr`/`monkeypatch.setattr`, `mock.patch("a.b.get_exec")`, `patch.object`),
 the config stand-ins it builds (a `SimpleNamespace`, a `Mock`/`MagicMock`
 without the record class as its spec, a dict) and where it puts each (a
@@ -10,7 +10,7 @@ builds by hand for a runtime function, and what it binds from the runtime
 module. In the runtime module: its accessors (public functions callable with
 no argument that return something) and the functions that take a record.
 
-Over the program (`TestDoubles`): the runtime accessors (the module's own and
+Over the program (`Doubles`): the runtime accessors (the module's own and
 the vocabulary's seed and bag accessors), which patch target replaces one
 (the runtime's binding or a module's import of it), the runtime functions
 taking a record (annotated so, or a parameter named by the record convention)
@@ -103,7 +103,7 @@ class DoubleFacts:
     runtime_imports: dict[str, str] = field(default_factory=dict)
 
 
-class TestDoubleVisitor(FileVisitor):
+class DoubleVisitor(FileVisitor):
     def __init__(self, ctx: FileContext) -> None:
         super().__init__(ctx)
         vocab = ctx.vocab
@@ -268,7 +268,7 @@ class TestDoubleVisitor(FileVisitor):
         )
 
 
-class TestDoubles:
+class Doubles:
     """The sets a check of test doubles runs over, all from the code (the facts
     under `key`) and the configuration (the test roots)."""
 

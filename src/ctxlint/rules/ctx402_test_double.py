@@ -29,7 +29,7 @@ from ctxlint.facts.vocab import Vocabulary
 from ctxlint.program.core import Program
 from ctxlint.program.rule import RawFinding, Rule
 from ctxlint.program.test_code import OPTION, is_test_file, test_roots
-from ctxlint.program.test_doubles import TestDoubles, TestDoubleVisitor
+from ctxlint.program.test_doubles import Doubles, DoubleVisitor
 
 ID = "CTX402"
 
@@ -41,7 +41,7 @@ class TestDouble(Rule):
         "Tests publish config through the runtime's test override: no replaced accessor "
         "binding, no config stand-in, no hand-published record"
     )
-    visitor = TestDoubleVisitor
+    visitor = DoubleVisitor
     options: ClassVar[dict[str, Any]] = {OPTION: []}
 
     def tokens(self, vocab: Vocabulary) -> set[str]:
@@ -61,11 +61,11 @@ class TestDouble(Rule):
         """The other accessors' replaced bindings, the record parameter names, and
         the modules a patch replaces an accessor-named binding in (their imports
         tell whether the name is the runtime's)."""
-        d = TestDoubles(program, ID, test_roots(program))
+        d = Doubles(program, ID, test_roots(program))
         return {f".{n} =" for n in d.accessor_names()} | d.record_names | d.patched_modules()
 
     def derive(self, program: Program) -> dict[str, Any]:
-        d = TestDoubles(program, ID, test_roots(program))
+        d = Doubles(program, ID, test_roots(program))
         return {
             "test files (pytest's conventions and the test roots)": d.test_files,
             "test roots (configured)": test_roots(program),
@@ -79,7 +79,7 @@ class TestDouble(Rule):
 
     def check(self, program: Program) -> Iterable[RawFinding]:
         roots = test_roots(program)
-        d = TestDoubles(program, ID, roots)
+        d = Doubles(program, ID, roots)
         record = program.vocab.record_name
         for path, module, facts in d.facts():
             if not is_test_file(path, roots):
