@@ -7,7 +7,9 @@ an implementation declining a hook), plus the classes a config names. A hook is
 an interface only where a dispatch site calls it through the base with
 arguments that fit the base. The per-file facts are the method calls on
 receivers whose class can be told (program.bindings); CTX501 keeps them under
-its id and checks signatures over this model.
+its id and asks this model which dispatches do not fit the signature that
+binds them (`misfit_dispatches`) and which implementations do not accept what
+their base is called with (`overrides`, `Override.problems`).
 """
 
 from __future__ import annotations
@@ -23,7 +25,13 @@ from ctxlint.facts.visitor import FileVisitor
 from ctxlint.program.bindings import KEY as BINDINGS
 from ctxlint.program.classes import ClassIndex, MethodFacts, class_index
 from ctxlint.program.core import Program
-from ctxlint.program.signatures import CallShape, bound, call_problems
+from ctxlint.program.signatures import (
+    CallShape,
+    accept_problems,
+    bound,
+    call_problems,
+    through_base,
+)
 
 ID = "CTX501"  # the rule whose facts these are
 PLUGIN_BASES = "plugin-bases"
@@ -279,3 +287,65 @@ class Graph:
                     seen.add(base)
                     definer = next(a for a in self.mro(t) if call.method in self.methods[a])
                     yield path, call, base, definer, len(set(types))
+
+    def misfit_dispatches(self) -> Iterator[tuple[str, MethodCall, str, str, list[str]]]:
+        """(path, call, base, definer, problems) for each dispatch that does not
+        fit the signature binding it: the base's, or an override's when that is
+        the receiver's one class."""
+        for path, call, base, definer, ntypes in self.dispatches():
+            hook = self.methods[definer][call.method]
+            problems = call_problems(bound(hook), call.shape)
+            if problems and (definer == base or ntypes <= 1):
+                yield path, call, base, definer, problems
+
+    def interface_hooks(self) -> Iterator[tuple[str, str, MethodFacts]]:
+        """(base, hook, its method) for each hook whose signature is a contract."""
+        for base, hooks in self.bases.items():
+            for hook, m in hooks.items():
+                if self.is_interface(base, hook):
+                    yield base, hook, m
+
+    def overrides(self) -> Iterator[Override]:
+        """Each in-tree implementation's override of an interface hook it can be
+        compared with (the same flavor), by implementation and name, with the
+        dispatch calls whose receiver can be it; an override of a hook only ever
+        dispatched on objects that cannot be its class is left out."""
+        sites = self.interface_calls()
+        for impl, _ in sorted(self.implementations().items()):
+            for name, m in sorted(self.methods[impl].items()):
+                base = next((a for a in self.mro(impl)[1:] if name in self.bases.get(a, ())), None)
+                if base is None:
+                    continue
+                hook = self.bases[base][name]
+                if m.flavor != hook.flavor or not self.is_interface(base, name):
+                    continue  # a static/class override of an instance hook; no contract
+                calls = [
+                    (site_path, call)
+                    for site_path, call in sites.get((base, name), [])
+                    if any(t in self.mro(impl) for t in self.receiver_types(call.receiver))
+                ]
+                if (base, name) in sites and not calls:
+                    continue  # dispatched, but never on an object that can be this class
+                yield Override(impl, name, m, base, hook, calls)
+
+
+@dataclass(frozen=True, slots=True)
+class Override:
+    """An implementation's method `name` overriding the interface hook of `base`."""
+
+    impl: str
+    name: str
+    method: MethodFacts
+    base: str
+    hook: MethodFacts
+    calls: list[tuple[str, MethodCall]]  # (path, call): the dispatches that can reach it
+
+    def problems(self) -> list[str]:
+        """What it does not accept of the base's contract and of each dispatch's
+        arguments the base's named parameters take, each once."""
+        mine, base = bound(self.method), bound(self.hook)
+        out = accept_problems(mine, base, dispatched=bool(self.calls))
+        for site_path, call in self.calls:
+            for p in call_problems(mine, through_base(call.shape, base)):
+                out.append(f"{p} at the dispatch {site_path}:{call.site.span[0]}")
+        return list(dict.fromkeys(out))

@@ -123,3 +123,16 @@ def accept_problems(impl: list[Param], base: list[Param], *, dispatched: bool) -
         ):
             out.append(f"requires `{name}`, which the base makes optional")
     return list(dict.fromkeys(out))
+
+
+def through_base(call: CallShape, base: list[Param]) -> CallShape:
+    """The part of a dispatch call that the base's named parameters take: what
+    a base catch-all absorbs is no implementation's contract."""
+    named = {p[0] for p in base if p[1] in ("pk", "ko")}
+    return CallShape(
+        min(call.npos, sum(1 for p in base if p[1] in ("po", "pk"))),
+        # what the catch-all carries is unknown: it may fill any further parameter
+        call.star or any(p[1] == "va" for p in base),
+        tuple(k for k in call.kws if k in named),
+        call.dstar or any(p[1] == "vk" for p in base),
+    )

@@ -1,5 +1,5 @@
 """Which files are test code: pytest's file conventions plus the configured
-`test-roots` (the same decision CTX402 makes; rules that ask it share it here)."""
+`test-roots` (asked by CTX402, CTX403 and CTX705)."""
 
 from __future__ import annotations
 

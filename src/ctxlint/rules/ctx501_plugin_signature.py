@@ -11,7 +11,8 @@ every in-tree implementation (transitively, across modules) must accept what
 the base and its dispatch sites pass.
 
 The bases, hooks, implementations and dispatch sites are the program model's
-(program/plugin_dispatch.py, over the class index: C3 MRO, through re-exports);
+(program/plugin_dispatch.py, over the class index: C3 MRO, through re-exports),
+which also says which dispatches and overrides do not fit (program/signatures.py);
 this rule's facts are the method calls on receivers whose class can be told
 (program.bindings: `self`, `super()`, annotated parameters/locals/attributes,
 objects constructed in the scope, isinstance-narrowed names).
@@ -25,17 +26,10 @@ from typing import Any, ClassVar
 from ctxlint.facts.vocab import Vocabulary
 from ctxlint.program.bindings import KEY as BINDINGS
 from ctxlint.program.classes import KEY as CLASSES
-from ctxlint.program.classes import Param
 from ctxlint.program.core import Program
 from ctxlint.program.plugin_dispatch import PLUGIN_BASES, Graph, PluginVisitor, plugin_graph
 from ctxlint.program.rule import PinSite, RawFinding, Rule, pin_findings
-from ctxlint.program.signatures import (
-    CallShape,
-    accept_problems,
-    bound,
-    call_problems,
-    sig_text,
-)
+from ctxlint.program.signatures import sig_text
 
 ID = "CTX501"
 
@@ -83,12 +77,9 @@ class PluginSignature(Rule):
         }
 
     def pins(self, program: Program) -> dict[str, Any]:
-        graph = plugin_graph(program)
         return {
             f"{base}.{hook}": sig_text(m.params)
-            for base, hooks in graph.bases.items()
-            for hook, m in hooks.items()
-            if graph.is_interface(base, hook)
+            for base, hook, m in plugin_graph(program).interface_hooks()
         }
 
     def check(self, program: Program) -> Iterable[RawFinding]:
@@ -99,15 +90,9 @@ class PluginSignature(Rule):
             *self._pin_findings(program, graph),
         ]
 
-    def _dispatch_findings(self, graph: Graph) -> list[RawFinding]:
-        """Dispatch sites against the base signature."""
-        out: list[RawFinding] = []
-        for path, call, base, definer, ntypes in graph.dispatches():
-            hook = graph.methods[definer][call.method]
-            problems = call_problems(bound(hook), call.shape)
-            if not problems or (definer != base and ntypes > 1):
-                # an override binds the call only when it is the receiver's one class
-                continue
+    def _dispatch_findings(self, graph: Graph) -> Iterable[RawFinding]:
+        """Dispatch sites against the signature that binds them."""
+        for path, call, base, definer, problems in graph.misfit_dispatches():
             if definer == base:
                 whose = "plugin hook"
                 result = "a plugin that follows the base signature fails here with a TypeError"
@@ -115,73 +100,42 @@ class PluginSignature(Rule):
                 whose = f"{_short(base)} hook override"
                 result = "this call raises TypeError"
             hook_name = f"{_short(definer)}.{call.method}"
-            out.append(
-                RawFinding(
-                    ID,
-                    path,
-                    call.site.scope,
-                    call.site.snippet,
-                    call.site.span,
-                    f"call of {whose} `{hook_name}` does not fit its signature "
-                    f"({_first(problems)}): {result}",
-                    _details(
-                        [f"hook: {hook_name}{sig_text(hook.params)}"],
-                        problems,
-                    ),
-                )
+            hook = graph.methods[definer][call.method]
+            yield RawFinding(
+                ID,
+                path,
+                call.site.scope,
+                call.site.snippet,
+                call.site.span,
+                f"call of {whose} `{hook_name}` does not fit its signature "
+                f"({_first(problems)}): {result}",
+                _details([f"hook: {hook_name}{sig_text(hook.params)}"], problems),
             )
-        return out
 
-    def _implementation_findings(self, graph: Graph) -> list[RawFinding]:
+    def _implementation_findings(self, graph: Graph) -> Iterable[RawFinding]:
         """Implementations against the base contract and what its dispatch passes."""
-        out: list[RawFinding] = []
-        sites = graph.interface_calls()
-        for impl, _ in sorted(graph.implementations().items()):
-            path, qual = graph.where[impl]
-            for name, m in sorted(graph.methods[impl].items()):
-                base = next(
-                    (a for a in graph.mro(impl)[1:] if name in graph.bases.get(a, ())), None
-                )
-                if base is None:
-                    continue
-                hook = graph.bases[base][name]
-                if m.flavor != hook.flavor:
-                    continue  # a static/class override of an instance hook: not comparable
-                if not graph.is_interface(base, name):
-                    continue  # no dispatch calls it with the base's arguments: no contract
-                # the dispatches whose receiver can be this implementation
-                calls = [
-                    (site_path, call)
-                    for site_path, call in sites.get((base, name), [])
-                    if any(t in graph.mro(impl) for t in graph.receiver_types(call.receiver))
-                ]
-                if (base, name) in sites and not calls:
-                    continue  # dispatched, but never on an object that can be this class
-                problems = accept_problems(bound(m), bound(hook), dispatched=bool(calls))
-                for site_path, call in calls:
-                    for p in call_problems(bound(m), _through(call.shape, bound(hook))):
-                        problems.append(f"{p} at the dispatch {site_path}:{call.site.span[0]}")
-                if problems:
-                    problems = list(dict.fromkeys(problems))
-                    out.append(
-                        RawFinding(
-                            ID,
-                            path,
-                            f"{qual}.{name}",
-                            f"def {name}{sig_text(m.params)}",
-                            m.span,
-                            f"`{_short(impl)}.{name}` does not accept what the plugin base "
-                            f"`{_short(base)}.{name}` is called with ({_first(problems)})",
-                            _details(
-                                [
-                                    f"override: {_short(impl)}.{name}{sig_text(m.params)}",
-                                    f"base: {_short(base)}.{name}{sig_text(hook.params)}",
-                                ],
-                                problems,
-                            ),
-                        )
-                    )
-        return out
+        for o in graph.overrides():
+            problems = o.problems()
+            if not problems:
+                continue
+            path, qual = graph.where[o.impl]
+            impl, base, name = _short(o.impl), _short(o.base), o.name
+            yield RawFinding(
+                ID,
+                path,
+                f"{qual}.{name}",
+                f"def {name}{sig_text(o.method.params)}",
+                o.method.span,
+                f"`{impl}.{name}` does not accept what the plugin base "
+                f"`{base}.{name}` is called with ({_first(problems)})",
+                _details(
+                    [
+                        f"override: {impl}.{name}{sig_text(o.method.params)}",
+                        f"base: {base}.{name}{sig_text(o.hook.params)}",
+                    ],
+                    problems,
+                ),
+            )
 
     def _pin_findings(self, program: Program, graph: Graph) -> list[RawFinding]:
         """Pins are enforced once the baseline records CTX501 pins at all: a run
@@ -190,26 +144,10 @@ class PluginSignature(Rule):
         if ID not in program.pinned:
             return []
         sites: dict[str, PinSite] = {}
-        for base, hooks in graph.bases.items():
+        for base, hook, m in graph.interface_hooks():
             path, qual = graph.where[base]
-            for hook, m in hooks.items():
-                if not graph.is_interface(base, hook):
-                    continue
-                sites[f"{base}.{hook}"] = PinSite(path, f"{qual}.{hook}", f"def {hook}", m.span)
+            sites[f"{base}.{hook}"] = PinSite(path, f"{qual}.{hook}", f"def {hook}", m.span)
         return pin_findings(ID, program, self.pins(program), sites)
-
-
-def _through(call: CallShape, base: list[Param]) -> CallShape:
-    """The part of a dispatch call that the base's named parameters take: what
-    a base catch-all absorbs is no implementation's contract."""
-    named = {p[0] for p in base if p[1] in ("pk", "ko")}
-    return CallShape(
-        min(call.npos, sum(1 for p in base if p[1] in ("po", "pk"))),
-        # what the catch-all carries is unknown: it may fill any further parameter
-        call.star or any(p[1] == "va" for p in base),
-        tuple(k for k in call.kws if k in named),
-        call.dstar or any(p[1] == "vk" for p in base),
-    )
 
 
 def _first(problems: list[str]) -> str:

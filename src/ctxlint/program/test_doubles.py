@@ -1,0 +1,328 @@
+"""What test code replaces or stands in for, and what the runtime offers it
+(asked by CTX402).
+
+Per file (`DoubleVisitor`): the bindings it replaces (`mod.get_exec = ...`,
+`setattr`/`monkeypatch.setattr`, `mock.patch("a.b.get_exec")`, `patch.object`),
+the config stand-ins it builds (a `SimpleNamespace`, a `Mock`/`MagicMock`
+without the record class as its spec, a dict) and where it puts each (a
+runtime function's argument, a keyword, an attribute, a name), the records it
+builds by hand for a runtime function, and what it binds from the runtime
+module. In the runtime module: its accessors (public functions callable with
+no argument that return something) and the functions that take a record.
+
+Over the program (`Doubles`): the runtime accessors (the module's own and
+the vocabulary's seed and bag accessors), which patch target replaces one
+(the runtime's binding or a module's import of it), the runtime functions
+taking a record (annotated so, or a parameter named by the record convention)
+and the test files (program/test_code).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from ctxlint.core.lazy_libcst import cst
+from ctxlint.facts.context import FileContext, dotted, string_value
+from ctxlint.facts.typed import Site, site
+from ctxlint.facts.visitor import FileVisitor
+from ctxlint.program.core import Program
+from ctxlint.program.record_conventions import record_convention
+from ctxlint.program.test_code import is_test_file
+
+# the standard library's stand-ins (and the `mock` backport's spelling of them)
+STAND_INS = {
+    "types.SimpleNamespace": "SimpleNamespace",
+    **{f"{m}.{c}": c for m in ("unittest.mock", "mock") for c in ("Mock", "MagicMock")},
+    **{
+        f"{m}.NonCallable{c}": f"NonCallable{c}"
+        for m in ("unittest.mock", "mock")
+        for c in ("Mock", "MagicMock")
+    },
+}
+PATCHERS = {"unittest.mock.patch", "mock.patch"}
+PATCH_OBJECT = {"unittest.mock.patch.object", "mock.patch.object"}
+
+
+def _returns_value(fn: cst.FunctionDef) -> bool:
+    if fn.returns is not None:
+        return dotted(fn.returns.annotation) != "None"
+    body = fn.body.body if isinstance(fn.body, cst.IndentedBlock) else ()
+    return any(
+        isinstance(small, cst.Return) and small.value is not None
+        for stmt in body
+        if isinstance(stmt, cst.SimpleStatementLine)
+        for small in stmt.body
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class RecordTaker:
+    """A public function of the runtime module, and whether it takes a record."""
+
+    name: str
+    annotated: bool  # a parameter annotated with the record class
+    params: tuple[str, ...]  # its unannotated parameters (a record by the convention?)
+
+
+@dataclass(frozen=True, slots=True)
+class Patch:
+    """A binding replaced: `target` (qualified) by `form` ("assignment", "setattr"...)."""
+
+    target: str
+    form: str
+    site: Site
+
+
+@dataclass(frozen=True, slots=True)
+class StandIn:
+    """A config stand-in (`kind`: "dict", "SimpleNamespace", "Mock"...) put in `slot`:
+    "call <runtime function>", "keyword <name>", "attribute <name>", "name <name>"."""
+
+    kind: str
+    slot: str
+    site: Site
+
+
+@dataclass(frozen=True, slots=True)
+class ByHand:
+    """A record built by hand, handed to the runtime function `callee`."""
+
+    callee: str
+    site: Site
+
+
+@dataclass(frozen=True, slots=True)
+class DoubleFacts:
+    accessors: tuple[str, ...] = ()  # the runtime module's: zero-argument, returning
+    record_takers: tuple[RecordTaker, ...] = ()  # the runtime module's functions
+    patches: tuple[Patch, ...] = ()
+    stand_ins: tuple[StandIn, ...] = ()
+    by_hand: tuple[ByHand, ...] = ()
+    # what the module binds from the runtime: local name -> qualified target
+    runtime_imports: dict[str, str] = field(default_factory=dict)
+
+
+class DoubleVisitor(FileVisitor):
+    def __init__(self, ctx: FileContext) -> None:
+        super().__init__(ctx)
+        vocab = ctx.vocab
+        assert vocab is not None
+        self.runtime = vocab.runtime_module
+        self.is_runtime = ctx.module == vocab.runtime_module
+        self.accessors: list[str] = []  # the runtime module's: zero-argument, returning
+        self.record_takers: list[RecordTaker] = []  # the runtime module's functions
+        self.patches: list[Patch] = []
+        self.stand_ins: list[StandIn] = []
+        self.by_hand: list[ByHand] = []
+
+    def _imported(self, expr: cst.BaseExpression) -> str | None:
+        """The qualified name of `a.b` when its head is imported (a module), else None."""
+        name = dotted(expr)
+        if name is None:
+            return None
+        head = name.partition(".")[0]
+        if head in self.ctx.imports or any(head in s.imports for s in self.ctx.scopes[1:]):
+            return self.ctx.resolve(expr)
+        return None
+
+    def _stand_in(self, expr: cst.BaseExpression) -> str | None:
+        """What kind of config stand-in `expr` builds, or None."""
+        if isinstance(expr, cst.Dict):
+            return "dict"
+        if not isinstance(expr, cst.Call) or not isinstance(expr.func, (cst.Name, cst.Attribute)):
+            return None
+        if isinstance(expr.func, cst.Name) and expr.func.value == "dict":
+            return None if self._imported(expr.func) else "dict"  # the builtin, unless rebound
+        kind = STAND_INS.get(self.ctx.resolve(expr.func) or "")
+        if kind is None or kind == "SimpleNamespace":
+            return kind
+        record = self.ctx.vocab.record_class if self.ctx.vocab else ""
+        for i, arg in enumerate(
+            expr.args
+        ):  # a mock specced by the record class is the record's shape
+            spec = (arg.keyword is None and i == 0) or (
+                arg.keyword is not None and arg.keyword.value in ("spec", "spec_set")
+            )
+            if spec and isinstance(arg.value, (cst.Name, cst.Attribute)):
+                if self.ctx.resolve(arg.value) == record:
+                    return None
+        return kind
+
+    def _built_record(self, expr: cst.BaseExpression) -> bool:
+        rec = self.ctx.records
+        if rec.is_construction(expr):
+            return True
+        return isinstance(expr, cst.Name) and rec.is_construction(rec.copied_from(expr.value))
+
+    # -- the runtime module's own functions ---------------------------------------
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if not self.is_runtime or len(self.ctx.scopes) != 2 or node.name.value.startswith("_"):
+            return
+        params = node.params
+        positional = [*params.posonly_params, *params.params, *params.kwonly_params]
+        if all(p.default is not None for p in positional) and _returns_value(node):
+            self.accessors.append(node.name.value)
+        # parameters that take a record: annotated so, or (decided once the
+        # codebase's convention is known) named so
+        rec = self.ctx.records
+        annotated = any(
+            p.annotation is not None and rec.is_record_annotation(p.annotation.annotation)
+            for p in positional
+        )
+        plain = tuple(p.name.value for p in positional if p.annotation is None)
+        self.record_takers.append(RecordTaker(node.name.value, annotated, plain))
+
+    # -- replaced bindings ----------------------------------------------------------
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        target = node.target
+        if isinstance(target, cst.Attribute):
+            q = self._imported(target)
+            if q is not None:
+                self.patches.append(Patch(q, "assignment", site(self.ctx, target)))
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        kind = self._stand_in(node.value)
+        if kind is None:
+            return
+        for t in node.targets:
+            if isinstance(t.target, cst.Attribute):
+                slot = f"attribute {t.target.attr.value}"
+            elif isinstance(t.target, cst.Name):
+                slot = f"name {t.target.value}"
+            else:
+                continue
+            self.stand_ins.append(StandIn(kind, slot, site(self.ctx, node.value)))
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if not isinstance(func, (cst.Name, cst.Attribute)):
+            return
+        last = func.value if isinstance(func, cst.Name) else func.attr.value
+        args = [a for a in node.args if not a.star]
+        positional = [a.value for a in args if a.keyword is None]
+        if last == "setattr" and len(positional) >= 2:
+            self._setattr(node, positional)
+        elif last in ("patch", "object") and positional:
+            self._patch(node, func, positional)
+        q = self.ctx.resolve(func) or ""
+        runtime_call = q.rpartition(".")[0] == self.runtime
+        for a in args:
+            if not (runtime_call or a.keyword is not None):
+                continue
+            kind = self._stand_in(a.value)
+            if kind is not None:
+                slot = f"call {q}" if runtime_call else f"keyword {a.keyword.value}"  # type: ignore[union-attr]
+                self.stand_ins.append(StandIn(kind, slot, site(self.ctx, a.value)))
+            elif runtime_call and self._built_record(a.value):
+                self.by_hand.append(ByHand(q, site(self.ctx, node)))
+
+    def _setattr(self, node: cst.Call, positional: list[cst.BaseExpression]) -> None:
+        first, name = positional[0], string_value(positional[1])
+        if name is not None:  # setattr(mod, "get_exec", ...) / monkeypatch.setattr(mod, ...)
+            q = self._imported(first)
+            if q is not None:
+                self.patches.append(Patch(f"{q}.{name}", "setattr", site(self.ctx, node)))
+            elif len(positional) >= 3:
+                kind = self._stand_in(positional[2])
+                if kind is not None:
+                    where = site(self.ctx, positional[2])
+                    self.stand_ins.append(StandIn(kind, f"attribute {name}", where))
+            return
+        dotted_target = string_value(first)  # monkeypatch.setattr("pkg.mod.get_exec", ...)
+        if dotted_target is not None and "." in dotted_target:
+            self.patches.append(Patch(dotted_target, "setattr", site(self.ctx, node)))
+
+    def _patch(
+        self, node: cst.Call, func: cst.BaseExpression, positional: list[cst.BaseExpression]
+    ) -> None:
+        q = self.ctx.resolve(func) or ""
+        mocker = (dotted(func) or "").endswith(("mocker.patch", "mocker.patch.object"))
+        if q in PATCHERS or (mocker and not q.endswith(".object")):
+            target = string_value(positional[0])
+            if target is not None and "." in target:
+                self.patches.append(Patch(target, "patch", site(self.ctx, node)))
+        elif (q in PATCH_OBJECT or mocker) and len(positional) >= 2:
+            name = string_value(positional[1])
+            owner = self._imported(positional[0])
+            if name is not None and owner is not None:
+                where = site(self.ctx, node)
+                self.patches.append(Patch(f"{owner}.{name}", "patch.object", where))
+
+    def finish(self) -> DoubleFacts | None:
+        # what this module binds from the runtime (a patched consumer's accessor names)
+        runtime_names = {
+            local: target
+            for local, target in self.ctx.imports.items()
+            if target.rpartition(".")[0] == self.runtime
+        }
+        if not (self.is_runtime or self.patches or self.stand_ins or self.by_hand or runtime_names):
+            return None
+        return DoubleFacts(
+            tuple(self.accessors),
+            tuple(self.record_takers),
+            tuple(self.patches),
+            tuple(self.stand_ins),
+            tuple(self.by_hand),
+            runtime_names,
+        )
+
+
+class Doubles:
+    """The sets a check of test doubles runs over, all from the code (the facts
+    under `key`) and the configuration (the test roots)."""
+
+    def __init__(self, program: Program, key: str, roots: list[str]) -> None:
+        vocab = program.vocab
+        self.program = program
+        self.key = key
+        runtime = DoubleFacts()
+        imports: dict[str, dict[str, str]] = {}
+        for _, module, facts in self.facts():
+            if module == vocab.runtime_module:
+                runtime = facts
+            if facts.runtime_imports:
+                imports[module] = facts.runtime_imports
+        self.accessors = {f"{vocab.runtime_module}.{a}" for a in runtime.accessors}
+        self.accessors |= {
+            vocab.qualified(a) for a in (*vocab.seed_accessors, *vocab.bag_accessors)
+        }
+        self.imports = imports
+        self.convention = record_convention(program)
+        self.record_names = self.convention.names
+        self.record_takers = {
+            f"{vocab.runtime_module}.{f.name}"
+            for f in runtime.record_takers
+            if f.annotated or set(f.params) & self.record_names
+        }
+        # by convention over every checked file: the set does not move when another
+        # rule's tokens make more files parsed (a test file with none of this rule's
+        # tokens has nothing to report)
+        self.test_files = sorted(p for p in program.paths if is_test_file(p, roots))
+
+    def accessor(self, target: str) -> str | None:
+        """The runtime accessor a patch target replaces: the runtime's own binding,
+        or a module's import of it."""
+        if target in self.accessors:
+            return target
+        module, _, name = target.rpartition(".")
+        bound = self.imports.get(module, {}).get(name)
+        return bound if bound in self.accessors else None
+
+    def accessor_names(self) -> set[str]:
+        return {q.rpartition(".")[2] for q in self.accessors}
+
+    def facts(self) -> Iterator[tuple[str, str, DoubleFacts]]:
+        return self.program.typed_facts(self.key, DoubleFacts)
+
+    def patched_modules(self) -> set[str]:
+        """The modules a patch replaces an accessor-named binding in (their
+        imports tell whether the name is the runtime's)."""
+        names = self.accessor_names()
+        out = set()
+        for _, _, facts in self.facts():
+            for p in facts.patches:
+                module, _, name = p.target.rpartition(".")
+                if name in names and module:
+                    out.add(f"module:{module}")
+        return out
