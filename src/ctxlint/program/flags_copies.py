@@ -22,11 +22,13 @@ from dataclasses import dataclass
 from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import FileContext
 from ctxlint.facts.typed import Site, site
+from ctxlint.program.bindings import KEY as BINDINGS
 from ctxlint.program.core import Program
 from ctxlint.program.flags_tier import FlagsTier, FlagsTierVisitor, TierFacts, flags_tier
 from ctxlint.program.test_code import is_test_file, test_roots
 
 KEY = "CTX705"  # the rule whose facts these are
+REQUIRES = (BINDINGS,)  # the model parts it reads: what names hold a flags or bag path
 OVERRIDE = "override"  # the design's scoped write on a flags group
 TOPOLOGY = "parallel"  # the design's parallel tier: its stage materialises the DP flags
 

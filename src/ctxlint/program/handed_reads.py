@@ -40,6 +40,9 @@ from ctxlint.program.record_conventions import record_convention
 from ctxlint.program.record_members import properties_reading_nothing
 
 KEY = "CTX102"  # the rule whose facts these are
+# the model parts it reads (the asking rule's requires): the visitor asks the record
+# tracker and the binding model; whether a publish precedes a read, the call graph
+REQUIRES = ("records", BINDINGS, "calls", "classes")
 # A parameter annotated with one of these is not a claim about its type.
 _UNTYPED = ("Any", "object")
 

@@ -23,9 +23,10 @@ from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import FileContext
 from ctxlint.facts.typed import Site, site
 from ctxlint.facts.visitor import FileVisitor
+from ctxlint.program.classes import class_index
 from ctxlint.program.core import Program
 from ctxlint.program.holders import Holder, HolderKind
-from ctxlint.program.record_conventions import record_convention
+from ctxlint.program.record_conventions import record_convention, record_names
 from ctxlint.program.record_members import (
     Members,
     RecordMembers,
@@ -35,6 +36,9 @@ from ctxlint.program.record_members import (
 )
 
 KEY = "CTX204"  # the rule whose facts these are
+# the model parts it reads (the asking rule's requires): the record tracker, and
+# the class index for the record's lineage
+REQUIRES = ("classes", "records")
 # holders that are a record only if the codebase names its records so
 NAMED = (HolderKind.NAME, HolderKind.ATTR)
 
@@ -96,6 +100,13 @@ class RecordMemberCallVisitor(FileVisitor):
 def called_members(program: Program) -> RecordMembers:
     """The record's members over its lineage, from the classes the visitor gathered."""
     return record_members(program, KEY, MemberCallFacts)
+
+
+def wanted_tokens(program: Program) -> set[str]:
+    """What the question still needs parsed (the rule's more_tokens): files naming
+    a record holder, and the class statements of the record's ancestors."""
+    lineage = class_index(program).linearization(program.vocab.record_class)
+    return record_names(program) | {f"class {q.rpartition('.')[2]}" for q in lineage[1:]}
 
 
 def member_calls(program: Program) -> Iterator[tuple[str, MemberCall]]:

@@ -20,6 +20,8 @@ from ctxlint.facts.context import FileContext
 from ctxlint.facts.typed import Site, site
 from ctxlint.program.reads import ReadVisitor
 
+REQUIRES = ("records",)  # the model parts it reads: the record tracker's seed
+
 
 @dataclass(frozen=True, slots=True)
 class SeedReadFact:

@@ -17,13 +17,13 @@ from collections.abc import Iterable
 from typing import Any
 
 from ctxlint.facts.vocab import Vocabulary
-from ctxlint.program.classes import class_index
 from ctxlint.program.core import Program
-from ctxlint.program.record_conventions import record_names
 from ctxlint.program.record_member_calls import (
+    REQUIRES,
     RecordMemberCallVisitor,
     called_members,
     member_calls,
+    wanted_tokens,
 )
 from ctxlint.program.rule import RawFinding, Rule
 
@@ -35,15 +35,14 @@ class RecordMemberCall(Rule):
     name = "record-member-call"
     summary = "A method called on a record is one the record class (or a base) defines"
     visitor = RecordMemberCallVisitor
-    requires = ("classes", "records")
+    requires = REQUIRES
 
     def tokens(self, vocab: Vocabulary) -> set[str]:
         modules = {vocab.record_module, *(q.rpartition(".")[0] for q in vocab.field_classes)}
         return {*vocab.seed_accessors, vocab.record_name, *(f"module:{m}" for m in modules)}
 
     def more_tokens(self, program: Program) -> set[str]:
-        lineage = class_index(program).linearization(program.vocab.record_class)
-        return record_names(program) | {f"class {q.rpartition('.')[2]}" for q in lineage[1:]}
+        return wanted_tokens(program)
 
     def derive(self, program: Program) -> dict[str, Any]:
         m = called_members(program)

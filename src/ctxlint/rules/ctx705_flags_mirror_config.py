@@ -26,9 +26,8 @@ from collections.abc import Iterable
 from typing import Any, ClassVar
 
 from ctxlint.facts.vocab import BAGS, Vocabulary
-from ctxlint.program.bindings import KEY as BINDINGS
 from ctxlint.program.core import Program
-from ctxlint.program.flags_copies import MirrorVisitor, flags_copies, wanted_modules
+from ctxlint.program.flags_copies import REQUIRES, MirrorVisitor, flags_copies, wanted_modules
 from ctxlint.program.flags_tier import ACCESSOR, missing_groups, no_tier
 from ctxlint.program.rule import RawFinding, Rule, field_data
 from ctxlint.program.test_code import OPTION
@@ -44,7 +43,7 @@ class FlagsMirrorConfig(Rule):
         "derivation, is a config mirror: read the bag leaf"
     )
     visitor = MirrorVisitor
-    requires = (BINDINGS,)  # what names hold a flags or bag path
+    requires = REQUIRES  # what names hold a flags or bag path
     needs = (BAGS,)
     options: ClassVar[dict[str, Any]] = {OPTION: []}
 

@@ -17,7 +17,7 @@ from ctxlint.facts.vocab import SEED, Vocabulary
 from ctxlint.program.core import Program
 from ctxlint.program.reads import leaf_spelling, namespace_hint
 from ctxlint.program.rule import RawFinding, Rule, field_data
-from ctxlint.program.seed_reads import SeedReadFact, SeedReadVisitor
+from ctxlint.program.seed_reads import REQUIRES, SeedReadFact, SeedReadVisitor
 
 ID = "CTX101"
 
@@ -27,7 +27,7 @@ class SeedRead(Rule):
     name = "seed-read"
     summary = "A field read off the process-global seed record (get_server_args()) in business code"
     visitor = SeedReadVisitor
-    requires = ("records",)
+    requires = REQUIRES
     needs = (SEED,)
     fixes = ("safe", "unsafe")  # ctxlint fix (docs/fix.md)
 

@@ -28,9 +28,8 @@ from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
 from ctxlint.facts.vocab import Vocabulary
-from ctxlint.program.bindings import KEY as BINDINGS
 from ctxlint.program.core import Program
-from ctxlint.program.handed_reads import ExposureVisitor, Handed, handed_reads
+from ctxlint.program.handed_reads import REQUIRES, ExposureVisitor, Handed, handed_reads
 from ctxlint.program.reads import lacking_accessor, leaf_spelling, namespace_hint
 from ctxlint.program.record_conventions import record_names
 from ctxlint.program.rule import RawFinding, Rule, field_data
@@ -52,8 +51,7 @@ class SuppliedExposure(Rule):
     fixes = ("unsafe",)  # ctxlint fix (docs/fix.md)
     fix_guards = ("CTX301",)  # a read it rewrites must not come before publish
     visitor = ExposureVisitor
-    # the call graph: whether a publish precedes a read decides its hint
-    requires = ("records", BINDINGS, "calls", "classes")
+    requires = REQUIRES  # the call graph: whether a publish precedes a read decides its hint
     options: ClassVar[dict[str, Any]] = {ALLOWED_CLASSES: [], FACTORIES: []}
 
     def fixers(self) -> tuple[Callable[..., None], ...]:
