@@ -48,9 +48,10 @@ _UNTYPED = ("Any", "object")
 
 
 @dataclass(frozen=True, slots=True)
-class Holder:
+class ReadHolder:
     """What a read is off: a parameter of the reading function ("param"), an
-    attribute of self ("self"), or another object's attribute ("chain")."""
+    attribute of self ("self"), or another object's attribute ("chain"): records'
+    verdict (program.holders.Holder) narrowed to what a handed record can be."""
 
     kind: Literal["param", "self", "chain"]
     name: str  # the parameter, or the attribute
@@ -63,7 +64,7 @@ class Holder:
 class ExposedRead:
     field: str
     form: str  # ReadVisitor's: "attr", "getattr"...
-    holder: Holder
+    holder: ReadHolder
     cls: str | None  # the class the read is in
     site: Site
 
@@ -134,7 +135,7 @@ class ExposureVisitor(ReadVisitor):
         return "other"
 
     # -- holders ----------------------------------------------------------------
-    def _holder(self, base: cst.BaseExpression) -> Holder | None:
+    def _holder(self, base: cst.BaseExpression) -> ReadHolder | None:
         """The handed record `base` may be (records' one classifier), as facts:
         a name only as a parameter of the function reading it."""
         holder = self.ctx.records.holder(base)
@@ -143,12 +144,12 @@ class ExposureVisitor(ReadVisitor):
         if isinstance(base, cst.Name):
             kind = self._param(base.value)
             if kind in ("rec", "plain"):
-                return Holder("param", base.value, annotated=kind == "rec")
+                return ReadHolder("param", base.value, annotated=kind == "rec")
             return None
         if holder.kind is HolderKind.SELF_ATTR:
-            return Holder("self", holder.name, cls=holder.cls)  # type: ignore[arg-type]
+            return ReadHolder("self", holder.name, cls=holder.cls)  # type: ignore[arg-type]
         if holder.kind is HolderKind.ATTR:
-            return Holder("chain", holder.name, via=holder.via)  # type: ignore[arg-type]
+            return ReadHolder("chain", holder.name, via=holder.via)  # type: ignore[arg-type]
         return None
 
     def _record(self, node: cst.CSTNode, base: cst.BaseExpression, field: str, form: str) -> None:
