@@ -102,10 +102,6 @@ class ExposureFacts:
 class ExposureVisitor(ReadVisitor):
     def __init__(self, ctx: FileContext) -> None:
         super().__init__(ctx)
-        vocab = ctx.vocab
-        assert vocab is not None
-        self.active = ctx.module != vocab.runtime_module
-        self.readable = set(vocab.fields) | set(vocab.properties)
         self.reads: list[ExposedRead] = []
         self.parks: list[Park] = []
         self.unbacked: list[str] = []

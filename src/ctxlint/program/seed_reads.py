@@ -36,10 +36,6 @@ class SeedReadFact:
 class SeedReadVisitor(ReadVisitor):
     def __init__(self, ctx: FileContext) -> None:
         super().__init__(ctx)
-        vocab = ctx.vocab
-        assert vocab is not None
-        self.active = ctx.module != vocab.runtime_module
-        self.readable = set(vocab.fields) | set(vocab.properties)
         self.reads: list[SeedReadFact] = []
         # (class, attr, read): a read through `self.<attr>`, its site still to take
         self.pending: list[tuple[str | None, str, tuple[str, str, str, cst.CSTNode]]] = []
