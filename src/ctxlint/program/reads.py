@@ -69,14 +69,16 @@ def positional(call: cst.Call) -> list[cst.BaseExpression]:
 class ReadVisitor(FileVisitor):
     """A visitor of field *reads* (`x.f` and literal `getattr(x, "f")`): it marks
     the nodes being written (assignment, `del`, `for`/`with` targets), which are
-    CTX201's business, and hands each read of a field in `readable` to
-    `_record`; subclasses set `active` and `readable` and decide what `x` is."""
-
-    active: bool
-    readable: set[str]
+    CTX201's business, and hands each read of a record field or property to
+    `_record`, outside the runtime module (where the record lives); subclasses
+    decide what `x` is (seed_reads, handed_reads)."""
 
     def __init__(self, ctx: FileContext) -> None:
         super().__init__(ctx)
+        vocab = ctx.vocab
+        assert vocab is not None
+        self.active = ctx.module != vocab.runtime_module
+        self.readable = set(vocab.fields) | set(vocab.properties)
         self.targets: set[int] = set()
 
     def _record(self, node: cst.CSTNode, base: cst.BaseExpression, field: str, form: str) -> None:

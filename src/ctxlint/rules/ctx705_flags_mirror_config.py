@@ -23,143 +23,16 @@ listed in the derived sets, not reported.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from ctxlint.core.lazy_libcst import cst
-from ctxlint.facts.context import FileContext
-from ctxlint.facts.typed import Site, site
 from ctxlint.facts.vocab import BAGS, Vocabulary
-from ctxlint.program.bindings import KEY as BINDINGS
 from ctxlint.program.core import Program
-from ctxlint.program.flags_tier import (
-    ACCESSOR,
-    FlagsTierVisitor,
-    TierFacts,
-    flags_tier,
-    missing_groups,
-    no_tier,
-)
+from ctxlint.program.flags_copies import REQUIRES, MirrorVisitor, flags_copies, wanted_modules
+from ctxlint.program.flags_tier import ACCESSOR, missing_groups, no_tier
 from ctxlint.program.rule import RawFinding, Rule, field_data
-from ctxlint.program.test_code import OPTION, is_test_file, test_roots
+from ctxlint.program.test_code import OPTION
 
 ID = "CTX705"
-OVERRIDE = "override"  # the design's scoped write on a flags group
-TOPOLOGY = "parallel"  # the design's parallel tier: its stage materialises the DP flags
-
-
-@dataclass(frozen=True, slots=True)
-class LeafWrite:
-    """`<flags>.<group>.<leaf> = value`, or `<flags>.<group>.override(<leaf>=...)`."""
-
-    fn: str
-    group: str
-    leaf: str
-    source: list[str] | None  # the bag path the value is ([accessor, *attrs]), if one
-    lazy: bool  # under `if <the same leaf> is None:`
-    override: bool
-    site: Site
-
-
-@dataclass(frozen=True, slots=True)
-class MirrorFacts(TierFacts):
-    writes: list[LeafWrite]
-
-
-class MirrorVisitor(FlagsTierVisitor):
-    """The tier's declarations, and every assignment to a flags leaf."""
-
-    def __init__(self, ctx: FileContext) -> None:
-        super().__init__(ctx)
-        self.writes: list[LeafWrite] = []
-
-    def assigned(
-        self, target: cst.Attribute, node: cst.CSTNode, value: cst.BaseExpression | None
-    ) -> None:
-        chain = self.below_flags(target)
-        if not chain or len(chain) != 2:
-            return
-        source = self.path(value) if value is not None else None
-        source = source if source and source[0] != "flags" else None
-        # a lazy default in a shim (`if <leaf> is None: <leaf> = ...`) is not a swap
-        lazy = self.lazy(chain)
-        self.writes.append(
-            LeafWrite(self.writer(), chain[0], chain[1], source, lazy, False, site(self.ctx, node))
-        )
-
-    def visit_Call(self, node: cst.Call) -> None:
-        """`<flags>.<group>.override(leaf=...)`: a write of each named leaf."""
-        func = node.func
-        if not (isinstance(func, cst.Attribute) and func.attr.value == OVERRIDE):
-            return
-        chain = self.below_flags(func.value)
-        if not chain or len(chain) != 1:
-            return
-        for arg in node.args:
-            if arg.keyword is not None:
-                leaf, where = arg.keyword.value, site(self.ctx, node)
-                self.writes.append(
-                    LeafWrite(self.writer(), chain[0], leaf, None, False, True, where)
-                )
-
-    def finish(self) -> MirrorFacts | None:
-        found = self.classes or self.accessor or self.writes
-        return MirrorFacts(self.classes, self.accessor, self.writes) if found else None
-
-
-class Model:
-    def __init__(self, program: Program) -> None:
-        vocab = program.vocab
-        self.files = list(program.typed_facts(ID, MirrorFacts))
-        self.tier = flags_tier(self.files, vocab.runtime_module)
-        self.groups = {g: self.tier.leaves(g) for g in self.tier.groups}  # group -> its leaves
-        self.leaves = set(vocab.fields) | set(vocab.derived_leaves)
-        self.topology = {a for a, ns in vocab.bag_accessors.items() if ns == TOPOLOGY}
-        roots = test_roots(program)
-        sites: dict[tuple[str, str], list[str]] = {}  # (group, leaf) -> write sites
-        values: dict[tuple[str, str], set[str]] = {}  # what each site writes
-        for path, module, f in self.files:
-            for w in f.writes:
-                if w.lazy:
-                    continue  # the shim's default before init, not a second writer
-                if w.override and is_test_file(path, roots):
-                    continue  # a test's scope, not a writer of the process's state
-                where = f"{module}.{w.fn} ({path}:{w.site.span[0]})"
-                sites.setdefault((w.group, w.leaf), []).append(where)
-                # a copy writes its bag leaf; anything else is its own value
-                src = w.source
-                value = ".".join(src) if src is not None and len(src) > 1 else where
-                values.setdefault((w.group, w.leaf), set()).add(value)
-        self.sites = sites
-        # a leaf the code writes with more than one value is state it changes; the
-        # same bag leaf copied at several sites (two inits) is still one mirror
-        self.swapped = {k for k, v in values.items() if len(v) > 1}
-
-    def copy(self, w: LeafWrite) -> bool:
-        """A declared leaf written once, exactly a bag leaf."""
-        src = w.source
-        return (
-            src is not None
-            and not w.lazy
-            and len(src) > 1
-            and src[-1] in self.leaves
-            and w.leaf in self.groups.get(w.group, ())
-            and (w.group, w.leaf) not in self.swapped
-        )
-
-    def mirror(self, w: LeafWrite) -> bool:
-        return self.copy(w) and w.source is not None and w.source[0] not in self.topology
-
-    def stage_owned(self) -> list[str]:
-        """Leaves copied from the parallel tier: the parallel stage's flags."""
-        return sorted(
-            {
-                f"{w.group}.{w.leaf} = {w.source[0]}().{'.'.join(w.source[1:])}"
-                for _, _, f in self.files
-                for w in f.writes
-                if w.source is not None and self.copy(w) and w.source[0] in self.topology
-            }
-        )
 
 
 class FlagsMirrorConfig(Rule):
@@ -170,7 +43,7 @@ class FlagsMirrorConfig(Rule):
         "derivation, is a config mirror: read the bag leaf"
     )
     visitor = MirrorVisitor
-    requires = (BINDINGS,)  # what names hold a flags or bag path
+    requires = REQUIRES  # what names hold a flags or bag path
     needs = (BAGS,)
     options: ClassVar[dict[str, Any]] = {OPTION: []}
 
@@ -178,14 +51,10 @@ class FlagsMirrorConfig(Rule):
         return {ACCESSOR, f"module:{vocab.runtime_module}"}
 
     def more_tokens(self, program: Program) -> set[str]:
-        files = program.typed_facts(ID, MirrorFacts)
-        return flags_tier(files, program.vocab.runtime_module).wanted_modules()
-
-    def _model(self, program: Program) -> Model:
-        return program.memo(f"{ID}:model", lambda: Model(program))
+        return wanted_modules(program)
 
     def derive(self, program: Program) -> dict[str, Any]:
-        m = self._model(program)
+        m = flags_copies(program)
         if not m.tier.defined:
             return no_tier(program.vocab.runtime_module)
         return {
@@ -200,7 +69,7 @@ class FlagsMirrorConfig(Rule):
         return f"{why}: nothing is checked" if why else None
 
     def check(self, program: Program) -> Iterable[RawFinding]:
-        m = self._model(program)
+        m = flags_copies(program)
         for path, _, f in m.files:
             for w in f.writes:
                 if not m.mirror(w) or (src := w.source) is None:

@@ -11,61 +11,15 @@ on `self` read in any method of the class. The runtime module is exempt.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from typing import Any
 
-from ctxlint.core.lazy_libcst import cst
-from ctxlint.facts.context import FileContext
-from ctxlint.facts.typed import Site, site
 from ctxlint.facts.vocab import SEED, Vocabulary
 from ctxlint.program.core import Program
-from ctxlint.program.reads import ReadVisitor, leaf_spelling, namespace_hint
+from ctxlint.program.reads import leaf_spelling, namespace_hint
 from ctxlint.program.rule import RawFinding, Rule, field_data
+from ctxlint.program.seed_reads import REQUIRES, SeedReadFact, SeedReadVisitor
 
 ID = "CTX101"
-
-
-@dataclass(frozen=True, slots=True)
-class SeedReadFact:
-    """A field read off the seed record."""
-
-    field: str
-    form: str  # ReadVisitor's: "attr", "getattr"...
-    via: str  # "call" (the accessor's), "alias", or "self.<attr>" (an alias parked there)
-    site: Site
-
-
-class SeedReadVisitor(ReadVisitor):
-    def __init__(self, ctx: FileContext) -> None:
-        super().__init__(ctx)
-        vocab = ctx.vocab
-        assert vocab is not None
-        self.active = ctx.module != vocab.runtime_module
-        self.readable = set(vocab.fields) | set(vocab.properties)
-        self.reads: list[SeedReadFact] = []
-        # (class, attr, read): a read through `self.<attr>`, its site still to take
-        self.pending: list[tuple[str | None, str, tuple[str, str, str, cst.CSTNode]]] = []
-
-    def _record(self, node: cst.CSTNode, base: cst.BaseExpression, field: str, form: str) -> None:
-        rec = self.ctx.records
-        if rec.is_seed(base):
-            via = "call" if rec.is_seed_call(base) else "alias"
-            self.reads.append(SeedReadFact(field, form, via, site(self.ctx, node)))
-            return
-        attr = rec.self_attr(base)
-        if attr is not None:
-            # Only known to be the seed once the class is complete; anchoring
-            # (which costs a positions pass) waits until it is confirmed.
-            read = (field, form, self.ctx.qualname, node)
-            self.pending.append((self.ctx.enclosing_class(), attr, read))
-
-    def finish(self) -> list[SeedReadFact]:
-        rec = self.ctx.records
-        for cls, attr, (field, form, scope, node) in self.pending:
-            if rec.parked(cls, attr):
-                where = Site(scope, self.ctx.snippet(node), self.ctx.anchor(node))  # type: ignore[arg-type]
-                self.reads.append(SeedReadFact(field, form, f"self.{attr}", where))
-        return self.reads
 
 
 class SeedRead(Rule):
@@ -73,7 +27,7 @@ class SeedRead(Rule):
     name = "seed-read"
     summary = "A field read off the process-global seed record (get_server_args()) in business code"
     visitor = SeedReadVisitor
-    requires = ("records",)
+    requires = REQUIRES
     needs = (SEED,)
     fixes = ("safe", "unsafe")  # ctxlint fix (docs/fix.md)
 

@@ -255,7 +255,7 @@ def _fix_self_alias(
 ) -> None:
     reported = {id(read_parts(n)[1]) for _, n, _ in reads}  # type: ignore[index]
     assigns: list[tuple[cst.Assign, cst.CSTNode]] = []
-    for node in _attributes(plan.src.tree, attr):
+    for node in _attributes(plan, attr):
         if id(node) in reported:
             continue
         found = _single_assign(plan, node) if _is_self(node.value) else None
@@ -276,13 +276,6 @@ def _fix_self_alias(
     _rewrite_all(plan, reads, assigns)
 
 
-def _attributes(tree: cst.Module, attr: str) -> list[cst.Attribute]:
-    found: list[cst.Attribute] = []
-
-    class Collect(cst.CSTVisitor):
-        def visit_Attribute(self, node: cst.Attribute) -> None:
-            if node.attr.value == attr:
-                found.append(node)
-
-    tree.visit(Collect())
-    return found
+def _attributes(plan: FilePlan, attr: str) -> list[cst.Attribute]:
+    """Every `<x>.<attr>` in the file, in source order (the plan's one walk)."""
+    return [n for n in plan.src.walk.nodes if isinstance(n, cst.Attribute) and n.attr.value == attr]
