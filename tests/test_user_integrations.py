@@ -149,6 +149,23 @@ def test_missing_roots_never_suggest_a_folder_outside_the_git_work_tree(tmp_path
     )
 
 
+def test_a_root_that_names_no_folder_is_said_first(tmp_path: Path) -> None:
+    shutil.copytree(REPO / "tests" / "fixtures" / "specrt" / "specrt", tmp_path / "src" / "specrt")
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "ctxlint.toml").write_text(
+        '[tool.ctxlint]\nroot = "nope"\nruntime-module = "specrt.context"\n'
+        'record-class = "specrt.record.ServerArgs"\nsrc = ["src"]\n'
+    )
+    out = cli("check", "tools", cwd=tmp_path)
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr == (
+        "ctxlint: error: the project root tools/nope is not a folder, so src root 'src' is "
+        "not a folder under tools/nope (roots are relative to the project root, the config's "
+        "folder); they are all under .: run `ctxlint check --config tools/ctxlint.toml .`, or "
+        'set root = ".." in tools/ctxlint.toml\n'
+    )
+
+
 def test_a_dedicated_ctxlint_toml_wins_over_pyproject_and_names_it(project: Path) -> None:
     write(project, {"app/bad.py": SEED_READ})
     pyproject = project / "pyproject.toml"

@@ -60,6 +60,8 @@ def check_roots(config: Config, suggest: Callable[[Path], str]) -> None:
     if not missing:
         return
     where = f"src root {missing[0]!r} is not a folder under {shown(config.root)}"
+    if not config.root.is_dir():  # a `root` key that names no folder: say that first
+        where = f"the project root {shown(config.root)} is not a folder, so {where}"
     folder = folder_holding_roots(config)
     if folder is None:
         named = shown(config.config_path) if config.config_path else "the config"
