@@ -129,6 +129,43 @@ def test_missing_roots_name_the_command_that_would_work(tmp_path: Path) -> None:
     assert cli("check", "--config", "tools/ctxlint.toml", ".", cwd=tmp_path).returncode == 0
 
 
+def test_missing_roots_never_suggest_a_folder_outside_the_git_work_tree(tmp_path: Path) -> None:
+    # a src root that exists only above the repository (on this machine `/lib`,
+    # for src = ["lib"]): a root there is refused, so the error must not offer one
+    repo = tmp_path / "repo"
+    shutil.copytree(REPO / "tests" / "fixtures" / "specrt" / "specrt", repo / "src" / "specrt")
+    (tmp_path / "lib").mkdir()
+    (repo / "tools").mkdir()
+    (repo / "tools" / "ctxlint.toml").write_text(
+        '[tool.ctxlint]\nruntime-module = "specrt.context"\n'
+        'record-class = "specrt.record.ServerArgs"\nsrc = ["lib"]\n'
+    )
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    out = cli("check", "tools", cwd=repo)
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr == (
+        "ctxlint: error: src root 'lib' is not a folder under tools; fix `src` in "
+        "tools/ctxlint.toml\n"
+    )
+
+
+def test_a_root_that_names_no_folder_is_said_first(tmp_path: Path) -> None:
+    shutil.copytree(REPO / "tests" / "fixtures" / "specrt" / "specrt", tmp_path / "src" / "specrt")
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "ctxlint.toml").write_text(
+        '[tool.ctxlint]\nroot = "nope"\nruntime-module = "specrt.context"\n'
+        'record-class = "specrt.record.ServerArgs"\nsrc = ["src"]\n'
+    )
+    out = cli("check", "tools", cwd=tmp_path)
+    assert out.returncode == 2 and out.stdout == ""
+    assert out.stderr == (
+        "ctxlint: error: the project root tools/nope is not a folder, so src root 'src' is "
+        "not a folder under tools/nope (roots are relative to the project root, the config's "
+        "folder); they are all under .: run `ctxlint check --config tools/ctxlint.toml .`, or "
+        'set root = ".." in tools/ctxlint.toml\n'
+    )
+
+
 def test_a_dedicated_ctxlint_toml_wins_over_pyproject_and_names_it(project: Path) -> None:
     write(project, {"app/bad.py": SEED_READ})
     pyproject = project / "pyproject.toml"

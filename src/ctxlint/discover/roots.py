@@ -3,7 +3,10 @@
 A config's `src` roots are relative to its project root (the config file's
 folder, its `root` key, or the PATH given with `--config`). When they are not
 there, the nearest folder above that holds them all is almost always the tree
-that was meant, so the error names it instead of leaving the user to guess.
+that was meant, so the error names it instead of leaving the user to guess;
+but only a folder a config's `root` may name (inside the git work tree that
+holds the tree, or the working folder): a root above those is refused, and the
+walk would otherwise reach `/` (`src = ["lib"]` "found" in `/lib`).
 """
 
 from __future__ import annotations
@@ -14,15 +17,31 @@ from pathlib import Path
 
 from ctxlint.config.settings import Config
 from ctxlint.core.errors import ConfigError
+from ctxlint.core.gitcmd import run_git
 
 
 def missing_roots(root: Path, src: tuple[str, ...]) -> list[str]:
     return [r for r in src if not (root / r).is_dir()]
 
 
+def _work_tree(folder: Path) -> Path | None:
+    """The git work tree holding `folder` (or its nearest existing parent)."""
+    while not folder.is_dir() and folder != folder.parent:
+        folder = folder.parent
+    try:
+        top = run_git(folder, "rev-parse", "--show-toplevel")
+    except OSError:
+        return None
+    return Path(os.fsdecode(top.stdout.strip())).resolve() if top.returncode == 0 else None
+
+
 def folder_holding_roots(config: Config) -> Path | None:
-    """The nearest folder above the project root under which every src root exists."""
+    """The nearest folder above the project root under which every src root
+    exists, inside the tree's git work tree or the working folder."""
+    bounds = [Path.cwd().resolve(), *filter(None, [_work_tree(config.root)])]
     for folder in config.root.parents:
+        if not any(folder.resolve().is_relative_to(bound) for bound in bounds):
+            return None
         if not missing_roots(folder, config.src):
             return folder
     return None
@@ -41,9 +60,12 @@ def check_roots(config: Config, suggest: Callable[[Path], str]) -> None:
     if not missing:
         return
     where = f"src root {missing[0]!r} is not a folder under {shown(config.root)}"
+    if not config.root.is_dir():  # a `root` key that names no folder: say that first
+        where = f"the project root {shown(config.root)} is not a folder, so {where}"
     folder = folder_holding_roots(config)
     if folder is None:
-        raise ConfigError(f"{where}; fix `src` in {config.config_path or 'the config'}")
+        named = shown(config.config_path) if config.config_path else "the config"
+        raise ConfigError(f"{where}; fix `src` in {named}")
     raise ConfigError(
         f"{where} (roots are relative to the project root, the config's folder); "
         f"they are all under {shown(folder)}: {suggest(folder)}"
