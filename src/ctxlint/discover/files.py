@@ -132,6 +132,27 @@ def discover(
     return [chosen[k] for k in sorted(chosen)]
 
 
+def buffer_file(
+    root: Path, src: tuple[str, ...], exclude: tuple[str, ...], rel: str
+) -> SourceFile | None:
+    """The file an editor's buffer at `rel` would be, were it saved, when
+    `discover` did not list it (a new file not on disk yet, or one it leaves
+    out): None when discovery would leave it out once saved (not Python,
+    excluded, in a skipped folder, outside the src roots, ignored by git)."""
+    roots = _roots(src)
+    if not rel.endswith(".py") or pathspec.GitIgnoreSpec.from_lines(exclude).match_file(rel):
+        return None
+    if any(part in SKIP_DIRS for part in rel.split("/")[:-1]) or not _under_root(rel, roots):
+        return None
+    try:  # in a checkout (not an ignored tree inside one) git decides, as _git_files
+        walked = run_git(root, "check-ignore", "-q", ".").returncode == 0
+        if not walked and run_git(root, "check-ignore", "-q", "--", rel).returncode == 0:
+            return None
+    except OSError:
+        pass
+    return SourceFile(rel, module_name(rel, roots))
+
+
 def _listed_file(path: str) -> bool:
     """Whether a file git lists is there to check. One that cannot even be looked
     at (in a folder the user may not read), or a link to nothing, is kept: reading

@@ -22,7 +22,7 @@ from ctxlint.config.settings import Config
 from ctxlint.core import deepstack, heap
 from ctxlint.core.errors import CtxlintError
 from ctxlint.core.findings import FileError
-from ctxlint.discover.files import SourceFile, discover
+from ctxlint.discover.files import SourceFile, buffer_file, discover
 from ctxlint.discover.sources import Sources
 from ctxlint.engine import checks
 from ctxlint.engine.blobs import Blobs, digest_of, gather
@@ -151,9 +151,21 @@ class Engine:
         t = time.perf_counter()
         folders = list(self.folder_errors)
         files = self.files if self.files is not None else discover_files(self.config, folders)
-        sources = Sources(self.config.root, [f.rel for f in files], self.cache)
+        # an editor's buffer of a file discovery did not list is checked as the
+        # file it would be once saved (a new one), or not at all (an excluded one)
+        listed = {f.rel for f in files}
+        config = self.config
+        more = [
+            found
+            for rel in sorted(set(self.texts) - listed)
+            if (found := buffer_file(config.root, config.src, config.exclude, rel)) is not None
+        ]
+        if more:
+            files = sorted([*files, *more], key=lambda f: f.rel)
+        sources = Sources(config.root, [f.rel for f in files], self.cache)
         for rel, text in self.texts.items():
-            sources.edit(rel, text)
+            if rel in listed or any(f.rel == rel for f in more):
+                sources.edit(rel, text)
         self._timed("discover+read", t)
         self.read = (files, sources)
         return files, sources, sorted([*sources.errors, *folders], key=lambda e: e.path)
