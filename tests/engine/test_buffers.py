@@ -14,7 +14,9 @@ from test_rounds import _copy
 from ctxlint import session
 from ctxlint.discover.files import buffer_file
 
-SEED_READ = "from ctxrt.context import get_server_args\n\n\ndef f():\n    return get_server_args().port\n"
+SEED_READ = (
+    "from ctxrt.context import get_server_args\n\n\ndef f():\n    return get_server_args().port\n"
+)
 
 
 def test_a_new_buffer_is_checked_as_the_file_it_will_be(tmp_path: Path) -> None:

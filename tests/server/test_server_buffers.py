@@ -12,7 +12,9 @@ import pytest
 from lspclient import APP, batch, batch_keys, copy_legacy_app, start, stop, uri
 from lsprotocol import types
 
-SEED_READ = "from ctxrt.context import get_server_args\n\n\ndef f():\n    return get_server_args().port\n"
+SEED_READ = (
+    "from ctxrt.context import get_server_args\n\n\ndef f():\n    return get_server_args().port\n"
+)
 
 
 @pytest.mark.asyncio
