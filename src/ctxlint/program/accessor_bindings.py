@@ -13,11 +13,13 @@ uses find no method of that name (program.method_lookup).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts import ruff
 from ctxlint.facts.context import FileContext
+from ctxlint.facts.typed import Site as FactSite
 from ctxlint.facts.typed import Span
 from ctxlint.facts.visitor import FileVisitor
 from ctxlint.facts.vocab import Vocabulary
@@ -32,6 +34,7 @@ from ctxlint.program.method_lookup import (
     find_method,
     member_receiver,
 )
+from ctxlint.program.rule import Located
 
 KEY = "CTX401"  # the rule whose facts these are
 
@@ -282,6 +285,12 @@ class AccessorUses:
         self.names = accessor_names(program.vocab)
         self.index = class_index(program)
         self.runtime = program.vocab.runtime_module
+        vocab = program.vocab
+        # accessor -> the bag it answers ("seed record" for the seed accessors)
+        self.bags = {
+            **dict(vocab.bag_accessors),
+            **{s: "seed record" for s in vocab.seed_accessors},
+        }
         self.files = [(p, f) for p, _, f in program.typed_facts(KEY, AccessorFacts)]
         # class -> the accessor-named attributes its body declares (a field
         # holding a callable: `get_model: Callable[[], nn.Module]`)
@@ -318,14 +327,28 @@ class AccessorUses:
         """The files binding an accessor name twice: where ruff's F811 may report."""
         return sorted(p for p, f in self.files if f.ruff)
 
-    def ruff_site(self, path: str, row: int) -> RuntimeImport | NameBinding | None:
-        """What binds at `row` of `path`: an import of the runtime's accessor, or
-        else a binding of an accessor name (where an F811 finding anchors)."""
+    def f811_sites(
+        self, hits: list[ruff.F811], taken: set[tuple[str, int]]
+    ) -> Iterator[tuple[ruff.F811, Located]]:
+        """Each of ruff's F811 hits at a line `taken` (path, line) does not hold, once
+        a line, with where it is told: the import of the runtime's accessor, or
+        else the binding of an accessor name, at that line (or the hit itself)."""
+        taken = set(taken)
+        for hit in hits:
+            if (hit.path, hit.row) in taken:
+                continue
+            taken.add((hit.path, hit.row))
+            yield hit, self._site_at(hit)
+
+    def _site_at(self, hit: ruff.F811) -> Located:
         for p, facts in self.files:
-            if p == path:
-                legit = next((lg for lg in facts.legit if lg.span[0] == row), None)
-                return legit or next((b for b in facts.bindings if b.span[0] == row), None)
-        return None
+            if p == hit.path:
+                site = next((lg for lg in facts.legit if lg.span[0] == hit.row), None)
+                site = site or next((b for b in facts.bindings if b.span[0] == hit.row), None)
+                if site is not None:
+                    return site
+        span = [hit.row, hit.col, hit.row, hit.col]
+        return FactSite("<module>", f"ruff F811 {hit.name}", span)
 
     def uses(self, path: str, facts: AccessorFacts) -> FileUses:
         """One module's uses (see FileUses)."""

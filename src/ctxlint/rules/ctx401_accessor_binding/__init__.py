@@ -32,7 +32,7 @@ from ctxlint.program.bindings import KEY as BINDINGS
 from ctxlint.program.classes import KEY as CLASSES
 from ctxlint.program.core import Program
 from ctxlint.program.method_lookup import MethodLookup
-from ctxlint.program.rule import RawFinding, Rule
+from ctxlint.program.rule import RawFinding, Rule, finding_at
 
 ID = "CTX401"
 RUFF_STATUS = "ruff"  # the derived set saying whether and where ruff ran
@@ -103,27 +103,24 @@ class AccessorBinding(Rule):
         }
 
     def check(self, program: Program) -> Iterable[RawFinding]:
-        vocab, uses = program.vocab, accessor_uses(program)
-        runtime = vocab.runtime_module
-        ns = {**dict(vocab.bag_accessors), **{s: "seed record" for s in vocab.seed_accessors}}
+        uses = accessor_uses(program)
+        runtime, ns = uses.runtime, uses.bags
         mine: list[RawFinding] = []
         apart: list[str] = []  # bindings where the accessor is not bound: no collision
         for path, facts in uses.files:
             found = uses.uses(path, facts)
             apart += found.apart
             for b, imported in found.bindings:
-                why = _binding_message(b, runtime, ns, imported)
-                mine.append(RawFinding(ID, path, b.scope, b.snippet, b.span, why))
+                mine.append(finding_at(ID, path, b, _binding_message(b, runtime, ns, imported)))
             for c in found.calls:
                 why = (
                     f"`{c.name}` called with arguments: the accessor takes none, it answers "
                     f"the process-wide {ns.get(c.name, 'bag')}; if this means another "
                     "callable, give that one another name"
                 )
-                mine.append(RawFinding(ID, path, c.scope, c.snippet, c.span, why))
+                mine.append(finding_at(ID, path, c, why))
             for m, lookup in found.members:
-                why = _member_problem(m, lookup, runtime)
-                mine.append(RawFinding(ID, path, m.scope, m.snippet, m.span, why))
+                mine.append(finding_at(ID, path, m, _member_problem(m, lookup, runtime)))
         yield from mine
         status, hits = _ruff(program)
         program.sets.setdefault(ID, {}).update(
@@ -136,20 +133,9 @@ class AccessorBinding(Rule):
         )
         # ruff's F811 on accessor names, at a line no finding above holds
         taken = {(f.path, f.span[0]) for f in mine}
-        for hit in hits:
-            if (hit.path, hit.row) in taken:
-                continue
-            taken.add((hit.path, hit.row))
-            site = uses.ruff_site(hit.path, hit.row)
-            yield RawFinding(
-                ID,
-                hit.path,
-                site.scope if site else "<module>",
-                site.snippet if site else f"ruff F811 {hit.name}",
-                site.span if site else [hit.row, hit.col, hit.row, hit.col],
-                f"ruff F811: {hit.message[0].lower()}{hit.message[1:]}: a module binds "
-                f"`{hit.name}` once; drop the redefinition",
-            )
+        for hit, site in uses.f811_sites(hits, taken):
+            why = f"ruff F811: {hit.message[0].lower()}{hit.message[1:]}: a module binds "
+            yield finding_at(ID, hit.path, site, why + f"`{hit.name}` once; drop the redefinition")
 
 
 def _binding_message(b: NameBinding, runtime: str, ns: dict[str, str], imported: bool) -> str:
