@@ -51,26 +51,15 @@ class PublishBeforeRead(Rule):
 
     def derive(self, program: Program) -> dict[str, Any]:
         a = analysis(program)
-        entries = []
-        for q, roles in sorted(a.entries.items()):
-            if q not in a.funcs:
-                continue
-            entries.append(f"{q} ({', '.join(roles)})")
-        silent = sorted(q for q in a.own if q not in a.reaches_read)
-        starts = []
-        for path, s in a.graph.starts:
-            got = ", ".join(a.graph.start_targets(s)) or "unresolved"
-            starts.append(f"{path}:{s.site.span[0]} {s.kind.value} -> {got}")
         return {
-            "process entries": entries,
-            "publishers reaching no bag read": silent,
-            "process starts": sorted(starts),
+            "process entries": a.entry_roles(),
+            "publishers reaching no bag read": a.silent_publishers(),
+            "process starts": a.start_lines(),
             "functions reaching a bag read": len(a.reaches_read),
         }
 
     def pins(self, program: Program) -> dict[str, Any]:
-        a = analysis(program)
-        return {q: NO_READ for q in a.own if q not in a.reaches_read}
+        return dict.fromkeys(analysis(program).silent_publishers(), NO_READ)
 
     def fix_guard(self, program: Program) -> FixGuard:
         return guard_until(program, runs_unpublished(program))  # a read added there: a finding
