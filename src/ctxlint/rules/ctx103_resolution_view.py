@@ -23,7 +23,7 @@ from typing import Any
 from ctxlint.facts.vocab import BAGS, Vocabulary
 from ctxlint.program.core import Program
 from ctxlint.program.pipeline_reads import pipeline_bag_reads, raw_field_reads
-from ctxlint.program.resolution import KEY, resolution
+from ctxlint.program.resolution import KEY, resolution, start_tokens
 from ctxlint.program.rule import RawFinding, Rule, field_data, finding_at
 
 ID = "CTX103"
@@ -46,8 +46,7 @@ class ResolutionView(Rule):
     requires = ("calls", "classes", KEY)
 
     def tokens(self, vocab: Vocabulary) -> set[str]:
-        modules = {vocab.record_module, *(q.rpartition(".")[0] for q in vocab.field_classes)}
-        return {f"module:{m}" for m in modules}
+        return start_tokens(vocab)
 
     def more_tokens(self, program: Program) -> set[str]:
         return resolution(program).wanted_tokens()
