@@ -30,7 +30,7 @@ from ctxlint.program.declaration_writes import (
     late_declarations,
     stray_stash_writes,
 )
-from ctxlint.program.resolution import KEY, resolution
+from ctxlint.program.resolution import KEY, resolution, start_tokens
 from ctxlint.program.rule import RawFinding, Rule, field_data, finding_at
 
 ID = "CTX104"
@@ -50,8 +50,7 @@ class DeclarationWriter(Rule):
     requires = ("calls", "classes", KEY)
 
     def tokens(self, vocab: Vocabulary) -> set[str]:
-        modules = {vocab.record_module, *(q.rpartition(".")[0] for q in vocab.field_classes)}
-        return {f"module:{m}" for m in modules} | {"publish"}
+        return start_tokens(vocab) | {"publish"}
 
     def more_tokens(self, program: Program) -> set[str]:
         res = resolution(program)
@@ -91,23 +90,18 @@ class DeclarationWriter(Rule):
         call = res.declaration_call() or decl
         for path, s in stray_stash_writes(program):
             why = f"the declaration stash `{res.slot(s.slot)}` written outside `{decl}`: "
-            yield finding_at(
-                ID, path, s.site, why + f"declare through `{call}`, the stash's one writer"
-            )
+            why += f"declare through `{call}`, the stash's one writer"
+            yield finding_at(ID, path, s.site, why)
         for path, w, what in assigning_overrides(program):
             why = f"a {what} assigns `{w.holder}.{w.field}`: return the declaration "
             why += "(`{field: value}`) instead; the runner declares it"
             yield finding_at(ID, path, w.site, why, **field_data(program.vocab, w.field))
         for late in late_declarations(program):
             via = "" if late.via is None else f" (through {late.via})"
-            yield finding_at(
-                ID,
-                late.path,
-                late,
-                f"`{decl}` reached after publish{via}: the stash is projected at publish "
-                "and never again, so this declaration is a silent no-op; declare before "
-                "publish, or change the live value with get_context().override(...)",
-            )
+            why = f"`{decl}` reached after publish{via}: the stash is projected at publish and "
+            why += "never again, so this declaration is a silent no-op; declare before publish, "
+            why += "or change the live value with get_context().override(...)"
+            yield finding_at(ID, late.path, late, why)
 
 
 RULE = DeclarationWriter()
