@@ -79,16 +79,11 @@ class PublishBeforeRead(Rule):
             yield finding_at(ID, r.path, r, f"{r.hit.label()} {when}", details, **r.hit.related())
         for r in constructor_reads(program):
             more = f"\n{r.more} more statements read bags" if r.more else ""
-            yield finding_at(
-                ID,
-                r.path,
-                r,
-                f"{r.hit.label()} in a constructor handed the record, with no assert_published "
-                "first and no publishing entry reaching it",
-                f"path: {r.chain}{more}\nA process that forgot to publish fails here, far from "
-                "the cause: call assert_published(server_args, role=...) first.",
-                **r.hit.related(),
-            )
+            why = f"{r.hit.label()} in a constructor handed the record, with no assert_published "
+            why += "first and no publishing entry reaching it"
+            details = f"path: {r.chain}{more}\nA process that forgot to publish fails here, far "
+            details += "from the cause: call assert_published(server_args, role=...) first."
+            yield finding_at(ID, r.path, r, why, details, **r.hit.related())
 
 
 RULE = PublishBeforeRead()
