@@ -419,7 +419,8 @@ def accessor_uses(program: Program) -> AccessorUses:
 
 def method_classes(program: Program) -> set[str]:
     """The simple names of the classes defining an accessor-named method and of
-    their subclasses: the files naming them complete the inheritance chains."""
+    their subclasses: a subclass lives in a file that names its base, and parsing
+    the files naming them completes the inheritance chains."""
     index = class_index(program)
     definers = {q for qs in defining(index, accessor_names(program.vocab)).values() for q in qs}
     definers |= {s for q in list(definers) for s in index.subclasses(q)}

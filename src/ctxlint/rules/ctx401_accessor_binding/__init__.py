@@ -49,12 +49,9 @@ def run_ruff_f811(root: Any, paths: list[str], names: set[str]) -> tuple[str, li
 def _ruff(program: Program) -> tuple[str, list[ruff.F811]]:
     """ruff's F811 on the files that bind an accessor name twice, once a run:
     only `check` asks, so a run that does not select CTX401 never starts ruff."""
-
-    def run() -> tuple[str, list[ruff.F811]]:
-        candidates = accessor_uses(program).ruff_candidates()
-        return run_ruff_f811(program.config.root, candidates, accessor_names(program.vocab))
-
-    return program.memo(f"{ID} ruff", run)
+    uses = accessor_uses(program)
+    paths, names = uses.ruff_candidates(), uses.names
+    return program.memo(f"{ID} ruff", lambda: run_ruff_f811(program.config.root, paths, names))
 
 
 class AccessorBinding(Rule):
@@ -79,9 +76,7 @@ class AccessorBinding(Rule):
         return accessor_names(vocab)
 
     def more_tokens(self, program: Program) -> set[str]:
-        # subclasses of a class defining an accessor-named method live in files
-        # that name it: parse them so the inheritance chain is complete
-        return method_classes(program)
+        return method_classes(program)  # the files completing their inheritance chains
 
     def environment(self) -> str:
         # F811 comes from ruff: an outcome stored without it (or with another
