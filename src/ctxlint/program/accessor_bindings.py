@@ -282,10 +282,10 @@ class AccessorUses:
     """The accessor names' bindings and uses over the program (once per Program)."""
 
     def __init__(self, program: Program) -> None:
-        self.names = accessor_names(program.vocab)
-        self.index = class_index(program)
-        self.runtime = program.vocab.runtime_module
         vocab = program.vocab
+        self.names = accessor_names(vocab)
+        self.index = class_index(program)
+        self.runtime = vocab.runtime_module
         # accessor -> the bag it answers ("seed record" for the seed accessors)
         self.bags = {
             **dict(vocab.bag_accessors),
