@@ -69,9 +69,9 @@ def test_an_edit_of_a_fact_source_moves_both_keys_and_a_reporter_neither(tmp_pat
     fact, run = _versions(tmp_path)
     assert fact == before[0] and run != before[1]  # facts kept, outcomes not
 
-    # a rule that is a package: its visitor is a fact source too (it was not, and a
-    # warm run replayed the facts of the visitor before the edit)
-    visitor = copy / "rules" / "ctx401_accessor_binding" / "visitor.py"
+    # a rule that is a package: its modules are a fact source too (they were not,
+    # and a warm run replayed the facts of a package's visitor before its edit)
+    visitor = copy / "rules" / "ctx401_accessor_binding" / "fix.py"
     visitor.write_text(visitor.read_text() + "\n# a rule package's edit\n")
     leaf = _versions(tmp_path)
     assert leaf[0] != before[0] and leaf[1] not in (before[1], run)

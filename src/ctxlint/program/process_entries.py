@@ -106,6 +106,23 @@ class Analysis:
         # a short name (`main`, `run`) is in every other file: not worth a parse
         return {n for n in out if len(n) >= 8 and not n.startswith("__")}
 
+    def entry_roles(self) -> list[str]:
+        """`entry (its roles)` of each entry with a body in the program, sorted."""
+        return [f"{q} ({', '.join(r)})" for q, r in sorted(self.entries.items()) if q in self.funcs]
+
+    def silent_publishers(self) -> list[str]:
+        """The publishers reaching no bag read, sorted."""
+        return sorted(q for q in self.own if q not in self.reaches_read)
+
+    def start_lines(self) -> list[str]:
+        """`path:line kind -> targets` of each process start, sorted."""
+        g = self.graph
+        return sorted(
+            f"{path}:{s.site.span[0]} {s.kind.value} -> "
+            + (", ".join(g.start_targets(s)) or "unresolved")
+            for path, s in g.starts
+        )
+
     def unreached_constructors(self) -> list[str]:
         """Constructors handed the record that no publishing entry reaches."""
         reached = self.reached_from_publishers()

@@ -38,12 +38,19 @@ if TYPE_CHECKING:
 
 KEY = "resolution"  # the part's key (program.resolution_facts keeps its visitor)
 
-__all__ = ["KEY", "Resolution", "resolution"]
+__all__ = ["KEY", "Resolution", "resolution", "start_tokens"]
 
 
 def resolution(program: Program) -> Resolution:
     """The derived pipeline, once per run (and fixed-point round)."""
     return program.memo(KEY, lambda: Resolution(program))
+
+
+def start_tokens(vocab: Vocabulary) -> set[str]:
+    """`module:` tokens of the files the pipeline is derived from first: the
+    record's module and the field classes' modules."""
+    modules = {vocab.record_module, *(q.rpartition(".")[0] for q in vocab.field_classes)}
+    return {f"module:{m}" for m in modules}
 
 
 def _package(module: str) -> str:

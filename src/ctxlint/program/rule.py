@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from ctxlint.core.findings import PIN, VIOLATION, RuleInfo
 from ctxlint.facts.visitor import FileVisitor
@@ -47,6 +47,25 @@ def field_data(vocab: Vocabulary, name: str) -> dict[str, str]:
     """A record-field finding's data: the field, and its namespace when known."""
     ns = vocab.fields.get(name)
     return {"field": name, "namespace": ns} if ns else {"field": name}
+
+
+class Located(Protocol):
+    """A fact that can become a finding where it stands (facts.typed.Site, or a
+    fact carrying its own scope, snippet and span)."""
+
+    @property
+    def scope(self) -> str: ...
+    @property
+    def snippet(self) -> str: ...
+    @property
+    def span(self) -> list[int]: ...
+
+
+def finding_at(
+    rule: str, path: str, at: Located, message: str, details: str = "", **data: str
+) -> RawFinding:
+    """A finding of `rule` at the fact `at` of file `path`, `data` its data."""
+    return RawFinding(rule, path, at.scope, at.snippet, at.span, message, details, data)
 
 
 class Rule:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ctxlint.core.errors import did_you_mean
 from ctxlint.facts.suppression_comments import SuppressionComment
 from ctxlint.facts.typed import decoder
 from ctxlint.program.core import Program
@@ -41,6 +42,14 @@ class Suppressions:
         ]
         found.sort(key=lambda s: (s.path, s.line))  # stable: a file's own order kept
         return cls(found, ran, known)
+
+    def asked(self, rid: str) -> str:
+        """An unknown rule as written (a name in lower case), with the nearest known
+        id or name (`seed-reed` -> `seed-read`)."""
+        if "-" in rid:
+            names = [k.lower() for k, v in self.known.items() if k != v]
+            return rid.lower() + did_you_mean(rid.lower(), names)
+        return rid + did_you_mean(rid, [k for k, v in self.known.items() if k == v])
 
 
 _comments = decoder(list[SuppressionComment])

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ctxlint.core.errors import did_you_mean
 from ctxlint.program.rule import RawFinding, Rule
 from ctxlint.program.suppressions import Suppression, Suppressions
 
@@ -37,7 +36,7 @@ class SuppressionHygiene(Rule):
                 continue
             for rid in s.rules:
                 if rid not in known:
-                    yield _finding(s, f"suppression names unknown rule {_asked(rid, known)}")
+                    yield _finding(s, f"suppression names unknown rule {suppressions.asked(rid)}")
                 elif rid in ran and rid not in s.used:
                     yield _finding(s, f"unused suppression: no {rid} finding on this line")
             if not s.reason:
@@ -54,15 +53,6 @@ def _finding(s: Suppression, message: str) -> RawFinding:
         message,
         key_scope="<module>",  # known by its file and text (fingerprints.to_findings)
     )
-
-
-def _asked(rid: str, known: dict[str, str]) -> str:
-    """The unknown rule as written (a name in lower case), with the nearest known
-    id or name (`seed-reed` -> `seed-read`)."""
-    if "-" in rid:
-        names = [k.lower() for k, v in known.items() if k != v]
-        return rid.lower() + did_you_mean(rid.lower(), names)
-    return rid + did_you_mean(rid, [k for k, v in known.items() if k == v])
 
 
 RULE = SuppressionHygiene()

@@ -21,13 +21,10 @@ from collections.abc import Iterable
 from typing import Any
 
 from ctxlint.facts.vocab import BAGS, Vocabulary
-from ctxlint.program.call_model import EventKind
-from ctxlint.program.calls import short
 from ctxlint.program.core import Program
-from ctxlint.program.record_conventions import record_convention
-from ctxlint.program.resolution import KEY, Resolution, resolution
-from ctxlint.program.resolution_schema import FieldAccess
-from ctxlint.program.rule import RawFinding, Rule, field_data
+from ctxlint.program.pipeline_reads import pipeline_bag_reads, raw_field_reads
+from ctxlint.program.resolution import KEY, resolution, start_tokens
+from ctxlint.program.rule import RawFinding, Rule, field_data, finding_at
 
 ID = "CTX103"
 ENTRIES = "pipeline entries (the record's __post_init__ and methods reaching the declaration)"
@@ -36,14 +33,6 @@ NOTE = (
     "no resolution pipeline derived (no record __post_init__ or method reaching a "
     "declaration function, no stash, no view): nothing is checked"
 )
-
-
-def _holds_record(program: Program, res: Resolution, module: str, read: FieldAccess) -> bool:
-    if read.kind == "ann":
-        return True
-    if read.kind == "recv":
-        return res.graph.funcs[read.fn].cls in program.vocab.record_classes
-    return record_convention(program).holds(read.holder, module)
 
 
 class ResolutionView(Rule):
@@ -57,8 +46,7 @@ class ResolutionView(Rule):
     requires = ("calls", "classes", KEY)
 
     def tokens(self, vocab: Vocabulary) -> set[str]:
-        modules = {vocab.record_module, *(q.rpartition(".")[0] for q in vocab.field_classes)}
-        return {f"module:{m}" for m in modules}
+        return start_tokens(vocab)
 
     def more_tokens(self, program: Program) -> set[str]:
         return resolution(program).wanted_tokens()
@@ -99,43 +87,16 @@ class ResolutionView(Rule):
         res = resolution(program)
         if not res.entries or not res.view_functions:
             return
-        g = res.graph
-        views = res.view_functions | {q for q, fn in g.funcs.items() if fn.cls in res.view_classes}
         spelled = ", ".join(sorted(q.rpartition(".")[2] for q in res.view_functions))
-        for path, module, facts in res.files:
-            for r in facts.reads:
-                q = r.fn
-                if q not in res.pipeline or q in views or q == res.declaration:
-                    continue
-                if not _holds_record(program, res, module, r):
-                    continue
-                yield RawFinding(
-                    ID,
-                    path,
-                    r.site.scope,
-                    r.site.snippet,
-                    r.site.span,
-                    f"`{r.holder}.{r.field}` read directly inside the resolution "
-                    "pipeline answers with the raw input, not what resolution decided: "
-                    f"read it through a view ({spelled})",
-                    data=field_data(program.vocab, r.field),
-                )
-        for q in sorted(res.pipeline):
-            fn = g.funcs[q]
-            for e in fn.events:
-                if e.kind is not EventKind.READ or e.site is None:
-                    continue
-                path = " -> ".join(short(x, g.funcs[x].module) for x in res.chain(q))
-                yield RawFinding(
-                    ID,
-                    fn.path,
-                    short(q, fn.module),
-                    e.site.snippet,
-                    e.site.span,
-                    f"`{e.accessor}()` inside the resolution pipeline ({path}): no bag "
-                    f"exists before publish; read the record through a view ({spelled})",
-                    data={"accessor": e.accessor or ""},
-                )
+        for path, r in raw_field_reads(program):
+            why = f"`{r.holder}.{r.field}` read directly inside the resolution pipeline answers "
+            why += "with the raw input, not what resolution decided: read it through a view "
+            why += f"({spelled})"
+            yield finding_at(ID, path, r.site, why, **field_data(program.vocab, r.field))
+        for b in pipeline_bag_reads(program):
+            why = f"`{b.accessor}()` inside the resolution pipeline ({b.chain}): no bag exists "
+            why += f"before publish; read the record through a view ({spelled})"
+            yield finding_at(ID, b.path, b, why, accessor=b.accessor)
 
 
 RULE = ResolutionView()

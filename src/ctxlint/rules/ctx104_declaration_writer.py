@@ -23,25 +23,18 @@ from collections.abc import Iterable
 from typing import Any
 
 from ctxlint.facts.vocab import BAGS, Vocabulary
-from ctxlint.program.call_model import EventKind
-from ctxlint.program.calls import short
 from ctxlint.program.core import Program
-from ctxlint.program.reach import after_publish, backward, same_module_publishers
-from ctxlint.program.record_conventions import copy_helper_scopes, in_helper
-from ctxlint.program.resolution import KEY, Resolution, resolution
-from ctxlint.program.rule import RawFinding, Rule, field_data
+from ctxlint.program.declaration_writes import (
+    assigning_overrides,
+    declaring,
+    late_declarations,
+    stray_stash_writes,
+)
+from ctxlint.program.resolution import KEY, resolution, start_tokens
+from ctxlint.program.rule import RawFinding, Rule, field_data, finding_at
 
 ID = "CTX104"
-CALL = EventKind.CALL
 NOTE = "no declaration function derived (no stash a view reads): nothing is checked"
-
-
-def _declaring(res: Resolution) -> set[str]:
-    """Functions reaching the declaration function other than through a pass runner."""
-    if res.declaration is None:
-        return set()
-    runners = res.pass_runners
-    return set(backward(res.graph, [res.declaration], through=lambda c, _: c not in runners))
 
 
 class DeclarationWriter(Rule):
@@ -57,8 +50,7 @@ class DeclarationWriter(Rule):
     requires = ("calls", "classes", KEY)
 
     def tokens(self, vocab: Vocabulary) -> set[str]:
-        modules = {vocab.record_module, *(q.rpartition(".")[0] for q in vocab.field_classes)}
-        return {f"module:{m}" for m in modules} | {"publish"}
+        return start_tokens(vocab) | {"publish"}
 
     def more_tokens(self, program: Program) -> set[str]:
         res = resolution(program)
@@ -75,7 +67,7 @@ class DeclarationWriter(Rule):
             "foreign-default wrappers": sorted(res.wrappers),
             "registered callables": sorted(res.registered),
             "passes handed to a pass runner": sorted(res.passes),
-            "functions reaching the declaration (not through a pass runner)": len(_declaring(res)),
+            "functions reaching the declaration (not through a pass runner)": len(declaring(res)),
             **({"note": NOTE} if res.declaration is None else {}),
         }
 
@@ -96,61 +88,20 @@ class DeclarationWriter(Rule):
         decl = res.declaration.rpartition(".")[2]
         # the call as this tree's def declares it: a hint that binds where it stands
         call = res.declaration_call() or decl
-        helpers = copy_helper_scopes(program)
-        for path, module, facts in res.files:
-            for s in facts.stash:
-                if s.how not in ("append", "assign") or res.slot(s.slot) not in res.stash:
-                    continue
-                if s.fn == res.declaration or in_helper(helpers, module, s.site.scope):
-                    continue
-                yield RawFinding(
-                    ID,
-                    path,
-                    s.site.scope,
-                    s.site.snippet,
-                    s.site.span,
-                    f"the declaration stash `{res.slot(s.slot)}` written outside `{decl}`: "
-                    f"declare through `{call}`, the stash's one writer",
-                )
-            for w in facts.writes:
-                if w.fn not in res.registered and w.fn not in res.passes:
-                    continue
-                what = "registered callable" if w.fn in res.registered else "pass"
-                yield RawFinding(
-                    ID,
-                    path,
-                    w.site.scope,
-                    w.site.snippet,
-                    w.site.span,
-                    f"a {what} assigns `{w.holder}.{w.field}`: return the "
-                    "declaration (`{field: value}`) instead; the runner declares it",
-                    data=field_data(program.vocab, w.field),
-                )
-        yield from self._after_publish(program, res, decl)
-
-    def _after_publish(self, program: Program, res: Resolution, decl: str) -> Iterable[RawFinding]:
-        g = res.graph
-        declaring = _declaring(res)
-        publishers = set(same_module_publishers(program))
-        for q in sorted(publishers):
-            fn = g.funcs[q]
-            for event, targets in after_publish(g, q, publishers):
-                if event.kind is not CALL or event.site is None:
-                    continue
-                hit = sorted(set(targets) & declaring)
-                if not hit:
-                    continue
-                via = "" if hit[0] == res.declaration else f" (through {short(hit[0], fn.module)})"
-                yield RawFinding(
-                    ID,
-                    fn.path,
-                    short(q, fn.module),
-                    event.site.snippet,
-                    event.site.span,
-                    f"`{decl}` reached after publish{via}: the stash is projected at publish "
-                    "and never again, so this declaration is a silent no-op; declare before "
-                    "publish, or change the live value with get_context().override(...)",
-                )
+        for path, s in stray_stash_writes(program):
+            why = f"the declaration stash `{res.slot(s.slot)}` written outside `{decl}`: "
+            why += f"declare through `{call}`, the stash's one writer"
+            yield finding_at(ID, path, s.site, why)
+        for path, w, what in assigning_overrides(program):
+            why = f"a {what} assigns `{w.holder}.{w.field}`: return the declaration "
+            why += "(`{field: value}`) instead; the runner declares it"
+            yield finding_at(ID, path, w.site, why, **field_data(program.vocab, w.field))
+        for late in late_declarations(program):
+            via = "" if late.via is None else f" (through {late.via})"
+            why = f"`{decl}` reached after publish{via}: the stash is projected at publish and "
+            why += "never again, so this declaration is a silent no-op; declare before publish, "
+            why += "or change the live value with get_context().override(...)"
+            yield finding_at(ID, late.path, late, why)
 
 
 RULE = DeclarationWriter()

@@ -17,11 +17,10 @@ from collections.abc import Iterable
 from typing import Any
 
 from ctxlint.facts.vocab import BAGS, Vocabulary
-from ctxlint.program.call_model import EventKind
-from ctxlint.program.calls import short
 from ctxlint.program.core import Program
-from ctxlint.program.process_entries import PUBLISH, Analysis, analysis, runs_unpublished
-from ctxlint.program.rule import FixGuard, PinSite, RawFinding, Rule, guard_until, pin_findings
+from ctxlint.program.process_entries import analysis, runs_unpublished
+from ctxlint.program.rule import FixGuard, RawFinding, Rule, finding_at, guard_until, pin_findings
+from ctxlint.program.unpublished_reads import constructor_reads, early_reads, publish_sites
 
 ID = "CTX301"
 NO_READ = "publishes, reaches no bag read"
@@ -52,98 +51,39 @@ class PublishBeforeRead(Rule):
 
     def derive(self, program: Program) -> dict[str, Any]:
         a = analysis(program)
-        entries = []
-        for q, roles in sorted(a.entries.items()):
-            if q not in a.funcs:
-                continue
-            entries.append(f"{q} ({', '.join(roles)})")
-        silent = sorted(q for q in a.own if q not in a.reaches_read)
-        starts = []
-        for path, s in a.graph.starts:
-            got = ", ".join(a.graph.start_targets(s)) or "unresolved"
-            starts.append(f"{path}:{s.site.span[0]} {s.kind.value} -> {got}")
         return {
-            "process entries": entries,
-            "publishers reaching no bag read": silent,
-            "process starts": sorted(starts),
+            "process entries": a.entry_roles(),
+            "publishers reaching no bag read": a.silent_publishers(),
+            "process starts": a.start_lines(),
             "functions reaching a bag read": len(a.reaches_read),
         }
 
     def pins(self, program: Program) -> dict[str, Any]:
-        a = analysis(program)
-        return {q: NO_READ for q in a.own if q not in a.reaches_read}
+        return dict.fromkeys(analysis(program).silent_publishers(), NO_READ)
 
     def fix_guard(self, program: Program) -> FixGuard:
         return guard_until(program, runs_unpublished(program))  # a read added there: a finding
 
-    def _pin_sites(self, a: Analysis) -> dict[str, PinSite]:
-        sites: dict[str, PinSite] = {}
-        for q in a.own:
-            fn = a.funcs[q]
-            site = next((e.site for e in fn.events if e.kind is PUBLISH and e.site), None)
-            if site is not None:
-                sites[q] = PinSite(fn.path, short(q, fn.module), site.snippet, site.span)
-        return sites
-
     def check(self, program: Program) -> Iterable[RawFinding]:
-        a = analysis(program)
-        yield from pin_findings(ID, program, self.pins(program), self._pin_sites(a))
-        for q in sorted(a.entries):
-            if q in a.funcs:
-                yield from self._entry(a, q)
-        # only a constructor handed the record can assert_published(server_args)
-        for q in a.unreached_constructors():
-            yield from self._constructor(a, q)
-
-    def _entry(self, a: Analysis, q: str) -> Iterable[RawFinding]:
-        fn = a.funcs[q]
-        leads, publish = a.order.first_steps(q)
-        if not leads:
-            return
-        name = short(q, fn.module)
-        if publish is not None:
-            when = f"before publish at line {publish.line}: no bag exists there yet"
-            fix = "Read it after the publish, or take the value as an argument."
-        else:
-            when = "in a process entry that never publishes"
-            fix = "Add publish(...) at the top of the entry."
-        start = a.entry_start.get(q)
-        for event, hit in leads:
-            msg = f"{hit.label()} {when}"
-            details = f"path: {hit.path_text(a.funcs, name)}\n{fix}"
-            data = hit.related()
-            if event.site is not None:
-                site = event.site
-                yield RawFinding(ID, fn.path, name, site.snippet, site.span, msg, details, data)
-            elif start is not None:  # the entry's module anchored nothing: the start site
-                spath, s = start
-                site = s.site
-                details = f"entry: {q}\n{details}"
-                yield RawFinding(ID, spath, s.scope, site.snippet, site.span, msg, details, data)
-                return
-
-    def _constructor(self, a: Analysis, q: str) -> Iterable[RawFinding]:
-        """One finding per constructor, on its first statement leading to a read."""
-        fn = a.funcs[q]
-        found = a.order.first_steps(q, (PUBLISH, EventKind.ASSERT), near=True)[0]
-        steps = [(e.site, hit) for e, hit in found if e.site is not None]
-        if not steps:
-            return
-        name = short(q, fn.module)
-        site, hit = steps[0]
-        more = f"\n{len(steps) - 1} more statements read bags" if len(steps) > 1 else ""
-        yield RawFinding(
-            ID,
-            fn.path,
-            name,
-            site.snippet,
-            site.span,
-            f"{hit.label()} in a constructor handed the record, with no assert_published "
-            "first and no publishing entry reaching it",
-            f"path: {hit.path_text(a.funcs, name)}{more}\nA process that forgot to publish fails "
-            "here, far from the cause: call assert_published(server_args, role=...) first.",
-            hit.related(),
-        )
+        yield from pin_findings(ID, program, self.pins(program), publish_sites(program))
+        for r in early_reads(program):
+            if r.publish is not None:
+                when = f"before publish at line {r.publish}: no bag exists there yet"
+                fix = "Read it after the publish, or take the value as an argument."
+            else:
+                when = "in a process entry that never publishes"
+                fix = "Add publish(...) at the top of the entry."
+            details = f"path: {r.chain}\n{fix}"
+            if r.entry is not None:
+                details = f"entry: {r.entry}\n{details}"
+            yield finding_at(ID, r.path, r, f"{r.hit.label()} {when}", details, **r.hit.related())
+        for r in constructor_reads(program):
+            more = f"\n{r.more} more statements read bags" if r.more else ""
+            why = f"{r.hit.label()} in a constructor handed the record, with no assert_published "
+            why += "first and no publishing entry reaching it"
+            details = f"path: {r.chain}{more}\nA process that forgot to publish fails here, far "
+            details += "from the cause: call assert_published(server_args, role=...) first."
+            yield finding_at(ID, r.path, r, why, details, **r.hit.related())
 
 
 RULE = PublishBeforeRead()

@@ -20,20 +20,19 @@ from typing import Any
 
 from ctxlint.facts import ruff
 from ctxlint.facts.vocab import BAGS, Vocabulary
-from ctxlint.program.bindings import KEY as BINDINGS
-from ctxlint.program.classes import KEY as CLASSES
-from ctxlint.program.classes import ClassIndex, class_index
-from ctxlint.program.core import Program
-from ctxlint.program.method_lookup import defining, find_method
-from ctxlint.program.rule import RawFinding, Rule
-from ctxlint.rules.ctx401_accessor_binding.visitor import (
+from ctxlint.program.accessor_bindings import (
     AccessorBindingVisitor,
-    AccessorFacts,
     MemberUse,
     NameBinding,
-    RuntimeImport,
     accessor_names,
+    accessor_uses,
+    method_classes,
 )
+from ctxlint.program.bindings import KEY as BINDINGS
+from ctxlint.program.classes import KEY as CLASSES
+from ctxlint.program.core import Program
+from ctxlint.program.method_lookup import MethodLookup
+from ctxlint.program.rule import RawFinding, Rule, finding_at
 
 ID = "CTX401"
 RUFF_STATUS = "ruff"  # the derived set saying whether and where ruff ran
@@ -50,21 +49,9 @@ def run_ruff_f811(root: Any, paths: list[str], names: set[str]) -> tuple[str, li
 def _ruff(program: Program) -> tuple[str, list[ruff.F811]]:
     """ruff's F811 on the files that bind an accessor name twice, once a run:
     only `check` asks, so a run that does not select CTX401 never starts ruff."""
-
-    def run() -> tuple[str, list[ruff.F811]]:
-        candidates = sorted(p for p, _, f in _facts(program) if f.ruff)
-        return run_ruff_f811(program.config.root, candidates, accessor_names(program.vocab))
-
-    return program.memo(f"{ID} ruff", run)
-
-
-def _facts(program: Program) -> Iterable[tuple[str, str, AccessorFacts]]:
-    return program.typed_facts(ID, AccessorFacts)
-
-
-def _accessor_target(index: ClassIndex, target: str, runtime: str) -> bool:
-    """Whether an import target is the runtime's accessor (possibly re-exported)."""
-    return index.follow(target, lambda n: n.rpartition(".")[0] == runtime) is not None
+    uses = accessor_uses(program)
+    paths, names = uses.ruff_candidates(), uses.names
+    return program.memo(f"{ID} ruff", lambda: run_ruff_f811(program.config.root, paths, names))
 
 
 class AccessorBinding(Rule):
@@ -89,12 +76,7 @@ class AccessorBinding(Rule):
         return accessor_names(vocab)
 
     def more_tokens(self, program: Program) -> set[str]:
-        # subclasses of a class defining an accessor-named method live in files
-        # that name it: parse them so the inheritance chain is complete
-        index = class_index(program)
-        definers = {q for qs in defining(index, accessor_names(program.vocab)).values() for q in qs}
-        definers |= {s for q in list(definers) for s in index.subclasses(q)}
-        return {q.rpartition(".")[2] for q in definers}
+        return method_classes(program)  # the files completing their inheritance chains
 
     def environment(self) -> str:
         # F811 comes from ruff: an outcome stored without it (or with another
@@ -108,41 +90,32 @@ class AccessorBinding(Rule):
         return None
 
     def derive(self, program: Program) -> dict[str, Any]:
-        names = accessor_names(program.vocab)
-        index = class_index(program)
-        runtime = program.vocab.runtime_module
-        # re-exports actually imported from: `from pkg import get_exec` where pkg
-        # imports the runtime's accessor
-        reexports = sorted(
-            {
-                b.target
-                for _, _, f in _facts(program)
-                for b in f.bindings
-                if b.kind == "import"
-                and b.target is not None
-                and b.target.rpartition(".")[0] != runtime
-                and _accessor_target(index, b.target, runtime)
-            }
-        )
+        uses = accessor_uses(program)
         return {
-            "accessor names": sorted(names),
-            "classes defining accessor-named methods": defining(index, names),
-            "accessor re-exports imported from": reexports,
+            "accessor names": sorted(uses.names),
+            "classes defining accessor-named methods": uses.defining(),
+            "accessor re-exports imported from": uses.reexports(),
         }
 
     def check(self, program: Program) -> Iterable[RawFinding]:
-        vocab = program.vocab
-        runtime = vocab.runtime_module
-        index = class_index(program)
-        ns = {**dict(vocab.bag_accessors), **{s: "seed record" for s in vocab.seed_accessors}}
+        uses = accessor_uses(program)
+        runtime, ns = uses.runtime, uses.bags
         mine: list[RawFinding] = []
-        legit_sites: dict[tuple[str, int], RuntimeImport] = {}
-        attrs = _class_attrs(program)
         apart: list[str] = []  # bindings where the accessor is not bound: no collision
-        for path, _, facts in _facts(program):
-            mine += _file_findings(path, facts, index, runtime, ns, attrs, apart)
-            for lg in facts.legit:
-                legit_sites.setdefault((path, lg.span[0]), lg)
+        for path, facts in uses.files:
+            found = uses.uses(path, facts)
+            apart += found.apart
+            for b, imported in found.bindings:
+                mine.append(finding_at(ID, path, b, _binding_message(b, runtime, ns, imported)))
+            for c in found.calls:
+                why = (
+                    f"`{c.name}` called with arguments: the accessor takes none, it answers "
+                    f"the process-wide {ns.get(c.name, 'bag')}; if this means another "
+                    "callable, give that one another name"
+                )
+                mine.append(finding_at(ID, path, c, why))
+            for m, lookup in found.members:
+                mine.append(finding_at(ID, path, m, _member_problem(m, lookup, runtime)))
         yield from mine
         status, hits = _ruff(program)
         program.sets.setdefault(ID, {}).update(
@@ -153,126 +126,11 @@ class AccessorBinding(Rule):
                 "(no collision: not reported)": apart,
             }
         )
-        yield from _ruff_findings(program, hits, mine, legit_sites)
-
-
-def _file_findings(
-    path: str,
-    facts: AccessorFacts,
-    index: ClassIndex,
-    runtime: str,
-    ns: dict[str, str],
-    attrs: dict[str, set[str]],
-    apart: list[str],
-) -> list[RawFinding]:
-    """One module's bindings, calls with arguments and member uses of an accessor
-    name; the bindings that meet no accessor go to `apart`."""
-    mine: list[RawFinding] = []
-    accessor_imported = {n for n, t in facts.imports.items() if _accessor_target(index, t, runtime)}
-    meets = _runtime_bound(facts, index, runtime)
-    for b in facts.bindings:
-        target = b.target or ""
-        to_accessor = b.kind == "import" and _accessor_target(index, target, runtime)
-        if to_accessor and b.name == target.rpartition(".")[2]:
-            continue  # a re-export of the runtime's own accessor
-        if not to_accessor and not _collides(b, meets):
-            apart.append(f"{path}:{b.span[0]} {b.snippet}")
-            continue
-        why = _binding_message(b, runtime, ns, b.name in accessor_imported)
-        mine.append(RawFinding(ID, path, b.scope, b.snippet, b.span, why))
-    shadowed = {
-        (b.name, b.scope)
-        for b in facts.bindings
-        if b.scope_kind == "function" and b.kind != "late import"
-    }
-    for c in facts.calls:
-        if c.local and any((c.name, s) in shadowed for s in c.chain):
-            continue  # a local of that name, reported as its binding
-        target = c.target or ""
-        if not (target.endswith(f".{c.name}") and _accessor_target(index, target, runtime)):
-            continue
-        mine.append(
-            RawFinding(
-                ID,
-                path,
-                c.scope,
-                c.snippet,
-                c.span,
-                f"`{c.name}` called with arguments: the accessor takes none, it answers "
-                f"the process-wide {ns.get(c.name, 'bag')}; if this means another "
-                "callable, give that one another name",
-            )
-        )
-    for m in facts.members:
-        member_binding = m.receiver is None and m.kind != "monkeypatch"
-        if member_binding and m.name not in meets:
-            apart.append(f"{path}:{m.span[0]} {m.snippet}")
-            continue
-        why = _member_problem(m, index, runtime, attrs)
-        if why is not None:
-            mine.append(RawFinding(ID, path, m.scope, m.snippet, m.span, why))
-    return mine
-
-
-def _ruff_findings(
-    program: Program,
-    hits: Any,
-    mine: list[RawFinding],
-    legit_sites: dict[tuple[str, int], RuntimeImport],
-) -> Iterable[RawFinding]:
-    """ruff's F811 on accessor names, at a line no finding above holds."""
-    taken = {(f.path, f.span[0]) for f in mine}
-    by_path = {p: f for p, _, f in _facts(program)}
-    for hit in hits:
-        if (hit.path, hit.row) in taken:
-            continue
-        taken.add((hit.path, hit.row))
-        site = legit_sites.get((hit.path, hit.row)) or _binding_at(by_path.get(hit.path), hit.row)
-        yield RawFinding(
-            ID,
-            hit.path,
-            site.scope if site else "<module>",
-            site.snippet if site else f"ruff F811 {hit.name}",
-            site.span if site else [hit.row, hit.col, hit.row, hit.col],
-            f"ruff F811: {hit.message[0].lower()}{hit.message[1:]}: a module binds "
-            f"`{hit.name}` once; drop the redefinition",
-        )
-
-
-def _runtime_bound(facts: AccessorFacts, index: ClassIndex, runtime: str) -> set[str]:
-    """The accessor names this module binds to the runtime's own accessor: an
-    import of it (directly or through a re-export) under its own name."""
-    bound = set(facts.runtime_bound)
-    for b in facts.bindings:
-        target = b.target or ""
-        if b.kind == "import" and b.name == target.rpartition(".")[2]:
-            if _accessor_target(index, target, runtime):
-                bound.add(b.name)
-    return bound
-
-
-def _collides(b: NameBinding, meets: set[str]) -> bool:
-    """Whether a binding of an accessor name meets the runtime's accessor: the
-    module binds that accessor too, or (for a same-named import) it reads the
-    runtime through any accessor, so the first bag read of that name a
-    migration writes there is the design's "same-named import next to the bag
-    one" (SGLang 0.5.23's expert_distribution.py already had to import the
-    device bag as `get_device_namespace` beside `utils.get_device`)."""
-    return b.name in meets or (b.kind == "import" and bool(meets))
-
-
-def _class_attrs(program: Program) -> dict[str, set[str]]:
-    """Class -> the accessor-named attributes its body declares (a field holding
-    a callable: `get_model: Callable[[], nn.Module]`)."""
-    out: dict[str, set[str]] = {}
-    for _, _, facts in _facts(program):
-        for cls, names in facts.class_attrs.items():
-            out.setdefault(cls, set()).update(names)
-    return out
-
-
-def _binding_at(facts: AccessorFacts | None, row: int) -> NameBinding | None:
-    return next((b for b in facts.bindings if b.span[0] == row), None) if facts else None
+        # ruff's F811 on accessor names, at a line no finding above holds
+        taken = {(f.path, f.span[0]) for f in mine}
+        for hit, site in uses.f811_sites(hits, taken):
+            why = f"ruff F811: {hit.message[0].lower()}{hit.message[1:]}: a module binds "
+            yield finding_at(ID, hit.path, site, why + f"`{hit.name}` once; drop the redefinition")
 
 
 def _binding_message(b: NameBinding, runtime: str, ns: dict[str, str], imported: bool) -> str:
@@ -303,12 +161,10 @@ def _binding_message(b: NameBinding, runtime: str, ns: dict[str, str], imported:
     )
 
 
-def _member_problem(
-    m: MemberUse, index: ClassIndex, runtime: str, attrs: dict[str, set[str]]
-) -> str | None:
+def _member_problem(m: MemberUse, found: MethodLookup | None, runtime: str) -> str:
     name, recv = m.name, m.receiver
     tail = f"call `{name}()` imported from `{runtime}`, or rename the member"
-    if recv is None:  # a member binding
+    if recv is None or found is None:  # a member binding
         if m.kind == "monkeypatch":
             return (
                 f"`{name}` rebound on the runtime module: never patch an accessor; publish a "
@@ -327,11 +183,6 @@ def _member_problem(
             "rename the member"
         )
     via = recv.via
-    found = find_method(index, recv, name)
-    if found.found or any(name in attrs.get(c, ()) for c in found.classes):
-        # a class declaring the attribute (a field holding a callable): the use
-        # calls it, and the field's binding is the finding, where it collides
-        return None
     owner = (found.owner or "").rpartition(".")[2]
     if found.missing == "types":
         return f"`{via}.{name}` member shape: `{owner}` defines no method `{name}`; {tail}"

@@ -1,20 +1,42 @@
-"""CTX401's per-file facts: every binding of an accessor name (through the
-program's binding model), each member call or binding of one, the imports of
-the runtime module, and whether ruff's F811 may have something to say."""
+"""Where is an accessor name bound, called with arguments or used as a member,
+and does each meet the runtime's accessor (CTX401 asks; its fixer renames them).
+
+The walk (AccessorBindingVisitor, under CTX401's facts key) keeps every binding
+of an accessor name (through the program's binding model), each member call or
+binding of one, the imports of the runtime module, and whether ruff's F811 may
+have something to say. `accessor_uses` answers once the whole program is known:
+what an import target means (the runtime's accessor, possibly re-exported, by
+the class index), which bindings collide with the module's accessor and which
+stand apart, which calls with arguments call the accessor, and which member
+uses find no method of that name (program.method_lookup).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts import ruff
 from ctxlint.facts.context import FileContext
+from ctxlint.facts.typed import Site as FactSite
 from ctxlint.facts.typed import Span
 from ctxlint.facts.visitor import FileVisitor
 from ctxlint.facts.vocab import Vocabulary
 from ctxlint.program.bindings import KEY as BINDINGS
 from ctxlint.program.bindings import Bindings, Site
-from ctxlint.program.method_lookup import MemberReceiver, member_receiver
+from ctxlint.program.classes import class_index
+from ctxlint.program.core import Program
+from ctxlint.program.method_lookup import (
+    MemberReceiver,
+    MethodLookup,
+    defining,
+    find_method,
+    member_receiver,
+)
+from ctxlint.program.rule import Located
+
+KEY = "CTX401"  # the rule whose facts these are
 
 
 def accessor_names(vocab: Vocabulary) -> set[str]:
@@ -242,3 +264,164 @@ class AccessorBindingVisitor(FileVisitor):
             runtime_bound,
             self.class_attrs,
         )
+
+
+# -- the whole program ----------------------------------------------------------
+@dataclass(slots=True)
+class FileUses:
+    """One module's accessor-name bindings, calls with arguments and member uses
+    that meet the runtime's accessor; what meets none is `apart`."""
+
+    bindings: list[tuple[NameBinding, bool]]  # and: shadows an imported accessor
+    calls: list[ArgsCall]  # calls of the runtime's accessor, with arguments
+    members: list[tuple[MemberUse, MethodLookup | None]]  # None: a member binding
+    apart: list[str]  # "path:line snippet" of the bindings that meet no accessor
+
+
+class AccessorUses:
+    """The accessor names' bindings and uses over the program (once per Program)."""
+
+    def __init__(self, program: Program) -> None:
+        vocab = program.vocab
+        self.names = accessor_names(vocab)
+        self.index = class_index(program)
+        self.runtime = vocab.runtime_module
+        # accessor -> the bag it answers ("seed record" for the seed accessors)
+        self.bags = {
+            **dict(vocab.bag_accessors),
+            **{s: "seed record" for s in vocab.seed_accessors},
+        }
+        self.files = [(p, f) for p, _, f in program.typed_facts(KEY, AccessorFacts)]
+        # class -> the accessor-named attributes its body declares (a field
+        # holding a callable: `get_model: Callable[[], nn.Module]`)
+        self.class_attrs: dict[str, set[str]] = {}
+        for _, facts in self.files:
+            for cls, names in facts.class_attrs.items():
+                self.class_attrs.setdefault(cls, set()).update(names)
+
+    def is_accessor(self, target: str) -> bool:
+        """Whether an import target is the runtime's accessor (possibly re-exported)."""
+        runtime = self.runtime
+        return self.index.follow(target, lambda n: n.rpartition(".")[0] == runtime) is not None
+
+    def defining(self) -> dict[str, list[str]]:
+        """Accessor name -> the tree's classes defining a method of that name."""
+        return defining(self.index, self.names)
+
+    def reexports(self) -> list[str]:
+        """Re-exports actually imported from: `from pkg import get_exec` where pkg
+        imports the runtime's accessor."""
+        return sorted(
+            {
+                b.target
+                for _, f in self.files
+                for b in f.bindings
+                if b.kind == "import"
+                and b.target is not None
+                and b.target.rpartition(".")[0] != self.runtime
+                and self.is_accessor(b.target)
+            }
+        )
+
+    def ruff_candidates(self) -> list[str]:
+        """The files binding an accessor name twice: where ruff's F811 may report."""
+        return sorted(p for p, f in self.files if f.ruff)
+
+    def f811_sites(
+        self, hits: list[ruff.F811], taken: set[tuple[str, int]]
+    ) -> Iterator[tuple[ruff.F811, Located]]:
+        """Each of ruff's F811 hits at a line `taken` (path, line) does not hold, once
+        a line, with where it is told: the import of the runtime's accessor, or
+        else the binding of an accessor name, at that line (or the hit itself)."""
+        taken = set(taken)
+        for hit in hits:
+            if (hit.path, hit.row) in taken:
+                continue
+            taken.add((hit.path, hit.row))
+            yield hit, self._site_at(hit)
+
+    def _site_at(self, hit: ruff.F811) -> Located:
+        for p, facts in self.files:
+            if p == hit.path:
+                site = next((lg for lg in facts.legit if lg.span[0] == hit.row), None)
+                site = site or next((b for b in facts.bindings if b.span[0] == hit.row), None)
+                if site is not None:
+                    return site
+        span = [hit.row, hit.col, hit.row, hit.col]
+        return FactSite("<module>", f"ruff F811 {hit.name}", span)
+
+    def uses(self, path: str, facts: AccessorFacts) -> FileUses:
+        """One module's uses (see FileUses)."""
+        out = FileUses([], [], [], [])
+        imported = {n for n, t in facts.imports.items() if self.is_accessor(t)}
+        meets = self._runtime_bound(facts)
+        for b in facts.bindings:
+            target = b.target or ""
+            to_accessor = b.kind == "import" and self.is_accessor(target)
+            if to_accessor and b.name == target.rpartition(".")[2]:
+                continue  # a re-export of the runtime's own accessor
+            if not to_accessor and not _collides(b, meets):
+                out.apart.append(f"{path}:{b.span[0]} {b.snippet}")
+                continue
+            out.bindings.append((b, b.name in imported))
+        shadowed = {
+            (b.name, b.scope)
+            for b in facts.bindings
+            if b.scope_kind == "function" and b.kind != "late import"
+        }
+        for c in facts.calls:
+            if c.local and any((c.name, s) in shadowed for s in c.chain):
+                continue  # a local of that name, reported as its binding
+            target = c.target or ""
+            if target.endswith(f".{c.name}") and self.is_accessor(target):
+                out.calls.append(c)
+        for m in facts.members:
+            if m.receiver is None:  # a member binding
+                if m.kind != "monkeypatch" and m.name not in meets:
+                    out.apart.append(f"{path}:{m.span[0]} {m.snippet}")
+                else:
+                    out.members.append((m, None))
+                continue
+            found = find_method(self.index, m.receiver, m.name)
+            if not (
+                found.found or any(m.name in self.class_attrs.get(c, ()) for c in found.classes)
+            ):
+                # (a class declaring the attribute, a field holding a callable: the
+                # use calls it, and the field's binding is the finding, where it collides)
+                out.members.append((m, found))
+        return out
+
+    def _runtime_bound(self, facts: AccessorFacts) -> set[str]:
+        """The accessor names this module binds to the runtime's own accessor: an
+        import of it (directly or through a re-export) under its own name."""
+        bound = set(facts.runtime_bound)
+        for b in facts.bindings:
+            target = b.target or ""
+            if b.kind == "import" and b.name == target.rpartition(".")[2]:
+                if self.is_accessor(target):
+                    bound.add(b.name)
+        return bound
+
+
+def _collides(b: NameBinding, meets: set[str]) -> bool:
+    """Whether a binding of an accessor name meets the runtime's accessor: the
+    module binds that accessor too, or (for a same-named import) it reads the
+    runtime through any accessor, so the first bag read of that name a
+    migration writes there is the design's "same-named import next to the bag
+    one" (SGLang 0.5.23's expert_distribution.py already had to import the
+    device bag as `get_device_namespace` beside `utils.get_device`)."""
+    return b.name in meets or (b.kind == "import" and bool(meets))
+
+
+def accessor_uses(program: Program) -> AccessorUses:
+    return program.memo("accessor uses", lambda: AccessorUses(program))
+
+
+def method_classes(program: Program) -> set[str]:
+    """The simple names of the classes defining an accessor-named method and of
+    their subclasses: a subclass lives in a file that names its base, and parsing
+    the files naming them completes the inheritance chains."""
+    index = class_index(program)
+    definers = {q for qs in defining(index, accessor_names(program.vocab)).values() for q in qs}
+    definers |= {s for q in list(definers) for s in index.subclasses(q)}
+    return {q.rpartition(".")[2] for q in definers}
