@@ -117,8 +117,11 @@ def test_dp_attention_resolution_and_parallel_validation() -> None:
 def test_model_overrides_declare_per_architecture(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(MODEL_OVERRIDES, "TinyLMForCausalLM", {"attention_backend": "sdpa"})
     seen: dict[str, object] = {}
-    # Registers for the built-in tiny-lm architecture; monkeypatch undoes it at teardown.
-    monkeypatch.delitem(_MODEL_OVERRIDE_FNS, "TinyLMForCausalLM", raising=False)
+    # Registers for the built-in tiny-lm architecture; monkeypatch undoes it at teardown
+    # (setitem records the registry's state first: a delitem of an absent key records
+    # nothing, and the registration below would outlive the test)
+    monkeypatch.setitem(_MODEL_OVERRIDE_FNS, "TinyLMForCausalLM", None)
+    monkeypatch.delitem(_MODEL_OVERRIDE_FNS, "TinyLMForCausalLM")
 
     @register_model_override("TinyLMForCausalLM")
     def tiny(cfg, hf_config):  # type: ignore[no-untyped-def]
