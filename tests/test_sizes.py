@@ -145,3 +145,22 @@ def test_the_measure_sees_string_keys(tmp_path: Path) -> None:
         'sets.get("view functions")\n'
     )
     assert string_key_lookups(tmp_path) == {"r.py": 4}
+
+
+def layer_lines() -> dict[str, int]:
+    """Lines per top-level package (or module) of src/ctxlint."""
+    out: dict[str, int] = {}
+    for path in PACKAGE.rglob("*.py"):
+        layer = path.relative_to(PACKAGE).parts[0].removesuffix(".py")
+        out[layer] = out.get(layer, 0) + len(path.read_text(encoding="utf-8").splitlines())
+    return out
+
+
+def test_the_program_model_is_the_widest_floor() -> None:
+    """Drawn by lines, the house stands on the program model: every rule's
+    question lives there, so program/ is wider than any other layer, and
+    rules/ (the findings made of its answers) a fraction of it."""
+    lines = layer_lines()
+    widest = max(lines, key=lambda k: lines[k])
+    assert widest == "program", lines
+    assert lines["rules"] * 2 < lines["program"], lines
