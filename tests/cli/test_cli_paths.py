@@ -4,6 +4,7 @@ failure lines, with the project below where the command ran."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -66,3 +67,21 @@ def test_pytest_failure_lines_open_from_where_pytest_ran(project: Path) -> None:
     )  # fmt: skip
     assert res.returncode == 1, res.stdout + res.stderr
     assert "  NEW   proj/app/bad.py:5:12 [f] " in res.stdout, res.stdout
+
+
+def test_set_and_role_locations_open_from_the_working_folder(project: Path) -> None:
+    """`sets` and `roles` print where each entry is as `path.py:LINE`; run from
+    above the project, the path carries the project's folder, and it opens."""
+    write(project, {"app/a.py": BAD})
+    above = project.parent
+    sets = cli("sets", "proj", cwd=above)
+    places = re.findall(r"([\w./-]+\.py):\d+", sets.stdout)
+    assert places and all(p.startswith("proj/") for p in places), sets.stdout
+    assert all((above / p).is_file() for p in places)
+    inside = cli("sets", cwd=project)  # from the project root: as the project writes them
+    assert {p.removeprefix("proj/") for p in places} == set(
+        re.findall(r"([\w./-]+\.py):\d+", inside.stdout)
+    )
+    roles = cli("roles", "proj", cwd=above)
+    entries = re.findall(r"([\w./-]+\.py):\d+", roles.stdout)
+    assert entries and all((above / p).is_file() for p in entries), roles.stdout

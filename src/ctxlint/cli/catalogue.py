@@ -6,12 +6,14 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from functools import partial
 from typing import Any
 
 from ctxlint import session
 from ctxlint.cli import options
 from ctxlint.core.console import UNWRAPPED
 from ctxlint.core.errors import ConfigError, did_you_mean
+from ctxlint.core.shown_paths import opener, places_shown
 from ctxlint.engine.registry import load_rules, spec_path
 
 
@@ -122,20 +124,22 @@ def cmd_sets(args: argparse.Namespace) -> int:
 
     # every label is a Text, never markup: derived names and statuses print as
     # written ("install ctxlint[dev]" would otherwise lose its "[dev]")
+    # locations in the sets are project paths: printed as they open from here
+    shown = partial(places_shown, opener(str(config.root)))
     tree = Tree(Text(f"derived sets of {config.root}"))
     for section, sets in data.items():
         branch = tree.add(Text(section, style="bold"))
         for name, value in sets.items():
             size = len(value) if isinstance(value, (list, dict)) else None
             node = branch.add(
-                Text(f"{name}" + (f" ({size})" if size is not None else f": {value}"))
+                Text(shown(f"{name}" + (f" ({size})" if size is not None else f": {value}")))
             )
             if isinstance(value, dict):
                 for k, v in value.items():
-                    node.add(Text(f"{k}: {', '.join(v) if isinstance(v, list) else v}"))
+                    node.add(Text(shown(f"{k}: {', '.join(v) if isinstance(v, list) else v}")))
             elif isinstance(value, list):
                 for v in value:
-                    node.add(Text(str(v)))
+                    node.add(Text(shown(str(v))))
     options.console(color=args.color).print(tree)
     return 0
 

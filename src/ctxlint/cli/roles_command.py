@@ -17,6 +17,7 @@ from typing import Any
 
 from ctxlint import session
 from ctxlint.cli import options
+from ctxlint.core.shown_paths import opener
 from ctxlint.report.roles import Roles, compare, read_observed, render, to_json
 
 RULE = "CTX302"
@@ -51,5 +52,6 @@ def cmd_roles(args: argparse.Namespace) -> int:
     if args.format == "json":
         sys.stdout.write(json.dumps(to_json(roles, comparison), indent=2, sort_keys=True) + "\n")
     else:
-        render(options.console(color=args.color), roles, comparison)
+        shown = opener(str(setup.config.root))  # entry locations, as they open from here
+        render(options.console(color=args.color), roles, comparison, shown)
     return 1 if comparison is not None and comparison.gaps else 0

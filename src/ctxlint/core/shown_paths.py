@@ -9,7 +9,12 @@ through `opener`, so a terminal or editor opens it from there.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
+
+# a project path in a line of text, where a location is written `path.py:LINE`
+# (a derived set's entries, a role's entry points)
+_PLACE = re.compile(r"(?<![\w./-])((?:[\w.-]+/)*[\w.-]+\.pyi?)(?=:\d)")
 
 
 def opener(root: str, cwd: str | None = None) -> Callable[[str], str]:
@@ -27,3 +32,9 @@ def opener(root: str, cwd: str | None = None) -> Callable[[str], str]:
         return full if rel.startswith(os.pardir) else rel.replace(os.sep, "/")
 
     return shown
+
+
+def places_shown(shown: Callable[[str], str], text: str) -> str:
+    """`text` with every `path.py:LINE` location in it as `shown` prints the path
+    (opener's): a derived set's or a role's entries, written with project paths."""
+    return _PLACE.sub(lambda m: shown(m.group(1)), text)

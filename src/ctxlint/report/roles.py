@@ -13,11 +13,13 @@ role, each side either stays inside the role's set or does not.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ctxlint.core.errors import CtxlintError
+from ctxlint.core.shown_paths import places_shown
 from ctxlint.program.role_table import FULL, allowed
 
 if TYPE_CHECKING:
@@ -143,11 +145,15 @@ def to_json(roles: Roles, c: Comparison | None) -> dict[str, Any]:
     return out
 
 
-def render(console: Console, roles: Roles, c: Comparison | None) -> None:
+def render(
+    console: Console, roles: Roles, c: Comparison | None, shown: Callable[[str], str] = str
+) -> None:
+    """The roles' table; `shown` prints a project path (core.shown_paths.opener:
+    as it opens from the working folder)."""
     from rich.table import Table
     from rich.text import Text
 
-    title = f"static reach per role ({roles.source})"
+    title = places_shown(shown, f"static reach per role ({roles.source})")
     table = Table(title=title, title_justify="left")
     for col in ("role", "allowed", "entries", "reached"):
         table.add_column(col)
@@ -159,7 +165,7 @@ def render(console: Console, roles: Roles, c: Comparison | None) -> None:
         row = [
             role,
             ", ".join(sorted(allowed)) if isinstance(allowed, frozenset) else allowed or FULL,
-            "\n".join(roles.entries.get(role, [])) or "(none)",
+            "\n".join(places_shown(shown, e) for e in roles.entries.get(role, [])) or "(none)",
             ", ".join(sorted(roles.reach.get(role, ()))),
         ]
         if c is not None:

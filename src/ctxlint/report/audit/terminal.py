@@ -16,6 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ctxlint.core.console import UNWRAPPED, plain_console
+from ctxlint.core.shown_paths import opener
 from ctxlint.report.audit.model import Audit, DerivedSet, Tally
 
 TOP = 10  # rows of the "top" tables
@@ -75,8 +76,8 @@ def _header(audit: Audit) -> Panel:
         line.append(f"   {len(audit.errors)} unparsable", style="bold red")
     where = audit.root + (f"  ({', '.join(audit.paths)})" if audit.paths else "")
     sub = Text(where, style="dim")
-    if audit.baseline:
-        sub.append(f"   baseline {audit.baseline}", style="dim")
+    if audit.baseline:  # root-relative (or absolute): as it opens from here
+        sub.append(f"   baseline {opener(audit.root)(audit.baseline)}", style="dim")
     return Panel(
         Group(line, sub),
         title=Text(f"ctxlint audit · {audit.project}"),  # a project name is not markup
