@@ -157,8 +157,8 @@ def test_jobs_below_one_is_a_one_line_error(project: Path, jobs: str) -> None:
 def test_a_pyproject_whose_tool_is_not_a_table(project: Path, text: str, message: str) -> None:
     cfg = project / "pyproject.toml"
     cfg.write_text(text)
-    error = _check_error(project)
-    assert error == "ctxlint: error: " + message.format(path=cfg)
+    error = _check_error(project)  # run in the project: the file as it opens from there
+    assert error == "ctxlint: error: " + message.format(path=cfg.name)
 
 
 # -- where ctxlint writes (D17) ----------------------------------------------------

@@ -251,5 +251,7 @@ def test_a_config_that_is_not_utf8_is_a_config_error(project: Path, name: str) -
     assert res.returncode == 2
     line = text[: text.index(b"\xe9")].count(b"\n") + 1
     assert res.stderr == (
-        f"ctxlint: error: invalid TOML in {project / name}: not UTF-8 (byte 0xe9 on line {line})\n"
-    )
+        f"ctxlint: error: invalid TOML in {name}: not UTF-8 (byte 0xe9 on line {line})\n"
+    )  # named as it opens from the working folder, as every config error names it
+    above = run_cli("check", "proj", cwd=project.parent)
+    assert f"invalid TOML in proj/{name}: not UTF-8" in above.stderr, above.stderr

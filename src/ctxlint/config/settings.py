@@ -88,13 +88,19 @@ def has_table(path: Path) -> bool:
         return False
 
 
+def shown(path: Path | str) -> str:
+    """A config file's path as it opens from the working folder: relative below
+    it, else as given (every config error names the file the same way)."""
+    rel = os.path.relpath(path)
+    return str(path) if rel.startswith(os.pardir) else rel
+
+
 def naming_file(exc: ConfigError, path: Path) -> ConfigError:
     """`exc`, saying which config file it is about unless it already does."""
     text = str(exc)
-    if str(path) in text or str(path.resolve()) in text:
+    if any(p in text for p in (str(path), str(path.resolve()), shown(path))):
         return exc
-    rel = os.path.relpath(path)
-    return ConfigError(f"{text} (in {rel if not rel.startswith(os.pardir) else path})")
+    return ConfigError(f"{text} (in {shown(path)})")
 
 
 def shadowed_configs(chosen: Path) -> list[Path]:
@@ -114,24 +120,24 @@ def read_toml(path: Path) -> dict[str, Any]:
         with path.open("rb") as fh:
             return tomllib.load(fh)
     except OSError as exc:
-        raise ConfigError(f"cannot read config {path}: {exc.strerror or exc}") from None
+        raise ConfigError(f"cannot read config {shown(path)}: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"invalid TOML in {path}: {exc}") from None
+        raise ConfigError(f"invalid TOML in {shown(path)}: {exc}") from None
     except UnicodeDecodeError as exc:  # TOML is UTF-8 by definition
         line = exc.object[: exc.start].count(b"\n") + 1
         raise ConfigError(
-            f"invalid TOML in {path}: not UTF-8 (byte 0x{exc.object[exc.start]:02x} on line {line})"
+            f"invalid TOML in {shown(path)}: not UTF-8 (byte 0x{exc.object[exc.start]:02x} on line {line})"
         ) from None
 
 
 def _table(doc: dict[str, Any], path: Path) -> dict[str, Any] | None:
     tool = doc.get("tool", {})
     if not isinstance(tool, dict):
-        raise ConfigError(f"key 'tool' in {path} must be a table, not a {_toml_type(tool)}")
+        raise ConfigError(f"key 'tool' in {shown(path)} must be a table, not a {_toml_type(tool)}")
     table = tool.get("ctxlint")
     if table is not None:
         if not isinstance(table, dict):
-            raise ConfigError(f"key 'tool.ctxlint' in {path} must be a table")
+            raise ConfigError(f"key 'tool.ctxlint' in {shown(path)} must be a table")
         stray = sorted(k for k in doc if k != "tool")
         if path.name != "pyproject.toml" and stray:
             # `[per-rule-exclude]` after `[tool.ctxlint]` is a top-level table: it
@@ -174,7 +180,7 @@ def load_config(
         )
     table = _table(read_toml(config_path), config_path)
     if table is None:
-        raise ConfigError(f"{config_path} has no [tool.ctxlint] table")
+        raise ConfigError(f"{shown(config_path)} has no [tool.ctxlint] table")
     base = config_path.parent.resolve()
     if root is None and isinstance(table.get("root"), str):
         root = configured_root(table["root"], base)
@@ -229,7 +235,8 @@ def _check_table(table: dict[str, Any], config_path: Path, rule_options: dict[st
     for key, value in table.items():
         if key not in allowed:
             raise ConfigError(
-                f"unknown config key {key!r} in {config_path}" + did_you_mean(key, sorted(allowed))
+                f"unknown config key {key!r} in {shown(config_path)}"
+                + did_you_mean(key, sorted(allowed))
             )
         expected = allowed[key]
         if expected is not object and not isinstance(value, expected):
