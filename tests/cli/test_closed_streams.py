@@ -63,3 +63,24 @@ def test_stdout_on_a_full_device(failing: Path, args: tuple[str, ...]) -> None:
         2,
         "ctxlint: error: cannot write the output (No space left on device)\n",
     )
+
+
+@pytest.mark.parametrize("command", [("check",), ("audit",), ("sets",)])
+def test_a_reader_that_closed_the_pipe(failing: Path, command: tuple[str, ...]) -> None:
+    """`ctxlint check | head`: the reader is gone before the report is out. Every
+    command exits 141, as a process killed by SIGPIPE does (git, grep), with
+    nothing on stderr: never 0, which `set -o pipefail` would take for a clean
+    check (it was, before), and not rich's 1 for some commands only."""
+    read, write_end = os.pipe()
+    os.close(read)  # gone before the first byte: every write meets EPIPE
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ctxlint.cli", *command],
+        cwd=failing,
+        stdout=write_end,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    os.close(write_end)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 141, err
+    assert err == ""

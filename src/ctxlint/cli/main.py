@@ -82,6 +82,12 @@ def main(argv: list[str] | None = None) -> int:
     return guarded(lambda: COMMANDS[args.command](args))
 
 
+# The reader closed the pipe before the output ended (`ctxlint check | head`):
+# the exit a process killed by SIGPIPE gives (as git or grep in that pipe), never
+# 0, which under `set -o pipefail` would pass a check whose findings were cut off.
+PIPE_CLOSED = 141
+
+
 def guarded(command: Callable[[], int]) -> int:
     """A command's exit code, its errors said as main says them: one line, exit 2."""
     try:
@@ -92,8 +98,8 @@ def guarded(command: Callable[[], int]) -> int:
     except KeyboardInterrupt:
         print("ctxlint: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        return 0
+    except BrokenPipeError:  # `ctxlint check | head`: see PIPE_CLOSED
+        return PIPE_CLOSED
     except Exception as exc:  # a bug in ctxlint: one line, unless asked for more
         if _unwritable(exc):  # not a bug: the output has nowhere to go (/dev/full)
             print(f"ctxlint: error: {_cannot_write(exc)}", file=sys.stderr)
@@ -138,8 +144,8 @@ def run() -> None:
         code = 2
     try:
         sys.stdout.flush()
-    except BrokenPipeError:  # `ctxlint check | head`: the reader has what it wanted
-        pass
+    except BrokenPipeError:  # `ctxlint check | head`: see PIPE_CLOSED
+        code = PIPE_CLOSED
     except (OSError, ValueError) as exc:  # the report did not get out (/dev/full)
         if code != 2:  # (a 2 has said its line already)
             sys.stderr.write(f"ctxlint: error: {_cannot_write(exc)}\n")

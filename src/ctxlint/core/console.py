@@ -61,11 +61,9 @@ def make_console(
 ) -> Console:
     """A console for `file` (default stdout, or stderr): styled only when
     `wants_color`, wrapped only at a terminal's (or COLUMNS') width."""
-    from rich.console import Console
-
     stream = file if file is not None else (sys.stderr if stderr else sys.stdout)
     styled = wants_color(color, stream)
-    return Console(
+    return _console_class()(
         file=stream,
         width=report_width(stream),
         # color_system=None drops every style, bold and dim included (rich's own
@@ -74,6 +72,19 @@ def make_console(
         force_terminal=True if styled and not _isatty(stream) else None,
         highlight=False,
     )
+
+
+def _console_class() -> type[Console]:
+    """rich's Console, but a reader that closed the pipe (`ctxlint audit | head`)
+    raises BrokenPipeError, which the command line answers for every command
+    alike (cli.main: exit 141), where rich would exit 1 itself."""
+    from rich.console import Console
+
+    class PipedConsole(Console):
+        def on_broken_pipe(self) -> None:
+            raise BrokenPipeError
+
+    return PipedConsole
 
 
 def plain_console(file: IO[str]) -> Console:
