@@ -476,6 +476,10 @@ def test_ctrl_c_on_a_cold_run_stops_it_at_once(project: Path) -> None:
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,  # its own group, as a terminal's foreground job
+        # SIGINT at its default, as a terminal starts a job: a child inherits an
+        # ignored SIGINT (the test process may have it so), and Python then never
+        # installs its KeyboardInterrupt handler
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     time.sleep(3)
     assert proc.poll() is None, "the cold run ended before it could be interrupted"
