@@ -30,7 +30,7 @@ from ctxlint.program.record_copies import (
 )
 from ctxlint.program.resolution import KEY as RESOLUTION
 from ctxlint.program.resolution import resolution
-from ctxlint.program.rule import RawFinding, Rule
+from ctxlint.program.rule import RawFinding, Rule, finding_at
 
 ID = KEY
 
@@ -99,12 +99,10 @@ class RecordCopy(Rule):
                     f"Remove it. {remedy}",
                 )
         for path, c in record_copies(program):
-            yield RawFinding(
+            yield finding_at(
                 ID,
                 path,
-                c.site.scope,
-                c.site.snippet,
-                c.site.span,
+                c.site,
                 f"edit of a record after resolution ({c.form}): the bags were projected at "
                 "publish and do not see it"
                 if c.form == IN_PLACE

@@ -25,7 +25,7 @@ from ctxlint.program.record_member_calls import (
     member_calls,
     wanted_tokens,
 )
-from ctxlint.program.rule import RawFinding, Rule
+from ctxlint.program.rule import RawFinding, Rule, finding_at
 
 ID = "CTX204"
 
@@ -77,16 +77,14 @@ class RecordMemberCall(Rule):
                 continue
             close = difflib.get_close_matches(name, public, n=1, cutoff=0.8)
             hint = f"; did you mean `{close[0]}`?" if close else ""
-            yield RawFinding(
+            yield finding_at(
                 ID,
                 path,
-                c.site.scope,
-                c.site.snippet,
-                c.site.span,
+                c.site,
                 f"`.{name}()` called on a record: {record} (with its bases) defines no "
                 f"`{name}`, so this raises AttributeError when the path runs{hint}",
                 details="record lineage: " + " -> ".join(m.lineage),
-                data={"member": name},
+                member=name,
             )
 
 

@@ -33,7 +33,7 @@ from ctxlint.program.bindings import KEY as BINDINGS
 from ctxlint.program.core import Program
 from ctxlint.program.manager_owned import Model, OwnedVisitor, manager_model
 from ctxlint.program.process_roles import class_process
-from ctxlint.program.rule import RawFinding, Rule, field_data
+from ctxlint.program.rule import RawFinding, Rule, field_data, finding_at
 
 ID = "CTX303"
 NOTE = (
@@ -91,12 +91,10 @@ class ManagerOwnedOverride(Rule):
                 else f"reached only under role {', '.join(sorted(process.roles))}"
             )
             owner = m.owned[owned[0]][0]
-            yield RawFinding(
+            yield finding_at(
                 ID,
                 path,
-                c.site.scope,
-                c.site.snippet,
-                c.site.span,
+                c.site,
                 f"`{via}({', '.join(f'{x}=...' for x in owned)})` in the manager's "
                 f"process records a process-wide change no other process sees: "
                 f"{', '.join(owned)} is answered off the manager ({owner}); set it on "
@@ -105,7 +103,7 @@ class ManagerOwnedOverride(Rule):
                 + ", ".join(
                     f"{k}: {', '.join(sorted(set(v)))}" for k, v in sorted(m.owned.items())
                 ),
-                data=field_data(program.vocab, owned[0]),
+                **field_data(program.vocab, owned[0]),
             )
 
 
