@@ -8,6 +8,7 @@ from pathlib import Path
 
 import libcst as cst
 import pytest
+from libcst._nodes.base import CSTCodegenError
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from ctxlint.facts.positions import spans
@@ -117,3 +118,44 @@ def test_spans_of_a_few_nodes_match_position_provider(every: int) -> None:
                 assert mine[node] == want, (type(node).__name__, mine[node], want)
                 checked += 1
     assert checked > 200
+
+
+COMMENTED = """\
+def f(a):  # the head
+    x = g(  # opens
+        a,  # the first
+        # a line of its own
+        b=[1,
+           2],  # closes
+    )
+    if x:  # nested
+        return {"k": h(x),  # inside a dict
+                **x}
+    return f"#{a}"  # an f-string's text that starts as a comment would
+"""
+
+
+@pytest.mark.parametrize("every", [1, 3])
+def test_snippets_from_the_span_pass_match_a_codegen_of_each_node(every: int) -> None:
+    """The span pass's text of a node (nested ones too, across lines, comments
+    inside) is exactly FileContext.snippet's own codegen of that node."""
+    from ctxlint.facts.context import FileContext
+    from ctxlint.facts.positions import spans_and_texts
+
+    checked = 0
+    for source in [COMMENTED, AWKWARD, *_sources()[40:48]]:
+        module = cst.parse_module(source)
+        ctx = FileContext(path="m.py", module="m", is_package=False, module_node=module, vocab=None)
+        reference = MetadataWrapper(module, unsafe_skip_copy=True).resolve(PositionProvider)
+        nodes = [n for n in reference if not isinstance(n, cst.Module)][::every]
+        _, texts = spans_and_texts(module, nodes[:3], nodes)
+        for node in nodes:
+            try:
+                alone = ctx.snippet(node)
+            except CSTCodegenError:  # a default its parent decides (a bare Comma)
+                continue
+            assert texts[id(node)] == alone, type(node).__name__
+            checked += 1
+        if source is COMMENTED:  # the comments are in the tree, and out of the text
+            assert "#" in module.code and not any("the first" in t for t in texts.values())
+    assert checked > 2_000

@@ -44,6 +44,21 @@ class Anchor:
         return self.span
 
 
+class Snippet:
+    """A snippet placeholder (FileContext.snippet's text) filled in after the
+    traversal: the span pass generates the module's code anyway, and takes the
+    text of these nodes from it instead of a codegen of each node."""
+
+    __slots__ = ("node", "text")
+
+    def __init__(self, node: cst.CSTNode) -> None:
+        self.node = node
+        self.text = ""
+
+    def to_json(self) -> str:
+        return self.text
+
+
 class LineAnchor(Anchor):
     """An Anchor that keeps only the line (a fact that orders code, not a site)."""
 
@@ -103,6 +118,7 @@ class FileContext:
         self.scopes: list[Scope] = [Scope("module", "", MODULE_SCOPE, module_node)]
         self.module_defs: set[str] = set()  # the defs and classes at module level, so far
         self.anchors: list[Anchor] = []
+        self.snippets: list[Snippet] = []  # filled in with the spans (resolve_anchors)
         self.records: Any = None  # the RecordTracker, set by the extractor
         self.parts: dict[str, Any] = {}  # program model part key -> its visitor, this file
 
@@ -205,25 +221,37 @@ class FileContext:
         node._codegen(state)
         return " ".join("".join(state.tokens).split())
 
+    def snippet_later(self, node: cst.CSTNode) -> Snippet:
+        """`snippet(node)`, written when the walk ends: for a fact that is only
+        encoded, never read, during the walk (a site's)."""
+        s = Snippet(node)
+        self.snippets.append(s)
+        return s
+
     def site(self, node: cst.CSTNode, **extra: Any) -> dict[str, Any]:
         """A fact that can become a finding: `extra`, and where `node` is (its
         scope, its one-line snippet, its span once the walk ends)."""
         return {
             **extra,
             "scope": self.qualname,
-            "snippet": self.snippet(node),
+            "snippet": self.snippet_later(node),
             "span": self.anchor(node),
         }
 
     def resolve_anchors(self) -> None:
-        if not self.anchors:
+        if not self.anchors and not self.snippets:
             return
-        from ctxlint.facts.positions import spans  # LibCST internals: loaded when parsing
+        from ctxlint.facts.positions import spans_and_texts  # LibCST internals
 
-        found = spans(self.module_node, [a.node for a in self.anchors])
+        found, texts = spans_and_texts(
+            self.module_node, [a.node for a in self.anchors], [s.node for s in self.snippets]
+        )
         for a in self.anchors:
             a.span[:] = found[a.node]
             a.node = None  # type: ignore[assignment]  # release the tree
+        for s in self.snippets:
+            s.text = texts[id(s.node)]
+            s.node = None  # type: ignore[assignment]
 
 
 def _package_of(module: str, is_package: bool) -> str:

@@ -147,17 +147,73 @@ class _WantedSpans(_SpanState):
         return super().record_syntactic_position(node, start_node=start_node, end_node=end_node)
 
 
+class _SpansAndTexts(_WantedSpans):
+    """_WantedSpans that also keeps the text of some nodes as the module's pass
+    generates it, comments left out and whitespace folded: what a codegen of
+    each node alone gives (FileContext.snippet), for no walk of its own.
+    Indentation tokens differ from a node's own codegen only in whitespace,
+    which the folding makes one space either way."""
+
+    def __init__(self, module: cst.Module, wanted: set[int], texts: set[int]) -> None:
+        super().__init__(module, wanted)
+        self.texts = texts
+        self.tokens: list[str] = []  # while a text node is open
+        self.open: list[tuple[int, int]] = []  # (id of the node, its first token)
+        self.found: dict[int, str] = {}
+
+    def add_indent_tokens(self) -> None:
+        super().add_indent_tokens()
+        if self.open:
+            self.tokens.extend(self.indent_tokens)
+
+    def add_token(self, value: str) -> None:
+        self._advance(value)
+        if self.open:
+            self.tokens.append(value)
+
+    # the two hooks run for every node of the module: one frame each, inlined
+    def before_codegen(self, node: cst.CSTNode) -> None:
+        key = id(node)
+        if key in self.wanted:
+            self.stack.append((self.line, self.column))
+        if key in self.texts:
+            self.open.append((key, len(self.tokens)))
+
+    def after_codegen(self, node: cst.CSTNode) -> None:
+        key = id(node)
+        if self.open:
+            if type(node) is cst.Comment:  # its one token: its text
+                self.tokens.pop()
+            if self.open[-1][0] == key:
+                first = self.open.pop()[1]
+                self.found[key] = " ".join("".join(self.tokens[first:]).split())
+                if not self.open:
+                    self.tokens.clear()
+        if key in self.wanted:
+            start = self.stack.pop()
+            if key not in self.computed:
+                self.computed[key] = (start, (self.line, self.column))
+
+
 def spans(module: cst.Module, nodes: Iterable[cst.CSTNode]) -> dict[cst.CSTNode, list[int]]:
     """[line, column, end_line, end_column] (columns 1-based) for each node,
     exactly as PositionProvider would place it."""
+    return spans_and_texts(module, nodes, ())[0]
+
+
+def spans_and_texts(
+    module: cst.Module, nodes: Iterable[cst.CSTNode], texts: Iterable[cst.CSTNode]
+) -> tuple[dict[cst.CSTNode, list[int]], dict[int, str]]:
+    """`spans(module, nodes)`, and by id() the one-line text of each of `texts`
+    (FileContext.snippet's), from the same pass."""
     nodes = list(nodes)
-    state = _WantedSpans(module, {id(n) for n in nodes})
+    state = _SpansAndTexts(module, {id(n) for n in nodes}, {id(n) for n in texts})
     module._codegen(state)
     out: dict[cst.CSTNode, list[int]] = {}
     for node in nodes:
         (line, col), (end_line, end_col) = state.computed[id(node)]
         out[node] = [line, col + 1, end_line, end_col + 1]
-    return out
+    return out, state.found
 
 
 class NodeWalk(_SpanState):

@@ -23,7 +23,7 @@ import typing
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ctxlint.facts.context import Anchor
+from ctxlint.facts.context import Anchor, Snippet
 
 if TYPE_CHECKING:
     import libcst as cst
@@ -59,7 +59,8 @@ class Decoded:
 
 def site(ctx: FileContext, node: cst.CSTNode) -> Site:
     """Where `node` is: FileContext.site's parts, typed."""
-    return Site(ctx.qualname, ctx.snippet(node), ctx.anchor(node))  # type: ignore[arg-type]
+    # both written once the walk ends: a Site is encoded, not read, during it
+    return Site(ctx.qualname, ctx.snippet_later(node), ctx.anchor(node))  # type: ignore[arg-type]
 
 
 _MISSING = dataclasses.MISSING
@@ -117,7 +118,7 @@ def plain(o: Any) -> Any:
     encode = _ENCODERS.get(type(o))
     if encode is not None:
         return encode(o)
-    if isinstance(o, Anchor):
+    if isinstance(o, (Anchor, Snippet)):
         return o.to_json()
     if dataclasses.is_dataclass(o) and not isinstance(o, type):
         encode = _ENCODERS[type(o)] = _encoder(type(o))

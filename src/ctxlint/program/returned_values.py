@@ -29,6 +29,32 @@ from ctxlint.program.bindings import KEY as BINDINGS
 NOT_CALLS = frozenset(("get", "items", "keys", "values", "copy", "pop", "setdefault"))
 
 
+class LazyText:
+    """A spread's text (60 characters of its snippet), generated only if asked:
+    compared, or encoded with the facts (as its str). Most spreads are a local's
+    call result that no return reports, and a codegen of each cost more than
+    the rest of this question."""
+
+    __slots__ = ("ctx", "node", "value")
+
+    def __init__(self, ctx: FileContext, node: cst.CSTNode) -> None:
+        self.ctx: FileContext | None = ctx
+        self.node: cst.CSTNode | None = node
+        self.value = ""
+
+    def __str__(self) -> str:
+        if self.ctx is not None:
+            self.value = self.ctx.snippet(self.node)[:60]  # type: ignore[arg-type]
+            self.ctx = self.node = None
+        return self.value
+
+    def __eq__(self, other: object) -> bool:
+        return str(self) == str(other)
+
+    def __hash__(self) -> int:
+        return hash(str(self))
+
+
 @dataclass(frozen=True, slots=True)
 class Spread:
     """A `**spread` or `update(...)` argument: the calls its value comes from
@@ -156,7 +182,7 @@ class ReturnedValuesVisitor(FileVisitor):
                 if isinstance(el, cst.StarredDictElement):
                     spreads.append(self.spread(el.value))
                 elif (key := string_value(el.key)) is None:
-                    spreads.append(Spread(self.ctx.snippet(el.key)[:60]))
+                    spreads.append(Spread(self._text(el.key)))
                 else:
                     keys[key] = sorted(self.calls_in(el.value))
             return DictShape(keys, spreads)
@@ -203,7 +229,7 @@ class ReturnedValuesVisitor(FileVisitor):
     def spread(self, expr: cst.BaseExpression) -> Spread:
         """A `**spread` or `update(...)` argument (through wrappers such as
         `redact(build_server_info(...))`)."""
-        text = self.ctx.snippet(strip(expr))[:60]
+        text = self._text(strip(expr))
         calls = sorted(self.calls_in(expr))
         if not calls:
             return Spread(text)
@@ -218,6 +244,9 @@ class ReturnedValuesVisitor(FileVisitor):
                 break
             node = strip(node.args[0].value)
         return Spread(text, calls, targets)
+
+    def _text(self, node: cst.CSTNode) -> str:
+        return LazyText(self.ctx, node)  # type: ignore[return-value]  # a str once encoded
 
     # -- statements --------------------------------------------------------------------
     def visit_Return(self, node: cst.Return) -> None:
