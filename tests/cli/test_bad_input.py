@@ -477,8 +477,10 @@ def test_ctrl_c_on_a_cold_run_stops_it_at_once(project: Path) -> None:
         text=True,
         start_new_session=True,  # its own group, as a terminal's foreground job
         # SIGINT at its default, as a terminal starts a job: a child inherits an
-        # ignored SIGINT (the test process may have it so), and Python then never
-        # installs its KeyboardInterrupt handler
+        # ignored SIGINT, and Python then never installs its KeyboardInterrupt
+        # handler. pytest started in the background by a shell without job
+        # control (`pytest &` in a script, nohup) has it ignored: POSIX shells do
+        # that to background jobs (`bash -c 'python3 -c ... & wait'` shows it)
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     time.sleep(3)
