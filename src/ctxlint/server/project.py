@@ -6,6 +6,14 @@ checked (checking.Checker); the findings are those `ctxlint check` gives for
 that text. One exception, by design: a buffer that does not parse keeps its
 last good text in the check (its facts, and every other file's findings, stay
 as they were) and gets one syntax error of its own.
+
+An edit of one buffer that changed only its statement-level layout (comments
+at bracket depth 0, blank lines: server.layout_edits) is answered without a
+check: the findings stay, their positions in that file moved
+(server.moved_findings). The program held keeps that file's facts at their
+old positions (`stale`) until the next check, which extracts the file again
+since its text differs from the one the checker last read; a navigation
+question checks first.
 """
 
 from __future__ import annotations
@@ -17,6 +25,8 @@ from pathlib import Path
 from ctxlint.core import pysource
 from ctxlint.core.findings import FileError, Finding, RuleInfo
 from ctxlint.server.checking import Checker
+from ctxlint.server.layout_edits import Layout, compare
+from ctxlint.server.moved_findings import move, numbers
 from ctxlint.session import Checked, Setup
 
 
@@ -42,6 +52,15 @@ class Project:
     reports: dict[str, FileReport] = field(default_factory=dict)  # path -> what it shows
     rules: list[RuleInfo] = field(default_factory=list)  # the rules the last check ran
     checked: Checked | None = None  # the last check (its program model, its Result)
+    # what the reports stand for: the texts and syntax errors of the last check
+    # or layout edit, and each such text's Layout (layout_edits), when known
+    seen_texts: dict[str, str] = field(default_factory=dict)
+    seen_broken: dict[str, str] = field(default_factory=dict)
+    layouts: dict[str, Layout] = field(default_factory=dict)
+    stale: set[str] = field(default_factory=set)  # facts held at an earlier text's positions
+    outside: bool = False  # files may have changed outside the editor: check them
+    moved_only: bool = False  # whether the last refresh was a layout edit's
+    _pinned: set[int] | None = None  # the numbers the last check's pins hold
 
     def __post_init__(self) -> None:
         self.checker = Checker(self.setup, use_cache=self.use_cache, jobs=self.jobs)
@@ -84,6 +103,11 @@ class Project:
         """A new config (its file or the baseline changed): checks start afresh."""
         self.setup = setup
         self.checker = Checker(setup, use_cache=self.use_cache, jobs=self.jobs)
+        self.outside = True
+
+    def changed_outside(self) -> None:
+        """Files changed outside the editor (a watched file): the next refresh checks."""
+        self.outside = True
 
     # -- the check --------------------------------------------------------------
     @property
@@ -92,12 +116,39 @@ class Project:
         them); a check answered from a stored outcome does not."""
         return self.checked is not None and not self.checked.out.replayed
 
-    def refresh(self, *, replay: bool = False) -> set[str]:
+    @property
+    def current(self) -> bool:
+        """Whether the program held has every file's facts at the positions the
+        buffers have now (a layout edit leaves the edited file's stale)."""
+        return self.modelled and not self.stale
+
+    def refresh(self, *, replay: bool = False, full: bool = False) -> set[str]:
         """Check again; the paths whose report changed (cleared ones included).
         With `replay`, a stored outcome of this very tree may answer (the
-        start: diagnostics first, the program built when the editor is quiet)."""
-        checked = self.checker.check(self.texts(), replay=replay)
+        start: diagnostics first, the program built when the editor is quiet).
+        Unless `full` (or `replay`), an edit of one buffer's layout alone is
+        answered by moving its findings (no check)."""
+        texts = self.texts()
+        layout = None  # the edited buffer's new Layout, when the compare found it
+        if not (replay or full):
+            moved, layout = self._layout_edit(texts)
+            if moved is not None:
+                self.moved_only = True
+                return moved
+        self.moved_only = False
+        checked = self.checker.check(texts, replay=replay)
         self.checked = checked
+        self._pinned = None
+        self.stale.clear()
+        self.outside = False
+        self.layouts = {
+            p: self.layouts[p]
+            for p in texts
+            if p in self.layouts and self.seen_texts.get(p) == texts[p]
+        }
+        if layout is not None:
+            self.layouts[layout[0]] = layout[1]
+        self.seen_texts, self.seen_broken = dict(texts), dict(self.broken)
         self.rules = list(checked.result.rules)
         by_path: dict[str, tuple[list[Finding], list[FileError]]] = {}
         for f in checked.result.findings:
@@ -113,6 +164,56 @@ class Project:
         }
         self.reports = reports
         return changed
+
+    def _layout_edit(
+        self, texts: dict[str, str]
+    ) -> tuple[set[str] | None, tuple[str, Layout] | None]:
+        """When one buffer changed, and only in its layout: its findings (and
+        any quoting its lines) moved, and the paths whose report changed.
+        Else None (a check is needed), with the edited buffer's new Layout
+        when the compare found it (kept for its next edit)."""
+        if (
+            not self.modelled
+            or self.outside
+            or self.broken != self.seen_broken
+            or texts.keys() != self.seen_texts.keys()
+        ):
+            return None, None
+        edited = [p for p, t in texts.items() if t is not self.seen_texts[p]]
+        edited = [p for p in edited if texts[p] != self.seen_texts[p]]
+        if len(edited) != 1 or self.report(edited[0]).errors:
+            return None, None
+        path = edited[0]
+        old, new = self.seen_texts[path], texts[path]
+        layout = self.layouts.get(path) or Layout.of(old)
+        if layout is None:
+            return None, None
+        compared = compare(old, new, layout)
+        kept = (path, compared.layout) if compared.layout is not None else None
+        if compared.moved is None:
+            return None, kept
+        if self._pinned is None:
+            assert self.checked is not None
+            self._pinned = numbers(self.checked.out.pins)
+        held = {p: r.findings for p, r in self.reports.items() if r.findings}
+        after = move(held, path, compared.moved, self._pinned)
+        if after is None:
+            return None, kept
+        for p, findings in after.items():
+            self.reports[p] = FileReport(findings, self.reports[p].errors)
+        self.seen_texts = dict(texts)
+        self.layouts[path] = compared.layout  # type: ignore[assignment]
+        self.stale.add(path)
+        return set(after), kept
+
+    def prepare_layouts(self) -> None:
+        """Tokenize each buffer checked whose Layout is not known (when the
+        editor is quiet), so that its first layout edit tokenizes little."""
+        for path, text in self.seen_texts.items():
+            if path not in self.layouts:
+                layout = Layout.of(text)
+                if layout is not None:
+                    self.layouts[path] = layout
 
     def report(self, path: str) -> FileReport:
         return self.reports.get(path, EMPTY)
