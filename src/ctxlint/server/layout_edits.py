@@ -290,6 +290,8 @@ class _Scan:
                 line = tok.start[0] - skip + start  # 1-based, in `lines`
                 if kind == tokenize.OP:
                     depth += (tok.string in _OPEN) - (tok.string in _CLOSE)
+                    if depth < 0:  # a bracket closed that was not open: not Python
+                        return False
                 real = tok._replace(
                     start=(line, tok.start[1]), end=(tok.end[0] - skip + start, tok.end[1])
                 )
