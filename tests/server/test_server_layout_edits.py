@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lspclient import APP, Session, batch, copy_legacy_app, start, stop
+from lspclient import APP, Session, batch, copy_legacy_app, start, stop, uri
+from lsprotocol import types
 
 SCHEDULER = f"{APP}/scheduler.py"
 MODEL_RUNNER = f"{APP}/model_runner.py"
@@ -23,8 +24,8 @@ def served(session: Session) -> set[Key]:
     """Every diagnostic the server holds, whole: path, code, range, message,
     severity, and the related location a finding names."""
     out: set[Key] = set()
-    for uri, diags in session.client.diagnostics.items():
-        rel = Path(uri.removeprefix("file://")).relative_to(session.root).as_posix()
+    for address, diags in session.client.diagnostics.items():
+        rel = Path(address.removeprefix("file://")).relative_to(session.root).as_posix()
         for d in diags:
             r = d.range
             related = d.related_information[-1].location if d.related_information else None
@@ -113,6 +114,24 @@ async def test_comments_and_blank_lines_move_the_findings_exactly(tmp_path: Path
         assert await step(session, MODEL_RUNNER, runner)
         quoted = [d for d in session.diagnostics(SCHEDULER) if d.code == "CTX301"]
         assert quoted and "model_runner.py:19" in quoted[0].message
+        # navigation answers from a program with the moved file's facts at their
+        # new lines (the layout edit left them stale: the question checks first)
+        leaf = "config_leaf('max_running_requests')"
+        row = next(i for i, line in enumerate(text.splitlines()) if leaf in line)
+        column = text.splitlines()[row].index(leaf) + len("config_leaf('")
+        found = await session.client.text_document_references_async(
+            types.ReferenceParams(
+                text_document=types.TextDocumentIdentifier(uri=uri(root / SCHEDULER)),
+                position=types.Position(line=row, character=column),
+                context=types.ReferenceContext(include_declaration=False),
+            )
+        )
+        assert found and any(
+            loc.uri == uri(root / SCHEDULER) and loc.range.start.line == row for loc in found
+        )
+        # the next check after layout edits (code this time) equals the batch too
+        text = text.replace("    get_flags().dp.enabled = False\n", "")
+        assert not await step(session, SCHEDULER, text)
     finally:
         await stop(session)
 
