@@ -8,7 +8,8 @@ process (server.project.Project, the server's own check sequence, no LSP):
 - `--edits` comment edits: a comment line appended to the end, reworded each
   time (the bench_server.py row's edit);
 - `--edits` blank-line edits: a blank line added, cumulatively, before a
-  blank line between two definitions, at places spread over the file.
+  `def`, `class` or decorator (between two definitions, a class's methods
+  among them), at places spread over the file.
 
 Each edit is timed from the buffer's new text to the reports moved (or, when
 the edit cannot be answered so, the full check); the rows give the median,
@@ -16,13 +17,15 @@ the slowest, and how many edits took the layout path. A script, not a test:
 the first check of the tree runs for minutes (the cache of the wheel's tree
 warm: less). Exit 0 always.
 
-    python bench/bench_layout_edits.py [--tree T] [--edits 20] [--json OUT]
+    python bench/bench_layout_edits.py [--tree T] [--edits 20] [--json OUT] [--profile]
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
 import json
+import pstats
 import statistics
 import time
 from pathlib import Path
@@ -35,11 +38,16 @@ TARGET = "sglang/srt/managers/scheduler.py"
 
 
 def blank_line_places(text: str, count: int) -> list[int]:
-    """0-based lines, spread over the file, that hold a blank line following a
-    blank line (between two definitions): a blank line added there is a layout
-    edit whatever the statements around it."""
+    """0-based lines, spread over the file, each a blank line before a `def`,
+    `class` or decorator (between two definitions, a class's methods among
+    them): a blank line added there is a layout edit."""
     lines = text.splitlines()
-    places = [i for i in range(1, len(lines)) if not lines[i].strip() and not lines[i - 1].strip()]
+    heads = ("def ", "async def ", "class ", "@")
+    places = [
+        i
+        for i in range(len(lines) - 1)
+        if not lines[i].strip() and lines[i + 1].lstrip().startswith(heads)
+    ]
     step = max(len(places) // count, 1)
     return places[::step][:count]
 
@@ -58,6 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--edits", type=int, default=20)
     parser.add_argument("--json", type=Path, help="write the rows there too")
+    parser.add_argument("--profile", action="store_true", help="profile the comment edits")
     args = parser.parse_args(argv)
     setup = load(session.Request(paths=(str(args.tree),), profile="sglang"))
     project = Project(setup)
@@ -70,7 +79,13 @@ def main(argv: list[str] | None = None) -> int:
     began = time.perf_counter()
     project.prepare_layouts()
     rows["line states of the buffer (s)"] = time.perf_counter() - began
+    profile = cProfile.Profile() if args.profile else None
+    if profile is not None:
+        profile.enable()
     comments = [timed(project, TARGET, original + f"# a comment, {i}\n") for i in range(args.edits)]
+    if profile is not None:
+        profile.disable()
+        pstats.Stats(profile).sort_stats("cumulative").print_stats(30)
     text = original + f"# a comment, {args.edits - 1}\n"
     blanks = []
     for shift, line in enumerate(blank_line_places(original, args.edits)):

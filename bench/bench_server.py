@@ -81,10 +81,15 @@ def entry_edit_point(text: str) -> tuple[int, int]:
 
 
 def blank_line_places(text: str, count: int) -> list[int]:
-    """0-based lines, spread over the file, that hold a blank line following a
-    blank line (between two definitions): as bench_layout_edits.py adds them."""
+    """0-based lines, spread over the file, each a blank line before a `def`,
+    `class` or decorator: as bench_layout_edits.py adds them."""
     lines = text.splitlines()
-    places = [i for i in range(1, len(lines)) if not lines[i].strip() and not lines[i - 1].strip()]
+    heads = ("def ", "async def ", "class ", "@")
+    places = [
+        i
+        for i in range(len(lines) - 1)
+        if not lines[i].strip() and lines[i + 1].lstrip().startswith(heads)
+    ]
     step = max(len(places) // count, 1)
     return places[::step][:count]
 

@@ -57,7 +57,7 @@ class Layout:
     def of(cls, text: str) -> Layout | None:
         """The whole text tokenized (None: it does not tokenize)."""
         lines = lines_of(text)
-        scan = _Scan(lines, 0, (), 0)
+        scan = _Scan(lines, 0, (), 0, keep=False)
         if not scan.run(lambda _line, _stack: False):
             return None
         return cls(tuple(scan.states))
@@ -134,7 +134,9 @@ def compare(old: str, new: str, layout: Layout) -> Compared:
         q += 1
     if p == len(a) == len(b):
         return Compared(layout, None)  # the same lines
-    s = max(i for i in range(p + 1) if layout.states[i] is not None)
+    s = p  # the last top-level line at or before the first change (line 0 is)
+    while layout.states[s] is None:
+        s -= 1
     stack = layout.states[s]
     assert stack is not None
     delta = len(b) - len(a)
@@ -251,8 +253,11 @@ class _Scan:
     indentation `stack`), recording the state at each line's start, until a
     top-level line `stop(line, stack)` accepts (`met`) or the end."""
 
-    def __init__(self, lines: list[str], start: int, stack: Stack, size: int) -> None:
+    def __init__(
+        self, lines: list[str], start: int, stack: Stack, size: int, *, keep: bool = True
+    ) -> None:
         self.lines, self.start, self.stack = lines, start, stack
+        self.keep = keep  # the tokens (a whole file's layout needs only the states)
         self.states: list[Stack | None] = [None] * (size or len(lines) + 1)
         self.tokens: list[tokenize.TokenInfo] = []
         self.met: int | None = None
@@ -292,11 +297,12 @@ class _Scan:
                     depth += (tok.string in _OPEN) - (tok.string in _CLOSE)
                     if depth < 0:  # a bracket closed that was not open: not Python
                         return False
-                real = tok._replace(
-                    start=(line, tok.start[1]), end=(tok.end[0] - skip + start, tok.end[1])
-                )
-                if kind != tokenize.ENDMARKER:
-                    self.tokens.append(real)
+                if self.keep and kind != tokenize.ENDMARKER:
+                    self.tokens.append(
+                        tok._replace(
+                            start=(line, tok.start[1]), end=(tok.end[0] - skip + start, tok.end[1])
+                        )
+                    )
                 if kind == tokenize.NEWLINE or (kind == tokenize.NL and depth == 0):
                     nxt = line  # the 0-based index of the line after it
                     if nxt > len(lines):

@@ -66,7 +66,9 @@ class Mover:
         folder, _, stem = path.removesuffix(".pyi").removesuffix(".py").rpartition("/")
         if stem == "__init__":  # a package: named by its folder
             stem = folder.rpartition("/")[2]
-        # the file named in a text: its path, or its module (`pkg.mod.func`)
+        # the file named in a text: its path, or its module (`pkg.mod.func`);
+        # a text without `stem` names neither (nor quotes the file as `path:line`)
+        self.stem = stem
         self.named = re.compile(rf"(?<!\w){re.escape(stem)}(?!\w)|{re.escape(path)}")
 
     def unmoved(self, n: int) -> bool:
@@ -110,11 +112,14 @@ class Mover:
         return Span(start[0], start[1] + 1, end[0], end[1] + 1)
 
     def finding(self, f: Finding) -> Finding:
-        span = self.span(f.span) if f.path == self.path else f.span
+        own = f.path == self.path
         texts = [f.message, f.details, *(v for v in f.data.values() if isinstance(v, str))]
+        if not own and not any(self.stem in t for t in texts):
+            return f  # (most findings of a project: a substring test each)
+        span = self.span(f.span) if own else f.span
         if not any(_DIGIT.search(t) for t in texts):
             return f if span == f.span else replace(f, span=span)
-        strict = f.path == self.path or any(self.named.search(t) for t in texts)
+        strict = own or any(self.named.search(t) for t in texts)
         message, details = self.text(f.message, strict), self.text(f.details, strict)
         data = {k: self.text(v, strict) if isinstance(v, str) else v for k, v in f.data.items()}
         if span == f.span and message == f.message and details == f.details and data == f.data:
