@@ -122,6 +122,10 @@ def compare(old: str, new: str, layout: Layout) -> Compared:
     """Tokenize what changed from `old` (whose layout is `layout`) to `new`."""
     if "\0" in new or _LONE_CR.search(new):
         return Compared(None, None)
+    try:
+        new.encode("utf-8")  # (a lone surrogate: CPython refuses the text)
+    except UnicodeEncodeError:
+        return Compared(None, None)
     a, b = lines_of(old), lines_of(new)
     if len(layout.states) != len(a) + 1:
         return Compared(None, None)  # not this text's layout

@@ -18,6 +18,7 @@ question checks first.
 
 from __future__ import annotations
 
+import logging
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,6 +50,7 @@ class Project:
     buffers: dict[str, str] = field(default_factory=dict)  # path -> the editor's text
     good: dict[str, str] = field(default_factory=dict)  # path -> its buffer's last text that parsed
     broken: dict[str, str] = field(default_factory=dict)  # path -> its buffer's syntax error
+    unjudged: set[str] = field(default_factory=set)  # buffers edited since their verdict
     reports: dict[str, FileReport] = field(default_factory=dict)  # path -> what it shows
     rules: list[RuleInfo] = field(default_factory=list)  # the rules the last check ran
     checked: Checked | None = None  # the last check (its program model, its Result)
@@ -79,24 +81,38 @@ class Project:
 
     # -- the buffers ------------------------------------------------------------
     def edit(self, path: str, text: str) -> None:
-        """The editor holds `text` for `path` (opened, changed or saved)."""
+        """The editor holds `text` for `path` (opened, changed or saved). Its
+        verdict (does it parse?) waits for the next check or `texts()`: a
+        layout edit needs none (its code is that of a text that parsed), and
+        a burst of edits within the debounce needs one."""
         self.buffers[path] = text
-        try:
-            pysource.check(text, self.setup.config.target_version)
-        except pysource.SourceError as exc:
-            self.broken[path] = str(exc)
-        else:
-            self.good[path] = text
-            self.broken.pop(path, None)
+        self.unjudged.add(path)
+
+    def _judge(self) -> None:
+        """The verdict of each buffer edited since (CPython's, as `check` reads it)."""
+        for path in sorted(self.unjudged):
+            text = self.buffers.get(path)
+            if text is None or (self.good.get(path) == text and path not in self.broken):
+                continue  # closed, or the text judged already
+            try:
+                pysource.check(text, self.setup.config.target_version)
+            except pysource.SourceError as exc:
+                self.broken[path] = str(exc)
+            else:
+                self.good[path] = text
+                self.broken.pop(path, None)
+        self.unjudged.clear()
 
     def close(self, path: str) -> None:
         """The editor closed `path`: the file on disk is checked again."""
         for held in (self.buffers, self.good, self.broken):
             held.pop(path, None)
+        self.unjudged.discard(path)
 
     def texts(self) -> dict[str, str]:
         """What the check reads in place of files: each buffer's text, its
         last good one when it does not parse (none: the file on disk)."""
+        self._judge()
         return {p: self.good[p] for p in self.buffers if p in self.good}
 
     def reload(self, setup: Setup) -> None:
@@ -128,14 +144,18 @@ class Project:
         start: diagnostics first, the program built when the editor is quiet).
         Unless `full` (or `replay`), an edit of one buffer's layout alone is
         answered by moving its findings (no check)."""
-        texts = self.texts()
         layout = None  # the edited buffer's new Layout, when the compare found it
         if not (replay or full):
-            moved, layout = self._layout_edit(texts)
+            try:
+                moved, layout = self._layout_edit()
+            except Exception:  # a fault of its own: said on stderr, and the check answers
+                logging.exception("the layout edit failed; checking instead")
+                moved = layout = None
             if moved is not None:
                 self.moved_only = True
                 return moved
         self.moved_only = False
+        texts = self.texts()
         checked = self.checker.check(texts, replay=replay)
         self.checked = checked
         self._pinned = None
@@ -146,8 +166,8 @@ class Project:
             for p in texts
             if p in self.layouts and self.seen_texts.get(p) == texts[p]
         }
-        if layout is not None:
-            self.layouts[layout[0]] = layout[1]
+        if layout is not None and texts.get(layout[0]) == layout[1]:  # (the text parsed)
+            self.layouts[layout[0]] = layout[2]
         self.seen_texts, self.seen_broken = dict(texts), dict(self.broken)
         self.rules = list(checked.result.rules)
         by_path: dict[str, tuple[list[Finding], list[FileError]]] = {}
@@ -165,31 +185,31 @@ class Project:
         self.reports = reports
         return changed
 
-    def _layout_edit(
-        self, texts: dict[str, str]
-    ) -> tuple[set[str] | None, tuple[str, Layout] | None]:
+    def _layout_edit(self) -> tuple[set[str] | None, tuple[str, str, Layout] | None]:
         """When one buffer changed, and only in its layout: its findings (and
         any quoting its lines) moved, and the paths whose report changed.
         Else None (a check is needed), with the edited buffer's new Layout
-        when the compare found it (kept for its next edit)."""
+        when the compare found it (kept for its next edit). Its new text
+        parses, as the one last checked did: the same code (no verdict asked)."""
+        buffers, seen = self.buffers, self.seen_texts
         if (
             not self.modelled
             or self.outside
-            or self.broken != self.seen_broken
-            or texts.keys() != self.seen_texts.keys()
+            or self.broken
+            or self.seen_broken
+            or buffers.keys() != seen.keys()
         ):
             return None, None
-        edited = [p for p, t in texts.items() if t is not self.seen_texts[p]]
-        edited = [p for p in edited if texts[p] != self.seen_texts[p]]
+        edited = [p for p, t in buffers.items() if t is not seen[p] and t != seen[p]]
         if len(edited) != 1 or self.report(edited[0]).errors:
             return None, None
         path = edited[0]
-        old, new = self.seen_texts[path], texts[path]
+        old, new = seen[path], buffers[path]
         layout = self.layouts.get(path) or Layout.of(old)
         if layout is None:
             return None, None
         compared = compare(old, new, layout)
-        kept = (path, compared.layout) if compared.layout is not None else None
+        kept = (path, new, compared.layout) if compared.layout is not None else None
         if compared.moved is None:
             return None, kept
         if self._pinned is None:
@@ -201,7 +221,9 @@ class Project:
             return None, kept
         for p, findings in after.items():
             self.reports[p] = FileReport(findings, self.reports[p].errors)
-        self.seen_texts = dict(texts)
+        self.good[path] = new
+        self.unjudged.discard(path)
+        self.seen_texts = self.texts()  # (any other buffer edited since: its text as seen)
         self.layouts[path] = compared.layout  # type: ignore[assignment]
         self.stale.add(path)
         return set(after), kept
