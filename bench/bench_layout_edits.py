@@ -18,7 +18,7 @@ the slowest, and how many edits took the layout path. A script, not a test:
 the first check of the tree runs for minutes (the cache of the wheel's tree
 warm: less). Exit 0 always.
 
-    python bench/bench_layout_edits.py [--tree T] [--edits 20] [--json OUT] [--profile]
+    python bench/bench_layout_edits.py [--tree T] [--edits 20] [--json OUT] [--profile] [--full]
 """
 
 from __future__ import annotations
@@ -53,12 +53,13 @@ def blank_line_places(text: str, count: int) -> list[int]:
     return places[::step][:count]
 
 
-def timed(project: Project, path: str, text: str) -> tuple[float, bool]:
+def timed(project: Project, path: str, text: str, full: bool = False) -> tuple[float, bool]:
     """Seconds from the editor's new text (the server's didChange) to the
-    reports moved or checked, and whether it was a layout edit."""
+    reports moved or checked (`full`: always checked, the baseline), and
+    whether it was a layout edit."""
     began = time.perf_counter()
     project.edit(path, text)
-    project.refresh()
+    project.refresh(full=full)
     return time.perf_counter() - began, project.moved_only
 
 
@@ -70,6 +71,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--edits", type=int, default=20)
     parser.add_argument("--json", type=Path, help="write the rows there too")
     parser.add_argument("--profile", action="store_true", help="profile the comment edits")
+    parser.add_argument(
+        "--full", action="store_true", help="the baseline: every edit takes the full check"
+    )
     args = parser.parse_args(argv)
     setup = load(session.Request(paths=(str(args.tree),), profile="sglang"))
     project = Project(setup)
@@ -85,7 +89,10 @@ def main(argv: list[str] | None = None) -> int:
     profile = cProfile.Profile() if args.profile else None
     if profile is not None:
         profile.enable()
-    comments = [timed(project, TARGET, original + f"# a comment, {i}\n") for i in range(args.edits)]
+    comments = [
+        timed(project, TARGET, original + f"# a comment, {i}\n", args.full)
+        for i in range(args.edits)
+    ]
     if profile is not None:
         profile.disable()
         pstats.Stats(profile).sort_stats("cumulative").print_stats(30)
@@ -95,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
         lines = text.splitlines(keepends=True)
         at = line + shift  # the blank lines added above it so far
         text = "".join([*lines[:at], "\n", *lines[at:]])
-        blanks.append(timed(project, TARGET, text))
+        blanks.append(timed(project, TARGET, text, args.full))
     for name, runs in (("comment edit", comments), ("blank-line edit", blanks)):
         times = [t for t, _ in runs]
         rows[f"{name}: median (ms)"] = statistics.median(times) * 1000
