@@ -13,7 +13,7 @@ import pytest
 
 from ctxlint.core.findings import Finding, Span
 from ctxlint.server.layout_edits import Layout, Moved, compare
-from ctxlint.server.moved_findings import move, numbers
+from ctxlint.server.moved_findings import move, pin_texts
 
 BASE = '''"""A module."""
 
@@ -161,7 +161,7 @@ def test_findings_move_with_their_file_and_quotes_of_it() -> None:
         ],
         "pkg/far.py": [finding("pkg/far.py", (1, 1, 1, 2), "nothing of it")],
     }
-    after = move(held, "pkg/mod.py", moved, pinned=set())
+    after = move(held, "pkg/mod.py", moved, pinned=[])
     assert after is not None and set(after) == {"pkg/mod.py", "pkg/other.py"}
     assert after["pkg/mod.py"][0].span == Span(4, 1, 4, 6)
     other = after["pkg/other.py"][0]
@@ -174,11 +174,15 @@ def test_a_bare_number_that_may_name_a_moved_line_takes_the_full_check() -> None
     moved = edit(old, "# new\na = 1\nb = 2\nc = 3\n")
     assert moved is not None
     own = {"pkg/mod.py": [finding("pkg/mod.py", (3, 1, 3, 6), "before publish at line 2")]}
-    assert move(own, "pkg/mod.py", moved, pinned=set()) is None
+    assert move(own, "pkg/mod.py", moved, pinned=[]) is None
     # another file's finding naming the edited module (CTX301 at an entry's start site)
     named = {"pkg/b.py": [finding("pkg/b.py", (1, 1, 1, 2), "entry: pkg.mod.run at line 2")]}
-    assert move(named, "pkg/mod.py", moved, pinned=set()) is None
+    assert move(named, "pkg/mod.py", moved, pinned=[]) is None
     # past the file's end, or in another file's own words: not a line of it
     far = {"pkg/b.py": [finding("pkg/b.py", (1, 1, 1, 2), "at line 2, 40 of them")]}
-    assert move(far, "pkg/mod.py", moved, pinned=set()) == {}
-    assert move({}, "pkg/mod.py", moved, pinned=numbers({"CTX701": {"k": "held at 2"}})) is None
+    assert move(far, "pkg/mod.py", moved, pinned=[]) == {}
+    # a pin that names the module and holds a moved number; one that names another
+    assert (
+        move({}, "pkg/mod.py", moved, pinned=pin_texts({"CTX701": {"pkg.mod.f": "at 2"}})) is None
+    )
+    assert move({}, "pkg/mod.py", moved, pinned=pin_texts({"CTX501": {"B.f": "(x=2)"}})) == {}

@@ -15,14 +15,17 @@ and `path:line` quotes of the file are moved here. A bare number that may name
 a line the edit moved cannot be told from a count, so it sends the edit to
 the full check, as does a position this module cannot place (a span ending on
 a comment line, say). A bare number may name a line of the edited file in its
-own findings, in the pins, and in a finding whose text names the file (its
-path, or its module: CTX301 says "before publish at line N" of its entry's
-file, and names that entry when the finding stands elsewhere); a message
-quotes a line of any other file with its path.
+own findings, and in a finding or a pin whose text names the file (its path,
+or its module: CTX301 says "before publish at line N" of its entry's file,
+and names that entry when the finding stands elsewhere); a message quotes a
+line of any other file with its path. (A pin holds no position by design,
+as it is compared with the baseline's across edits; one that names the file
+and holds a number the edit moved still takes the full check.)
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
@@ -41,19 +44,15 @@ class Unplaced(Exception):
     """A position the move cannot place exactly: the full check answers."""
 
 
-def numbers(value: Any) -> set[int]:
-    """Every decimal number written in a JSON-like value (a rule's pins)."""
-    out: set[int] = set()
-    if isinstance(value, str):
-        out.update(int(m.group()) for m in _NUMBER.finditer(value))
-    elif isinstance(value, Mapping):
-        for k, v in value.items():
-            out |= numbers(k) | numbers(v)
-    elif isinstance(value, (list, tuple, set, frozenset)):
-        for v in value:
-            out |= numbers(v)
-    elif isinstance(value, int) and not isinstance(value, bool):
-        out.add(value)
+def pin_texts(pins: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """Each pin (rule -> key -> value) as one text, key and value, where it
+    holds a number."""
+    out = []
+    for kv in pins.values():
+        for key, value in kv.items():
+            text = f"{key} {json.dumps(value, sort_keys=True, default=str)}"
+            if _DIGIT.search(text):
+                out.append(text)
     return out
 
 
@@ -73,6 +72,14 @@ class Mover:
 
     def unmoved(self, n: int) -> bool:
         return self.moved.line(n) == n
+
+    def pin_moves(self, text: str) -> bool:
+        """Whether a pin may quote a moved line of the file: one that names it
+        and holds a number the edit moved (a pin is the check's to compare with
+        the baseline, not this module's to move)."""
+        return self.named.search(text) is not None and any(
+            not self.unmoved(int(m.group())) for m in _NUMBER.finditer(text)
+        )
 
     def text(self, text: str, strict: bool) -> str:
         """`text` with the file's `path:line` quotes moved; Unplaced for a
@@ -128,13 +135,13 @@ class Mover:
 
 
 def move(
-    findings: Mapping[str, Iterable[Finding]], path: str, moved: Moved, pinned: Iterable[int]
+    findings: Mapping[str, Iterable[Finding]], path: str, moved: Moved, pinned: Iterable[str]
 ) -> dict[str, tuple[Finding, ...]] | None:
     """Each file's findings whose positions moved, by path (the rest stay as
     they are); None when a position cannot be placed exactly. `pinned`: the
-    numbers the rules' pins hold (one that names a moved line: None)."""
+    rules' pins as texts (pin_texts; one that may quote a moved line: None)."""
     mover = Mover(path, moved)
-    if not all(mover.unmoved(n) for n in pinned):
+    if any(mover.pin_moves(t) for t in pinned):
         return None
     out: dict[str, tuple[Finding, ...]] = {}
     try:

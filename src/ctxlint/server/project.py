@@ -27,7 +27,7 @@ from ctxlint.core import pysource
 from ctxlint.core.findings import FileError, Finding, RuleInfo
 from ctxlint.server.checking import Checker
 from ctxlint.server.layout_edits import Layout, compare
-from ctxlint.server.moved_findings import move, numbers
+from ctxlint.server.moved_findings import move, pin_texts
 from ctxlint.session import Checked, Setup
 
 
@@ -62,7 +62,7 @@ class Project:
     stale: set[str] = field(default_factory=set)  # facts held at an earlier text's positions
     outside: bool = False  # files may have changed outside the editor: check them
     moved_only: bool = False  # whether the last refresh was a layout edit's
-    _pinned: set[int] | None = None  # the numbers the last check's pins hold
+    _pinned: list[str] | None = None  # the last check's pins that hold a number (pin_texts)
 
     def __post_init__(self) -> None:
         self.checker = Checker(self.setup, use_cache=self.use_cache, jobs=self.jobs)
@@ -214,7 +214,7 @@ class Project:
             return None, kept
         if self._pinned is None:
             assert self.checked is not None
-            self._pinned = numbers(self.checked.out.pins)
+            self._pinned = pin_texts(self.checked.out.pins)
         held = {p: r.findings for p, r in self.reports.items() if r.findings}
         after = move(held, path, compared.moved, self._pinned)
         if after is None:
