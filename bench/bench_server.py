@@ -10,7 +10,9 @@ bench_sglang.py makes it), through a real LSP client (pygls's) over stdio:
 - a new statement inside `run_scheduler_process` (on CTX301's call paths),
   sent as an unsaved edit, until the check after it has published every
   document whose findings changed: median and p95 over `--edits` edits;
-- a comment edit, the same way;
+- a comment edit, the same way (`--edits` of them), and a blank line added
+  between two definitions (`--edits`, at places spread over the file): both
+  answered by moving the findings, no check (docs/server.md);
 - the server's resident memory (VmRSS) after edit 20 and after edit 200;
 - hover, definition and references on a `get_parallel().tp_size` read in
   scheduler.py (references: every place across the tree that names the
@@ -76,6 +78,20 @@ def entry_edit_point(text: str) -> tuple[int, int]:
         if isinstance(node, ast.FunctionDef) and node.name == "run_scheduler_process":
             return node.body[0].lineno, node.body[0].col_offset
     raise SystemExit("bench: no run_scheduler_process in the target file")
+
+
+def blank_line_places(text: str, count: int) -> list[int]:
+    """0-based lines, spread over the file, each a blank line before a `def`,
+    `class` or decorator: as bench_layout_edits.py adds them."""
+    lines = text.splitlines()
+    heads = ("def ", "async def ", "class ", "@")
+    places = [
+        i
+        for i in range(len(lines) - 1)
+        if not lines[i].strip() and lines[i + 1].lstrip().startswith(heads)
+    ]
+    step = max(len(places) // count, 1)
+    return places[::step][:count]
 
 
 def with_statements(text: str, line: int, indent: int, i: int) -> str:
@@ -234,8 +250,19 @@ async def measure(
         rows["statement edit in run_scheduler_process: median"] = statistics.median(edits)
         rows["statement edit in run_scheduler_process: p95"] = p95(edits)
         await server.edit(target, original)
-        comments = [await server.edit(target, original + f"# a comment, {i}\n") for i in range(5)]
+        # layout edits (server.layout_edits): answered by moving the findings
+        comments = [
+            await server.edit(target, original + f"# a comment, {i}\n") for i in range(args.edits)
+        ]
         rows["comment edit: median"] = statistics.median(comments)
+        text = original + f"# a comment, {args.edits - 1}\n"
+        blanks = []
+        for shift, at in enumerate(blank_line_places(original, args.edits)):
+            lines = text.splitlines(keepends=True)
+            text = "".join([*lines[: at + shift], "\n", *lines[at + shift :]])
+            blanks.append(await server.edit(target, text))
+        rows["blank line added between definitions: median"] = statistics.median(blanks)
+        await server.edit(target, original)
         memory: dict[int, int] = {}
         for i in range(args.memory_edits):
             await server.edit(target, with_statements(original, line, indent, i % 40))

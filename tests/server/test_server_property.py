@@ -1,7 +1,7 @@
 """The property of issue 37: after every step of a random sequence of edits
-(unsaved), saves, new files, renames and deletions driven through a real LSP
-client, the server's diagnostics equal `ctxlint check --no-cache --format json`
-on the same text. Open buffers are written to disk just before the batch check
+(unsaved), comment and blank lines added (layout edits), saves, new files,
+renames and deletions driven through a real LSP client, the server's
+diagnostics equal `ctxlint check --no-cache --format json` on the same text. Open buffers are written to disk just before the batch check
 (the same text the server holds; the server is told nothing of that write but
 the save it would see anyway). A short sequence runs by default, longer ones
 in the slow suite."""
@@ -45,8 +45,8 @@ class Walk:
     async def step(self) -> str:
         s, rng = self.session, self.rng
         self.n += 1
-        kind = rng.choice(["edit", "edit", "save", "new", "rename", "delete", "publish"])
-        if kind in ("edit", "publish", "save"):
+        kind = rng.choice(["edit", "edit", "save", "new", "rename", "delete", "publish", "layout"])
+        if kind in ("edit", "publish", "save", "layout"):
             rel = rng.choice(self.files())
             if rel not in self.open:
                 self.open[rel] = s.open(rel)
@@ -61,6 +61,13 @@ class Walk:
                         "    scheduler = Scheduler(server_args)\n" + PUBLISH,
                     )
                 )
+            elif (
+                kind == "layout"
+            ):  # a comment or blank line at a line's start (server.layout_edits)
+                lines = text.splitlines(keepends=True)
+                at = rng.randrange(len(lines) + 1)
+                added = rng.choice(["\n", f"# layout {self.n}\n", f"    # layout {self.n}\n"])
+                text = "".join([*lines[:at], added, *lines[at:]])
             else:
                 if HEADER not in text:
                     text = HEADER + text

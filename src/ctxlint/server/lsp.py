@@ -107,10 +107,10 @@ class CtxlintServer(LanguageServer):
         else:
             self.project.reload(setup)
 
-    def refresh(self, *, replay: bool = False, done: str = "checked") -> None:
-        """Check now, and publish what changed (`replay`: Project.refresh's);
+    def refresh(self, *, replay: bool = False, full: bool = False, done: str = "checked") -> None:
+        """Check now, and publish what changed (`replay`, `full`: Project.refresh's);
         the log line says `done` (a client counts "ctxlint: checked" lines as
-        the checks its edits caused)."""
+        the checks its edits caused, a layout edit's among them)."""
         self._timer = None
         project = self.project
         if project is None:
@@ -119,7 +119,7 @@ class CtxlintServer(LanguageServer):
         self.plans.clear()
         began = time.perf_counter()
         try:
-            changed = project.refresh(replay=replay)
+            changed = project.refresh(replay=replay, full=full)
         except CtxlintError as exc:
             self.log(f"ctxlint: the check failed: {exc}", types.MessageType.Error)
             return
@@ -139,12 +139,21 @@ class CtxlintServer(LanguageServer):
                 )
         for path in sorted(changed):
             self.publish(path)
+        took = time.perf_counter() - began
+        if project.moved_only:
+            self.log(
+                f"ctxlint: {done} 1 file in {took:.3f} s; {len(changed)} documents changed; "
+                "a layout edit: positions moved, nothing derived",
+                types.MessageType.Log,
+            )
+            self._warm_when_idle(project)
+            return
         checked = project.checked.result.files_checked if project.checked else 0
         memo = project.checker.resident.checks
         derived = "every rule" if memo is None else f"{len(memo.derived)} rules"
         how = f"{derived} derived again" if project.modelled else "a stored outcome replayed"
         self.log(
-            f"ctxlint: {done} {checked} files in {time.perf_counter() - began:.2f} s; "
+            f"ctxlint: {done} {checked} files in {took:.2f} s; "
             f"{len(changed)} documents changed; {how}",
             types.MessageType.Log,
         )
@@ -179,11 +188,21 @@ class CtxlintServer(LanguageServer):
     def _warm_when_idle(self, project: Project) -> None:
         """Once the editor has been quiet a while, not at once: build the
         program (when the last check replayed a stored outcome), else the
-        navigation index. Either runs on the event loop, and an edit arriving
-        meanwhile would wait behind it (4-5 s on sglang 0.5.23). An edit
-        cancels it (its own check builds the program); a question asked first
-        builds what it needs itself."""
-        warm = self.model if not project.modelled else lambda: lsp_navigation.warm(project)
+        navigation index (not after a layout edit: a question checks first),
+        and the buffers' layouts, so that a first layout edit tokenizes little.
+        Either runs on the event loop, and an edit arriving meanwhile would
+        wait behind it (4-5 s on sglang 0.5.23). An edit cancels it (its own
+        check builds the program); a question asked first builds what it
+        needs itself."""
+
+        def warm() -> None:
+            if not project.modelled:
+                self.model()
+                return
+            project.prepare_layouts()
+            if project.current:
+                lsp_navigation.warm(project)
+
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:  # called outside the server's loop: now
@@ -194,10 +213,11 @@ class CtxlintServer(LanguageServer):
     def model(self) -> None:
         """The program's facts held, for navigation and for the next edit's
         check to start from: a check again when the last one replayed a stored
-        outcome (its findings are the same; any difference is published)."""
+        outcome, or after a layout edit moved a file's findings without one
+        (its findings are the same; any difference is published)."""
         project = self.project
-        if project is not None and not project.modelled:
-            self.refresh(done="built the program of")
+        if project is not None and not project.current:
+            self.refresh(full=True, done="built the program of")
 
     def schedule(self, delay: float) -> None:
         if self._warm_timer is not None:
@@ -316,6 +336,8 @@ def _documents(server: CtxlintServer) -> None:
         project = ls.project
         config = project.setup.config if project is not None else None
         names = {"pyproject.toml", "ctxlint.toml", ".ctxlint.toml"}
+        if project is not None:
+            project.changed_outside()  # the next refresh checks, whatever the buffers
         for change in params.changes:
             file = path_of_uri(change.uri)
             if file is None:
