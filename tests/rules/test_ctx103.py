@@ -249,3 +249,36 @@ def resolve(server_args) -> None:
     out = run_engine(project, select={RULE})
     found = [(f.path, f.line) for f in out.findings if f.rule == RULE]
     assert found == [("specrt/record.py", 13)]  # the fixture's own `self.tp_size`
+
+
+def test_an_in_place_edit_is_told_to_declare_not_to_read_a_view(project: Path) -> None:
+    """sglang 0.5.17 server_args.py:4375 (`self.cuda_graph_config.prefill.backend =
+    ...`) and :3754 (`prefill_config = self.cuda_graph_config.prefill`, then
+    `prefill_config.max_bs = ...`): the read is the receiver of an edit of the
+    record, and a view is read-only; the hint is a declaration."""
+    body = """\
+from specrt.resolution import declare_resolution
+
+
+def resolve(server_args) -> None:
+    declare_resolution(server_args, "kernels", attention_backend="sdpa")
+    server_args.model_path.backend = "off"
+    part = server_args.context_length.prefill
+    part.max_bs = 8
+    server_args.chunked_prefill_size["decode"] = 1
+    server_args.mem_fraction_static.update(x=1)
+    del server_args.max_running_requests[0]
+    getattr(server_args, "dp_size").append(1)
+    if server_args.tp_size > 1:
+        pass
+"""
+    write(project, {**RUNTIME, "app/pipeline.py": body})
+    out = run_engine(project, select={RULE})
+    got = {f.line: f.message for f in out.findings if f.rule == RULE and f.scope == "resolve"}
+    assert sorted(got) == [6, 7, 9, 10, 11, 12, 13]
+    for line in (6, 7, 9, 10, 11, 12):
+        assert "edited in place" in got[line], line
+        assert got[line].endswith(
+            "declare the new value with declare_resolution(server_args, source, **fields)"
+        )
+    assert got[13].endswith("read it through a view (resolved_view, resolving_view)")

@@ -33,13 +33,16 @@ class StashWrite:
 @dataclass(frozen=True, slots=True)
 class FieldAccess:
     """A direct read or write of a record field off a parameter (`holder`);
-    a read's `kind`: recv (the receiver), ann (annotated with the record), name."""
+    a read's `kind`: recv (the receiver), ann (annotated with the record), name;
+    `edits`: the read is the receiver of an in-place edit (an attribute or item
+    store, `del`, a container mutator's call), directly or through a local."""
 
     fn: str
     holder: str
     field: str
     site: Site
     kind: str = ""
+    edits: bool = False
 
 
 @dataclass(frozen=True, slots=True)
