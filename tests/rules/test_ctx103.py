@@ -282,3 +282,52 @@ def resolve(server_args) -> None:
             "declare the new value with declare_resolution(server_args, source, **fields)"
         )
     assert got[13].endswith("read it through a view (resolved_view, resolving_view)")
+
+
+def test_a_read_in_post_init_before_its_first_declaring_call_is_no_finding(
+    project: Path,
+) -> None:
+    """The record is being built in `__post_init__`: until a call that may declare
+    runs, the stash is empty and a view answers the raw field too. A read after
+    such a call, in a loop, or after a call handing a function on is reported."""
+    record = """\
+from specrt.fields import ExecKernel, ExecMoe, Memory, Model, Parallel, Schedule
+
+
+class ServerArgs(Parallel, Model, ExecKernel, ExecMoe, Schedule, Memory):
+    def __post_init__(self) -> None:
+        from app.pipeline import resolve
+
+        object.__setattr__(self, "_stash", [])
+        if self.model_path.lower() == "dummy":
+            return
+        self._plain(str(self.tp_size))
+        for _ in range(2):
+            print(self.dp_size)  # a loop: may run after a declaration
+        sorted([1], key=self._plain)
+        print(self.context_length)  # a function was handed on
+        resolve(self)
+        print(self.attention_backend)  # after the declaring call
+
+    def _plain(self, value) -> str:
+        return value
+"""
+    body = """\
+from specrt.resolution import declare_resolution
+
+
+def resolve(server_args) -> None:
+    declare_resolution(server_args, "kernels", attention_backend="sdpa")
+"""
+    write(project, {**RUNTIME, "specrt/record.py": record, "app/pipeline.py": body})
+    out = run_engine(project, select={RULE})
+    got = sorted(
+        (f.line, f.message.partition("`")[2].partition("`")[0])
+        for f in out.findings
+        if f.rule == RULE and f.path == "specrt/record.py"
+    )
+    assert got == [
+        (13, "self.dp_size"),
+        (15, "self.context_length"),
+        (17, "self.attention_backend"),
+    ]

@@ -110,6 +110,9 @@ class ResolutionFacts(FileVisitor):
         self.edited_names: set[tuple[str, str]] = set()  # (function scope, local) edited
         self.aliased: dict[int, str] = {}  # node of a chain bound to a local -> the local
         self.read_aliases: dict[int, tuple[str, str]] = {}  # read index -> (scope, local)
+        # the record's methods: their calls in running order, and the loops open
+        self.record_calls: dict[str, list[str]] = {}
+        self.loops: list[int] = []  # per function on the stack: loops open in it
         bindings = ctx.parts[BINDINGS]
         self.arguments = bindings.track(self._holds_argument)  # still the parameter's value
         self.slots = bindings.track(self._holds_slot)  # locals holding a private slot
@@ -188,6 +191,9 @@ class ResolutionFacts(FileVisitor):
         receiver = scope.self_name if scope.class_qualname and len(self.ctx.scopes) >= 2 else None
         sig = sig_text(signature(p, self.ctx.module_node.code_for_node))
         self.stack.append(_Fn(qual, params, receiver, scope.qualname, sig))
+        self.loops.append(0)
+        if receiver is not None and self.in_record and self.ctx.scopes[-2].kind == "class":
+            self.record_calls[qual] = []
         decos = []
         for d in node.decorators:
             expr = d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator
@@ -199,6 +205,71 @@ class ResolutionFacts(FileVisitor):
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.stack.pop()
+        self.loops.pop()
+
+    # -- loops: a read in one may run after any call of the loop -------------------
+    def visit_For(self, node: cst.For) -> None:
+        if self.loops:
+            self.loops[-1] += 1
+
+    def leave_For(self, node: cst.For) -> None:
+        if self.loops:
+            self.loops[-1] -= 1
+
+    def visit_While(self, node: cst.While) -> None:
+        if self.loops:
+            self.loops[-1] += 1
+
+    def leave_While(self, node: cst.While) -> None:
+        if self.loops:
+            self.loops[-1] -= 1
+
+    def leave_Call(self, node: cst.Call) -> None:
+        """A record method's calls, in the order they run (arguments first)."""
+        fn = self._fn()
+        calls = self.record_calls.get(fn.qual) if fn is not None else None
+        if calls is None:
+            return
+        func = node.func
+        receiver = fn.receiver  # type: ignore[union-attr]
+        if any(self._hands_code(a.value, receiver) for a in node.args):
+            calls.append("?")  # a function handed on may run anywhere (`map(self._h, x)`)
+        elif (
+            isinstance(func, cst.Attribute)
+            and isinstance(func.value, cst.Name)
+            and func.value.value == receiver
+        ):
+            calls.append(f"self:{func.attr.value}")
+        elif self._on_field(func, receiver):
+            calls.append("field")  # a method of a field's value: data, not resolution
+        elif isinstance(func, (cst.Name, cst.Attribute)):
+            calls.append(self.ctx.resolve(func) or "?")
+        else:
+            calls.append("?")
+
+    def _on_field(self, func: cst.BaseExpression, receiver: str | None) -> bool:
+        """`self.field.m` (`self.field.a.m`): a method of a field's value."""
+        node = func
+        while isinstance(node, cst.Attribute) and isinstance(node.value, cst.Attribute):
+            node = node.value
+        return (
+            node is not func
+            and isinstance(node, cst.Attribute)
+            and isinstance(node.value, cst.Name)
+            and node.value.value == receiver
+            and node.attr.value in self.fields
+        )
+
+    def _hands_code(self, arg: cst.BaseExpression, receiver: str | None) -> bool:
+        """An argument that may be a function of the program: `self.m` (no field),
+        or a name that can name program code."""
+        if isinstance(arg, cst.Attribute) and isinstance(arg.value, cst.Name):
+            if arg.value.value == receiver:
+                return arg.attr.value not in self.fields
+        if isinstance(arg, (cst.Name, cst.Attribute)) and dotted(arg) != receiver:
+            q = self.ctx.resolve(arg)
+            return q is not None and self.ctx.may_name_program_code(q)
+        return isinstance(arg, cst.Lambda)
 
     # -- in-place edits: what a store, `del` or mutator call goes through ----------
     def _edit_through(self, node: cst.BaseExpression) -> None:
@@ -419,7 +490,10 @@ class ResolutionFacts(FileVisitor):
         local = self.aliased.get(id(node))
         if local is not None and not edits:  # settled once the file is walked
             self.read_aliases[len(self.reads)] = (fn.scope, local)
-        self.reads.append(FieldAccess(fn.qual, holder, name, site(self.ctx, node), kind, edits))
+        calls = self.record_calls.get(fn.qual)
+        before = len(calls) if calls is not None and not self.loops[-1] else -1
+        where = site(self.ctx, node)
+        self.reads.append(FieldAccess(fn.qual, holder, name, where, kind, edits, before))
 
     def visit_Return(self, node: cst.Return) -> None:
         fn = self._fn()
@@ -486,5 +560,6 @@ class ResolutionFacts(FileVisitor):
             tuple(self.reads),
             tuple(self.writes),
             tuple(self.view_bindings),
+            {q: tuple(c) for q, c in self.record_calls.items() if c},
         )
         return None if facts == ResolutionFileFacts() else facts

@@ -43,6 +43,9 @@ class FieldAccess:
     site: Site
     kind: str = ""
     edits: bool = False
+    # in a method of a record class, outside any loop: how many calls of the
+    # method ran before it (`RecordCalls`' order); -1 otherwise
+    calls_before: int = -1
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,3 +64,7 @@ class ResolutionFileFacts:
     reads: tuple[FieldAccess, ...] = ()
     writes: tuple[FieldAccess, ...] = ()
     view_bindings: tuple[tuple[str, str], ...] = ()  # `name = f(...)`: (name, f)
+    # per method of a record class: its calls in the order they run ("self:m" for a
+    # method of the receiver, "field" for a method of a field's value, else the
+    # qualified callee; "?" when it names none or hands a function on)
+    record_calls: dict[str, tuple[str, ...]] = field(default_factory=dict)

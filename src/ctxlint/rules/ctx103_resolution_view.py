@@ -16,6 +16,10 @@ the resolvers the runtime wraps for foreign defaults. Reported there:
   remedy: the hint is a new declared value, with the tree's declaration call;
 - a bag accessor call (no bag exists before publish): only the vocabulary's
   derived bag accessors count, never a `get_*` name pattern.
+
+A read in the record's `__post_init__` before its first call that may declare
+is not reported (program.pipeline_reads.undeclared_prefixes): nothing has
+declared on the record being built, so a view answers the same.
 """
 
 from __future__ import annotations
