@@ -99,7 +99,7 @@ class TestDouble(Rule):
                         f"`{name}` is replaced by one that only raises ({p.form} of "
                         f"`{p.target}`): a tripwire sees reads through this binding only; "
                         + (
-                            f"call `{d.reset}()` first and drop the stubs: with nothing "
+                            f"call `{d.reset}()` first and drop the stub: with nothing "
                             "published every accessor fails closed"
                             if d.reset
                             else "publish nothing instead: every accessor fails closed "
