@@ -249,3 +249,85 @@ def resolve(server_args) -> None:
     out = run_engine(project, select={RULE})
     found = [(f.path, f.line) for f in out.findings if f.rule == RULE]
     assert found == [("specrt/record.py", 13)]  # the fixture's own `self.tp_size`
+
+
+def test_an_in_place_edit_is_told_to_declare_not_to_read_a_view(project: Path) -> None:
+    """sglang 0.5.17 server_args.py:4375 (`self.cuda_graph_config.prefill.backend =
+    ...`) and :3754 (`prefill_config = self.cuda_graph_config.prefill`, then
+    `prefill_config.max_bs = ...`): the read is the receiver of an edit of the
+    record, and a view is read-only; the hint is a declaration."""
+    body = """\
+from specrt.resolution import declare_resolution
+
+
+def resolve(server_args) -> None:
+    declare_resolution(server_args, "kernels", attention_backend="sdpa")
+    server_args.model_path.backend = "off"
+    part = server_args.context_length.prefill
+    part.max_bs = 8
+    server_args.chunked_prefill_size["decode"] = 1
+    server_args.mem_fraction_static.update(x=1)
+    del server_args.max_running_requests[0]
+    getattr(server_args, "dp_size").append(1)
+    if server_args.tp_size > 1:
+        pass
+"""
+    write(project, {**RUNTIME, "app/pipeline.py": body})
+    out = run_engine(project, select={RULE})
+    got = {f.line: f.message for f in out.findings if f.rule == RULE and f.scope == "resolve"}
+    assert sorted(got) == [6, 7, 9, 10, 11, 12, 13]
+    for line in (6, 7, 9, 10, 11, 12):
+        assert "edited in place" in got[line], line
+        assert got[line].endswith(
+            "declare the new value with declare_resolution(server_args, source, **fields)"
+        )
+    assert got[13].endswith("read it through a view (resolved_view, resolving_view)")
+
+
+def test_a_read_in_post_init_before_its_first_declaring_call_is_no_finding(
+    project: Path,
+) -> None:
+    """The record is being built in `__post_init__`: until a call that may declare
+    runs, the stash is empty and a view answers the raw field too. A read after
+    such a call, in a loop, or after a call handing a function on is reported."""
+    record = """\
+from specrt.fields import ExecKernel, ExecMoe, Memory, Model, Parallel, Schedule
+
+
+class ServerArgs(Parallel, Model, ExecKernel, ExecMoe, Schedule, Memory):
+    def __post_init__(self) -> None:
+        from app.pipeline import resolve
+
+        object.__setattr__(self, "_stash", [])
+        if self.model_path.lower() == "dummy":
+            return
+        self._plain(str(self.tp_size))
+        for _ in range(2):
+            print(self.dp_size)  # a loop: may run after a declaration
+        sorted([1], key=self._plain)
+        print(self.context_length)  # a function was handed on
+        resolve(self)
+        print(self.attention_backend)  # after the declaring call
+
+    def _plain(self, value) -> str:
+        return value
+"""
+    body = """\
+from specrt.resolution import declare_resolution
+
+
+def resolve(server_args) -> None:
+    declare_resolution(server_args, "kernels", attention_backend="sdpa")
+"""
+    write(project, {**RUNTIME, "specrt/record.py": record, "app/pipeline.py": body})
+    out = run_engine(project, select={RULE})
+    got = sorted(
+        (f.line, f.message.partition("`")[2].partition("`")[0])
+        for f in out.findings
+        if f.rule == RULE and f.path == "specrt/record.py"
+    )
+    assert got == [
+        (13, "self.dp_size"),
+        (15, "self.context_length"),
+        (17, "self.attention_backend"),
+    ]

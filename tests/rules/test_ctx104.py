@@ -207,3 +207,34 @@ def run_post_process_pass(server_args, fn) -> None:
     assert _stash_hint(project) == [
         "declare through `run_post_process_pass(server_args, fn)`, the stash's one writer"
     ]
+
+
+def test_a_stash_write_in_a_record_edit_method_defers_to_ctx202(project: Path) -> None:
+    """sglang 0.5.17's `ServerArgs.override` appends to the stash: declaring
+    through the pass runner is no remedy inside the post-resolution edit entry
+    the design removed; the hint is CTX202's (remove it, `get_context().override`)."""
+    record = RUNTIME["specrt/record.py"] + (
+        "\n    def override(self, source: str, **fields) -> None:\n"
+        "        self._stash.append(fields)\n"
+    )
+    body = """\
+from specrt.resolution import declare_resolution
+
+
+def resolve(server_args) -> None:
+    declare_resolution(server_args, "kernels", attention_backend="sdpa")
+
+
+def adjust(server_args) -> None:
+    server_args._stash.append({})
+"""
+    write(project, {**RUNTIME, "specrt/record.py": record, "app/pipeline.py": body})
+    out = run_engine(project, select={RULE})
+    got = {f.path: f.message for f in out.findings if f.rule == RULE}
+    assert sorted(got) == ["app/pipeline.py", "specrt/record.py"]
+    assert got["specrt/record.py"] == (
+        "the declaration stash `_stash` written outside `declare_resolution`: "
+        "`ServerArgs.override` is an edit entry point the record may not define (CTX202): "
+        "remove it; change live config with get_context().override(source, ...)"
+    )
+    assert got["app/pipeline.py"].endswith("the stash's one writer")

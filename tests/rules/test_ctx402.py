@@ -249,3 +249,126 @@ def test_a_new_unparsed_test_file_joins_the_set_on_a_warm_run(project: Path) -> 
     for memo in (True, False):  # the whole-run outcome, and the derived sets' own entry
         warm = run_engine(project, use_cache=True, memo=memo)
         assert warm.program.sets[RULE][key] == ["app/test_plain.py"]
+
+
+RUNTIME_EXTRAS = """
+
+def publish_role() -> str | None:
+    return None
+
+
+def reset_context() -> None:
+    _CONTEXT.server_args = None
+"""
+
+
+def _with_role_and_reset(project: Path) -> None:
+    write(project, CONSUMER)
+    context = project / "specrt" / "context.py"
+    context.write_text(context.read_text() + RUNTIME_EXTRAS)
+
+
+def test_a_zero_argument_function_that_is_no_tier_accessor_is_not_one(project: Path) -> None:
+    # sglang 0.5.23's `publish_role()` is a role query: replacing it pins no config
+    _with_role_and_reset(project)
+    assert_case(
+        project,
+        RULE,
+        """
+        from specrt import context as rc
+
+
+        def test_role(monkeypatch) -> None:
+            monkeypatch.setattr(rc, "publish_role", lambda: None)
+            monkeypatch.setattr(rc, "get_exec", lambda: None)  # expect
+        """,
+        path="app/test_role.py",
+    )
+    accessors = run_engine(project, select={RULE}).program.sets[RULE]["runtime accessors"]
+    assert "specrt.context.publish_role" not in accessors
+    assert "specrt.context.get_exec" in accessors
+
+
+def test_a_tripwire_is_told_to_reset_not_to_publish(project: Path) -> None:
+    # sglang 0.5.23 multimodal_gen/test/unit/test_qwen_vl_rope.py:93: a replacement
+    # that only raises asserts the accessor is never called
+    _with_role_and_reset(project)
+    source = """\
+from unittest import mock
+
+from specrt import context as rc
+
+
+def test_tripwire(monkeypatch) -> None:
+    def fail_get_exec():
+        \"\"\"Must not be read.\"\"\"
+        raise AssertionError("must not read an unpublished context")
+
+    monkeypatch.setattr(rc, "get_exec", fail_get_exec)
+    rc.get_model = fail_later
+    with mock.patch.object(rc, "get_memory", side_effect=AssertionError):
+        pass
+    with mock.patch("specrt.context.get_schedule", mock.Mock(side_effect=RuntimeError("x"))):
+        pass
+    monkeypatch.setattr(rc, "get_parallel", lambda: None)
+
+
+def fail_later():
+    raise AssertionError("no")
+"""
+    write(project, {"app/test_trip.py": source})
+    out = run_engine(project, select={RULE})
+    got = {f.line: f.message for f in out.findings if f.rule == RULE}
+    assert sorted(got) == [11, 12, 13, 15, 17]
+    for line in (11, 12, 13, 15):
+        assert "only raises" in got[line] and "call `reset_context()` first" in got[line]
+        assert "override_server_args" not in got[line]
+    assert "override_server_args" in got[17] and "only raises" not in got[17]
+    assert out.program.sets[RULE]["runtime reset"] == ["reset_context"]
+
+
+def test_a_kit_function_publishing_and_resetting_in_finally_is_the_scoped_wrapper(
+    project: Path,
+) -> None:
+    # sglang 0.5.23 test/test_utils.py:2094 `published_topology`
+    _with_role_and_reset(project)
+    assert_case(
+        project,
+        RULE,
+        """
+        import contextlib
+
+        from specrt.record import ServerArgs
+
+
+        @contextlib.contextmanager
+        def published(**fields):
+            from specrt.context import publish, reset_context
+
+            server_args = ServerArgs(**fields)
+            reset_context()
+            publish(server_args, role="scheduler")
+            try:
+                yield server_args
+            finally:
+                reset_context()
+
+
+        def publish_for_build(**fields):
+            from specrt.context import publish, reset_context
+
+            reset_context()
+            publish(ServerArgs(**fields), role="scheduler")  # expect
+
+
+        def published_after(**fields):
+            from specrt.context import publish, reset_context
+
+            try:
+                pass
+            finally:
+                reset_context()
+            publish(ServerArgs(**fields), role="scheduler")  # expect
+        """,
+        path="app/test_kit.py",
+    )

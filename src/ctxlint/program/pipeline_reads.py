@@ -15,12 +15,14 @@ functions and the methods of the view classes) and the declaration function:
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ctxlint.program.call_model import EventKind
 from ctxlint.program.calls import short
 from ctxlint.program.core import Program
+from ctxlint.program.reach import backward
 from ctxlint.program.record_conventions import record_convention
 from ctxlint.program.resolution import Resolution, resolution
 from ctxlint.program.resolution_schema import FieldAccess
@@ -53,13 +55,58 @@ def views(res: Resolution) -> set[str]:
     return res.view_functions | {q for q, fn in g.funcs.items() if fn.cls in res.view_classes}
 
 
+def undeclared_prefixes(res: Resolution) -> dict[str, int]:
+    """Per `__post_init__` entry: how many of its calls run before the first that
+    may declare. The record is being built there, so nothing can have declared on
+    it yet: a read before that call answers what a view would (the stash is
+    empty). A method entry has no such prefix: a caller may declare before it
+    runs (a launcher before `resolve_once`), or it runs after resolution."""
+    g = res.graph
+    if res.declaration is None:
+        return {}
+    reach = set(backward(g, [res.declaration]))
+    tops = {m.partition(".")[0] for m in g.modules}
+
+    def may_declare(callee: str, fn: str) -> bool:
+        if callee == "field":
+            return False
+        if callee.startswith("self:"):
+            found = g.method(g.funcs[fn].cls or "", callee[5:])
+            return not found or any(q in reach for q in found)
+        found = g.resolve_global(callee) if callee != "?" else []
+        if found:
+            return any(q in reach for q in found)
+        here = g.funcs[fn].module + "."
+        if callee.startswith(here) and _builtin(callee[len(here) :].partition(".")[0]):
+            return False  # `getattr(...)`, `RuntimeError(...)`, `object.__setattr__(...)`
+        return callee == "?" or callee.partition(".")[0] in tops  # outside: cannot
+
+    out: dict[str, int] = {}
+    for _, _, facts in res.files:
+        for q, calls in facts.record_calls.items():
+            if q in res.entries and q.endswith(".__post_init__") and q in g.funcs:
+                out[q] = next((i for i, c in enumerate(calls) if may_declare(c, q)), len(calls))
+    for q in res.entries:  # an entry making no call declares nothing itself
+        if q.endswith(".__post_init__") and q in g.funcs:
+            out.setdefault(q, 0)
+    return out
+
+
+def _builtin(name: str) -> bool:
+    return hasattr(builtins, name)
+
+
 def raw_field_reads(program: Program) -> Iterator[tuple[str, FieldAccess]]:
-    """(path, read) of each record field read directly in the pipeline."""
+    """(path, read) of each record field read directly in the pipeline, but for a
+    read in a `__post_init__` entry before its first call that may declare."""
     res = resolution(program)
     skip = views(res) | {res.declaration}
+    prefixes = undeclared_prefixes(res)
     for path, module, facts in res.files:
         for r in facts.reads:
             if r.fn in res.pipeline and r.fn not in skip:
+                if 0 <= r.calls_before <= prefixes.get(r.fn, -1):
+                    continue  # nothing has declared yet: a view answers the same
                 if _holds_record(program, res, module, r):
                     yield path, r
 

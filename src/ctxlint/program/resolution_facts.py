@@ -17,13 +17,16 @@ stash, the views and the pipeline from these facts. Per file, the visitor keeps:
 - `stash`: writes and reads of a private slot of an object
   (`x.__dict__[K]`, `getattr(x, "_k")`, `x._k`), with how it is written;
 - `reads`: direct reads of a record field off a parameter (`p.field`, a literal
-  `getattr(p, "field")`), `writes`: assignments of one (`p.field = ...`);
+  `getattr(p, "field")`), each marked when it is the receiver of an in-place
+  edit (`p.field.a = ...`, `p.field[k] = ...`, `p.field.append(...)`, or a
+  local bound to part of it edited so); `writes`: assignments of one
+  (`p.field = ...`);
 - `view_bindings`: `name = f(...)`, for the conventional view binding.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ctxlint.core.lazy_libcst import cst
@@ -44,6 +47,16 @@ from ctxlint.program.signatures import sig_text
 
 __all__ = ["KEY", "ResolutionFacts"]
 MUTATORS = ("append", "extend", "insert")
+# the built-in containers' in-place methods: a call of one edits its receiver
+EDITING_METHODS = frozenset(
+    {
+        *MUTATORS,
+        *("remove", "pop", "clear", "sort", "reverse"),
+        *("update", "setdefault", "popitem"),
+        *("add", "discard", "difference_update", "intersection_update"),
+        "symmetric_difference_update",
+    }
+)
 SETATTRS = ("setattr", "object.__setattr__")
 
 
@@ -93,6 +106,13 @@ class ResolutionFacts(FileVisitor):
         self.writes: list[FieldAccess] = []
         self.view_bindings: list[tuple[str, str]] = []
         self.targets: set[int] = set()  # Attribute nodes being assigned
+        self.edited: set[int] = set()  # nodes an in-place edit goes through
+        self.edited_names: set[tuple[str, str]] = set()  # (function scope, local) edited
+        self.aliased: dict[int, str] = {}  # node of a chain bound to a local -> the local
+        self.read_aliases: dict[int, tuple[str, str]] = {}  # read index -> (scope, local)
+        # the record's methods: their calls in running order, and the loops open
+        self.record_calls: dict[str, list[str]] = {}
+        self.loops: list[int] = []  # per function on the stack: loops open in it
         bindings = ctx.parts[BINDINGS]
         self.arguments = bindings.track(self._holds_argument)  # still the parameter's value
         self.slots = bindings.track(self._holds_slot)  # locals holding a private slot
@@ -171,6 +191,9 @@ class ResolutionFacts(FileVisitor):
         receiver = scope.self_name if scope.class_qualname and len(self.ctx.scopes) >= 2 else None
         sig = sig_text(signature(p, self.ctx.module_node.code_for_node))
         self.stack.append(_Fn(qual, params, receiver, scope.qualname, sig))
+        self.loops.append(0)
+        if receiver is not None and self.in_record and self.ctx.scopes[-2].kind == "class":
+            self.record_calls[qual] = []
         decos = []
         for d in node.decorators:
             expr = d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator
@@ -182,9 +205,107 @@ class ResolutionFacts(FileVisitor):
 
     def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
         self.stack.pop()
+        self.loops.pop()
+
+    # -- loops: a read in one may run after any call of the loop -------------------
+    def visit_For(self, node: cst.For) -> None:
+        if self.loops:
+            self.loops[-1] += 1
+
+    def leave_For(self, node: cst.For) -> None:
+        if self.loops:
+            self.loops[-1] -= 1
+
+    def visit_While(self, node: cst.While) -> None:
+        if self.loops:
+            self.loops[-1] += 1
+
+    def leave_While(self, node: cst.While) -> None:
+        if self.loops:
+            self.loops[-1] -= 1
+
+    def leave_Call(self, node: cst.Call) -> None:
+        """A record method's calls, in the order they run (arguments first)."""
+        fn = self._fn()
+        calls = self.record_calls.get(fn.qual) if fn is not None else None
+        if calls is None:
+            return
+        func = node.func
+        receiver = fn.receiver  # type: ignore[union-attr]
+        if any(self._hands_code(a.value, receiver) for a in node.args):
+            calls.append("?")  # a function handed on may run anywhere (`map(self._h, x)`)
+        elif (
+            isinstance(func, cst.Attribute)
+            and isinstance(func.value, cst.Name)
+            and func.value.value == receiver
+        ):
+            calls.append(f"self:{func.attr.value}")
+        elif self._on_field(func, receiver):
+            calls.append("field")  # a method of a field's value: data, not resolution
+        elif isinstance(func, (cst.Name, cst.Attribute)):
+            calls.append(self.ctx.resolve(func) or "?")
+        else:
+            calls.append("?")
+
+    def _on_field(self, func: cst.BaseExpression, receiver: str | None) -> bool:
+        """`self.field.m` (`self.field.a.m`): a method of a field's value."""
+        node = func
+        while isinstance(node, cst.Attribute) and isinstance(node.value, cst.Attribute):
+            node = node.value
+        return (
+            node is not func
+            and isinstance(node, cst.Attribute)
+            and isinstance(node.value, cst.Name)
+            and node.value.value == receiver
+            and node.attr.value in self.fields
+        )
+
+    def _hands_code(self, arg: cst.BaseExpression, receiver: str | None) -> bool:
+        """An argument that may be a function of the program: `self.m` (no field),
+        or a name that can name program code."""
+        if isinstance(arg, cst.Attribute) and isinstance(arg.value, cst.Name):
+            if arg.value.value == receiver:
+                return arg.attr.value not in self.fields
+        if isinstance(arg, (cst.Name, cst.Attribute)) and dotted(arg) != receiver:
+            q = self.ctx.resolve(arg)
+            return q is not None and self.ctx.may_name_program_code(q)
+        return isinstance(arg, cst.Lambda)
+
+    # -- in-place edits: what a store, `del` or mutator call goes through ----------
+    def _edit_through(self, node: cst.BaseExpression) -> None:
+        """Mark `node` and the chain under it (`a.b[c].d` down to `a`) as edited in
+        place; a local at its root is edited too (its binding may be a field's part)."""
+        while isinstance(node, (cst.Attribute, cst.Subscript)):
+            self.edited.add(id(node))
+            node = node.value
+        self.edited.add(id(node))  # `getattr(p, "field")` at the root
+        fn = self._fn()
+        if fn is not None and isinstance(node, cst.Name):
+            self.edited_names.add((fn.scope, node.value))
+
+    def _edited_target(self, target: cst.BaseExpression) -> None:
+        if isinstance(target, (cst.Attribute, cst.Subscript)):
+            self._edit_through(target.value)  # the target itself is a write
+
+    def _alias(self, name: str, value: cst.BaseExpression | None) -> None:
+        """`name = p.field.part`: the nodes of the chain, for a later edit of `name`."""
+        node = value
+        while isinstance(node, (cst.Attribute, cst.Subscript)):
+            self.aliased[id(node)] = name
+            node = node.value
+        if node is not None and node is not value:
+            self.aliased[id(node)] = name
+
+    def visit_Del(self, node: cst.Del) -> None:
+        targets = node.target.elements if isinstance(node.target, cst.Tuple) else ()
+        for t in [e.value for e in targets] or [node.target]:
+            self._edited_target(t)
 
     # -- assignments: field writes, stash slots, view bindings ---------------------
     def _assigned(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
+        self._edited_target(target)
+        if isinstance(target, cst.Name) and self._fn() is not None:
+            self._alias(target.value, value)
         if isinstance(target, cst.Attribute):
             self.targets.add(id(target))
             self._write_attr(target, value)
@@ -212,6 +333,7 @@ class ResolutionFacts(FileVisitor):
         self._assigned(node.target, node.value)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._edited_target(node.target)
         slot = self._slot(node.target)
         if slot is not None:
             self._stash(node, slot[1], "append", slot[0])
@@ -309,6 +431,8 @@ class ResolutionFacts(FileVisitor):
             slot = self._slot(func.value)
             if slot is not None:
                 self._stash(node, slot[1], "append", slot[0])
+        if isinstance(func, cst.Attribute) and func.attr.value in EDITING_METHODS:
+            self._edit_through(func.value)
         args = [a for a in node.args if not a.star]
         positional = [a.value for a in args if a.keyword is None]
         if (name in SETATTRS or (name or "").endswith(".__setattr__")) and len(positional) >= 3:
@@ -362,7 +486,14 @@ class ResolutionFacts(FileVisitor):
     def _read(self, node: cst.CSTNode, holder: str, name: str) -> None:
         fn = self.stack[-1]
         kind = "recv" if holder == fn.receiver else "ann" if fn.params.get(holder) else "name"
-        self.reads.append(FieldAccess(fn.qual, holder, name, site(self.ctx, node), kind))
+        edits = id(node) in self.edited
+        local = self.aliased.get(id(node))
+        if local is not None and not edits:  # settled once the file is walked
+            self.read_aliases[len(self.reads)] = (fn.scope, local)
+        calls = self.record_calls.get(fn.qual)
+        before = len(calls) if calls is not None and not self.loops[-1] else -1
+        where = site(self.ctx, node)
+        self.reads.append(FieldAccess(fn.qual, holder, name, where, kind, edits, before))
 
     def visit_Return(self, node: cst.Return) -> None:
         fn = self._fn()
@@ -410,6 +541,9 @@ class ResolutionFacts(FileVisitor):
 
     def finish(self) -> ResolutionFileFacts | None:
         self._keep_program_names()
+        for i, alias in self.read_aliases.items():  # `x = p.field.part` ... `x.y = ...`
+            if alias in self.edited_names:
+                self.reads[i] = replace(self.reads[i], edits=True)
         module = self.constants.names.get(MODULE_SCOPE, {})
         facts = ResolutionFileFacts(
             {name: lit for name, lit in module.items() if lit is not None},
@@ -426,5 +560,6 @@ class ResolutionFacts(FileVisitor):
             tuple(self.reads),
             tuple(self.writes),
             tuple(self.view_bindings),
+            {q: tuple(c) for q, c in self.record_calls.items() if c},
         )
         return None if facts == ResolutionFileFacts() else facts

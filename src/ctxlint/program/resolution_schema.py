@@ -33,13 +33,19 @@ class StashWrite:
 @dataclass(frozen=True, slots=True)
 class FieldAccess:
     """A direct read or write of a record field off a parameter (`holder`);
-    a read's `kind`: recv (the receiver), ann (annotated with the record), name."""
+    a read's `kind`: recv (the receiver), ann (annotated with the record), name;
+    `edits`: the read is the receiver of an in-place edit (an attribute or item
+    store, `del`, a container mutator's call), directly or through a local."""
 
     fn: str
     holder: str
     field: str
     site: Site
     kind: str = ""
+    edits: bool = False
+    # in a method of a record class, outside any loop: how many calls of the
+    # method ran before it (`RecordCalls`' order); -1 otherwise
+    calls_before: int = -1
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,3 +64,7 @@ class ResolutionFileFacts:
     reads: tuple[FieldAccess, ...] = ()
     writes: tuple[FieldAccess, ...] = ()
     view_bindings: tuple[tuple[str, str], ...] = ()  # `name = f(...)`: (name, f)
+    # per method of a record class: its calls in the order they run ("self:m" for a
+    # method of the receiver, "field" for a method of a field's value, else the
+    # qualified callee; "?" when it names none or hands a function on)
+    record_calls: dict[str, tuple[str, ...]] = field(default_factory=dict)

@@ -2,30 +2,36 @@
 (asked by CTX402).
 
 Per file (`DoubleVisitor`): the bindings it replaces (`mod.get_exec = ...`,
-`setattr`/`monkeypatch.setattr`, `mock.patch("a.b.get_exec")`, `patch.object`),
-the config stand-ins it builds (a `SimpleNamespace`, a `Mock`/`MagicMock`
-without the record class as its spec, a dict) and where it puts each (a
-runtime function's argument, a keyword, an attribute, a name), the records it
-builds by hand for a runtime function, and what it binds from the runtime
-module. In the runtime module: its accessors (public functions callable with
-no argument that return something) and the functions that take a record.
+`setattr`/`monkeypatch.setattr`, `mock.patch("a.b.get_exec")`, `patch.object`)
+and whether the replacement only raises (a tripwire), the config stand-ins it
+builds (a `SimpleNamespace`, a `Mock`/`MagicMock` without the record class as
+its spec, a dict) and where it puts each (a runtime function's argument, a
+keyword, an attribute, a name), the records it builds by hand for a runtime
+function (and whether the function resets the context in a `finally` after
+publishing it), and what it binds from the runtime module. In the runtime
+module: its public functions callable with no argument (and which return
+something), and the functions that take a record.
 
-Over the program (`Doubles`): the runtime accessors (the module's own and
-the vocabulary's seed and bag accessors), which patch target replaces one
-(the runtime's binding or a module's import of it), the runtime functions
-taking a record (annotated so, or a parameter named by the record convention)
-and the test files (program/test_code).
+Over the program (`Doubles`): the runtime accessors (the vocabulary's seed,
+bag and legacy accessors, and the tiers' accessors the program model names:
+`get_flags`, `get_forward`, `get_resources`, `get_context`), which patch
+target replaces one (the runtime's binding or a module's import of it), the
+runtime's reset (`reset_context`, the design's teardown), the runtime
+functions taking a record (annotated so, or a parameter named by the record
+convention) and the test files (program/test_code).
 """
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import FileContext, dotted, string_value
 from ctxlint.facts.typed import Site, site
 from ctxlint.facts.visitor import FileVisitor
+from ctxlint.program import flags_tier, forward_flags, manager_owned, resource_leases
 from ctxlint.program.core import Program
 from ctxlint.program.record_conventions import record_convention
 from ctxlint.program.test_code import is_test_file
@@ -42,6 +48,21 @@ STAND_INS = {
 }
 PATCHERS = {"unittest.mock.patch", "mock.patch"}
 PATCH_OBJECT = {"unittest.mock.patch.object", "mock.patch.object"}
+# the tiers' accessors besides the seed and the bags: the fixed names the program
+# model gives them (each counts only where the runtime module defines it)
+TIER_ACCESSORS = (
+    flags_tier.ACCESSOR,
+    forward_flags.ACCESSOR,
+    resource_leases.ACCESSOR,
+    manager_owned.CONTEXT,
+)
+# the design's teardown: drops the published config, so every accessor fails closed
+RESET = "reset_context"
+
+
+def _builtin_exception(name: str) -> bool:
+    found = getattr(builtins, name, None)
+    return isinstance(found, type) and issubclass(found, BaseException)
 
 
 def _returns_value(fn: cst.FunctionDef) -> bool:
@@ -56,6 +77,49 @@ def _returns_value(fn: cst.FunctionDef) -> bool:
     )
 
 
+def _only_raises(fn: cst.FunctionDef) -> bool:
+    """The body is one `raise` (after a docstring): a tripwire, not a stand-in."""
+    if isinstance(fn.body, cst.IndentedBlock):
+        lines = list(fn.body.body)
+        if lines and _docstring(lines[0]):
+            lines = lines[1:]
+        if len(lines) != 1 or not isinstance(lines[0], cst.SimpleStatementLine):
+            return False
+        small = lines[0].body
+    else:
+        small = fn.body.body  # `def f(): raise X`
+    return len(small) == 1 and isinstance(small[0], cst.Raise) and small[0].exc is not None
+
+
+def _docstring(stmt: cst.BaseStatement) -> bool:
+    if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+        return False
+    first = stmt.body[0]
+    return isinstance(first, cst.Expr) and isinstance(
+        first.value, (cst.SimpleString, cst.ConcatenatedString)
+    )
+
+
+def _keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:
+    return next((a.value for a in call.args if a.keyword and a.keyword.value == name), None)
+
+
+def _replacement(patch: cst.Call) -> cst.BaseExpression | None:
+    """What a `mock.patch`/`patch.object` call says replaces the target, by keyword:
+    `new=...`, else a raising `side_effect=...` makes the patched mock a tripwire."""
+    return _keyword(patch, "new") or _keyword(patch, "side_effect")
+
+
+class _Calls(cst.CSTVisitor):
+    """The calls under a node, by identity."""
+
+    def __init__(self) -> None:
+        self.calls: dict[int, cst.Call] = {}
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.calls[id(node)] = node
+
+
 @dataclass(frozen=True, slots=True)
 class RecordTaker:
     """A public function of the runtime module, and whether it takes a record."""
@@ -67,11 +131,13 @@ class RecordTaker:
 
 @dataclass(frozen=True, slots=True)
 class Patch:
-    """A binding replaced: `target` (qualified) by `form` ("assignment", "setattr"...)."""
+    """A binding replaced: `target` (qualified) by `form` ("assignment", "setattr"...);
+    `raises`: the replacement only raises (a tripwire asserting it is never called)."""
 
     target: str
     form: str
     site: Site
+    raises: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,15 +152,19 @@ class StandIn:
 
 @dataclass(frozen=True, slots=True)
 class ByHand:
-    """A record built by hand, handed to the runtime function `callee`."""
+    """A record built by hand, handed to the runtime function `callee`; `scoped`:
+    before or inside a `try` of the same function whose `finally` calls the
+    runtime's reset (the scoped publishing wrapper a test kit offers)."""
 
     callee: str
     site: Site
+    scoped: bool = False
 
 
 @dataclass(frozen=True, slots=True)
 class DoubleFacts:
     accessors: tuple[str, ...] = ()  # the runtime module's: zero-argument, returning
+    no_argument: tuple[str, ...] = ()  # the runtime module's: callable with no argument
     record_takers: tuple[RecordTaker, ...] = ()  # the runtime module's functions
     patches: tuple[Patch, ...] = ()
     stand_ins: tuple[StandIn, ...] = ()
@@ -111,10 +181,15 @@ class DoubleVisitor(FileVisitor):
         self.runtime = vocab.runtime_module
         self.is_runtime = ctx.module == vocab.runtime_module
         self.accessors: list[str] = []  # the runtime module's: zero-argument, returning
+        self.no_argument: list[str] = []  # the runtime module's: callable with no argument
         self.record_takers: list[RecordTaker] = []  # the runtime module's functions
         self.patches: list[Patch] = []
         self.stand_ins: list[StandIn] = []
         self.by_hand: list[ByHand] = []
+        self.raising: set[tuple[str, str]] = set()  # (scope, name) of functions only raising
+        # a replacement named by a bare name: (patch index, the scopes it may be defined in)
+        self.named: list[tuple[int, tuple[str, ...], str]] = []
+        self.scoped_calls: dict[int, set[int]] = {}  # function node -> calls a reset scopes
 
     def _imported(self, expr: cst.BaseExpression) -> str | None:
         """The qualified name of `a.b` when its head is imported (a module), else None."""
@@ -157,12 +232,16 @@ class DoubleVisitor(FileVisitor):
 
     # -- the runtime module's own functions ---------------------------------------
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if _only_raises(node):
+            self.raising.add((self.ctx.scopes[-2].qualname, node.name.value))
         if not self.is_runtime or len(self.ctx.scopes) != 2 or node.name.value.startswith("_"):
             return
         params = node.params
         positional = [*params.posonly_params, *params.params, *params.kwonly_params]
-        if all(p.default is not None for p in positional) and _returns_value(node):
-            self.accessors.append(node.name.value)
+        if all(p.default is not None for p in positional):
+            self.no_argument.append(node.name.value)
+            if _returns_value(node):
+                self.accessors.append(node.name.value)
         # parameters that take a record: annotated so, or (decided once the
         # codebase's convention is known) named so
         rec = self.ctx.records
@@ -174,14 +253,39 @@ class DoubleVisitor(FileVisitor):
         self.record_takers.append(RecordTaker(node.name.value, annotated, plain))
 
     # -- replaced bindings ----------------------------------------------------------
-    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        target = node.target
-        if isinstance(target, cst.Attribute):
-            q = self._imported(target)
-            if q is not None:
-                self.patches.append(Patch(q, "assignment", site(self.ctx, target)))
+    def _replaced(
+        self, target: str, form: str, where: cst.CSTNode, new: cst.BaseExpression | None
+    ) -> None:
+        """A patch of `target`; `new`: what replaces it, when the patch says."""
+        raises = False
+        if new is not None:
+            raises = self._raising(new)
+            if isinstance(new, cst.Name) and not raises:  # a def later in an outer scope
+                scopes = tuple(s.qualname for s in self.ctx.scopes)
+                self.named.append((len(self.patches), scopes, new.value))
+        self.patches.append(Patch(target, form, site(self.ctx, where), raises))
+
+    def _raising(self, expr: cst.BaseExpression) -> bool:
+        """`expr` only raises when called: a function whose body is one `raise`, an
+        exception (`side_effect=AssertionError`), or a mock with such a side effect."""
+        if isinstance(expr, cst.Name):
+            if any((s.qualname, expr.value) in self.raising for s in self.ctx.scopes):
+                return True
+            return _builtin_exception(expr.value) and self._imported(expr) is None
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name):
+            if _builtin_exception(expr.func.value) and self._imported(expr.func) is None:
+                return True  # an exception instance handed as a side effect
+        if isinstance(expr, cst.Call) and STAND_INS.get(self.ctx.resolve(expr.func) or ""):
+            effect = _keyword(expr, "side_effect")
+            return effect is not None and self._raising(effect)
+        return False
 
     def visit_Assign(self, node: cst.Assign) -> None:
+        for t in node.targets:
+            if isinstance(t.target, cst.Attribute):
+                q = self._imported(t.target)
+                if q is not None:
+                    self._replaced(q, "assignment", t.target, node.value)
         kind = self._stand_in(node.value)
         if kind is None:
             return
@@ -215,14 +319,44 @@ class DoubleVisitor(FileVisitor):
                 slot = f"call {q}" if runtime_call else f"keyword {a.keyword.value}"  # type: ignore[union-attr]
                 self.stand_ins.append(StandIn(kind, slot, site(self.ctx, a.value)))
             elif runtime_call and self._built_record(a.value):
-                self.by_hand.append(ByHand(q, site(self.ctx, node)))
+                self.by_hand.append(ByHand(q, site(self.ctx, node), self._scoped(node)))
+
+    def _scoped(self, call: cst.Call) -> bool:
+        """`call` runs before or inside a `try` of its function (a statement of the
+        function's own body) whose `finally` calls the runtime's reset."""
+        fn = self.ctx.scope.node if self.ctx.scope.kind == "function" else None
+        if not isinstance(fn, cst.FunctionDef) or not isinstance(fn.body, cst.IndentedBlock):
+            return False
+        if id(fn) not in self.scoped_calls:
+            calls = _Calls()
+            for stmt in fn.body.body:
+                stmt.visit(calls)
+                if isinstance(stmt, cst.Try) and self._resets(stmt.finalbody):
+                    break
+            else:
+                calls.calls.clear()  # no reset in a `finally`: nothing is scoped
+            self.scoped_calls[id(fn)] = set(calls.calls)
+        return id(call) in self.scoped_calls[id(fn)]
+
+    def _resets(self, final: cst.Finally | None) -> bool:
+        """A `finally` calling the runtime's reset (any import spelling)."""
+        if final is None:
+            return False
+        calls = _Calls()
+        final.visit(calls)
+        reset = f"{self.runtime}.{RESET}"
+        return any(
+            isinstance(c.func, (cst.Name, cst.Attribute)) and self.ctx.resolve(c.func) == reset
+            for c in calls.calls.values()
+        )
 
     def _setattr(self, node: cst.Call, positional: list[cst.BaseExpression]) -> None:
         first, name = positional[0], string_value(positional[1])
         if name is not None:  # setattr(mod, "get_exec", ...) / monkeypatch.setattr(mod, ...)
             q = self._imported(first)
             if q is not None:
-                self.patches.append(Patch(f"{q}.{name}", "setattr", site(self.ctx, node)))
+                new = positional[2] if len(positional) >= 3 else None
+                self._replaced(f"{q}.{name}", "setattr", node, new)
             elif len(positional) >= 3:
                 kind = self._stand_in(positional[2])
                 if kind is not None:
@@ -231,7 +365,7 @@ class DoubleVisitor(FileVisitor):
             return
         dotted_target = string_value(first)  # monkeypatch.setattr("pkg.mod.get_exec", ...)
         if dotted_target is not None and "." in dotted_target:
-            self.patches.append(Patch(dotted_target, "setattr", site(self.ctx, node)))
+            self._replaced(dotted_target, "setattr", node, positional[1])
 
     def _patch(
         self, node: cst.Call, func: cst.BaseExpression, positional: list[cst.BaseExpression]
@@ -241,13 +375,14 @@ class DoubleVisitor(FileVisitor):
         if q in PATCHERS or (mocker and not q.endswith(".object")):
             target = string_value(positional[0])
             if target is not None and "." in target:
-                self.patches.append(Patch(target, "patch", site(self.ctx, node)))
+                new = positional[1] if len(positional) >= 2 else _replacement(node)
+                self._replaced(target, "patch", node, new)
         elif (q in PATCH_OBJECT or mocker) and len(positional) >= 2:
             name = string_value(positional[1])
             owner = self._imported(positional[0])
             if name is not None and owner is not None:
-                where = site(self.ctx, node)
-                self.patches.append(Patch(f"{owner}.{name}", "patch.object", where))
+                new = positional[2] if len(positional) >= 3 else _replacement(node)
+                self._replaced(f"{owner}.{name}", "patch.object", node, new)
 
     def finish(self) -> DoubleFacts | None:
         # what this module binds from the runtime (a patched consumer's accessor names)
@@ -258,8 +393,12 @@ class DoubleVisitor(FileVisitor):
         }
         if not (self.is_runtime or self.patches or self.stand_ins or self.by_hand or runtime_names):
             return None
+        for i, scopes, name in self.named:  # a raising def below the patch, in an outer scope
+            if any((s, name) in self.raising for s in scopes):
+                self.patches[i] = replace(self.patches[i], raises=True)
         return DoubleFacts(
             tuple(self.accessors),
+            tuple(self.no_argument),
             tuple(self.record_takers),
             tuple(self.patches),
             tuple(self.stand_ins),
@@ -283,10 +422,17 @@ class Doubles:
                 runtime = facts
             if facts.runtime_imports:
                 imports[module] = facts.runtime_imports
-        self.accessors = {f"{vocab.runtime_module}.{a}" for a in runtime.accessors}
-        self.accessors |= {
-            vocab.qualified(a) for a in (*vocab.seed_accessors, *vocab.bag_accessors)
-        }
+        # the accessors as the rest of the model knows them: the vocabulary's seed and
+        # bag accessors, its legacy ones the runtime defines, and the other tiers'
+        # accessors; never any other zero-argument function (`publish_role()` is a
+        # role query, a derived helper is not a tier)
+        rt = vocab.runtime_module
+        own = set(runtime.accessors)
+        self.accessors = {vocab.qualified(a) for a in (*vocab.seed_accessors, *vocab.bag_accessors)}
+        self.accessors |= {f"{rt}.{a}" for a in TIER_ACCESSORS if a in own}
+        self.accessors |= {f"{rt}.{a}" for a in own} & set(vocab.legacy_accessors)
+        # the runtime's reset, where it defines one callable with no argument
+        self.reset = RESET if RESET in runtime.no_argument else None
         self.imports = imports
         self.convention = record_convention(program)
         self.record_names = self.convention.names

@@ -10,9 +10,16 @@ the resolvers the runtime wraps for foreign defaults. Reported there:
 
 - a direct field read of the record: `server_args.x`, `self.x` in a method of
   the record class, a literal `getattr(server_args, "x")`, instead of through
-  a derived view function (`cfg = resolving_view(server_args)`);
+  a derived view function (`cfg = resolving_view(server_args)`); where the read
+  is the receiver of an in-place edit (`server_args.x.part = ...`, a mutator
+  call, or a local bound to part of it and edited so), a read-only view is no
+  remedy: the hint is a new declared value, with the tree's declaration call;
 - a bag accessor call (no bag exists before publish): only the vocabulary's
   derived bag accessors count, never a `get_*` name pattern.
+
+A read in the record's `__post_init__` before its first call that may declare
+is not reported (program.pipeline_reads.undeclared_prefixes): nothing has
+declared on the record being built, so a view answers the same.
 """
 
 from __future__ import annotations
@@ -89,9 +96,14 @@ class ResolutionView(Rule):
             return
         spelled = ", ".join(sorted(q.rpartition(".")[2] for q in res.view_functions))
         for path, r in raw_field_reads(program):
-            why = f"`{r.holder}.{r.field}` read directly inside the resolution pipeline answers "
-            why += "with the raw input, not what resolution decided: read it through a view "
-            why += f"({spelled})"
+            if r.edits:  # a view is read-only: the remedy is a new declared value
+                why = f"`{r.holder}.{r.field}` edited in place inside the resolution pipeline "
+                why += "writes the operator's input, and a view is read-only: declare the new "
+                why += f"value with {res.declaration_hint()}"
+            else:
+                why = f"`{r.holder}.{r.field}` read directly inside the resolution pipeline "
+                why += "answers with the raw input, not what resolution decided: read it "
+                why += f"through a view ({spelled})"
             yield finding_at(ID, path, r.site, why, **field_data(program.vocab, r.field))
         for b in pipeline_bag_reads(program):
             why = f"`{b.accessor}()` inside the resolution pipeline ({b.chain}): no bag exists "

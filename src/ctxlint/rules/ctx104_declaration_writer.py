@@ -5,7 +5,10 @@ Everything that decides configuration goes through the declaration function
 through its parameter; SGLang's `declare_resolution`). Reported:
 
 - a write to the stash anywhere else (an append, extend or `+=` on it, or an
-  assignment of anything but a fresh or copied stash);
+  assignment of anything but a fresh or copied stash); where the writer is
+  itself a copy or edit method of the record (`override`, `derive`,
+  `replace_resolved`: CTX202's entry points), the remedy is CTX202's (remove
+  it, change live config with `get_context().override`), not a declaration;
 - a declaration made on the published record: a call reaching the declaration
   function after `publish` in a function that publishes (directly or through a
   helper of its module). The stash is projected at publish and never again, so
@@ -30,6 +33,7 @@ from ctxlint.program.declaration_writes import (
     late_declarations,
     stray_stash_writes,
 )
+from ctxlint.program.record_copies import COPY_METHODS, record_lineage
 from ctxlint.program.resolution import KEY, resolution, start_tokens
 from ctxlint.program.rule import RawFinding, Rule, field_data, finding_at
 
@@ -88,9 +92,20 @@ class DeclarationWriter(Rule):
         decl = res.declaration.rpartition(".")[2]
         # the call as this tree's def declares it: a hint that binds where it stands
         call = res.declaration_call() or decl
+        lineage = set(record_lineage(program))
         for path, s in stray_stash_writes(program):
             why = f"the declaration stash `{res.slot(s.slot)}` written outside `{decl}`: "
-            why += f"declare through `{call}`, the stash's one writer"
+            owner, _, method = (s.fn or "").rpartition(".")
+            if method in COPY_METHODS and owner in lineage:
+                # the writer is itself an entry point the record may not define
+                # (CTX202): declaring through it is no remedy after resolution
+                why += (
+                    f"`{owner.rpartition('.')[2]}.{method}` is an edit entry point the "
+                    "record may not define (CTX202): remove it; change live config with "
+                    "get_context().override(source, ...)"
+                )
+            else:
+                why += f"declare through `{call}`, the stash's one writer"
             yield finding_at(ID, path, s.site, why)
         for path, w, what in assigning_overrides(program):
             why = f"a {what} assigns `{w.holder}.{w.field}`: return the declaration "

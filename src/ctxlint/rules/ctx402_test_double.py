@@ -6,10 +6,12 @@ plus the configured `test-roots`), reported:
 - an accessor binding replaced: `mod.get_exec = ...`, `setattr`/
   `monkeypatch.setattr(mod, "get_exec", ...)`, `monkeypatch.setattr("a.b.get_exec",
   ...)`, `mock.patch("a.b.get_exec")` (call or decorator), `patch.object(mod,
-  "get_exec")`, for every accessor of the runtime (its zero-argument public
-  functions that return something: seed, bags, parallel, flags, forward,
-  resources, the context) bound in the runtime module or imported from it by
-  the patched module;
+  "get_exec")`, for every accessor of the runtime (the vocabulary's seed, bag
+  and legacy accessors, and the flags, forward, resources and context
+  accessors the program model names, where the runtime module defines them)
+  bound in the runtime module or imported from it by the patched module; a
+  replacement that only raises is a tripwire, and its hint is the runtime's
+  reset, not a publish;
 - a config stand-in: a `SimpleNamespace`, a `Mock`/`MagicMock` without the
   record class as its spec, or a dict, handed where a record is taken: to a
   runtime function with a record parameter (`publish`), as a keyword or
@@ -17,7 +19,9 @@ plus the configured `test-roots`), reported:
   to a name of that convention;
 - a record built by hand and handed to such a runtime function
   (`publish(ServerArgs(...))`) instead of the runtime's publishing test
-  override (`get_context().override_server_args(...)`).
+  override (`get_context().override_server_args(...)`), unless it runs before
+  or inside a `try` whose `finally` resets the context: that function is the
+  scoped wrapper a test kit offers.
 """
 
 from __future__ import annotations
@@ -70,6 +74,7 @@ class TestDouble(Rule):
             "test files (pytest's conventions and the test roots)": d.test_files,
             "test roots (configured)": test_roots(program),
             "runtime accessors": sorted(d.accessors),
+            "runtime reset": [d.reset] if d.reset else [],
             "runtime functions taking a record": sorted(d.record_takers),
             "record parameter names": sorted(d.record_names),
             "record parameter names meaning a rival record class": [
@@ -89,16 +94,25 @@ class TestDouble(Rule):
                 if accessor is None:
                     continue
                 name = accessor.rpartition(".")[2]
-                yield RawFinding(
-                    ID,
-                    path,
-                    p.site.scope,
-                    p.site.snippet,
-                    p.site.span,
-                    f"`{name}` is replaced ({p.form} of `{p.target}`): a stubbed accessor "
-                    "stops intercepting once a reader migrates; publish the cause with "
-                    "`get_context().override_server_args(...)` and the scoped overrides",
-                )
+                if p.raises:  # a tripwire: the test asserts nothing reads it
+                    why = (
+                        f"`{name}` is replaced by one that only raises ({p.form} of "
+                        f"`{p.target}`): a tripwire sees reads through this binding only; "
+                        + (
+                            f"call `{d.reset}()` first and drop the stub: with nothing "
+                            "published every accessor fails closed"
+                            if d.reset
+                            else "publish nothing instead: every accessor fails closed "
+                            "before publish"
+                        )
+                    )
+                else:
+                    why = (
+                        f"`{name}` is replaced ({p.form} of `{p.target}`): a stubbed accessor "
+                        "stops intercepting once a reader migrates; publish the cause with "
+                        "`get_context().override_server_args(...)` and the scoped overrides"
+                    )
+                yield RawFinding(ID, path, p.site.scope, p.site.snippet, p.site.span, why)
             for s in facts.stand_ins:
                 how, _, what = s.slot.partition(" ")
                 if how == "call":
@@ -120,7 +134,9 @@ class TestDouble(Rule):
                     "`get_context().override_server_args(...)`",
                 )
             for h in facts.by_hand:
-                if h.callee not in d.record_takers:
+                # a kit function publishing and resetting in `finally` is the scoped
+                # wrapper itself (its callers hand it fields, not a record)
+                if h.callee not in d.record_takers or (h.scoped and d.reset):
                     continue
                 yield RawFinding(
                     ID,
