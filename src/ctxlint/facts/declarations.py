@@ -11,6 +11,12 @@ from typing import Any
 from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.annotations import instance_names
 from ctxlint.facts.context import dotted, module_imports, string_value
+from ctxlint.facts.raise_sites import (
+    closed_over_self,
+    object_calls,
+    raised,
+    raised_and_self_calls,
+)
 
 PROPERTY_DECORATORS = {"property", "functools.cached_property", "cached_property"}
 # The design's per-field namespace marker: `NS("exec.moe")`, in `Annotated[...]`
@@ -194,7 +200,11 @@ def _computes(call: cst.Call) -> bool:
 
 
 def _class_facts(
-    cls: cst.ClassDef, module_node: cst.Module, resolve: Any, lines: dict[str, cst.CSTNode]
+    cls: cst.ClassDef,
+    module_node: cst.Module,
+    resolve: Any,
+    lines: dict[str, cst.CSTNode],
+    exception: Any,
 ) -> dict[str, Any]:
     fields: list[str] = []
     ns_fields: dict[str, str] = {}  # field -> its NS("path") marker
@@ -227,9 +237,12 @@ def _class_facts(
     properties: list[str] = []
     inputs: dict[str, list[str]] = {}  # property -> what it reads off the record
     methods: list[str] = []
+    raises: dict[str, list[str]] = {}  # method -> the classes it raises itself
+    calls: dict[str, list[str]] = {}  # method -> the methods it calls on its receiver
     body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
     for stmt in body:
         if isinstance(stmt, cst.FunctionDef):
+            raises[stmt.name.value], calls[stmt.name.value] = raised_and_self_calls(stmt, exception)
             decorators = {dotted(d.decorator) or "" for d in stmt.decorators}
             names = {d.rpartition(".")[2] for d in decorators}
             if (
@@ -264,6 +277,8 @@ def _class_facts(
         "properties": properties,
         "property_inputs": {k: v for k, v in inputs.items() if v},
         "methods": methods,
+        # method -> what it raises, itself or through its receiver's methods
+        "raises": closed_over_self(raises, calls),
     }
 
 
@@ -326,6 +341,14 @@ def schema_facts(module_node: cst.Module, module: str, is_package: bool) -> dict
             return imports[head] + (f".{rest}" if rest else "")
         return f"{module}.{name}"
 
+    def exception(name: str) -> str:
+        """A raised class's name: imported or defined here qualified, else as
+        written (a builtin: `ValueError`)."""
+        head, _, rest = name.partition(".")
+        if head in imports:
+            return imports[head] + (f".{rest}" if rest else "")
+        return f"{module}.{name}" if head in local_defs else name
+
     functions: dict[str, Any] = {}
     classes: dict[str, Any] = {}
     lists: dict[str, list[str]] = {}
@@ -340,10 +363,12 @@ def schema_facts(module_node: cst.Module, module: str, is_package: bool) -> dict
                 "return_strings": _return_strings(stmt),
                 "return_paths": _return_paths(stmt),
                 "deprecated": deprecation_mark(stmt),
+                "raises": raised(stmt, exception),
+                "object_calls": object_calls(stmt),
             }
             lines[stmt.name.value] = stmt.name
         elif isinstance(stmt, cst.ClassDef):
-            classes[stmt.name.value] = _class_facts(stmt, module_node, resolve, lines)
+            classes[stmt.name.value] = _class_facts(stmt, module_node, resolve, lines, exception)
         elif isinstance(stmt, cst.SimpleStatementLine):
             for small in stmt.body:
                 if (
