@@ -11,12 +11,7 @@ from typing import Any
 from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.annotations import instance_names
 from ctxlint.facts.context import dotted, module_imports, string_value
-from ctxlint.facts.raise_sites import (
-    closed_over_self,
-    object_calls,
-    raised,
-    raised_and_self_calls,
-)
+from ctxlint.facts.raise_sites import exception_namer, method_raises, object_calls, raised
 
 PROPERTY_DECORATORS = {"property", "functools.cached_property", "cached_property"}
 # The design's per-field namespace marker: `NS("exec.moe")`, in `Annotated[...]`
@@ -237,12 +232,9 @@ def _class_facts(
     properties: list[str] = []
     inputs: dict[str, list[str]] = {}  # property -> what it reads off the record
     methods: list[str] = []
-    raises: dict[str, list[str]] = {}  # method -> the classes it raises itself
-    calls: dict[str, list[str]] = {}  # method -> the methods it calls on its receiver
     body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
     for stmt in body:
         if isinstance(stmt, cst.FunctionDef):
-            raises[stmt.name.value], calls[stmt.name.value] = raised_and_self_calls(stmt, exception)
             decorators = {dotted(d.decorator) or "" for d in stmt.decorators}
             names = {d.rpartition(".")[2] for d in decorators}
             if (
@@ -278,7 +270,7 @@ def _class_facts(
         "property_inputs": {k: v for k, v in inputs.items() if v},
         "methods": methods,
         # method -> what it raises, itself or through its receiver's methods
-        "raises": closed_over_self(raises, calls),
+        "raises": method_raises(cls, exception),
     }
 
 
@@ -341,14 +333,7 @@ def schema_facts(module_node: cst.Module, module: str, is_package: bool) -> dict
             return imports[head] + (f".{rest}" if rest else "")
         return f"{module}.{name}"
 
-    def exception(name: str) -> str:
-        """A raised class's name: imported or defined here qualified, else as
-        written (a builtin: `ValueError`)."""
-        head, _, rest = name.partition(".")
-        if head in imports:
-            return imports[head] + (f".{rest}" if rest else "")
-        return f"{module}.{name}" if head in local_defs else name
-
+    exception = exception_namer(module, imports, local_defs)
     functions: dict[str, Any] = {}
     classes: dict[str, Any] = {}
     lists: dict[str, list[str]] = {}

@@ -79,6 +79,33 @@ def object_calls(fn: cst.FunctionDef) -> list[str]:
     return out
 
 
+def exception_namer(
+    module: str, imports: dict[str, str], local_defs: set[str]
+) -> Callable[[str], str]:
+    """How a module names a raised class: imported or defined there qualified,
+    else as written (a builtin: `ValueError`)."""
+
+    def name_of(name: str) -> str:
+        head, _, rest = name.partition(".")
+        if head in imports:
+            return imports[head] + (f".{rest}" if rest else "")
+        return f"{module}.{name}" if head in local_defs else name
+
+    return name_of
+
+
+def method_raises(cls: cst.ClassDef, name_of: Callable[[str], str]) -> dict[str, list[str]]:
+    """Method of `cls` -> what it raises, itself or through the methods of the
+    class it calls on its receiver; only methods that raise something."""
+    raises: dict[str, list[str]] = {}
+    calls: dict[str, list[str]] = {}
+    body = cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ()
+    for stmt in body:
+        if isinstance(stmt, cst.FunctionDef):
+            raises[stmt.name.value], calls[stmt.name.value] = raised_and_self_calls(stmt, name_of)
+    return closed_over_self(raises, calls)
+
+
 def closed_over_self(
     raises: dict[str, list[str]], calls: dict[str, list[str]]
 ) -> dict[str, list[str]]:
