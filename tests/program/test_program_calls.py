@@ -246,12 +246,14 @@ def test_the_graph_is_built_once_per_program_state(project: Path) -> None:
         assert program.per_file(KEY, path, lambda e: object()) is value
 
 
-def test_a_guarded_read_keeps_its_flag_and_an_unguarded_one_its_cached_form() -> None:
-    """`guarded` (a read a handler of the pre-publish error catches) is written
-    only when set, so the facts of every other event serialise as before."""
+def test_a_read_in_a_try_keeps_what_its_handlers_catch_and_any_other_its_cached_form() -> None:
+    """`caught` (what the handlers of the `try` bodies around a read catch) is
+    written only when there is one, so the facts of every other event serialise
+    as before; it comes back as the same typed tuple."""
     plain = Event(EventKind.READ, accessor="get_exec", member="comm")
     assert plain.to_json() == {"k": "r", "r": "get_exec", "m": "comm"}
     assert Event.from_json(plain.to_json()) == plain
-    guarded = plain._replace(guarded=True)
-    assert guarded.to_json() == {"k": "r", "r": "get_exec", "m": "comm", "g": True}
-    assert Event.from_json(guarded.to_json()).guarded
+    caught = plain._replace(caught=("ValueError", "app.errors.Unpublished"))
+    raw = {"k": "r", "r": "get_exec", "m": "comm", "g": ["ValueError", "app.errors.Unpublished"]}
+    assert caught.to_json() == raw
+    assert Event.from_json(caught.to_json()) == caught

@@ -11,7 +11,7 @@ from typing import Any
 
 import jsonschema
 import pytest
-from conftest import run_cli
+from conftest import FIXTURE, run_cli
 from helpers import write
 from rulecase import assert_case
 
@@ -791,6 +791,160 @@ def test_a_publisher_reaching_only_a_guarded_read_still_reaches_a_read(project: 
     )
     assert out.program.sets[RULE]["publishers reaching no bag read"] == []
     assert findings(out) == []
+
+
+def _runtime_raising(raise_line: str, header: str = "") -> str:
+    """The spec runtime with `config_bag`'s pre-publish failure replaced by `raise_line`
+    ("" : it raises nothing), and `header` above it."""
+    source = (FIXTURE / "specrt" / "context.py").read_text()
+    old = '            raise ValueError(f"config namespace {name!r} not published")\n'
+    assert old in source
+    new = f"            {raise_line}\n" if raise_line else "            return None\n"
+    return header + source.replace(old, new)
+
+
+def test_a_guard_is_what_the_runtime_raises_before_publish_with_its_bases(project: Path) -> None:
+    """The pre-publish error is derived from the runtime module (here its own
+    `Unpublished(LookupError)`, defined in another module), not stated as
+    ValueError: a handler of it (under any import name), or of a base (in the
+    tree, or a builtin's MRO) guards the read; `except ValueError` no longer does."""
+    assert_case(
+        project,
+        RULE,
+        """
+        from specrt import errors
+        from specrt.errors import Unpublished as Aliased
+        from specrt.context import get_exec, publish
+
+        def own_class():
+            try:
+                return get_exec().comm
+            except errors.Unpublished:
+                return None
+
+        def tree_base():
+            try:
+                return get_exec().comm
+            except errors.Missing:
+                return None
+
+        def builtin_base():
+            try:
+                return get_exec().comm
+            except LookupError:
+                return None
+
+        def under_another_name():
+            try:
+                return get_exec().comm
+            except Aliased:
+                return None
+
+        def stated_value_error():
+            try:
+                return get_exec().comm
+            except ValueError:
+                return None
+
+        def run_guarded(sa):
+            own_class()
+            tree_base()
+            builtin_base()
+            under_another_name()
+            publish(sa, role="scheduler")
+
+        def run_unguarded(sa):
+            stated_value_error()  # expect
+            publish(sa, role="scheduler")
+        """,
+        extra={
+            "specrt/errors.py": """
+            class Missing(LookupError):
+                pass
+
+            class Unpublished(Missing):
+                pass
+            """,
+            "specrt/context.py": _runtime_raising(
+                "raise Unpublished(name)", "from specrt.errors import Unpublished\n"
+            ),
+        },
+    )
+
+
+def test_no_handler_guards_a_read_whose_runtime_raises_nothing_found(project: Path) -> None:
+    """Where the runtime's read path raises nothing the code shows, nothing is
+    known to be caught: even `except BaseException:` leaves the read in the reach."""
+    assert_case(
+        project,
+        RULE,
+        """
+        from specrt.context import get_exec, publish
+
+        def swallow_all():
+            try:
+                return get_exec().comm
+            except BaseException:
+                return None
+
+        def run(sa):
+            swallow_all()  # expect
+            publish(sa, role="scheduler")
+        """,
+        extra={"specrt/context.py": _runtime_raising("")},
+    )
+
+
+def test_a_guard_must_catch_every_class_the_read_path_raises(project: Path) -> None:
+    """An accessor handing out an object built at import reads its leaves through
+    the class's `__getattr__`: what it raises, itself or through its own methods
+    (`self._read`), is each a pre-publish error to catch."""
+    header = textwrap.dedent(
+        """
+        class Parallel:
+            def __getattr__(self, name):
+                if name.startswith("_"):
+                    raise AttributeError(name)
+                return self._read(name)
+
+            def _read(self, name):
+                if name == "moe_ep_size":
+                    raise RuntimeError("derived width not available")
+                raise ValueError("config namespace 'parallel' not published")
+
+
+        _PARALLEL = Parallel()
+        """
+    )
+    source = (FIXTURE / "specrt" / "context.py").read_text()
+    old = 'def get_parallel() -> object:\n    return _CONTEXT.config_bag("parallel")\n'
+    assert old in source
+    runtime = source.replace(old, "def get_parallel() -> Parallel:\n    return _PARALLEL\n")
+    assert_case(
+        project,
+        RULE,
+        """
+        from specrt.context import get_parallel, publish
+
+        def value_error_only():
+            try:
+                return get_parallel().tp_size
+            except ValueError:
+                return 1
+
+        def every_class():
+            try:
+                return get_parallel().tp_size
+            except (AttributeError, RuntimeError, ValueError):
+                return 1
+
+        def run(sa):
+            every_class()
+            value_error_only()  # expect
+            publish(sa, role="scheduler")
+        """,
+        extra={"specrt/context.py": runtime.replace("import warnings\n", header, 1)},
+    )
 
 
 # -- constructors ----------------------------------------------------------------------

@@ -11,6 +11,7 @@ from typing import Any
 from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.annotations import instance_names
 from ctxlint.facts.context import dotted, module_imports, string_value
+from ctxlint.facts.raise_sites import exception_namer, method_raises, object_calls, raised
 
 PROPERTY_DECORATORS = {"property", "functools.cached_property", "cached_property"}
 # The design's per-field namespace marker: `NS("exec.moe")`, in `Annotated[...]`
@@ -194,7 +195,11 @@ def _computes(call: cst.Call) -> bool:
 
 
 def _class_facts(
-    cls: cst.ClassDef, module_node: cst.Module, resolve: Any, lines: dict[str, cst.CSTNode]
+    cls: cst.ClassDef,
+    module_node: cst.Module,
+    resolve: Any,
+    lines: dict[str, cst.CSTNode],
+    exception: Any,
 ) -> dict[str, Any]:
     fields: list[str] = []
     ns_fields: dict[str, str] = {}  # field -> its NS("path") marker
@@ -264,6 +269,8 @@ def _class_facts(
         "properties": properties,
         "property_inputs": {k: v for k, v in inputs.items() if v},
         "methods": methods,
+        # method -> what it raises, itself or through its receiver's methods
+        "raises": method_raises(cls, exception),
     }
 
 
@@ -326,6 +333,7 @@ def schema_facts(module_node: cst.Module, module: str, is_package: bool) -> dict
             return imports[head] + (f".{rest}" if rest else "")
         return f"{module}.{name}"
 
+    exception = exception_namer(module, imports, local_defs)
     functions: dict[str, Any] = {}
     classes: dict[str, Any] = {}
     lists: dict[str, list[str]] = {}
@@ -340,10 +348,12 @@ def schema_facts(module_node: cst.Module, module: str, is_package: bool) -> dict
                 "return_strings": _return_strings(stmt),
                 "return_paths": _return_paths(stmt),
                 "deprecated": deprecation_mark(stmt),
+                "raises": raised(stmt, exception),
+                "object_calls": object_calls(stmt),
             }
             lines[stmt.name.value] = stmt.name
         elif isinstance(stmt, cst.ClassDef):
-            classes[stmt.name.value] = _class_facts(stmt, module_node, resolve, lines)
+            classes[stmt.name.value] = _class_facts(stmt, module_node, resolve, lines, exception)
         elif isinstance(stmt, cst.SimpleStatementLine):
             for small in stmt.body:
                 if (

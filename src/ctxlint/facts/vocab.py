@@ -51,6 +51,9 @@ class Vocabulary:
     legacy_accessors: tuple[str, ...] = ()
     # leaves computed at publish (`x = Derived(fn=...)` in a field class) -> namespace
     derived_leaves: dict[str, str] = field(default_factory=dict)
+    # bag accessor -> for each class a read may raise before publish, that class
+    # and its bases (facts/vocab_errors.py): what a `try` must catch to guard it
+    unpublished_errors: dict[str, tuple[tuple[str, ...], ...]] = field(default_factory=dict)
 
     @property
     def record_name(self) -> str:
@@ -83,6 +86,9 @@ class Vocabulary:
             record_classes=tuple(data.get("record_classes", ())),
             legacy_accessors=tuple(data.get("legacy_accessors", ())),
             derived_leaves=dict(data.get("derived_leaves", {})),
+            unpublished_errors={
+                k: tuple(tuple(c) for c in v) for k, v in data.get("unpublished_errors", {}).items()
+            },
         )
 
     def key(self) -> str:

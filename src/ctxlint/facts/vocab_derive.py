@@ -23,6 +23,7 @@ from ctxlint.facts.vocab_accessors import (
     namespaces,
     seed_accessors,
 )
+from ctxlint.facts.vocab_errors import unpublished_errors
 from ctxlint.facts.vocab_fields import RecordFields
 
 Schema = dict[str, Any]
@@ -57,6 +58,7 @@ def derive_vocabulary(
     spaces = namespaces(found.fields, literals)
     tops = sorted({ns.split(".")[0] for ns in spaces})
     bags = bag_accessors(public, literals, tops, rt, provenance)
+    errors = unpublished_errors(runtime_module, rt, bags, load, provenance)
     legacy = legacy_accessors(runtime_module, rt, rec_module, rec_schema, load, provenance)
     missing = _missing(modules, record_class, found, seed, spaces, bags, tops)
     return Vocabulary(
@@ -74,6 +76,7 @@ def derive_vocabulary(
         record_classes=tuple(found.record_classes),
         legacy_accessors=legacy,
         derived_leaves=dict(sorted(found.derived.items())),
+        unpublished_errors=errors,
     )
 
 

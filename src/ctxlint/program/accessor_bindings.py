@@ -335,10 +335,33 @@ class AccessorUses:
         else the binding of an accessor name, at that line (or the hit itself)."""
         taken = set(taken)
         for hit in hits:
-            if (hit.path, hit.row) in taken:
+            if (hit.path, hit.row) in taken or self._one_object(hit):
                 continue
             taken.add((hit.path, hit.row))
             yield hit, self._site_at(hit)
+
+    def _one_object(self, hit: ruff.F811) -> bool:
+        """Every binding of the name in the file is the runtime's accessor of that
+        name (imported from the runtime module or through a re-export of it): the
+        redefinition binds the same object, so the name keeps one meaning, which
+        is not the design's two-meanings hazard (ruff's F811 hygiene stays ruff's)."""
+        name = hit.name
+        accessor = f"{self.runtime}.{name}"
+        for p, facts in self.files:
+            if p != hit.path:
+                continue
+            others = [b for b in facts.bindings if b.name == name]
+            if not any(lg.name == name and lg.span[0] == hit.row for lg in facts.legit) and not any(
+                b.span[0] == hit.row for b in others
+            ):
+                return False  # ruff's line is no binding the facts know
+            return all(
+                b.kind in ("import", "late import")
+                and b.target is not None
+                and self.index.follow(b.target, accessor.__eq__) is not None
+                for b in others
+            )
+        return False
 
     def _site_at(self, hit: ruff.F811) -> Located:
         for p, facts in self.files:

@@ -39,14 +39,8 @@ from ctxlint.program.call_model import (
 from ctxlint.program.call_starts import HELD, ProcessStarts
 from ctxlint.program.calls import KEY
 
-# What a bag accessor raises before publish, and its bases: the design says
-# "Reading a leaf before publish raises a ValueError"; SGLang's `config_bag`
-# raises ValueError (0.5.17, 0.5.23) and ctxrt's ConfigNotPublishedError is one.
-# Stated here, not derived: the runtime module's schema keeps no raise sites. A
-# read in a `try` body whose handler catches one of these (or a bare `except:`)
-# and does not raise again answers the handler's value before publish instead
-# of failing (SGLang's `is_symmetric_memory_enabled`).
-CATCHES_UNPUBLISHED = frozenset(("ValueError", "Exception", "BaseException"))
+# A bare `except:` catches every exception: the root of the builtin hierarchy.
+BARE_EXCEPT = "BaseException"
 
 
 def _raises(node: cst.CSTNode) -> bool:
@@ -148,11 +142,11 @@ class CallFactsVisitor(ProcessStarts, FileVisitor):
         self.members: dict[int, str] = {}
         self.module_names = _module_names(ctx.module_node)
         self.stack: list[_Func] = []
-        # try bodies whose handler swallows the pre-publish error, and for each
-        # such body being walked, the function it is in (a def nested in the
-        # body runs elsewhere, unguarded)
-        self.guarding: set[int] = set()
-        self.guards: list[_Func | None] = []
+        # try bodies -> what their handlers that do not raise again catch, and
+        # for each such body being walked, the function it is in (a def nested
+        # in the body runs elsewhere, unguarded) with those classes
+        self.guarding: dict[int, tuple[str, ...]] = {}
+        self.guards: list[tuple[_Func | None, tuple[str, ...]]] = []
         self.funcs: dict[str, _Func] = {}
         self.lambdas = 0
         self.classes: dict[str, list[str]] = {}  # class -> its bases
@@ -383,36 +377,56 @@ class CallFactsVisitor(ProcessStarts, FileVisitor):
     def leave_ImportFrom(self, node: cst.ImportFrom) -> None:
         self.in_import = False
 
-    # -- reads that cannot fail before publish ---------------------------------
-    def _catches_unpublished(self, handler: cst.ExceptHandler | cst.ExceptStarHandler) -> bool:
-        """The handler catches the accessors' pre-publish error and does not raise."""
+    # -- the try context of a read ---------------------------------------------
+    def _caught(self, handler: cst.ExceptHandler | cst.ExceptStarHandler) -> list[str]:
+        """The classes a handler that does not raise again catches, qualified as
+        this file names them (a builtin by its plain name); none for one that
+        raises (the read's failure goes on) or names no class it can tell."""
+        if _raises(handler.body):
+            return []
         kind = handler.type
-        names = kind.elements if isinstance(kind, cst.Tuple) else [kind] if kind else []
-        caught = not names or any(
-            (name := dotted(e.value if isinstance(e, cst.Element) else e)) is not None
-            and name.removeprefix("builtins.") in CATCHES_UNPUBLISHED
-            and not self._shadowed_builtin(name)
-            for e in names
-        )
-        if not caught:
-            return False
-        return not _raises(handler.body)
+        if kind is None:
+            return [BARE_EXCEPT]
+        names = kind.elements if isinstance(kind, cst.Tuple) else [kind]
+        out = []
+        for e in names:
+            expr = e.value if isinstance(e, cst.Element) else e
+            name = dotted(expr)
+            if name is None:
+                continue
+            if self._bound_here(name):
+                resolved = self.ctx.resolve(expr)
+                if resolved:
+                    out.append(resolved)
+            else:
+                out.append(name.removeprefix("builtins."))
+        return out
 
-    def _shadowed_builtin(self, name: str) -> bool:
+    def _bound_here(self, name: str) -> bool:
+        """The name's head is bound by this file (an import, a module-level def or
+        class), so it is no builtin."""
         head = name.partition(".")[0]
-        return head != "builtins" and (head in self.ctx.imports or head in self.module_names)
+        return head != "builtins" and (
+            head in self.ctx.imports
+            or head in self.module_names
+            or any(head in sc.imports for sc in self.ctx.scopes[1:])
+        )
 
     def visit_Try(self, node: cst.Try) -> None:
-        if any(self._catches_unpublished(h) for h in node.handlers):
-            self.guarding.add(id(node.body))
+        self._try(node.body, node.handlers)
 
     def visit_TryStar(self, node: cst.TryStar) -> None:
-        if any(self._catches_unpublished(h) for h in node.handlers):
-            self.guarding.add(id(node.body))
+        self._try(node.body, node.handlers)
+
+    def _try(self, body: cst.BaseSuite, handlers: Any) -> None:
+        caught = sorted({c for h in handlers for c in self._caught(h)})
+        if caught:
+            self.guarding[id(body)] = tuple(caught)
 
     def _enter_suite(self, node: cst.BaseSuite) -> None:
-        if id(node) in self.guarding:
-            self.guards.append(self.stack[-1] if self.stack else None)
+        caught = self.guarding.get(id(node))
+        if caught:
+            self.guards.append((self.stack[-1] if self.stack else None, caught))
 
     def _leave_suite(self, node: cst.BaseSuite) -> None:
         if id(node) in self.guarding:
@@ -430,8 +444,9 @@ class CallFactsVisitor(ProcessStarts, FileVisitor):
     def leave_SimpleStatementSuite(self, node: cst.SimpleStatementSuite) -> None:
         self._leave_suite(node)
 
-    def _guarded(self, fn: _Func) -> bool:
-        return any(g is fn for g in self.guards)
+    def _caught_around(self, fn: _Func) -> tuple[str, ...]:
+        """What the handlers of the `try` bodies around this point of `fn` catch."""
+        return tuple(sorted({c for g, caught in self.guards if g is fn for c in caught}))
 
     # -- calls --------------------------------------------------------------
     def leave_Call(self, node: cst.Call) -> None:
@@ -454,8 +469,8 @@ class CallFactsVisitor(ProcessStarts, FileVisitor):
             accessor = self.accessors.get(first.name)
             if accessor:
                 member = self.members.pop(id(node), None)
-                guarded = self._guarded(fn)
-                read = Event(EventKind.READ, accessor=accessor, member=member, guarded=guarded)
+                caught = self._caught_around(fn)
+                read = Event(EventKind.READ, accessor=accessor, member=member, caught=caught)
                 fn.events.append((read, node))
                 return
         fn.events.append((Event(EventKind.CALL, tuple(targets)), node))

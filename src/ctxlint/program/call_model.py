@@ -116,9 +116,11 @@ class Event(NamedTuple):
     # READ: the attribute taken straight off the accessor's result
     # (`get_parallel().world_group` -> "world_group"); None when the object goes on
     member: str | None = None
-    # READ: inside a `try` whose handler catches the accessors' pre-publish
-    # error (program.call_facts.CATCHES_UNPUBLISHED): it cannot fail there
-    guarded: bool = False
+    # READ: the classes the handlers of the `try` bodies it sits in (in its own
+    # function; handlers that do not raise again) catch, qualified as the file
+    # names them (a builtin by its plain name; a bare `except:` BaseException);
+    # program.leaf_reads compares them with what the accessor raises before publish
+    caught: tuple[str, ...] = ()
 
     @property
     def line(self) -> int:
@@ -137,8 +139,8 @@ class Event(NamedTuple):
             out["role"] = self.role
         if self.member is not None:
             out["m"] = self.member
-        if self.guarded:  # only when set: an unguarded event keeps its form
-            out["g"] = True
+        if self.caught:  # only when set: a read outside a `try` keeps its form
+            out["g"] = list(self.caught)
         return out
 
     @staticmethod
@@ -152,7 +154,7 @@ class Event(NamedTuple):
             Site(at[0], at[1]) if at else None,
             raw.get("role"),
             raw.get("m"),
-            bool(raw.get("g")),
+            tuple(raw.get("g", ())),
         )
 
 

@@ -15,9 +15,13 @@ group handles, `Derived` with no `fn`, filled in by distributed init). A call
 whose object goes on (`p = get_parallel()`, an argument) stays a read: what is
 read off it later is not followed.
 
-A read in a `try` whose handler swallows the pre-publish error (the event is
-`guarded`: program.call_facts) reads a leaf but cannot fail before publish:
-`fails_unpublished` leaves it out, for the ordered question CTX301 asks.
+A read in a `try` whose handlers catch every class the accessor raises before
+publish (the vocabulary's `unpublished_errors`, derived from the runtime
+module; the read's `caught`: program.call_facts) reads a leaf but cannot fail
+before publish: `fails_unpublished` leaves it out, for the ordered question
+CTX301 asks. A handler naming a class through a re-export
+(`from ctxrt import ConfigNotPublishedError`) is followed to the class where the
+run parsed the re-exporting package.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ class LeafReads:
     def __init__(self, program: Program, index: ClassIndex) -> None:
         vocab = program.vocab
         self.index = index
+        self.errors = vocab.unpublished_errors
         self.live: dict[str, tuple[str, frozenset[str]]] = {}
         for accessor, ns in vocab.bag_accessors.items():
             cls = index.built_at_import(vocab.qualified(accessor))
@@ -62,9 +67,19 @@ class LeafReads:
             return False
         return event.member in leaves
 
+    def guarded(self, event: Event) -> bool:
+        """The read's handlers catch every class its accessor raises before publish
+        (each one, or one of its bases); none guard an accessor with no such class."""
+        errors = self.errors.get(event.accessor or "")
+        if not event.caught or not errors:
+            return False
+        known = {c for classes in errors for c in classes}
+        caught = {self.index.follow(c, known.__contains__) or c for c in event.caught}
+        return all(any(c in caught for c in classes) for classes in errors)
+
     def fails_unpublished(self, event: Event) -> bool:
         """The event is a bag read that raises when it runs before publish."""
-        return not event.guarded and self.reads(event)
+        return self.reads(event) and not self.guarded(event)
 
 
 def leaf_reads(program: Program) -> LeafReads:

@@ -53,7 +53,7 @@ class Analysis:
         self.order = OrderedReach(g, READ, PUBLISH, leaves.fails_unpublished)
         # functions that reach a bag read along any calls (guarded or not)
         self.reaches_read = self.order.reaches_find
-        if any(e.guarded for q in g.doing(READ) for e in self.funcs[q].events):
+        if any(leaves.guarded(e) for q in g.doing(READ) for e in self.funcs[q].events):
             found = {q for q in g.doing(READ) if any(map(leaves.reads, self.funcs[q].events))}
             self.reaches_read = g.reaching(found)
         self.publishers = self._publishers(program)
