@@ -559,3 +559,14 @@ def test_a_launcher_reached_only_before_any_publish_gets_no_bag_hint(project: Pa
     write(project, {"app/cli.py": published})
     (finding,) = run_engine(project, select={RULE}).findings
     assert finding.details.startswith("Read get_parallel().tp_size once the process")
+    # 0.5.23's shape: run_server publishes later itself (its launcher process),
+    # and the CLI function calling it is run by dispatch (no caller the graph
+    # knows): a publishing function with a way in from `__main__` is a process
+    # entry, so the unknown way in is taken as another entry
+    in_process = launch.replace(
+        "    Process(target=serve, args=(server_args,)).start()\n",
+        "    serve(server_args)\n",
+    )
+    write(project, {"app/launch.py": in_process, "app/cli.py": cli.rpartition("def spawn")[0]})
+    (finding,) = run_engine(project, select={RULE}).findings
+    assert finding.details.startswith("No publish precedes this read in `run_server`")

@@ -131,10 +131,12 @@ class PublishOrder:
                 return Before.PUBLISHED
             # before its own function's publish (an argument of the publishing call
             # is evaluated before it runs): pre-publish, unless a way in publishes
-            # first (a re-publish). One that publishes and that nothing the graph
-            # knows calls is a process entry (started by dispatch, a `partial`)
+            # first (a re-publish). A function that publishes is a process entry
+            # where the graph shows one (no known caller: started by dispatch or a
+            # `partial`; or a way in from a process start or import-time code):
+            # there a way in it cannot follow is taken as another entry
             found = set(self._into(q))
-            if not g.callers.get(q):
+            if not g.callers.get(q) or Before.UNPUBLISHED in found:
                 found = {Before.UNPUBLISHED if b is Before.UNKNOWN else b for b in found}
         else:
             found = set(self._into(q))
