@@ -12,6 +12,23 @@ through another object's record (`runner.server_args.f`). Reads off the seed
 configuration (its body touches `self` only for slots that are neither fields
 nor members, SGLang's provenance `launch_command`): no bag is behind it.
 
+Which of those reads the design keeps (`Exposure`): a whole-object pass
+(`f(server_args)`, read as a parameter the function does not park on `self`)
+keeps the supplied-instance contract unless the field is one resolution fills
+in or a post-publish override moves: both sets are derived, the declared
+fields from program.declared_names (declaration keywords, returned keys of
+registered overrides and passes, constant tables such as `MODEL_OVERRIDES`),
+the overridden ones from program.manager_owned (`get_context().override(...)`
+and its wrappers, `record_config_updates(...)`). A parameter read of any other
+field is kept apart, not reported; a read held by an object (`self.x`, a
+parked parameter, another object's record) is reported whatever the field. A
+read CTX103 reports (a raw read inside the resolution pipeline, where a view
+answers) is CTX103's. Where the tree writes its declarations onto the fields
+at the end of resolution (SGLang 0.5.17's `materialize_declarations`: a
+pipeline function reading the stash and `setattr`ing its parameter by a
+computed name), the record holds resolution's decisions and only a
+post-publish override passes it by: the messages say so.
+
 Facts carry the holder's shape only; whether a name is a record parameter is
 a whole-program question (record_conventions), decided here over every file,
 so that config changes never invalidate cached facts. The calls of each
@@ -31,18 +48,25 @@ from typing import Literal
 from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import FileContext, dotted
 from ctxlint.facts.typed import Site, Span, site
+from ctxlint.facts.vocab import BAGS
 from ctxlint.program.bindings import KEY as BINDINGS
 from ctxlint.program.core import Program
+from ctxlint.program.declared_names import declared_fields
 from ctxlint.program.holders import HolderKind
+from ctxlint.program.manager_owned import manager_model
+from ctxlint.program.pipeline_reads import raw_field_reads
 from ctxlint.program.published import Before, Call, publish_order
 from ctxlint.program.reads import ReadVisitor
 from ctxlint.program.record_conventions import record_convention
 from ctxlint.program.record_members import properties_reading_nothing
+from ctxlint.program.resolution import KEY as RESOLUTION
+from ctxlint.program.resolution import resolution
 
 KEY = "CTX102"  # the rule whose facts these are
 # the model parts it reads (the asking rule's requires): the visitor asks the record
 # tracker and the binding model; whether a publish precedes a read, the call graph
-REQUIRES = ("records", BINDINGS, "calls", "classes")
+# the pipeline (which reads are CTX103's, which function materialises declarations)
+REQUIRES = ("records", BINDINGS, "calls", "classes", RESOLUTION)
 # A parameter annotated with one of these is not a claim about its type.
 _UNTYPED = ("Any", "object")
 
@@ -97,6 +121,9 @@ class ExposureFacts:
     # the record's properties that read no configuration (in the record's module)
     unbacked: tuple[str, ...] = ()
     calls: tuple[CallAt, ...] = ()  # in the functions with a read
+    # functions (qualified) writing a parameter's attribute by a computed name,
+    # `setattr(server_args, field, value)`: a materialiser candidate
+    setters: tuple[str, ...] = ()
 
 
 class ExposureVisitor(ReadVisitor):
@@ -106,6 +133,7 @@ class ExposureVisitor(ReadVisitor):
         self.parks: list[Park] = []
         self.unbacked: list[str] = []
         self.calls: list[tuple[str, str, cst.Call]] = []  # (scope, name, node)
+        self.setters: set[str] = set()
 
     # -- the record's properties -------------------------------------------------
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
@@ -165,6 +193,11 @@ class ExposureVisitor(ReadVisitor):
             name = func.attr.value
         if name is not None:
             self.calls.append((self.ctx.qualname, name, node))
+        if name == "setattr" and isinstance(func, cst.Name) and len(node.args) >= 3:
+            obj, attr = node.args[0].value, node.args[1].value
+            computed = not isinstance(attr, (cst.SimpleString, cst.ConcatenatedString))
+            if computed and isinstance(obj, cst.Name) and self._param(obj.value) is not None:
+                self.setters.add(f"{self.ctx.module}.{self.ctx.qualname}")
 
     def _constructs_record(self, value: cst.BaseExpression) -> bool:
         """`ServerArgs(...)` / `ServerArgs.from_cli_args(...)`: a record the code owns."""
@@ -211,7 +244,7 @@ class ExposureVisitor(ReadVisitor):
                 held = replace(h, annotated=rec.annotated_attr(h.cls, h.name))
                 r = replace(r, holder=held)
             reads.append(r)
-        if not reads and not self.unbacked:
+        if not reads and not self.unbacked and not self.setters:
             return None
         # where each call is, in the functions with a read only (anchors cost a pass)
         scopes = {r.site.scope for r in reads}
@@ -220,7 +253,13 @@ class ExposureVisitor(ReadVisitor):
             for scope, name, node in self.calls
             if scope in scopes
         )
-        return ExposureFacts(tuple(reads), tuple(self.parks), tuple(self.unbacked), calls)
+        return ExposureFacts(
+            tuple(reads),
+            tuple(self.parks),
+            tuple(self.unbacked),
+            calls,
+            tuple(sorted(self.setters)),
+        )
 
 
 def _pairs(
@@ -269,6 +308,10 @@ class HandedReads:
         self.unbacked = {p for _, _, f in self.files for p in f.unbacked}
         # (module, class) of every read in a class, handed or not
         self.classes = {(m, r.cls) for _, m, f in self.files for r in f.reads if r.cls}
+        # (path, class, parameter) a method of the class parks on self
+        self.parking = {
+            (path, p.cls, p.param) for path, _, f in self.files for p in f.parks if p.param
+        }
         self.calls: dict[tuple[str, str], list[Call]] = {}  # (path, function) -> its calls
         for path, _, f in self.files:
             for c in f.calls:
@@ -307,6 +350,75 @@ class HandedReads:
         calls = self.calls.get((path, r.site.scope), [])
         before = publish_order(program).before(f"{module}.{r.site.scope}", r.site.span, calls)
         return before is Before.UNPUBLISHED
+
+    def whole_object(self, path: str, r: ExposedRead, held: Handed) -> bool:
+        """The read is of a record handed along as a parameter (`f(server_args)`),
+        not held by an object: its class does not park that parameter on self."""
+        return held.kind == "param" and (path, r.cls, held.name) not in self.parking
+
+
+Verdict = Literal["report", "apart", "resolution"]
+
+
+class Exposure:
+    """Which handed reads the design keeps, from the derived sets (module doc)."""
+
+    def __init__(self, program: Program, handed: HandedReads) -> None:
+        self.declared = declared_fields(program)
+        self.overridden = manager_model(program).overridden()
+        res = resolution(program)
+        self.materialiser = _materialiser(program, handed)
+        # the reads CTX103 reports (where it can check: a pipeline with views)
+        self.resolution_sites: set[tuple[str, tuple[int, ...]]] = set()
+        checks_views = res.entries and res.view_functions and BAGS not in program.vocab.missing
+        if checks_views:
+            self.resolution_sites = {
+                (path, tuple(r.site.span)) for path, r in raw_field_reads(program)
+            }
+        self.pipeline = res.pipeline
+        self.entry_reaching = res.entry_reaching
+        self.views = sorted(q.rpartition(".")[2] for q in res.view_functions)
+        # no derived set: nothing tells a kept read from a reported one
+        self.derived = bool(self.declared or self.overridden)
+
+    def moved(self, field: str) -> bool:
+        """Resolution fills the field in, or a post-publish override moves it."""
+        return field in self.declared or field in self.overridden
+
+    def verdict(self, handed: HandedReads, path: str, r: ExposedRead, held: Handed) -> Verdict:
+        if (path, tuple(r.site.span)) in self.resolution_sites:
+            return "resolution"
+        if self.derived and handed.whole_object(path, r, held) and not self.moved(r.field):
+            return "apart"
+        return "report"
+
+    def inside(self, module: str, r: ExposedRead) -> str | None:
+        """The pipeline entry reaching the read's function (None: not resolution code)."""
+        q = f"{module}.{r.site.scope}"
+        return self.entry_reaching(q) if q in self.pipeline else None
+
+
+def _materialiser(program: Program, handed: HandedReads) -> str | None:
+    """The pipeline function that writes the declarations onto the fields: it
+    reads the stash and sets its parameter's attributes by a computed name."""
+    res = resolution(program)
+    setters = {q for _, _, f in handed.files for q in f.setters} & res.pipeline
+    readers = {
+        s.fn
+        for _, _, f in res.files
+        for s in f.stash
+        if s.how == "read" and s.fn and res.slot(s.slot) in res.stash
+    }
+    readers |= {
+        fn for _, _, f in res.files for fn, key in f.slot_reads if fn and res.slot(key) in res.stash
+    }
+    found = sorted((setters & readers) - {res.declaration})
+    return found[0] if found else None
+
+
+def exposure(program: Program) -> Exposure:
+    """The run's answer, built once."""
+    return program.memo(f"{KEY}:exposure", lambda: Exposure(program, handed_reads(program)))
 
 
 def handed_reads(program: Program) -> HandedReads:
