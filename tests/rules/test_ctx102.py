@@ -588,6 +588,7 @@ TABLE = {"Arch": {"context_length": 4096}}
 
 def resolve(server_args) -> None:
     declare_resolution(server_args, "pipeline", chunked_prefill_size=512)
+    server_args.max_running_requests = 8  # a pipeline that still writes (0.5.17)
     fixed = TABLE.get("Arch")
     if fixed:
         declare_resolution(server_args, "table", **fixed)
@@ -622,6 +623,9 @@ WHOLE_OBJECT = """
     def path(server_args) -> str:
         return server_args.model_path  # expect
 
+    def budget(server_args) -> int:
+        return server_args.max_running_requests  # expect
+
     def width(server_args) -> int:
         return getattr(server_args, "dp_size", 1)  # expect
 
@@ -637,8 +641,8 @@ WHOLE_OBJECT = """
 
 def test_a_whole_object_pass_of_a_field_nothing_moves_is_kept_apart(project: Path) -> None:
     """The design's supplied-instance contract: a parameter read is reported
-    only for a field resolution declares (a declaration keyword, a key of a
-    constant table the pipeline reads) or a post-publish override moves (the
+    only for a field resolution fills in (a declaration keyword, a key of a
+    constant table the pipeline reads, a pipeline write) or a post-publish override moves (the
     context's `override`, a wrapper handing it `**fields`, called on another
     object); the rest is listed apart by `ctxlint sets`. A read held by an
     object (`self.server_args`, or the parameter its constructor parks) is
@@ -647,7 +651,12 @@ def test_a_whole_object_pass_of_a_field_nothing_moves_is_kept_apart(project: Pat
     out = run_engine(project, select={RULE})
     sets = out.program.sets[RULE]
     assert sets[APART] == ["app/case.py:2 init_groups `tp_size`"]
-    assert set(sets[DECLARED]) == {"chunked_prefill_size", "context_length"}
+    assert set(sets[DECLARED]) == {
+        "chunked_prefill_size",
+        "context_length",
+        "max_running_requests",
+    }
+    assert sets[DECLARED]["max_running_requests"] == "app/pipeline.py:8"
     assert sets[DECLARED]["context_length"] == "app/pipeline.py TABLE"
     assert sets[OVERRIDDEN] == {
         "dp_size": "app/control.py:14",
@@ -690,7 +699,7 @@ def test_a_raw_read_inside_resolution_is_ctx103s(project: Path) -> None:
     write(project, {**DECIDING, "app/pipeline.py": pipeline})
     out = run_engine(project, select={RULE, "CTX103"})
     at = [(f.rule, f.line) for f in out.findings if f.path == "app/pipeline.py"]
-    assert at == [("CTX103", 15)]
+    assert at == [("CTX103", 16)]
 
 
 # The release that writes its declarations onto the fields at the end of

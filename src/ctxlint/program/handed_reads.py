@@ -15,9 +15,10 @@ nor members, SGLang's provenance `launch_command`): no bag is behind it.
 Which of those reads the design keeps (`Exposure`): a whole-object pass
 (`f(server_args)`, read as a parameter the function does not park on `self`)
 keeps the supplied-instance contract unless the field is one resolution fills
-in or a post-publish override moves: both sets are derived, the declared
-fields from program.declared_names (declaration keywords, returned keys of
-registered overrides and passes, constant tables such as `MODEL_OVERRIDES`),
+in or a post-publish override moves: both sets are derived, the fields
+resolution fills in from program.declared_names (declaration keywords,
+returned keys of registered overrides and passes, constant tables such as
+`MODEL_OVERRIDES`) and the pipeline's own writes onto the record,
 the overridden ones from program.manager_owned (`get_context().override(...)`
 and its wrappers, `record_config_updates(...)`). A parameter read of any other
 field is kept apart, not reported; a read held by an object (`self.x`, a
@@ -364,7 +365,7 @@ class Exposure:
     """Which handed reads the design keeps, from the derived sets (module doc)."""
 
     def __init__(self, program: Program, handed: HandedReads) -> None:
-        self.declared = declared_fields(program)
+        self.declared = _filled_in(program)
         self.overridden = manager_model(program).overridden()
         res = resolution(program)
         self.materialiser = _materialiser(program, handed)
@@ -396,6 +397,19 @@ class Exposure:
         """The pipeline entry reaching the read's function (None: not resolution code)."""
         q = f"{module}.{r.site.scope}"
         return self.entry_reaching(q) if q in self.pipeline else None
+
+
+def _filled_in(program: Program) -> dict[str, list[str]]:
+    """Field -> where resolution fills it in ("path:line", sorted): a declaration
+    naming it (program.declared_names), or a pipeline function writing it onto
+    the record (SGLang 0.5.17's `__post_init__` still assigns some fields)."""
+    found = {k: set(v) for k, v in declared_fields(program).items()}
+    res = resolution(program)
+    for path, _, f in res.files:
+        for w in f.writes:
+            if w.fn in res.pipeline:
+                found.setdefault(w.field, set()).add(f"{path}:{w.site.span[0]}")
+    return {k: sorted(v) for k, v in sorted(found.items())}
 
 
 def _materialiser(program: Program, handed: HandedReads) -> str | None:

@@ -33,13 +33,15 @@ decided in check() so that config changes never invalidate cached facts.
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, ClassVar
 
+from ctxlint.discover.files import path_matcher
 from ctxlint.facts.vocab import Vocabulary
 from ctxlint.program.core import Program
 from ctxlint.program.handed_reads import (
     REQUIRES,
+    ExposedRead,
     Exposure,
     ExposureVisitor,
     Handed,
@@ -55,7 +57,7 @@ ALLOWED_CLASSES = "exposure-allowed-classes"
 FACTORIES = "exposure-factories"
 # Factories whose contract is "build X from the record you are handed".
 BUILTIN_FACTORIES = ("from_server_args", "create_*_from_server_args")
-DECLARED = "fields resolution declares (where)"
+DECLARED = "fields resolution fills in: declares, or writes in the pipeline (where)"
 OVERRIDDEN = "fields a post-publish override moves (where)"
 MATERIALISER = "declarations written onto the fields by"
 APART = (
@@ -101,10 +103,12 @@ class SuppliedExposure(Rule):
         handed = handed_reads(program)
         allowed = self._option(program, ALLOWED_CLASSES)
         seen = exposure(program)
+        excluded = program.config.per_rule_exclude.get(ID)
+        outside = path_matcher(excluded).match_file if excluded else lambda _: False
         apart = [
             f"{path}:{r.site.span[0]} {r.site.scope} `{r.field}`"
-            for path, _, r, held in handed.reads()
-            if seen.verdict(handed, path, r, held) == "apart"
+            for path, _, r, held, verdict in self._judged(program)
+            if verdict == "apart" and not outside(path)
         ]
         whole = any(handed.whole_object(p, r, h) for p, _, r, h in handed.reads())
         return {
@@ -134,12 +138,13 @@ class SuppliedExposure(Rule):
     def partial(self, sets: dict[str, Any]) -> str | None:
         return NOTE if sets.get("note") == NOTE else None
 
-    def check(self, program: Program) -> Iterable[RawFinding]:
+    def _judged(self, program: Program) -> Iterator[tuple[str, str, ExposedRead, Handed, str]]:
+        """(path, module, read, how it is held, verdict) of each read off a handed
+        record that no factory pattern or allowed class exempts."""
         handed = handed_reads(program)
         seen = exposure(program)
         factories = [*BUILTIN_FACTORIES, *self._option(program, FACTORIES)]
         allowed = self._option(program, ALLOWED_CLASSES)
-        rname = program.vocab.record_name
         for path, module, r, held in handed.reads():
             if any(
                 fnmatch.fnmatchcase(part, p) for part in r.site.scope.split(".") for p in factories
@@ -147,7 +152,14 @@ class SuppliedExposure(Rule):
                 continue
             if r.cls and any(_class_matches(a, module, r.cls) for a in allowed):
                 continue
-            if seen.verdict(handed, path, r, held) != "report":
+            yield path, module, r, held, seen.verdict(handed, path, r, held)
+
+    def check(self, program: Program) -> Iterable[RawFinding]:
+        handed = handed_reads(program)
+        seen = exposure(program)
+        rname = program.vocab.record_name
+        for path, module, r, held, verdict in self._judged(program):
+            if verdict != "report":
                 continue  # kept apart (the sets list it), or CTX103's
             spelled = " (literal getattr)" if r.form == "getattr" else ""
             inside = seen.inside(module, r)
