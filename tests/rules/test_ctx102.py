@@ -12,13 +12,7 @@ from helpers import RIVAL, run_engine, write
 from resolution_rt import RUNTIME
 from rulecase import assert_case
 
-from ctxlint.rules.ctx102_supplied_exposure import (
-    APART,
-    DECLARED,
-    MATERIALISER,
-    NOTE,
-    OVERRIDDEN,
-)
+from ctxlint.program.whole_object import APART, DECLARED, MATERIALISER, NOTE, OVERRIDDEN
 from ctxlint.rules.ctx102_supplied_exposure import RULE as RULE_OBJECT
 
 RULE = "CTX102"

@@ -12,23 +12,7 @@ through another object's record (`runner.server_args.f`). Reads off the seed
 configuration (its body touches `self` only for slots that are neither fields
 nor members, SGLang's provenance `launch_command`): no bag is behind it.
 
-Which of those reads the design keeps (`Exposure`): a whole-object pass
-(`f(server_args)`, read as a parameter the function does not park on `self`)
-keeps the supplied-instance contract unless the field is one resolution fills
-in or a post-publish override moves: both sets are derived, the fields
-resolution fills in from program.declared_names (declaration keywords,
-returned keys of registered overrides and passes, constant tables such as
-`MODEL_OVERRIDES`) and the pipeline's own writes onto the record,
-the overridden ones from program.manager_owned (`get_context().override(...)`
-and its wrappers, `record_config_updates(...)`). A parameter read of any other
-field is kept apart, not reported; a read held by an object (`self.x`, a
-parked parameter, another object's record) is reported whatever the field. A
-read CTX103 reports (a raw read inside the resolution pipeline, where a view
-answers) is CTX103's. Where the tree writes its declarations onto the fields
-at the end of resolution (SGLang 0.5.17's `materialize_declarations`: a
-pipeline function reading the stash and `setattr`ing its parameter by a
-computed name), the record holds resolution's decisions and only a
-post-publish override passes it by: the messages say so.
+Which of those the design keeps is program.whole_object's question.
 
 Facts carry the holder's shape only; whether a name is a record parameter is
 a whole-program question (record_conventions), decided here over every file,
@@ -49,19 +33,14 @@ from typing import Literal
 from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import FileContext, dotted
 from ctxlint.facts.typed import Site, Span, site
-from ctxlint.facts.vocab import BAGS
 from ctxlint.program.bindings import KEY as BINDINGS
 from ctxlint.program.core import Program
-from ctxlint.program.declared_names import declared_fields
 from ctxlint.program.holders import HolderKind
-from ctxlint.program.manager_owned import manager_model
-from ctxlint.program.pipeline_reads import raw_field_reads
 from ctxlint.program.published import Before, Call, publish_order
 from ctxlint.program.reads import ReadVisitor
 from ctxlint.program.record_conventions import record_convention
 from ctxlint.program.record_members import properties_reading_nothing
 from ctxlint.program.resolution import KEY as RESOLUTION
-from ctxlint.program.resolution import resolution
 
 KEY = "CTX102"  # the rule whose facts these are
 # the model parts it reads (the asking rule's requires): the visitor asks the record
@@ -356,83 +335,6 @@ class HandedReads:
         """The read is of a record handed along as a parameter (`f(server_args)`),
         not held by an object: its class does not park that parameter on self."""
         return held.kind == "param" and (path, r.cls, held.name) not in self.parking
-
-
-Verdict = Literal["report", "apart", "resolution"]
-
-
-class Exposure:
-    """Which handed reads the design keeps, from the derived sets (module doc)."""
-
-    def __init__(self, program: Program, handed: HandedReads) -> None:
-        self.declared = _filled_in(program)
-        self.overridden = manager_model(program).overridden()
-        res = resolution(program)
-        self.materialiser = _materialiser(program, handed)
-        # the reads CTX103 reports (where it can check: a pipeline with views)
-        self.resolution_sites: set[tuple[str, tuple[int, ...]]] = set()
-        checks_views = res.entries and res.view_functions and BAGS not in program.vocab.missing
-        if checks_views:
-            self.resolution_sites = {
-                (path, tuple(r.site.span)) for path, r in raw_field_reads(program)
-            }
-        self.pipeline = res.pipeline
-        self.entry_reaching = res.entry_reaching
-        self.views = sorted(q.rpartition(".")[2] for q in res.view_functions)
-        # no derived set: nothing tells a kept read from a reported one
-        self.derived = bool(self.declared or self.overridden)
-
-    def moved(self, field: str) -> bool:
-        """Resolution fills the field in, or a post-publish override moves it."""
-        return field in self.declared or field in self.overridden
-
-    def verdict(self, handed: HandedReads, path: str, r: ExposedRead, held: Handed) -> Verdict:
-        if (path, tuple(r.site.span)) in self.resolution_sites:
-            return "resolution"
-        if self.derived and handed.whole_object(path, r, held) and not self.moved(r.field):
-            return "apart"
-        return "report"
-
-    def inside(self, module: str, r: ExposedRead) -> str | None:
-        """The pipeline entry reaching the read's function (None: not resolution code)."""
-        q = f"{module}.{r.site.scope}"
-        return self.entry_reaching(q) if q in self.pipeline else None
-
-
-def _filled_in(program: Program) -> dict[str, list[str]]:
-    """Field -> where resolution fills it in ("path:line", sorted): a declaration
-    naming it (program.declared_names), or a pipeline function writing it onto
-    the record (SGLang 0.5.17's `__post_init__` still assigns some fields)."""
-    found = {k: set(v) for k, v in declared_fields(program).items()}
-    res = resolution(program)
-    for path, _, f in res.files:
-        for w in f.writes:
-            if w.fn in res.pipeline:
-                found.setdefault(w.field, set()).add(f"{path}:{w.site.span[0]}")
-    return {k: sorted(v) for k, v in sorted(found.items())}
-
-
-def _materialiser(program: Program, handed: HandedReads) -> str | None:
-    """The pipeline function that writes the declarations onto the fields: it
-    reads the stash and sets its parameter's attributes by a computed name."""
-    res = resolution(program)
-    setters = {q for _, _, f in handed.files for q in f.setters} & res.pipeline
-    readers = {
-        s.fn
-        for _, _, f in res.files
-        for s in f.stash
-        if s.how == "read" and s.fn and res.slot(s.slot) in res.stash
-    }
-    readers |= {
-        fn for _, _, f in res.files for fn, key in f.slot_reads if fn and res.slot(key) in res.stash
-    }
-    found = sorted((setters & readers) - {res.declaration})
-    return found[0] if found else None
-
-
-def exposure(program: Program) -> Exposure:
-    """The run's answer, built once."""
-    return program.memo(f"{KEY}:exposure", lambda: Exposure(program, handed_reads(program)))
 
 
 def handed_reads(program: Program) -> HandedReads:
