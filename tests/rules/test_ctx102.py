@@ -4,11 +4,16 @@ and the negatives (the seed, methods, writes, non-record parameters)."""
 
 from __future__ import annotations
 
+import textwrap
 from pathlib import Path
 
 import pytest
 from helpers import RIVAL, run_engine, write
+from resolution_rt import RUNTIME
 from rulecase import assert_case
+
+from ctxlint.program.whole_object import APART, DECLARED, MATERIALISER, NOTE, OVERRIDDEN
+from ctxlint.rules.ctx102_supplied_exposure import RULE as RULE_OBJECT
 
 RULE = "CTX102"
 # Two annotated `server_args` parameters make the name the codebase's convention.
@@ -570,3 +575,168 @@ def test_a_launcher_reached_only_before_any_publish_gets_no_bag_hint(project: Pa
     write(project, {"app/launch.py": in_process, "app/cli.py": cli.rpartition("def spawn")[0]})
     (finding,) = run_engine(project, select={RULE}).findings
     assert finding.details.startswith("No publish precedes this read in `run_server`")
+
+
+# A tree that resolves and overrides (issue 36's whole-object passes): resolution
+# declares `chunked_prefill_size` and, through a constant table the pipeline
+# reads, `context_length`; `get_context().override` moves `dp_size` and the
+# manager's wrapper `record_config_updates` moves `model_path`. Nothing declares
+# or overrides `tp_size`.
+DECIDING = {
+    **RUNTIME,
+    **CONVENTION,
+    "app/pipeline.py": """\
+from specrt.resolution import declare_resolution
+
+TABLE = {"Arch": {"context_length": 4096}}
+
+
+def resolve(server_args) -> None:
+    declare_resolution(server_args, "pipeline", chunked_prefill_size=512)
+    server_args.max_running_requests = 8  # a pipeline that still writes (0.5.17)
+    fixed = TABLE.get("Arch")
+    if fixed:
+        declare_resolution(server_args, "table", **fixed)
+""",
+    "app/control.py": """\
+from specrt.context import get_context
+
+
+class Manager:
+    def record_config_updates(self, source: str, **fields: object) -> None:
+        get_context().override(source, **fields)
+
+
+def reload(manager: Manager) -> None:
+    manager.record_config_updates("reload", model_path="/new")
+
+
+def scale() -> None:
+    get_context().override("scale", dp_size=2)
+""",
+}
+WHOLE_OBJECT = """
+    def init_groups(server_args) -> int:
+        return server_args.tp_size  # a whole-object pass of a field nothing moves
+
+    def chunk(server_args) -> int:
+        return server_args.chunked_prefill_size  # expect
+
+    def window(server_args) -> int:
+        return server_args.context_length  # expect
+
+    def path(server_args) -> str:
+        return server_args.model_path  # expect
+
+    def budget(server_args) -> int:
+        return server_args.max_running_requests  # expect
+
+    def width(server_args) -> int:
+        return getattr(server_args, "dp_size", 1)  # expect
+
+    class Worker:
+        def __init__(self, server_args) -> None:
+            self.server_args = server_args
+            self.size = server_args.tp_size  # expect (the object holds this record)
+
+        def size_again(self) -> int:
+            return self.server_args.tp_size  # expect
+    """
+
+
+def test_a_whole_object_pass_of_a_field_nothing_moves_is_kept_apart(project: Path) -> None:
+    """The design's supplied-instance contract: a parameter read is reported
+    only for a field resolution fills in (a declaration keyword, a key of a
+    constant table the pipeline reads, a pipeline write) or a post-publish override moves (the
+    context's `override`, a wrapper handing it `**fields`, called on another
+    object); the rest is listed apart by `ctxlint sets`. A read held by an
+    object (`self.server_args`, or the parameter its constructor parks) is
+    reported whatever the field."""
+    assert_case(project, RULE, WHOLE_OBJECT, extra=DECIDING)
+    out = run_engine(project, select={RULE})
+    sets = out.program.sets[RULE]
+    assert sets[APART] == ["app/case.py:2 init_groups `tp_size`"]
+    assert set(sets[DECLARED]) == {
+        "chunked_prefill_size",
+        "context_length",
+        "max_running_requests",
+    }
+    assert sets[DECLARED]["max_running_requests"] == "app/pipeline.py:8"
+    assert sets[DECLARED]["context_length"] == "app/pipeline.py TABLE"
+    assert sets[OVERRIDDEN] == {
+        "dp_size": "app/control.py:14",
+        "model_path": "app/control.py:10",
+    }
+    assert "note" not in sets and not sets[MATERIALISER]
+    found = {f.scope: f for f in out.findings if f.path == "app/case.py"}
+    assert found["chunk"].message.endswith(
+        "raw input, which resolution's declaration of it passes by"
+    )
+    assert found["chunk"].details.startswith("Declared at app/pipeline.py:7. Read ")
+    assert found["path"].message.endswith(
+        "raw input, which a post-publish override of it passes by"
+    )
+    assert found["path"].details.startswith("Overridden at app/control.py:10. Read ")
+
+
+def test_with_nothing_declared_or_overridden_every_read_is_reported_and_partial(
+    project: Path,
+) -> None:
+    """An empty derived set cannot tell a whole-object pass from exposure: the
+    reads are reported and the rule says it is partial, never a quiet pass."""
+    source = "def init_groups(server_args) -> int:\n    return server_args.tp_size\n"
+    write(project, {**CONVENTION, "app/case.py": source})
+    out = run_engine(project, select={RULE})
+    assert [(f.path, f.line) for f in out.findings] == [("app/case.py", 2)]
+    sets = out.program.sets[RULE]
+    assert sets["note"] == NOTE and sets[APART] == []
+    assert RULE_OBJECT.partial(sets) == NOTE
+
+
+def test_a_raw_read_inside_resolution_is_ctx103s(project: Path) -> None:
+    """sglang 0.5.17's npu `set_default_server_args`, which `__post_init__`
+    reaches: a raw read there is answered by a view (CTX103), and the bag
+    CTX102 would name raises (no bag exists during resolution)."""
+    pipeline = DECIDING["app/pipeline.py"] + (
+        "\n\ndef wide(server_args) -> bool:\n    return server_args.chunked_prefill_size > 1\n"
+    )
+    pipeline = pipeline.replace("    fixed = TABLE", "    wide(server_args)\n    fixed = TABLE")
+    write(project, {**DECIDING, "app/pipeline.py": pipeline})
+    out = run_engine(project, select={RULE, "CTX103"})
+    at = [(f.rule, f.line) for f in out.findings if f.path == "app/pipeline.py"]
+    assert at == [("CTX103", 16)]
+
+
+# The release that writes its declarations onto the fields at the end of
+# resolution (sglang 0.5.17's `materialize_declarations`).
+MATERIALISE = """
+
+def materialize(server_args) -> None:
+    for decided in getattr(server_args, STASH):
+        for name, value in decided.items():
+            setattr(server_args, name, value)
+"""
+
+
+def test_where_declarations_are_written_onto_the_fields_the_message_says_so(
+    project: Path,
+) -> None:
+    record = RUNTIME["specrt/record.py"].replace(
+        "        resolve(self)\n",
+        "        resolve(self)\n        from specrt.resolution import materialize\n\n"
+        "        materialize(self)\n",
+    )
+    resolution_py = RUNTIME["specrt/resolution.py"] + MATERIALISE
+    files = {**DECIDING, "specrt/record.py": record, "specrt/resolution.py": resolution_py}
+    write(project, {**files, "app/case.py": textwrap.dedent(WHOLE_OBJECT)})
+    out = run_engine(project, select={RULE})
+    assert out.program.sets[RULE][MATERIALISER] == ["specrt.resolution.materialize"]
+    found = {f.scope: f.message for f in out.findings if f.path == "app/case.py"}
+    assert found["chunk"].endswith(
+        "resolution's decision (written onto the field), which a post-publish override "
+        "would pass by"
+    )
+    assert found["width"].endswith(
+        "the startup record, which a post-publish override of it passes by"
+    )
+    assert "raw input" not in " ".join(found.values())

@@ -2,16 +2,19 @@
 like a declaration (`callee(record, source, name=...)`) that reach the
 declaration function, the literal keys a registered model override or a
 post-process pass returns (`return {"page_size": 64}`, `dict(page_size=64)`),
-the whitelist (the fields declared `resolvable=True`, program.resolvable), and
+the constant tables of declarations (`MODEL_OVERRIDES = {"Arch": {"dtype":
+"bfloat16"}}`: a module constant mapping keys to literal field dicts, which the
+pipeline reads and declares), the whitelist (the fields declared `resolvable=True`, program.resolvable), and
 the functions at most GATE_DEPTH calls below the declaration function that
 consult it (name `resolvable`; none: the function checks field names only).
-Asked by CTX105 (its facts are kept under its id).
+Asked by CTX105 (its facts are kept under its id); `declared_fields`, every
+field some declaration names, by CTX102 (program.handed_reads).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import FileContext, string_value
@@ -57,6 +60,9 @@ class WhitelistFacts:
     calls: tuple[KeywordCall, ...]
     returns: dict[str, tuple[ReturnedKey, ...]]  # function -> the keys it returns
     gates: tuple[str, ...]  # functions naming the whitelist
+    # module constant (qualified) -> the keys of its literal field dicts, where
+    # its value maps keys to dict literals (`MODEL_OVERRIDES`)
+    tables: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 class DeclarationWhitelistVisitor(ResolvableClasses):
@@ -65,6 +71,7 @@ class DeclarationWhitelistVisitor(ResolvableClasses):
         self.calls: list[KeywordCall] = []
         self.returns: dict[str, list[ReturnedKey]] = {}  # function -> returned keys
         self.gates: set[str] = set()  # functions naming the whitelist
+        self.tables: dict[str, tuple[str, ...]] = {}  # module constant -> its field keys
 
     def _fn(self) -> str | None:
         return f"{self.ctx.module}.{self.ctx.qualname}" if self.ctx.in_function() else None
@@ -114,15 +121,49 @@ class DeclarationWhitelistVisitor(ResolvableClasses):
                 for k, n in keys
             )
 
+    # -- constant tables of declarations: `NAME = {key: {"field": value}, ...}`
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if len(node.targets) == 1:
+            self._table(node.targets[0].target, node.value)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._table(node.target, node.value)
+
+    def _table(self, target: cst.BaseExpression, value: cst.BaseExpression) -> None:
+        if self.ctx.scope.kind != "module" or not isinstance(target, cst.Name):
+            return
+        keys = _field_dict_keys(value)
+        if keys:
+            self.tables[f"{self.ctx.module}.{target.value}"] = keys
+
     def finish(self) -> WhitelistFacts | None:
-        if not (self.resolvable or self.calls or self.returns or self.gates):
+        if not (self.resolvable or self.calls or self.returns or self.gates or self.tables):
             return None
         return WhitelistFacts(
             {q: tuple(names) for q, names in self.resolvable.items()},
             tuple(self.calls),
             {fn: tuple(keys) for fn, keys in self.returns.items()},
             tuple(sorted(self.gates)),
+            self.tables,
         )
+
+
+def _field_dict_keys(value: cst.BaseExpression) -> tuple[str, ...]:
+    """The string keys of the dict literals a dict literal maps to, where every
+    value is one (`{"Arch": {"dtype": "bfloat16"}}`); () for any other shape."""
+    if not isinstance(value, cst.Dict) or not value.elements:
+        return ()
+    keys: list[str] = []
+    for e in value.elements:
+        if not isinstance(e, cst.DictElement) or not isinstance(e.value, cst.Dict):
+            return ()
+        for inner in e.value.elements:
+            key = string_value(inner.key) if isinstance(inner, cst.DictElement) else None
+            if key is None:
+                return ()
+            keys.append(key)
+    return tuple(sorted(set(keys)))
 
 
 def _facts(program: Program) -> Iterator[tuple[str, str, WhitelistFacts]]:
@@ -172,3 +213,31 @@ def returned_keys(program: Program) -> Iterator[tuple[str, str, bool, ReturnedKe
             if fn in returning:
                 for k in keys:
                     yield path, fn[len(module) + 1 :], fn in res.passes, k
+
+
+def declared_fields(program: Program) -> dict[str, list[str]]:
+    """Record field -> where a declaration names it ("path:line", sorted): a
+    keyword of a call that may run the declaration function, a key a registered
+    override or a pass returns, or a key of a constant table of declarations
+    (`MODEL_OVERRIDES`) that a pipeline function references."""
+    fields = set(program.vocab.fields)
+    out: dict[str, set[str]] = {}
+
+    def add(name: str, where: str) -> None:
+        if name in fields:
+            out.setdefault(name, set()).add(where)
+
+    for path, c in declarations(program):
+        for k in c.keywords:
+            add(k.name, f"{path}:{k.span[0]}")
+    for path, _, _, k in returned_keys(program):
+        add(k.key, f"{path}:{k.span[0]}")
+    res = resolution(program)
+    g = res.graph
+    referenced = {r for q in res.pipeline for r in g.funcs[q].refs}
+    for path, _, facts in _facts(program):
+        for const, keys in facts.tables.items():
+            if const in referenced:
+                for k in keys:
+                    add(k, f"{path} {const.rpartition('.')[2]}")
+    return {name: sorted(where) for name, where in sorted(out.items())}

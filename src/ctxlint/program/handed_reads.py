@@ -12,6 +12,8 @@ through another object's record (`runner.server_args.f`). Reads off the seed
 configuration (its body touches `self` only for slots that are neither fields
 nor members, SGLang's provenance `launch_command`): no bag is behind it.
 
+Which of those the design keeps is program.whole_object's question.
+
 Facts carry the holder's shape only; whether a name is a record parameter is
 a whole-program question (record_conventions), decided here over every file,
 so that config changes never invalidate cached facts. The calls of each
@@ -38,11 +40,13 @@ from ctxlint.program.published import Before, Call, publish_order
 from ctxlint.program.reads import ReadVisitor
 from ctxlint.program.record_conventions import record_convention
 from ctxlint.program.record_members import properties_reading_nothing
+from ctxlint.program.resolution import KEY as RESOLUTION
 
 KEY = "CTX102"  # the rule whose facts these are
 # the model parts it reads (the asking rule's requires): the visitor asks the record
 # tracker and the binding model; whether a publish precedes a read, the call graph
-REQUIRES = ("records", BINDINGS, "calls", "classes")
+# the pipeline (which reads are CTX103's, which function materialises declarations)
+REQUIRES = ("records", BINDINGS, "calls", "classes", RESOLUTION)
 # A parameter annotated with one of these is not a claim about its type.
 _UNTYPED = ("Any", "object")
 
@@ -97,6 +101,9 @@ class ExposureFacts:
     # the record's properties that read no configuration (in the record's module)
     unbacked: tuple[str, ...] = ()
     calls: tuple[CallAt, ...] = ()  # in the functions with a read
+    # functions (qualified) writing a parameter's attribute by a computed name,
+    # `setattr(server_args, field, value)`: a materialiser candidate
+    setters: tuple[str, ...] = ()
 
 
 class ExposureVisitor(ReadVisitor):
@@ -106,6 +113,7 @@ class ExposureVisitor(ReadVisitor):
         self.parks: list[Park] = []
         self.unbacked: list[str] = []
         self.calls: list[tuple[str, str, cst.Call]] = []  # (scope, name, node)
+        self.setters: set[str] = set()
 
     # -- the record's properties -------------------------------------------------
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
@@ -165,6 +173,11 @@ class ExposureVisitor(ReadVisitor):
             name = func.attr.value
         if name is not None:
             self.calls.append((self.ctx.qualname, name, node))
+        if name == "setattr" and isinstance(func, cst.Name) and len(node.args) >= 3:
+            obj, attr = node.args[0].value, node.args[1].value
+            computed = not isinstance(attr, (cst.SimpleString, cst.ConcatenatedString))
+            if computed and isinstance(obj, cst.Name) and self._param(obj.value) is not None:
+                self.setters.add(f"{self.ctx.module}.{self.ctx.qualname}")
 
     def _constructs_record(self, value: cst.BaseExpression) -> bool:
         """`ServerArgs(...)` / `ServerArgs.from_cli_args(...)`: a record the code owns."""
@@ -211,7 +224,7 @@ class ExposureVisitor(ReadVisitor):
                 held = replace(h, annotated=rec.annotated_attr(h.cls, h.name))
                 r = replace(r, holder=held)
             reads.append(r)
-        if not reads and not self.unbacked:
+        if not reads and not self.unbacked and not self.setters:
             return None
         # where each call is, in the functions with a read only (anchors cost a pass)
         scopes = {r.site.scope for r in reads}
@@ -220,7 +233,13 @@ class ExposureVisitor(ReadVisitor):
             for scope, name, node in self.calls
             if scope in scopes
         )
-        return ExposureFacts(tuple(reads), tuple(self.parks), tuple(self.unbacked), calls)
+        return ExposureFacts(
+            tuple(reads),
+            tuple(self.parks),
+            tuple(self.unbacked),
+            calls,
+            tuple(sorted(self.setters)),
+        )
 
 
 def _pairs(
@@ -269,6 +288,10 @@ class HandedReads:
         self.unbacked = {p for _, _, f in self.files for p in f.unbacked}
         # (module, class) of every read in a class, handed or not
         self.classes = {(m, r.cls) for _, m, f in self.files for r in f.reads if r.cls}
+        # (path, class, parameter) a method of the class parks on self
+        self.parking = {
+            (path, p.cls, p.param) for path, _, f in self.files for p in f.parks if p.param
+        }
         self.calls: dict[tuple[str, str], list[Call]] = {}  # (path, function) -> its calls
         for path, _, f in self.files:
             for c in f.calls:
@@ -307,6 +330,11 @@ class HandedReads:
         calls = self.calls.get((path, r.site.scope), [])
         before = publish_order(program).before(f"{module}.{r.site.scope}", r.site.span, calls)
         return before is Before.UNPUBLISHED
+
+    def whole_object(self, path: str, r: ExposedRead, held: Handed) -> bool:
+        """The read is of a record handed along as a parameter (`f(server_args)`),
+        not held by an object: its class does not park that parameter on self."""
+        return held.kind == "param" and (path, r.cls, held.name) not in self.parking
 
 
 def handed_reads(program: Program) -> HandedReads:

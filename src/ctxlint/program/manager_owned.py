@@ -10,7 +10,8 @@ that may be a wrapper's), and the wrappers: functions handing their own
 `**fields` to the context's override. `Model` joins them: the owned fields with
 the classes answering them (the managers), and `overrides` the calls that are
 an override of owned fields, with the name they are made through. Asked by
-CTX303, whose facts these are.
+CTX303, whose facts these are; `Model.overridden`, every field a post-publish
+override names, by CTX102 (program.handed_reads).
 """
 
 from __future__ import annotations
@@ -55,11 +56,12 @@ class Answer:
 @dataclass(frozen=True, slots=True)
 class FieldsCall:
     """A call in `fn` naming record fields as keywords: the context's override
-    ("context"), or a call that may be a wrapper's, on self or by name."""
+    ("context"), or a call that may be a wrapper's, on self, by name or on
+    another object ("other")."""
 
     fn: str
     cls: str | None
-    kind: Literal["context", "self", "name"]
+    kind: Literal["context", "self", "name", "other"]
     name: str  # the called name
     resolved: str | None  # by name: what it resolves to
     fields: list[str]
@@ -180,7 +182,7 @@ class OwnedVisitor(FileVisitor):
         fields = sorted(set(keywords) & self.fields)
         if not fields or not fn:
             return
-        kind: Literal["context", "self", "name"]
+        kind: Literal["context", "self", "name", "other"]
         if to_context:
             kind = "context"
         elif receiver is None:
@@ -188,7 +190,7 @@ class OwnedVisitor(FileVisitor):
         elif isinstance(receiver, cst.Name) and receiver.value == self.ctx.scope.self_name:
             kind = "self"
         else:
-            return  # another object's method
+            kind = "other"  # another object's method (`tokenizer_manager.record_config_updates`)
         resolved = self.ctx.resolve(func) if kind == "name" else None
         where = site(self.ctx, node)
         self.calls.append(FieldsCall(fn, self._cls(), kind, name, resolved, fields, where))
@@ -240,6 +242,25 @@ class Model:
                 else:
                     continue
                 yield path, c, owned, via
+
+    def overridden(self) -> dict[str, list[str]]:
+        """Record field -> where a post-publish override names it ("path:line",
+        sorted): a keyword of the context's `override(...)`, or of a call of a
+        wrapper handing its `**fields` to it (`record_config_updates`), by name
+        (what it resolves to) or as a method (by its name: on `self` or on
+        another object, such as `tokenizer_manager.record_config_updates(...)`)."""
+        short_wrappers = {w.rpartition(".")[2] for w in self.wrappers}
+        out: dict[str, set[str]] = {}
+        for path, _, f in self.files:
+            for c in f.calls:
+                if c.kind == "name":
+                    counts = c.resolved in self.wrappers
+                else:
+                    counts = c.kind == "context" or c.name in short_wrappers
+                if counts:
+                    for name in c.fields:
+                        out.setdefault(name, set()).add(f"{path}:{c.site.span[0]}")
+        return {name: sorted(where) for name, where in sorted(out.items())}
 
 
 def manager_model(program: Program) -> Model:

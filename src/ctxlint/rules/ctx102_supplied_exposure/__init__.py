@@ -16,14 +16,17 @@ for slots that are neither fields nor members, SGLang's provenance
 off a handed record is not exposure. Where a property does read fields and no
 leaf answers it, the finding says the runtime lacks the accessor.
 
-Which reads are off a handed record, and how it is held, is the model's
-question (program/handed_reads.py); every exemption is decided in check() so
-that config changes never invalidate cached facts.
+A whole-object pass of a field nothing declares or overrides keeps the
+supplied-instance contract: kept apart (`ctxlint sets`), never a finding; a
+raw read CTX103 reports in the pipeline is CTX103's (program/whole_object.py).
+
+Which reads are off a handed record, how it is held, and which the design
+keeps, is the model's question (program/handed_reads.py); every exemption is
+decided in check() so that config changes never invalidate cached facts.
 """
 
 from __future__ import annotations
 
-import fnmatch
 from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
@@ -33,6 +36,7 @@ from ctxlint.program.handed_reads import REQUIRES, ExposureVisitor, Handed, hand
 from ctxlint.program.reads import lacking_accessor, leaf_spelling, namespace_hint
 from ctxlint.program.record_conventions import record_names
 from ctxlint.program.rule import RawFinding, Rule, field_data
+from ctxlint.program.whole_object import NOTE, NOTE_KEY, class_matches, exposure, judged, kept_apart
 
 ID = "CTX102"
 ALLOWED_CLASSES = "exposure-allowed-classes"
@@ -72,42 +76,47 @@ class SuppliedExposure(Rule):
     def derive(self, program: Program) -> dict[str, Any]:
         handed = handed_reads(program)
         allowed = self._option(program, ALLOWED_CLASSES)
+        factories = [*BUILTIN_FACTORIES, *self._option(program, FACTORIES)]
         return {
+            **exposure(program).sets(program, kept_apart(program, factories, allowed)),
             "record parameter names": sorted(handed.names.names),
             "parked record attributes": sorted(
                 f"{path}:{cls}.{attr} = {n}" for (path, cls, attr), n in handed.parked.items()
             ),
-            "exempt factory patterns": [*BUILTIN_FACTORIES, *self._option(program, FACTORIES)],
+            "exempt factory patterns": factories,
             "allowed classes": allowed,
             # a stale allow-list entry passes green forever: show it
             "allowed classes with no read": sorted(
-                a for a in allowed if not any(_class_matches(a, m, c) for m, c in handed.classes)
+                a for a in allowed if not any(class_matches(a, m, c) for m, c in handed.classes)
             ),
         }
 
+    def partial(self, sets: dict[str, Any]) -> str | None:
+        return NOTE if sets.get(NOTE_KEY) == NOTE else None
+
     def check(self, program: Program) -> Iterable[RawFinding]:
         handed = handed_reads(program)
+        seen = exposure(program)
+        rname = program.vocab.record_name
         factories = [*BUILTIN_FACTORIES, *self._option(program, FACTORIES)]
         allowed = self._option(program, ALLOWED_CLASSES)
-        rname = program.vocab.record_name
-        for path, module, r, held in handed.reads():
-            if any(
-                fnmatch.fnmatchcase(part, p) for part in r.site.scope.split(".") for p in factories
-            ):
-                continue
-            if r.cls and any(_class_matches(a, module, r.cls) for a in allowed):
-                continue
+        for path, module, r, held, verdict in judged(program, factories, allowed):
+            if verdict != "report":
+                continue  # kept apart (the sets list it), or CTX103's
             spelled = " (literal getattr)" if r.form == "getattr" else ""
-            unpublished = handed.unpublished(program, path, module, r)
+            details = seen.view_remedy(module, r)
+            if details is None:
+                unpublished = handed.unpublished(program, path, module, r)
+                details = _remedy(program.vocab, r.site.scope, r.field, unpublished)
             yield RawFinding(
                 ID,
                 path,
                 r.site.scope,
                 r.site.snippet,
                 r.site.span,
-                f"`{r.field}` read off a handed {rname}{spelled} through {_how(held)}: raw "
-                "input, which resolution and post-publish overrides pass by",
-                details=_remedy(program.vocab, r.site.scope, r.field, unpublished),
+                f"`{r.field}` read off a handed {rname}{spelled} through {_how(held)}: "
+                + seen.holds(r.field),
+                details=seen.where(r.field) + details,
                 data=field_data(program.vocab, r.field),
             )
 
@@ -144,15 +153,6 @@ def _remedy(vocab: Vocabulary, scope: str, field: str, unpublished: bool) -> str
     return (
         f"`{field}` is a property of the record with no bag leaf: {lacking_accessor(vocab)}{after}."
     )
-
-
-def _class_matches(allowed: str, module: str, cls: str) -> bool:
-    """`GrammarManager` names any class of that name (or one nested in it);
-    `pkg.mod.Class` names exactly that one."""
-    if "." in allowed:
-        full = f"{module}.{cls}"
-        return full == allowed or full.startswith(allowed + ".")
-    return allowed in cls.split(".")
 
 
 RULE = SuppliedExposure()

@@ -1,0 +1,217 @@
+"""Which reads off a handed record the design keeps: a whole-object pass
+(`f(server_args)`, read as a parameter the function does not park on `self`)
+keeps the supplied-instance contract unless the field is one resolution fills
+in or a post-publish override moves. Both sets are derived: the fields
+resolution fills in from program.declared_names (declaration keywords,
+returned keys of registered overrides and passes, constant tables such as
+`MODEL_OVERRIDES`) and the pipeline's own writes onto the record, the
+overridden ones from program.manager_owned (`get_context().override(...)` and
+its wrappers, `record_config_updates(...)`). A parameter read of any other
+field is kept apart, not reported; a read held by an object (`self.x`, a
+parked parameter, another object's record) is reported whatever the field. A
+read CTX103 reports (a raw read inside the resolution pipeline, where a view
+answers) is CTX103's. Where the tree writes its declarations onto the fields
+at the end of resolution (SGLang 0.5.17's `materialize_declarations`: a
+pipeline function reading the stash and `setattr`ing its parameter by a
+computed name), the record holds resolution's decisions and only a
+post-publish override passes it by: `Exposure.holds` says so.
+
+Asked by CTX102 (supplied-exposure), over program.handed_reads.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Iterator, Sequence
+from typing import Any, Literal
+
+from ctxlint.discover.files import path_matcher
+from ctxlint.facts.vocab import BAGS
+from ctxlint.program.core import Program
+from ctxlint.program.declared_names import declared_fields
+from ctxlint.program.handed_reads import KEY, ExposedRead, Handed, HandedReads, handed_reads
+from ctxlint.program.manager_owned import manager_model
+from ctxlint.program.pipeline_reads import raw_field_reads
+from ctxlint.program.resolution import resolution
+
+DECLARED = "fields resolution fills in: declares, or writes in the pipeline (where)"
+OVERRIDDEN = "fields a post-publish override moves (where)"
+MATERIALISER = "declarations written onto the fields by"
+APART = (
+    "parameter reads of a field nothing declares or overrides "
+    "(whole-object pass, supplied-instance contract: not reported)"
+)
+NOTE = (
+    "no field is declared or overridden anywhere (no declaration, returned key, "
+    "constant table or override call derived): a whole-object pass cannot be told "
+    "from exposure, so every parameter read is reported"
+)
+NOTE_KEY = "note"
+
+Verdict = Literal["report", "apart", "resolution"]
+
+
+class Exposure:
+    """Which handed reads the design keeps, from the derived sets (module doc)."""
+
+    def __init__(self, program: Program, handed: HandedReads) -> None:
+        self.declared = _filled_in(program)
+        self.overridden = manager_model(program).overridden()
+        res = resolution(program)
+        self.materialiser = _materialiser(program, handed)
+        # the reads CTX103 reports (where it can check: a pipeline with views)
+        self.resolution_sites: set[tuple[str, tuple[int, ...]]] = set()
+        checks_views = res.entries and res.view_functions and BAGS not in program.vocab.missing
+        if checks_views:
+            self.resolution_sites = {
+                (path, tuple(r.site.span)) for path, r in raw_field_reads(program)
+            }
+        self.pipeline = res.pipeline
+        self.entry_reaching = res.entry_reaching
+        self.views = sorted(q.rpartition(".")[2] for q in res.view_functions)
+        # no derived set: nothing tells a kept read from a reported one
+        self.derived = bool(self.declared or self.overridden)
+
+    def sets(self, program: Program, apart: list[str]) -> dict[str, Any]:
+        """The derived sets `ctxlint sets` shows, with the reads kept `apart`."""
+        handed = handed_reads(program)
+        whole = any(handed.whole_object(p, r, h) for p, _, r, h in handed.reads())
+        return {
+            DECLARED: _first(self.declared),
+            OVERRIDDEN: _first(self.overridden),
+            MATERIALISER: [self.materialiser] if self.materialiser else [],
+            APART: sorted(apart),
+            **({NOTE_KEY: NOTE} if whole and not self.derived else {}),
+        }
+
+    def moved(self, field: str) -> bool:
+        """Resolution fills the field in, or a post-publish override moves it."""
+        return field in self.declared or field in self.overridden
+
+    def verdict(self, handed: HandedReads, path: str, r: ExposedRead, held: Handed) -> Verdict:
+        if (path, tuple(r.site.span)) in self.resolution_sites:
+            return "resolution"
+        if self.derived and handed.whole_object(path, r, held) and not self.moved(r.field):
+            return "apart"
+        return "report"
+
+    def holds(self, field: str) -> str:
+        """What the record holds for the field, as this tree resolves and overrides
+        it: raw input, or (where declarations are written onto the fields at the
+        end of resolution) resolution's decision, which only an override passes by."""
+        declared, overridden = field in self.declared, field in self.overridden
+        if self.materialiser is not None:
+            if overridden:
+                return "the startup record, which a post-publish override of it passes by"
+            if declared:
+                return (
+                    "resolution's decision (written onto the field), which a post-publish "
+                    "override would pass by"
+                )
+            return "the startup record, which post-publish overrides pass by"
+        if declared and overridden:
+            return "raw input, which resolution's declaration and a post-publish override pass by"
+        if declared:
+            return "raw input, which resolution's declaration of it passes by"
+        if overridden:
+            return "raw input, which a post-publish override of it passes by"
+        return "raw input, which resolution and post-publish overrides pass by"
+
+    def where(self, field: str) -> str:
+        """Where the field is declared and overridden (the first site of each)."""
+        out = ""
+        for what, sites in (("Declared", self.declared), ("Overridden", self.overridden)):
+            if field in sites:
+                more = f" (and {len(sites[field]) - 1} more)" if len(sites[field]) > 1 else ""
+                out += f"{what} at {sites[field][0]}{more}. "
+        if self.materialiser is not None and field in self.declared:
+            out += f"`{self.materialiser.rpartition('.')[2]}` writes declarations onto the fields. "
+        return out
+
+    def view_remedy(self, module: str, r: ExposedRead) -> str | None:
+        """The remedy of a read in resolution code that CTX103 does not report
+        (None: not resolution code): a view, no bag exists yet."""
+        q = f"{module}.{r.site.scope}"
+        if q not in self.pipeline:
+            return None
+        return (
+            f"Inside resolution (reached from {self.entry_reaching(q)}), where no bag "
+            f"exists yet: read it through a view ({', '.join(self.views) or 'none derived'})."
+        )
+
+
+def _filled_in(program: Program) -> dict[str, list[str]]:
+    """Field -> where resolution fills it in ("path:line", sorted): a declaration
+    naming it (program.declared_names), or a pipeline function writing it onto
+    the record (SGLang 0.5.17's `__post_init__` still assigns some fields)."""
+    found = {k: set(v) for k, v in declared_fields(program).items()}
+    res = resolution(program)
+    for path, _, f in res.files:
+        for w in f.writes:
+            if w.fn in res.pipeline:
+                found.setdefault(w.field, set()).add(f"{path}:{w.site.span[0]}")
+    return {k: sorted(v) for k, v in sorted(found.items())}
+
+
+def _materialiser(program: Program, handed: HandedReads) -> str | None:
+    """The pipeline function that writes the declarations onto the fields: it
+    reads the stash and sets its parameter's attributes by a computed name."""
+    res = resolution(program)
+    setters = {q for _, _, f in handed.files for q in f.setters} & res.pipeline
+    readers = {
+        s.fn
+        for _, _, f in res.files
+        for s in f.stash
+        if s.how == "read" and s.fn and res.slot(s.slot) in res.stash
+    }
+    readers |= {
+        fn for _, _, f in res.files for fn, key in f.slot_reads if fn and res.slot(key) in res.stash
+    }
+    found = sorted((setters & readers) - {res.declaration})
+    return found[0] if found else None
+
+
+def exposure(program: Program) -> Exposure:
+    """The run's answer, built once."""
+    return program.memo(f"{KEY}:exposure", lambda: Exposure(program, handed_reads(program)))
+
+
+def _first(sites: dict[str, list[str]]) -> dict[str, str]:
+    """Field -> its first site, with how many more."""
+    return {k: v[0] + (f" (+{len(v) - 1})" if len(v) > 1 else "") for k, v in sites.items()}
+
+
+def judged(
+    program: Program, factories: Sequence[str], allowed: Sequence[str]
+) -> Iterator[tuple[str, str, ExposedRead, Handed, Verdict]]:
+    """(path, module, read, how it is held, verdict) of each read off a handed
+    record that no factory pattern (fnmatch, on a part of its scope) or allowed
+    class exempts."""
+    handed = handed_reads(program)
+    seen = exposure(program)
+    for path, module, r, held in handed.reads():
+        if any(fnmatch.fnmatchcase(part, p) for part in r.site.scope.split(".") for p in factories):
+            continue
+        if r.cls and any(class_matches(a, module, r.cls) for a in allowed):
+            continue
+        yield path, module, r, held, seen.verdict(handed, path, r, held)
+
+
+def kept_apart(program: Program, factories: Sequence[str], allowed: Sequence[str]) -> list[str]:
+    """ "path:line scope `field`" of each read kept apart, outside the rule's excludes."""
+    excluded = program.config.per_rule_exclude.get(KEY)
+    outside = path_matcher(excluded).match_file if excluded else lambda _: False
+    return [
+        f"{path}:{r.site.span[0]} {r.site.scope} `{r.field}`"
+        for path, _, r, _, verdict in judged(program, factories, allowed)
+        if verdict == "apart" and not outside(path)
+    ]
+
+
+def class_matches(allowed: str, module: str, cls: str) -> bool:
+    """`GrammarManager` names any class of that name (or one nested in it);
+    `pkg.mod.Class` names exactly that one."""
+    if "." in allowed:
+        full = f"{module}.{cls}"
+        return full == allowed or full.startswith(allowed + ".")
+    return allowed in cls.split(".")
