@@ -58,7 +58,7 @@ def check_reads(rule: Rule) -> tuple[str, ...]:
             if more not in parts:
                 parts.add(more)
                 todo.append(more)
-    return (ERROR, *sorted({rule.id, *parts}))
+    return (ERROR, *sorted({rule.id, *rule.reads_facts, *parts}))
 
 
 def replayable(rule: Rule) -> bool:

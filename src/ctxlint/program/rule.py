@@ -81,6 +81,9 @@ class Rule:
     # Parts of the program model (program.parts.PARTS) the rule queries: their
     # per-file visitors run in the one traversal, their indexes are built once a run.
     requires: ClassVar[tuple[str, ...]] = ()
+    # Facts another rule's visitor gathers (under that rule's id) that this rule's
+    # model questions read too: a resident run checks the rule again when they change.
+    reads_facts: ClassVar[tuple[str, ...]] = ()
     # The kinds of fix `ctxlint fix` has for the rule's findings: "safe" (runs by
     # default), "unsafe" (needs --unsafe: it can change behaviour); () for none.
     fixes: ClassVar[tuple[str, ...]] = ()

@@ -110,14 +110,20 @@ def _replacement(patch: cst.Call) -> cst.BaseExpression | None:
     return _keyword(patch, "new") or _keyword(patch, "side_effect")
 
 
-class _Calls(cst.CSTVisitor):
-    """The calls under a node, by identity."""
+def _calls_under(node: cst.CSTNode, calls: dict[int, cst.Call]) -> None:
+    """Add the calls under `node` to `calls`, by identity (the facts' own walk:
+    a CSTVisitor subclass here would import LibCST with the module)."""
+    from ctxlint.facts.walk import walk  # LibCST: only once a file is walked
 
-    def __init__(self) -> None:
-        self.calls: dict[int, cst.Call] = {}
+    def visit(n: cst.CSTNode) -> None:
+        if type(n) is cst.Call:
+            calls[id(n)] = n  # type: ignore[assignment]
 
-    def visit_Call(self, node: cst.Call) -> None:
-        self.calls[id(node)] = node
+    walk(node, visit, _nothing)
+
+
+def _nothing(_node: cst.CSTNode) -> None:
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -328,26 +334,26 @@ class DoubleVisitor(FileVisitor):
         if not isinstance(fn, cst.FunctionDef) or not isinstance(fn.body, cst.IndentedBlock):
             return False
         if id(fn) not in self.scoped_calls:
-            calls = _Calls()
+            calls: dict[int, cst.Call] = {}
             for stmt in fn.body.body:
-                stmt.visit(calls)
+                _calls_under(stmt, calls)
                 if isinstance(stmt, cst.Try) and self._resets(stmt.finalbody):
                     break
             else:
-                calls.calls.clear()  # no reset in a `finally`: nothing is scoped
-            self.scoped_calls[id(fn)] = set(calls.calls)
+                calls.clear()  # no reset in a `finally`: nothing is scoped
+            self.scoped_calls[id(fn)] = set(calls)
         return id(call) in self.scoped_calls[id(fn)]
 
     def _resets(self, final: cst.Finally | None) -> bool:
         """A `finally` calling the runtime's reset (any import spelling)."""
         if final is None:
             return False
-        calls = _Calls()
-        final.visit(calls)
+        calls: dict[int, cst.Call] = {}
+        _calls_under(final, calls)
         reset = f"{self.runtime}.{RESET}"
         return any(
             isinstance(c.func, (cst.Name, cst.Attribute)) and self.ctx.resolve(c.func) == reset
-            for c in calls.calls.values()
+            for c in calls.values()
         )
 
     def _setattr(self, node: cst.Call, positional: list[cst.BaseExpression]) -> None:

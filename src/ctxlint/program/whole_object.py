@@ -28,8 +28,10 @@ from typing import Any, Literal
 from ctxlint.discover.files import path_matcher
 from ctxlint.facts.vocab import BAGS
 from ctxlint.program.core import Program
+from ctxlint.program.declared_names import KEY as DECLARATIONS
 from ctxlint.program.declared_names import declared_fields
 from ctxlint.program.handed_reads import KEY, ExposedRead, Handed, HandedReads, handed_reads
+from ctxlint.program.manager_owned import ID as OVERRIDES
 from ctxlint.program.manager_owned import manager_model
 from ctxlint.program.pipeline_reads import raw_field_reads
 from ctxlint.program.resolution import resolution
@@ -47,6 +49,8 @@ NOTE = (
     "from exposure, so every parameter read is reported"
 )
 NOTE_KEY = "note"
+# the facts other rules' visitors gather that the two sets are derived from
+FACTS_READ = (DECLARATIONS, OVERRIDES)
 
 Verdict = Literal["report", "apart", "resolution"]
 

@@ -31,12 +31,12 @@ from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
 from ctxlint.facts.vocab import Vocabulary
+from ctxlint.program import whole_object as whole
 from ctxlint.program.core import Program
 from ctxlint.program.handed_reads import REQUIRES, ExposureVisitor, Handed, handed_reads
 from ctxlint.program.reads import lacking_accessor, leaf_spelling, namespace_hint
 from ctxlint.program.record_conventions import record_names
 from ctxlint.program.rule import RawFinding, Rule, field_data
-from ctxlint.program.whole_object import NOTE, NOTE_KEY, class_matches, exposure, judged, kept_apart
 
 ID = "CTX102"
 ALLOWED_CLASSES = "exposure-allowed-classes"
@@ -56,6 +56,7 @@ class SuppliedExposure(Rule):
     fix_guards = ("CTX301",)  # a read it rewrites must not come before publish
     visitor = ExposureVisitor
     requires = REQUIRES  # the call graph: whether a publish precedes a read decides its hint
+    reads_facts = whole.FACTS_READ  # declarations (CTX105's) and overrides (CTX303's)
     options: ClassVar[dict[str, Any]] = {ALLOWED_CLASSES: [], FACTORIES: []}
 
     def fixers(self) -> tuple[Callable[..., None], ...]:
@@ -78,7 +79,7 @@ class SuppliedExposure(Rule):
         allowed = self._option(program, ALLOWED_CLASSES)
         factories = [*BUILTIN_FACTORIES, *self._option(program, FACTORIES)]
         return {
-            **exposure(program).sets(program, kept_apart(program, factories, allowed)),
+            **whole.exposure(program).sets(program, whole.kept_apart(program, factories, allowed)),
             "record parameter names": sorted(handed.names.names),
             "parked record attributes": sorted(
                 f"{path}:{cls}.{attr} = {n}" for (path, cls, attr), n in handed.parked.items()
@@ -87,20 +88,22 @@ class SuppliedExposure(Rule):
             "allowed classes": allowed,
             # a stale allow-list entry passes green forever: show it
             "allowed classes with no read": sorted(
-                a for a in allowed if not any(class_matches(a, m, c) for m, c in handed.classes)
+                a
+                for a in allowed
+                if not any(whole.class_matches(a, m, c) for m, c in handed.classes)
             ),
         }
 
     def partial(self, sets: dict[str, Any]) -> str | None:
-        return NOTE if sets.get(NOTE_KEY) == NOTE else None
+        return whole.NOTE if sets.get(whole.NOTE_KEY) == whole.NOTE else None
 
     def check(self, program: Program) -> Iterable[RawFinding]:
         handed = handed_reads(program)
-        seen = exposure(program)
+        seen = whole.exposure(program)
         rname = program.vocab.record_name
         factories = [*BUILTIN_FACTORIES, *self._option(program, FACTORIES)]
         allowed = self._option(program, ALLOWED_CLASSES)
-        for path, module, r, held, verdict in judged(program, factories, allowed):
+        for path, module, r, held, verdict in whole.judged(program, factories, allowed):
             if verdict != "report":
                 continue  # kept apart (the sets list it), or CTX103's
             spelled = " (literal getattr)" if r.form == "getattr" else ""
