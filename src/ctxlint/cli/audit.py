@@ -50,7 +50,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-ar
 
 
 def collect(args: argparse.Namespace) -> Audit:
-    from ctxlint.report.audit.history import history
+    from ctxlint.report.audit.history import commits, history
     from ctxlint.report.audit.model import build_audit, folder_of
     from ctxlint.report.audit.trees import across_trees
 
@@ -62,6 +62,8 @@ def collect(args: argparse.Namespace) -> Audit:
         args.paths = [args.trees[-1]]
     setup = options.resolve(args, disabled=session.QUIET)
     config = setup.config
+    if args.history:  # a tree outside git: say so before the check, not after it
+        commits(config.root, 1)
     checked = options.check(args, setup)
     result = checked.result
     baseline_path = None
