@@ -57,7 +57,12 @@ MiB = 1024**2
 
 
 def _bench_sglang() -> Any:
-    spec = importlib.util.spec_from_file_location("bench_sglang", HERE / "bench_sglang.py")
+    return _bench_module("bench_sglang")
+
+
+def _bench_module(name: str) -> Any:
+    """Another bench script of this folder, loaded by its path (bench/ is no package)."""
+    spec = importlib.util.spec_from_file_location(name, HERE / f"{name}.py")
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
@@ -81,17 +86,9 @@ def entry_edit_point(text: str) -> tuple[int, int]:
 
 
 def blank_line_places(text: str, count: int) -> list[int]:
-    """0-based lines, spread over the file, each a blank line before a `def`,
-    `class` or decorator: as bench_layout_edits.py adds them."""
-    lines = text.splitlines()
-    heads = ("def ", "async def ", "class ", "@")
-    places = [
-        i
-        for i in range(len(lines) - 1)
-        if not lines[i].strip() and lines[i + 1].lstrip().startswith(heads)
-    ]
-    step = max(len(places) // count, 1)
-    return places[::step][:count]
+    """The places bench_layout_edits.py adds its blank lines at (one definition
+    of the places, so the two benches time the same edits)."""
+    return _bench_module("bench_layout_edits").blank_line_places(text, count)  # type: ignore[no-any-return]
 
 
 def with_statements(text: str, line: int, indent: int, i: int) -> str:
