@@ -46,17 +46,7 @@ def unpublished_errors(
         except DerivationError:  # an unreadable module defines nothing we can see
             return None
 
-    return _derive(runtime_module, rt, bags, readable, provenance)
-
-
-def _derive(
-    runtime_module: str,
-    rt: Schema,
-    bags: dict[str, str],
-    load: SchemaLoader,
-    provenance: dict[str, str],
-) -> dict[str, tuple[tuple[str, ...], ...]]:
-    types = Types(load)
+    types = Types(readable)
     out: dict[str, tuple[tuple[str, ...], ...]] = {}
     for accessor in sorted(bags):
         f = rt["functions"].get(accessor)
@@ -66,16 +56,16 @@ def _derive(
         for path in f.get("object_calls", ()):
             obj, _, method = path.rpartition(".")
             cls = types.of_path(obj, runtime_module)
-            for c in _method_raises(cls, method, load):
+            for c in _method_raises(cls, method, readable):
                 found.setdefault(c, f"{path} raises it")
         for path in f.get("return_paths", ()):
             if path in rt.get("values", {}):  # an object built at import: its __getattr__
                 cls = types.of_path(path, runtime_module)
-                for c in _method_raises(cls, "__getattr__", load):
+                for c in _method_raises(cls, "__getattr__", readable):
                     found.setdefault(c, f"{path}.__getattr__ raises it")
         if not found:
             continue
-        out[accessor] = tuple(_with_bases(c, load) for c in sorted(found))
+        out[accessor] = tuple(_with_bases(c, readable) for c in sorted(found))
         provenance[f"unpublished error {accessor}"] = f"{where(rt, accessor)} (" + (
             "; ".join(f"{c}: {how}" for c, how in sorted(found.items())) + ")"
         )
