@@ -5,15 +5,19 @@ Deterministic and stratified: pins (kind "pin") are left out and counted apart;
 every rule with findings gets min(its count, 3) entries, the rest of the sample
 is shared out in proportion to the rules' counts (largest remainder, ties by
 rule id), and within a rule the entries are the first ones by sorted
-fingerprint. The same report always gives the same sample.
+fingerprint, or with `--seed S` by sorted sha256 of S and the fingerprint (a
+fresh draw that does not repeat an earlier sample's entries). The same report
+and seed always give the same sample.
 
     python bench/triage_sample.py /tmp/triage-0523.json --size 60
     python bench/triage_sample.py /tmp/triage-0523.json --size 60 --format json
+    python bench/triage_sample.py /tmp/triage-0523.json --size 60 --seed 2026-12-06
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import sys
 from collections import Counter, defaultdict
@@ -55,14 +59,26 @@ def quotas(counts: dict[str, int], size: int) -> dict[str, int]:
     return take
 
 
-def draw(findings: list[dict], size: int) -> list[dict]:
+def _order(seed: str | None):
+    """Within a rule: by fingerprint, or by a seeded hash of it."""
+    if seed is None:
+        return lambda f: (f["fingerprint"], f["path"], f["line"])
+
+    def key(f: dict) -> tuple[str, str, int]:
+        mixed = hashlib.sha256(f"{seed}:{f['fingerprint']}".encode()).hexdigest()
+        return (mixed, f["path"], f["line"])
+
+    return key
+
+
+def draw(findings: list[dict], size: int, seed: str | None = None) -> list[dict]:
     by_rule: dict[str, list[dict]] = defaultdict(list)
     for f in findings:
         by_rule[f["rule"]].append(f)
     take = quotas({rule: len(fs) for rule, fs in by_rule.items()}, size)
     sample: list[dict] = []
     for rule in sorted(by_rule):
-        ordered = sorted(by_rule[rule], key=lambda f: (f["fingerprint"], f["path"], f["line"]))
+        ordered = sorted(by_rule[rule], key=_order(seed))
         sample.extend(ordered[: take[rule]])
     return sample
 
@@ -72,10 +88,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("report", type=Path, help="ctxlint check --format json output")
     ap.add_argument("--size", type=int, default=60, help="sample size (default 60)")
     ap.add_argument("--format", choices=("text", "json"), default="text")
+    ap.add_argument("--seed", help="draw by a seeded hash instead of the first fingerprints")
     args = ap.parse_args(argv)
     report = json.loads(args.report.read_text())
     violations, pins = split_pins(report["findings"])
-    sample = draw(violations, args.size)
+    sample = draw(violations, args.size, args.seed)
     if args.format == "json":
         json.dump({"sample": sample, "pins": pins}, sys.stdout, indent=1)
         print()
