@@ -37,7 +37,7 @@ def test_quotas_floor_then_shares_and_pins_apart() -> None:
     assert len(pins) == 1 and len(violations) == 60
     sample = ts.draw(violations, 20)
     by_rule = {r: sum(f["rule"] == r for f in sample) for r in ("CTX102", "CTX301", "CTX501")}
-    assert by_rule == {"CTX102": 12, "CTX301": 2, "CTX501": 6}
+    assert by_rule == {"CTX102": 11, "CTX301": 2, "CTX501": 7}
 
 
 def test_seeded_draw_is_stable_and_differs_from_the_unseeded_one() -> None:
