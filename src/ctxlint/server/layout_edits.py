@@ -138,6 +138,10 @@ def compare(old: str, new: str, layout: Layout) -> Compared:
         q += 1
     if p == len(a) == len(b):
         return Compared(layout, None)  # the same lines
+    if _code_only(a[p : len(a) - q]) != _code_only(b[p : len(b) - q]):
+        # code changed (a statement edit): no scan, the new layout is made
+        # when the editor is quiet (Project.prepare_layouts)
+        return Compared(None, None)
     s = p  # the last top-level line at or before the first change (line 0 is)
     while layout.states[s] is None:
         s -= 1
@@ -165,6 +169,15 @@ def compare(old: str, new: str, layout: Layout) -> Compared:
         return Compared(new_layout, None)
     moved = _moved(a, b, before.tokens, fresh.tokens, p, len(a) - q, delta)
     return Compared(new_layout, moved)
+
+
+def _code_only(lines: list[str]) -> str:
+    """The lines without whitespace and without anything from a `#` on: what
+    a layout edit leaves as it was (it adds, removes or rewords comments and
+    blank lines, blanks at a line's end), so two windows that differ here
+    differ in code (a `#` in a string is cut alike in both: a necessary
+    condition, the scan decides the rest)."""
+    return "".join("".join(line.split("#", 1)[0].split()) for line in lines)
 
 
 def _moved(
