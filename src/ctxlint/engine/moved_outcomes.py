@@ -135,6 +135,16 @@ class Move(TextMover):
             return value
         raise Unplaced(repr(value))  # a kind of value whose places are not known here
 
+    def _may_quote(self, sets: dict[str, Any]) -> bool:
+        """Whether derived sets may quote the file: a text naming it holds its
+        stem (its path, module, `path:line`); a value JSON does not write is
+        looked at (`value`: one it does not know is Unplaced)."""
+        try:
+            written = json.dumps(sets)
+        except (TypeError, ValueError):
+            return True
+        return self.stem in written and has_digit(written)
+
     def outcome(
         self,
         sets: dict[str, Any],
@@ -146,7 +156,7 @@ class Move(TextMover):
         if pins and any(self.pin_moves(t) for t in pin_texts({"": pins})):
             return None
         try:
-            moved_sets = self.value(sets) if has_digit(json.dumps(sets, default=repr)) else sets
+            moved_sets = self.value(sets) if self._may_quote(sets) else sets
             moved = None if found is None else tuple(self.finding(f) for f in found)
         except Unplaced:
             return None
