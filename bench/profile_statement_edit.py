@@ -46,6 +46,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--edits", type=int, default=3)
     parser.add_argument("--warm", type=int, default=1)
     parser.add_argument("--out", type=Path, help="write the pstats dump there too")
+    parser.add_argument(
+        "--compare",
+        action="store_true",
+        help="then derive every rule again on the last edit's text and compare the reports",
+    )
     args = parser.parse_args(argv)
     overrides = session.Overrides(cache_dir=args.cache_dir)
     request = session.Request(paths=(str(args.tree),), profile="sglang", overrides=overrides)
@@ -101,7 +106,27 @@ def main(argv: list[str] | None = None) -> int:
     print(buf.getvalue())
     if args.out:
         stats.dump_stats(args.out)
+    if args.compare:
+        print(compare(project))
     return 0
+
+
+def compare(project: Project) -> str:
+    """The reports of the last (moved) check against every rule derived again
+    on the same text (the check memo forgotten): the same, or what differs."""
+    held = dict(project.reports)
+    memo = project.checker.resident.checks
+    assert memo is not None
+    moved = memo.moved
+    memo.forget()
+    project.refresh(full=True)
+    derived = len(memo.derived)
+    if project.reports == held:
+        return f"compare: the {len(moved)} moved rules' reports equal {derived} rules derived again"
+    differ = sorted(
+        p for p in held.keys() | project.reports.keys() if held.get(p) != project.reports.get(p)
+    )
+    return f"compare: REPORTS DIFFER in {differ[:10]}"
 
 
 if __name__ == "__main__":
