@@ -12,7 +12,7 @@ import tokenize
 import pytest
 
 from ctxlint.core.findings import Finding, Span
-from ctxlint.server.layout_edits import Layout, Moved, compare
+from ctxlint.server.layout_edits import Layout, Moved, changes_code, compare
 from ctxlint.server.moved_findings import move, pin_texts
 
 BASE = '''"""A module."""
@@ -186,3 +186,21 @@ def test_a_bare_number_that_may_name_a_moved_line_takes_the_full_check() -> None
         move({}, "pkg/mod.py", moved, pinned=pin_texts({"CTX701": {"pkg.mod.f": "at 2"}})) is None
     )
     assert move({}, "pkg/mod.py", moved, pinned=pin_texts({"CTX501": {"B.f": "(x=2)"}})) == {}
+
+
+def test_a_code_change_is_told_before_any_tokenize() -> None:
+    """changes_code: a necessary condition of a layout edit (the code of the
+    changed lines, comments and whitespace aside, is the same), asked before
+    a whole text is tokenized for its Layout; it never refuses a layout edit."""
+    base = 'def f():\n    s = "#x"\n    return s\n'
+    statement = base.replace("    return s\n", "    y = 1\n    return s\n")
+    assert changes_code(base, statement)
+    assert edit(base, statement) is None
+    for layout_only in (
+        base.replace('"#x"\n', '"#x"  # a comment\n'),  # after code holding a `#`
+        base.replace("    return s\n", "    # a comment\n\n    return s\n"),
+        base + "\n\n# the end\n",
+        base.replace("    s =", "    s =", 1).replace("return s\n", "return s   \n"),
+    ):
+        assert not changes_code(base, layout_only)
+        assert edit(base, layout_only) is not None, layout_only

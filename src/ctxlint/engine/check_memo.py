@@ -10,6 +10,10 @@ digests of just those facts, WITH their positions (findings and sets carry
 spans): an edit that leaves them as they were replays it, and a program part
 is built (Program.memo) only when a rule that needs it runs again.
 
+An edited buffer whose facts are its old ones with lines moved (a statement
+added above them) replays a rule reading them with its outcome moved to the
+new lines (engine.moved_outcomes), not derived again.
+
 What a rule reads besides its facts cannot be keyed by them: a rule with an
 environment (CTX401 runs ruff over the files' text) always runs. No rule reads
 another rule's derived sets (program.sets); tests/engine/test_check_memo.py checks,
@@ -26,6 +30,7 @@ from typing import Any
 
 from ctxlint.core.findings import Finding
 from ctxlint.engine import checks
+from ctxlint.engine.moved_outcomes import LineMap, Move, back_digests
 from ctxlint.engine.part_digests import ERROR, PartDigests, placed
 from ctxlint.engine.rounds import RoundCache
 from ctxlint.program.core import Program
@@ -36,6 +41,7 @@ Timed = Callable[[str, float], None]
 # entries (path -> entry digest, hex) -> their part digests by entry digest (the
 # workers', the fact cache's, or worked out: engine.rounds.RoundMemo.digests)
 LoadDigests = Callable[[dict[str, str]], dict[str, PartDigests]]
+Entry = Callable[[str], bytes]  # path -> its facts entry (encoded) in this run
 
 # The parts each part's whole-program side is built from, past the walk's own
 # dependencies (parts.DEPENDS): the call graph asks the class index and the
@@ -86,35 +92,115 @@ class CheckMemo:
         self._last: dict[str, tuple[str, Outcome]] = {}  # rule -> (key, outcome)
         # the rules derived (not replayed) by the last run, in order
         self.derived: tuple[str, ...] = ()
+        self.moved: tuple[str, ...] = ()  # those replayed with an edit's lines moved
         self.rounds = RoundCache()  # what the rounds work out per file, kept between runs
+        self._texts: dict[str, str] = {}  # the last run's buffers (path -> text)
+        self._entries: dict[str, bytes] = {}  # path -> its entry digest in the last run
 
     def forget(self) -> None:
-        self._placed, self._last, self.derived = {}, {}, ()
+        self._placed, self._last, self.derived, self.moved = {}, {}, (), ()
         self.rounds = RoundCache()
+        self._texts, self._entries = {}, {}
 
-    def _columns(
-        self, digests: Mapping[str, bytes], modules: Mapping[str, str], load: LoadDigests
-    ) -> tuple[bytes, dict[str, bytes]]:
-        """Every file's path and module (or error), and per facts key the
-        (path, digest with positions) of each file that has it, in path order."""
+    def _place(self, digests: Mapping[str, bytes], load: LoadDigests) -> dict[bytes, PartDigests]:
+        """The part digests (positions kept) of this run's entries; the last
+        run's of the entries gone since are returned."""
         wanted = {p: d.hex() for p, d in digests.items() if d not in self._placed}
         if wanted:
             found = load(wanted)
             for path, d in wanted.items():
                 self._placed[digests[path]] = placed(found[d])
-        self._placed = {d: self._placed[d] for d in set(digests.values())}
+        now = set(digests.values())
+        gone = {d: v for d, v in self._placed.items() if d not in now}
+        self._placed = {d: self._placed[d] for d in now}
+        return gone
+
+    def _columns(
+        self,
+        digests: Mapping[str, bytes],
+        modules: Mapping[str, str],
+        instead: Mapping[str, PartDigests] | None = None,
+        keys: set[str] | None = None,
+    ) -> tuple[bytes, dict[str, bytes]]:
+        """Every file's path and module (or error), and per facts key (all,
+        or `keys`) the (path, digest with positions) of each file that has
+        it, in path order; `instead`: some files' digests of some keys."""
         files: list[str] = []
         columns: dict[str, list[str]] = {}
         for path in sorted(digests):
             parts = self._placed[digests[path]]
+            if instead and path in instead:
+                parts = {**parts, **instead[path]}
             files.append(f"\0{path}\0{modules[path]}\0{parts.get(ERROR, '')}")
             for key, digest in parts.items():
-                columns.setdefault(key, []).append(f"\0{path}\0{digest}")
+                if keys is None or key in keys:
+                    columns.setdefault(key, []).append(f"\0{path}\0{digest}")
 
         def encoded(lines: list[str]) -> bytes:
             return "".join(lines).encode("utf-8", "surrogateescape")
 
         return encoded(files), {k: encoded(v) for k, v in columns.items()}
+
+    def _keys(
+        self,
+        program: Program,
+        rules: list[Rule],
+        selected: set[str],
+        head: str,
+        files: bytes,
+        columns: Mapping[str, bytes],
+    ) -> dict[str, str]:
+        """Each replayable rule's key: the run's head, the files, and the
+        digests of every facts key it reads."""
+        common = hashlib.blake2b(head.encode(), digest_size=16)
+        common.update("\0".join(program.paths).encode("utf-8", "surrogateescape"))
+        common.update(files)
+        keys: dict[str, str] = {}
+        for rule in rules:
+            if replayable(rule):
+                h = common.copy()
+                h.update(f"\0{rule.id}\0{rule.id in selected}".encode())
+                for key in check_reads(rule):
+                    h.update(f"\0{key}".encode())
+                    h.update(columns.get(key, b""))
+                keys[rule.id] = h.hexdigest()
+        return keys
+
+    def _moves(
+        self,
+        digests: Mapping[str, bytes],
+        gone: Mapping[bytes, PartDigests],
+        texts: Mapping[str, str],
+        entry: Entry,
+    ) -> tuple[dict[str, LineMap], dict[str, PartDigests]]:
+        """The buffers edited since the last run, each its LineMap, and the
+        digests of its new entry's changed parts moved back to its old lines."""
+        maps: dict[str, LineMap] = {}
+        back: dict[str, PartDigests] = {}
+        for path, text in texts.items():
+            old_text, was = self._texts.get(path), self._entries.get(path)
+            now = digests.get(path)
+            if old_text is None or old_text == text or was is None or was == now or now is None:
+                continue
+            old, new = gone.get(was, self._placed.get(was)), self._placed[now]
+            if old is None or ERROR in old or ERROR in new:
+                continue
+            changed = {k for k in old.keys() | new.keys() if old.get(k) != new.get(k)}
+            if changed <= old.keys() & new.keys():  # (a part added or gone: derived)
+                maps[path] = LineMap.of(old_text, text)
+                back[path] = back_digests(entry(path), changed, maps[path])
+        return maps, back
+
+    def _moved(self, rule: Rule, done: Outcome, maps: Mapping[str, LineMap]) -> Outcome | None:
+        """A rule's last outcome with each edited file's lines moved (None:
+        a place that cannot be moved exactly)."""
+        sets, found = done.sets, done.found
+        for path, lines in maps.items():
+            moved = Move(path, lines).outcome(sets, found, done.pins)
+            if moved is None:
+                return None
+            sets, found = moved
+        return Outcome(sets, found, done.pins)
 
     def run(
         self,
@@ -127,29 +213,41 @@ class CheckMemo:
         modules: Mapping[str, str],
         load: LoadDigests,
         timed: Timed,
+        *,
+        texts: Mapping[str, str] | None = None,
+        entry: Entry | None = None,
     ) -> tuple[list[Finding], dict[str, dict[str, Any]]]:
         """checks.derive, checks.check and checks.pins of the program, each
-        rule replayed whose key is its last run's; the findings and pins."""
+        rule replayed whose key is its last run's, or whose key with the
+        edited buffers' (`texts`) facts moved back to their old lines is: its
+        outcome moved to the new lines. The findings and pins."""
         t = time.perf_counter()
-        files, columns = self._columns(digests, modules, load)
-        common = hashlib.blake2b(head.encode(), digest_size=16)
-        common.update("\0".join(program.paths).encode("utf-8", "surrogateescape"))
-        common.update(files)
-        keys: dict[str, str] = {}
-        for rule in runnable:
-            if replayable(rule):
-                h = common.copy()
-                h.update(f"\0{rule.id}\0{rule.id in selected}".encode())
-                for key in check_reads(rule):
-                    h.update(f"\0{key}".encode())
-                    h.update(columns.get(key, b""))
-                keys[rule.id] = h.hexdigest()
+        gone = self._place(digests, load)
+        files, columns = self._columns(digests, modules)
+        keys = self._keys(program, runnable, selected, head, files, columns)
         replayed = {
             rid: hit[1]
             for rid, key in keys.items()
             if (hit := self._last.get(rid)) is not None and hit[0] == key
         }
+        moved: dict[str, Outcome] = {}
+        missed = [
+            r for r in runnable if r.id in keys and r.id not in replayed and r.id in self._last
+        ]
+        if missed and texts and entry is not None:
+            maps, back = self._moves(digests, gone, texts, entry)
+            if maps:
+                reads = {k for r in missed for k in check_reads(r)}
+                _, shifted = self._columns(digests, modules, back, reads)
+                again = self._keys(program, missed, selected, head, files, {**columns, **shifted})
+                for rule in missed:
+                    last_key, done = self._last[rule.id]
+                    if again[rule.id] == last_key and (out := self._moved(rule, done, maps)):
+                        moved[rule.id] = out
+        self._texts = dict(texts or {})
+        self._entries = dict(digests)
         timed("check memo", t)
+        replayed |= moved
         t = time.perf_counter()
         for rule in runnable:  # checks.derive, less the replayed
             if rule.id in replayed:
@@ -170,12 +268,13 @@ class CheckMemo:
                     found = tuple(checks.rule_findings(program, rule, program.config, timed))
                     pinning = rule.pins(program)
                 done = Outcome(program.sets[rule.id], found, pinning)
-                if rule.id in keys:
-                    self._last[rule.id] = (keys[rule.id], done)
+            if rule.id in keys and (rule.id not in replayed or rule.id in moved):
+                self._last[rule.id] = (keys[rule.id], done)
             if done.found is not None:
                 raw.extend(done.found)
             if done.pins:
                 pins[rule.id] = done.pins
         self._last = {rid: v for rid, v in self._last.items() if rid in keys}
         self.derived = tuple(r.id for r in runnable if r.id not in replayed)
+        self.moved = tuple(r.id for r in runnable if r.id in moved)
         return checks.judged(program, raw, runnable, selected), pins

@@ -43,12 +43,13 @@ def of_facts(facts: Any, blob: bytes) -> PartDigests:
         return {ERROR: content_hash(blob)}
     out: PartDigests = {}
     for key, value in facts["facts"].items():
-        out[key] = _digest(positionless(value))
-        out[PLACED + key] = _digest(value)
+        out[key] = digest(positionless(value))
+        out[PLACED + key] = digest(value)
     return out
 
 
-def _digest(value: Any) -> str:
+def digest(value: Any) -> str:
+    """The digest of one part's facts (as JSON, keys sorted)."""
     return content_hash(json.dumps(value, sort_keys=True, separators=(",", ":")).encode())
 
 

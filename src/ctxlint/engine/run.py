@@ -588,6 +588,8 @@ class Engine:
                 modules,
                 lambda entries: rounds.digests(entries, blobs),
                 self._timed,
+                texts=self.texts,  # an edited buffer's old lines moved (engine.moved_outcomes)
+                entry=blobs.__getitem__,
             )
         else:
             checks.derive(program, runnable, self._timed)

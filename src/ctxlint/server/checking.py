@@ -17,6 +17,7 @@ rules, the same findings as `ctxlint check`), which
 
 from __future__ import annotations
 
+import gc
 import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import replace
@@ -97,7 +98,9 @@ class Checker:
             held = ruff.BUFFERS.set(dict(texts))  # CTX401's ruff reads the buffers too
             self.resident.keep_program = not replay
             try:
-                return session.check(setup, texts=texts)
+                checked = session.check(setup, texts=texts)
+                settle()
+                return checked
             except Exception as exc:
                 rid = _failing_rule(exc, setup.rules)
                 if rid is None:
@@ -159,6 +162,24 @@ class Checker:
             [f"{s.rule} {s.scope} {s.snippet}" for s in sites if s.status == FIXED],
             [s.reason for s in sites if s.status != FIXED and s.reason],
         )
+
+
+def settle() -> None:
+    """After a check: what it made (the program, millions of objects the engine
+    made with the cyclic GC paused, all in its youngest generation) is frozen
+    out of the collector's reach. Else the next collections, in whatever
+    runs next (the next edit's layout compare, the publishing), traverse all
+    of it two or three times: 20% of a statement edit's time on sglang 0.5.23.
+    `collect_idle` collects what earlier checks left in cycles."""
+    gc.freeze()
+
+
+def collect_idle() -> None:
+    """When the editor is quiet: the cycles earlier checks left (the frozen
+    objects are looked at again), then everything left frozen again."""
+    gc.unfreeze()
+    gc.collect()
+    gc.freeze()
 
 
 def load(request: session.Request) -> Setup:

@@ -129,15 +129,13 @@ def compare(old: str, new: str, layout: Layout) -> Compared:
     a, b = lines_of(old), lines_of(new)
     if len(layout.states) != len(a) + 1:
         return Compared(None, None)  # not this text's layout
-    p = 0
-    top = min(len(a), len(b))
-    while p < top and a[p] == b[p]:
-        p += 1
-    q = 0
-    while q < top - p and a[-1 - q] == b[-1 - q]:
-        q += 1
+    p, q = _common(a, b)
     if p == len(a) == len(b):
         return Compared(layout, None)  # the same lines
+    if _code_only(a[p : len(a) - q]) != _code_only(b[p : len(b) - q]):
+        # code changed (a statement edit): no scan, the new layout is made
+        # when the editor is quiet (Project.prepare_layouts)
+        return Compared(None, None)
     s = p  # the last top-level line at or before the first change (line 0 is)
     while layout.states[s] is None:
         s -= 1
@@ -165,6 +163,35 @@ def compare(old: str, new: str, layout: Layout) -> Compared:
         return Compared(new_layout, None)
     moved = _moved(a, b, before.tokens, fresh.tokens, p, len(a) - q, delta)
     return Compared(new_layout, moved)
+
+
+def changes_code(old: str, new: str) -> bool:
+    """Whether the lines that differ between two texts differ in code (see
+    _code_only): such an edit is no layout edit, and needs no Layout."""
+    a, b = lines_of(old), lines_of(new)
+    p, q = _common(a, b)
+    return _code_only(a[p : len(a) - q]) != _code_only(b[p : len(b) - q])
+
+
+def _common(a: list[str], b: list[str]) -> tuple[int, int]:
+    """The lines two texts have in common at their start and at their end."""
+    p = 0
+    top = min(len(a), len(b))
+    while p < top and a[p] == b[p]:
+        p += 1
+    q = 0
+    while q < top - p and a[-1 - q] == b[-1 - q]:
+        q += 1
+    return p, q
+
+
+def _code_only(lines: list[str]) -> str:
+    """The lines without whitespace and without anything from a `#` on: what
+    a layout edit leaves as it was (it adds, removes or rewords comments and
+    blank lines, blanks at a line's end), so two windows that differ here
+    differ in code (a `#` in a string is cut alike in both: a necessary
+    condition, the scan decides the rest)."""
+    return "".join("".join(line.split("#", 1)[0].split()) for line in lines)
 
 
 def _moved(

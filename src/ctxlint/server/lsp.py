@@ -34,7 +34,7 @@ from pygls.uris import from_fs_path
 from ctxlint import __version__, session
 from ctxlint.core.errors import CtxlintError
 from ctxlint.server import actions, lsp_navigation
-from ctxlint.server.checking import load
+from ctxlint.server.checking import collect_idle, load
 from ctxlint.server.diagnostics import diagnostic, error_diagnostic, rule_links
 from ctxlint.server.project import Project
 
@@ -202,6 +202,7 @@ class CtxlintServer(LanguageServer):
             project.prepare_layouts()
             if project.current:
                 lsp_navigation.warm(project)
+            collect_idle()  # the cycles the checks left (checking.settle)
 
         try:
             loop = asyncio.get_running_loop()

@@ -25,89 +25,23 @@ and holds a number the edit moved still takes the full check.)
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
-from typing import Any
 
 from ctxlint.core.findings import Finding, Span
+from ctxlint.core.moved_text import TextMover, Unplaced, pin_texts
 from ctxlint.server.layout_edits import Moved
 
-# `path:line` as facts quote a place (ordered_reach, role_reach, CTX302)
-_PLACE = re.compile(r"(?<![\w./-])([\w./-]+\.pyi?):(\d+)")
-_NUMBER = re.compile(r"(?<!\w)\d+(?!\w)")
-_DIGIT = re.compile(r"\d")
+__all__ = ["Mover", "Unplaced", "move", "pin_texts"]
 
 
-class Unplaced(Exception):
-    """A position the move cannot place exactly: the full check answers."""
-
-
-def pin_texts(pins: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    """Each pin (rule -> key -> value) as one text, key and value, where it
-    holds a number."""
-    out = []
-    for kv in pins.values():
-        for key, value in kv.items():
-            text = f"{key} {json.dumps(value, sort_keys=True, default=str)}"
-            if _DIGIT.search(text):
-                out.append(text)
-    return out
-
-
-class Mover:
-    """Moves the positions of file `path` by `moved` in findings' spans and text."""
+class Mover(TextMover):
+    """Moves the positions of file `path` by `moved` in findings' spans and
+    text (core.moved_text: which numbers in a text are its lines)."""
 
     def __init__(self, path: str, moved: Moved) -> None:
-        self.path, self.moved = path, moved
-        self.name = path.rpartition("/")[2]
-        folder, _, stem = path.removesuffix(".pyi").removesuffix(".py").rpartition("/")
-        if stem == "__init__":  # a package: named by its folder
-            stem = folder.rpartition("/")[2]
-        # the file named in a text: its path, or its module (`pkg.mod.func`);
-        # a text without `stem` names neither (nor quotes the file as `path:line`)
-        self.stem = stem
-        self.named = re.compile(rf"(?<!\w){re.escape(stem)}(?!\w)|{re.escape(path)}")
-
-    def unmoved(self, n: int) -> bool:
-        return self.moved.line(n) == n
-
-    def pin_moves(self, text: str) -> bool:
-        """Whether a pin may quote a moved line of the file: one that names it
-        and holds a number the edit moved (a pin is the check's to compare with
-        the baseline, not this module's to move)."""
-        return self.named.search(text) is not None and any(
-            not self.unmoved(int(m.group())) for m in _NUMBER.finditer(text)
-        )
-
-    def text(self, text: str, strict: bool) -> str:
-        """`text` with the file's `path:line` quotes moved; Unplaced for a
-        number that may name a moved line of it and cannot be told so (with
-        `strict`: any bare number; else only a quote of a path)."""
-        if not _DIGIT.search(text):
-            return text
-        out: list[str] = []
-        at = 0
-        for m in _PLACE.finditer(text):
-            where, n = m.group(1), int(m.group(2))
-            if where == self.path:
-                new = self.moved.line(n)
-                if new is None:
-                    raise Unplaced(text)
-                out.append(text[at : m.start(2)] + str(new))
-                at = m.end()
-            elif where.rpartition("/")[2] == self.name and not self.unmoved(n):
-                raise Unplaced(text)  # the file named otherwise (a longer or shorter path)
-            else:
-                out.append(text[at : m.end()])
-                at = m.end()
-        out.append(text[at:])
-        if strict:
-            rest = _PLACE.sub("", text)
-            if any(not self.unmoved(int(m.group())) for m in _NUMBER.finditer(rest)):
-                raise Unplaced(text)
-        return "".join(out)
+        super().__init__(path, moved.line)
+        self.moved = moved
 
     def span(self, s: Span) -> Span:
         if s.line <= 0:  # not anchored
@@ -120,15 +54,11 @@ class Mover:
 
     def finding(self, f: Finding) -> Finding:
         own = f.path == self.path
-        texts = [f.message, f.details, *(v for v in f.data.values() if isinstance(v, str))]
-        if not own and not any(self.stem in t for t in texts):
-            return f  # (most findings of a project: a substring test each)
         span = self.span(f.span) if own else f.span
-        if not any(_DIGIT.search(t) for t in texts):
+        moved = self.texts(own, f.message, f.details, f.data)
+        if moved is None:
             return f if span == f.span else replace(f, span=span)
-        strict = own or any(self.named.search(t) for t in texts)
-        message, details = self.text(f.message, strict), self.text(f.details, strict)
-        data = {k: self.text(v, strict) if isinstance(v, str) else v for k, v in f.data.items()}
+        message, details, data = moved
         if span == f.span and message == f.message and details == f.details and data == f.data:
             return f
         return replace(f, span=span, message=message, details=details, data=data)

@@ -26,7 +26,7 @@ from pathlib import Path
 from ctxlint.core import pysource
 from ctxlint.core.findings import FileError, Finding, RuleInfo
 from ctxlint.server.checking import Checker
-from ctxlint.server.layout_edits import Layout, compare
+from ctxlint.server.layout_edits import Layout, changes_code, compare
 from ctxlint.server.moved_findings import move, pin_texts
 from ctxlint.session import Checked, Setup
 
@@ -205,6 +205,8 @@ class Project:
             return None, None
         path = edited[0]
         old, new = seen[path], buffers[path]
+        if path not in self.layouts and changes_code(old, new):
+            return None, None  # (a statement edit: no whole tokenize for a Layout)
         layout = self.layouts.get(path) or Layout.of(old)
         if layout is None:
             return None, None

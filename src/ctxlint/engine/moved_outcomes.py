@@ -1,0 +1,163 @@
+"""A rule's last outcome moved to an edited file's new lines, instead of derived again.
+
+A resident run keys each rule's outcome by the digests of its facts WITH
+their positions (engine.check_memo): a statement added at the top of a
+function moves every span below it, and each rule reading that file's call
+graph, classes or records derives again though nothing but lines changed.
+
+When an edited buffer's old and new texts differ in one window of lines
+(`LineMap`: the lines above stay, those below move by the lines added or
+removed), each facts part of its new entry is moved back to the old lines
+(`moved_back`) and digested. A rule whose key, with those digests in place of
+the new ones, is its last key read facts that are exactly the old ones with
+their lines moved: its outcome is the old one with the same lines moved
+(`Move.outcome`): the findings' spans and the file's lines quoted in the
+findings', the sets' and the pins' text (core.moved_text, as a layout edit
+moves findings: server.moved_findings). A position the move cannot place (a
+fact or finding on a line of the window, a bare number that may be a moved
+line) derives the rule again. The program derives every finding from the
+facts, places carried as they are: tests/engine/test_moved_outcomes.py checks
+every rule's moved outcome against its derivation on the edited text.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ctxlint.core.moved_text import TextMover, Unplaced, has_digit, pin_texts
+from ctxlint.engine.part_digests import PartDigests, digest
+from ctxlint.program.rule import RawFinding
+
+
+@dataclass(frozen=True)
+class LineMap:
+    """An edit of one window of lines: old lines 1..head and new ones stay, the
+    old lines past `old_end` (1-based, the window's last) move by `delta`;
+    the window's own lines have no image."""
+
+    head: int
+    old_end: int
+    new_end: int
+    size: int  # the old text's lines
+
+    @classmethod
+    def of(cls, old: str, new: str) -> LineMap:
+        a, b = old.splitlines(keepends=True), new.splitlines(keepends=True)
+        head = 0
+        for x, y in zip(a, b, strict=False):
+            if x != y:
+                break
+            head += 1
+        tail = 0
+        most = min(len(a), len(b)) - head
+        while tail < most and a[len(a) - 1 - tail] == b[len(b) - 1 - tail]:
+            tail += 1
+        return cls(head, len(a) - tail, len(b) - tail, len(a))
+
+    @property
+    def delta(self) -> int:
+        return self.new_end - self.old_end
+
+    def line(self, n: int) -> int | None:
+        """Old line `n` in the new text (past the old text's end: not a line, kept)."""
+        if n <= self.head or n > self.size:
+            return n
+        return n + self.delta if n > self.old_end else None
+
+    def back(self, n: int) -> int | None:
+        """New line `n` in the old text."""
+        if n <= self.head:
+            return n
+        return n - self.delta if n > self.new_end else None
+
+
+def _span(value: list[int], line: Callable[[int], int | None]) -> list[int]:
+    start, end = line(value[0]), line(value[2])
+    if start is None or end is None:
+        raise Unplaced(str(value))
+    return [start, value[1], end, value[3]]
+
+
+def moved_back(value: Any, lines: LineMap) -> Any:
+    """Facts JSON with every span ([line, column, end_line, end_column], as
+    part_digests.positionless knows them) at its old lines; Unplaced for one
+    on a line of the window."""
+    if isinstance(value, list):
+        if len(value) == 4 and all(type(x) is int for x in value):
+            return _span(value, lines.back)
+        return [moved_back(x, lines) for x in value]
+    if isinstance(value, dict):
+        return {k: moved_back(x, lines) for k, x in value.items()}
+    return value
+
+
+def back_digests(blob: bytes, changed: set[str], lines: LineMap) -> PartDigests:
+    """The digests (positions kept) of the `changed` parts of a new entry moved
+    back to the old lines; a part that cannot be moved back has none."""
+    facts = json.loads(blob).get("facts", {})
+    out: PartDigests = {}
+    for key in changed:
+        if key in facts:
+            try:
+                out[key] = digest(moved_back(facts[key], lines))
+            except Unplaced:
+                pass
+    return out
+
+
+class Move(TextMover):
+    """Moves a rule's outcome to file `path`'s new lines."""
+
+    def __init__(self, path: str, lines: LineMap) -> None:
+        super().__init__(path, lines.line)
+
+    def finding(self, f: RawFinding) -> RawFinding:
+        own = f.path == self.path
+        span = _span(f.span, self.line) if own and f.span[0] > 0 else f.span
+        texts = self.texts(own, f.message, f.details, f.data)
+        if texts is None:
+            return f if span == f.span else replace(f, span=span)
+        message, details, data = texts
+        return replace(f, span=span, message=message, details=details, data=data)
+
+    def value(self, value: Any) -> Any:
+        """A derived set's value with the file's quoted lines moved."""
+        if isinstance(value, str):
+            return self.text(value, self.named.search(value) is not None)
+        if isinstance(value, dict):
+            return {self.value(k): self.value(v) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            return type(value)(self.value(x) for x in value)
+        if value is None or isinstance(value, int | float):  # (a count; bool is an int)
+            return value
+        raise Unplaced(repr(value))  # a kind of value whose places are not known here
+
+    def _may_quote(self, sets: dict[str, Any]) -> bool:
+        """Whether derived sets may quote the file: a text naming it holds its
+        stem (its path, module, `path:line`); a value JSON does not write is
+        looked at (`value`: one it does not know is Unplaced)."""
+        try:
+            written = json.dumps(sets)
+        except (TypeError, ValueError):
+            return True
+        return self.stem in written and has_digit(written)
+
+    def outcome(
+        self,
+        sets: dict[str, Any],
+        found: tuple[RawFinding, ...] | None,
+        pins: dict[str, Any] | None,
+    ) -> tuple[dict[str, Any], tuple[RawFinding, ...] | None] | None:
+        """The sets and findings moved (pins as they are: they hold no position);
+        None when a place cannot be moved exactly."""
+        if pins and any(self.pin_moves(t) for t in pin_texts({"": pins})):
+            return None
+        try:
+            moved_sets = self.value(sets) if self._may_quote(sets) else sets
+            moved = None if found is None else tuple(self.finding(f) for f in found)
+        except Unplaced:
+            return None
+        return moved_sets, moved
