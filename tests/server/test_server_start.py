@@ -60,3 +60,26 @@ async def test_a_question_before_the_quiet_builds_the_program(root: Path, sessio
     shown = await hover(session, READBACK, position(text, READ, len("get_observability().")))
     assert shown is not None and "log_level" in shown
     assert logged(session, "ctxlint: built the program of")
+
+
+@pytest.mark.asyncio
+async def test_a_question_sent_on_the_diagnostics_finds_the_index_built(session: Session) -> None:
+    """After a check that built the call graph and the resolution model, the
+    navigation index is built as soon as the server's loop is free (queued
+    before the check's log line goes out): a hover sent on reading that line
+    finds it built. After a layout edit the question checks first, and builds
+    the index itself (the server says so: the control)."""
+    for_a_question = "ctxlint: the navigation index is built for a question"
+    text = session.open(READBACK)
+    await session.settle()
+    where = position(text, READ, len("get_observability()."))
+    assert await hover(session, READBACK, where)
+    text += "\n\ndef tp_now() -> int:\n    return get_server_args().tp_size\n"
+    session.change(READBACK, text)
+    await session.settle()  # on the check's log line, at once
+    assert await hover(session, READBACK, where)
+    assert logged(session, for_a_question) == []
+    session.change(READBACK, text + "# a comment: positions moved, nothing derived\n")
+    await session.settle()
+    assert await hover(session, READBACK, where)
+    assert logged(session, for_a_question) == [for_a_question]
