@@ -201,7 +201,7 @@ def batch_keys(report: dict[str, Any]) -> dict[str, list[tuple[str, int, str]]]:
     return {p: sorted(v) for p, v in out.items()}
 
 
-# conftest.py's `serve` fixture: `await serve(*args, **options)` is start(root, ...)
+# lspfixtures.py's `serve` fixture: `await serve(*args, **options)` is start(root, ...)
 Serve = Callable[..., Awaitable[Session]]
 
 
