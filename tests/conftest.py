@@ -14,6 +14,8 @@ for _folder in sorted(Path(__file__).resolve().parent.iterdir()):
     if _folder.is_dir() and any(_folder.glob("test_*.py")) and str(_folder) not in sys.path:
         sys.path.append(str(_folder))
 FIXTURE = REPO / "tests" / "fixtures" / "specrt"
+# the LSP tests' fixtures (root, serve, session): tests/server/lspfixtures.py
+pytest_plugins = ["lspfixtures"]
 
 
 def run_cli(

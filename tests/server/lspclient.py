@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -198,6 +199,10 @@ def batch_keys(report: dict[str, Any]) -> dict[str, list[tuple[str, int, str]]]:
     for f in report["findings"]:
         out.setdefault(f["path"], []).append(key(f["rule"], f["line"], f["status"]))
     return {p: sorted(v) for p, v in out.items()}
+
+
+# lspfixtures.py's `serve` fixture: `await serve(*args, **options)` is start(root, ...)
+Serve = Callable[..., Awaitable[Session]]
 
 
 async def start(

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from lspclient import APP, batch, copy_legacy_app
+from lspclient import APP, batch
 
 CLIENT = Path(__file__).with_name("neovim_client.lua")
 SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "img" / "make_editor_screenshot.py"
@@ -25,8 +25,7 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-def test_neovim_shows_the_diagnostics_and_applies_a_quick_fix(tmp_path: Path) -> None:
-    root = copy_legacy_app(tmp_path / "repo")
+def test_neovim_shows_the_diagnostics_and_applies_a_quick_fix(root: Path, tmp_path: Path) -> None:
     out = tmp_path / "nvim.json"
     env = dict(os.environ) | {
         "CTXLINT_FILE": str(root / RUNNER),

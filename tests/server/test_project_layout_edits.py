@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from lspclient import APP, CONFIG, copy_legacy_app
+from lspclient import APP, CONFIG
 
 from ctxlint import session
 from ctxlint.core import pysource
@@ -20,9 +20,8 @@ SCHEDULER = f"{APP}/scheduler.py"
 
 
 def test_a_layout_edit_needs_no_verdict_and_a_code_edit_gets_one(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    root: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    root = copy_legacy_app(tmp_path / "repo")
     setup = load(session.Request(paths=(str(root),), config=str(root / CONFIG)))
     project = Project(setup, jobs=1)
     text = (root / SCHEDULER).read_text()

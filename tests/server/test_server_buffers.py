@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from lspclient import APP, batch, batch_keys, copy_legacy_app, start, stop, uri
+from lspclient import APP, Serve, batch, batch_keys, uri
 from lsprotocol import types
 
 SEED_READ = (
@@ -18,32 +18,28 @@ SEED_READ = (
 
 
 @pytest.mark.asyncio
-async def test_excluded_and_unsaved_buffers(tmp_path: Path) -> None:
-    root = copy_legacy_app(tmp_path / "repo")
+async def test_excluded_and_unsaved_buffers(root: Path, serve: Serve) -> None:
     (root / "tools").mkdir()
     (root / "tools" / "helper.py").write_text(SEED_READ)  # the config excludes "*"
-    session = await start(root)
-    try:
-        expected = batch_keys(batch(root))
-        session.open("tools/helper.py")
-        await session.settle()
-        new = f"{APP}/brand_new.py"
-        session.versions[new] = 1
-        session.client.text_document_did_open(
-            types.DidOpenTextDocumentParams(
-                text_document=types.TextDocumentItem(
-                    uri=uri(root / new), language_id="python", version=1, text=SEED_READ
-                )
+    session = await serve()
+    expected = batch_keys(batch(root))
+    session.open("tools/helper.py")
+    await session.settle()
+    new = f"{APP}/brand_new.py"
+    session.versions[new] = 1
+    session.client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(
+                uri=uri(root / new), language_id="python", version=1, text=SEED_READ
             )
         )
-        await session.settle()
-        errors = [m.message for m in session.client.log_messages if m.type <= 2]
-        assert not errors, errors
-        shown = session.all()
-        assert "tools/helper.py" not in shown
-        assert [k[0] for k in shown.pop(new)] == ["CTX101"]
-        assert shown == expected  # every other file as the batch run has it
-        (root / new).write_text(SEED_READ)  # saved: the batch run agrees
-        assert session.all() == batch_keys(batch(root))
-    finally:
-        await stop(session)
+    )
+    await session.settle()
+    errors = [m.message for m in session.client.log_messages if m.type <= 2]
+    assert not errors, errors
+    shown = session.all()
+    assert "tools/helper.py" not in shown
+    assert [k[0] for k in shown.pop(new)] == ["CTX101"]
+    assert shown == expected  # every other file as the batch run has it
+    (root / new).write_text(SEED_READ)  # saved: the batch run agrees
+    assert session.all() == batch_keys(batch(root))

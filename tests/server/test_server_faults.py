@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from lspclient import APP, BASELINE, batch_keys, copy_legacy_app, start, stop, uri
+from lspclient import APP, BASELINE, Serve, Session, batch_keys, uri
 from lsprotocol import types
 
 # The server, with CTX203's check made to raise (as a bug in a rule would)
@@ -32,40 +32,34 @@ RAISING = [
 
 
 @pytest.mark.asyncio
-async def test_a_rule_that_raises_is_logged_and_the_others_are_served(tmp_path: Path) -> None:
-    root = copy_legacy_app(tmp_path / "repo")
-    session = await start(root, command=RAISING)
-    try:
-        logged = [m for m in session.client.log_messages if "CTX203" in m.message]
-        assert len(logged) == 1
-        assert logged[0].type == types.MessageType.Error
-        assert "a bug in the rule" in logged[0].message
-        shown = session.all()
-        rules = {k[0] for keys in shown.values() for k in keys}
-        assert "CTX203" not in rules
-        assert {"CTX101", "CTX301", "CTX601"} <= rules  # the other rules' findings
-    finally:
-        await stop(session)
+async def test_a_rule_that_raises_is_logged_and_the_others_are_served(serve: Serve) -> None:
+    session = await serve(command=RAISING)
+    logged = [m for m in session.client.log_messages if "CTX203" in m.message]
+    assert len(logged) == 1
+    assert logged[0].type == types.MessageType.Error
+    assert "a bug in the rule" in logged[0].message
+    shown = session.all()
+    rules = {k[0] for keys in shown.values() for k in keys}
+    assert "CTX203" not in rules
+    assert {"CTX101", "CTX301", "CTX601"} <= rules  # the other rules' findings
 
 
 @pytest.mark.asyncio
-async def test_a_baseline_change_is_read_again_and_republished(tmp_path: Path) -> None:
-    root = copy_legacy_app(tmp_path / "repo")
-    session = await start(root)
-    try:
-        assert [r.method for r in session.registered] == ["workspace/didChangeWatchedFiles"]
-        pinned = session.all()
-        assert pinned and all(k[2] == "baselined" for v in pinned.values() for k in v)
-        data = json.loads((root / BASELINE).read_text())
-        data["entries"] = []  # every finding new
-        (root / BASELINE).write_text(json.dumps(data))
-        session.watched((BASELINE, types.FileChangeType.Changed))
-        await session.settle()
-        now = session.all()
-        assert set(now) == set(pinned)
-        assert all(k[2] == "new" for v in now.values() for k in v)
-    finally:
-        await stop(session)
+async def test_a_baseline_change_is_read_again_and_republished(
+    root: Path,
+    session: Session,
+) -> None:
+    assert [r.method for r in session.registered] == ["workspace/didChangeWatchedFiles"]
+    pinned = session.all()
+    assert pinned and all(k[2] == "baselined" for v in pinned.values() for k in v)
+    data = json.loads((root / BASELINE).read_text())
+    data["entries"] = []  # every finding new
+    (root / BASELINE).write_text(json.dumps(data))
+    session.watched((BASELINE, types.FileChangeType.Changed))
+    await session.settle()
+    now = session.all()
+    assert set(now) == set(pinned)
+    assert all(k[2] == "new" for v in now.values() for k in v)
 
 
 def _children(pid: int) -> list[int]:
@@ -86,8 +80,7 @@ def _message(body: dict[str, object]) -> bytes:
     return b"Content-Length: %d\r\n\r\n" % len(data) + data
 
 
-def test_the_server_exits_when_stdin_closes_leaving_no_worker(tmp_path: Path) -> None:
-    root = copy_legacy_app(tmp_path / "repo")
+def test_the_server_exits_when_stdin_closes_leaving_no_worker(root: Path) -> None:
     server = subprocess.Popen(
         [sys.executable, "-m", "ctxlint.cli", "server", "--no-cache", "--jobs", "2"],
         stdin=subprocess.PIPE,

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lspclient import APP, Session, batch, copy_legacy_app, start, stop, uri
+from lspclient import APP, Session, batch, uri
 from lsprotocol import types
 
 SCHEDULER = f"{APP}/scheduler.py"
@@ -92,75 +92,66 @@ def lines_with(text: str, at: int, added: str) -> str:
 
 
 @pytest.mark.asyncio
-async def test_comments_and_blank_lines_move_the_findings_exactly(tmp_path: Path) -> None:
-    root = copy_legacy_app(tmp_path / "repo")
-    session = await start(root)
-    try:
-        text = session.open(SCHEDULER)
-        runner = session.open(MODEL_RUNNER)
-        await session.quiet()
-        # a comment appended: nothing moves
-        text += "# the end of the scheduler\n"
-        assert await step(session, SCHEDULER, text)
-        # a blank and a comment line above `use_triton_moe`: its findings move down
-        before = {d.range.start.line for d in session.diagnostics(SCHEDULER)}
-        text = lines_with(text, 57, "\n# flags the Triton runner wants\n")
-        assert await step(session, SCHEDULER, text)
-        after = {d.range.start.line for d in session.diagnostics(SCHEDULER)}
-        assert after != before and max(after) == max(before) + 2
-        # a blank line above the read CTX301 quotes from scheduler.py: that
-        # finding's text and related location move with model_runner.py
-        runner = lines_with(runner, 10, "\n")
-        assert await step(session, MODEL_RUNNER, runner)
-        quoted = [d for d in session.diagnostics(SCHEDULER) if d.code == "CTX301"]
-        assert quoted and "model_runner.py:19" in quoted[0].message
-        # navigation answers from a program with the moved file's facts at their
-        # new lines (the layout edit left them stale: the question checks first)
-        leaf = "config_leaf('max_running_requests')"
-        row = next(i for i, line in enumerate(text.splitlines()) if leaf in line)
-        column = text.splitlines()[row].index(leaf) + len("config_leaf('")
-        found = await session.client.text_document_references_async(
-            types.ReferenceParams(
-                text_document=types.TextDocumentIdentifier(uri=uri(root / SCHEDULER)),
-                position=types.Position(line=row, character=column),
-                context=types.ReferenceContext(include_declaration=False),
-            )
+async def test_comments_and_blank_lines_move_the_findings_exactly(
+    root: Path,
+    session: Session,
+) -> None:
+    text = session.open(SCHEDULER)
+    runner = session.open(MODEL_RUNNER)
+    await session.quiet()
+    # a comment appended: nothing moves
+    text += "# the end of the scheduler\n"
+    assert await step(session, SCHEDULER, text)
+    # a blank and a comment line above `use_triton_moe`: its findings move down
+    before = {d.range.start.line for d in session.diagnostics(SCHEDULER)}
+    text = lines_with(text, 57, "\n# flags the Triton runner wants\n")
+    assert await step(session, SCHEDULER, text)
+    after = {d.range.start.line for d in session.diagnostics(SCHEDULER)}
+    assert after != before and max(after) == max(before) + 2
+    # a blank line above the read CTX301 quotes from scheduler.py: that
+    # finding's text and related location move with model_runner.py
+    runner = lines_with(runner, 10, "\n")
+    assert await step(session, MODEL_RUNNER, runner)
+    quoted = [d for d in session.diagnostics(SCHEDULER) if d.code == "CTX301"]
+    assert quoted and "model_runner.py:19" in quoted[0].message
+    # navigation answers from a program with the moved file's facts at their
+    # new lines (the layout edit left them stale: the question checks first)
+    leaf = "config_leaf('max_running_requests')"
+    row = next(i for i, line in enumerate(text.splitlines()) if leaf in line)
+    column = text.splitlines()[row].index(leaf) + len("config_leaf('")
+    found = await session.client.text_document_references_async(
+        types.ReferenceParams(
+            text_document=types.TextDocumentIdentifier(uri=uri(root / SCHEDULER)),
+            position=types.Position(line=row, character=column),
+            context=types.ReferenceContext(include_declaration=False),
         )
-        assert found and any(
-            loc.uri == uri(root / SCHEDULER) and loc.range.start.line == row for loc in found
-        )
-        # the next check after layout edits (code this time) equals the batch too
-        text = text.replace("    get_flags().dp.enabled = False\n", "")
-        assert not await step(session, SCHEDULER, text)
-    finally:
-        await stop(session)
+    )
+    assert found and any(
+        loc.uri == uri(root / SCHEDULER) and loc.range.start.line == row for loc in found
+    )
+    # the next check after layout edits (code this time) equals the batch too
+    text = text.replace("    get_flags().dp.enabled = False\n", "")
+    assert not await step(session, SCHEDULER, text)
 
 
 @pytest.mark.asyncio
-async def test_edits_the_facts_can_see_take_the_full_check(tmp_path: Path) -> None:
-    root = copy_legacy_app(tmp_path / "repo")
-    session = await start(root)
-    try:
-        text = session.open(SCHEDULER)
-        await session.quiet()
-        # a comment inside a multi-line call: facts render bracketed code as written
-        call = (
-            "            self.target, self.spec, self.num_draft_tokens, input_ids, max_new_tokens\n"
-        )
-        text = text.replace(call, call.rstrip("\n") + "  # the runner and its draft\n")
-        assert not await step(session, SCHEDULER, text)
-        # a `#` inside a docstring: the string changed, not a comment
-        doc = "    flags set by hand, outside the inits that own them."
-        text = text.replace(doc, "    flags set by hand  # outside the inits that own them.")
-        assert not await step(session, SCHEDULER, text)
-        # a suppression added: the finding on its line goes
-        read = "    get_flags().dp.enabled = False\n"
-        text = text.replace(read, read.rstrip("\n") + "  # ctxlint: ignore[CTX703] the example's\n")
-        assert not await step(session, SCHEDULER, text)
-        assert all(d.range.start.line != 60 for d in session.diagnostics(SCHEDULER))
-        # indentation changed: a body moved into a block
-        body = '    get_flags().moe.runner_backend = "triton"\n'
-        text = text.replace(body, "    if True:\n    " + body)
-        assert not await step(session, SCHEDULER, text)
-    finally:
-        await stop(session)
+async def test_edits_the_facts_can_see_take_the_full_check(session: Session) -> None:
+    text = session.open(SCHEDULER)
+    await session.quiet()
+    # a comment inside a multi-line call: facts render bracketed code as written
+    call = "            self.target, self.spec, self.num_draft_tokens, input_ids, max_new_tokens\n"
+    text = text.replace(call, call.rstrip("\n") + "  # the runner and its draft\n")
+    assert not await step(session, SCHEDULER, text)
+    # a `#` inside a docstring: the string changed, not a comment
+    doc = "    flags set by hand, outside the inits that own them."
+    text = text.replace(doc, "    flags set by hand  # outside the inits that own them.")
+    assert not await step(session, SCHEDULER, text)
+    # a suppression added: the finding on its line goes
+    read = "    get_flags().dp.enabled = False\n"
+    text = text.replace(read, read.rstrip("\n") + "  # ctxlint: ignore[CTX703] the example's\n")
+    assert not await step(session, SCHEDULER, text)
+    assert all(d.range.start.line != 60 for d in session.diagnostics(SCHEDULER))
+    # indentation changed: a body moved into a block
+    body = '    get_flags().moe.runner_backend = "triton"\n'
+    text = text.replace(body, "    if True:\n    " + body)
+    assert not await step(session, SCHEDULER, text)

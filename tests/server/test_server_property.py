@@ -9,10 +9,9 @@ in the slow suite."""
 from __future__ import annotations
 
 import random
-from pathlib import Path
 
 import pytest
-from lspclient import APP, Session, batch, batch_keys, copy_legacy_app, start, stop
+from lspclient import APP, Session, batch, batch_keys
 from lsprotocol import types
 
 FILES = ["readback.py", "scheduler.py", "detokenizer.py", "model_runner.py", "launcher.py"]
@@ -108,35 +107,31 @@ class Walk:
             (self.session.root / rel).write_text(text)
 
 
-async def walk(tmp_path: Path, seed: int, steps: int) -> None:
-    root = copy_legacy_app(tmp_path / "repo")
-    session = await start(root)
+async def walk(session: Session, seed: int, steps: int) -> None:
+    root = session.root
     rng = random.Random(seed)
     w = Walk(session, rng)
     done: list[str] = []
-    try:
-        for _ in range(steps):
-            done.append(await w.step())
-            await session.settle()
-            w.write_buffers()
-            served, batched = session.all(), batch_keys(batch(root))
-            diff = {
-                p: (sorted(set(served.get(p, [])) ^ set(batched.get(p, []))))
-                for p in set(served) | set(batched)
-                if served.get(p) != batched.get(p)
-            }
-            assert not diff, f"seed {seed}, after {done}: served ^ batch: {diff}"
-    finally:
-        await stop(session)
+    for _ in range(steps):
+        done.append(await w.step())
+        await session.settle()
+        w.write_buffers()
+        served, batched = session.all(), batch_keys(batch(root))
+        diff = {
+            p: (sorted(set(served.get(p, [])) ^ set(batched.get(p, []))))
+            for p in set(served) | set(batched)
+            if served.get(p) != batched.get(p)
+        }
+        assert not diff, f"seed {seed}, after {done}: served ^ batch: {diff}"
 
 
 @pytest.mark.asyncio
-async def test_random_steps_equal_the_batch_check(tmp_path: Path) -> None:
-    await walk(tmp_path, seed=37, steps=4)
+async def test_random_steps_equal_the_batch_check(session: Session) -> None:
+    await walk(session, seed=37, steps=4)
 
 
 @pytest.mark.slow
 @pytest.mark.asyncio
 @pytest.mark.parametrize("seed", [1, 2, 3])
-async def test_longer_random_walks_equal_the_batch_check(tmp_path: Path, seed: int) -> None:
-    await walk(tmp_path, seed=seed, steps=20)
+async def test_longer_random_walks_equal_the_batch_check(session: Session, seed: int) -> None:
+    await walk(session, seed=seed, steps=20)

@@ -22,7 +22,9 @@ async def test_an_edit_cancels_the_pending_warm_up(monkeypatch: pytest.MonkeyPat
     server = lsp.CtxlintServer(session.Request())
     server.refresh = lambda: None  # type: ignore[method-assign]  # no project to check here
     # its program is held, current: the index is what warms (and the layouts)
-    project = SimpleNamespace(modelled=True, current=True, prepare_layouts=lambda: None)
+    project = SimpleNamespace(
+        modelled=True, current=True, checked=None, prepare_layouts=lambda: None
+    )
     server._warm_when_idle(project)  # type: ignore[arg-type]
     server.schedule(10)  # an edit arrives before the quiet time is over
     await asyncio.sleep(0.15)

@@ -44,6 +44,7 @@ class RoundCache:
     parts: dict[str, PartDigests] = field(default_factory=dict)  # entry digest -> part digests
     # rule -> path -> (entry digest, module, the file's share of the rule's key)
     made: dict[str, dict[str, tuple[str, str, bytes]]] = field(default_factory=dict)
+    paths: frozenset[str] = frozenset()  # the files of the run that last kept `made`
 
 
 class RoundMemo:
@@ -152,6 +153,10 @@ class RoundMemo:
         current = set(blob_digests.values())
         if len(self._parts) > len(current):
             self._kept.parts = self._parts = {d: self._parts[d] for d in current}
+        if self._kept.paths != modules.keys():  # the shares of files gone since go
+            self._kept.paths = frozenset(modules)
+            for rid, made in self._made.items():
+                self._made[rid] = {p: hit for p, hit in made.items() if p in modules}
         keys = {r.id: self._key(r, modules, blob_digests, tokens) for r in rules}
         stored = self.cache.get_many(list(keys.values()))
         out: set[str] = set()

@@ -110,9 +110,12 @@ class RoleTable:
         return named, full
 
 
+INDEX = "config index"  # its Program.memo key
+
+
 def config_index(program: Program) -> ConfigIndex:
     """The index, once per state of the program's files."""
-    return program.memo("config index", lambda: _build(program))
+    return program.memo(INDEX, lambda: _build(program))
 
 
 def _build(program: Program) -> ConfigIndex:

@@ -120,6 +120,20 @@ class Program:
             hit = self._memo[key] = (version, build())
         return hit[1]  # type: ignore[no-any-return]
 
+    def built(self, key: str) -> bool:
+        """Whether `memo(key, ...)` would answer without building."""
+        hit = self._memo.get(key)
+        return hit is not None and hit[0] == self.files.version  # type: ignore[attr-defined]
+
+    def release(self) -> None:
+        """Drop what the queries built (the memo, the per-file values): a
+        resident front end calls it on the program a newer check replaced. A
+        memoised part that keeps its program (the config index, the plugin
+        graph) makes a cycle, which only the cyclic GC would free, late: the
+        server held every replaced program until a full collection."""
+        self._memo.clear()
+        self._per_file.clear()
+
     def per_file(self, key: str, path: str, build: Callable[[dict[str, Any]], T]) -> T:
         """`build(facts entry of path)` once per entry: what one file's facts make
         (its call summary, say) is reused by every rebuild of the whole."""

@@ -79,7 +79,7 @@ class CtxlintServer(LanguageServer):
         self.published: set[str] = set()  # paths whose last diagnostics were not empty
         self.plans: actions.Plans = {}  # the lazy code actions' plans, until the next change
         self._timer: asyncio.TimerHandle | None = None
-        self._warm_timer: asyncio.TimerHandle | None = None
+        self._warm_timer: asyncio.Handle | None = None
 
     # -- messages -------------------------------------------------------------------
     def log(self, message: str, kind: types.MessageType = types.MessageType.Info) -> None:
@@ -140,13 +140,15 @@ class CtxlintServer(LanguageServer):
         for path in sorted(changed):
             self.publish(path)
         took = time.perf_counter() - began
+        # queued before the log line goes out, so that a question the client
+        # sends on reading it comes after the index the warm-up may build now
+        self._warm_when_idle(project)
         if project.moved_only:
             self.log(
                 f"ctxlint: {done} 1 file in {took:.3f} s; {len(changed)} documents changed; "
                 "a layout edit: positions moved, nothing derived",
                 types.MessageType.Log,
             )
-            self._warm_when_idle(project)
             return
         checked = project.checked.result.files_checked if project.checked else 0
         memo = project.checker.resident.checks
@@ -157,7 +159,6 @@ class CtxlintServer(LanguageServer):
             f"{len(changed)} documents changed; {how}",
             types.MessageType.Log,
         )
-        self._warm_when_idle(project)
 
     def publish(self, path: str) -> None:
         project = self.project
@@ -186,22 +187,29 @@ class CtxlintServer(LanguageServer):
         )
 
     def _warm_when_idle(self, project: Project) -> None:
-        """Once the editor has been quiet a while, not at once: build the
-        program (when the last check replayed a stored outcome), else the
-        navigation index (not after a layout edit: a question checks first),
-        and the buffers' layouts, so that a first layout edit tokenizes little.
-        Either runs on the event loop, and an edit arriving meanwhile would
-        wait behind it (4-5 s on sglang 0.5.23). An edit cancels it (its own
-        check builds the program); a question asked first builds what it
-        needs itself."""
+        """Build what the next question needs: the program (when the last
+        check replayed a stored outcome), else the navigation index (not
+        after a layout edit: a question checks first), and the buffers'
+        layouts, so that a first layout edit tokenizes little. Each runs on
+        the event loop, and an edit arriving meanwhile waits behind it; an
+        edit cancels it before it starts (its own check builds the program),
+        and a question asked first builds what it needs itself.
+
+        When the index is all that is left (the check built the call graph and
+        resolution model it reads: lsp_navigation.ready_soon), at once, as
+        soon as the loop is free: a moment's work, and a question sent right
+        after the diagnostics finds it built. Else once the editor has been
+        quiet a while (WARM_IDLE): the program, or those two parts after a
+        check that replayed them, take seconds on sglang 0.5.23."""
 
         def warm() -> None:
+            self._warm_timer = None
             if not project.modelled:
                 self.model()
                 return
-            project.prepare_layouts()
             if project.current:
                 lsp_navigation.warm(project)
+            project.prepare_layouts()
             collect_idle()  # the cycles the checks left (checking.settle)
 
         try:
@@ -209,7 +217,10 @@ class CtxlintServer(LanguageServer):
         except RuntimeError:  # called outside the server's loop: now
             warm()
             return
-        self._warm_timer = loop.call_later(WARM_IDLE, warm)
+        if lsp_navigation.ready_soon(project):
+            self._warm_timer = loop.call_soon(warm)
+        else:
+            self._warm_timer = loop.call_later(WARM_IDLE, warm)
 
     def model(self) -> None:
         """The program's facts held, for navigation and for the next edit's

@@ -16,8 +16,10 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from ctxlint.program.config_index import config_index
+from ctxlint.program.calls import KEY as CALLS
+from ctxlint.program.config_index import INDEX, config_index
 from ctxlint.program.core import Program
+from ctxlint.program.resolution import KEY as RESOLUTION
 from ctxlint.server import navigation
 from ctxlint.server.diagnostics import utf16
 
@@ -88,6 +90,8 @@ def _at(
     file = path_of_uri(uri)
     if project is None or project.checked is None or file is None:
         return None
+    if not built(project):  # said: the warm-up after a check should have built it
+        ls.log("ctxlint: the navigation index is built for a question", types.MessageType.Log)
     path = project.path_of(file)
     if path is None:
         return None
@@ -96,6 +100,23 @@ def _at(
     text = lines[where.line].rstrip("\r\n") if where.line < len(lines) else ""
     column = code_points(text, where.character)
     return project.checked.out.program, texts, path, where.line + 1, column
+
+
+def ready_soon(project: Project) -> bool:
+    """Whether the config index is all that is left to build for navigation:
+    the check built the call graph and the resolution model it reads (the
+    rules that ask them ran again), so building it takes a moment (0.1 s on
+    sglang 0.5.23), not the seconds those two take after a check that
+    replayed them."""
+    if project.checked is None or not project.current:
+        return False
+    program = project.checked.out.program
+    return all(program.built(key) for key in (CALLS, RESOLUTION))
+
+
+def built(project: Project) -> bool:
+    """Whether the config index of the program held is built."""
+    return project.checked is not None and project.checked.out.program.built(INDEX)
 
 
 def warm(project: Project) -> None:

@@ -157,6 +157,8 @@ class Project:
         self.moved_only = False
         texts = self.texts()
         checked = self.checker.check(texts, replay=replay)
+        if self.checked is not None and self.checked.out.program is not checked.out.program:
+            self.checked.out.program.release()  # freed now, not at the next full GC
         self.checked = checked
         self._pinned = None
         self.stale.clear()
