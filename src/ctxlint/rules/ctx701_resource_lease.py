@@ -1,5 +1,6 @@
-"""CTX701 resource-lease: named streams and buffers are leased by literal name,
-one subsystem per name, and never from inside CUDA graph capture.
+"""CTX701 resource-lease: named streams and buffers are leased by literal name
+(or a name computed after a literal prefix, which the prefix stands for), one
+subsystem per name, and never from inside CUDA graph capture.
 
 Everything comes from the runtime's resources tier. The tier is the class the
 runtime module's `get_resources()` is annotated to return; its *registries* are
@@ -119,9 +120,10 @@ class ResourceLease(Rule):
             if s.call.name is None:
                 yield _at(
                     s,
-                    f"{s.registry} lease name `{s.call.arg}` is not a literal: the name -> "
-                    "subsystem table cannot hold it; lease one literal name per subsystem role, "
-                    f"or keep per-device/grow-only entries in `{ACCESSOR}().{s.registry}` directly",
+                    f"{s.registry} lease name `{s.call.arg}` neither is nor starts with a "
+                    "literal: no role names it, and the name -> subsystem table cannot hold it; "
+                    "lease a literal name (or prefix) per subsystem role, or keep per-device/"
+                    f"grow-only entries in `{ACCESSOR}().{s.registry}` directly",
                 )
         for key, subs in model.shared_names():
             # the subsystem with the most leases keeps the name; each other is reported once
