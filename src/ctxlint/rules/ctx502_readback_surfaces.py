@@ -6,6 +6,9 @@ their results, matched by called name), the surfaces (functions returning a dict
 that spreads a readback or holds a primitive's result), and their groups by
 readback name. A surface lacking a key its siblings report is a finding; each
 group's surfaces and keys are pinned in the baseline, as CTX501 pins hooks.
+A key a sibling reports about itself (a constant of its own, or what a helper
+only its module calls answers without config: its transport) is no field the
+others lose.
 """
 
 from __future__ import annotations
@@ -16,7 +19,13 @@ from typing import Any
 from ctxlint.facts.vocab import BAGS, Vocabulary
 from ctxlint.program.bindings import KEY as BINDINGS
 from ctxlint.program.core import Program
-from ctxlint.program.readback_surfaces import WHOLE, Model, ReadbackVisitor, readback_model
+from ctxlint.program.readback_surfaces import (
+    WHOLE,
+    Model,
+    ReadbackVisitor,
+    own_descriptions,
+    readback_model,
+)
 from ctxlint.program.rule import PinSite, RawFinding, Rule, pin_findings
 
 ID = "CTX502"
@@ -36,7 +45,7 @@ class ReadbackSurfaces(Rule):
         "each group's surfaces and keys are pinned in the baseline"
     )
     visitor = ReadbackVisitor
-    requires = (BINDINGS,)  # what a function's locals hold
+    requires = (BINDINGS, "calls")  # what a function's locals hold; who calls a helper
     needs = (BAGS,)  # a readback answers from the bags (`config_leaf`)
 
     def tokens(self, vocab: Vocabulary) -> set[str]:
@@ -83,16 +92,16 @@ class ReadbackSurfaces(Rule):
         for group, quals in sorted(model.groups.items()):
             if len(quals) < 2:
                 continue
+            own = own_descriptions(program, model, quals)
+            fields = {q: _literal(model.keys[q]) - own[q] for q in quals}
             for qual in quals:
                 mine = _literal(model.keys[qual])
                 others = [q for q in quals if q != qual]
-                missing = sorted(set().union(*(_literal(model.keys[q]) for q in others)) - mine)
+                missing = sorted(set().union(*(fields[q] for q in others)) - mine)
                 if not missing:
                     continue
                 path, scope, f = model.fns[qual]
-                having = {
-                    k: [_short(q) for q in others if k in _literal(model.keys[q])] for k in missing
-                }
+                having = {k: [_short(q) for q in others if k in fields[q]] for k in missing}
                 who = sorted({w for v in having.values() for w in v})
                 plural, verb = ("s", "") if len(who) > 1 else ("", "s")
                 shown = ", ".join(f"`{k}`" for k in missing[:4])
