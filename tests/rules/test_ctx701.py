@@ -154,6 +154,26 @@ def test_a_literal_prefix_is_the_name_shared_across_subsystems_as_any_name(
     )
 
 
+def test_a_name_keyed_by_its_factorys_device_is_a_per_device_entry(project: Path) -> None:
+    assert_case(
+        project,
+        RULE,
+        """
+        import torch
+
+        from specrt.context import get_buffer
+
+        def ws(device: str, rows: int) -> None:
+            get_buffer(f"ws:{device}", lambda: torch.zeros(16, device=device))  # expect
+            get_buffer(f"ws_rows:{rows}", factory=lambda: torch.zeros(rows, device=device))
+            get_buffer("ws_" + device, factory=lambda: torch.zeros(4, device=device))  # expect
+        """,
+        path="app/layers/ws.py",
+    )
+    out = run_engine(project, select={RULE})
+    assert all("per device" in f.message for f in out.findings)
+
+
 def test_derived_sets_and_subsystems(project: Path) -> None:
     write(
         project,

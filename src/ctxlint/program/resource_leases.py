@@ -70,6 +70,43 @@ def lease_name(expr: cst.BaseExpression) -> str | None:
     return text + PREFIXED if any(c.isalnum() for c in text) else None
 
 
+def _computed(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The expressions a string expression interpolates (`f"a_{x}"` -> x)."""
+    if isinstance(expr, cst.FormattedString):
+        return [p.expression for p in expr.parts if isinstance(p, cst.FormattedStringExpression)]
+    if isinstance(expr, cst.ConcatenatedString) or (
+        isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add)
+    ):
+        return _computed(expr.left) + _computed(expr.right)
+    if isinstance(expr, (cst.SimpleString, cst.FormattedStringText)):
+        return []
+    return [expr]
+
+
+def _device_args(node: cst.CSTNode) -> list[cst.BaseExpression]:
+    """The values passed as `device=` anywhere under `node`."""
+    out: list[cst.BaseExpression] = []
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        if isinstance(n, cst.Arg) and n.keyword is not None and n.keyword.value == "device":
+            out.append(n.value)
+        todo.extend(n.children)
+    return out
+
+
+def per_device(call: cst.Call, name: cst.BaseExpression) -> bool:
+    """The name interpolates the very value its factory places the buffer on
+    (`get_buffer(f"ws:{device}", lambda: torch.zeros(n, device=device))`): one
+    lease per device, which the design keeps in the registry's entries directly."""
+    factory = next((a.value for a in call.args if a.keyword and a.keyword.value == "factory"), None)
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    factory = factory or (positional[1] if len(positional) > 1 else None)
+    if factory is None:
+        return False
+    return any(d.deep_equals(x) for d in _device_args(factory) for x in _computed(name))
+
+
 def _first_arg(node: cst.Call) -> cst.BaseExpression | None:
     for a in node.args:
         if a.keyword is not None and a.keyword.value == "name":
@@ -91,6 +128,7 @@ class RuntimeCall:
     capture: bool  # made inside a graph-capture block
     snippet: str
     span: Span
+    per_device: bool = False  # its computed name keys it by its factory's device
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,6 +270,7 @@ class LeaseVisitor(CaptureVisitor):
             self.capturing,
             self.ctx.snippet(node)[:160],
             self.ctx.anchor(node),  # type: ignore[arg-type]
+            per_device(node, arg),
         )
         self.calls.append((call, arg.value if isinstance(arg, cst.Name) else None))
 

@@ -125,6 +125,14 @@ class ResourceLease(Rule):
                     "lease a literal name (or prefix) per subsystem role, or keep per-device/"
                     f"grow-only entries in `{ACCESSOR}().{s.registry}` directly",
                 )
+            elif s.call.per_device:
+                yield _at(
+                    s,
+                    f"{s.registry} lease `{s.call.arg}` names one entry per device (its factory "
+                    "places the buffer on the value the name interpolates): the design keeps "
+                    f"per-device entries in `{ACCESSOR}().{s.registry}` directly, not one named "
+                    "lease each",
+                )
         for key, subs in model.shared_names():
             # the subsystem with the most leases keeps the name; each other is reported once
             owner = sorted(subs, key=lambda s: (-len(subs[s]), s))[0]
