@@ -247,9 +247,22 @@ class ImportTimeVisitor(FileVisitor):
         return tuple(self.found) or None
 
 
-def built_classes(program: Program, read: ImportTimeRead) -> list[str]:
+def built_classes(program: Program, read: ImportTimeRead) -> str:
     """The classes a memoised function constructs (its calls that name a class
-    of the parsed tree, through re-exports): what the memo builds once and hands
-    back after every override, re-publish and `reset_context()`."""
+    of the parsed tree, through re-exports), short names joined: what the memo
+    builds once and hands back after every override, re-publish and
+    `reset_context()` (a memo is no resources-tier entry, which that clears)."""
     index = class_index(program)
-    return sorted({c for q in read.builds if (c := index.resolve(q)) is not None})
+    found = {c for q in read.builds if (c := index.resolve(q)) is not None}
+    return ", ".join(sorted(c.rpartition(".")[2] for c in found))
+
+
+def memo_modules(program: Program, key: str) -> set[str]:
+    """`module:` tokens for what memos call: parsed, the class index knows their
+    classes (`built_classes`)."""
+    return {
+        f"module:{q.rpartition('.')[0]}"
+        for _, _, found in program.typed_facts(key, tuple[ImportTimeRead, ...])
+        for f in found
+        for q in f.builds
+    }

@@ -208,6 +208,37 @@ class Model:
         return self.parts.get(part) if part else None
 
 
+def _literal(keys: list[str]) -> set[str]:
+    """Keys compared across siblings: literal ones and the whole readback (an
+    opaque spread's keys are unknown)."""
+    return {k for k in keys if not k.startswith("**") or k == WHOLE}
+
+
+def disagreements(
+    program: Program, model: Model
+) -> list[tuple[str, str, str, dict[str, list[str]]]]:
+    """(group, surface, its short name, key -> the siblings reporting it, by
+    short name) for each surface of a group of two or more that lacks a field
+    a sibling reports (sorted keys)."""
+    out = []
+    for group, quals in sorted(model.groups.items()):
+        if len(quals) < 2:
+            continue
+        own = own_descriptions(program, model, quals)
+        fields = {q: _literal(model.keys[q]) - own[q] for q in quals}
+        for qual in quals:
+            others = [q for q in quals if q != qual]
+            missing = sorted(set().union(*(fields[q] for q in others)) - _literal(model.keys[qual]))
+            if missing:
+                having = {k: [_short(q) for q in others if k in fields[q]] for k in missing}
+                out.append((group, qual, _short(qual), having))
+    return out
+
+
+def _short(qual: str) -> str:
+    return ".".join(qual.split(".")[-2:])
+
+
 def own_descriptions(program: Program, model: Model, quals: list[str]) -> dict[str, set[str]]:
     """Per surface of one group, the keys it reports about itself (see the module
     docstring): a key no sibling reports, whose value is a constant or what a
