@@ -352,7 +352,8 @@ def test_sets_derive_resource_leases_and_forward_state(
         "sglang.srt.utils",
     ]
     table = leases["name table"]
-    assert len(table) == 16
+    assert len(table) == 18  # 16 literal names, and the prefixes trtllm_mha_nvfp4_output_, k3_symm:
+    assert table["buffers k3_symm:{…}"] == "sglang.srt.layers"
     assert table["streams alt"] == "sglang.srt.models"
     assert table["streams cuda_graph_capture"] == "sglang.srt.model_executor"  # a module constant
     assert all(", " not in subs for subs in table.values())  # no name from two subsystems

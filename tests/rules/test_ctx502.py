@@ -130,7 +130,10 @@ class Engine:
     }
     found = sorted((f.path, f.line, f.message) for f in out.findings)
     assert [(p, line) for p, line, _ in found] == [("app/engine.py", 8), ("app/engine.py", 11)]
-    assert "does not report `frontend`, `kv_events`, `launch_command`" in found[0][2]
+    # `frontend` is the HTTP surface's constant, which no sibling reports: its own
+    # description, no field the engine's users lose
+    assert "does not report `kv_events`, `launch_command`, `**whole" not in found[0][2]
+    assert "does not report `kv_events`, `launch_command`, which" in found[0][2]
     assert "`weight_version`" in found[1][2] and "http_server.model_info" in found[1][2]
 
 
@@ -193,7 +196,8 @@ def test_pins_recorded_by_baseline_update_and_changes_fail_until_recorded(
     assert _check(project) == (0, [])
 
     # both siblings add a key together: no disagreement, but the pins changed
-    both = SURFACES.replace('"version": "1"', '"version": "1", "commit": "abc"')
+    both = SURFACES.replace('"version": "1"', '"version": "1", "commit": COMMIT')
+    both = both.replace("\n\n\ndef server_info", '\n\nCOMMIT = "abc"\n\n\ndef server_info')
     (project / "app/readback.py").write_text(both)
     rc, found = _check(project)
     assert rc == 1 and len(found) == 2
@@ -202,11 +206,18 @@ def test_pins_recorded_by_baseline_update_and_changes_fail_until_recorded(
     assert _check(project) == (0, [])
 
     # one sibling drops it: the pin change, and the disagreement
-    one = both.replace('"version": "1", "commit": "abc"}\n\n\nclass', '"version": "1"}\n\n\nclass')
+    one = both.replace('"version": "1", "commit": COMMIT}\n\n\nclass', '"version": "1"}\n\n\nclass')
     (project / "app/readback.py").write_text(one)
     rc, found = _check(project)
     assert rc == 1
-    assert sorted((f["line"], "pinned" in f["message"]) for f in found) == [(4, False), (4, True)]
+    assert sorted((f["line"], "pinned" in f["message"]) for f in found) == [(6, False), (6, True)]
+
+    # a constant only one sibling reports is its own description: the pin change
+    # alone says the other dropped it
+    (project / "app/readback.py").write_text(one.replace("COMMIT}", '"abc"}'))
+    rc, found = _check(project)
+    assert rc == 1
+    assert [(f["line"], "pinned" in f["message"]) for f in found] == [(6, True)]
 
     # a surface that disappears was pinned and is gone
     (project / "app/readback.py").write_text(SURFACES.split("\n\nclass Engine")[0] + "\n")
@@ -280,3 +291,84 @@ def throughput_once(backend) -> dict:
     )
     sets = run_engine(project, select={RULE}).program.sets[RULE]
     assert sets["groups"] == {"server_info": {"app.bench.get_server_info": [WHOLE, "version"]}}
+
+
+def test_a_key_one_sibling_reports_about_its_own_transport_is_no_field(project: Path) -> None:
+    """sglang 0.5.23: HTTP `/server_info` adds `"frontend": "python"`, gRPC adds
+    `"grpc_features": _media_input_features(mm_processor)`; the engine lacks
+    both, and `kv_events`, which is a field (the record is handed to its helper)."""
+    write(
+        project,
+        {
+            "app/common.py": """\
+from specrt.context import get_server_args
+
+
+def describe_events(server_args) -> dict:
+    return {"port": 1}
+
+
+def build_server_info(server_args) -> dict:
+    result = server_args.resolved_dict()
+    result["kv_events"] = describe_events(server_args)
+    return result
+
+
+def shared_features(processor) -> list:
+    return []
+""",
+            "app/http_server.py": """\
+from app.common import build_server_info
+from specrt.context import get_server_args
+
+
+def server_info() -> dict:
+    return {**build_server_info(get_server_args()), "frontend": "python"}
+""",
+            "app/grpc_bridge.py": """\
+import json
+
+from app.common import build_server_info, shared_features
+from specrt.context import get_exec, get_server_args
+
+
+def _media_features(processor) -> list:
+    return [f for f in ("image", "video") if getattr(processor, f, None)]
+
+
+def _backend_note() -> str:
+    return str(get_exec().attention_backend)
+
+
+class Handle:
+    def get_server_info(self) -> str:
+        return json.dumps(
+            {
+                **build_server_info(get_server_args()),
+                "grpc_features": _media_features(self.processor),
+                "backend_note": _backend_note(),
+                "shared": shared_features(self.processor),
+                "limit": 8,
+            }
+        )
+""",
+            "app/engine.py": """\
+from specrt.context import get_server_args
+
+
+class Engine:
+    def get_server_info(self) -> dict:
+        return {**get_server_args().resolved_dict(), "limit": 8}
+""",
+        },
+    )
+    out = run_engine(project, select={RULE})
+    (finding,) = [f for f in out.findings if f.path == "app/engine.py"]
+    # a helper reading a bag, a helper of another module: fields; the constant `limit`
+    # two siblings report is the group's
+    assert "does not report `backend_note`, `kv_events`, `shared`, which" in finding.message
+    assert "frontend" not in finding.message and "grpc_features" not in finding.message
+    (http,) = [f for f in out.findings if f.path == "app/http_server.py"]
+    assert "does not report `backend_note`, `limit`, `shared`, which" in http.message
+    assert "grpc_features" not in http.message
+    assert not [f for f in out.findings if f.path == "app/grpc_bridge.py"]  # `frontend` is HTTP's

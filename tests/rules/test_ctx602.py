@@ -225,3 +225,56 @@ def test_a_derived_leaf_is_config_and_a_rank_is_not(project: Path) -> None:
             return get_parallel().attn_tp_size, get_parallel().tp_rank  # expect
         """,
     )
+
+
+def test_a_memo_that_builds_an_object_says_the_object_keeps_the_first_values(
+    project: Path,
+) -> None:
+    """sglang 0.5.23 `MiniMaxM2QKRMSNorm._get_comm`: an `lru_cache` that sizes a
+    `CustomAllReduceV2` from two schedule leaves and parks it in a class map."""
+    write(
+        project,
+        {
+            "app/comm.py": """\
+class AllReduce:
+    def __init__(self, max_push_size: int) -> None:
+        self.max_push_size = max_push_size
+""",
+            "app/norm.py": """\
+from functools import lru_cache
+
+from specrt.context import get_exec, get_schedule
+
+
+def helper(n: int) -> int:
+    return n
+
+
+class Norm:
+    COMM_MAP: dict = {}
+
+    @lru_cache
+    @staticmethod
+    def _get_comm(occupancy: int) -> int:
+        from app.comm import AllReduce
+
+        size = max(get_schedule().max_running_requests, occupancy)
+        Norm.COMM_MAP[0] = AllReduce(max_push_size=helper(size))
+        return 0
+
+
+@lru_cache
+def backend() -> str:
+    return helper(get_exec().attention_backend)
+""",
+        },
+    )
+    found = sorted(
+        (f.line, f.message) for f in run_engine(project, select={RULE}).findings if f.rule == RULE
+    )
+    assert [line for line, _ in found] == [18, 25]
+    built, plain = found[0][1], found[1][1]
+    assert "`_get_comm`, memoised process-wide, which builds `AllReduce`" in built
+    assert "keeps the first publish's values" in built and "reset_context()" in built
+    assert "drop the memo" not in built  # one object per call would replace the shared one
+    assert "builds" not in plain and "drop the memo" in plain  # a function is no class

@@ -48,8 +48,12 @@ def test_names_must_be_literal_in_every_lease_spelling(project: Path) -> None:
             get_stream(name)  # expect
             get_buffer(WORKSPACE, lambda: shape)
             get_buffer(SHARED, lambda: shape)  # expect
-            get_buffer(name=f"ws_{shape}", factory=lambda: shape)  # expect
-            context.get_stream("x" + name)  # expect
+            get_buffer(name=f"{shape}_ws", factory=lambda: shape)  # expect
+            get_buffer(f"_{shape}", lambda: shape)  # expect: a prefix with no word names no role
+            context.get_stream(name + "_x")  # expect
+            get_buffer(name=f"ws_{shape}", factory=lambda: shape)  # the prefix `ws_` names it
+            context.get_stream("side_" + name)
+            get_buffer("mha_" f"out_{shape}_" f"{name}", lambda: shape)
             set_stream(name, object())  # expect
             get_resources().stream(name)  # expect
             get_resources().buffer("llama_workspace", lambda: shape)
@@ -127,6 +131,49 @@ def test_leases_inside_capture_and_reached_from_it(project: Path) -> None:
     )
 
 
+def test_a_literal_prefix_is_the_name_shared_across_subsystems_as_any_name(
+    project: Path,
+) -> None:
+    prefixed = (
+        "from specrt.context import get_buffer\n\n\n"
+        "def ws(shape: int) -> object:\n"
+        "    return get_buffer(f'ws_{shape}', lambda: shape)\n"
+    )
+    assert_case(
+        project,
+        RULE,
+        """
+        from specrt.context import get_buffer
+
+        def ws(shape: int) -> object:
+            get_buffer(f"ws_big_{shape}", lambda: shape)  # another name: `ws_big_{…}`
+            return get_buffer(f"ws_{shape}", lambda: shape)  # expect
+        """,
+        path="app/layers/comm.py",
+        extra={"app/models/llama.py": prefixed, "app/models/qwen.py": prefixed},
+    )
+
+
+def test_a_name_keyed_by_its_factorys_device_is_a_per_device_entry(project: Path) -> None:
+    assert_case(
+        project,
+        RULE,
+        """
+        import torch
+
+        from specrt.context import get_buffer
+
+        def ws(device: str, rows: int) -> None:
+            get_buffer(f"ws:{device}", lambda: torch.zeros(16, device=device))  # expect
+            get_buffer(f"ws_rows:{rows}", factory=lambda: torch.zeros(rows, device=device))
+            get_buffer("ws_" + device, factory=lambda: torch.zeros(4, device=device))  # expect
+        """,
+        path="app/layers/ws.py",
+    )
+    out = run_engine(project, select={RULE})
+    assert all("per device" in f.message for f in out.findings)
+
+
 def test_derived_sets_and_subsystems(project: Path) -> None:
     write(
         project,
@@ -136,6 +183,8 @@ def test_derived_sets_and_subsystems(project: Path) -> None:
                 "from specrt.context import get_buffer, get_stream\n\n\n"
                 "def comm() -> object:\n"
                 "    get_buffer('flashinfer_workspace', lambda: 0)\n"
+                "    get_buffer(f'k3_symm:{id(0)}', lambda: 0)\n"
+                "    get_buffer('mha_' f'out_{id(0)}', lambda: 0)\n"
                 "    return get_stream('dp_tbo_comm')\n"
             ),
         },
@@ -156,10 +205,12 @@ def test_derived_sets_and_subsystems(project: Path) -> None:
         "subsystems": ["app.layers", "app.models"],
         "name table": {
             "buffers flashinfer_workspace": "app.layers",
+            "buffers k3_symm:{…}": "app.layers",
+            "buffers mha_out_{…}": "app.layers",
             "streams alt": "app.models",
             "streams dp_tbo_comm": "app.layers",
         },
-        "lease sites": 4,
+        "lease sites": 6,
         "capture blocks": [],
         "reached from capture": 0,
     }

@@ -17,7 +17,7 @@ its kind and where. Asked by CTX602, whose facts these are.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ctxlint.core.lazy_libcst import cst
@@ -26,6 +26,8 @@ from ctxlint.facts.typed import Site, site
 from ctxlint.facts.visitor import FileVisitor
 from ctxlint.program.bindings import KEY as BINDINGS
 from ctxlint.program.bindings import Bindings
+from ctxlint.program.classes import class_index
+from ctxlint.program.core import Program
 from ctxlint.program.reads import HOP, config_accessors, config_attribute, has_config_hop
 
 # The standard library's process-wide memos (the language's, not the codebase's).
@@ -62,6 +64,9 @@ class ImportTimeRead:
     name: str
     where: str
     site: Site
+    # a memo's: what the memoised function calls (resolved names); the classes
+    # among them (`built_classes`) are the objects the memo builds and keeps
+    builds: tuple[str, ...] = ()
 
 
 class ImportTimeVisitor(FileVisitor):
@@ -78,6 +83,8 @@ class ImportTimeVisitor(FileVisitor):
         self.main_guards = 0
         self.bindings: Bindings = ctx.parts[BINDINGS]  # which names a function declared global
         self.memo: dict[int, bool] = {}  # function node -> memoised process-wide
+        self.memo_calls: dict[int, list[str]] = {}  # memoised function node -> what it calls
+        self.memo_reads: list[tuple[int, int]] = []  # (index in found, its function node)
         self.reported: set[int] = set()
         self.not_config: set[int] = set()  # accessor calls followed by a non-config name
         self.found: list[ImportTimeRead] = []
@@ -202,13 +209,20 @@ class ImportTimeVisitor(FileVisitor):
         if q in self.legacy:
             self._add("legacy", node, q, q.rpartition(".")[0])
             return
+        fn = self.ctx.scope.node
+        memoised = not self._at_import_time() and self._memoised(fn)
+        if memoised and q not in self.accessors:
+            self.memo_calls.setdefault(id(fn), []).append(q)
         if q not in self.accessors or node.args or id(node) in self.not_config:
             return
         if self._at_import_time():
             where = "a class body" if self.ctx.scope.kind == "class" else "module level"
             self._add("import", node, q, where)
-        elif self._memoised(self.ctx.scope.node):
+        elif memoised:
+            before = len(self.found)
             self._add("memo", node, q, self.ctx.scope.name)
+            if len(self.found) > before:
+                self.memo_reads.append((before, id(fn)))
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
         # seen before the call it is taken on (pre-order): mark the accessor calls
@@ -227,4 +241,28 @@ class ImportTimeVisitor(FileVisitor):
             self._add("hop", node, q, namespace)
 
     def finish(self) -> tuple[ImportTimeRead, ...] | None:
+        for i, fn in self.memo_reads:
+            calls = tuple(sorted(set(self.memo_calls.get(fn, ()))))
+            self.found[i] = replace(self.found[i], builds=calls)
         return tuple(self.found) or None
+
+
+def built_classes(program: Program, read: ImportTimeRead) -> str:
+    """The classes a memoised function constructs (its calls that name a class
+    of the parsed tree, through re-exports), short names joined: what the memo
+    builds once and hands back after every override, re-publish and
+    `reset_context()` (a memo is no resources-tier entry, which that clears)."""
+    index = class_index(program)
+    found = {c for q in read.builds if (c := index.resolve(q)) is not None}
+    return ", ".join(sorted(c.rpartition(".")[2] for c in found))
+
+
+def memo_modules(program: Program, key: str) -> set[str]:
+    """`module:` tokens for what memos call: parsed, the class index knows their
+    classes (`built_classes`)."""
+    return {
+        f"module:{q.rpartition('.')[0]}"
+        for _, _, found in program.typed_facts(key, tuple[ImportTimeRead, ...])
+        for f in found
+        for q in f.builds
+    }

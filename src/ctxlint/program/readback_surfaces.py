@@ -10,6 +10,14 @@ point, by called name), finds the surfaces (functions returning a dict that
 spreads a readback or holds a primitive's result), the parts a surface spreads,
 each surface's keys, and the groups by readback name (`group_name`). Asked by
 CTX502, whose facts these are.
+
+`own_descriptions` tells which keys a surface reports about itself rather than
+as a readback field (the design's sibling rule is about the fields its users
+lose): a key no sibling reports, whose value is a literal constant
+(`"frontend": "python"`) or the result of a function of the surface's own
+module that only that module calls, that is not handed the record, is no
+readback primitive and reaches no bag read (`"grpc_features":
+_media_input_features(mm_processor)`).
 """
 
 from __future__ import annotations
@@ -19,6 +27,8 @@ from dataclasses import dataclass
 
 from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import FileContext, dotted
+from ctxlint.program.call_model import EventKind
+from ctxlint.program.calls import CallGraph, call_graph
 from ctxlint.program.core import Program
 from ctxlint.program.returned_values import (
     DictShape,
@@ -102,6 +112,7 @@ class Model:
     def __init__(self, program: Program) -> None:
         # qualified name -> (path, name in its module, facts)
         self.fns: dict[str, tuple[str, str, ReturnFacts]] = {}
+        self.modules: dict[str, str] = {}  # qualified name -> its module
         whole: set[str] = set()
         leaf: set[str] = set()
         bag_lookups: set[str] = set()  # what the bag accessors call: a bag, not a leaf
@@ -109,6 +120,7 @@ class Model:
         for path, module, facts in program.typed_facts(ID, ReadbackFacts):
             for qual, f in facts.functions.items():
                 self.fns[f"{module}.{qual}"] = (path, qual, f)
+                self.modules[f"{module}.{qual}"] = module
                 if module == program.vocab.runtime_module and qual in accessors:
                     bag_lookups.update(f.ret)
             for kind, name in facts.seeds:
@@ -194,6 +206,91 @@ class Model:
     def _part(self, spread: Spread) -> DictShape | None:
         part = self._spread_of.get(id(spread))
         return self.parts.get(part) if part else None
+
+
+def _literal(keys: list[str]) -> set[str]:
+    """Keys compared across siblings: literal ones and the whole readback (an
+    opaque spread's keys are unknown)."""
+    return {k for k in keys if not k.startswith("**") or k == WHOLE}
+
+
+def disagreements(
+    program: Program, model: Model
+) -> list[tuple[str, str, str, dict[str, list[str]]]]:
+    """(group, surface, its short name, key -> the siblings reporting it, by
+    short name) for each surface of a group of two or more that lacks a field
+    a sibling reports (sorted keys)."""
+    out = []
+    for group, quals in sorted(model.groups.items()):
+        if len(quals) < 2:
+            continue
+        own = own_descriptions(program, model, quals)
+        fields = {q: _literal(model.keys[q]) - own[q] for q in quals}
+        for qual in quals:
+            others = [q for q in quals if q != qual]
+            missing = sorted(set().union(*(fields[q] for q in others)) - _literal(model.keys[qual]))
+            if missing:
+                having = {k: [_short(q) for q in others if k in fields[q]] for k in missing}
+                out.append((group, qual, _short(qual), having))
+    return out
+
+
+def _short(qual: str) -> str:
+    return ".".join(qual.split(".")[-2:])
+
+
+def own_descriptions(program: Program, model: Model, quals: list[str]) -> dict[str, set[str]]:
+    """Per surface of one group, the keys it reports about itself (see the module
+    docstring): a key no sibling reports, whose value is a constant or what a
+    helper of its own module answers. A sibling that lacks one loses no field;
+    a key two siblings report is the group's, whatever its values."""
+    graph = call_graph(program)
+    reporters: dict[str, int] = {}
+    for q in quals:
+        for key in model.keys[q]:
+            reporters[key] = reporters.get(key, 0) + 1
+    out: dict[str, set[str]] = {}
+    for q in quals:
+        module = model.modules[q]
+        out[q] = {
+            key
+            for key, what in model.surfaces[q].own.items()
+            if reporters.get(key) == 1
+            and (
+                what.startswith("=")
+                or _local_description(graph, what.removeprefix("call "), module, model.primitives)
+            )
+        }
+    return out
+
+
+def _local_description(graph: CallGraph, fn: str, module: str, primitives: set[str]) -> bool:
+    """`fn` is a function of `module` that only `module` calls, not handed the
+    record, no readback primitive, reaching no bag read (through what it calls)."""
+    func = graph.funcs.get(fn)
+    if func is None or func.module != module or func.takes_record:
+        return False
+    if fn.rpartition(".")[2] in primitives:
+        return False
+    if any(graph.funcs[c].module != module for c in graph.callers.get(fn, ()) if c in graph.funcs):
+        return False
+    seen, todo = {fn}, [fn]
+    while todo:
+        if len(seen) > 200:  # a helper this wide is no description of a transport
+            return False
+        f = graph.funcs.get(todo.pop())
+        if f is None:
+            continue
+        if f.takes_record or f.does(EventKind.READ):
+            return False
+        for found in graph.edges.get(f.qual, ()):
+            for t in found:
+                if t not in seen:
+                    if t.rpartition(".")[2] in primitives:
+                        return False
+                    seen.add(t)
+                    todo.append(t)
+    return True
 
 
 def readback_model(program: Program) -> Model:

@@ -8,8 +8,9 @@ module's, through `<x>.resources`) store into keyed by their first parameter
 runtime module's functions that store so or hand their first parameter to a
 lease method are the *lease functions*. A *lease site* is a call, outside the
 runtime module, of a lease function or of a lease method on a runtime
-accessor's result, with its registry and its name argument (a literal, or a
-module constant bound once to one). A module's *subsystem* is its package one
+accessor's result, with its registry and its name argument (a literal, a
+module constant bound once to one, or a string built from a literal prefix:
+`f"k3_symm:{name}"` is the name `k3_symm:{…}`, the prefix naming the role). A module's *subsystem* is its package one
 level below the root (the runtime module's package for the modules inside it,
 else the module's top-level package).
 
@@ -35,6 +36,77 @@ ACCESSOR = "get_resources"
 SLOT = "resources"  # the tier's slot on the runtime context (`ctx.resources`)
 
 
+PREFIXED = "{…}"  # stands for the computed rest of a name with a literal prefix
+
+
+def _prefix(expr: cst.BaseExpression) -> tuple[str, bool]:
+    """The literal text a string expression starts with, and whether that is
+    all of it: `f"a_{x}"` -> ("a_", False); `"a" f"b{x}"` -> ("ab", False)."""
+    whole = string_value(expr)
+    if whole is not None:
+        return whole, True
+    if isinstance(expr, cst.FormattedString):
+        first = expr.parts[0] if expr.parts else None
+        text = first.value if isinstance(first, cst.FormattedStringText) else ""
+        return text, len(expr.parts) <= 1 and bool(text)
+    if isinstance(expr, cst.ConcatenatedString) or (
+        isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add)
+    ):
+        left, done = _prefix(expr.left)
+        if not done:
+            return left, False
+        right, done = _prefix(expr.right)
+        return left + right, done
+    return "", False
+
+
+def lease_name(expr: cst.BaseExpression) -> str | None:
+    """A lease's name: the literal, or `<prefix>{…}` for a string computed
+    after a literal prefix with a word in it (the prefix names the role; a
+    bare `_` or a name that starts computed names none)."""
+    text, whole = _prefix(expr)
+    if whole:
+        return text
+    return text + PREFIXED if any(c.isalnum() for c in text) else None
+
+
+def _computed(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """The expressions a string expression interpolates (`f"a_{x}"` -> x)."""
+    if isinstance(expr, cst.FormattedString):
+        return [p.expression for p in expr.parts if isinstance(p, cst.FormattedStringExpression)]
+    if isinstance(expr, cst.ConcatenatedString) or (
+        isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add)
+    ):
+        return _computed(expr.left) + _computed(expr.right)
+    if isinstance(expr, (cst.SimpleString, cst.FormattedStringText)):
+        return []
+    return [expr]
+
+
+def _device_args(node: cst.CSTNode) -> list[cst.BaseExpression]:
+    """The values passed as `device=` anywhere under `node`."""
+    out: list[cst.BaseExpression] = []
+    todo = [node]
+    while todo:
+        n = todo.pop()
+        if isinstance(n, cst.Arg) and n.keyword is not None and n.keyword.value == "device":
+            out.append(n.value)
+        todo.extend(n.children)
+    return out
+
+
+def per_device(call: cst.Call, name: cst.BaseExpression) -> bool:
+    """The name interpolates the very value its factory places the buffer on
+    (`get_buffer(f"ws:{device}", lambda: torch.zeros(n, device=device))`): one
+    lease per device, which the design keeps in the registry's entries directly."""
+    factory = next((a.value for a in call.args if a.keyword and a.keyword.value == "factory"), None)
+    positional = [a.value for a in call.args if a.keyword is None and not a.star]
+    factory = factory or (positional[1] if len(positional) > 1 else None)
+    if factory is None:
+        return False
+    return any(d.deep_equals(x) for d in _device_args(factory) for x in _computed(name))
+
+
 def _first_arg(node: cst.Call) -> cst.BaseExpression | None:
     for a in node.args:
         if a.keyword is not None and a.keyword.value == "name":
@@ -49,11 +121,14 @@ class RuntimeCall:
 
     fn: str  # the calling function (callees.function_key)
     target: str  # `rt.f`, or `rt.acc().m` for a method on an accessor's result
-    name: str | None  # its name argument when a literal (or a constant bound to one)
+    # its name argument when a literal (or a constant bound to one), or its
+    # literal prefix followed by PREFIXED
+    name: str | None
     arg: str  # the name argument as written
     capture: bool  # made inside a graph-capture block
     snippet: str
     span: Span
+    per_device: bool = False  # its computed name keys it by its factory's device
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,11 +265,12 @@ class LeaseVisitor(CaptureVisitor):
         call = RuntimeCall(
             function_key(self.ctx),
             target,
-            string_value(arg),
+            lease_name(arg),
             self.ctx.snippet(arg)[:80],
             self.capturing,
             self.ctx.snippet(node)[:160],
             self.ctx.anchor(node),  # type: ignore[arg-type]
+            per_device(node, arg),
         )
         self.calls.append((call, arg.value if isinstance(arg, cst.Name) else None))
 
@@ -274,7 +350,8 @@ class Leases:
         return out
 
     def table(self) -> dict[str, list[str]]:
-        """`<registry> <name>` -> the subsystems leasing it (literal names only)."""
+        """`<registry> <name>` -> the subsystems leasing it (literal names and
+        literal prefixes)."""
         out: dict[str, set[str]] = {}
         for s in self.sites:
             if s.call.name is not None:
@@ -282,7 +359,7 @@ class Leases:
         return {k: sorted(v) for k, v in sorted(out.items())}
 
     def shared_names(self) -> list[tuple[str, dict[str, list[LeaseSite]]]]:
-        """Each literal `<registry> <name>` leased from two subsystems or more,
+        """Each `<registry> <name>` (a literal or a prefix) leased from two subsystems or more,
         by key: subsystem -> its sites."""
         by_key: dict[str, dict[str, list[LeaseSite]]] = {}
         for s in self.sites:

@@ -3,7 +3,9 @@
 Per function, `ret` lists the called names whose results the return value is
 (or wraps: a call's first argument, a conditional, `await`, a local bound to
 one); `shape` is the returned dict's shape: its literal keys, with the names
-called in each value, and its spreads (`**x`, `d.update(x)`: the calls the
+called in each value (and, where a value is a literal constant or a call of
+a function of the same module, which: `own`), and its spreads (`**x`,
+`d.update(x)`: the calls the
 value comes from with the resolved targets of plain-name calls, or opaque
 text). A local's dict is followed through the binding model as the function
 builds it (`d["k"] = ...`, `d.update(...)`); several returns report the union.
@@ -72,6 +74,18 @@ class DictShape:
 
     keys: dict[str, list[str]]
     spreads: list[Spread]
+    # key -> what its value is, where that can make it the surface's own
+    # description rather than a field: `=<literal>` for a constant,
+    # `call <module.function>` for a call of a function this module defines
+    own: dict[str, str] = field(default_factory=dict)
+
+    def put(self, key: str, calls: list[str], own: str | None) -> None:
+        """Set a key (as the walk builds the dict), with what its value is."""
+        self.keys[key] = calls
+        if own is None:
+            self.own.pop(key, None)
+        else:
+            self.own[key] = own
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,6 +192,7 @@ class ReturnedValuesVisitor(FileVisitor):
         if isinstance(expr, cst.Dict):
             keys: dict[str, list[str]] = {}
             spreads: list[Spread] = []
+            own: dict[str, str] = {}
             for el in expr.elements:
                 if isinstance(el, cst.StarredDictElement):
                     spreads.append(self.spread(el.value))
@@ -185,7 +200,9 @@ class ReturnedValuesVisitor(FileVisitor):
                     spreads.append(Spread(self._text(el.key)))
                 else:
                     keys[key] = sorted(self.calls_in(el.value))
-            return DictShape(keys, spreads)
+                    if (what := self.own_value(el.value)) is not None:
+                        own[key] = what
+            return DictShape(keys, spreads, own)
         if isinstance(expr, cst.DictComp):
             comp = expr.for_in
             iterable = comp.iter
@@ -211,6 +228,23 @@ class ReturnedValuesVisitor(FileVisitor):
                     return inner
             if called(expr) not in (None, *NOT_CALLS):
                 return DictShape({}, [self.spread(expr)])
+        return None
+
+    def own_value(self, expr: cst.BaseExpression) -> str | None:
+        """`=<text>` for a literal constant (`"python"`, `1`, `True`), `call
+        <module.f>` for a call of a plain name this module binds (resolved to it;
+        whether a function is behind the name is the model's question), else None."""
+        text = string_value(expr)
+        if text is not None:
+            return f"={text!r}"
+        if isinstance(expr, (cst.Integer, cst.Float)):
+            return f"={expr.value}"
+        if isinstance(expr, cst.Name) and expr.value in ("True", "False", "None"):
+            return f"={expr.value}"
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name):
+            target = self.ctx.resolve(expr.func)
+            if target and target == f"{self.ctx.module}.{expr.func.value}":
+                return f"call {target}"
         return None
 
     def _builds_dict(self, expr: cst.BaseExpression, depth: int = 0) -> bool:
@@ -261,6 +295,7 @@ class ReturnedValuesVisitor(FileVisitor):
                 fn.shape = shape
             else:  # several returns: the union of what they report
                 fn.shape.keys.update(shape.keys)
+                fn.shape.own.update(shape.own)
                 fn.shape.spreads.extend([s for s in shape.spreads if s not in fn.shape.spreads])
 
     def visit_Assign(self, node: cst.Assign) -> None:
@@ -275,7 +310,9 @@ class ReturnedValuesVisitor(FileVisitor):
                 if local is not None and local.shape is not None and isinstance(key, cst.Index):
                     name = string_value(key.value)
                     if name is not None:
-                        local.shape.keys[name] = sorted(self.calls_in(node.value))
+                        local.shape.put(
+                            name, sorted(self.calls_in(node.value)), self.own_value(node.value)
+                        )
 
     def _holds_value(self, bound: Bound, before: Any) -> LocalValue | None:
         """What a local assigned a call's result or a dict holds, in a function;
@@ -288,7 +325,7 @@ class ReturnedValuesVisitor(FileVisitor):
         if not calls and shape is None:
             return None
         if shape is not None:  # its own dict: what it adds is not the value's
-            shape = DictShape(dict(shape.keys), list(shape.spreads))
+            shape = DictShape(dict(shape.keys), list(shape.spreads), dict(shape.own))
         return LocalValue(sorted(calls), shape)
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -300,12 +337,15 @@ class ReturnedValuesVisitor(FileVisitor):
         local = self.locals.get(self.stack[-1].scope, recv.value)
         if local is None or local.shape is None:
             return
-        keys, spreads = local.shape.keys, local.shape.spreads
+        spreads = local.shape.spreads
         for arg in node.args:
             if arg.keyword is not None:
-                keys[arg.keyword.value] = sorted(self.calls_in(arg.value))
+                local.shape.put(
+                    arg.keyword.value, sorted(self.calls_in(arg.value)), self.own_value(arg.value)
+                )
             elif (shape := self.shape(arg.value)) is not None and (shape.keys or not shape.spreads):
-                keys.update(shape.keys)
+                for key in shape.keys:
+                    local.shape.put(key, shape.keys[key], shape.own.get(key))
                 spreads.extend(shape.spreads)
             else:
                 spreads.append(self.spread(arg.value))

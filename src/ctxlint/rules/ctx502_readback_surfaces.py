@@ -6,6 +6,7 @@ their results, matched by called name), the surfaces (functions returning a dict
 that spreads a readback or holds a primitive's result), and their groups by
 readback name. A surface lacking a key its siblings report is a finding; each
 group's surfaces and keys are pinned in the baseline, as CTX501 pins hooks.
+A key a sibling reports about itself (its transport) is no field the others lose.
 """
 
 from __future__ import annotations
@@ -16,16 +17,10 @@ from typing import Any
 from ctxlint.facts.vocab import BAGS, Vocabulary
 from ctxlint.program.bindings import KEY as BINDINGS
 from ctxlint.program.core import Program
-from ctxlint.program.readback_surfaces import WHOLE, Model, ReadbackVisitor, readback_model
+from ctxlint.program.readback_surfaces import Model, ReadbackVisitor, disagreements, readback_model
 from ctxlint.program.rule import PinSite, RawFinding, Rule, pin_findings
 
 ID = "CTX502"
-
-
-def _literal(keys: list[str]) -> set[str]:
-    """Keys compared across siblings: literal ones and the whole readback (an
-    opaque spread's keys are unknown)."""
-    return {k for k in keys if not k.startswith("**") or k == WHOLE}
 
 
 class ReadbackSurfaces(Rule):
@@ -36,7 +31,7 @@ class ReadbackSurfaces(Rule):
         "each group's surfaces and keys are pinned in the baseline"
     )
     visitor = ReadbackVisitor
-    requires = (BINDINGS,)  # what a function's locals hold
+    requires = (BINDINGS, "calls")  # what a function's locals hold; who calls a helper
     needs = (BAGS,)  # a readback answers from the bags (`config_leaf`)
 
     def tokens(self, vocab: Vocabulary) -> set[str]:
@@ -80,38 +75,26 @@ class ReadbackSurfaces(Rule):
     def check(self, program: Program) -> Iterable[RawFinding]:
         model = readback_model(program)
         out: list[RawFinding] = []
-        for group, quals in sorted(model.groups.items()):
-            if len(quals) < 2:
-                continue
-            for qual in quals:
-                mine = _literal(model.keys[qual])
-                others = [q for q in quals if q != qual]
-                missing = sorted(set().union(*(_literal(model.keys[q]) for q in others)) - mine)
-                if not missing:
-                    continue
-                path, scope, f = model.fns[qual]
-                having = {
-                    k: [_short(q) for q in others if k in _literal(model.keys[q])] for k in missing
-                }
-                who = sorted({w for v in having.values() for w in v})
-                plural, verb = ("s", "") if len(who) > 1 else ("", "s")
-                shown = ", ".join(f"`{k}`" for k in missing[:4])
-                more = f" and {len(missing) - 4} more" if len(missing) > 4 else ""
-                out.append(
-                    RawFinding(
-                        ID,
-                        path,
-                        scope,
-                        f"readback {group}: {f.name}",
-                        f.span,  # type: ignore[arg-type]
-                        f"`{_short(qual)}` does not report {shown}{more}, which its `{group}` "
-                        f"sibling{plural} {', '.join(f'`{w}`' for w in who)} report{verb}: its "
-                        "users lose the field; report the same keys from every surface",
-                        "\n".join(
-                            f"  - {k}: reported by {', '.join(v)}" for k, v in having.items()
-                        ),
-                    )
+        for group, qual, name, having in disagreements(program, model):
+            path, scope, f = model.fns[qual]
+            missing = list(having)
+            who = sorted({w for v in having.values() for w in v})
+            plural, verb = ("s", "") if len(who) > 1 else ("", "s")
+            shown = ", ".join(f"`{k}`" for k in missing[:4])
+            more = f" and {len(missing) - 4} more" if len(missing) > 4 else ""
+            out.append(
+                RawFinding(
+                    ID,
+                    path,
+                    scope,
+                    f"readback {group}: {f.name}",
+                    f.span,  # type: ignore[arg-type]
+                    f"`{name}` does not report {shown}{more}, which its `{group}` "
+                    f"sibling{plural} {', '.join(f'`{w}`' for w in who)} report{verb}: "
+                    "its users lose the field; report the same keys from every surface",
+                    "\n".join(f"  - {k}: reported by {', '.join(v)}" for k, v in having.items()),
                 )
+            )
         if ID in program.pinned:
             sites: dict[str, PinSite] = {}
             for group, quals in model.groups.items():
@@ -120,10 +103,6 @@ class ReadbackSurfaces(Rule):
                     sites[f"{group}: {qual}"] = PinSite(path, scope, f"def {f.name}", f.span)  # type: ignore[arg-type]
             out.extend(pin_findings(ID, program, self.pins(program), sites))
         return out
-
-
-def _short(qual: str) -> str:
-    return ".".join(qual.split(".")[-2:])
 
 
 RULE = ReadbackSurfaces()

@@ -1,5 +1,5 @@
-"""CTX701 resource-lease: named streams and buffers are leased by literal name,
-one subsystem per name, and never from inside CUDA graph capture.
+"""CTX701 resource-lease: named streams and buffers are leased by literal name
+(or prefix), one subsystem per name, and never from inside CUDA graph capture.
 
 Everything comes from the runtime's resources tier. The tier is the class the
 runtime module's `get_resources()` is annotated to return; its *registries* are
@@ -116,12 +116,17 @@ class ResourceLease(Rule):
 
     def _names(self, model: Leases) -> Iterable[RawFinding]:
         for s in model.sites:
-            if s.call.name is None:
+            why = (
+                "neither is nor starts with a literal: no role names it"
+                if s.call.name is None
+                else "names one entry per device (its factory's `device=`)"
+            )
+            if s.call.name is None or s.call.per_device:
                 yield _at(
                     s,
-                    f"{s.registry} lease name `{s.call.arg}` is not a literal: the name -> "
-                    "subsystem table cannot hold it; lease one literal name per subsystem role, "
-                    f"or keep per-device/grow-only entries in `{ACCESSOR}().{s.registry}` directly",
+                    f"{s.registry} lease name `{s.call.arg}` {why}; lease a literal name (or "
+                    f"prefix) per subsystem role, and keep per-device/grow-only entries in "
+                    f"`{ACCESSOR}().{s.registry}` directly",
                 )
         for key, subs in model.shared_names():
             # the subsystem with the most leases keeps the name; each other is reported once

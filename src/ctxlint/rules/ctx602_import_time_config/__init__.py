@@ -13,7 +13,8 @@ deprecated):
 - a module global that caches a config value: `global _X` then `_X = ...` over
   an accessor read in the same function;
 - an accessor read inside a function memoised process-wide (`functools.cache`,
-  `functools.lru_cache`): the first answer outlives every later override;
+  `functools.lru_cache`): the first answer (or the object it builds) outlives
+  every later override;
 - a call of a legacy accessor (outside the module that defines it);
 - the removed `.config` hop on a bag accessor (`get_parallel().config.tp_size`):
   a `config` that is neither a field nor a sub-namespace of that bag.
@@ -26,6 +27,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ctxlint.facts.vocab import BAGS, Vocabulary
+from ctxlint.program import import_time_reads as at_import
 from ctxlint.program.bindings import KEY as BINDINGS
 from ctxlint.program.core import Program
 from ctxlint.program.import_time_reads import MEMO_DECORATORS, ImportTimeRead, ImportTimeVisitor
@@ -58,6 +60,9 @@ _MESSAGES = {
     "are missed; read the accessor where the value is used",
     "memo": "`{call}` read inside `{where}`, memoised process-wide: the first answer outlives "
     "every override and re-publish; read the accessor outside the memo, or drop the memo",
+    "built": "`{call}` read inside `{where}`, memoised process-wide, which builds `{built}`: it "
+    "keeps the first publish's values through every override, re-publish and `reset_context()`;"
+    " pass the values in as the memo's arguments, or keep it in a `get_resources()` entry",
     "legacy": "`{call}` is a legacy accessor, marked deprecated in `{where}`: read what "
     "replaces it (the deprecation names it)",
     "hop": "`{call}.config` is the removed `.config` hop: `{ns}` has no `config` leaf; read "
@@ -73,7 +78,7 @@ class ImportTimeConfig(Rule):
         "through a legacy accessor or the removed `.config` hop"
     )
     visitor = ImportTimeVisitor
-    requires = (BINDINGS,)  # the names a function declared global
+    requires = (BINDINGS, "classes")  # names a function declared global; what a memo builds
     needs = (BAGS,)
     fixes = ("safe",)  # the `.config` hop only (docs/fix.md)
 
@@ -84,6 +89,9 @@ class ImportTimeConfig(Rule):
 
     def tokens(self, vocab: Vocabulary) -> set[str]:
         return {q.rpartition(".")[2] for q in (*config_accessors(vocab), *vocab.legacy_accessors)}
+
+    def more_tokens(self, program: Program) -> set[str]:
+        return at_import.memo_modules(program, ID)  # what memos build: in the class index
 
     def derive(self, program: Program) -> dict[str, Any]:
         vocab = program.vocab
@@ -100,7 +108,10 @@ class ImportTimeConfig(Rule):
         for path, _, found in program.typed_facts(ID, tuple[ImportTimeRead, ...]):
             for f in found:
                 call = f"{f.name.rpartition('.')[2]}()"
-                message = _MESSAGES[f.kind].format(call=call, where=f.where, ns=f.where)
+                built = at_import.built_classes(program, f) if f.kind == "memo" else ""
+                message = _MESSAGES["built" if built else f.kind].format(
+                    call=call, where=f.where, ns=f.where, built=built
+                )
                 data = FindingData(f.kind, f.where if f.kind == "hop" else "").to_data()
                 at = f.site
                 yield RawFinding(ID, path, at.scope, at.snippet, at.span, message, data=data)
