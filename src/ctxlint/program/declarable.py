@@ -1,0 +1,68 @@
+"""Which fields a remedy may tell the code to declare: the whitelist, as the
+checked tree declares it.
+
+A hint that says "declare it with `run_post_process_pass(server_args, fn)`"
+is right only for a field on the whitelist (program.resolvable: the fields
+declared `resolvable=True`): where the declaration function checks it (a
+function at most GATE_DEPTH calls below it names the whitelist: SGLang
+0.5.17's `validate_declarations`) any other field raises at its slot, and the
+design limits declarations to it everywhere. Where no whitelist is derived (a
+tree with no `resolvable=True` field), every field may be named. Asked by
+CTX201 and CTX202, over CTX105's facts (program.declared_names).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ctxlint.program.core import Program
+from ctxlint.program.declared_names import KEY as FACTS
+from ctxlint.program.declared_names import declarable, gated
+from ctxlint.program.resolution import resolution
+
+KEY = "declarable"
+# the facts this question reads (another rule's visitor gathers them)
+FACTS_READ = (FACTS,)
+
+
+@dataclass(frozen=True, slots=True)
+class Declarable:
+    whitelist: frozenset[str]  # empty: none derived, every field may be declared
+    gate: str | None  # the function that refuses another field at its slot
+    call: str  # the declaration call as the tree's def spells it
+
+    def refused(self, fields: Iterable[str]) -> list[str]:
+        """The fields a declaration may not name (sorted): off the whitelist."""
+        if not self.whitelist:
+            return []
+        return sorted({f for f in fields if f not in self.whitelist})
+
+    def why(self, refused: Iterable[str]) -> str:
+        """Why a declaration of `refused` is no remedy, and the step before it."""
+        names = list(refused)
+        said = ", ".join(f"`{f}`" for f in names) + (" is" if len(names) == 1 else " are")
+        where = (
+            f"`{self.call}` raises at its slot (`{self.gate.rpartition('.')[2]}` checks "
+            "the whitelist)"
+            if self.gate is not None
+            else "the design limits declarations to the whitelist"
+        )
+        return (
+            f"{said} not declared resolvable, so a declaration is no remedy ({where}): "
+            "mark the field `Arg(..., resolvable=True)` before declaring it"
+        )
+
+
+def declarable_fields(program: Program) -> Declarable:
+    """The run's answer, built once."""
+    return program.memo(KEY, lambda: _build(program))
+
+
+def _build(program: Program) -> Declarable:
+    gates = gated(program)
+    return Declarable(
+        frozenset(declarable(program)),
+        gates[0] if gates else None,
+        resolution(program).declaration_hint(),
+    )
