@@ -39,18 +39,18 @@ class Declarable:
         return sorted({f for f in fields if f not in self.whitelist})
 
     def why(self, refused: Iterable[str]) -> str:
-        """Why a declaration of `refused` is no remedy, and the step before it."""
+        """Why a declaration of `refused` is no remedy yet, and the step before it."""
         names = list(refused)
         said = ", ".join(f"`{f}`" for f in names) + (" is" if len(names) == 1 else " are")
-        where = (
-            f"`{self.call}` raises at its slot (`{self.gate.rpartition('.')[2]}` checks "
-            "the whitelist)"
-            if self.gate is not None
-            else "the design limits declarations to the whitelist"
-        )
+        it = "it" if len(names) == 1 else "them"
+        if self.gate is not None:
+            why = f"`{self.call}` would raise at its slot (`{self.gate.rpartition('.')[2]}` "
+            why += "checks the whitelist)"
+        else:
+            why = "the design limits declarations to the whitelist"
         return (
-            f"{said} not declared resolvable, so a declaration is no remedy ({where}): "
-            "mark the field `Arg(..., resolvable=True)` before declaring it"
+            f"{said} not declared resolvable, so {why}: mark {it} `Arg(..., resolvable=True)` "
+            f"first, then declare {it} with {self.call}"
         )
 
 
