@@ -331,3 +331,76 @@ def resolve(server_args) -> None:
         (15, "self.context_length"),
         (17, "self.attention_backend"),
     ]
+
+
+def test_a_function_only_the_undeclared_prefix_runs_is_no_finding(project: Path) -> None:
+    """sglang 0.5.17's `_handle_return_hidden_states_mode` (the first call
+    `__post_init__` makes), `_alias_bootstrap_port_to_api_port` (two calls
+    below `_handle_pd_disaggregation`) and npu `set_default_server_args` run
+    before any call that may declare: the stash is empty there as in the
+    prefix itself (program.pipeline_reads.undeclared_callees). A function also
+    called after the first declaring call, or from another pipeline function,
+    keeps its reads reported."""
+    record = """\
+from specrt.fields import ExecKernel, ExecMoe, Memory, Model, Parallel, Schedule
+
+
+class ServerArgs(Parallel, Model, ExecKernel, ExecMoe, Schedule, Memory):
+    def __post_init__(self) -> None:
+        from app.early import platform_defaults, shared
+        from app.pipeline import resolve
+
+        object.__setattr__(self, "_stash", [])
+        self._handle_early()
+        shared(self)
+        self._twice()
+        resolve(self)
+        self._twice()
+        print(self.tp_size)  # after the declaring call
+
+    def _handle_early(self) -> None:
+        from app.early import platform_defaults
+
+        print(self.model_path)
+        platform_defaults(self)
+
+    def _twice(self) -> None:
+        print(self.dp_size)  # also runs after resolve
+"""
+    early = """\
+from specrt.record import ServerArgs
+
+
+def platform_defaults(server_args: ServerArgs) -> None:
+    _deeper(server_args)
+
+
+def _deeper(server_args: ServerArgs) -> None:
+    print(server_args.context_length)
+
+
+def shared(server_args: ServerArgs) -> None:
+    print(server_args.max_running_requests)  # resolve calls it too
+"""
+    body = """\
+from app.early import shared
+from specrt.resolution import declare_resolution
+
+
+def resolve(server_args) -> None:
+    declare_resolution(server_args, "kernels", attention_backend="sdpa")
+    shared(server_args)
+"""
+    files = {"specrt/record.py": record, "app/early.py": early, "app/pipeline.py": body}
+    write(project, {**RUNTIME, **files})
+    out = run_engine(project, select={RULE})
+    got = sorted(
+        (f.path, f.message.partition("`")[2].partition("`")[0])
+        for f in out.findings
+        if f.rule == RULE
+    )
+    assert got == [
+        ("app/early.py", "server_args.max_running_requests"),
+        ("specrt/record.py", "self.dp_size"),
+        ("specrt/record.py", "self.tp_size"),
+    ]

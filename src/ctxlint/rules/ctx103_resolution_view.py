@@ -18,7 +18,8 @@ the resolvers the runtime wraps for foreign defaults. Reported there:
   derived bag accessors count, never a `get_*` name pattern.
 
 A read in the record's `__post_init__` before its first call that may declare
-is not reported (program.pipeline_reads.undeclared_prefixes): nothing has
+is not reported (program.pipeline_reads.undeclared_prefixes), nor one in a
+function only those early calls run (undeclared_callees): nothing has
 declared on the record being built, so a view answers the same.
 """
 
