@@ -15,7 +15,10 @@ from typing import Any
 
 from ctxlint.facts.vocab import SEED, Vocabulary
 from ctxlint.program.core import Program
+from ctxlint.program.materialised import FACTS_READ, materialiser
 from ctxlint.program.reads import leaf_spelling, namespace_hint
+from ctxlint.program.resolution import KEY as RESOLUTION
+from ctxlint.program.resolution import resolution, start_tokens
 from ctxlint.program.rule import RawFinding, Rule, field_data
 from ctxlint.program.seed_reads import REQUIRES, SeedReadFact, SeedReadVisitor
 
@@ -27,7 +30,10 @@ class SeedRead(Rule):
     name = "seed-read"
     summary = "A field read off the process-global seed record (get_server_args()) in business code"
     visitor = SeedReadVisitor
-    requires = REQUIRES
+    # the pipeline (whether it writes declarations onto the fields) and the
+    # setters CTX102's visitor gathers
+    requires = (*REQUIRES, "calls", "classes", RESOLUTION)
+    reads_facts = FACTS_READ
     needs = (SEED,)
     fixes = ("safe", "unsafe")  # ctxlint fix (docs/fix.md)
 
@@ -37,15 +43,33 @@ class SeedRead(Rule):
         return (fix_seed_reads,)
 
     def tokens(self, vocab: Vocabulary) -> set[str]:
-        return set(vocab.seed_accessors)
+        # the pipeline's files too: whether it writes declarations onto the fields
+        return set(vocab.seed_accessors) | start_tokens(vocab)
+
+    def more_tokens(self, program: Program) -> set[str]:
+        return resolution(program).wanted_tokens()
+
+    def holds(self, program: Program) -> str:
+        """What the seed's fields hold in this tree: raw input, or (where the
+        pipeline writes its declarations onto the fields) resolution's decisions."""
+        writer = materialiser(program)
+        if writer is None:
+            return "it is the operator's raw input and misses resolution and overrides"
+        return (
+            f"it holds resolution's decisions (`{writer.rpartition('.')[2]}` writes them "
+            "onto the fields) but misses post-publish overrides"
+        )
 
     def derive(self, program: Program) -> dict[str, Any]:
+        writer = materialiser(program)
         return {
             "seed accessors": [program.vocab.qualified(a) for a in program.vocab.seed_accessors],
             "files reading the seed": sorted({p for p, _, _ in program.facts(ID)}),
+            "declarations written onto the fields by": [writer] if writer else [],
         }
 
     def check(self, program: Program) -> Iterable[RawFinding]:
+        holds = self.holds(program)
         for path, _, reads in program.typed_facts(ID, list[SeedReadFact]):
             for r in reads:
                 how = {"call": "", "alias": " through an alias"}.get(r.via, f" through {r.via}")
@@ -59,8 +83,7 @@ class SeedRead(Rule):
                     r.site.scope,
                     r.site.snippet,
                     r.site.span,
-                    f"`{r.field}` read off the seed record{how}: it is the operator's raw "
-                    f"input and misses resolution and overrides; {fix}",
+                    f"`{r.field}` read off the seed record{how}: {holds}; {fix}",
                     data=field_data(program.vocab, r.field),
                 )
 
