@@ -53,6 +53,19 @@ class Declarable:
             f"first, then declare {it} with {self.call}"
         )
 
+    def remedy(self, fields: Iterable[str] = (), first: str = "") -> str:
+        """CTX202's remedies, naming the declaration function as the tree's def
+        spells it (a release without the design's `declare_resolution` gets its
+        own writer), and offering it only where every field is on the whitelist."""
+        tail = "test doubles use get_context().override_server_args(...)."
+        refused = self.refused(fields)
+        if refused:
+            return f"{first}Pass a per-runner value as a constructor argument; {self.why(refused)}; {tail}"
+        return (
+            f"{first}Declare a decision on the record you hold with {self.call}; pass a "
+            f"per-runner value as a constructor argument; {tail}"
+        )
+
 
 def declarable_fields(program: Program) -> Declarable:
     """The run's answer, built once."""

@@ -31,6 +31,18 @@ def materialiser(program: Program) -> str | None:
     return program.memo(KEY, lambda: _build(program))
 
 
+def seed_holds(program: Program) -> str:
+    """What the seed's fields hold in this tree (CTX101's message): raw input, or
+    (where the pipeline writes its declarations onto them) resolution's decisions."""
+    writer = materialiser(program)
+    if writer is None:
+        return "it is the operator's raw input and misses resolution and overrides"
+    return (
+        f"it holds resolution's decisions (`{writer.rpartition('.')[2]}` writes them "
+        "onto the fields) but misses post-publish overrides"
+    )
+
+
 def _build(program: Program) -> str | None:
     res = resolution(program)
     setters = {q for _, _, f in program.typed_facts(SETTERS, ExposureFacts) for q in f.setters}

@@ -245,3 +245,25 @@ def _around(program: Program) -> dict[tuple[str, str], list[Call]]:
         for a in facts.around:
             out.setdefault((path, a.scope), []).append((a.name, a.span[0], a.span[2]))
     return out
+
+
+def copy_message(program: Program, path: str, module: str, c: CopyCall) -> tuple[str, str]:
+    """CTX202's message for a copy call, and the remedy to lead with: an in-place
+    edit's as the publish order places it (where none precedes it, the record is
+    still being set up: build it with the values)."""
+    if c.form != IN_PLACE:
+        why = "a copy re-resolves to the parent's answers and its edits reach no bag"
+        return f"copy-and-edit of a record ({c.form}): {why}", ""
+    before = publish_before(program, path, module, c)
+    if before is Before.PUBLISHED:
+        why = "the bags were projected at publish and do not see it"
+        return f"edit of a record after resolution ({c.form}): {why}", ""
+    if before is Before.UNPUBLISHED:
+        why = "no publish precedes it, so a later publish projects it, but the record has no "
+        why += "edit entry point (the no-copy contract)"
+        record = program.vocab.record_name
+        return f"edit of a record ({c.form}): {why}", (
+            f"Build the record with the values ({record}(..., **fields)). "
+        )
+    why = "where it runs after its process published, the bags do not see it; before, it "
+    return f"edit of a record ({c.form}): {why}still breaks the no-copy contract", ""

@@ -20,15 +20,13 @@ from typing import Any, ClassVar
 
 from ctxlint.facts.vocab import Vocabulary
 from ctxlint.program.core import Program
-from ctxlint.program.declarable import FACTS_READ, Declarable, declarable_fields
-from ctxlint.program.published import Before
+from ctxlint.program.declarable import FACTS_READ, declarable_fields
 from ctxlint.program.record_conventions import COPY_HELPERS, record_names
 from ctxlint.program.record_copies import (
-    IN_PLACE,
     KEY,
     RecordCopyVisitor,
     copy_entry_points,
-    publish_before,
+    copy_message,
     record_copies,
     record_lineage,
 )
@@ -37,38 +35,6 @@ from ctxlint.program.resolution import resolution
 from ctxlint.program.rule import RawFinding, Rule, finding_at
 
 ID = KEY
-
-
-def fix(can: Declarable, fields: tuple[str, ...] = (), first: str = "") -> str:
-    """The remedies, naming the declaration function as this tree's def spells it
-    (CTX104/CTX201's `Resolution.declaration_hint()`): a release without the
-    design's `declare_resolution` gets its own writer, not a name it lacks. A
-    declaration is offered only for fields on the whitelist (program.declarable)."""
-    tail = "test doubles use get_context().override_server_args(...)."
-    refused = can.refused(fields)
-    if refused:
-        return (
-            f"{first}Pass a per-runner value as a constructor argument; {can.why(refused)}; {tail}"
-        )
-    return (
-        f"{first}Declare a decision on the record you hold with {can.call}; pass a per-runner "
-        f"value as a constructor argument; {tail}"
-    )
-
-
-def edit_message(before: Before) -> str:
-    """What an in-place edit breaks, as the publish order places it."""
-    if before is Before.PUBLISHED:
-        return "the bags were projected at publish and do not see it"
-    if before is Before.UNPUBLISHED:
-        return (
-            "no publish precedes it, so a later publish projects it, but the record has no "
-            "edit entry point (the no-copy contract)"
-        )
-    return (
-        "where it runs after its process published, the bags do not see it; before, it "
-        "still breaks the no-copy contract"
-    )
 
 
 class RecordCopy(Rule):
@@ -106,7 +72,7 @@ class RecordCopy(Rule):
     def check(self, program: Program) -> Iterable[RawFinding]:
         record = program.vocab.record_name
         can = declarable_fields(program)
-        remedy = fix(can)
+        remedy = can.remedy()
         for q, path, c in copy_entry_points(program):
             where = "" if q == program.vocab.record_class else f" (inherited by {record})"
             for d in c.defs:
@@ -121,17 +87,8 @@ class RecordCopy(Rule):
                     f"Remove it. {remedy}",
                 )
         for path, module, c in record_copies(program):
-            first = ""
-            if c.form == IN_PLACE:
-                before = publish_before(program, path, module, c)
-                why = f"edit of a record{' after resolution' * (before is Before.PUBLISHED)} "
-                why += f"({c.form}): {edit_message(before)}"
-                if before is Before.UNPUBLISHED:  # the record is still being set up
-                    first = f"Build the record with the values ({record}(..., **fields)). "
-            else:
-                why = f"copy-and-edit of a record ({c.form}): a copy re-resolves to the "
-                why += "parent's answers and its edits reach no bag"
-            yield finding_at(ID, path, c.site, why, fix(can, c.fields, first))
+            why, first = copy_message(program, path, module, c)
+            yield finding_at(ID, path, c.site, why, can.remedy(c.fields, first))
 
 
 RULE = RecordCopy()

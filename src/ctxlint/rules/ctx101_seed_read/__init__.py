@@ -15,7 +15,7 @@ from typing import Any
 
 from ctxlint.facts.vocab import SEED, Vocabulary
 from ctxlint.program.core import Program
-from ctxlint.program.materialised import FACTS_READ, materialiser
+from ctxlint.program.materialised import FACTS_READ, materialiser, seed_holds
 from ctxlint.program.reads import leaf_spelling, namespace_hint
 from ctxlint.program.resolution import KEY as RESOLUTION
 from ctxlint.program.resolution import resolution, start_tokens
@@ -30,9 +30,7 @@ class SeedRead(Rule):
     name = "seed-read"
     summary = "A field read off the process-global seed record (get_server_args()) in business code"
     visitor = SeedReadVisitor
-    # the pipeline (whether it writes declarations onto the fields) and the
-    # setters CTX102's visitor gathers
-    requires = (*REQUIRES, "calls", "classes", RESOLUTION)
+    requires = (*REQUIRES, "calls", "classes", RESOLUTION)  # the pipeline: materialised?
     reads_facts = FACTS_READ
     needs = (SEED,)
     fixes = ("safe", "unsafe")  # ctxlint fix (docs/fix.md)
@@ -43,22 +41,10 @@ class SeedRead(Rule):
         return (fix_seed_reads,)
 
     def tokens(self, vocab: Vocabulary) -> set[str]:
-        # the pipeline's files too: whether it writes declarations onto the fields
-        return set(vocab.seed_accessors) | start_tokens(vocab)
+        return set(vocab.seed_accessors) | start_tokens(vocab)  # the pipeline's files too
 
     def more_tokens(self, program: Program) -> set[str]:
         return resolution(program).wanted_tokens()
-
-    def holds(self, program: Program) -> str:
-        """What the seed's fields hold in this tree: raw input, or (where the
-        pipeline writes its declarations onto the fields) resolution's decisions."""
-        writer = materialiser(program)
-        if writer is None:
-            return "it is the operator's raw input and misses resolution and overrides"
-        return (
-            f"it holds resolution's decisions (`{writer.rpartition('.')[2]}` writes them "
-            "onto the fields) but misses post-publish overrides"
-        )
 
     def derive(self, program: Program) -> dict[str, Any]:
         writer = materialiser(program)
@@ -69,7 +55,7 @@ class SeedRead(Rule):
         }
 
     def check(self, program: Program) -> Iterable[RawFinding]:
-        holds = self.holds(program)
+        holds = seed_holds(program)
         for path, _, reads in program.typed_facts(ID, list[SeedReadFact]):
             for r in reads:
                 how = {"call": "", "alias": " through an alias"}.get(r.via, f" through {r.via}")
