@@ -13,6 +13,13 @@ from resolution_rt import RUNTIME
 from rulecase import assert_case
 
 RULE = "CTX103"
+# a pipeline that declares: what the record's `__post_init__` calls after it is
+# past the undeclared prefix
+DECLARING = (
+    "from specrt.resolution import declare_resolution\n\n\n"
+    "def resolve(server_args):\n"
+    "    declare_resolution(server_args, 'k', attention_backend='sdpa')\n"
+)
 ENTRIES = "pipeline entries (the record's __post_init__ and methods reaching the declaration)"
 HOOKS = {
     "app/hooks.py": """\
@@ -90,13 +97,19 @@ def test_reads_inside_the_pipeline(project: Path) -> None:
 
 
 def test_record_methods_and_registered_overrides(project: Path) -> None:
-    write(project, {**RUNTIME, **HOOKS, "app/pipeline.py": "def resolve(server_args):\n    pass\n"})
+    # `resolve` declares, so `_check` (called after it) is past the undeclared prefix
+    write(project, {**RUNTIME, **HOOKS, "app/pipeline.py": DECLARING})
     out = run_engine(project, select={RULE})
     got = sorted((f.path, f.line, f.scope) for f in out.findings if f.rule == RULE)
     assert got == [
         ("app/hooks.py", 11, "tiny"),  # a registered override reads the raw input
         ("specrt/record.py", 13, "ServerArgs._check"),  # self.x in a record method reached
     ]
+    # where nothing declares before it, `_check` only runs in the undeclared prefix
+    write(project, {"app/pipeline.py": "def resolve(server_args):\n    pass\n"})
+    out = run_engine(project, select={RULE})
+    got = sorted((f.path, f.line, f.scope) for f in out.findings if f.rule == RULE)
+    assert got == [("app/hooks.py", 11, "tiny")]
 
 
 def test_a_record_method_after_resolution_is_no_entry(project: Path) -> None:
@@ -142,8 +155,7 @@ def test_a_record_method_after_resolution_is_no_entry(project: Path) -> None:
         "specrt.record.ServerArgs.override",
     ]
     got = sorted((f.line, f.scope) for f in out.findings if f.rule == RULE)
-    assert got == [
-        (13, "ServerArgs._check"),
+    assert got == [  # `_check` runs before anything declares (undeclared_callees)
         (25, "ServerArgs.check_server_args"),
         (26, "ServerArgs.check_server_args"),
     ]
@@ -241,8 +253,11 @@ from app.reader import attention_backends
 
 
 def resolve(server_args) -> None:
+    from specrt.resolution import declare_resolution
+
     req = object()
     print(req.attention_backends)
+    declare_resolution(server_args, "k", attention_backend="sdpa")
 """,
         },
     )
