@@ -391,7 +391,7 @@ def platform_defaults(server_args: ServerArgs) -> None:
 
 
 def _deeper(server_args: ServerArgs) -> None:
-    print(server_args.context_length)
+    print(server_args.attention_backend)  # a field resolution declares
 
 
 def shared(server_args: ServerArgs) -> None:
@@ -408,7 +408,9 @@ def resolve(server_args) -> None:
 """
     files = {"specrt/record.py": record, "app/early.py": early, "app/pipeline.py": body}
     write(project, {**RUNTIME, **files})
-    out = run_engine(project, select={RULE})
+    out = run_engine(project, select={RULE, "CTX102"})
+    # still resolution's read, not a handed read CTX102 takes over
+    assert not [f for f in out.findings if f.rule == "CTX102" and f.path == "app/early.py"]
     got = sorted(
         (f.path, f.message.partition("`")[2].partition("`")[0])
         for f in out.findings

@@ -147,19 +147,27 @@ def undeclared_callees(res: Resolution) -> frozenset[str]:
 
 def raw_field_reads(program: Program) -> Iterator[tuple[str, FieldAccess]]:
     """(path, read) of each record field read directly in the pipeline, but for a
-    read in a `__post_init__` entry before its first call that may declare, or in
-    a function only that prefix runs (undeclared_callees)."""
+    read in a `__post_init__` entry before its first call that may declare. A
+    read in a function only that prefix runs is here too (it is resolution's,
+    not a handed read CTX102 would take); `reported_raw_reads` leaves it out."""
     res = resolution(program)
     skip = views(res) | {res.declaration}
     prefixes = undeclared_prefixes(res)
-    early = undeclared_callees(res)
     for path, module, facts in res.files:
         for r in facts.reads:
             if r.fn in res.pipeline and r.fn not in skip:
-                if 0 <= r.calls_before <= prefixes.get(r.fn, -1) or r.fn in early:
+                if 0 <= r.calls_before <= prefixes.get(r.fn, -1):
                     continue  # nothing has declared yet: a view answers the same
                 if _holds_record(program, res, module, r):
                     yield path, r
+
+
+def reported_raw_reads(program: Program) -> Iterator[tuple[str, FieldAccess]]:
+    """The raw reads CTX103 reports: raw_field_reads, less those in a function
+    only the undeclared prefix runs (undeclared_callees: nothing has declared
+    there yet, so a view answers the same)."""
+    early = undeclared_callees(resolution(program))
+    return ((path, r) for path, r in raw_field_reads(program) if r.fn not in early)
 
 
 def pipeline_bag_reads(program: Program) -> Iterator[PipelineBagRead]:
