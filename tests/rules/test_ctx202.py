@@ -356,7 +356,7 @@ def test_a_declaration_is_offered_only_for_a_whitelisted_field(project: Path) ->
         "def f(sa: ServerArgs, resolved: dict) -> None:\n"
         "    sa.override(tp_size=2)\n"
         "    draft = copy.deepcopy(sa)\n"
-        "    draft.override('copy', **{**resolved, 'dp_size': 1, 'context_length': 8})\n"
+        "    draft.override(source='copy', **{**resolved, 'dp_size': 1, 'context_length': 8})\n"
     )
     for gated in (True, False):
         write(project, {**whitelisted(gated=gated), "app/m.py": source})
@@ -366,7 +366,7 @@ def test_a_declaration_is_offered_only_for_a_whitelisted_field(project: Path) ->
         assert "Declare a decision" in copied.details  # a copy sets nothing by name
         assert "Declare a decision" not in refused.details
         assert refused.details.startswith("Pass a per-runner value as a constructor argument")
-        assert "`dp_size` is not declared resolvable" in refused.details
+        assert "`dp_size` is not declared resolvable" in refused.details  # `source`: no field
         gate = "(`_check_names` checks the whitelist)"
         assert (gate in refused.details) is gated, refused.details
         assert ("the design limits declarations to the whitelist" in refused.details) is not gated

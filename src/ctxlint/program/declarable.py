@@ -29,6 +29,7 @@ FACTS_READ = (FACTS,)
 @dataclass(frozen=True, slots=True)
 class Declarable:
     whitelist: frozenset[str]  # empty: none derived, every field may be declared
+    fields: frozenset[str]  # the record's fields (a call's other keywords are no field)
     gate: str | None  # the function that refuses another field at its slot
     call: str  # the declaration call as the tree's def spells it
 
@@ -36,7 +37,7 @@ class Declarable:
         """The fields a declaration may not name (sorted): off the whitelist."""
         if not self.whitelist:
             return []
-        return sorted({f for f in fields if f not in self.whitelist})
+        return sorted({f for f in fields if f in self.fields and f not in self.whitelist})
 
     def why(self, refused: Iterable[str]) -> str:
         """Why a declaration of `refused` is no remedy yet, and the step before it."""
@@ -76,6 +77,7 @@ def _build(program: Program) -> Declarable:
     gates = gated(program)
     return Declarable(
         frozenset(declarable(program)),
+        frozenset(program.vocab.fields),
         gates[0] if gates else None,
         resolution(program).declaration_hint(),
     )
