@@ -85,3 +85,61 @@ class ServerArgs(Parallel, Model, ExecKernel, ExecMoe, Schedule, Memory):
         return dict(vars(self))
 """,
 }
+
+# the specrt fields, some declared resolvable (the whitelist, program.resolvable)
+WHITELIST_FIELDS = """\
+def arg(default: object, *, resolvable: bool = False) -> object:
+    return default
+
+
+class Parallel:
+    _NS_PATH = "parallel"
+    tp_size: int = arg(1, resolvable=True)
+    dp_size: int = arg(1)
+
+
+class Model:
+    _NS_PATH = "model"
+    model_path: str = arg("")
+    context_length: int = arg(0, resolvable=True)
+
+
+class ExecKernel:
+    _NS_PATH = "exec.kernel"
+    attention_backend: str = arg("auto", resolvable=True)
+
+
+class ExecMoe:
+    _NS_PATH = "exec.moe"
+    moe_runner_backend: str = arg("auto")
+
+
+class Schedule:
+    _NS_PATH = "schedule"
+    max_running_requests: int = arg(0)
+    chunked_prefill_size: int = arg(0, resolvable=True)
+
+
+class Memory:
+    _NS_PATH = "memory"
+    mem_fraction_static: float = arg(0.8)
+"""
+GATED = RUNTIME["specrt/resolution.py"].replace(
+    "def declare_resolution(server_args, source: str, **fields: object) -> None:\n",
+    "def _check_names(fields: dict) -> None:\n"
+    "    if not all(getattr(f, 'resolvable', True) for f in fields):\n"
+    "        raise ValueError('refused')\n\n\n"
+    "def declare_resolution(server_args, source: str, **fields: object) -> None:\n"
+    "    _check_names(fields)\n",
+)
+
+
+def whitelisted(gated: bool = False) -> dict[str, str]:
+    """RUNTIME with a whitelist; `gated`: the declaration function checks it
+    (a function below it names `resolvable`, as sglang 0.5.17's
+    `validate_declarations`)."""
+    return {
+        **RUNTIME,
+        "specrt/fields.py": WHITELIST_FIELDS,
+        **({"specrt/resolution.py": GATED} if gated else {}),
+    }

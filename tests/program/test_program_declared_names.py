@@ -8,8 +8,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from helpers import run_engine, write
-from resolution_rt import RUNTIME
+from resolution_rt import RUNTIME, whitelisted
 
+from ctxlint.program.declarable import declarable_fields
 from ctxlint.program.declared_names import GATE_DEPTH, declarable, gated
 from ctxlint.program.resolved_asserts import resolved_asserts
 
@@ -62,3 +63,19 @@ def test_ctx105_and_ctx403_read_one_whitelist(project: Path) -> None:
     program = run_engine(project, select={"CTX105", "CTX403"}).program
     assert sorted(declarable(program)) == ["context_length", "tp_size"]
     assert resolved_asserts(program).resolved == ["context_length", "tp_size"]
+
+
+def test_declarable_names_the_whitelist_and_the_gate_that_enforces_it(project: Path) -> None:
+    """program.declarable: what a remedy may tell the code to declare (CTX201,
+    CTX202). No whitelist: every field; a whitelist: its fields only, with the
+    gate named where the declaration function checks it."""
+    write(project, RUNTIME)
+    none = declarable_fields(run_engine(project, select={"CTX105"}).program)
+    assert none.whitelist == frozenset() and none.refused(["dp_size"]) == []
+    for gate in (True, False):
+        write(project, whitelisted(gated=gate))
+        can = declarable_fields(run_engine(project, select={"CTX105"}).program)
+        assert can.refused(["tp_size", "dp_size", "model_path"]) == ["dp_size", "model_path"]
+        assert can.gate == ("specrt.resolution._check_names" if gate else None)
+        assert can.call == "declare_resolution(server_args, source, **fields)"
+        assert can.why(["dp_size"]).startswith("`dp_size` is not declared resolvable")

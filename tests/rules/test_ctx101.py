@@ -279,3 +279,47 @@ def test_a_property_no_leaf_answers_names_what_the_runtime_lacks(project: Path) 
     assert "the runtime lacks an accessor deriving it from the bags" in finding.message
     assert "add one to specrt.context" in finding.message
     assert "read a runtime_context accessor" not in finding.message
+
+
+def test_the_message_says_what_the_seed_holds_in_this_tree(project: Path) -> None:
+    """sglang 0.5.17's `__post_init__` ends with `materialize_declarations(self)`
+    (a pipeline function reading the stash and `setattr`ing its parameter by a
+    computed name): after it the fields carry resolution's decisions, so the
+    seed misses only post-publish overrides (program.materialised). Without it
+    (the design's record, 0.5.23) the seed is raw input."""
+    from resolution_rt import RUNTIME
+
+    materialize = (
+        "\n\ndef materialize(server_args) -> None:\n"
+        "    for decided in getattr(server_args, STASH):\n"
+        "        for name, value in decided.items():\n"
+        "            setattr(server_args, name, value)\n"
+    )
+    record = RUNTIME["specrt/record.py"].replace(
+        "        resolve(self)\n",
+        "        resolve(self)\n        from specrt.resolution import materialize\n\n"
+        "        materialize(self)\n",
+    )
+    reader = (
+        "from specrt.context import get_server_args\n\n\n"
+        "def f() -> int:\n"
+        "    return get_server_args().tp_size\n"
+    )
+    pipeline = "def resolve(server_args) -> None:\n    pass\n"
+    files = {**RUNTIME, "app/pipeline.py": pipeline, "app/m.py": reader}
+    write(project, files)
+    out = run_engine(project, select={RULE})
+    (raw,) = out.findings
+    assert "it is the operator's raw input and misses resolution and overrides" in raw.message
+    assert out.program.sets[RULE]["declarations written onto the fields by"] == []
+    resolution = RUNTIME["specrt/resolution.py"] + materialize
+    write(project, {**files, "specrt/resolution.py": resolution, "specrt/record.py": record})
+    out = run_engine(project, select={RULE})
+    (decided,) = out.findings
+    assert "misses resolution" not in decided.message
+    assert decided.message.startswith(
+        "`tp_size` read off the seed record: it holds resolution's decisions "
+        "(`materialize` writes them onto the fields) but misses post-publish overrides; "
+    )
+    writer = out.program.sets[RULE]["declarations written onto the fields by"]
+    assert writer == ["specrt.resolution.materialize"]

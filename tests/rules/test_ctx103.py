@@ -13,6 +13,13 @@ from resolution_rt import RUNTIME
 from rulecase import assert_case
 
 RULE = "CTX103"
+# a pipeline that declares: what the record's `__post_init__` calls after it is
+# past the undeclared prefix
+DECLARING = (
+    "from specrt.resolution import declare_resolution\n\n\n"
+    "def resolve(server_args):\n"
+    "    declare_resolution(server_args, 'k', attention_backend='sdpa')\n"
+)
 ENTRIES = "pipeline entries (the record's __post_init__ and methods reaching the declaration)"
 HOOKS = {
     "app/hooks.py": """\
@@ -90,13 +97,19 @@ def test_reads_inside_the_pipeline(project: Path) -> None:
 
 
 def test_record_methods_and_registered_overrides(project: Path) -> None:
-    write(project, {**RUNTIME, **HOOKS, "app/pipeline.py": "def resolve(server_args):\n    pass\n"})
+    # `resolve` declares, so `_check` (called after it) is past the undeclared prefix
+    write(project, {**RUNTIME, **HOOKS, "app/pipeline.py": DECLARING})
     out = run_engine(project, select={RULE})
     got = sorted((f.path, f.line, f.scope) for f in out.findings if f.rule == RULE)
     assert got == [
         ("app/hooks.py", 11, "tiny"),  # a registered override reads the raw input
         ("specrt/record.py", 13, "ServerArgs._check"),  # self.x in a record method reached
     ]
+    # where nothing declares before it, `_check` only runs in the undeclared prefix
+    write(project, {"app/pipeline.py": "def resolve(server_args):\n    pass\n"})
+    out = run_engine(project, select={RULE})
+    got = sorted((f.path, f.line, f.scope) for f in out.findings if f.rule == RULE)
+    assert got == [("app/hooks.py", 11, "tiny")]
 
 
 def test_a_record_method_after_resolution_is_no_entry(project: Path) -> None:
@@ -142,8 +155,7 @@ def test_a_record_method_after_resolution_is_no_entry(project: Path) -> None:
         "specrt.record.ServerArgs.override",
     ]
     got = sorted((f.line, f.scope) for f in out.findings if f.rule == RULE)
-    assert got == [
-        (13, "ServerArgs._check"),
+    assert got == [  # `_check` runs before anything declares (undeclared_callees)
         (25, "ServerArgs.check_server_args"),
         (26, "ServerArgs.check_server_args"),
     ]
@@ -241,8 +253,11 @@ from app.reader import attention_backends
 
 
 def resolve(server_args) -> None:
+    from specrt.resolution import declare_resolution
+
     req = object()
     print(req.attention_backends)
+    declare_resolution(server_args, "k", attention_backend="sdpa")
 """,
         },
     )
@@ -330,4 +345,79 @@ def resolve(server_args) -> None:
         (13, "self.dp_size"),
         (15, "self.context_length"),
         (17, "self.attention_backend"),
+    ]
+
+
+def test_a_function_only_the_undeclared_prefix_runs_is_no_finding(project: Path) -> None:
+    """sglang 0.5.17's `_handle_return_hidden_states_mode` (the first call
+    `__post_init__` makes), `_alias_bootstrap_port_to_api_port` (two calls
+    below `_handle_pd_disaggregation`) and npu `set_default_server_args` run
+    before any call that may declare: the stash is empty there as in the
+    prefix itself (program.pipeline_reads.undeclared_callees). A function also
+    called after the first declaring call, or from another pipeline function,
+    keeps its reads reported."""
+    record = """\
+from specrt.fields import ExecKernel, ExecMoe, Memory, Model, Parallel, Schedule
+
+
+class ServerArgs(Parallel, Model, ExecKernel, ExecMoe, Schedule, Memory):
+    def __post_init__(self) -> None:
+        from app.early import platform_defaults, shared
+        from app.pipeline import resolve
+
+        object.__setattr__(self, "_stash", [])
+        self._handle_early()
+        shared(self)
+        self._twice()
+        resolve(self)
+        self._twice()
+        print(self.tp_size)  # after the declaring call
+
+    def _handle_early(self) -> None:
+        from app.early import platform_defaults
+
+        print(self.model_path)
+        platform_defaults(self)
+
+    def _twice(self) -> None:
+        print(self.dp_size)  # also runs after resolve
+"""
+    early = """\
+from specrt.record import ServerArgs
+
+
+def platform_defaults(server_args: ServerArgs) -> None:
+    _deeper(server_args)
+
+
+def _deeper(server_args: ServerArgs) -> None:
+    print(server_args.attention_backend)  # a field resolution declares
+
+
+def shared(server_args: ServerArgs) -> None:
+    print(server_args.max_running_requests)  # resolve calls it too
+"""
+    body = """\
+from app.early import shared
+from specrt.resolution import declare_resolution
+
+
+def resolve(server_args) -> None:
+    declare_resolution(server_args, "kernels", attention_backend="sdpa")
+    shared(server_args)
+"""
+    files = {"specrt/record.py": record, "app/early.py": early, "app/pipeline.py": body}
+    write(project, {**RUNTIME, **files})
+    out = run_engine(project, select={RULE, "CTX102"})
+    # still resolution's read, not a handed read CTX102 takes over
+    assert not [f for f in out.findings if f.rule == "CTX102" and f.path == "app/early.py"]
+    got = sorted(
+        (f.path, f.message.partition("`")[2].partition("`")[0])
+        for f in out.findings
+        if f.rule == RULE
+    )
+    assert got == [
+        ("app/early.py", "server_args.max_running_requests"),
+        ("specrt/record.py", "self.dp_size"),
+        ("specrt/record.py", "self.tp_size"),
     ]

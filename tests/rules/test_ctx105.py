@@ -9,62 +9,10 @@ from pathlib import Path
 
 from helpers import run_engine, write
 from resolution_rt import RUNTIME
+from resolution_rt import whitelisted as runtime
 from rulecase import assert_case
 
 RULE = "CTX105"
-FIELDS = """\
-def arg(default: object, *, resolvable: bool = False) -> object:
-    return default
-
-
-class Parallel:
-    _NS_PATH = "parallel"
-    tp_size: int = arg(1, resolvable=True)
-    dp_size: int = arg(1)
-
-
-class Model:
-    _NS_PATH = "model"
-    model_path: str = arg("")
-    context_length: int = arg(0, resolvable=True)
-
-
-class ExecKernel:
-    _NS_PATH = "exec.kernel"
-    attention_backend: str = arg("auto", resolvable=True)
-
-
-class ExecMoe:
-    _NS_PATH = "exec.moe"
-    moe_runner_backend: str = arg("auto")
-
-
-class Schedule:
-    _NS_PATH = "schedule"
-    max_running_requests: int = arg(0)
-    chunked_prefill_size: int = arg(0, resolvable=True)
-
-
-class Memory:
-    _NS_PATH = "memory"
-    mem_fraction_static: float = arg(0.8)
-"""
-GATED = RUNTIME["specrt/resolution.py"].replace(
-    "def declare_resolution(server_args, source: str, **fields: object) -> None:\n",
-    "def _check_names(fields: dict) -> None:\n"
-    "    if not all(getattr(f, 'resolvable', True) for f in fields):\n"
-    "        raise ValueError('refused')\n\n\n"
-    "def declare_resolution(server_args, source: str, **fields: object) -> None:\n"
-    "    _check_names(fields)\n",
-)
-
-
-def runtime(gated: bool = False) -> dict[str, str]:
-    return {
-        **RUNTIME,
-        "specrt/fields.py": FIELDS,
-        **({"specrt/resolution.py": GATED} if gated else {}),
-    }
 
 
 def test_direct_declarations_name_fields(project: Path) -> None:

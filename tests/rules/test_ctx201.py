@@ -577,3 +577,34 @@ def test_a_private_memo_is_not_given_the_config_remedies(project: Path) -> None:
         assert "change config with" not in f.message and "pass the value as" not in f.message
     assert "it backs the record's `chunk` property" in memo.message
     assert "backs" not in note.message
+
+
+def test_a_declaration_is_offered_only_for_a_whitelisted_field(project: Path) -> None:
+    """sglang 0.5.17's npu `set_default_server_args` (reached from
+    `__post_init__`) writes `chunked_prefill_size`, which is not
+    `resolvable=True` there: `run_post_process_pass(server_args, fn)` would
+    raise at its slot (`validate_declarations`). The hint declares only a field
+    on the whitelist (program.declarable) and otherwise says to mark it
+    resolvable first."""
+    from resolution_rt import whitelisted
+
+    pipeline = (
+        "from app.platform import set_defaults\n\n"
+        "def resolve(server_args) -> None:\n"
+        "    set_defaults(server_args)\n"
+    )
+    platform = (
+        "from specrt.record import ServerArgs\n\n"
+        "def set_defaults(server_args: ServerArgs) -> None:\n"
+        "    server_args.tp_size = 2\n"
+        "    server_args.dp_size = 2\n"
+    )
+    for gated in (True, False):
+        files = {**whitelisted(gated=gated), "app/pipeline.py": pipeline}
+        write(project, {**files, "app/platform.py": platform})
+        ok, refused = sorted(run_engine(project, select={RULE}).findings, key=lambda f: f.line)
+        assert "declared, not written: declare it with declare_resolution(" in ok.message
+        assert "declared, not written: `dp_size` is not declared resolvable" in refused.message
+        assert "mark it `Arg(..., resolvable=True)` first, then declare it" in refused.message
+        gate = "would raise at its slot (`_check_names` checks the whitelist)"
+        assert (gate in refused.message) is gated, refused.message

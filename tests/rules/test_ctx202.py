@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from helpers import run_engine, write
-from resolution_rt import RUNTIME
+from resolution_rt import RUNTIME, whitelisted
 from rulecase import assert_case
 
 RULE = "CTX202"
@@ -271,9 +271,10 @@ def test_message_names_the_form_and_the_fix(project: Path) -> None:
         for text in ("declare_resolution", "constructor argument", "override_server_args"):
             assert text in f.details and text not in f.message
     assert (first.scope, first.snippet) == ("f", "copy.deepcopy(sa)")
-    # `.override()` edits the record it is called on: not called a copy
-    assert third.message.startswith("edit of a record after resolution (.override())")
-    assert "cop" not in third.message
+    # `.override()` edits the record it is called on: not called a copy; a tree
+    # that publishes nowhere cannot place it before or after a publish
+    assert third.message.startswith("edit of a record (.override()): where it runs after")
+    assert "cop" not in third.message.replace("no-copy", "")
 
 
 def test_nothing_defined_is_an_empty_set_not_an_error(project: Path) -> None:
@@ -307,3 +308,65 @@ def test_the_remedy_names_this_trees_declaration_function(project: Path) -> None
     (finding,) = run_engine(project, select={RULE}).findings
     assert "run_post_process_pass(server_args, fn)" in finding.details
     assert "declare_resolution" not in finding.details
+
+
+def test_an_edit_no_publish_precedes_is_the_contract_not_a_stale_bag(project: Path) -> None:
+    """sglang 0.5.17's `_ServerArgsOverride.install` builds a record, edits it with
+    `.override(...)` and then publishes it (runtime_context.py:1028, :1034): the
+    bags are projected from the edited record, so "the bags do not see it" is
+    false there; the call still breaks the no-copy contract. The ordered
+    question (program.published) places each edit; an edit after the publish
+    keeps the stale-bag message."""
+    write(
+        project,
+        {
+            "app/boot.py": (
+                "from specrt.context import publish\n"
+                "from specrt.record import ServerArgs\n\n\n"
+                "def install() -> ServerArgs:\n"
+                "    sa = ServerArgs()\n"
+                "    sa.override(tp_size=2)\n"
+                "    publish(sa, role='scheduler')\n"
+                "    sa.override(dp_size=2)\n"
+                "    return sa\n"
+            )
+        },
+    )
+    before, after = sorted(run_engine(project, select={RULE}).findings, key=lambda f: f.line)
+    assert before.message == (
+        "edit of a record (.override()): no publish precedes it, so a later publish projects "
+        "it, but the record has no edit entry point (the no-copy contract)"
+    )
+    assert before.details.startswith("Build the record with the values (ServerArgs(..., **fields))")
+    assert after.message.startswith("edit of a record after resolution (.override()): the bags")
+    assert "Build the record" not in after.details
+
+
+def test_a_declaration_is_offered_only_for_a_whitelisted_field(project: Path) -> None:
+    """sglang 0.5.17's draft copy edits `context_length` and `load_format`, and
+    its deep-gemm launcher `watchdog_timeout`: none is `resolvable=True` there,
+    so `run_post_process_pass` (whose `validate_declarations` checks the
+    whitelist) raises for them. The remedy names a declaration only where every
+    field the call sets (keywords, literal keys of a `**{...}`) is on the
+    whitelist; where the declaration function does not check it, the design's
+    limit is the reason given."""
+    source = (
+        "import copy\n"
+        "from specrt.record import ServerArgs\n\n\n"
+        "def f(sa: ServerArgs, resolved: dict) -> None:\n"
+        "    sa.override(tp_size=2)\n"
+        "    draft = copy.deepcopy(sa)\n"
+        "    draft.override(source='copy', **{**resolved, 'dp_size': 1, 'context_length': 8})\n"
+    )
+    for gated in (True, False):
+        write(project, {**whitelisted(gated=gated), "app/m.py": source})
+        found = sorted(run_engine(project, select={RULE}).findings, key=lambda f: f.line)
+        ok, copied, refused = found
+        assert "Declare a decision on the record you hold with declare_resolution(" in ok.details
+        assert "Declare a decision" in copied.details  # a copy sets nothing by name
+        assert "Declare a decision" not in refused.details
+        assert refused.details.startswith("Pass a per-runner value as a constructor argument")
+        assert "`dp_size` is not declared resolvable" in refused.details  # `source`: no field
+        gate = "(`_check_names` checks the whitelist)"
+        assert (gate in refused.details) is gated, refused.details
+        assert ("the design limits declarations to the whitelist" in refused.details) is not gated

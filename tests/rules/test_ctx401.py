@@ -469,7 +469,9 @@ def test_messages(project: Path) -> None:
                 "from specrt.context import get_exec, get_model\n"
                 "from app.other import get_model\n\n\n"
                 "def f(get_exec) -> None:\n"
-                "    get_exec\n"
+                "    get_exec\n\n\n"
+                "def g() -> None:\n"
+                "    get_exec = 1\n"
             ),
             "app/other.py": "def get_model() -> None: ...\n",
         },
@@ -479,7 +481,13 @@ def test_messages(project: Path) -> None:
     imported = by_line[("app/m.py", 2)]
     assert "imported from `app.other.get_model`" in imported.message
     assert "specrt.context.get_model" in imported.message
-    shadow = by_line[("app/m.py", 5)]
+    # a parameter is bound at entry: no use can come above it (sglang 0.5.17's
+    # `EPLBManager.__init__(self, get_model)`), so no UnboundLocalError is claimed
+    param = by_line[("app/m.py", 5)]
+    assert "is a parameter of `f` and shadows the imported accessor" in param.message
+    assert "UnboundLocalError" not in param.message
+    assert param.message.endswith("rename the parameter")
+    shadow = by_line[("app/m.py", 10)]
     assert "shadows the imported accessor" in shadow.message
     assert "UnboundLocalError" in shadow.message
     # the other module's own def meets no accessor: listed apart, not reported

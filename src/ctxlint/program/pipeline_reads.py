@@ -96,9 +96,60 @@ def _builtin(name: str) -> bool:
     return hasattr(builtins, name)
 
 
+def _callees(res: Resolution, fn: str, callee: str) -> list[str]:
+    """The functions one of a record method's calls runs (as may_declare reads it)."""
+    g = res.graph
+    if callee.startswith("self:"):
+        return g.method(g.funcs[fn].cls or "", callee[5:])
+    return g.resolve_global(callee) if callee not in ("?", "field") else []
+
+
+def undeclared_callees(res: Resolution) -> frozenset[str]:
+    """The functions that run only inside a `__post_init__` entry's undeclared
+    prefix: reached through its calls before the first that may declare
+    (undeclared_prefixes), and from nowhere else, neither called nor handed by
+    name by a function outside this set (nor by an entry after its prefix).
+    None of them reaches the declaration function, so the stash is as empty
+    in them as in the prefix itself: a view answers their reads the same."""
+    g = res.graph
+    prefixes = undeclared_prefixes(res)
+    early: set[str] = set()
+    late: set[str] = set()
+    for _, _, facts in res.files:
+        for q, calls in facts.record_calls.items():
+            if q in prefixes:
+                for i, c in enumerate(calls):
+                    (early if i < prefixes[q] else late).update(_callees(res, q, c))
+    if not early:
+        return frozenset()
+    declaring = set(backward(g, [res.declaration])) if res.declaration else set()
+    handers: dict[str, set[str]] = {}
+    for q in res.pipeline:
+        for t in res.handed(q):
+            handers.setdefault(t, set()).add(q)
+    found, todo = set(), sorted(q for q in early if q in g.funcs)
+    while todo:  # what they run: calls, and functions handed by name (as the pipeline)
+        q = todo.pop()
+        if q not in found:
+            found.add(q)
+            todo += [t for ts in g.edges.get(q, ()) for t in ts] + sorted(res.handed(q))
+    found -= late | declaring | set(prefixes)
+    changed = True
+    while changed:  # drop a function with a way in from outside the set
+        changed = False
+        for q in sorted(found):
+            ins = g.callers.get(q, set()) | handers.get(q, set())
+            if any(c not in found and not (c in prefixes and q in early) for c in ins):
+                found.discard(q)
+                changed = True
+    return frozenset(found)
+
+
 def raw_field_reads(program: Program) -> Iterator[tuple[str, FieldAccess]]:
     """(path, read) of each record field read directly in the pipeline, but for a
-    read in a `__post_init__` entry before its first call that may declare."""
+    read in a `__post_init__` entry before its first call that may declare. A
+    read in a function only that prefix runs is here too (it is resolution's,
+    not a handed read CTX102 would take); `reported_raw_reads` leaves it out."""
     res = resolution(program)
     skip = views(res) | {res.declaration}
     prefixes = undeclared_prefixes(res)
@@ -109,6 +160,14 @@ def raw_field_reads(program: Program) -> Iterator[tuple[str, FieldAccess]]:
                     continue  # nothing has declared yet: a view answers the same
                 if _holds_record(program, res, module, r):
                     yield path, r
+
+
+def reported_raw_reads(program: Program) -> Iterator[tuple[str, FieldAccess]]:
+    """The raw reads CTX103 reports: raw_field_reads, less those in a function
+    only the undeclared prefix runs (undeclared_callees: nothing has declared
+    there yet, so a view answers the same)."""
+    early = undeclared_callees(resolution(program))
+    return ((path, r) for path, r in raw_field_reads(program) if r.fn not in early)
 
 
 def pipeline_bag_reads(program: Program) -> Iterator[PipelineBagRead]:

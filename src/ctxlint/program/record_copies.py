@@ -20,17 +20,21 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 from ctxlint.core.lazy_libcst import cst
-from ctxlint.facts.context import FileContext
-from ctxlint.facts.typed import Site, site
+from ctxlint.facts.context import FileContext, string_value
+from ctxlint.facts.typed import Site, Span, site
 from ctxlint.facts.visitor import FileVisitor
 from ctxlint.program import holders
 from ctxlint.program.classes import class_index
 from ctxlint.program.core import Program
 from ctxlint.program.holders import Holder, HolderKind
+from ctxlint.program.published import Before, Call, publish_order
 from ctxlint.program.reads import positional
 from ctxlint.program.record_conventions import copy_helper_scopes, in_helper, record_convention
 
 KEY = "CTX202"  # the rule whose facts these are
+# the one copy method that edits the record it is called on (SGLang 0.5.17's
+# `ServerArgs.override(source, **fields)`): an edit, not a copy
+IN_PLACE = ".override()"
 COPY_METHODS = ("override", "derive", "replace_resolved")
 COPY_FUNCTIONS = {q: f"{q}()" for q in holders.COPY_FUNCTIONS}
 # holders that are a record only if the codebase names its records so
@@ -56,12 +60,28 @@ class CopyCall:
     form: str  # how the copy is spelled: ".derive()", "copy.copy()"...
     base: Holder | None  # what is copied (records' verdict, settled); None: the record class
     site: Site
+    # the fields it sets: its keywords, and the literal keys of a `**{...}` it
+    # splats (`**other` sets fields no one can name here)
+    fields: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class CallAt:
+    """A call in a function that edits a record in place: the name it calls (the
+    last part) and where, to place a publishing call whose event keeps no line."""
+
+    scope: str
+    name: str
+    span: Span
 
 
 @dataclass(frozen=True, slots=True)
 class CopyFacts:
     classes: tuple[CopyClass, ...]  # the classes defining a copy method
     calls: tuple[CopyCall, ...]
+    # every call of the functions holding an in-place edit (whether a publish
+    # precedes the edit is asked of their order: program.published)
+    around: tuple[CallAt, ...] = ()
 
 
 class RecordCopyVisitor(FileVisitor):
@@ -76,6 +96,7 @@ class RecordCopyVisitor(FileVisitor):
         self.classes: list[CopyClass] = []
         self.calls: list[CopyCall] = []
         self._open: list[tuple[str, list[CopyDef]]] = []  # classes being filled, innermost last
+        self._called: list[tuple[str, str, cst.Call]] = []  # (scope, name, node) in functions
 
     # -- class definitions ---------------------------------------------------
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
@@ -109,10 +130,15 @@ class RecordCopyVisitor(FileVisitor):
         return holder
 
     def _add(self, node: cst.Call, form: str, holder: Holder | None) -> None:
-        self.calls.append(CopyCall(form, holder, site(self.ctx, node)))
+        self.calls.append(CopyCall(form, holder, site(self.ctx, node), _set_fields(node)))
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
+        if self.ctx.in_function():
+            name = func.attr.value if isinstance(func, cst.Attribute) else None
+            name = func.value if isinstance(func, cst.Name) else name
+            if name is not None:
+                self._called.append((self.ctx.qualname, name, node))
         if isinstance(func, cst.Attribute) and func.attr.value in COPY_METHODS:
             method = func.attr.value
             if self.ctx.resolve(func.value) == self.record_class:
@@ -146,7 +172,26 @@ class RecordCopyVisitor(FileVisitor):
         )
         if not calls and not self.classes:
             return None
-        return CopyFacts(tuple(self.classes), calls)
+        edits = {c.site.scope for c in calls if c.form == IN_PLACE}
+        around = []
+        for scope, name, node in self._called:
+            if scope in edits:
+                around.append(CallAt(scope, name, self.ctx.anchor(node)))  # type: ignore[arg-type]
+        return CopyFacts(tuple(self.classes), calls, tuple(around))
+
+
+def _set_fields(node: cst.Call) -> tuple[str, ...]:
+    """The field names a copy call sets: keywords, and literal keys splatted."""
+    out: list[str] = []
+    for a in node.args:
+        if a.keyword is not None:
+            out.append(a.keyword.value)
+        elif a.star == "**" and isinstance(a.value, cst.Dict):
+            for e in a.value.elements:
+                key = string_value(e.key) if isinstance(e, cst.DictElement) else None
+                if key is not None:
+                    out.append(key)
+    return tuple(out)
 
 
 def _classes(program: Program) -> dict[str, tuple[str, CopyClass]]:
@@ -173,8 +218,8 @@ def copy_entry_points(program: Program) -> Iterator[tuple[str, str, CopyClass]]:
             yield q, *classes[q]
 
 
-def record_copies(program: Program) -> Iterator[tuple[str, CopyCall]]:
-    """(path, call) of each call copying (or editing in place) a record, by path."""
+def record_copies(program: Program) -> Iterator[tuple[str, str, CopyCall]]:
+    """(path, module, call) of each call copying (or editing in place) a record, by path."""
     convention = record_convention(program)
     helpers = copy_helper_scopes(program)
     for path, module, facts in program.typed_facts(KEY, CopyFacts):
@@ -183,4 +228,42 @@ def record_copies(program: Program) -> Iterator[tuple[str, CopyCall]]:
             if b is not None and b.kind in NAMED and not convention.holds(b.name, module):  # type: ignore[arg-type]
                 continue
             if not in_helper(helpers, module, c.site.scope):  # the design's one copy helper
-                yield path, c
+                yield path, module, c
+
+
+def publish_before(program: Program, path: str, module: str, c: CopyCall) -> Before:
+    """Whether a publish precedes the call on the ways into it (program.published):
+    an in-place edit that none precedes is projected by the publish that follows."""
+    calls = program.memo(f"{KEY}:around", lambda: _around(program)).get((path, c.site.scope), [])
+    return publish_order(program).before(f"{module}.{c.site.scope}", c.site.span, calls)
+
+
+def _around(program: Program) -> dict[tuple[str, str], list[Call]]:
+    """(path, function) -> the calls of a function holding an in-place edit."""
+    out: dict[tuple[str, str], list[Call]] = {}
+    for path, _, facts in program.typed_facts(KEY, CopyFacts):
+        for a in facts.around:
+            out.setdefault((path, a.scope), []).append((a.name, a.span[0], a.span[2]))
+    return out
+
+
+def copy_message(program: Program, path: str, module: str, c: CopyCall) -> tuple[str, str]:
+    """CTX202's message for a copy call, and the remedy to lead with: an in-place
+    edit's as the publish order places it (where none precedes it, the record is
+    still being set up: build it with the values)."""
+    if c.form != IN_PLACE:
+        why = "a copy re-resolves to the parent's answers and its edits reach no bag"
+        return f"copy-and-edit of a record ({c.form}): {why}", ""
+    before = publish_before(program, path, module, c)
+    if before is Before.PUBLISHED:
+        why = "the bags were projected at publish and do not see it"
+        return f"edit of a record after resolution ({c.form}): {why}", ""
+    if before is Before.UNPUBLISHED:
+        why = "no publish precedes it, so a later publish projects it, but the record has no "
+        why += "edit entry point (the no-copy contract)"
+        record = program.vocab.record_name
+        return f"edit of a record ({c.form}): {why}", (
+            f"Build the record with the values ({record}(..., **fields)). "
+        )
+    why = "where it runs after its process published, the bags do not see it; before, it "
+    return f"edit of a record ({c.form}): {why}still breaks the no-copy contract", ""

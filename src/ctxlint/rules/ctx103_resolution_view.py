@@ -18,7 +18,8 @@ the resolvers the runtime wraps for foreign defaults. Reported there:
   derived bag accessors count, never a `get_*` name pattern.
 
 A read in the record's `__post_init__` before its first call that may declare
-is not reported (program.pipeline_reads.undeclared_prefixes): nothing has
+is not reported (program.pipeline_reads.undeclared_prefixes), nor one in a
+function only those early calls run (undeclared_callees): nothing has
 declared on the record being built, so a view answers the same.
 """
 
@@ -29,7 +30,7 @@ from typing import Any
 
 from ctxlint.facts.vocab import BAGS, Vocabulary
 from ctxlint.program.core import Program
-from ctxlint.program.pipeline_reads import pipeline_bag_reads, raw_field_reads
+from ctxlint.program.pipeline_reads import pipeline_bag_reads, reported_raw_reads
 from ctxlint.program.resolution import KEY, resolution, start_tokens
 from ctxlint.program.rule import RawFinding, Rule, field_data, finding_at
 
@@ -95,7 +96,7 @@ class ResolutionView(Rule):
         if not res.entries or not res.view_functions:
             return
         spelled = ", ".join(sorted(q.rpartition(".")[2] for q in res.view_functions))
-        for path, r in raw_field_reads(program):
+        for path, r in reported_raw_reads(program):
             if r.edits:  # a view is read-only: the remedy is a new declared value
                 why = f"`{r.holder}.{r.field}` edited in place inside the resolution pipeline "
                 why += "writes the operator's input, and a view is read-only: declare the new "

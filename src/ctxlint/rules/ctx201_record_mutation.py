@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 
 from ctxlint.facts.vocab import Vocabulary
 from ctxlint.program.core import Program
+from ctxlint.program.declarable import FACTS_READ, declarable_fields
 from ctxlint.program.reads import namespace_hint
 from ctxlint.program.record_conventions import COPY_HELPERS, record_convention, record_names
 from ctxlint.program.record_writes import RecordWriteVisitor, record_writes, resolution_entries
@@ -57,6 +58,7 @@ class RecordMutation(Rule):
     # the resolution pipeline and its declaration function: a write inside
     # resolution is answered with the declaration this tree declares
     requires = ("records", "calls", "classes", RESOLUTION)
+    reads_facts = FACTS_READ  # the whitelist (CTX105's facts)
     options: ClassVar[dict[str, Any]] = {COPY_HELPERS: []}
 
     def tokens(self, vocab: Vocabulary) -> set[str]:
@@ -81,6 +83,7 @@ class RecordMutation(Rule):
         entries = resolution_entries(program)
         fields = set(program.vocab.fields)
         res = resolution(program)
+        can = declarable_fields(program)
         for path, module, w in record_writes(program):
             if w.field is None:
                 what = "write to a record attribute named at run time"
@@ -90,16 +93,19 @@ class RecordMutation(Rule):
                 what = f"write to `{w.field}` on the record (not a declared field)"
             sealed_by = [m for m in w.then if m in entries]
             inside = res.entry_reaching(f"{module}.{w.site.scope}")
+            # a declaration only of a whitelisted field (program.declarable)
+            refused = can.refused([w.field] if w.field in fields else [])
+            declare = can.why(refused) if refused else f"declare it with {can.call}"
             if sealed_by:
                 why = (
                     f"a write to the operator's input outside the resolution pipeline "
                     f"(before .{sealed_by[0]}() resolves the record); a launcher-stage "
-                    f"decision is resolution: declare it with {res.declaration_hint()}"
+                    f"decision is resolution: {declare}"
                 )
             elif inside is not None:
                 why = (
                     f"inside resolution (reached from {inside}), where a decision is "
-                    f"declared, not written: declare it with {res.declaration_hint()}"
+                    f"declared, not written: {declare}"
                 )
             elif w.field is not None and w.field not in fields:
                 why = _not_config(program, w.field)

@@ -20,11 +20,13 @@ from typing import Any, ClassVar
 
 from ctxlint.facts.vocab import Vocabulary
 from ctxlint.program.core import Program
+from ctxlint.program.declarable import FACTS_READ, declarable_fields
 from ctxlint.program.record_conventions import COPY_HELPERS, record_names
 from ctxlint.program.record_copies import (
     KEY,
     RecordCopyVisitor,
     copy_entry_points,
+    copy_message,
     record_copies,
     record_lineage,
 )
@@ -33,22 +35,6 @@ from ctxlint.program.resolution import resolution
 from ctxlint.program.rule import RawFinding, Rule, finding_at
 
 ID = KEY
-
-
-def fix(declaration: str) -> str:
-    """The remedies, naming the declaration function as this tree's def spells it
-    (CTX104/CTX201's `Resolution.declaration_hint()`): a release without the
-    design's `declare_resolution` gets its own writer, not a name it lacks."""
-    return (
-        f"Declare a decision on the record you hold with {declaration}; pass a per-runner "
-        "value as a constructor argument; test doubles use "
-        "get_context().override_server_args(...)."
-    )
-
-
-# the one copy method that edits the record it is called on (SGLang 0.5.17's
-# `ServerArgs.override(source, **fields)`): an edit after resolution, not a copy
-IN_PLACE = ".override()"
 
 
 class RecordCopy(Rule):
@@ -61,6 +47,7 @@ class RecordCopy(Rule):
     visitor = RecordCopyVisitor
     # the declaration function the remedy names is the tree's own (resolution)
     requires = ("calls", "classes", "records", RESOLUTION)
+    reads_facts = FACTS_READ  # the whitelist (CTX105's facts)
     options: ClassVar[dict[str, Any]] = {COPY_HELPERS: []}
 
     def tokens(self, vocab: Vocabulary) -> set[str]:
@@ -84,7 +71,8 @@ class RecordCopy(Rule):
 
     def check(self, program: Program) -> Iterable[RawFinding]:
         record = program.vocab.record_name
-        remedy = fix(resolution(program).declaration_hint())
+        can = declarable_fields(program)
+        remedy = can.remedy()
         for q, path, c in copy_entry_points(program):
             where = "" if q == program.vocab.record_class else f" (inherited by {record})"
             for d in c.defs:
@@ -98,18 +86,9 @@ class RecordCopy(Rule):
                     f"copy or edit entry point may exist on {record}",
                     f"Remove it. {remedy}",
                 )
-        for path, c in record_copies(program):
-            yield finding_at(
-                ID,
-                path,
-                c.site,
-                f"edit of a record after resolution ({c.form}): the bags were projected at "
-                "publish and do not see it"
-                if c.form == IN_PLACE
-                else f"copy-and-edit of a record ({c.form}): a copy re-resolves to the "
-                "parent's answers and its edits reach no bag",
-                remedy,
-            )
+        for path, module, c in record_copies(program):
+            why, first = copy_message(program, path, module, c)
+            yield finding_at(ID, path, c.site, why, can.remedy(c.fields, first))
 
 
 RULE = RecordCopy()

@@ -15,7 +15,10 @@ from typing import Any
 
 from ctxlint.facts.vocab import SEED, Vocabulary
 from ctxlint.program.core import Program
+from ctxlint.program.materialised import FACTS_READ, materialiser, seed_holds
 from ctxlint.program.reads import leaf_spelling, namespace_hint
+from ctxlint.program.resolution import KEY as RESOLUTION
+from ctxlint.program.resolution import resolution, start_tokens
 from ctxlint.program.rule import RawFinding, Rule, field_data
 from ctxlint.program.seed_reads import REQUIRES, SeedReadFact, SeedReadVisitor
 
@@ -27,7 +30,8 @@ class SeedRead(Rule):
     name = "seed-read"
     summary = "A field read off the process-global seed record (get_server_args()) in business code"
     visitor = SeedReadVisitor
-    requires = REQUIRES
+    requires = (*REQUIRES, "calls", "classes", RESOLUTION)  # the pipeline: materialised?
+    reads_facts = FACTS_READ
     needs = (SEED,)
     fixes = ("safe", "unsafe")  # ctxlint fix (docs/fix.md)
 
@@ -37,15 +41,21 @@ class SeedRead(Rule):
         return (fix_seed_reads,)
 
     def tokens(self, vocab: Vocabulary) -> set[str]:
-        return set(vocab.seed_accessors)
+        return set(vocab.seed_accessors) | start_tokens(vocab)  # the pipeline's files too
+
+    def more_tokens(self, program: Program) -> set[str]:
+        return resolution(program).wanted_tokens()
 
     def derive(self, program: Program) -> dict[str, Any]:
+        writer = materialiser(program)
         return {
             "seed accessors": [program.vocab.qualified(a) for a in program.vocab.seed_accessors],
             "files reading the seed": sorted({p for p, _, _ in program.facts(ID)}),
+            "declarations written onto the fields by": [writer] if writer else [],
         }
 
     def check(self, program: Program) -> Iterable[RawFinding]:
+        holds = seed_holds(program)
         for path, _, reads in program.typed_facts(ID, list[SeedReadFact]):
             for r in reads:
                 how = {"call": "", "alias": " through an alias"}.get(r.via, f" through {r.via}")
@@ -59,8 +69,7 @@ class SeedRead(Rule):
                     r.site.scope,
                     r.site.snippet,
                     r.site.span,
-                    f"`{r.field}` read off the seed record{how}: it is the operator's raw "
-                    f"input and misses resolution and overrides; {fix}",
+                    f"`{r.field}` read off the seed record{how}: {holds}; {fix}",
                     data=field_data(program.vocab, r.field),
                 )
 

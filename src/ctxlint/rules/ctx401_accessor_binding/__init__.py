@@ -148,6 +148,9 @@ def _binding_message(b: NameBinding, runtime: str, ns: dict[str, str], imported:
             f"`{runtime}.{name}` (the process-wide {bag}); import the other one under another "
             "name (ruff F811's import collision)"
         )
+    if b.scope_kind == "function" and imported and kind == "parameter":  # bound at entry
+        why = f"every use of `{name}` in it is what the caller passed, not `{runtime}.{name}`"
+        return f"`{name}` is a parameter of `{b.scope}` and shadows the imported accessor: {why}; rename the parameter"
     if b.scope_kind == "function" and imported:
         return (
             f"`{name}` bound by {kind} in `{b.scope}` shadows the imported accessor: every "

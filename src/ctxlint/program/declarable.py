@@ -1,0 +1,83 @@
+"""Which fields a remedy may tell the code to declare: the whitelist, as the
+checked tree declares it.
+
+A hint that says "declare it with `run_post_process_pass(server_args, fn)`"
+is right only for a field on the whitelist (program.resolvable: the fields
+declared `resolvable=True`): where the declaration function checks it (a
+function at most GATE_DEPTH calls below it names the whitelist: SGLang
+0.5.17's `validate_declarations`) any other field raises at its slot, and the
+design limits declarations to it everywhere. Where no whitelist is derived (a
+tree with no `resolvable=True` field), every field may be named. Asked by
+CTX201 and CTX202, over CTX105's facts (program.declared_names).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ctxlint.program.core import Program
+from ctxlint.program.declared_names import KEY as FACTS
+from ctxlint.program.declared_names import declarable, gated
+from ctxlint.program.resolution import resolution
+
+KEY = "declarable"
+# the facts this question reads (another rule's visitor gathers them)
+FACTS_READ = (FACTS,)
+
+
+@dataclass(frozen=True, slots=True)
+class Declarable:
+    whitelist: frozenset[str]  # empty: none derived, every field may be declared
+    fields: frozenset[str]  # the record's fields (a call's other keywords are no field)
+    gate: str | None  # the function that refuses another field at its slot
+    call: str  # the declaration call as the tree's def spells it
+
+    def refused(self, fields: Iterable[str]) -> list[str]:
+        """The fields a declaration may not name (sorted): off the whitelist."""
+        if not self.whitelist:
+            return []
+        return sorted({f for f in fields if f in self.fields and f not in self.whitelist})
+
+    def why(self, refused: Iterable[str]) -> str:
+        """Why a declaration of `refused` is no remedy yet, and the step before it."""
+        names = list(refused)
+        said = ", ".join(f"`{f}`" for f in names) + (" is" if len(names) == 1 else " are")
+        it = "it" if len(names) == 1 else "them"
+        if self.gate is not None:
+            why = f"`{self.call}` would raise at its slot (`{self.gate.rpartition('.')[2]}` "
+            why += "checks the whitelist)"
+        else:
+            why = "the design limits declarations to the whitelist"
+        return (
+            f"{said} not declared resolvable, so {why}: mark {it} `Arg(..., resolvable=True)` "
+            f"first, then declare {it} with {self.call}"
+        )
+
+    def remedy(self, fields: Iterable[str] = (), first: str = "") -> str:
+        """CTX202's remedies, naming the declaration function as the tree's def
+        spells it (a release without the design's `declare_resolution` gets its
+        own writer), and offering it only where every field is on the whitelist."""
+        tail = "test doubles use get_context().override_server_args(...)."
+        refused = self.refused(fields)
+        if refused:
+            return f"{first}Pass a per-runner value as a constructor argument; {self.why(refused)}; {tail}"
+        return (
+            f"{first}Declare a decision on the record you hold with {self.call}; pass a "
+            f"per-runner value as a constructor argument; {tail}"
+        )
+
+
+def declarable_fields(program: Program) -> Declarable:
+    """The run's answer, built once."""
+    return program.memo(KEY, lambda: _build(program))
+
+
+def _build(program: Program) -> Declarable:
+    gates = gated(program)
+    return Declarable(
+        frozenset(declarable(program)),
+        frozenset(program.vocab.fields),
+        gates[0] if gates else None,
+        resolution(program).declaration_hint(),
+    )
