@@ -148,6 +148,16 @@ BAD = {
         def load() -> object:
             return get_model(), model_bag()
         """,
+    "a-same-named-import-where-a-read-of-that-bag-is-pending": """
+        # examples/legacy_app/model_runner.py: the record's `model_path` read
+        # migrates to `get_model().model_path`, which then meets the loader's import
+        from specrt.context import get_exec
+        from specrt.record import ServerArgs
+        from app.other import get_model  # expect
+
+        def load(server_args: ServerArgs) -> object:
+            return get_model(), server_args.model_path, get_exec()
+        """,
     "a-same-named-import-where-the-bag-is-read-through-the-runtime": """
         from specrt import context as rc
         from app.other import get_model  # expect

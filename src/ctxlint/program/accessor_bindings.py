@@ -27,6 +27,7 @@ from ctxlint.program.bindings import KEY as BINDINGS
 from ctxlint.program.bindings import Bindings, Site
 from ctxlint.program.classes import class_index
 from ctxlint.program.core import Program
+from ctxlint.program.holders import Holder, HolderKind
 from ctxlint.program.method_lookup import (
     MemberReceiver,
     MethodLookup,
@@ -34,6 +35,7 @@ from ctxlint.program.method_lookup import (
     find_method,
     member_receiver,
 )
+from ctxlint.program.record_conventions import record_convention
 from ctxlint.program.rule import Located
 
 KEY = "CTX401"  # the rule whose facts these are
@@ -131,6 +133,10 @@ class AccessorFacts:
     # qualified targets, followed through re-exports once the program is known
     reached: list[str] = field(default_factory=list)
     keyword_calls: list[KeywordCall] = field(default_factory=list)
+    # the bag accessors whose fields this module reads off a record (a migration
+    # pending: its rewrite imports that accessor), with the holder a record only
+    # by the naming convention ("" for any other holder)
+    pending: list[tuple[str, str]] = field(default_factory=list)
 
 
 class AccessorBindingVisitor(FileVisitor):
@@ -147,6 +153,10 @@ class AccessorBindingVisitor(FileVisitor):
         self.imports: dict[str, str] = {}  # module-level accessor-named import -> target
         self.class_attrs: dict[str, list[str]] = {}  # class -> accessor-named attributes
         self.reached: set[str] = set()  # accessors reached by another spelling (targets)
+        # record field -> its bag's accessor; the record reads of those fields
+        tops = {ns: a for a, ns in vocab.bag_accessors.items()}
+        self.field_bags = {f: tops.get(ns.partition(".")[0]) for f, ns in vocab.fields.items()}
+        self.record_reads: list[tuple[str, Holder]] = []
         self.keyword_calls: list[KeywordCall] = []
         self._skip: set[int] = set()  # attribute nodes that are binding targets
         self._legit: list[tuple[cst.CSTNode, str, str]] = []  # runtime imports: node, name, scope
@@ -265,6 +275,10 @@ class AccessorBindingVisitor(FileVisitor):
             self.calls.append(call)
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
+        if self.field_bags.get(node.attr.value) and not self.is_runtime:  # a record read?
+            holder = self.ctx.records.holder(node.value)
+            if holder is not None and holder.kind is not HolderKind.RECEIVER:
+                self.record_reads.append((self.field_bags[node.attr.value], holder))  # type: ignore[arg-type]
         if node.attr.value not in self.names or id(node) in self._skip or self.model.importing:
             return
         recv = member_receiver(self.model, node.value)
@@ -295,6 +309,7 @@ class AccessorBindingVisitor(FileVisitor):
         # ruff reads the noqa directives: an edit of one alone runs it again
         noqa = ruff.directives(self.ctx.text) if ruff_candidate else []
         found = self.bindings or self.calls or self.members or self.imports or legit
+        pending = self._pending()
         if not (found or ruff_candidate or noqa or self.reached or self.keyword_calls):
             return None
         runtime_bound = sorted({n for _, n, _ in self._legit})
@@ -310,7 +325,20 @@ class AccessorBindingVisitor(FileVisitor):
             self.class_attrs,
             sorted(self.reached),
             self.keyword_calls,
+            pending,
         )
+
+    def _pending(self) -> list[tuple[str, str]]:
+        """The record reads of a bag whose accessor name this module imports from
+        elsewhere (only those can meet it): (accessor, conventional holder name)."""
+        named = {b.name for b in self.bindings if b.kind == "import"}
+        out: set[tuple[str, str]] = set()
+        for accessor, holder in self.record_reads:
+            if accessor in named:
+                h = Holder.of_fact(self.ctx.records.settle(holder.fact()))
+                conventional = h.kind in (HolderKind.NAME, HolderKind.ATTR)
+                out.add((accessor, (h.name or "") if conventional else ""))
+        return sorted(out)
 
 
 def _passing(ctx: FileContext, param: cst.CSTNode | None) -> str | None:
@@ -357,6 +385,7 @@ class AccessorUses:
         facts = list(program.typed_facts(KEY, AccessorFacts))
         self.files = [(p, f) for p, _, f in facts]
         self.modules = {p: m for p, m, _ in facts}
+        self.convention = record_convention(program)
         # callee (qualified) -> keyword -> the calls passing it ("path:line")
         self.keyword_calls: dict[str, dict[str, list[str]]] = {}
         for p, _, f in facts:
@@ -449,7 +478,7 @@ class AccessorUses:
         out = FileUses([], [], [], [])
         imported = {n for n, t in facts.imports.items() if self.is_accessor(t)}
         meets = self._runtime_bound(facts)
-        reached = meets | self._reached(facts)
+        reached = meets | self._reached(path, facts)
         for b in facts.bindings:
             target = b.target or ""
             to_accessor = b.kind == "import" and self.is_accessor(target)
@@ -490,13 +519,19 @@ class AccessorUses:
                 out.members.append((m, found))
         return out
 
-    def _reached(self, facts: AccessorFacts) -> set[str]:
-        """The accessor names this module reaches by another spelling: imported
-        under another name, or called through the runtime module."""
+    def _reached(self, path: str, facts: AccessorFacts) -> set[str]:
+        """The accessor names this module reaches by another spelling (imported
+        under another name, called through the runtime module), or will once its
+        record reads of that bag migrate (the fix imports the accessor)."""
         out = set()
         for target in facts.reached:
             if self.is_accessor(target):
                 out.add(target.rpartition(".")[2])
+        module = self.modules.get(path, "")
+        convention = self.convention
+        for accessor, name in facts.pending:
+            if not name or convention.holds(name, module):
+                out.add(accessor)
         return out
 
     def keyword_callers(self, module: str, b: NameBinding) -> list[str]:
