@@ -608,3 +608,49 @@ def test_a_declaration_is_offered_only_for_a_whitelisted_field(project: Path) ->
         assert "mark it `Arg(..., resolvable=True)` first, then declare it" in refused.message
         gate = "would raise at its slot (`_check_names` checks the whitelist)"
         assert (gate in refused.message) is gated, refused.message
+
+
+def test_a_provenance_slot_is_listed_apart_where_its_write_cannot_raise(project: Path) -> None:
+    """sglang 0.5.23 srt/entrypoints/engine.py:301: `Engine.__init__` sets the
+    record's `_launch_command` through `msgspec.Struct.__setattr__` on the record
+    it has just built; `launch_command` returns that slot and reads nothing else
+    (no bag behind it), so the write neither desyncs nor raises: listed apart.
+    A plain write with no resolution after it is still reported, and its hint no
+    longer asks for inputs the property does not have."""
+    record = project / "specrt" / "record.py"
+    record.write_text(
+        record.read_text() + "\n    @property\n    def launch_command(self) -> str | None:\n"
+        "        return getattr(self, '_launch_command', None)\n\n"
+        "    def resolve_once(self) -> None:\n"
+        "        self._frozen = True\n\n"
+        "    def __setattr__(self, name: str, value: object) -> None:\n"
+        "        if getattr(self, '_frozen', False):\n"
+        "            raise AttributeError(name)\n"
+        "        object.__setattr__(self, name, value)\n"
+    )
+    write(
+        project,
+        {
+            "app/m.py": (
+                "from specrt.record import ServerArgs\n\n\n"
+                "def build(**kwargs) -> ServerArgs:\n"
+                "    server_args = ServerArgs(**kwargs)\n"
+                "    object.__setattr__(server_args, '_launch_command', 'Engine()')\n"
+                "    return server_args\n\n\n"
+                "def launch(argv: list) -> ServerArgs:\n"
+                "    server_args = ServerArgs()\n"
+                "    server_args._launch_command = ' '.join(argv)\n"
+                "    server_args.resolve_once()\n"
+                "    return server_args\n\n\n"
+                "def later(server_args: ServerArgs) -> None:\n"
+                "    server_args._launch_command = 'again'\n"
+            )
+        },
+    )
+    out = run_engine(project, select={RULE})
+    (late,) = out.findings
+    assert late.line == 18
+    assert "provenance (its `launch_command` property returns it" in late.message
+    assert "inputs it is computed from" not in late.message
+    key = "provenance writes before resolution or past the guard (no bag: not reported)"
+    assert [a.split(" ")[0] for a in out.program.sets[RULE][key]] == ["app/m.py:6", "app/m.py:12"]

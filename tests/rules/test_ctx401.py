@@ -141,12 +141,29 @@ BAD = {
             class get_memory:  # expect
                 pass
         """,
-    "a-same-named-import-in-a-module-reading-bags": """
-        from specrt.context import get_exec
+    "a-same-named-import-where-the-bag-is-read-under-another-name": """
+        from specrt.context import get_model as model_bag
         from app.other import get_model  # expect
 
         def load() -> object:
-            return get_model(), get_exec()
+            return get_model(), model_bag()
+        """,
+    "a-same-named-import-where-a-read-of-that-bag-is-pending": """
+        # examples/legacy_app/model_runner.py: the record's `model_path` read
+        # migrates to `get_model().model_path`, which then meets the loader's import
+        from specrt.context import get_exec
+        from specrt.record import ServerArgs
+        from app.other import get_model  # expect
+
+        def load(server_args: ServerArgs) -> object:
+            return get_model(), server_args.model_path, get_exec()
+        """,
+    "a-same-named-import-where-the-bag-is-read-through-the-runtime": """
+        from specrt import context as rc
+        from app.other import get_model  # expect
+
+        def load() -> object:
+            return get_model(), rc.get_model().model_path
         """,
     "a-field-beside-the-accessor": """
         from specrt.context import get_model
@@ -174,6 +191,15 @@ GOOD = {
 
             def export(self, get_parallel: object) -> object:
                 return self.get_schedule(), get_exec(), get_parallel
+        """,
+    "a-same-named-import-in-a-module-reading-other-bags": """
+        # sglang 0.5.23 models/gpt_oss.py: the util `get_device` beside get_exec;
+        # the device bag is never read here, so nothing collides (F811 is silent)
+        from specrt.context import get_exec
+        from app.other import get_model
+
+        def load() -> object:
+            return get_model(), get_exec()
         """,
     "a-same-named-import-where-no-accessor-is-read": """
         from app.other import get_model
@@ -486,10 +512,15 @@ def test_messages(project: Path) -> None:
     param = by_line[("app/m.py", 5)]
     assert "is a parameter of `f` and shadows the imported accessor" in param.message
     assert "UnboundLocalError" not in param.message
-    assert param.message.endswith("rename the parameter")
+    assert "rename the parameter" in param.message
     shadow = by_line[("app/m.py", 10)]
     assert "shadows the imported accessor" in shadow.message
     assert "UnboundLocalError" in shadow.message
+    # a parameter binds on entry (no UnboundLocalError): its remedy is its callers'
+    param = by_line[("app/m.py", 5)]
+    assert "shadows the imported accessor" in param.message
+    assert "UnboundLocalError" not in param.message
+    assert "any caller's `get_exec=` keyword" in param.message
     # the other module's own def meets no accessor: listed apart, not reported
     assert ("app/other.py", 1) not in by_line
     apart = out.program.sets[RULE][
@@ -497,6 +528,41 @@ def test_messages(project: Path) -> None:
         "(no collision: not reported)"
     ]
     assert apart == ["app/other.py:1 def get_model"]
+
+
+def test_a_parameter_passed_by_keyword_is_renamed_with_its_callers(project: Path) -> None:
+    """sglang 0.5.23 eplb/eplb_manager.py:34: a keyword-only `get_model` that
+    ModelRunner passes as `EPLBManager(get_model=...)`. "Rename the local" raised
+    TypeError at that call; the hint names the callers' keyword, or the import."""
+    write(
+        project,
+        {
+            "app/manager.py": (
+                "from specrt.context import get_model\n\n\n"
+                "class Manager:\n"
+                "    def __init__(self, *, get_model) -> None:\n"
+                "        self.getter = get_model\n\n\n"
+                "def build(get_model, other: int) -> object:\n"
+                "    return get_model\n\n\n"
+                "def only(get_model, /) -> object:\n"
+                "    return get_model\n"
+            ),
+            "app/runner.py": (
+                "from app import manager\n"
+                "from app.manager import Manager\n\n\n"
+                "def run() -> object:\n"
+                "    return Manager(get_model=lambda: 1), manager.build(get_model=1, other=2)\n"
+            ),
+        },
+    )
+    out = run_engine(project, select={RULE})
+    by_line = {f.line: f.message for f in out.findings if f.path == "app/manager.py"}
+    assert "callers pass it by keyword (`get_model=` at app/runner.py:6)" in by_line[5]
+    assert "raises TypeError there" in by_line[5]
+    assert "import the accessor under another name" in by_line[5]
+    assert "rename the local" not in by_line[5]
+    assert "app/runner.py:6" in by_line[9]  # a positional parameter a caller names
+    assert "positional-only: no caller names it" in by_line[13]
 
 
 def test_accessor_names_are_derived(project: Path) -> None:

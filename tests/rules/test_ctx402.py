@@ -372,3 +372,42 @@ def test_a_kit_function_publishing_and_resetting_in_finally_is_the_scoped_wrappe
         """,
         path="app/test_kit.py",
     )
+
+
+def test_a_kit_helper_publishing_fields_with_what_the_override_cannot_carry(
+    project: Path,
+) -> None:
+    # sglang 0.5.23 test/test_utils.py:2117 `publish_build_topology`: it resets
+    # before it publishes (teardown left to the caller), builds the record from its
+    # own `**` fields and places ranks, which `override_server_args(**fields)` cannot
+    write(project, CONSUMER)
+    assert_case(
+        project,
+        RULE,
+        """
+        from specrt.context import publish
+        from specrt.record import ServerArgs
+
+
+        def publish_build(*, world_rank: int = 0, **fields):
+            publish(ServerArgs(**fields), role="scheduler", ranks=(world_rank,))
+
+
+        def publish_kit(**fields):
+            args = ServerArgs(**fields)
+            publish(args, role="scheduler", ranks=None)
+
+
+        def publish_plain(**fields):
+            publish(ServerArgs(**fields), role="scheduler")  # expect
+
+
+        def publish_fixed(world_rank: int = 0):
+            publish(ServerArgs(), role="scheduler", ranks=(world_rank,))  # expect
+
+
+        def publish_other(options, **fields):
+            publish(ServerArgs(**options), role="scheduler", ranks=None)  # expect
+        """,
+        path="app/test_kit.py",
+    )

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts import ruff
-from ctxlint.facts.context import FileContext
+from ctxlint.facts.context import FileContext, LineAnchor, import_bindings
 from ctxlint.facts.typed import Site as FactSite
 from ctxlint.facts.typed import Span
 from ctxlint.facts.visitor import FileVisitor
@@ -27,6 +27,7 @@ from ctxlint.program.bindings import KEY as BINDINGS
 from ctxlint.program.bindings import Bindings, Site
 from ctxlint.program.classes import class_index
 from ctxlint.program.core import Program
+from ctxlint.program.holders import Holder, HolderKind
 from ctxlint.program.method_lookup import (
     MemberReceiver,
     MethodLookup,
@@ -34,6 +35,7 @@ from ctxlint.program.method_lookup import (
     find_method,
     member_receiver,
 )
+from ctxlint.program.record_conventions import record_convention
 from ctxlint.program.rule import Located
 
 KEY = "CTX401"  # the rule whose facts these are
@@ -62,6 +64,18 @@ class NameBinding:
     snippet: str
     span: Span
     target: str | None = None  # an import's qualified target
+    # a parameter's kind: "keyword-only", "positional-only" or "positional" (either)
+    passing: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class KeywordCall:
+    """A call passing an accessor-named keyword (`EPLBManager(get_model=...)`):
+    the callee's parameter of that name cannot be renamed alone."""
+
+    callee: str  # what the called name resolves to (qualified)
+    keyword: str
+    line: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,6 +128,15 @@ class AccessorFacts:
     # it): a binding of another name is a collision only where they meet
     runtime_bound: list[str] = field(default_factory=list)
     class_attrs: dict[str, list[str]] = field(default_factory=dict)  # class -> those names
+    # the runtime's accessors reached under another name (`import get_device as
+    # get_device_namespace`) or through the runtime module (`rc.get_device()`):
+    # qualified targets, followed through re-exports once the program is known
+    reached: list[str] = field(default_factory=list)
+    keyword_calls: list[KeywordCall] = field(default_factory=list)
+    # the bag accessors whose fields this module reads off a record (a migration
+    # pending: its rewrite imports that accessor), with the holder a record only
+    # by the naming convention ("" for any other holder)
+    pending: list[tuple[str, str]] = field(default_factory=list)
 
 
 class AccessorBindingVisitor(FileVisitor):
@@ -129,6 +152,12 @@ class AccessorBindingVisitor(FileVisitor):
         self.members: list[MemberUse] = []
         self.imports: dict[str, str] = {}  # module-level accessor-named import -> target
         self.class_attrs: dict[str, list[str]] = {}  # class -> accessor-named attributes
+        self.reached: set[str] = set()  # accessors reached by another spelling (targets)
+        # record field -> its bag's accessor; the record reads of those fields
+        tops = {ns: a for a, ns in vocab.bag_accessors.items()}
+        self.field_bags = {f: tops.get(ns.partition(".")[0]) for f, ns in vocab.fields.items()}
+        self.record_reads: list[tuple[str, Holder]] = []
+        self.keyword_calls: list[KeywordCall] = []
         self._skip: set[int] = set()  # attribute nodes that are binding targets
         self._legit: list[tuple[cst.CSTNode, str, str]] = []  # runtime imports: node, name, scope
         self._counts: dict[str, int] = {}  # accessor name -> bindings of it (for F811)
@@ -182,7 +211,17 @@ class AccessorBindingVisitor(FileVisitor):
         snippet = self.ctx.snippet(node) if node is not None else f"{kind} {site.name.value}"
         span = self.ctx.anchor(site.name)
         target = site.target if quote else None
-        return NameBinding(site.name.value, kind, site.scope, scope_kind, snippet, span, target)  # type: ignore[arg-type]
+        passing = _passing(self.ctx, site.node) if kind == "parameter" else None
+        return NameBinding(
+            site.name.value,
+            kind,
+            site.scope,
+            scope_kind,
+            snippet,
+            span,  # type: ignore[arg-type]
+            target,
+            passing,
+        )
 
     def _member_binding(
         self, name: cst.Name, node: cst.CSTNode, kind: str, receiver: cst.BaseExpression | None
@@ -207,6 +246,11 @@ class AccessorBindingVisitor(FileVisitor):
             name = func.attr.value
         else:
             return
+        for a in node.args:  # `EPLBManager(get_model=...)`: the callee's parameter
+            if a.keyword is not None and a.keyword.value in self.names:
+                callee = self.ctx.resolve(func) or ""
+                line = self.ctx.anchor(a.keyword, LineAnchor)  # positions: only if any
+                self.keyword_calls.append(KeywordCall(callee, a.keyword.value, line))  # type: ignore[arg-type]
         if name not in self.names:
             return
         chain = self.model.function_chain()
@@ -231,11 +275,26 @@ class AccessorBindingVisitor(FileVisitor):
             self.calls.append(call)
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
+        if self.field_bags.get(node.attr.value) and not self.is_runtime:  # a record read?
+            holder = self.ctx.records.holder(node.value)
+            if holder is not None and holder.kind is not HolderKind.RECEIVER:
+                self.record_reads.append((self.field_bags[node.attr.value], holder))  # type: ignore[arg-type]
         if node.attr.value not in self.names or id(node) in self._skip or self.model.importing:
             return
         recv = member_receiver(self.model, node.value)
-        if not (recv.kind == "ref" and recv.name == self.runtime):  # the runtime's own
+        if recv.kind == "ref" and recv.name == self.runtime:  # the runtime's own
+            self.reached.add(f"{self.runtime}.{node.attr.value}")
+        else:
             self._member(node.attr, node, "member", recv)
+
+    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
+        """An accessor imported under another name (`get_device as get_device_namespace`)."""
+        if self.is_runtime:
+            return
+        for local, target in import_bindings(node, self.ctx.module, self.ctx.is_package).items():
+            name = target.rpartition(".")[2]
+            if name in self.names and local != name:
+                self.reached.add(target)
 
     # -- output ---------------------------------------------------------------
     def finish(self) -> AccessorFacts | None:
@@ -250,7 +309,8 @@ class AccessorBindingVisitor(FileVisitor):
         # ruff reads the noqa directives: an edit of one alone runs it again
         noqa = ruff.directives(self.ctx.text) if ruff_candidate else []
         found = self.bindings or self.calls or self.members or self.imports or legit
-        if not (found or ruff_candidate or noqa):
+        pending = self._pending()
+        if not (found or ruff_candidate or noqa or self.reached or self.keyword_calls):
             return None
         runtime_bound = sorted({n for _, n, _ in self._legit})
         return AccessorFacts(
@@ -263,7 +323,36 @@ class AccessorBindingVisitor(FileVisitor):
             noqa,
             runtime_bound,
             self.class_attrs,
+            sorted(self.reached),
+            self.keyword_calls,
+            pending,
         )
+
+    def _pending(self) -> list[tuple[str, str]]:
+        """The record reads of a bag whose accessor name this module imports from
+        elsewhere (only those can meet it): (accessor, conventional holder name)."""
+        named = {b.name for b in self.bindings if b.kind == "import"}
+        out: set[tuple[str, str]] = set()
+        for accessor, holder in self.record_reads:
+            if accessor in named:
+                h = Holder.of_fact(self.ctx.records.settle(holder.fact()))
+                conventional = h.kind in (HolderKind.NAME, HolderKind.ATTR)
+                out.add((accessor, (h.name or "") if conventional else ""))
+        return sorted(out)
+
+
+def _passing(ctx: FileContext, param: cst.CSTNode | None) -> str | None:
+    """How a caller passes the parameter `param` of the function being entered:
+    "keyword-only", "positional-only" or "positional" (by position or keyword)."""
+    fn = ctx.scope.node
+    if not isinstance(param, cst.Param) or not isinstance(fn, cst.FunctionDef):
+        return None
+    params = fn.params
+    if any(p is param for p in params.kwonly_params):
+        return "keyword-only"
+    if any(p is param for p in params.posonly_params):
+        return "positional-only"
+    return "positional" if any(p is param for p in params.params) else None
 
 
 # -- the whole program ----------------------------------------------------------
@@ -276,6 +365,8 @@ class FileUses:
     calls: list[ArgsCall]  # calls of the runtime's accessor, with arguments
     members: list[tuple[MemberUse, MethodLookup | None]]  # None: a member binding
     apart: list[str]  # "path:line snippet" of the bindings that meet no accessor
+    # a parameter binding -> the calls passing it by keyword ("path:line")
+    keyword_callers: dict[int, list[str]] = field(default_factory=dict)
 
 
 class AccessorUses:
@@ -291,7 +382,16 @@ class AccessorUses:
             **dict(vocab.bag_accessors),
             **{s: "seed record" for s in vocab.seed_accessors},
         }
-        self.files = [(p, f) for p, _, f in program.typed_facts(KEY, AccessorFacts)]
+        facts = list(program.typed_facts(KEY, AccessorFacts))
+        self.files = [(p, f) for p, _, f in facts]
+        self.modules = {p: m for p, m, _ in facts}
+        self.convention = record_convention(program)
+        # callee (qualified) -> keyword -> the calls passing it ("path:line")
+        self.keyword_calls: dict[str, dict[str, list[str]]] = {}
+        for p, _, f in facts:
+            for k in f.keyword_calls:
+                at = self.keyword_calls.setdefault(k.callee, {}).setdefault(k.keyword, [])
+                at.append(f"{p}:{k.line}")
         # class -> the accessor-named attributes its body declares (a field
         # holding a callable: `get_model: Callable[[], nn.Module]`)
         self.class_attrs: dict[str, set[str]] = {}
@@ -378,14 +478,19 @@ class AccessorUses:
         out = FileUses([], [], [], [])
         imported = {n for n, t in facts.imports.items() if self.is_accessor(t)}
         meets = self._runtime_bound(facts)
+        reached = meets | self._reached(path, facts)
         for b in facts.bindings:
             target = b.target or ""
             to_accessor = b.kind == "import" and self.is_accessor(target)
             if to_accessor and b.name == target.rpartition(".")[2]:
                 continue  # a re-export of the runtime's own accessor
-            if not to_accessor and not _collides(b, meets):
+            if not to_accessor and not _collides(b, meets, reached):
                 out.apart.append(f"{path}:{b.span[0]} {b.snippet}")
                 continue
+            if b.passing is not None:
+                callers = self.keyword_callers(self.modules.get(path, ""), b)
+                if callers:
+                    out.keyword_callers[id(b)] = callers
             out.bindings.append((b, b.name in imported))
         shadowed = {
             (b.name, b.scope)
@@ -414,6 +519,35 @@ class AccessorUses:
                 out.members.append((m, found))
         return out
 
+    def _reached(self, path: str, facts: AccessorFacts) -> set[str]:
+        """The accessor names this module reaches by another spelling (imported
+        under another name, called through the runtime module), or will once its
+        record reads of that bag migrate (the fix imports the accessor)."""
+        out = set()
+        for target in facts.reached:
+            if self.is_accessor(target):
+                out.add(target.rpartition(".")[2])
+        module = self.modules.get(path, "")
+        convention = self.convention
+        for accessor, name in facts.pending:
+            if not name or convention.holds(name, module):
+                out.add(accessor)
+        return out
+
+    def keyword_callers(self, module: str, b: NameBinding) -> list[str]:
+        """The calls passing the parameter `b` by keyword: calls of its function, or
+        of its class where the function is `__init__` (re-exports followed)."""
+        if b.passing not in ("keyword-only", "positional"):
+            return []
+        func = f"{module}.{b.scope}"
+        owner, _, last = func.rpartition(".")
+        wanted = {func, owner} if last == "__init__" else {func}
+        out: list[str] = []
+        for callee, keywords in self.keyword_calls.items():
+            if b.name in keywords and self.index.follow(callee, wanted.__contains__):
+                out += keywords[b.name]
+        return sorted(out)
+
     def _runtime_bound(self, facts: AccessorFacts) -> set[str]:
         """The accessor names this module binds to the runtime's own accessor: an
         import of it (directly or through a re-export) under its own name."""
@@ -426,14 +560,73 @@ class AccessorUses:
         return bound
 
 
-def _collides(b: NameBinding, meets: set[str]) -> bool:
-    """Whether a binding of an accessor name meets the runtime's accessor: the
-    module binds that accessor too, or (for a same-named import) it reads the
-    runtime through any accessor, so the first bag read of that name a
-    migration writes there is the design's "same-named import next to the bag
-    one" (SGLang 0.5.23's expert_distribution.py already had to import the
-    device bag as `get_device_namespace` beside `utils.get_device`)."""
-    return b.name in meets or (b.kind == "import" and bool(meets))
+def _collides(b: NameBinding, meets: set[str], reached: set[str]) -> bool:
+    """Whether a binding of an accessor name meets the runtime's accessor of that
+    name: the module binds that accessor too, or (for a same-named import, the
+    design's "same-named import next to the bag one") reaches it by any
+    spelling: SGLang 0.5.23's expert_distribution.py imports the device bag as
+    `get_device_namespace` beside `utils.get_device`, so there `get_device` is
+    not the bag in a module that reads the bag. An import in a module reading
+    only other bags meets nothing (F811 stays silent); it is listed apart."""
+    return b.name in meets or (b.kind == "import" and b.name in reached)
+
+
+def binding_message(
+    b: NameBinding, runtime: str, bag: str, imported: bool, callers: list[str]
+) -> str:
+    """CTX401's message for a binding of an accessor name; `imported`: it shadows
+    the module's import of the accessor; `callers`: the calls passing it by
+    keyword, for a parameter."""
+    name, kind = b.name, b.kind
+    if kind == "late import":
+        return (
+            f"`{name}` is used above its function-local import: inside the function the name "
+            "is local throughout, so that use raises UnboundLocalError; import it once at "
+            "module level"
+        )
+    if kind == "import":
+        return (
+            f"`{name}` imported from `{b.target}`: the accessor name means "
+            f"`{runtime}.{name}` (the process-wide {bag}); import the other one under another "
+            "name (ruff F811's import collision)"
+        )
+    if b.passing is not None:  # a parameter binds on entry: its remedy is its callers'
+        what = f"`{name}` is a parameter of `{b.scope}`"
+        if imported:
+            what += f" and shadows the imported accessor: every use of `{name}` there is it"
+        else:
+            what += f": the accessor name means `{runtime}.{name}` (the process-wide {bag})"
+        return f"{what}; {_parameter_remedy(b, callers)}"
+    if b.scope_kind == "function" and imported:
+        return (
+            f"`{name}` bound by {kind} in `{b.scope}` shadows the imported accessor: every "
+            f"use of `{name}` in that function is the local, and one above the binding raises "
+            "UnboundLocalError; rename the local"
+        )
+    where = "in the module" if b.scope_kind == "module" else f"in `{b.scope}`"
+    return (
+        f"`{name}` bound by {kind} {where}: the accessor name means `{runtime}.{name}` "
+        f"(the process-wide {bag}), bound once per module; rename this"
+    )
+
+
+def _parameter_remedy(b: NameBinding, callers: list[str]) -> str:
+    """From how the parameter is passed: by keyword (a keyword-only one always;
+    otherwise where a call does), renaming it takes its callers' keyword too."""
+    name = b.name
+    other = f"or import the accessor under another name (`{name} as ...`) and keep the parameter"
+    if callers:
+        more = f" and {len(callers) - 2} more" if len(callers) > 2 else ""
+        return (
+            f"callers pass it by keyword (`{name}=` at {', '.join(callers[:2])}{more}), so "
+            f"renaming the parameter alone raises TypeError there: rename it with their "
+            f"keyword, {other}"
+        )
+    if b.passing == "keyword-only":
+        return f"it is keyword-only, so callers pass `{name}=`: rename it with them, {other}"
+    if b.passing == "positional-only":
+        return "rename the parameter (positional-only: no caller names it)"
+    return f"rename the parameter (and any caller's `{name}=` keyword), {other}"
 
 
 def accessor_uses(program: Program) -> AccessorUses:

@@ -173,14 +173,25 @@ def properties_reading_nothing(node: cst.ClassDef, fields: set[str]) -> list[str
     """The class's properties that read no configuration: their body touches the
     receiver only for names that are neither fields nor members of the class
     (SGLang's provenance `launch_command`), and hands it nowhere else."""
+    return list(_unbacked(node, fields))
+
+
+def provenance_slots(node: cst.ClassDef, fields: set[str]) -> dict[str, str]:
+    """Slot -> property, for each property reading no configuration that reads
+    one slot alone: it returns what was written there, from no other input
+    (SGLang's `launch_command` is `getattr(self, "_launch_command", None)`)."""
+    return {next(iter(u)): p for p, u in _unbacked(node, fields).items() if len(u) == 1}
+
+
+def _unbacked(node: cst.ClassDef, fields: set[str]) -> dict[str, set[str]]:
     body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
     defs = [s for s in body if isinstance(s, cst.FunctionDef)]
     members = {d.name.value for d in defs} | fields
-    out = []
+    out = {}
     for d in defs:
         if _kind(d) != PROPERTY or not d.params.params:
             continue
         used = _self_names(d, d.params.params[0].name.value)
         if used is not None and not used & members:
-            out.append(d.name.value)
+            out[d.name.value] = used
     return out

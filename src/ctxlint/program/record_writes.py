@@ -24,6 +24,7 @@ from ctxlint.program.core import Program
 from ctxlint.program.holders import Holder, HolderKind
 from ctxlint.program.reads import positional
 from ctxlint.program.record_conventions import copy_helper_scopes, in_helper, record_convention
+from ctxlint.program.record_members import provenance_slots
 
 ID = "CTX201"  # the rule whose facts these are
 SETATTR_CALLS = {"setattr": "setattr()", "delattr": "delattr()"}
@@ -46,6 +47,9 @@ class WriteFacts:
     # the record's write seal (its module only): record method -> the flags it sets
     # that the record's `__setattr__` checks before refusing a write
     seal: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # the record's provenance slots (its module only): slot -> the property that
+    # returns it and reads nothing else (no configuration is behind it)
+    provenance: dict[str, str] = field(default_factory=dict)
 
 
 class RecordWriteVisitor(FileVisitor):
@@ -67,6 +71,12 @@ class RecordWriteVisitor(FileVisitor):
         self.seal_flags: set[str] = set()  # flags the record's __setattr__ checks
         self.sets_flags: dict[str, set[str]] = {}  # record method -> flags it sets true
         self.negated = 0  # depth of `not` operators around the current node
+        self.provenance: dict[str, str] = {}
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        vocab = self.ctx.vocab
+        if self.in_record_module and vocab and self.ctx.qualname == self.record_name:
+            self.provenance.update(provenance_slots(node, set(vocab.fields)))
 
     def _write(
         self, node: cst.CSTNode, base: cst.BaseExpression, field: str | None, form: str
@@ -202,9 +212,9 @@ class RecordWriteVisitor(FileVisitor):
             writes.append(replace(w, base=base, then=tuple(sorted(then))))
         seal = {m: tuple(sorted(flags & self.seal_flags)) for m, flags in self.sets_flags.items()}
         seal = {m: flags for m, flags in sorted(seal.items()) if flags}
-        if not writes and not seal:
+        if not writes and not seal and not self.provenance:
             return None
-        return WriteFacts(tuple(writes), seal)
+        return WriteFacts(tuple(writes), seal, self.provenance)
 
 
 def resolution_entries(program: Program) -> dict[str, list[str]]:
@@ -214,6 +224,19 @@ def resolution_entries(program: Program) -> dict[str, list[str]]:
     path = program.module_path(program.vocab.record_module)
     facts = program.typed_file(path, ID, WriteFacts) if path else None
     return {m: list(flags) for m, flags in facts.seal.items()} if facts else {}
+
+
+def provenance(program: Program) -> dict[str, str]:
+    """The record's provenance slots: slot -> the property returning it alone."""
+    path = program.module_path(program.vocab.record_module)
+    facts = program.typed_file(path, ID, WriteFacts) if path else None
+    return dict(facts.provenance) if facts else {}
+
+
+def bypasses_guard(w: RecordWrite) -> bool:
+    """A class-level `__setattr__` (`object.__setattr__(rec, ...)`,
+    `msgspec.Struct.__setattr__(rec, ...)`): the record's own guard never runs."""
+    return w.form.endswith(".__setattr__()")
 
 
 def record_writes(program: Program) -> Iterator[tuple[str, str, RecordWrite]]:

@@ -58,6 +58,9 @@ TIER_ACCESSORS = (
 )
 # the design's teardown: drops the published config, so every accessor fails closed
 RESET = "reset_context"
+# the runtime's publishing test override (a method of its context): what a test
+# kit's own publishing helper could be replaced by, where it takes the same
+OVERRIDE = "override_server_args"
 
 
 def _builtin_exception(name: str) -> bool:
@@ -133,6 +136,7 @@ class RecordTaker:
     name: str
     annotated: bool  # a parameter annotated with the record class
     params: tuple[str, ...]  # its unannotated parameters (a record by the convention?)
+    optional: tuple[str, ...] = ()  # its parameters with a default (`ranks=None`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,11 +164,15 @@ class StandIn:
 class ByHand:
     """A record built by hand, handed to the runtime function `callee`; `scoped`:
     before or inside a `try` of the same function whose `finally` calls the
-    runtime's reset (the scoped publishing wrapper a test kit offers)."""
+    runtime's reset (the scoped publishing wrapper a test kit offers);
+    `fields_handed`: built from the function's own `**` parameter (its callers
+    hand it fields, not a record); `keywords`: what the call passes by keyword."""
 
     callee: str
     site: Site
     scoped: bool = False
+    fields_handed: bool = False
+    keywords: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,6 +185,8 @@ class DoubleFacts:
     by_hand: tuple[ByHand, ...] = ()
     # what the module binds from the runtime: local name -> qualified target
     runtime_imports: dict[str, str] = field(default_factory=dict)
+    # the runtime's publishing test override's named parameters (None: it has none)
+    override_params: tuple[str, ...] | None = None
 
 
 class DoubleVisitor(FileVisitor):
@@ -196,6 +206,7 @@ class DoubleVisitor(FileVisitor):
         # a replacement named by a bare name: (patch index, the scopes it may be defined in)
         self.named: list[tuple[int, tuple[str, ...], str]] = []
         self.scoped_calls: dict[int, set[int]] = {}  # function node -> calls a reset scopes
+        self.override_params: tuple[str, ...] | None = None
 
     def _imported(self, expr: cst.BaseExpression) -> str | None:
         """The qualified name of `a.b` when its head is imported (a module), else None."""
@@ -240,10 +251,12 @@ class DoubleVisitor(FileVisitor):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         if _only_raises(node):
             self.raising.add((self.ctx.scopes[-2].qualname, node.name.value))
-        if not self.is_runtime or len(self.ctx.scopes) != 2 or node.name.value.startswith("_"):
-            return
         params = node.params
         positional = [*params.posonly_params, *params.params, *params.kwonly_params]
+        if self.is_runtime and node.name.value == OVERRIDE and self.ctx.enclosing_class():
+            self.override_params = tuple(p.name.value for p in positional[1:])  # not self
+        if not self.is_runtime or len(self.ctx.scopes) != 2 or node.name.value.startswith("_"):
+            return
         if all(p.default is not None for p in positional):
             self.no_argument.append(node.name.value)
             if _returns_value(node):
@@ -256,7 +269,8 @@ class DoubleVisitor(FileVisitor):
             for p in positional
         )
         plain = tuple(p.name.value for p in positional if p.annotation is None)
-        self.record_takers.append(RecordTaker(node.name.value, annotated, plain))
+        optional = tuple(p.name.value for p in positional if p.default is not None)
+        self.record_takers.append(RecordTaker(node.name.value, annotated, plain, optional))
 
     # -- replaced bindings ----------------------------------------------------------
     def _replaced(
@@ -325,7 +339,24 @@ class DoubleVisitor(FileVisitor):
                 slot = f"call {q}" if runtime_call else f"keyword {a.keyword.value}"  # type: ignore[union-attr]
                 self.stand_ins.append(StandIn(kind, slot, site(self.ctx, a.value)))
             elif runtime_call and self._built_record(a.value):
-                self.by_hand.append(ByHand(q, site(self.ctx, node), self._scoped(node)))
+                keywords = tuple(k.keyword.value for k in args if k.keyword is not None)
+                handed = self._fields_handed(a.value)
+                where = site(self.ctx, node)
+                self.by_hand.append(ByHand(q, where, self._scoped(node), handed, keywords))
+
+    def _fields_handed(self, expr: cst.BaseExpression) -> bool:
+        """The record is built from the enclosing function's own `**` parameter
+        (`ServerArgs(model_path="dummy", **fields)`, directly or through a local)."""
+        built = self.ctx.records.copied_from(expr.value) if isinstance(expr, cst.Name) else expr
+        fn = self.ctx.scope.node if self.ctx.scope.kind == "function" else None
+        if not isinstance(built, cst.Call) or not isinstance(fn, cst.FunctionDef):
+            return False
+        star = fn.params.star_kwarg
+        name = star.name.value if isinstance(star, cst.Param) else None
+        return any(
+            a.star == "**" and isinstance(a.value, cst.Name) and a.value.value == name
+            for a in built.args
+        )
 
     def _scoped(self, call: cst.Call) -> bool:
         """`call` runs before or inside a `try` of its function (a statement of the
@@ -410,6 +441,7 @@ class DoubleVisitor(FileVisitor):
             tuple(self.stand_ins),
             tuple(self.by_hand),
             runtime_names,
+            self.override_params,
         )
 
 
@@ -447,10 +479,27 @@ class Doubles:
             for f in runtime.record_takers
             if f.annotated or set(f.params) & self.record_names
         }
+        # per record taker, the optional parameters the publishing test override
+        # cannot carry (`publish(..., ranks=...)` beside `override_server_args(**fields)`)
+        takes = set(runtime.override_params or ())
+        self.beyond_override = {
+            f"{vocab.runtime_module}.{f.name}": set(f.optional) - takes
+            for f in runtime.record_takers
+            if runtime.override_params is not None
+        }
         # by convention over every checked file: the set does not move when another
         # rule's tokens make more files parsed (a test file with none of this rule's
         # tokens has nothing to report)
         self.test_files = sorted(p for p in program.paths if is_test_file(p, roots))
+
+    def kit_seam(self, h: ByHand) -> bool:
+        """A test kit's publishing seam: a record published by hand that is not the
+        test's own. Either the scoped wrapper (reset in a `finally`), or a helper
+        whose callers hand it fields (`**` parameter) and that passes what the
+        override cannot carry (`ranks=`): the override cannot replace it."""
+        if h.scoped and self.reset:
+            return True
+        return h.fields_handed and bool(set(h.keywords) & self.beyond_override.get(h.callee, set()))
 
     def accessor(self, target: str) -> str | None:
         """The runtime accessor a patch target replaces: the runtime's own binding,

@@ -24,7 +24,13 @@ from ctxlint.program.core import Program
 from ctxlint.program.declarable import FACTS_READ, declarable_fields
 from ctxlint.program.reads import namespace_hint
 from ctxlint.program.record_conventions import COPY_HELPERS, record_convention, record_names
-from ctxlint.program.record_writes import RecordWriteVisitor, record_writes, resolution_entries
+from ctxlint.program.record_writes import (
+    RecordWriteVisitor,
+    bypasses_guard,
+    provenance,
+    record_writes,
+    resolution_entries,
+)
 from ctxlint.program.resolution import KEY as RESOLUTION
 from ctxlint.program.resolution import resolution
 from ctxlint.program.rule import RawFinding, Rule
@@ -32,7 +38,7 @@ from ctxlint.program.rule import RawFinding, Rule
 ID = "CTX201"
 
 
-def _not_config(program: Program, name: str) -> str:
+def _not_config(program: Program, name: str, slots: dict[str, str]) -> str:
     """The remedy for a write of a name that is no field (a private memo, a
     provenance note): the config remedies do not fit (`get_context().override`
     refuses a non-field and the record's constructor takes no such argument).
@@ -42,6 +48,11 @@ def _not_config(program: Program, name: str) -> str:
         "record's constructor no such argument; keep the value off the record"
     )
     prop = name.lstrip("_")
+    if name in slots:  # the property returns the slot, from no other input
+        return (
+            f"the record's provenance (its `{slots[name]}` property returns it, from no other "
+            "input): write it where the record is built, before resolution, or keep it off"
+        )
     if prop != name and prop in program.vocab.properties:
         why += (
             f" (it backs the record's `{prop}` property: give that property the inputs it "
@@ -84,6 +95,7 @@ class RecordMutation(Rule):
         fields = set(program.vocab.fields)
         res = resolution(program)
         can = declarable_fields(program)
+        slots, apart = provenance(program), []
         for path, module, w in record_writes(program):
             if w.field is None:
                 what = "write to a record attribute named at run time"
@@ -92,6 +104,9 @@ class RecordMutation(Rule):
             else:
                 what = f"write to `{w.field}` on the record (not a declared field)"
             sealed_by = [m for m in w.then if m in entries]
+            if w.field in slots and (sealed_by or bypasses_guard(w)):  # cannot raise, nor desync
+                apart.append(f"{path}:{w.site.span[0]} {w.site.snippet}")
+                continue
             inside = res.entry_reaching(f"{module}.{w.site.scope}")
             # a declaration only of a whitelisted field (program.declarable)
             refused = can.refused([w.field] if w.field in fields else [])
@@ -108,7 +123,7 @@ class RecordMutation(Rule):
                     f"declared, not written: {declare}"
                 )
             elif w.field is not None and w.field not in fields:
-                why = _not_config(program, w.field)
+                why = _not_config(program, w.field, slots)
             else:
                 why = (
                     "the record is read-only after resolution; change config with "
@@ -119,6 +134,8 @@ class RecordMutation(Rule):
                 why += f"; {namespace_hint(program.vocab, w.field)}"
             s = w.site
             yield RawFinding(ID, path, s.scope, s.snippet, s.span, f"{what} ({w.form}): {why}")
+        key = "provenance writes before resolution or past the guard (no bag: not reported)"
+        program.sets.setdefault(ID, {})[key] = apart
 
 
 RULE = RecordMutation()

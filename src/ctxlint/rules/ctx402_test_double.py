@@ -19,9 +19,10 @@ plus the configured `test-roots`), reported:
   to a name of that convention;
 - a record built by hand and handed to such a runtime function
   (`publish(ServerArgs(...))`) instead of the runtime's publishing test
-  override (`get_context().override_server_args(...)`), unless it runs before
-  or inside a `try` whose `finally` resets the context: that function is the
-  scoped wrapper a test kit offers.
+  override (`get_context().override_server_args(...)`), unless that function
+  is a test kit's publishing seam: it resets the context in a `finally` after
+  it, or it builds the record from its own `**` parameter and passes what the
+  override cannot carry (`ranks=`).
 """
 
 from __future__ import annotations
@@ -134,9 +135,8 @@ class TestDouble(Rule):
                     "`get_context().override_server_args(...)`",
                 )
             for h in facts.by_hand:
-                # a kit function publishing and resetting in `finally` is the scoped
-                # wrapper itself (its callers hand it fields, not a record)
-                if h.callee not in d.record_takers or (h.scoped and d.reset):
+                # a test kit's publishing seam (its callers hand it fields, not a record)
+                if h.callee not in d.record_takers or d.kit_seam(h):
                     continue
                 yield RawFinding(
                     ID,

@@ -23,9 +23,9 @@ from ctxlint.facts.vocab import BAGS, Vocabulary
 from ctxlint.program.accessor_bindings import (
     AccessorBindingVisitor,
     MemberUse,
-    NameBinding,
     accessor_names,
     accessor_uses,
+    binding_message,
     method_classes,
 )
 from ctxlint.program.bindings import KEY as BINDINGS
@@ -106,7 +106,9 @@ class AccessorBinding(Rule):
             found = uses.uses(path, facts)
             apart += found.apart
             for b, imported in found.bindings:
-                mine.append(finding_at(ID, path, b, _binding_message(b, runtime, ns, imported)))
+                callers = found.keyword_callers.get(id(b), [])
+                why = binding_message(b, runtime, ns.get(b.name, "bag"), imported, callers)
+                mine.append(finding_at(ID, path, b, why))
             for c in found.calls:
                 why = (
                     f"`{c.name}` called with arguments: the accessor takes none, it answers "
@@ -131,37 +133,6 @@ class AccessorBinding(Rule):
         for hit, site in uses.f811_sites(hits, taken):
             why = f"ruff F811: {hit.message[0].lower()}{hit.message[1:]}: a module binds "
             yield finding_at(ID, hit.path, site, why + f"`{hit.name}` once; drop the redefinition")
-
-
-def _binding_message(b: NameBinding, runtime: str, ns: dict[str, str], imported: bool) -> str:
-    name, kind = b.name, b.kind
-    bag = ns.get(name, "bag")
-    if kind == "late import":
-        return (
-            f"`{name}` is used above its function-local import: inside the function the name "
-            "is local throughout, so that use raises UnboundLocalError; import it once at "
-            "module level"
-        )
-    if kind == "import":
-        return (
-            f"`{name}` imported from `{b.target}`: the accessor name means "
-            f"`{runtime}.{name}` (the process-wide {bag}); import the other one under another "
-            "name (ruff F811's import collision)"
-        )
-    if b.scope_kind == "function" and imported and kind == "parameter":  # bound at entry
-        why = f"every use of `{name}` in it is what the caller passed, not `{runtime}.{name}`"
-        return f"`{name}` is a parameter of `{b.scope}` and shadows the imported accessor: {why}; rename the parameter"
-    if b.scope_kind == "function" and imported:
-        return (
-            f"`{name}` bound by {kind} in `{b.scope}` shadows the imported accessor: every "
-            f"use of `{name}` in that function is the local, and one above the binding raises "
-            "UnboundLocalError; rename the local"
-        )
-    where = "in the module" if b.scope_kind == "module" else f"in `{b.scope}`"
-    return (
-        f"`{name}` bound by {kind} {where}: the accessor name means `{runtime}.{name}` "
-        f"(the process-wide {bag}), bound once per module; rename this"
-    )
 
 
 def _member_problem(m: MemberUse, found: MethodLookup | None, runtime: str) -> str:
