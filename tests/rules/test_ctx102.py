@@ -679,6 +679,70 @@ def test_a_whole_object_pass_of_a_field_nothing_moves_is_kept_apart(project: Pat
     assert found["path"].details.startswith("Overridden at app/control.py:10. Read ")
 
 
+# The whitelist alone (sglang's `Arg(..., resolvable=True)`): a field a
+# declaration may fill, also where no literal keyword names it (a computed
+# dict handed to the declaration function).
+WHITELISTED = """\
+def arg(default: object, *, resolvable: bool = False) -> object:
+    return default
+
+
+class Parallel:
+    _NS_PATH = "parallel"
+    tp_size: int = arg(1)
+    dp_size: int = arg(1)
+
+
+class Model:
+    _NS_PATH = "model"
+    model_path: str = arg("")
+    context_length: int = arg(0)
+
+
+class ExecKernel:
+    _NS_PATH = "exec.kernel"
+    attention_backend: str = arg("auto")
+
+
+class ExecMoe:
+    _NS_PATH = "exec.moe"
+    moe_runner_backend: str = arg("auto")
+
+
+class Schedule:
+    _NS_PATH = "schedule"
+    max_running_requests: int = arg(0)
+    chunked_prefill_size: int = arg(0)
+
+
+class Memory:
+    _NS_PATH = "memory"
+    mem_fraction_static: float = arg(0.8, resolvable=True)
+"""
+
+
+def test_a_field_declared_resolvable_is_one_resolution_fills_in(project: Path) -> None:
+    """The design: "Declarable fields form a whitelist: `Arg(..., resolvable=True)`",
+    so a parameter read of one is reported (named where the whitelist says so),
+    while a field off it that nothing declares or overrides is kept apart; the
+    whitelist alone is a derived set (no partial note)."""
+    source = """
+        def init_groups(server_args) -> int:
+            return server_args.tp_size
+
+        def fraction(server_args) -> float:
+            return server_args.mem_fraction_static  # expect
+        """
+    assert_case(project, RULE, source, extra={**CONVENTION, "specrt/fields.py": WHITELISTED})
+    out = run_engine(project, select={RULE})
+    sets = out.program.sets[RULE]
+    where = "specrt/fields.py Memory (resolvable=True)"
+    assert sets[DECLARED] == {"mem_fraction_static": where}
+    assert sets[APART] == ["app/case.py:2 init_groups `tp_size`"] and "note" not in sets
+    (found,) = [f for f in out.findings if f.path == "app/case.py"]
+    assert found.details.startswith(f"Declared at {where}. Read get_memory()")
+
+
 def test_with_nothing_declared_or_overridden_every_read_is_reported_and_partial(
     project: Path,
 ) -> None:

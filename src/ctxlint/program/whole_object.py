@@ -4,7 +4,8 @@ keeps the supplied-instance contract unless the field is one resolution fills
 in or a post-publish override moves. Both sets are derived: the fields
 resolution fills in from program.declared_names (declaration keywords,
 returned keys of registered overrides and passes, constant tables such as
-`MODEL_OVERRIDES`) and the pipeline's own writes onto the record, the
+`MODEL_OVERRIDES`, the whitelist: fields declared `resolvable=True`) and the
+pipeline's own writes onto the record, the
 overridden ones from program.manager_owned (`get_context().override(...)` and
 its wrappers, `record_config_updates(...)`). A parameter read of any other
 field is kept apart, not reported; a read held by an object (`self.x`, a
@@ -29,7 +30,7 @@ from ctxlint.discover.files import path_matcher
 from ctxlint.facts.vocab import BAGS
 from ctxlint.program.core import Program
 from ctxlint.program.declared_names import KEY as DECLARATIONS
-from ctxlint.program.declared_names import declared_fields
+from ctxlint.program.declared_names import declarable_sites, declared_fields
 from ctxlint.program.handed_reads import KEY, ExposedRead, Handed, HandedReads, handed_reads
 from ctxlint.program.manager_owned import ID as OVERRIDES
 from ctxlint.program.manager_owned import manager_model
@@ -145,16 +146,21 @@ class Exposure:
 
 
 def _filled_in(program: Program) -> dict[str, list[str]]:
-    """Field -> where resolution fills it in ("path:line", sorted): a declaration
-    naming it (program.declared_names), or a pipeline function writing it onto
-    the record (SGLang 0.5.17's `__post_init__` still assigns some fields)."""
+    """Field -> where resolution fills it in ("path:line", sorted; the whitelist's
+    site last): a declaration naming it (program.declared_names), a pipeline
+    function writing it onto the record (SGLang 0.5.17's `__post_init__` still
+    assigns some fields), or the whitelist (`resolvable=True`: the design's
+    fields a declaration may fill, named by a computed key as well)."""
     found = {k: set(v) for k, v in declared_fields(program).items()}
     res = resolution(program)
     for path, _, f in res.files:
         for w in f.writes:
             if w.fn in res.pipeline:
                 found.setdefault(w.field, set()).add(f"{path}:{w.site.span[0]}")
-    return {k: sorted(v) for k, v in sorted(found.items())}
+    out = {k: sorted(v) for k, v in found.items()}
+    for name, site in declarable_sites(program).items():
+        out.setdefault(name, []).append(site)
+    return dict(sorted(out.items()))
 
 
 def _materialiser(program: Program, handed: HandedReads) -> str | None:
