@@ -792,11 +792,32 @@ def test_where_declarations_are_written_onto_the_fields_the_message_says_so(
     )
     resolution_py = RUNTIME["specrt/resolution.py"] + MATERIALISE
     files = {**DECIDING, "specrt/record.py": record, "specrt/resolution.py": resolution_py}
-    write(project, {**files, "app/case.py": textwrap.dedent(WHOLE_OBJECT)})
+    held = "\n        def chunk_again(self) -> int:\n            return self.server_args.chunked_prefill_size\n"
+    case = textwrap.dedent(WHOLE_OBJECT + held)
+    write(project, {**files, "app/case.py": case})
     out = run_engine(project, select={RULE})
-    assert out.program.sets[RULE][MATERIALISER] == ["specrt.resolution.materialize"]
+    sets = out.program.sets[RULE]
+    assert sets[MATERIALISER] == ["specrt.resolution.materialize"]
     found = {f.scope: f.message for f in out.findings if f.path == "app/case.py"}
-    assert found["chunk"].endswith(
+    # the record holds resolution's decision for a field declared (a keyword, a
+    # table key, a pipeline write) and never overridden: a parameter read of it
+    # answers as the bag does, and keeps the supplied-instance contract
+    assert sorted(sets[APART]) == [
+        "app/case.py:15 budget `max_running_requests`",
+        "app/case.py:3 init_groups `tp_size`",
+        "app/case.py:6 chunk `chunked_prefill_size`",
+        "app/case.py:9 window `context_length`",
+    ]
+    assert sorted(found) == [
+        "Worker.__init__",
+        "Worker.chunk_again",
+        "Worker.size_again",
+        "path",
+        "width",
+    ]
+    # an object holding the record is reported whatever the field (the design
+    # moves those reads to the bags); an overridden field is reported as before
+    assert found["Worker.chunk_again"].endswith(
         "resolution's decision (written onto the field), which a post-publish override "
         "would pass by"
     )

@@ -15,7 +15,8 @@ answers) is CTX103's. Where the tree writes its declarations onto the fields
 at the end of resolution (SGLang 0.5.17's `materialize_declarations`: a
 pipeline function reading the stash and `setattr`ing its parameter by a
 computed name), the record holds resolution's decisions and only a
-post-publish override passes it by: `Exposure.holds` says so.
+post-publish override passes it by: `Exposure.holds` says so, and a parameter
+read of a field declared but never overridden is kept apart there.
 
 Asked by CTX102 (supplied-exposure), over program.handed_reads.
 """
@@ -90,8 +91,13 @@ class Exposure:
         }
 
     def moved(self, field: str) -> bool:
-        """Resolution fills the field in, or a post-publish override moves it."""
-        return field in self.declared or field in self.overridden
+        """A post-publish override moves the field, or resolution fills it in
+        while the record keeps the raw input. Where a materialiser writes the
+        declarations onto the fields, the record holds resolution's decision,
+        which is what the bag is projected from: the design's reason for the
+        unless-clause ("the record carries the user's raw input") does not hold."""
+        filled = field in self.declared and self.materialiser is None
+        return filled or field in self.overridden
 
     def verdict(self, handed: HandedReads, path: str, r: ExposedRead, held: Handed) -> Verdict:
         if (path, tuple(r.site.span)) in self.resolution_sites:
