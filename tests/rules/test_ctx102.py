@@ -825,3 +825,35 @@ def test_where_declarations_are_written_onto_the_fields_the_message_says_so(
         "the startup record, which a post-publish override of it passes by"
     )
     assert "raw input" not in " ".join(found.values())
+
+
+def test_a_pipeline_read_before_the_materialiser_is_not_kept_apart(project: Path) -> None:
+    """Inside resolution the materialiser has not run yet: the field is the raw
+    input there, so a parameter read of a declared field stays a finding (the
+    view is its remedy) where CTX103 cannot take it (no bag accessors derived)."""
+    record = RUNTIME["specrt/record.py"].replace(
+        "        resolve(self)\n",
+        "        resolve(self)\n        from specrt.resolution import materialize\n\n"
+        "        materialize(self)\n",
+    )
+    pipeline = DECIDING["app/pipeline.py"].replace(
+        "    fixed = TABLE", "    wide(server_args)\n    fixed = TABLE"
+    ) + ("\n\ndef wide(server_args) -> bool:\n    return server_args.chunked_prefill_size > 1\n")
+    context = (
+        "def get_context() -> object:\n    return object()\n\n\n"
+        "def publish(server_args, *, role: str) -> None:\n    pass\n"
+    )
+    files = {
+        **DECIDING,
+        "specrt/record.py": record,
+        "specrt/resolution.py": RUNTIME["specrt/resolution.py"] + MATERIALISE,
+        "specrt/context.py": context,
+        "app/pipeline.py": pipeline,
+    }
+    write(project, files)
+    out = run_engine(project, select={RULE, "CTX103"})
+    assert out.program.sets[RULE][MATERIALISER] == ["specrt.resolution.materialize"]
+    (found,) = [f for f in out.findings if f.path == "app/pipeline.py"]
+    assert (found.rule, found.line, found.scope) == (RULE, 16, "wide")
+    assert found.details.startswith("Declared at app/pipeline.py:7.")
+    assert "Inside resolution (reached from" in found.details

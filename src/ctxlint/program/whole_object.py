@@ -90,19 +90,24 @@ class Exposure:
             **({NOTE_KEY: NOTE} if whole and not self.derived else {}),
         }
 
-    def moved(self, field: str) -> bool:
+    def moved(self, field: str, in_pipeline: bool = False) -> bool:
         """A post-publish override moves the field, or resolution fills it in
         while the record keeps the raw input. Where a materialiser writes the
-        declarations onto the fields, the record holds resolution's decision,
-        which is what the bag is projected from: the design's reason for the
-        unless-clause ("the record carries the user's raw input") does not hold."""
-        filled = field in self.declared and self.materialiser is None
+        declarations onto the fields, the record holds resolution's decision
+        once resolution has ended, which is what the bag is projected from: the
+        design's reason for the unless-clause ("the record carries the user's
+        raw input") does not hold there, but still does inside the pipeline."""
+        filled = field in self.declared and (self.materialiser is None or in_pipeline)
         return filled or field in self.overridden
 
-    def verdict(self, handed: HandedReads, path: str, r: ExposedRead, held: Handed) -> Verdict:
+    def verdict(
+        self, handed: HandedReads, path: str, module: str, r: ExposedRead, held: Handed
+    ) -> Verdict:
         if (path, tuple(r.site.span)) in self.resolution_sites:
             return "resolution"
-        if self.derived and handed.whole_object(path, r, held) and not self.moved(r.field):
+        in_pipeline = f"{module}.{r.site.scope}" in self.pipeline
+        whole = handed.whole_object(path, r, held)
+        if self.derived and whole and not self.moved(r.field, in_pipeline):
             return "apart"
         return "report"
 
@@ -210,7 +215,7 @@ def judged(
             continue
         if r.cls and any(class_matches(a, module, r.cls) for a in allowed):
             continue
-        yield path, module, r, held, seen.verdict(handed, path, r, held)
+        yield path, module, r, held, seen.verdict(handed, path, module, r, held)
 
 
 def kept_apart(program: Program, factories: Sequence[str], allowed: Sequence[str]) -> list[str]:
