@@ -679,6 +679,70 @@ def test_a_whole_object_pass_of_a_field_nothing_moves_is_kept_apart(project: Pat
     assert found["path"].details.startswith("Overridden at app/control.py:10. Read ")
 
 
+# The whitelist alone (sglang's `Arg(..., resolvable=True)`): a field a
+# declaration may fill, also where no literal keyword names it (a computed
+# dict handed to the declaration function).
+WHITELISTED = """\
+def arg(default: object, *, resolvable: bool = False) -> object:
+    return default
+
+
+class Parallel:
+    _NS_PATH = "parallel"
+    tp_size: int = arg(1)
+    dp_size: int = arg(1)
+
+
+class Model:
+    _NS_PATH = "model"
+    model_path: str = arg("")
+    context_length: int = arg(0)
+
+
+class ExecKernel:
+    _NS_PATH = "exec.kernel"
+    attention_backend: str = arg("auto")
+
+
+class ExecMoe:
+    _NS_PATH = "exec.moe"
+    moe_runner_backend: str = arg("auto")
+
+
+class Schedule:
+    _NS_PATH = "schedule"
+    max_running_requests: int = arg(0)
+    chunked_prefill_size: int = arg(0)
+
+
+class Memory:
+    _NS_PATH = "memory"
+    mem_fraction_static: float = arg(0.8, resolvable=True)
+"""
+
+
+def test_a_field_declared_resolvable_is_one_resolution_fills_in(project: Path) -> None:
+    """The design: "Declarable fields form a whitelist: `Arg(..., resolvable=True)`",
+    so a parameter read of one is reported (named where the whitelist says so),
+    while a field off it that nothing declares or overrides is kept apart; the
+    whitelist alone is a derived set (no partial note)."""
+    source = """
+        def init_groups(server_args) -> int:
+            return server_args.tp_size
+
+        def fraction(server_args) -> float:
+            return server_args.mem_fraction_static  # expect
+        """
+    assert_case(project, RULE, source, extra={**CONVENTION, "specrt/fields.py": WHITELISTED})
+    out = run_engine(project, select={RULE})
+    sets = out.program.sets[RULE]
+    where = "specrt/fields.py Memory (resolvable=True)"
+    assert sets[DECLARED] == {"mem_fraction_static": where}
+    assert sets[APART] == ["app/case.py:2 init_groups `tp_size`"] and "note" not in sets
+    (found,) = [f for f in out.findings if f.path == "app/case.py"]
+    assert found.details.startswith(f"Declared at {where}. Read get_memory()")
+
+
 def test_with_nothing_declared_or_overridden_every_read_is_reported_and_partial(
     project: Path,
 ) -> None:
@@ -728,11 +792,32 @@ def test_where_declarations_are_written_onto_the_fields_the_message_says_so(
     )
     resolution_py = RUNTIME["specrt/resolution.py"] + MATERIALISE
     files = {**DECIDING, "specrt/record.py": record, "specrt/resolution.py": resolution_py}
-    write(project, {**files, "app/case.py": textwrap.dedent(WHOLE_OBJECT)})
+    held = "\n        def chunk_again(self) -> int:\n            return self.server_args.chunked_prefill_size\n"
+    case = textwrap.dedent(WHOLE_OBJECT + held)
+    write(project, {**files, "app/case.py": case})
     out = run_engine(project, select={RULE})
-    assert out.program.sets[RULE][MATERIALISER] == ["specrt.resolution.materialize"]
+    sets = out.program.sets[RULE]
+    assert sets[MATERIALISER] == ["specrt.resolution.materialize"]
     found = {f.scope: f.message for f in out.findings if f.path == "app/case.py"}
-    assert found["chunk"].endswith(
+    # the record holds resolution's decision for a field declared (a keyword, a
+    # table key, a pipeline write) and never overridden: a parameter read of it
+    # answers as the bag does, and keeps the supplied-instance contract
+    assert sorted(sets[APART]) == [
+        "app/case.py:15 budget `max_running_requests`",
+        "app/case.py:3 init_groups `tp_size`",
+        "app/case.py:6 chunk `chunked_prefill_size`",
+        "app/case.py:9 window `context_length`",
+    ]
+    assert sorted(found) == [
+        "Worker.__init__",
+        "Worker.chunk_again",
+        "Worker.size_again",
+        "path",
+        "width",
+    ]
+    # an object holding the record is reported whatever the field (the design
+    # moves those reads to the bags); an overridden field is reported as before
+    assert found["Worker.chunk_again"].endswith(
         "resolution's decision (written onto the field), which a post-publish override "
         "would pass by"
     )
@@ -740,3 +825,35 @@ def test_where_declarations_are_written_onto_the_fields_the_message_says_so(
         "the startup record, which a post-publish override of it passes by"
     )
     assert "raw input" not in " ".join(found.values())
+
+
+def test_a_pipeline_read_before_the_materialiser_is_not_kept_apart(project: Path) -> None:
+    """Inside resolution the materialiser has not run yet: the field is the raw
+    input there, so a parameter read of a declared field stays a finding (the
+    view is its remedy) where CTX103 cannot take it (no bag accessors derived)."""
+    record = RUNTIME["specrt/record.py"].replace(
+        "        resolve(self)\n",
+        "        resolve(self)\n        from specrt.resolution import materialize\n\n"
+        "        materialize(self)\n",
+    )
+    pipeline = DECIDING["app/pipeline.py"].replace(
+        "    fixed = TABLE", "    wide(server_args)\n    fixed = TABLE"
+    ) + ("\n\ndef wide(server_args) -> bool:\n    return server_args.chunked_prefill_size > 1\n")
+    context = (
+        "def get_context() -> object:\n    return object()\n\n\n"
+        "def publish(server_args, *, role: str) -> None:\n    pass\n"
+    )
+    files = {
+        **DECIDING,
+        "specrt/record.py": record,
+        "specrt/resolution.py": RUNTIME["specrt/resolution.py"] + MATERIALISE,
+        "specrt/context.py": context,
+        "app/pipeline.py": pipeline,
+    }
+    write(project, files)
+    out = run_engine(project, select={RULE, "CTX103"})
+    assert out.program.sets[RULE][MATERIALISER] == ["specrt.resolution.materialize"]
+    (found,) = [f for f in out.findings if f.path == "app/pipeline.py"]
+    assert (found.rule, found.line, found.scope) == (RULE, 16, "wide")
+    assert found.details.startswith("Declared at app/pipeline.py:7.")
+    assert "Inside resolution (reached from" in found.details

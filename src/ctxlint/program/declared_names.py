@@ -8,7 +8,8 @@ pipeline reads and declares), the whitelist (the fields declared `resolvable=Tru
 the functions at most GATE_DEPTH calls below the declaration function that
 consult it (name `resolvable`; none: the function checks field names only).
 Asked by CTX105 (its facts are kept under its id); `declared_fields`, every
-field some declaration names, by CTX102 (program.handed_reads).
+field some declaration names, and `declarable_sites`, where the whitelist
+names each, by CTX102 (program.whole_object).
 """
 
 from __future__ import annotations
@@ -173,6 +174,17 @@ def _facts(program: Program) -> Iterator[tuple[str, str, WhitelistFacts]]:
 def declarable(program: Program) -> dict[str, str]:
     """Resolvable field -> the class declaring it, over the record and its field classes."""
     return whitelist(facts.classes for _, _, facts in _facts(program))
+
+
+def declarable_sites(program: Program) -> dict[str, str]:
+    """Resolvable field -> where the whitelist names it ("path Class
+    (resolvable=True)", the first file's by path, as `declarable`)."""
+    out: dict[str, str] = {}
+    for path, _, facts in _facts(program):  # by path
+        for q, names in facts.classes.items():
+            for n in names:
+                out.setdefault(n, f"{path} {q.rpartition('.')[2]} ({WORD}=True)")
+    return out
 
 
 def gated(program: Program) -> list[str]:

@@ -4,7 +4,8 @@ keeps the supplied-instance contract unless the field is one resolution fills
 in or a post-publish override moves. Both sets are derived: the fields
 resolution fills in from program.declared_names (declaration keywords,
 returned keys of registered overrides and passes, constant tables such as
-`MODEL_OVERRIDES`) and the pipeline's own writes onto the record, the
+`MODEL_OVERRIDES`, the whitelist: fields declared `resolvable=True`) and the
+pipeline's own writes onto the record, the
 overridden ones from program.manager_owned (`get_context().override(...)` and
 its wrappers, `record_config_updates(...)`). A parameter read of any other
 field is kept apart, not reported; a read held by an object (`self.x`, a
@@ -14,7 +15,8 @@ answers) is CTX103's. Where the tree writes its declarations onto the fields
 at the end of resolution (SGLang 0.5.17's `materialize_declarations`: a
 pipeline function reading the stash and `setattr`ing its parameter by a
 computed name), the record holds resolution's decisions and only a
-post-publish override passes it by: `Exposure.holds` says so.
+post-publish override passes it by: `Exposure.holds` says so, and a parameter
+read of a field declared but never overridden is kept apart there.
 
 Asked by CTX102 (supplied-exposure), over program.handed_reads.
 """
@@ -29,7 +31,7 @@ from ctxlint.discover.files import path_matcher
 from ctxlint.facts.vocab import BAGS
 from ctxlint.program.core import Program
 from ctxlint.program.declared_names import KEY as DECLARATIONS
-from ctxlint.program.declared_names import declared_fields
+from ctxlint.program.declared_names import declarable_sites, declared_fields
 from ctxlint.program.handed_reads import KEY, ExposedRead, Handed, HandedReads, handed_reads
 from ctxlint.program.manager_owned import ID as OVERRIDES
 from ctxlint.program.manager_owned import manager_model
@@ -88,14 +90,24 @@ class Exposure:
             **({NOTE_KEY: NOTE} if whole and not self.derived else {}),
         }
 
-    def moved(self, field: str) -> bool:
-        """Resolution fills the field in, or a post-publish override moves it."""
-        return field in self.declared or field in self.overridden
+    def moved(self, field: str, in_pipeline: bool = False) -> bool:
+        """A post-publish override moves the field, or resolution fills it in
+        while the record keeps the raw input. Where a materialiser writes the
+        declarations onto the fields, the record holds resolution's decision
+        once resolution has ended, which is what the bag is projected from: the
+        design's reason for the unless-clause ("the record carries the user's
+        raw input") does not hold there, but still does inside the pipeline."""
+        filled = field in self.declared and (self.materialiser is None or in_pipeline)
+        return filled or field in self.overridden
 
-    def verdict(self, handed: HandedReads, path: str, r: ExposedRead, held: Handed) -> Verdict:
+    def verdict(
+        self, handed: HandedReads, path: str, module: str, r: ExposedRead, held: Handed
+    ) -> Verdict:
         if (path, tuple(r.site.span)) in self.resolution_sites:
             return "resolution"
-        if self.derived and handed.whole_object(path, r, held) and not self.moved(r.field):
+        in_pipeline = f"{module}.{r.site.scope}" in self.pipeline
+        whole = handed.whole_object(path, r, held)
+        if self.derived and whole and not self.moved(r.field, in_pipeline):
             return "apart"
         return "report"
 
@@ -145,16 +157,21 @@ class Exposure:
 
 
 def _filled_in(program: Program) -> dict[str, list[str]]:
-    """Field -> where resolution fills it in ("path:line", sorted): a declaration
-    naming it (program.declared_names), or a pipeline function writing it onto
-    the record (SGLang 0.5.17's `__post_init__` still assigns some fields)."""
+    """Field -> where resolution fills it in ("path:line", sorted; the whitelist's
+    site last): a declaration naming it (program.declared_names), a pipeline
+    function writing it onto the record (SGLang 0.5.17's `__post_init__` still
+    assigns some fields), or the whitelist (`resolvable=True`: the design's
+    fields a declaration may fill, named by a computed key as well)."""
     found = {k: set(v) for k, v in declared_fields(program).items()}
     res = resolution(program)
     for path, _, f in res.files:
         for w in f.writes:
             if w.fn in res.pipeline:
                 found.setdefault(w.field, set()).add(f"{path}:{w.site.span[0]}")
-    return {k: sorted(v) for k, v in sorted(found.items())}
+    out = {k: sorted(v) for k, v in found.items()}
+    for name, site in declarable_sites(program).items():
+        out.setdefault(name, []).append(site)
+    return dict(sorted(out.items()))
 
 
 def _materialiser(program: Program, handed: HandedReads) -> str | None:
@@ -198,7 +215,7 @@ def judged(
             continue
         if r.cls and any(class_matches(a, module, r.cls) for a in allowed):
             continue
-        yield path, module, r, held, seen.verdict(handed, path, r, held)
+        yield path, module, r, held, seen.verdict(handed, path, module, r, held)
 
 
 def kept_apart(program: Program, factories: Sequence[str], allowed: Sequence[str]) -> list[str]:
