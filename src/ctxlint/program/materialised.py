@@ -8,8 +8,8 @@ resolution's decisions, so a field read off the published record (the seed
 included) misses only what a post-publish override moved. The design's
 record (0.5.23) keeps its fields raw. Derived from the resolution pipeline
 (program.resolution: the stash, its readers) and CTX102's facts (the functions
-writing a parameter's attribute by a computed name). Asked by CTX101;
-program.whole_object asks the same question for CTX102.
+writing a parameter's attribute by a computed name). Asked by CTX101,
+and by program.whole_object for CTX102.
 """
 
 from __future__ import annotations

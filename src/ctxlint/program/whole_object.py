@@ -35,6 +35,7 @@ from ctxlint.program.declared_names import declarable_sites, declared_fields
 from ctxlint.program.handed_reads import KEY, ExposedRead, Handed, HandedReads, handed_reads
 from ctxlint.program.manager_owned import ID as OVERRIDES
 from ctxlint.program.manager_owned import manager_model
+from ctxlint.program.materialised import materialiser
 from ctxlint.program.pipeline_reads import raw_field_reads
 from ctxlint.program.resolution import resolution
 
@@ -64,7 +65,7 @@ class Exposure:
         self.declared = _filled_in(program)
         self.overridden = manager_model(program).overridden()
         res = resolution(program)
-        self.materialiser = _materialiser(program, handed)
+        self.materialiser = materialiser(program)
         # the reads CTX103 reports (where it can check: a pipeline with views)
         self.resolution_sites: set[tuple[str, tuple[int, ...]]] = set()
         checks_views = res.entries and res.view_functions and BAGS not in program.vocab.missing
@@ -172,24 +173,6 @@ def _filled_in(program: Program) -> dict[str, list[str]]:
     for name, site in declarable_sites(program).items():
         out.setdefault(name, []).append(site)
     return dict(sorted(out.items()))
-
-
-def _materialiser(program: Program, handed: HandedReads) -> str | None:
-    """The pipeline function that writes the declarations onto the fields: it
-    reads the stash and sets its parameter's attributes by a computed name."""
-    res = resolution(program)
-    setters = {q for _, _, f in handed.files for q in f.setters} & res.pipeline
-    readers = {
-        s.fn
-        for _, _, f in res.files
-        for s in f.stash
-        if s.how == "read" and s.fn and res.slot(s.slot) in res.stash
-    }
-    readers |= {
-        fn for _, _, f in res.files for fn, key in f.slot_reads if fn and res.slot(key) in res.stash
-    }
-    found = sorted((setters & readers) - {res.declaration})
-    return found[0] if found else None
 
 
 def exposure(program: Program) -> Exposure:
