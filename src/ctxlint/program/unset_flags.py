@@ -53,6 +53,15 @@ class UnsetFlags:
                 for attr, values in fn.flags.attrs.items():
                     self.attrs.setdefault(attr, []).extend((q, fn.cls, v) for v in values)
         self._unset: dict[str, bool] = {}
+        # attributes some test spells (`if self.attr`): only their bindings matter
+        self.tested = {
+            s[2:]
+            for fn in graph.funcs.values()
+            for e in fn.events
+            for s in e.when
+            if s.startswith("a:")
+        }
+        self._relevant: dict[str, Context] = {}
 
     # -- the walk's questions ------------------------------------------------------
     def skips(self, q: str, event: Event, ctx: Context = EMPTY) -> bool:
@@ -63,10 +72,40 @@ class UnsetFlags:
         """The parameters of `target` that the call `event` of `q` hands a value
         false before publish, or leaves to a falsy default."""
         callee = self.graph.funcs.get(target)
-        if callee is None or callee.flags is None:
+        relevant = self.relevant(target)
+        if callee is None or not relevant:
             return EMPTY
-        out = {p for p, v in self._bound(event, callee) if self.falsy(q, v, ctx)}
-        return frozenset(out)
+        bound = self._bound(event, callee)
+        return frozenset(p for p, v in bound if p in relevant and self.falsy(q, v, ctx))
+
+    def relevant(self, q: str) -> Context:
+        """The parameters of `q` whose value a test of `q` (or of a callee it
+        hands them to) asks: the only ones a call's context keeps, so that a
+        function is walked again only for a context that can change its answer."""
+        if q in self._relevant:
+            return self._relevant[q]
+        self._relevant[q] = EMPTY  # a recursion hands nothing on (fewer steps skipped)
+        fn = self.graph.funcs.get(q)
+        if fn is None or fn.flags is None:
+            return EMPTY
+        matter = {s[2:] for e in fn.events for s in e.when if s.startswith("n:")}
+        for attr, values in fn.flags.attrs.items():
+            if attr in self.tested:
+                matter.update(v[2:] for v in values if v.startswith("n:"))
+        for e, targets in zip(fn.events, self.graph.edges[q], strict=True):
+            for t in targets if e.args else ():
+                callee, wanted = self.graph.funcs[t], self.relevant(t)
+                for p, v in self._bound(e, callee) if wanted else ():
+                    if p in wanted and v.startswith("n:"):
+                        matter.add(v[2:])
+        todo = list(matter)
+        while todo:  # a local the test reads, bound to another name of `q`
+            for v in fn.flags.names.get(todo.pop(), ()):
+                if v.startswith("n:") and v[2:] not in matter:
+                    matter.add(v[2:])
+                    todo.append(v[2:])
+        self._relevant[q] = found = frozenset(p for p in fn.params if p in matter)
+        return found
 
     # -- values ----------------------------------------------------------------------
     def falsy(self, q: str, value: str, ctx: Context, seen: frozenset[str] = EMPTY) -> bool:
