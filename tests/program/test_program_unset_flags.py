@@ -110,6 +110,12 @@ APP = {
 
         def mixed_false():
             mixed(False)
+
+        def each(flag):
+            return [make(flag) for flag in (1, 2)]
+
+        def each_false():
+            each(False)
         """,
 }
 G = "app.groups"
@@ -145,6 +151,7 @@ def test_the_walk_steps_over_calls_under_a_false_test(order: OrderedReach) -> No
     assert reads("loud_group_on")
     assert not reads("made_false") and not reads("made_none")
     assert reads("mixed_false")  # rebound to what a call returns: not known false
+    assert reads("each_false")  # the comprehension's `flag` is not the parameter
     assert reads("shadowed") and reads("loud")
     # the same callee, asked without a call's context: its parameters unknown
     assert order.first(f"{G}.make")[0] is not None

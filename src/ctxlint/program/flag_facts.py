@@ -83,6 +83,16 @@ class FlagFacts:
         self.binding_model = bindings
         self.tests: dict[int, tuple[str, ...]] = {}  # if bodies -> the tests' kept conjuncts
         self.whens: list[tuple[Any, tuple[str, ...]]] = []  # (function, conjuncts) being walked
+        self.comprehensions = 0  # inside one: its targets are names the scopes do not know
+
+    def _enter_comprehension(self, node: Any) -> None:
+        self.comprehensions += 1
+
+    def _leave_comprehension(self, node: Any) -> None:
+        self.comprehensions -= 1
+
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _enter_comprehension
+    leave_ListComp = leave_SetComp = leave_DictComp = leave_GeneratorExp = _leave_comprehension
 
     # -- spelling -------------------------------------------------------------
     def spell(self, expr: cst.BaseExpression) -> str:
@@ -92,6 +102,8 @@ class FlagFacts:
         kind = type(expr)
         if kind is cst.Name:
             name = expr.value  # type: ignore[attr-defined]
+            if self.comprehensions:
+                return UNKNOWN  # a comprehension's own names may shadow the function's
             if fn is not None and (name in fn.params or self.binding_model.local_here(name)):
                 return f"n:{name}"
             return self._global(expr, name)
