@@ -39,9 +39,25 @@ APP = {
 
         def configure_loud_by_hand():
             set_loud(True)
+
+        GATE = False
+
+        def set_gate(enable):
+            global GATE
+            GATE = enable
+
+        def configure_gate():
+            set_gate(get_exec().kernel.attention_backend)
+        """,
+    # names no token of the rule: parsed because the walk asked for the setter
+    "app/by_hand.py": """
+        from app.flags import set_gate
+
+        def open_gate():
+            set_gate(True)
         """,
     "app/groups.py": """
-        from specrt.context import get_model
+        from specrt.context import get_model, publish
         from app import flags
 
         def read():
@@ -89,6 +105,11 @@ APP = {
         def loud():
             if flags.LOUD:
                 read()
+
+        def gated(server_args):
+            if flags.GATE:  # the rule's walk asks about the flag: its setter is a token
+                read()
+            publish(server_args, role="worker")
 
         def plain():
             Group([0, 1])
@@ -138,6 +159,9 @@ def test_a_flag_only_a_bag_read_sets_is_unset_before_publish(order: OrderedReach
     assert not flags.unset("app.flags.LOUD")  # one caller hands it True
     assert not flags.unset("app.flags.SHADOWED")  # import time binds it True too
     assert not flags.unset("app.flags.configure")  # no flag at all
+    # a caller in a file holding none of the rule's tokens: its setter's name is one
+    assert {"set_symm", "set_loud"} <= flags.asked
+    assert not flags.unset("app.flags.GATE")
 
 
 def test_the_walk_steps_over_calls_under_a_false_test(order: OrderedReach) -> None:

@@ -91,7 +91,8 @@ class Analysis:
             lambda q: noting(self.order.prefix_steps(q)),
         )
         depth_first(sorted(self.publishers - self.reaches_read), lambda q: noting(steps(g, q)))
-        return module_tokens(g, names) | self._constructor_names()
+        # the setters of the flags the walks asked about: every caller is parsed
+        return module_tokens(g, names) | self._constructor_names() | self.order.flags.asked
 
     def _constructor_names(self) -> set[str]:
         """Names that may resolve a constructor the check would report as reached

@@ -21,7 +21,8 @@ Flow-insensitive and may-bind: a name bound twice is false only if both
 values are. What the facts cannot see makes nothing false: a binding they do
 not spell, an argument list not spelled (no argument is a value above), a
 flag assigned from another module (`mod.FLAG = True`) is not followed (a
-known gap), a caller the graph does not know. A call's facts spell every
+known gap), a caller the graph does not know (a setter's name is a token, so a
+run parses every file that names it: `asked`). A call's facts spell every
 argument it passes (none: it passes none), so a parameter it leaves out takes
 its default.
 """
@@ -36,6 +37,8 @@ from ctxlint.program.flag_facts import FALSY, HANDED, split_arg
 
 Context = frozenset[str]  # the parameters of a function handed a value false before publish
 EMPTY: Context = frozenset()
+# a setter whose name is shorter is not asked for by name (program.process_entries)
+MIN_TOKEN = 8
 
 
 class UnsetFlags:
@@ -62,6 +65,9 @@ class UnsetFlags:
             if s.startswith("a:")
         }
         self._relevant: dict[str, Context] = {}
+        # the flag setters whose every caller was asked: their names are tokens,
+        # so that a run parses every file calling one (Rule.more_tokens)
+        self.asked: set[str] = set()
 
     # -- the walk's questions ------------------------------------------------------
     def skips(self, q: str, event: Event, ctx: Context = EMPTY) -> bool:
@@ -164,6 +170,12 @@ class UnsetFlags:
         settles (a falsy default counts where a call leaves it out)."""
         g = self.graph
         fn = g.funcs[q]
+        short = (
+            (fn.cls or q).rpartition(".")[2] if q.endswith(".__init__") else q.rpartition(".")[2]
+        )
+        if len(short) < MIN_TOKEN:
+            return False  # a short name is in every other file: its callers are not all parsed
+        self.asked.add(short)
         calls = [
             (c, e)
             for c in sorted(g.callers.get(q, ()))
