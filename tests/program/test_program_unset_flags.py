@@ -48,6 +48,15 @@ APP = {
 
         def configure_gate():
             set_gate(get_exec().kernel.attention_backend)
+
+        FORCED = False
+
+        def set_forced(enable):
+            global FORCED
+            FORCED = enable
+
+        def configure_forced():
+            set_forced(get_exec().kernel.attention_backend)
         """,
     # names no token of the rule: parsed because the walk asked for the setter
     "app/by_hand.py": """
@@ -85,6 +94,21 @@ APP = {
 
         def base_plain():
             Base()
+
+        def force():
+            flags.FORCED = True  # another module's write of the flag
+
+        class Counter:
+            def __init__(self, on=None):
+                self.on = on
+                if self.on:
+                    read()
+
+            def bump(self):
+                self.on += 1
+
+        def counted():
+            Counter()
 
         def make(flag):
             if flag:
@@ -162,6 +186,7 @@ def test_a_flag_only_a_bag_read_sets_is_unset_before_publish(order: OrderedReach
     # a caller in a file holding none of the rule's tokens: its setter's name is one
     assert {"set_symm", "set_loud"} <= flags.asked
     assert not flags.unset("app.flags.GATE")
+    assert not flags.unset("app.flags.FORCED")  # `flags.FORCED = True` in app.groups
 
 
 def test_the_walk_steps_over_calls_under_a_false_test(order: OrderedReach) -> None:
@@ -187,6 +212,7 @@ def test_an_attribute_a_subclass_sets_is_not_false(order: OrderedReach) -> None:
     assert sorted(found) == [(init, "n:use"), (f"{G}.Sub.enable", "?")]
     assert not order.flags.falsy(init, "a:use", frozenset({"use"}))
     assert order.first(f"{G}.base_plain")[0] is not None
+    assert order.first(f"{G}.counted")[0] is not None  # `self.on += 1` binds it too
     # Group's attribute has one binding, in its constructor: false in its context
     assert order.flags.falsy(f"{G}.Group.__init__", "a:use_symm", frozenset({"use_symm"}))
 

@@ -331,6 +331,7 @@ class CallFactsVisitor(FlagFacts, ProcessStarts, FileVisitor):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for t in node.targets:
+            self.write_elsewhere(t.target)  # `mod.FLAG = ...` (program.flag_facts)
             if isinstance(t.target, cst.Name):  # a name bound, not referenced
                 self.def_names.add(id(t.target))
 

@@ -68,6 +68,7 @@ class FuncFlags:
     defaults: list[str] = field(default_factory=list)  # params with a falsy literal default
     spelled: set[str] = field(default_factory=set)  # local names its tests/arguments spell
     globals: dict[str, list[str]] = field(default_factory=dict)  # qualified -> values
+    rebound: set[str] = field(default_factory=set)  # `self.attr += ...`: attributes unknown
 
 
 class FlagFacts:
@@ -158,6 +159,25 @@ class FlagFacts:
             return before
         return (*(before or ()), f"{self.stack[-1].qual}|{self._flag_value(bound)}")
 
+    def write_elsewhere(self, target: cst.BaseExpression, augmented: bool = False) -> None:
+        """`mod.FLAG = ...` (another module's flag) and `self.attr += ...`: writes
+        the binding model does not classify, kept as unknown values."""
+        if not self.stack or not isinstance(target, cst.Attribute):
+            return
+        fn = self.stack[-1]
+        head = target.value
+        if isinstance(head, cst.Name) and head.value == fn.self_name:
+            if augmented:
+                fn.flags.rebound.add(target.attr.value)
+            return
+        name = dotted(target)
+        spelled = self._global(target, name) if name else UNKNOWN
+        if spelled.startswith("g:"):
+            fn.flags.globals.setdefault(spelled[2:], []).append(UNKNOWN)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self.write_elsewhere(node.target, augmented=True)
+
     # -- tests and arguments --------------------------------------------------
     def visit_If(self, node: cst.If) -> None:
         spelled = tuple(s for s in map(self.spell, conjuncts(node.test)) if kept(s))
@@ -206,6 +226,7 @@ class FlagFacts:
     # -- output ---------------------------------------------------------------
     def func_flags(self, fn: Any, attrs: dict[str, tuple[str, ...]]) -> Flags | None:
         f: FuncFlags = fn.flags
+        attrs = {**attrs, **{a: (*attrs.get(a, ()), UNKNOWN) for a in f.rebound}}
         bound = [v for vs in (*attrs.values(), *f.globals.values()) for v in vs]
         self._note(fn, bound)  # the names an attribute or a global is bound to
         names = {n: self.flag_values.get(fn.scope, n) or (UNKNOWN,) for n in sorted(f.spelled)}

@@ -19,12 +19,13 @@ A value is false before publish when it is (program/flag_facts.py spells them):
 
 Flow-insensitive and may-bind: a name bound twice is false only if both
 values are. What the facts cannot see makes nothing false: a binding they do
-not spell, an argument list not spelled (no argument is a value above), a
-flag assigned from another module (`mod.FLAG = True`) is not followed (a
-known gap), a caller the graph does not know (a setter's name is a token, so a
-run parses every file that names it: `asked`). A call's facts spell every
-argument it passes (none: it passes none), so a parameter it leaves out takes
-its default.
+not spell, a call of a call (`partial(f, flag=True)()`), another module's
+`mod.FLAG = True` in a function, a caller the graph does not know (a setter's
+name is a token, so a run parses every file that names it: `asked`). A call's
+facts spell every argument it passes (none: it passes none), so a parameter it
+leaves out takes its default. Known gaps: `setattr`, `globals()` and another
+module's import-time `mod.FLAG = True` are not seen; a call through the class
+(`Cls.meth(obj, ...)`) shifts its positional arguments by one.
 """
 
 from __future__ import annotations
