@@ -38,6 +38,7 @@ from ctxlint.program.call_model import (
 )
 from ctxlint.program.call_starts import HELD, ProcessStarts
 from ctxlint.program.calls import KEY
+from ctxlint.program.flag_facts import FlagFacts, FuncFlags, falsy_literal
 
 # A bare `except:` catches every exception: the root of the builtin hierarchy.
 BARE_EXCEPT = "BaseException"
@@ -107,6 +108,7 @@ class _Func:
     nested: dict[str, str] = field(default_factory=dict)  # nested def -> qualname
     events: list[tuple[Event, cst.CSTNode]] = field(default_factory=list)
     refs: set[str] = field(default_factory=set)  # in-package names referenced, not called
+    flags: FuncFlags = field(default_factory=FuncFlags)  # program.flag_facts
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,7 +126,7 @@ class Held:
 NOTHING = Held()
 
 
-class CallFactsVisitor(ProcessStarts, FileVisitor):
+class CallFactsVisitor(FlagFacts, ProcessStarts, FileVisitor):
     def __init__(self, ctx: FileContext) -> None:
         super().__init__(ctx)
         # function -> the lines of its events, set by finish for the side part CallLines
@@ -158,6 +160,7 @@ class CallFactsVisitor(ProcessStarts, FileVisitor):
         self.pool_attrs = bindings.track(None, self._parks_pool)
         self.parked = bindings.track(None, self._parks_callable)
         self.made = bindings.track(None, self._parks_instance)
+        self._init_flags(bindings)
         self.package = ctx.module.partition(".")[0]
         self.module_refs: set[str] = set()  # referenced by import-time code
         self.in_import = False
@@ -258,6 +261,9 @@ class CallFactsVisitor(ProcessStarts, FileVisitor):
         )
         ordered = tuple(x.name.value for x in named if x.name.value != scope.self_name)
         fn = _Func(qual, cls, scope.self_name, params, defaults, ordered, annotated, scope.qualname)
+        fn.flags.defaults = [
+            x.name.value for x in named if x.default is not None and falsy_literal(x.default)
+        ]
         self.stack.append(fn)
         self.funcs[qual] = fn
         if any(self._is_ray_remote(d.decorator) for d in node.decorators):
@@ -325,6 +331,7 @@ class CallFactsVisitor(ProcessStarts, FileVisitor):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         for t in node.targets:
+            self.write_elsewhere(t.target)  # `mod.FLAG = ...` (program.flag_facts)
             if isinstance(t.target, cst.Name):  # a name bound, not referenced
                 self.def_names.add(id(t.target))
 
@@ -424,11 +431,13 @@ class CallFactsVisitor(ProcessStarts, FileVisitor):
             self.guarding[id(body)] = tuple(caught)
 
     def _enter_suite(self, node: cst.BaseSuite) -> None:
+        self._enter_test(node)
         caught = self.guarding.get(id(node))
         if caught:
             self.guards.append((self.stack[-1] if self.stack else None, caught))
 
     def _leave_suite(self, node: cst.BaseSuite) -> None:
+        self._leave_test(node)
         if id(node) in self.guarding:
             self.guards.pop()
 
@@ -470,10 +479,19 @@ class CallFactsVisitor(ProcessStarts, FileVisitor):
             if accessor:
                 member = self.members.pop(id(node), None)
                 caught = self._caught_around(fn)
-                read = Event(EventKind.READ, accessor=accessor, member=member, caught=caught)
+                read = Event(
+                    EventKind.READ,
+                    accessor=accessor,
+                    member=member,
+                    caught=caught,
+                    when=self.when(fn),
+                )
                 fn.events.append((read, node))
                 return
-        fn.events.append((Event(EventKind.CALL, tuple(targets)), node))
+        call = Event(
+            EventKind.CALL, tuple(targets), when=self.when(fn), args=self.call_args(fn, node)
+        )
+        fn.events.append((call, node))
 
     # -- output -------------------------------------------------------------
     def finish(self) -> Any:
@@ -500,6 +518,7 @@ class CallFactsVisitor(ProcessStarts, FileVisitor):
                 elif isinstance(t, SelfMethod) and s.cls:
                     started.add(f"{s.cls}.{t.name}")
         out: dict[str, FuncSummary] = {}
+        attrs = self.attr_flags()
         for q, fn in funcs.items():
             # entry bodies anchor every read and call; a function reaching a read
             # here may publish through another module's helper (only the whole
@@ -523,7 +542,8 @@ class CallFactsVisitor(ProcessStarts, FileVisitor):
                     for e, (_, node) in zip(events, fn.events, strict=True)
                 ]
             refs = tuple(sorted(fn.refs))
-            out[q] = FuncSummary(q, fn.cls, events, fn.ordered, fn.record_annotated, refs)
+            flags = self.func_flags(fn, attrs.get(q, {}))
+            out[q] = FuncSummary(q, fn.cls, events, fn.ordered, fn.record_annotated, refs, flags)
         cut = len(self.ctx.module) + 1  # the model keys a class by its qualname in the module
         classes = {
             q: ClassSummary(
@@ -535,7 +555,9 @@ class CallFactsVisitor(ProcessStarts, FileVisitor):
         }
         imports = dict(self.ctx.imports)
         refs = tuple(sorted(self.module_refs))
-        summary = ModuleSummary(self.ctx.module, out, classes, tuple(self.starts), imports, refs)
+        summary = ModuleSummary(
+            self.ctx.module, out, classes, tuple(self.starts), imports, refs, self.falsy_globals()
+        )
         return summary.to_json()  # spans are Anchors until the walk's positions are known
 
     def _local_targets(self, fn: _Func, target: Target, local: set[str]) -> Iterator[str]:

@@ -121,6 +121,13 @@ class Event(NamedTuple):
     # names them (a builtin by its plain name; a bare `except:` BaseException);
     # program.leaf_reads compares them with what the accessor raises before publish
     caught: tuple[str, ...] = ()
+    # what must be true for the event to run: the operands of the `and`s of the
+    # `if` tests around it in its own function, as program.unset_flags spells
+    # a value (`n:name`, `a:attr` off self, `g:qualified`, `=` a falsy literal)
+    when: tuple[str, ...] = ()
+    # CALL: every argument it passes so spelled (`p:SPELLING` positional in
+    # order, `kw=SPELLING`, `*` for a star or a call of a call)
+    args: tuple[str, ...] = ()
 
     @property
     def line(self) -> int:
@@ -141,6 +148,10 @@ class Event(NamedTuple):
             out["m"] = self.member
         if self.caught:  # only when set: a read outside a `try` keeps its form
             out["g"] = list(self.caught)
+        if self.when:
+            out["w"] = list(self.when)
+        if self.args:
+            out["x"] = list(self.args)
         return out
 
     @staticmethod
@@ -155,6 +166,8 @@ class Event(NamedTuple):
             raw.get("role"),
             raw.get("m"),
             tuple(raw.get("g", ())),
+            tuple(raw.get("w", ())),
+            tuple(raw.get("x", ())),
         )
 
 
@@ -167,6 +180,7 @@ class FuncSummary:
     params: tuple[str, ...] = ()  # parameter names, the receiver left out
     record_annotated: bool = False  # a parameter annotated with the record class
     refs: tuple[str, ...] = ()  # in-package names referenced, not called
+    flags: Flags | None = None  # what its names, self attributes and globals are bound to
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"cls": self.cls, "events": [e.to_json() for e in self.events]}
@@ -176,6 +190,8 @@ class FuncSummary:
             out["record"] = True
         if self.refs:
             out["refs"] = list(self.refs)
+        if self.flags is not None:
+            out["flags"] = self.flags.to_json()
         return out
 
     @staticmethod
@@ -187,7 +203,45 @@ class FuncSummary:
             tuple(raw.get("params", ())),
             bool(raw.get("record")),
             tuple(raw.get("refs", ())),
+            Flags.from_json(raw["flags"]) if "flags" in raw else None,
         )
+
+
+Spellings = dict[str, tuple[str, ...]]
+
+
+@dataclass(frozen=True, slots=True)
+class Flags:
+    """What a function binds, in the spellings of `Event.when` (program.unset_flags):
+    its parameters with a falsy literal default, what each name its tests and
+    arguments spell is bound to (`^`: the value handed in), each `self.attr =`
+    and each `global` name it assigns (qualified). Kept only for a function
+    whose events spell such a value, or that assigns a self attribute or a global."""
+
+    defaults: tuple[str, ...] = ()
+    names: Spellings = field(default_factory=dict)
+    attrs: Spellings = field(default_factory=dict)
+    globals: Spellings = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in (("d", self.defaults), ("n", self.names), ("a", self.attrs)):
+            if value:
+                out[key] = list(value) if isinstance(value, tuple) else _lists(value)
+        if self.globals:
+            out["g"] = _lists(self.globals)
+        return out
+
+    @staticmethod
+    def from_json(raw: dict[str, Any]) -> Flags:
+        def read(key: str) -> Spellings:
+            return {k: tuple(v) for k, v in raw.get(key, {}).items()}
+
+        return Flags(tuple(raw.get("d", ())), read("n"), read("a"), read("g"))
+
+
+def _lists(spellings: Spellings) -> dict[str, list[str]]:
+    return {k: list(v) for k, v in spellings.items()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,9 +315,11 @@ class ModuleSummary:
     starts: tuple[Start, ...]
     imports: dict[str, str]  # local name -> qualified name
     refs: tuple[str, ...]  # names import-time code references
+    # module-level names import-time code binds to a falsy literal only (qualified)
+    falsy: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "module": self.module,
             "funcs": {q: f.to_json() for q, f in self.funcs.items()},
             "classes": {q: c.to_json() for q, c in self.classes.items()},
@@ -271,6 +327,9 @@ class ModuleSummary:
             "imports": dict(self.imports),
             "module_refs": list(self.refs),
         }
+        if self.falsy:
+            out["falsy"] = list(self.falsy)
+        return out
 
     @staticmethod
     def from_json(raw: dict[str, Any]) -> ModuleSummary:
@@ -281,4 +340,5 @@ class ModuleSummary:
             tuple(Start.from_json(s) for s in raw["starts"]),
             dict(raw["imports"]),
             tuple(raw["module_refs"]),
+            tuple(raw.get("falsy", ())),
         )

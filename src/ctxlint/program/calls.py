@@ -22,6 +22,7 @@ from ctxlint.program.call_model import (
     ClassSummary,
     Event,
     EventKind,
+    Flags,
     Global,
     HeldMethod,
     ModuleSummary,
@@ -47,6 +48,8 @@ class Func:
     events: tuple[Event, ...]
     takes_record: bool = False
     refs: tuple[str, ...] = ()
+    params: tuple[str, ...] = ()  # the receiver left out
+    flags: Flags | None = None  # what it binds (program.unset_flags)
 
     def does(self, kind: EventKind) -> bool:
         return any(e.kind is kind for e in self.events)
@@ -95,19 +98,24 @@ class CallGraph:
         self.modules: dict[str, dict[str, str]] = {}  # module -> import table
         self.module_refs: dict[str, tuple[str, ...]] = {}  # module -> names import-time code uses
         self.starts: list[tuple[str, Start]] = []
+        # module-level names bound to falsy literals only at import (program.unset_flags)
+        self.falsy: set[str] = set()
         self._doing: dict[EventKind, set[str]] = {k: set() for k in EventKind}
         call, calling = EventKind.CALL, self._doing[EventKind.CALL]
         for path, m in modules.items():
             self.modules[m.module] = m.imports
             for q, f in m.funcs.items():
                 takes = f.record_annotated or any(p in record_params for p in f.params)
-                self.funcs[q] = Func(q, path, m.module, f.cls, f.events, takes, f.refs)
+                self.funcs[q] = Func(
+                    q, path, m.module, f.cls, f.events, takes, f.refs, f.params, f.flags
+                )
                 for e in f.events:  # (hundreds of thousands: calls, the most, hash nothing)
                     if e.kind is call:
                         calling.add(q)
                     else:
                         self._doing[e.kind].add(q)
             self.module_refs[m.module] = m.refs
+            self.falsy.update(m.falsy)
             for q, c in m.classes.items():
                 self.classes[q] = c
                 self.class_path[q] = path

@@ -3,7 +3,10 @@
 
 Unlike `program.reach`, which asks what can run at all, this follows each body
 in the order its statements run: a call whose every callee publishes ends the
-caller's unpublished prefix too. CTX301 asks it of every process entry, and
+caller's unpublished prefix too, and a call or read under an `if` test that is
+false before publish does not run (program.unset_flags: a flag only a bag read
+sets, a parameter handed `False`); a callee is asked in the call's context
+(which of its parameters the call hands such a value). CTX301 asks it of every process entry, and
 `ctxlint fix` of every function an entry runs before it publishes.
 """
 
@@ -15,6 +18,7 @@ from dataclasses import dataclass
 from ctxlint.program.call_model import Event, EventKind
 from ctxlint.program.calls import CallGraph, Func, short
 from ctxlint.program.reach import Step
+from ctxlint.program.unset_flags import EMPTY, Context, UnsetFlags
 
 
 @dataclass(frozen=True)
@@ -55,8 +59,11 @@ class OrderedReach:
         find: EventKind = EventKind.READ,
         stop: EventKind = EventKind.PUBLISH,
         finds: Callable[[Event], bool] | None = None,
+        reads: Callable[[Event], bool] | None = None,
     ) -> None:
         self.graph = graph
+        # which tests are false before publish (`reads`: a bag read that fails there)
+        self.flags = UnsetFlags(graph, reads)
         self.find, self.stop = find, stop
         # which `find` events count (CTX301: the leaf reads, program.leaf_reads)
         self.finds = finds or (lambda e: e.kind is find)
@@ -65,14 +72,20 @@ class OrderedReach:
         # functions that reach a `find` (a `stop`) event along any calls
         self.reaches_find = graph.reaching(found)
         self.reaches_stop = graph.reaching(graph.doing(stop))
-        self._first: dict[str, tuple[Hit | None, bool]] = {}
+        self._first: dict[str | tuple[str, Context], tuple[Hit | None, bool]] = {}
         self._busy: set[str] = set()
 
-    def first(self, q: str) -> tuple[Hit | None, bool]:
+    def callee(self, q: str, event: Event, t: str, ctx: Context = EMPTY) -> tuple[Hit | None, bool]:
+        """`first` of the callee `t` of `q`'s call `event`, in the call's context."""
+        return self.first(t, self.flags.handed(q, event, ctx, t))
+
+    def first(self, q: str, ctx: Context = EMPTY) -> tuple[Hit | None, bool]:
         """(the first `find` event reachable from `q` before a `stop`, whether
-        every run of `q` stops). A recursive call answers (None, False)."""
-        if q in self._first:
-            return self._first[q]
+        every run of `q` stops), in a call handing the parameters `ctx` a value
+        false before publish. A recursive call answers (None, False)."""
+        key = (q, ctx) if ctx else q
+        if key in self._first:
+            return self._first[key]
         if q in self._busy or (q not in self.reaches_find and q not in self.reaches_stop):
             return None, False  # recursion, or nothing to find below
         self._busy.add(q)
@@ -83,12 +96,14 @@ class OrderedReach:
             if event.kind is self.stop:
                 stops = True
                 break
+            if event.when and self.flags.skips(q, event, ctx):
+                continue  # does not run before publish
             if self.finds(event):
                 found = found or Hit((), event.accessor or "", fn.path, event.line)
             elif targets:
                 all_stop = True
                 for t in targets:
-                    hit, t_stops = self.first(t)
+                    hit, t_stops = self.callee(q, event, t, ctx)
                     if hit is not None and found is None:
                         found = Hit((t, *hit.chain), hit.accessor, hit.path, hit.line)
                     all_stop = all_stop and t_stops
@@ -96,7 +111,7 @@ class OrderedReach:
                     stops = True
                     break
         self._busy.discard(q)
-        self._first[q] = (found, stops)
+        self._first[key] = (found, stops)
         return found, stops
 
     def prefix(
@@ -123,7 +138,7 @@ class OrderedReach:
                 out.append((event, Hit((), event.accessor or "", fn.path, event.line)))
                 continue
             for t in callees:
-                hit = self.first(t)[0]
+                hit = self.callee(q, event, t)[0]
                 if hit is not None:
                     out.append((event, Hit((t, *hit.chain), hit.accessor, hit.path, hit.line)))
                     break
@@ -153,8 +168,10 @@ class Prefix:
             if event.kind in self.stop_at:
                 self.stop = (i, event)
                 return
+            if stopping and event.when and reach.flags.skips(self.q, event):
+                continue  # does not run before publish (the prefix ends there)
             callees = [t for t in targets if not self.near or graph.funcs[t].module == fn.module]
             yield i, event, callees
-            if stopping and callees and all(reach.first(t)[1] for t in callees):
+            if stopping and callees and all(reach.callee(self.q, event, t)[1] for t in callees):
                 self.stop = (i, event)
                 return

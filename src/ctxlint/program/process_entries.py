@@ -50,7 +50,7 @@ class Analysis:
         # object reads none; one a handler of the pre-publish error guards
         # answers the handler's value)
         leaves = leaf_reads(program)
-        self.order = OrderedReach(g, READ, PUBLISH, leaves.fails_unpublished)
+        self.order = OrderedReach(g, READ, PUBLISH, leaves.fails_unpublished, leaves.reads)
         # functions that reach a bag read along any calls (guarded or not)
         self.reaches_read = self.order.reaches_find
         if any(leaves.guarded(e) for q in g.doing(READ) for e in self.funcs[q].events):
@@ -91,7 +91,8 @@ class Analysis:
             lambda q: noting(self.order.prefix_steps(q)),
         )
         depth_first(sorted(self.publishers - self.reaches_read), lambda q: noting(steps(g, q)))
-        return module_tokens(g, names) | self._constructor_names()
+        # the setters of the flags the walks asked about: every caller is parsed
+        return module_tokens(g, names) | self._constructor_names() | self.order.flags.asked
 
     def _constructor_names(self) -> set[str]:
         """Names that may resolve a constructor the check would report as reached

@@ -1,0 +1,219 @@
+"""Which `if` tests are false before their process publishes: a call under one
+does not run there (the ordered walk, program/ordered_reach.py, steps over it).
+
+A value is false before publish when it is (program/flag_facts.py spells them):
+
+- a falsy literal;
+- a module-level flag that import time binds to falsy literals only, and that
+  every function assigning it (`global FLAG; FLAG = value`) sets to a value
+  that is falsy too or exists only once a bag read has run: a read of a
+  published leaf (program.leaf_reads), or a parameter every call hands such a
+  value (SGLang's `set_torch_symm_mem_all_reduce(get_exec().comm....)`). Until
+  then the flag holds its import-time value; where it holds another, the process
+  (or the one it forked from, whose context it shares) has published;
+- a parameter the call hands such a value, or leaves to a falsy default; a
+  local every binding of which is such a value (the parameter's handed one
+  included: `if x is None: x = FLAG`);
+- `self.attr`, where every `self.attr = ...` of the class, its bases and its
+  subclasses binds such a value (the method asking: in the call it runs in).
+
+Flow-insensitive and may-bind: a name bound twice is false only if both
+values are. What the facts cannot see makes nothing false: a binding they do
+not spell, a call of a call (`partial(f, flag=True)()`), another module's
+`mod.FLAG = True` in a function, a caller the graph does not know (a setter's
+name is a token, so a run parses every file that names it: `asked`). A call's
+facts spell every argument it passes (none: it passes none), so a parameter it
+leaves out takes its default. Known gaps: `setattr`, `globals()` and another
+module's import-time `mod.FLAG = True` are not seen; a call through the class
+(`Cls.meth(obj, ...)`) shifts its positional arguments by one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ctxlint.program.call_model import Event, EventKind
+from ctxlint.program.calls import CallGraph, Func
+from ctxlint.program.flag_facts import FALSY, HANDED, split_arg
+
+Context = frozenset[str]  # the parameters of a function handed a value false before publish
+EMPTY: Context = frozenset()
+# a setter whose name is shorter is not asked for by name (program.process_entries)
+MIN_TOKEN = 8
+
+
+class UnsetFlags:
+    def __init__(self, graph: CallGraph, reads: Callable[[Event], bool] | None = None) -> None:
+        self.graph = graph
+        self.reads = reads  # a bag read that fails before publish (None: none is known)
+        self.writes: dict[str, list[tuple[str, str]]] = {}  # flag -> (function, value)
+        self.attrs: dict[str, list[tuple[str, str, str]]] = {}  # attr -> (function, class, value)
+        for q, fn in graph.funcs.items():
+            if fn.flags is None:
+                continue
+            for flag, values in fn.flags.globals.items():
+                self.writes.setdefault(flag, []).extend((q, v) for v in values)
+            if fn.cls is not None:
+                for attr, values in fn.flags.attrs.items():
+                    self.attrs.setdefault(attr, []).extend((q, fn.cls, v) for v in values)
+        self._unset: dict[str, bool] = {}
+        # attributes some test spells (`if self.attr`): only their bindings matter
+        self.tested = {
+            s[2:]
+            for fn in graph.funcs.values()
+            for e in fn.events
+            for s in e.when
+            if s.startswith("a:")
+        }
+        self._relevant: dict[str, Context] = {}
+        # the flag setters whose every caller was asked: their names are tokens,
+        # so that a run parses every file calling one (Rule.more_tokens)
+        self.asked: set[str] = set()
+
+    # -- the walk's questions ------------------------------------------------------
+    def skips(self, q: str, event: Event, ctx: Context = EMPTY) -> bool:
+        """The event sits under an `if` test false before publish (in this call of `q`)."""
+        return any(self.falsy(q, s, ctx) for s in event.when)
+
+    def handed(self, q: str, event: Event, ctx: Context, target: str) -> Context:
+        """The parameters of `target` that the call `event` of `q` hands a value
+        false before publish, or leaves to a falsy default."""
+        callee = self.graph.funcs.get(target)
+        relevant = self.relevant(target)
+        if callee is None or not relevant:
+            return EMPTY
+        bound = self._bound(event, callee)
+        return frozenset(p for p, v in bound if p in relevant and self.falsy(q, v, ctx))
+
+    def relevant(self, q: str) -> Context:
+        """The parameters of `q` whose value a test of `q` (or of a callee it
+        hands them to) asks: the only ones a call's context keeps, so that a
+        function is walked again only for a context that can change its answer."""
+        if q in self._relevant:
+            return self._relevant[q]
+        self._relevant[q] = EMPTY  # a recursion hands nothing on (fewer steps skipped)
+        fn = self.graph.funcs.get(q)
+        if fn is None or fn.flags is None:
+            return EMPTY
+        matter = {s[2:] for e in fn.events for s in e.when if s.startswith("n:")}
+        for attr, values in fn.flags.attrs.items():
+            if attr in self.tested:
+                matter.update(v[2:] for v in values if v.startswith("n:"))
+        for e, targets in zip(fn.events, self.graph.edges[q], strict=True):
+            for t in targets if e.args else ():
+                callee, wanted = self.graph.funcs[t], self.relevant(t)
+                for p, v in self._bound(e, callee) if wanted else ():
+                    if p in wanted and v.startswith("n:"):
+                        matter.add(v[2:])
+        todo = list(matter)
+        while todo:  # a local the test reads, bound to another name of `q`
+            for v in fn.flags.names.get(todo.pop(), ()):
+                if v.startswith("n:") and v[2:] not in matter:
+                    matter.add(v[2:])
+                    todo.append(v[2:])
+        self._relevant[q] = found = frozenset(p for p in fn.params if p in matter)
+        return found
+
+    # -- values ----------------------------------------------------------------------
+    def falsy(self, q: str, value: str, ctx: Context, seen: frozenset[str] = EMPTY) -> bool:
+        if value == FALSY:
+            return True
+        if value.startswith("g:"):
+            return self.unset(value[2:])
+        fn = self.graph.funcs.get(q)
+        if fn is None or fn.flags is None or value in seen:
+            return False
+        seen = seen | {value}
+        if value.startswith("n:"):
+            values = fn.flags.names.get(value[2:], ())
+            name = value[2:]
+            return bool(values) and all(
+                name in ctx if v == HANDED else self.falsy(q, v, ctx, seen) for v in values
+            )
+        if value.startswith("a:"):
+            found = self._attr(fn, value[2:])
+            return bool(found) and all(
+                self.falsy(f, v, ctx if f == q else EMPTY, seen) for f, v in found
+            )
+        return False
+
+    def unset(self, flag: str) -> bool:
+        """A module-level flag falsy until a bag read has run (see the module doc)."""
+        if flag not in self._unset:
+            self._unset[flag] = False  # a cycle of flags proves nothing
+            self._unset[flag] = flag in self.graph.falsy and all(
+                self._settles(q, v, EMPTY) for q, v in self.writes.get(flag, ())
+            )
+        return self._unset[flag]
+
+    def _settles(self, q: str, value: str, seen: frozenset[str]) -> bool:
+        """`value`, assigned in `q`, is falsy, or exists only once a bag read has run."""
+        if value == FALSY:
+            return True
+        if value.startswith("g:"):
+            return self.unset(value[2:])
+        if value.startswith("!"):
+            accessor, _, member = value[1:].partition(":")
+            read = Event(EventKind.READ, accessor=accessor, member=member or None)
+            return self.reads is not None and self.reads(read)
+        fn = self.graph.funcs.get(q)
+        if not value.startswith("n:") or fn is None or fn.flags is None or value in seen:
+            return False
+        name, seen = value[2:], seen | {value}
+        values = fn.flags.names.get(name, ())
+        return bool(values) and all(
+            self._handed_settles(q, name) if v == HANDED else self._settles(q, v, seen)
+            for v in values
+        )
+
+    def _handed_settles(self, q: str, name: str) -> bool:
+        """Every call into `q` the graph knows hands parameter `name` a value that
+        settles (a falsy default counts where a call leaves it out)."""
+        g = self.graph
+        fn = g.funcs[q]
+        short = (
+            (fn.cls or q).rpartition(".")[2] if q.endswith(".__init__") else q.rpartition(".")[2]
+        )
+        if len(short) < MIN_TOKEN:
+            return False  # a short name is in every other file: its callers are not all parsed
+        self.asked.add(short)
+        calls = [
+            (c, e)
+            for c in sorted(g.callers.get(q, ()))
+            for e, ts in zip(g.funcs[c].events, g.edges[c], strict=True)
+            if q in ts
+        ]
+        if not calls:
+            return False
+        for c, event in calls:
+            value = dict(self._bound(event, fn)).get(name)
+            if value is None or not self._settles(c, value, EMPTY):
+                return False
+        return True
+
+    # -- arguments and attributes ------------------------------------------------------
+    @staticmethod
+    def _bound(event: Event, callee: Func) -> list[tuple[str, str]]:
+        """(parameter, value) for the callee's parameters the call spells or leaves
+        to a falsy default (FALSY); a star argument leaves nothing out."""
+        split = [split_arg(a) for a in event.args]
+        positional = [v for k, v in split if k is None]
+        keywords = {k: v for k, v in split if k is not None and k != "*"}
+        star = any(k == "*" for k, _ in split)
+        defaults = callee.flags.defaults if callee.flags is not None else ()
+        out: list[tuple[str, str]] = []
+        for i, p in enumerate(callee.params):
+            if i < len(positional):
+                out.append((p, positional[i]))
+            elif p in keywords:
+                out.append((p, keywords[p]))
+            elif not star and p in defaults:
+                out.append((p, FALSY))
+        return out
+
+    def _attr(self, fn: Func, attr: str) -> list[tuple[str, str]]:
+        """Every `self.attr = value` of `fn`'s class, its bases and subclasses."""
+        assert fn.cls is not None
+        index = self.graph.index
+        related = {*self.graph.mro(fn.cls), *index.subclasses(fn.cls)}
+        return [(f, v) for f, cls, v in self.attrs.get(attr, ()) if cls in related]
