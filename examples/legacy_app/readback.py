@@ -33,10 +33,12 @@ def api_port() -> int:
 
 
 class Engine:
-    """The in-process twin of ``/server_info``, written later: the readback plus a version."""
+    """The in-process twin of ``/server_info``, written later: the readback plus the
+    token budget (a config answer, not a description of this surface: the RPC twin
+    lacks it)."""
 
     def get_server_info(self) -> dict[str, Any]:
-        return {**get_server_args().resolved_dict(), "version": "0.1"}
+        return {**get_server_args().resolved_dict(), "max_total_tokens": max_total_tokens()}
 
 
 class ReadbackServicer:

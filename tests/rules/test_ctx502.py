@@ -340,6 +340,11 @@ def _backend_note() -> str:
     return str(get_exec().attention_backend)
 
 
+def _budget() -> int:
+    seed = get_server_args()
+    return seed.max_running_requests * seed.context_length
+
+
 class Handle:
     def get_server_info(self) -> str:
         return json.dumps(
@@ -347,6 +352,7 @@ class Handle:
                 **build_server_info(get_server_args()),
                 "grpc_features": _media_features(self.processor),
                 "backend_note": _backend_note(),
+                "budget": _budget(),
                 "shared": shared_features(self.processor),
                 "limit": 8,
             }
@@ -364,11 +370,13 @@ class Engine:
     )
     out = run_engine(project, select={RULE})
     (finding,) = [f for f in out.findings if f.path == "app/engine.py"]
-    # a helper reading a bag, a helper of another module: fields; the constant `limit`
-    # two siblings report is the group's
-    assert "does not report `backend_note`, `kv_events`, `shared`, which" in finding.message
+    # a helper reading a bag or the seed record, a helper of another module: fields;
+    # the constant `limit` two siblings report is the group's
+    assert "does not report `backend_note`, `budget`, `kv_events`, `shared`, which" in (
+        finding.message
+    )
     assert "frontend" not in finding.message and "grpc_features" not in finding.message
     (http,) = [f for f in out.findings if f.path == "app/http_server.py"]
-    assert "does not report `backend_note`, `limit`, `shared`, which" in http.message
+    assert "does not report `backend_note`, `budget`, `limit`, `shared`, which" in http.message
     assert "grpc_features" not in http.message
     assert not [f for f in out.findings if f.path == "app/grpc_bridge.py"]  # `frontend` is HTTP's

@@ -245,6 +245,7 @@ def own_descriptions(program: Program, model: Model, quals: list[str]) -> dict[s
     helper of its own module answers. A sibling that lacks one loses no field;
     a key two siblings report is the group's, whatever its values."""
     graph = call_graph(program)
+    seeds = {program.vocab.qualified(a) for a in program.vocab.seed_accessors}
     reporters: dict[str, int] = {}
     for q in quals:
         for key in model.keys[q]:
@@ -258,7 +259,9 @@ def own_descriptions(program: Program, model: Model, quals: list[str]) -> dict[s
             if reporters.get(key) == 1
             and (
                 what.startswith("=")
-                or _local_description(graph, what.removeprefix("call "), module, model.primitives)
+                or _local_description(
+                    graph, what.removeprefix("call "), module, model.primitives | seeds
+                )
             )
         }
     return out
@@ -266,7 +269,9 @@ def own_descriptions(program: Program, model: Model, quals: list[str]) -> dict[s
 
 def _local_description(graph: CallGraph, fn: str, module: str, primitives: set[str]) -> bool:
     """`fn` is a function of `module` that only `module` calls, not handed the
-    record, no readback primitive, reaching no bag read (through what it calls)."""
+    record, no readback primitive, reaching no bag read (through what it calls).
+    `primitives` holds the readback primitives' names and the seed accessors'
+    qualified names (a call of one reads the record: a config answer)."""
     func = graph.funcs.get(fn)
     if func is None or func.module != module or func.takes_record:
         return False
@@ -286,7 +291,7 @@ def _local_description(graph: CallGraph, fn: str, module: str, primitives: set[s
         for found in graph.edges.get(f.qual, ()):
             for t in found:
                 if t not in seen:
-                    if t.rpartition(".")[2] in primitives:
+                    if t in primitives or t.rpartition(".")[2] in primitives:
                         return False
                     seen.add(t)
                     todo.append(t)
