@@ -46,7 +46,7 @@ def test_the_reach_per_role_as_json(proj: Path) -> None:
     assert rc == 0, err
     assert roles(proj, "--output-format", "json") == (rc, out, err)  # as every command takes it
     report = json.loads(out)
-    assert report["table"] == "specrt.context.ROLE_NAMESPACE_SETS (specrt/context.py:88)"
+    assert report["table"] == "specrt.context.ROLE_NAMESPACE_SETS (specrt/context.py:89)"
     assert report["roles"] == {
         "detokenizer": {
             "allowed": ["model"],
