@@ -835,8 +835,6 @@ PROBES: list[Probe] = [
             "def build(server_args: ServerArgs) -> str:\n    return server_args.attention_backend",
             SA,
         ),
-        ctxlint_known="missed",
-        note="CTX102 takes the fields resolution fills in from declarations and pipeline writes; a field only flagged `resolvable=True`, which no code declares, is kept apart (issue 36)",
     ),
     Probe(
         "expose-getattr",
@@ -847,8 +845,6 @@ PROBES: list[Probe] = [
             'def build(server_args: ServerArgs) -> str:\n    return getattr(server_args, "attention_backend", None)',
             SA,
         ),
-        ctxlint_known="missed",
-        note="CTX102 takes the fields resolution fills in from declarations and pipeline writes; a field only flagged `resolvable=True`, which no code declares, is kept apart (issue 36)",
     ),
     Probe(
         "expose-parked",
@@ -904,8 +900,6 @@ PROBES: list[Probe] = [
         "a parameter typed `ServerArgs` but named `args`: `args.attention_backend`",
         True,
         _mod("def build(args: ServerArgs) -> str:\n    return args.attention_backend", SA),
-        ctxlint_known="missed",
-        note="CTX102 takes the fields resolution fills in from declarations and pipeline writes; a field only flagged `resolvable=True`, which no code declares, is kept apart (issue 36)",
     ),
     Probe(
         "expose-allowed-class",
