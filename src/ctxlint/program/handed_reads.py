@@ -32,11 +32,11 @@ from typing import Literal
 
 from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import FileContext, dotted
-from ctxlint.facts.typed import Site, Span, site
+from ctxlint.facts.typed import Site, site
 from ctxlint.program.bindings import KEY as BINDINGS
 from ctxlint.program.core import Program
 from ctxlint.program.holders import HolderKind
-from ctxlint.program.published import Before, Call, publish_order
+from ctxlint.program.published import Before, CallAt, calls_by_function, publish_order
 from ctxlint.program.reads import ReadVisitor
 from ctxlint.program.record_conventions import record_convention
 from ctxlint.program.record_members import properties_reading_nothing
@@ -82,16 +82,6 @@ class Park:
     attr: str
     param: str | None = None
     annotated: bool = False  # the parameter is annotated with the record class
-
-
-@dataclass(frozen=True, slots=True)
-class CallAt:
-    """A call in a function that reads a handed record: the name it calls (the
-    last part) and where, to place a publishing call whose event keeps no line."""
-
-    scope: str
-    name: str
-    span: Span
 
 
 @dataclass(frozen=True, slots=True)
@@ -292,10 +282,8 @@ class HandedReads:
         self.parking = {
             (path, p.cls, p.param) for path, _, f in self.files for p in f.parks if p.param
         }
-        self.calls: dict[tuple[str, str], list[Call]] = {}  # (path, function) -> its calls
-        for path, _, f in self.files:
-            for c in f.calls:
-                self.calls.setdefault((path, c.scope), []).append((c.name, c.span[0], c.span[2]))
+        # (path, function) -> its calls
+        self.calls = calls_by_function((path, f.calls) for path, _, f in self.files)
 
     def held(self, path: str, module: str, r: ExposedRead) -> Handed | None:
         """How the record `r` reads off is handed, or None where it is not."""

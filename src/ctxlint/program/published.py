@@ -20,9 +20,11 @@ are going).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from enum import Enum
 
+from ctxlint.facts.typed import Span
 from ctxlint.program.call_model import EventKind
 from ctxlint.program.calls import CallGraph, call_graph
 from ctxlint.program.core import Program
@@ -46,6 +48,28 @@ class Before(Enum):
 # a call in a function body as the rule's own facts keep it: (the called name's
 # last part, first line, last line); where an event keeps no line of its own
 Call = tuple[str, int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class CallAt:
+    """A call kept in a rule's facts, in a function whose order is asked: the
+    name it calls (the last part) and where, to place a publishing call whose
+    event keeps no line."""
+
+    scope: str
+    name: str
+    span: Span
+
+
+def calls_by_function(
+    files: Iterable[tuple[str, Iterable[CallAt]]],
+) -> dict[tuple[str, str], list[Call]]:
+    """(path, function) -> its calls as `before` takes them, from each file's kept calls."""
+    out: dict[tuple[str, str], list[Call]] = {}
+    for path, calls in files:
+        for c in calls:
+            out.setdefault((path, c.scope), []).append((c.name, c.span[0], c.span[2]))
+    return out
 
 
 def published_after(program: Program) -> frozenset[str]:

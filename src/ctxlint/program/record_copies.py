@@ -21,13 +21,13 @@ from dataclasses import dataclass, replace
 
 from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import FileContext, string_value
-from ctxlint.facts.typed import Site, Span, site
+from ctxlint.facts.typed import Site, site
 from ctxlint.facts.visitor import FileVisitor
 from ctxlint.program import holders
 from ctxlint.program.classes import class_index
 from ctxlint.program.core import Program
 from ctxlint.program.holders import Holder, HolderKind
-from ctxlint.program.published import Before, Call, publish_order
+from ctxlint.program.published import Before, Call, CallAt, calls_by_function, publish_order
 from ctxlint.program.reads import positional
 from ctxlint.program.record_conventions import copy_helper_scopes, in_helper, record_convention
 
@@ -63,16 +63,6 @@ class CopyCall:
     # the fields it sets: its keywords, and the literal keys of a `**{...}` it
     # splats (`**other` sets fields no one can name here)
     fields: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class CallAt:
-    """A call in a function that edits a record in place: the name it calls (the
-    last part) and where, to place a publishing call whose event keeps no line."""
-
-    scope: str
-    name: str
-    span: Span
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,11 +230,7 @@ def publish_before(program: Program, path: str, module: str, c: CopyCall) -> Bef
 
 def _around(program: Program) -> dict[tuple[str, str], list[Call]]:
     """(path, function) -> the calls of a function holding an in-place edit."""
-    out: dict[tuple[str, str], list[Call]] = {}
-    for path, _, facts in program.typed_facts(KEY, CopyFacts):
-        for a in facts.around:
-            out.setdefault((path, a.scope), []).append((a.name, a.span[0], a.span[2]))
-    return out
+    return calls_by_function((p, f.around) for p, _, f in program.typed_facts(KEY, CopyFacts))
 
 
 def copy_message(program: Program, path: str, module: str, c: CopyCall) -> tuple[str, str]:
