@@ -53,12 +53,26 @@ def unpacked(version: str, cache: Path) -> Path:
     return fetch_tree(cache, version)
 
 
+def default_work() -> Path:
+    """Where the trees are copied: $CTXLINT_SGLANG_HISTORY_WORK, else
+    $TMPDIR/ctxlint-sglang-history."""
+    default = Path(tempfile.gettempdir()) / "ctxlint-sglang-history"
+    return Path(os.environ.get("CTXLINT_SGLANG_HISTORY_WORK", default))
+
+
+def tree_cache(version: str, work: Path | None = None) -> Path:
+    """The fact cache of a release's working copy (bench/sglang.toml's `cache-dir`).
+    The cache is keyed by content alone, so the model-invariance test fills it from
+    the unpacked wheel and a later history run here is warm."""
+    return (work or default_work()) / f"sglang-{version}" / ".ctxlint_cache"
+
+
 def working_copy(source: Path, work: Path, version: str) -> Path:
     """`source/sglang` copied to `work/sglang-VERSION/` (kept between runs)."""
     tree = work / f"sglang-{version}"
-    if not (tree / "sglang" / "srt").is_dir():
-        shutil.rmtree(tree, ignore_errors=True)
-        tree.mkdir(parents=True)
+    if not (tree / "sglang" / "srt").is_dir():  # (a cache already there is kept)
+        shutil.rmtree(tree / "sglang", ignore_errors=True)
+        tree.mkdir(parents=True, exist_ok=True)
         shutil.copytree(source / "sglang", tree / "sglang")
     return tree
 
@@ -211,7 +225,7 @@ def main() -> int:
     parser.add_argument("--pins", action="store_true", help="print the slow test's pin table")
     parser.add_argument("--no-docs", action="store_true", help="do not rewrite docs/")
     args = parser.parse_args()
-    work = args.work or Path(tempfile.gettempdir()) / "ctxlint-sglang-history"
+    work = args.work or default_work()
     results: dict[str, dict[str, Any]] = {}
     for version in args.releases:
         tree = working_copy(unpacked(version, args.cache), work, version)

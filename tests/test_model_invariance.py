@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 import subprocess
 import sys
 from collections import Counter
@@ -92,6 +93,19 @@ def outputs(name: str, cache: Path) -> dict[str, str]:
     }
 
 
+def sglang_cache(version: str) -> Path:
+    """A fresh fact cache for a wheel's run: the one its history working copy uses
+    (bench/sglang_history.py), so tests/test_sglang_history.py and the bench then run
+    warm on what this test filled cold (the cache is keyed by content alone)."""
+    sys.path.insert(0, str(REPO / "bench"))
+    from sglang_history import tree_cache
+
+    cache = tree_cache(version)
+    shutil.rmtree(cache, ignore_errors=True)
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    return cache
+
+
 def assert_unchanged(name: str, cache: Path) -> None:
     pins = json.loads(PINS.read_text())[name]
     got = outputs(name, cache)
@@ -109,8 +123,8 @@ def test_local_tree_output_is_pinned_byte_for_byte(name: str, tmp_path: Path) ->
 
 @pytest.mark.slow
 @pytest.mark.parametrize("version", SGLANG_VERSIONS)
-def test_sglang_output_is_pinned_byte_for_byte(version: str, tmp_path: Path) -> None:
-    assert_unchanged(f"sglang-{version}", tmp_path / "cache")
+def test_sglang_output_is_pinned_byte_for_byte(version: str) -> None:
+    assert_unchanged(f"sglang-{version}", sglang_cache(version))
 
 
 def record(names: list[str]) -> None:
@@ -120,7 +134,8 @@ def record(names: list[str]) -> None:
     pins = json.loads(PINS.read_text()) if PINS.exists() else {}
     for name in names or [*LOCAL_TREES, *(f"sglang-{v}" for v in SGLANG_VERSIONS)]:
         with tempfile.TemporaryDirectory() as tmp:
-            got = outputs(name, Path(tmp) / "cache")
+            sglang = name.removeprefix("sglang-") if name.startswith("sglang-") else None
+            got = outputs(name, sglang_cache(sglang) if sglang else Path(tmp) / "cache")
         assert got["check warm"] == got["check"], f"{name}: warm check differs from --no-cache"
         pins[name] = {kind: digest(kind, got[kind]) for kind in ("check", "sets")}
         print(name, pins[name]["check"]["sha256"][:12], pins[name]["sets"]["sha256"][:12])

@@ -18,9 +18,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
-import tempfile
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -50,10 +47,8 @@ def test_the_pins_cover_every_release() -> None:
 
 @pytest.mark.parametrize("version", BENCH.RELEASES)
 def test_release(version: str) -> None:
-    default = Path(tempfile.gettempdir()) / "ctxlint-sglang-history"
-    work = Path(os.environ.get("CTXLINT_SGLANG_HISTORY_WORK", default))
     source = BENCH.unpacked(version, REPO / "bench" / ".cache")
-    tree = BENCH.working_copy(source, work, version)
+    tree = BENCH.working_copy(source, BENCH.default_work(), version)
     got = BENCH.pins({version: BENCH.measure(tree, None)})[version]
     assert got["exit"] in (0, 1), got
     assert got == PINS[version]
