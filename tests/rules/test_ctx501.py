@@ -227,6 +227,50 @@ def full(b: FullAttention, q, k, v):
     assert [(f.path, f.scope) for f in found] == [("app/back.py", "Linear.forward")]
 
 
+def test_an_override_that_only_raises_declines_the_hook(project: Path) -> None:
+    """Issue 36 (0.5.23 `page_interleave_pool.py`, `unified_draft_pool.py`): an
+    override whose body is only `raise NotImplementedError(...)` fails every call
+    however it is made; its signature is no contract. One that does work first
+    is an implementation, checked as any."""
+    source = """\
+class Pool:
+    def load(self, cpu, indices, slot=None):
+        raise NotImplementedError
+
+
+class Dense(Pool):
+    def load(self, cpu, indices, slot=None):
+        return cpu
+
+
+class Sparse(Pool):
+    def load(self, cpu, indices):
+        \"\"\"Not supported.\"\"\"
+        raise NotImplementedError("sparse restore is unsupported")
+
+
+def restore(pool: Pool, cpu, indices) -> None:
+    pool.load(cpu, indices, slot=1)
+
+
+def restore_sparse(pool: Sparse, cpu, indices) -> None:
+    pool.load(cpu, indices, slot=1)
+"""
+    write(project, {"app/pool.py": source})
+    found = [f for f in run_engine(project, select={RULE}).findings if f.rule == RULE]
+    assert found == []
+    logged = source.replace(
+        '        raise NotImplementedError("sparse',
+        '        print(cpu)\n        raise NotImplementedError("sparse',
+    )
+    (project / "app/pool.py").write_text(logged)
+    found = [f for f in run_engine(project, select={RULE}).findings if f.rule == RULE]
+    assert sorted((f.scope, f.span.line) for f in found) == [
+        ("Sparse.load", 12),
+        ("restore_sparse", 23),
+    ]
+
+
 def test_a_parameter_the_base_makes_optional_is_checked_at_the_dispatches(
     project: Path,
 ) -> None:

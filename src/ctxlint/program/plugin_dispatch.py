@@ -294,6 +294,8 @@ class Graph:
         the receiver's one class."""
         for path, call, base, definer, ntypes in self.dispatches():
             hook = self.methods[definer][call.method]
+            if definer != base and hook.abstract == "raise":
+                continue  # the receiver's one override declines the hook: it raises anyway
             problems = call_problems(bound(hook), call.shape)
             if problems and (definer == base or ntypes <= 1):
                 yield path, call, base, definer, problems
@@ -309,7 +311,9 @@ class Graph:
         """Each in-tree implementation's override of an interface hook it can be
         compared with (the same flavor), by implementation and name, with the
         dispatch calls whose receiver can be it; an override of a hook only ever
-        dispatched on objects that cannot be its class is left out."""
+        dispatched on objects that cannot be its class is left out, and so is one
+        whose body only raises `NotImplementedError` (it declines the hook: every
+        call fails however it is made)."""
         sites = self.interface_calls()
         for impl, _ in sorted(self.implementations().items()):
             for name, m in sorted(self.methods[impl].items()):
@@ -319,6 +323,8 @@ class Graph:
                 hook = self.bases[base][name]
                 if m.flavor != hook.flavor or not self.is_interface(base, name):
                     continue  # a static/class override of an instance hook; no contract
+                if m.abstract == "raise":
+                    continue  # declines the hook: any call fails, the signature pins nothing
                 calls = [
                     (site_path, call)
                     for site_path, call in sites.get((base, name), [])
