@@ -47,6 +47,7 @@ def held(project: Project) -> dict[str, int]:
         "round shares": sum(len(m) for m in memo.rounds.made.values()),
         "program memo": len(program._memo),
         "program per-file": len(program._per_file),
+        "kept modules": int(resident.kept is not None and resident.kept.kept is not None),
     }
 
 
@@ -85,6 +86,8 @@ def test_what_the_project_holds_is_the_same_after_each_round_of_edits(
         edited = f"{text[:at]}    _edit_{i} = {i}\n{text[at:]}"
         project.edit(SCHEDULER, edited)
         checked()
+        kept = project.checker.resident.kept
+        assert kept is not None and kept.path == SCHEDULER  # its module, for its next edit
         # a comment appended: a layout edit, answered without a check
         project.edit(SCHEDULER, f"{edited}# round {i}\n")
         project.refresh()
@@ -104,3 +107,6 @@ def test_what_the_project_holds_is_the_same_after_each_round_of_edits(
     assert counts[0]["program memo"] > 0 and counts[0]["program per-file"] > 0
     assert counts[0]["round shares"] > 0 and counts[0]["entry digests"] > 0
     assert counts[1:] == counts[:1] * 3, counts
+    assert counts[0]["kept modules"] == 1  # the edited buffer's, one at most
+    project.close(SCHEDULER)
+    assert kept.path is None and kept.kept is None  # the closed buffer's module let go

@@ -28,6 +28,10 @@ _ERROR_ENTRY = b'{"error"'
 Miss = tuple[str, str, bytes]
 
 
+def _digest(_path: str, source: bytes) -> str | None:
+    return code_digest(source)
+
+
 def _alias_key(digest: str) -> str:
     return f"cd:{CODE_VERSION}:{digest}"
 
@@ -50,11 +54,11 @@ class CodeAliases:
     def pending(self) -> bool:
         return bool(self._misses) and not self._worked
 
-    def _work(self) -> None:
+    def _work(self, digest_of: Callable[[str, bytes], str | None] | None = None) -> None:
         if not self._worked:
             self._worked = True
             for path, _, source in self._misses:
-                digest = code_digest(source)
+                digest = (digest_of or _digest)(path, source)
                 if digest is not None:
                     self.digests[path] = digest
 
@@ -70,13 +74,14 @@ class CodeAliases:
 
         return step
 
-    def find(self) -> dict[str, bytes]:
+    def find(self, digest_of: Callable[[str, bytes], str | None] | None = None) -> dict[str, bytes]:
         """`found`, filled: path -> the entry an earlier content with the same
         code digest has for this path and module (and tag), for the misses that
-        have one."""
+        have one. `digest_of(path, source)` in place of `code_digest` (a kept
+        tree's, which tokenizes only what changed: engine.kept_tree)."""
         if self._worked:
             return self.found
-        self._work()
+        self._work(digest_of)
         if not self.digests:
             return self.found
         aliases = self._cache.get_many(_alias_key(d) for d in self.digests.values())

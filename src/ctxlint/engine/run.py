@@ -30,6 +30,7 @@ from ctxlint.engine.check_memo import CheckMemo
 from ctxlint.engine.code_alias import CodeAliases
 from ctxlint.engine.decoding import FactsDecoder
 from ctxlint.engine.fingerprints import fingerprint, to_findings
+from ctxlint.engine.kept_tree import KeptTree
 from ctxlint.engine.keys import CODE_VERSION, RUN_VERSION, fact_key, facts_key, run_inputs, run_key
 from ctxlint.engine.outcome import RoundsEnd, RunOutput, record, replay
 from ctxlint.engine.part_digests import PartDigests
@@ -86,8 +87,12 @@ class Engine:
         texts: Mapping[str, str] | None = None,
         cache: FactCache | None = None,
         check_memo: CheckMemo | None = None,
+        kept: KeptTree | None = None,
     ) -> None:
         self.config = config
+        # a resident front end's last edited module: an edit's one miss is
+        # parsed here, one statement of it where it can be (engine.kept_tree)
+        self.kept = kept
         # each rule's outcome by what it read (a resident front end's, in memory):
         # a rule whose key is its last run's is replayed, not derived again
         self.check_memo = check_memo
@@ -229,7 +234,9 @@ class Engine:
         digest = aliases.wanted and isinstance(vocab, Vocabulary)  # (schema misses: one by one)
         target = self.config.target_version
         results: Iterable[Result]
-        if misses and self.jobs > 1 and (len(misses) > 1 or decode or digest):
+        if self.kept is not None and read and len(misses) == 1 and isinstance(vocab, Vocabulary):
+            results = self._kept_parse(misses[0], vocab_json, aliases)
+        elif misses and self.jobs > 1 and (len(misses) > 1 or decode or digest):
             from ctxlint.core import pool  # here: multiprocessing is 1/10 of a warm run
 
             def died(item: tuple[str, str, bytes], how: str) -> Result:
@@ -272,6 +279,21 @@ class Engine:
             for item in todo:
                 yield _work(item)
         heap.give_back()  # the trees' pages, which glibc would keep
+
+    def _kept_parse(
+        self, miss: tuple[str, str, bytes], vocab_json: str | None, aliases: CodeAliases
+    ) -> Iterator[Result]:
+        """An edit's one miss, here: its code digest and parse, each of the
+        changed statement only where the kept module allows (engine.kept_tree)."""
+        kept = self.kept
+        assert kept is not None
+        if miss[0] in aliases.find(kept.digest if aliases.wanted else None):
+            return
+        _init_worker(vocab_json, self.config.target_version, self.time_rules)
+        from ctxlint.facts.extract import parse  # LibCST: only when parsing
+
+        with deepstack.running():
+            yield _work(miss, kept.parser(miss[0], parse))
 
     def _learnt_parts(self, blob: bytes, parts: PartDigests | None) -> None:
         if parts is not None:  # for the rounds (RoundMemo.known), by the entry's digest

@@ -51,9 +51,10 @@ def _encode(path: str, facts: dict[str, Any], clock: dict[str, float], syntax_on
     return path, blob, clock, None if syntax_only else of_facts(facts, blob)
 
 
-def _work(item: tuple[str, str, bytes]) -> Result:
+def _work(item: tuple[str, str, bytes], parser: Any = None) -> Result:
     """(path, encoded facts, seconds per visitor and "parse" when timed (else
-    {}), the facts' part digests (None for the syntax check))."""
+    {}), the facts' part digests (None for the syntax check)); `parser`, in
+    place of LibCST's parse (facts.extract)."""
     path, module, source = item
     target = _WORKER["target"]
     clock: dict[str, float] = {}
@@ -76,6 +77,7 @@ def _work(item: tuple[str, str, bytes]) -> Result:
                 _WORKER["visitors"],
                 target,
                 clock if _WORKER["timed"] else None,
+                parser,
             )
     except Exception as exc:  # a bug, or code deeper than a rule's recursion: this file only
         facts = _error(module, f"cannot check: {type(exc).__name__}: {exc}", syntax_only)

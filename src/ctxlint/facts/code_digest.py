@@ -40,32 +40,57 @@ def _read(comment: str) -> bool:
 def code_digest(source: bytes) -> str | None:
     """The digest (hex), or None for a file the tokenizer cannot read (its facts
     are then only ever extracted)."""
+    found = cut_lines(source)
+    return None if found is None else digest_of(*found)
+
+
+def cut_lines(source: bytes) -> tuple[str, list[str]] | None:
+    """The encoding and the lines (each with its line break) less what the digest
+    leaves out of them, or None (see `code_digest`)."""
     if b"\0" in source or _LONE_CR.search(source):
         return None  # CPython's and tokenize's lines or verdicts differ on these
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
         lines = io.StringIO(source.decode(encoding)).readlines()
-        cuts: dict[int, int] = {}  # line -> column where a left-out comment starts
-        depth = 0
-        for tok in tokenize.generate_tokens(iter(lines).__next__):
+    except (SyntaxError, UnicodeDecodeError, LookupError):
+        return None
+    cut = recut(lines, 0, len(lines))
+    return None if cut is None else (encoding, cut)
+
+
+def recut(lines: list[str], first: int, last: int) -> list[str] | None:
+    """lines[first:last] less the comments the digest leaves out, or None where
+    the tokenizer cannot read them. The window must start and end where the
+    tokenizer is at top level (between top-level statements): its tokens are
+    then those a tokenize of all the lines has there."""
+    cuts: dict[int, int] = {}  # line (of `lines`, 1-based) -> where a left-out comment starts
+    depth = 0
+    try:
+        for tok in tokenize.generate_tokens(iter(lines[first:last]).__next__):
             if tok.type == tokenize.OP:
                 if tok.string in _OPEN:
                     depth += 1
                 elif tok.string in _CLOSE:
                     depth -= 1
             elif tok.type == tokenize.COMMENT and depth == 0 and not _read(tok.string):
-                row = tok.start[0]
+                row = tok.start[0] + first
                 if row == 1 or not lines[row - 2].rstrip("\r\n").endswith("\\"):
                     cuts[row] = tok.start[1]  # (after a backslash: kept, as CPython sees it)
             elif tok.type == tokenize.ERRORTOKEN:  # CPython refuses what tokenize lets by
                 return None
-    except (SyntaxError, UnicodeDecodeError, LookupError, tokenize.TokenError, StopIteration):
+    except (SyntaxError, tokenize.TokenError, StopIteration):
         return None
+    out = lines[first:last]
     for row, col in cuts.items():
-        line = lines[row - 1]
+        line = out[row - 1 - first]
         body = line.rstrip("\r\n")
-        lines[row - 1] = line[:col].rstrip(" \t") + line[len(body) :]
-    text = _END.sub(r"\1", "".join(lines))
+        out[row - 1 - first] = line[:col].rstrip(" \t") + line[len(body) :]
+    return out
+
+
+def digest_of(encoding: str, cut: list[str]) -> str:
+    """The digest of lines `cut_lines` or `recut` gave."""
+    text = _END.sub(r"\1", "".join(cut))
     h = hashlib.blake2b(f"{VERSION}\0{encoding}\0".encode(), digest_size=16)
     h.update(text.encode("utf-8", "surrogatepass"))
     return h.hexdigest()

@@ -140,12 +140,14 @@ def extract_file(
     visitors: list[tuple[str, type[FileVisitor]]],
     target: str = pysource.DEFAULT_TARGET,
     clock: dict[str, float] | None = None,
+    parser: Callable[[str], cst.Module] | None = None,
 ) -> dict[str, Any]:
     """Facts of one file: {"module", "facts": {key: ...}, "suppressions", "schema"?},
     where `visitors` are (key, class): the program model's parts and the rules'.
     or {"error": message}. With a `clock`, the seconds spent parsing ("parse":
     CPython's verdict and LibCST's parse) and in each visitor (its rule id, or
-    "records") are added to it."""
+    "records") are added to it. `parser` parses the text in place of `parse`
+    (a resident's kept module, spliced: engine.kept_tree)."""
     start = time.perf_counter()
     try:  # CPython's verdict first, on this thread (pysource.check)
         text = pysource.read(source, target)
@@ -154,7 +156,7 @@ def extract_file(
     finally:
         _tick(clock, "parse", start)
     return deepstack.call(
-        _extract, path, module, text, vocab_json, visitors, clock
+        _extract, path, module, text, vocab_json, visitors, clock, parser or parse
     )  # LibCST's part
 
 
@@ -170,10 +172,11 @@ def _extract(
     vocab_json: dict[str, Any] | None,
     kinds: list[tuple[str, type[FileVisitor]]],
     clock: dict[str, float] | None,
+    parser: Callable[[str], cst.Module],
 ) -> dict[str, Any]:
     start = time.perf_counter()
     try:
-        tree = parse(text)
+        tree = parser(text)
     except pysource.SourceError as exc:
         return {"module": module, "error": str(exc)}
     finally:

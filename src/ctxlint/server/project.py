@@ -108,6 +108,8 @@ class Project:
         for held in (self.buffers, self.good, self.broken):
             held.pop(path, None)
         self.unjudged.discard(path)
+        if self.checker.resident.kept is not None:  # its LibCST module, kept for its edits
+            self.checker.resident.kept.release(path)
 
     def texts(self) -> dict[str, str]:
         """What the check reads in place of files: each buffer's text, its

@@ -20,6 +20,7 @@ from ctxlint.discover.files import SourceFile
 from ctxlint.discover.sources import Sources
 from ctxlint.engine import checks
 from ctxlint.engine.check_memo import CheckMemo
+from ctxlint.engine.kept_tree import KeptTree
 from ctxlint.engine.outcome import RoundsEnd
 from ctxlint.engine.run import Engine, RunOutput, discover_files
 from ctxlint.engine.start import Decoded, Start
@@ -46,6 +47,8 @@ class Resident:
     # each rule's last outcome by what it read: a run derives again only the
     # rules whose facts changed (engine.check_memo); None: every rule, every run
     checks: CheckMemo | None = field(default_factory=CheckMemo)
+    # the last edited buffer's LibCST module: its next edit parses one statement
+    kept: KeptTree | None = field(default_factory=KeptTree)
 
     def start(self, hashes: Mapping[str, str]) -> Start | None:
         if self.rounds is None:
@@ -66,6 +69,8 @@ class Resident:
     def forget(self) -> None:
         """The next run starts afresh (a rule left out, a config read again)."""
         self.rounds, self.decoded, self.hashes = None, {}, {}
+        if self.kept is not None:
+            self.kept.release()
         if self.checks is not None:
             self.checks.forget()
 
@@ -75,7 +80,7 @@ class _Resumed(Engine):
     start is known once the tree's content is hashed, before anything reads it."""
 
     def __init__(self, *args: Any, resident: Resident, **kwargs: Any) -> None:
-        super().__init__(*args, check_memo=resident.checks, **kwargs)
+        super().__init__(*args, check_memo=resident.checks, kept=resident.kept, **kwargs)
         self.resident = resident
         self.hashes: dict[str, str] = {}
 

@@ -1,0 +1,113 @@
+"""The last edited buffer's LibCST module, kept in a resident front end's
+process (a language server), so that an edit inside one top-level statement
+parses only that statement (facts.splice) and its facts are walked here, with
+no worker round trip for one file.
+
+One module is kept, that of the last file extracted alone in a run (an
+edit's one miss); a run of another file's edit replaces it, and closing the
+buffer releases it. The code digest (facts.code_digest, for the comment-edit
+aliases) is composed the same way: the kept text's lines less the left-out
+comments are kept with it, and only the changed statement's lines are
+tokenized again.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ctxlint.facts import code_digest as cd
+
+if TYPE_CHECKING:  # LibCST is imported only by a run that parses (facts.splice)
+    from ctxlint.facts.splice import Kept
+
+_LONE_CR = re.compile(rb"\r(?!\n)")
+
+
+@dataclass
+class _Cut:
+    """A text's digest lines (facts.code_digest.cut_lines), for the next edit."""
+
+    text: str
+    encoding: str
+    lines: list[str]
+
+
+class KeptTree:
+    def __init__(self) -> None:
+        self.path: str | None = None
+        self.kept: Kept | None = None
+        self.cut: _Cut | None = None  # the digest lines of the kept text, or of the next one
+        self.spliced = 0  # parses answered by a splice (for tests and the log)
+        self.parsed = 0  # whole parses
+
+    def release(self, path: str | None = None) -> None:
+        """Let go of the module (of `path` only, when given)."""
+        if path is None or path == self.path:
+            self.path, self.kept, self.cut = None, None, None
+
+    def _held(self, path: str) -> Kept | None:
+        return self.kept if self.path == path else None
+
+    def digest(self, path: str, source: bytes) -> str | None:
+        """The file's code digest: the changed statement's lines tokenized, the
+        rest as the kept text's, when the kept text is this file's; else all."""
+        kept, cut = self._held(path), self.cut
+        found = None
+        if kept is not None and cut is not None and cut.text == kept.text:
+            found = self._recut(kept, cut, source)
+        if found is None:
+            whole = cd.cut_lines(source)
+            if whole is None:
+                return None
+            found = _Cut(_text(source, whole[0]), *whole)
+        self.cut = found
+        return cd.digest_of(found.encoding, found.lines)
+
+    def _recut(self, kept: Kept, cut: _Cut, source: bytes) -> _Cut | None:
+        from ctxlint.facts.splice import lines_of
+
+        if cut.encoding != "utf-8" or b"\0" in source or _LONE_CR.search(source):
+            return None
+        try:
+            text = source.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        lines = lines_of(text)
+        window = kept.window(lines)
+        if window is None or window.start < 2:  # (a coding declaration: the whole file)
+            return None
+        piece = cd.recut(lines, window.start, window.new_end)
+        if piece is None:
+            return None
+        return _Cut(
+            text, "utf-8", [*cut.lines[: window.start], *piece, *cut.lines[window.old_end :]]
+        )
+
+    def parser(self, path: str, parse: Callable[[str], object]) -> Callable[[str], object]:
+        """A parse of `path`'s text (facts.extract's): the kept module spliced
+        where it can be, else `parse`; the module is kept either way."""
+
+        from ctxlint.facts.splice import Kept
+
+        def parse_kept(text: str) -> object:
+            kept = self._held(path)
+            got = kept.splice(text) if kept is not None else None
+            if got is not None:
+                self.kept = got[0]
+                self.spliced += 1
+            else:
+                self.kept = Kept.of(text, parse(text))  # type: ignore[arg-type]
+                self.parsed += 1
+            self.path = path
+            if self.cut is not None and self.cut.text != text:
+                self.cut = None  # (a digest of another text: the next edit tokenizes all)
+            return self.kept.module
+
+        return parse_kept
+
+
+def _text(source: bytes, encoding: str) -> str:
+    return source.decode(encoding)

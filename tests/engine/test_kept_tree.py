@@ -1,0 +1,51 @@
+"""A resident run parses an edited buffer's one changed statement into the
+module it kept (engine.kept_tree, facts.splice): the check must be a no-cache
+run's of the same text, edit after edit."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from test_check_memo import LEGACY, _copy, _no_cache, _session, _shown
+from test_moved_outcomes import _body_starts, _with_statement
+
+from ctxlint import session
+
+
+@pytest.mark.parametrize(
+    ("example", "rel"),
+    [
+        ("legacy_app", f"{LEGACY}/scheduler.py"),
+        ("serving_app", "examples/serving_app/scheduler.py"),
+    ],
+)
+def test_statement_edits_spliced_into_the_kept_module_check_as_no_cache(
+    example: str, rel: str, tmp_path: Path
+) -> None:
+    """One, two, three statements added at the top of a function (as
+    bench_server edits), then a literal in the first changed: each check's
+    findings are a no-cache run's, and all but the first edit are spliced."""
+    root = _copy(example, tmp_path)
+    setup = _session(root)
+    original = (root / rel).read_text()
+    session.check(setup, texts={rel: original})  # the buffer opened
+    kept = setup.request.run.resident.kept
+    assert kept is not None
+    line, indent = _body_starts(original)[-1]
+    texts = [_with_statement(original, line, indent, n) for n in (1, 2, 3)]
+    texts.append(texts[-1].replace("_ctxlint_moved = 1", "_ctxlint_moved = 2", 1))
+    for text in texts:
+        out = session.check(setup, texts={rel: text}).out
+        (root / rel).write_text(text)
+        want = _no_cache(root)
+        (root / rel).write_text(original)
+        assert _shown(out) == _shown(want)
+        assert [(f.span, f.details) for f in out.findings] == [
+            (f.span, f.details) for f in want.findings
+        ]
+        assert out.pins == want.pins
+    assert (kept.parsed, kept.spliced) == (1, len(texts) - 1)
+    assert kept.path == rel and kept.kept is not None and kept.kept.module.code == texts[-1]
+    setup.request.run.resident.forget()  # released with the resident's state
+    assert kept.kept is None
