@@ -85,8 +85,7 @@ def test_reads_outside_the_set_along_every_call_shape(project: Path) -> None:
             9,
             "role 'detokenizer' reads namespace 'schedule' outside its set {model} "
             "(from run_detokenizer_process)",
-            "run_detokenizer_process -> Stream.__init__ -> Stream.size -> batch -> "
-            "get_schedule()",
+            "run_detokenizer_process -> Stream.__init__ -> Stream.size -> batch -> get_schedule()",
         )
     ]
     assert helper[0].data == {"role": "detokenizer", "namespace": "schedule"}
