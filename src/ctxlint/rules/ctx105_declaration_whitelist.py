@@ -100,8 +100,7 @@ class DeclarationWhitelist(Rule):
                 return f"`{name}` is not a {record} field{hint}"
             if held and whitelist and name not in whitelist:
                 return (
-                    f"`{name}` is a {record} field not declared `resolvable=True`, "
-                    "which the whitelist refuses"
+                    f"a {record} field not declared `resolvable=True`, which the whitelist refuses"
                 )
             return None
 
@@ -131,8 +130,8 @@ class DeclarationWhitelist(Rule):
                     scope,
                     k.snippet,
                     k.span,
-                    f"{what} `{scope}` returns `{k.key}`: {why} (the gate refuses the "
-                    "declaration before publish)",
+                    f"{what} `{scope}` returns `{k.key}`: {why}",
+                    "the gate refuses the declaration before publish",
                     data=field_data(vocab, k.key),
                 )
 
