@@ -17,9 +17,11 @@ from ctxlint.engine.registry import SPEC_DIR, load_rules
 RULES = load_rules()
 REPO = Path(__file__).resolve().parents[2]
 MAX_MESSAGE = 200
-# Rules whose messages still run past MAX_MESSAGE somewhere (on sglang, or here),
-# each until its module is reworked: a rule here is not checked, one not here is.
-LONG_MESSAGES = {"CTX102", "CTX103", "CTX202", "CTX501", "CTX602"}
+# Rules whose messages still run past MAX_MESSAGE somewhere, each until its module
+# is reworked: a rule here is not checked, one not here is. On the last measure:
+# CTX102 229 and CTX103 219 (sglang 0.5.17), CTX501 265 (0.5.17; 206 on the legacy
+# app), CTX602 288 (0.5.23; 267 on its spec's third bad example).
+LONG_MESSAGES = {"CTX102", "CTX103", "CTX501", "CTX602"}
 # a missing spec fails test_every_rule_has_a_spec..., not the collection
 ALL_EXAMPLES = [
     ex
