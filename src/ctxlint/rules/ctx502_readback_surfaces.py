@@ -80,11 +80,11 @@ class ReadbackSurfaces(Rule):
             missing = list(having)
             who = sorted({w for v in having.values() for w in v})
             plural = "s" if len(who) > 1 else ""
-            # the message names three keys and one sibling (counts more); the details list each
-            shown = ", ".join(f"`{k}`" for k in missing[:3])
-            more = f" and {len(missing) - 3} more" if len(missing) > 3 else ""
-            sibs = f"`{group}` sibling `{who[0]}` reports" if len(who) == 1 else ""
-            sibs = sibs or f"{len(who)} `{group}` siblings report"
+            # the message names two keys and counts the siblings; the details name each
+            shown = ", ".join(f"`{k}`" for k in missing[:2])
+            more = f" and {len(missing) - 2} more" if len(missing) > 2 else ""
+            sibs = f"{len(who)} `{group}` siblings report" if len(who) > 1 else ""
+            sibs = sibs or f"`{group}` sibling reports"
             out.append(
                 RawFinding(
                     ID,
@@ -93,8 +93,9 @@ class ReadbackSurfaces(Rule):
                     f"readback {group}: {f.name}",
                     f.span,  # type: ignore[arg-type]
                     f"`{name}` does not report {shown}{more}, which its {sibs}: its users "
-                    "lose the field; report the same keys from every surface",
-                    f"its `{group}` sibling{plural}: {', '.join(f'`{w}`' for w in who)}\n"
+                    "lose the field",
+                    f"report the same keys from every surface; its `{group}` sibling{plural}: "
+                    f"{', '.join(f'`{w}`' for w in who)}\n"
                     + "\n".join(f"  - {k}: reported by {', '.join(v)}" for k, v in having.items()),
                 )
             )

@@ -83,7 +83,7 @@ class FlagsMirrorConfig(Rule):
                     w.site.snippet,
                     w.site.span,
                     f"`{flag}` mirrors the bag leaf `{bag}` with no derivation: read the leaf "
-                    "where the flag is read, and drop the flag",
+                    "instead, and drop the flag",
                     f"every write of `{w.group}.{w.leaf}` copies `{bag}`: "
                     + "; ".join(m.sites[(w.group, w.leaf)]),
                     data=field_data(program.vocab, src[-1]),

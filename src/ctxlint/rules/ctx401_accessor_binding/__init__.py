@@ -147,8 +147,8 @@ def _member_problem(m: MemberUse, found: MethodLookup | None, runtime: str) -> s
         if m.kind == "class attribute":  # a field: `self.<name>()` calls what it holds
             return (
                 f"`{name}` declared as a member of `{m.scope.rpartition('.')[2]}` in a module "
-                f"that reads the `{name}()` accessor: `self.{name}()` and `{name}()` mean two "
-                "things; rename the member and its uses"
+                f"that reads the `{name}()` accessor: `self.{name}()` means another thing; "
+                "rename the member and its uses"
             )
         return (
             f"`{name}` bound as a member ({m.kind}): the accessor name means the module-level "
