@@ -128,9 +128,11 @@ def test_a_helper_read_outside_the_role_fails_statically_and_under_enforce(app: 
     [finding] = json.loads(result.stdout)["findings"]
     assert (finding["path"], finding["line"]) == ("examples/serving_app/postprocess.py", read_line)
     assert finding["message"] == (
-        "role 'detokenizer' reads namespace 'model' outside its set {observability, serving}: "
-        "run_detokenizer_process -> detokenize -> clip -> get_model()"
+        "role 'detokenizer' reads namespace 'model' outside its set {observability, serving} "
+        "(from run_detokenizer_process)"
     )
+    path = "run_detokenizer_process -> detokenize -> clip -> get_model()"
+    assert finding["details"].splitlines()[0] == path
 
     # at runtime: default mode serves; enforce mode aborts the detokenizer on that read
     assert serve(app, "", app / "unused.tsv").returncode == 0

@@ -276,9 +276,10 @@ def test_a_property_no_leaf_answers_names_what_the_runtime_lacks(project: Path) 
     )
     (finding,) = run_engine(project, select={RULE}).findings
     assert finding.message.startswith("`wide` read off the seed record")
-    assert "the runtime lacks an accessor deriving it from the bags" in finding.message
-    assert "add one to specrt.context" in finding.message
-    assert "read a runtime_context accessor" not in finding.message
+    assert finding.message.endswith("; the runtime lacks an accessor deriving it")
+    assert "the runtime lacks an accessor deriving it from the bags" in finding.details
+    assert "add one to specrt.context" in finding.details
+    assert "read a runtime_context accessor" not in finding.message + finding.details
 
 
 def test_the_message_says_what_the_seed_holds_in_this_tree(project: Path) -> None:
@@ -319,7 +320,8 @@ def test_the_message_says_what_the_seed_holds_in_this_tree(project: Path) -> Non
     assert "misses resolution" not in decided.message
     assert decided.message.startswith(
         "`tp_size` read off the seed record: it holds resolution's decisions "
-        "(`materialize` writes them onto the fields) but misses post-publish overrides; "
+        "but misses post-publish overrides; "
     )
+    assert "`materialize` writes resolution's decisions onto the fields" in decided.details
     writer = out.program.sets[RULE]["declarations written onto the fields by"]
     assert writer == ["specrt.resolution.materialize"]

@@ -326,7 +326,8 @@ def test_resolution_pipeline_is_excluded_by_config(project: Path) -> None:
 
 
 def test_message_names_the_field_and_the_form(project: Path) -> None:
-    """The message says which field, how it was written, and what to do instead."""
+    """The message says which field, how it was written, and what to do instead;
+    the details give the whole remedy and the field's bag leaf."""
     write(
         project,
         {
@@ -340,7 +341,8 @@ def test_message_names_the_field_and_the_form(project: Path) -> None:
     )
     first, second = run_engine(project, select={RULE}).findings
     assert "`tp_size`" in first.message and "augmented assignment" in first.message
-    assert "get_context().override" in first.message
+    assert "get_context().override" in first.message and len(first.message) <= 200
+    assert "constructor argument" in first.details and "get_parallel().tp_size" in first.details
     assert "attribute named at run time" in second.message and "setattr()" in second.message
     assert (first.scope, first.snippet) == ("f", "rec.tp_size")
 
@@ -437,8 +439,8 @@ def test_a_write_before_resolution_says_what_it_is(project: Path) -> None:
     out = run_engine(project, select={RULE})
     before, after, lifted = out.findings
     assert (before.line, after.line, lifted.line) == (4, 6, 9)
-    assert "the operator's input outside the resolution pipeline" in before.message
-    assert "before .resolve_once()" in before.message and "declare_resolution" in before.message
+    assert "the operator's input, before .resolve_once() resolves it" in before.message
+    assert "declare_resolution" in before.message and "launcher-stage" in before.details
     for f in (after, lifted):
         assert "read-only after resolution" in f.message
     assert out.program.sets[RULE]["resolution entries"] == ["resolve_once (sets _sealed)"]
@@ -544,10 +546,11 @@ def test_a_write_inside_resolution_is_answered_with_the_declaration(project: Pat
     write(project, {**RUNTIME, "app/pipeline.py": pipeline, "app/platform.py": platform})
     inside, outside = run_engine(project, select={RULE}).findings
     assert (inside.scope, outside.scope) == ("set_defaults", "later")
-    assert "inside resolution (reached from ServerArgs.__post_init__)" in inside.message
+    assert "inside resolution, where a decision is declared" in inside.message
+    assert "reached from ServerArgs.__post_init__" in inside.details
     assert "declare_resolution(server_args, source, **fields)" in inside.message
     assert "override" not in inside.message
-    assert "get_context().override" in outside.message
+    assert "get_context().override" in outside.details
 
 
 def test_a_private_memo_is_not_given_the_config_remedies(project: Path) -> None:
@@ -573,10 +576,10 @@ def test_a_private_memo_is_not_given_the_config_remedies(project: Path) -> None:
     )
     memo, note = run_engine(project, select={RULE}).findings
     for f in (memo, note):
-        assert "not configuration" in f.message and "keep the value off the record" in f.message
-        assert "change config with" not in f.message and "pass the value as" not in f.message
-    assert "it backs the record's `chunk` property" in memo.message
-    assert "backs" not in note.message
+        assert "not configuration" in f.message and "keep the value off the record" in f.details
+        assert "change config with" not in f.details and "pass the value as" not in f.details
+    assert "it backs the record's `chunk` property" in memo.details
+    assert "backs" not in note.details
 
 
 def test_a_declaration_is_offered_only_for_a_whitelisted_field(project: Path) -> None:
@@ -604,10 +607,11 @@ def test_a_declaration_is_offered_only_for_a_whitelisted_field(project: Path) ->
         write(project, {**files, "app/platform.py": platform})
         ok, refused = sorted(run_engine(project, select={RULE}).findings, key=lambda f: f.line)
         assert "declared, not written: declare it with declare_resolution(" in ok.message
-        assert "declared, not written: `dp_size` is not declared resolvable" in refused.message
-        assert "mark it `Arg(..., resolvable=True)` first, then declare it" in refused.message
+        assert "declared, not written: the field is not declared resolvable" in refused.message
+        assert "`dp_size` is not declared resolvable" in refused.details
+        assert "mark it `Arg(..., resolvable=True)` first, then declare it" in refused.details
         gate = "would raise at its slot (`_check_names` checks the whitelist)"
-        assert (gate in refused.message) is gated, refused.message
+        assert (gate in refused.details) is gated, refused.details
 
 
 def test_a_provenance_slot_is_listed_apart_where_its_write_cannot_raise(project: Path) -> None:
@@ -651,6 +655,6 @@ def test_a_provenance_slot_is_listed_apart_where_its_write_cannot_raise(project:
     (late,) = out.findings
     assert late.line == 18
     assert "provenance (its `launch_command` property returns it" in late.message
-    assert "inputs it is computed from" not in late.message
+    assert "inputs it is computed from" not in late.details
     key = "provenance writes before resolution or past the guard (no bag: not reported)"
     assert [a.split(" ")[0] for a in out.program.sets[RULE][key]] == ["app/m.py:6", "app/m.py:12"]

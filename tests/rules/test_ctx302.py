@@ -79,12 +79,13 @@ def test_reads_outside_the_set_along_every_call_shape(project: Path) -> None:
     out = run_engine(project, select={RULE})
     helper = [f for f in out.findings if f.path == "app/helpers.py"]
     # the shared helper read: once for the detokenizer, at the read, by the shortest path
-    assert [(f.line, f.message) for f in helper] == [
+    # (the message names the entry; the path of calls is the details' first line)
+    assert [(f.line, f.message, f.details.splitlines()[0]) for f in helper] == [
         (
             9,
-            "role 'detokenizer' reads namespace 'schedule' outside its set {model}: "
-            "run_detokenizer_process -> Stream.__init__ -> Stream.size -> batch -> "
-            "get_schedule()",
+            "role 'detokenizer' reads namespace 'schedule' outside its set {model} "
+            "(from run_detokenizer_process)",
+            "run_detokenizer_process -> Stream.__init__ -> Stream.size -> batch -> get_schedule()",
         )
     ]
     assert helper[0].data == {"role": "detokenizer", "namespace": "schedule"}

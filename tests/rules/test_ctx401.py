@@ -520,7 +520,7 @@ def test_messages(project: Path) -> None:
     param = by_line[("app/m.py", 5)]
     assert "shadows the imported accessor" in param.message
     assert "UnboundLocalError" not in param.message
-    assert "any caller's `get_exec=` keyword" in param.message
+    assert "any caller's `get_exec=` keyword" in param.details
     # the other module's own def meets no accessor: listed apart, not reported
     assert ("app/other.py", 1) not in by_line
     apart = out.program.sets[RULE][
@@ -556,7 +556,8 @@ def test_a_parameter_passed_by_keyword_is_renamed_with_its_callers(project: Path
         },
     )
     out = run_engine(project, select={RULE})
-    by_line = {f.line: f.message for f in out.findings if f.path == "app/manager.py"}
+    # the message says what and why; the callers and the alternatives are the details
+    by_line = {f.line: f.details for f in out.findings if f.path == "app/manager.py"}
     assert "callers pass it by keyword (`get_model=` at app/runner.py:6)" in by_line[5]
     assert "raises TypeError there" in by_line[5]
     assert "import the accessor under another name" in by_line[5]

@@ -128,7 +128,7 @@ class Engine:
             ],
         },
     }
-    found = sorted((f.path, f.line, f.message) for f in out.findings)
+    found = sorted((f.path, f.line, f"{f.message}\n{f.details}") for f in out.findings)
     assert [(p, line) for p, line, _ in found] == [("app/engine.py", 8), ("app/engine.py", 11)]
     # `frontend` is the HTTP surface's constant, which no sibling reports: its own
     # description, no field the engine's users lose
@@ -372,11 +372,11 @@ class Engine:
     (finding,) = [f for f in out.findings if f.path == "app/engine.py"]
     # a helper reading a bag or the seed record, a helper of another module: fields;
     # the constant `limit` two siblings report is the group's
-    assert "does not report `backend_note`, `budget`, `kv_events`, `shared`, which" in (
-        finding.message
-    )
+    # (two keys in the message, every key with its siblings in the details)
+    assert "does not report `backend_note`, `budget` and 2 more, which" in (finding.message)
+    assert "  - shared: reported by Handle.get_server_info" in finding.details
     assert "frontend" not in finding.message and "grpc_features" not in finding.message
     (http,) = [f for f in out.findings if f.path == "app/http_server.py"]
-    assert "does not report `backend_note`, `budget`, `limit`, `shared`, which" in http.message
+    assert "does not report `backend_note`, `budget` and 2 more, which" in http.message
     assert "grpc_features" not in http.message
     assert not [f for f in out.findings if f.path == "app/grpc_bridge.py"]  # `frontend` is HTTP's

@@ -129,7 +129,7 @@ def test_reads_in_another_module_and_nested_targets(project: Path) -> None:
     out = run_engine(project, select={RULE})
     found = sorted((f.path, f.line) for f in out.findings if f.rule == RULE)
     assert found == [("app/readers.py", 5), ("app/readers.py", 10)]
-    (msg,) = [f.message for f in out.findings if f.line == 5]
+    (msg,) = [f.details for f in out.findings if f.line == 5]
     assert "via spawn.loop -> multi_stream" in msg
 
 

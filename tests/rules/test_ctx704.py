@@ -152,7 +152,9 @@ def test_derived_sets_and_the_message(project: Path) -> None:
     assert sets["width functions"] == {"moe_dp": ["app.groups.get_moe_cp_size"]}
     (f,) = out.findings
     assert (f.path, f.line) == ("app/layer.py", 6)
-    assert "ask `get_moe_cp_size()` (app.groups)" in f.message
+    assert (
+        "ask `get_moe_cp_size()`" in f.message and "`get_moe_cp_size` is in app.groups" in f.details
+    )
 
 
 def test_dcp_size_tests_where_the_runtime_binds_an_enabled_leaf(project: Path) -> None:

@@ -1,7 +1,10 @@
 """Pins are counted one way everywhere: one per pinned key, apart from the
 findings, in check's closing line, its statistics and JSON summary, baseline
 update's line and the audit's rule rows (issue 34: on sglang 0.5.23, check said
-229 new where 16 were sites of 9 pins, and baseline update said 213 added)."""
+229 new where 16 were sites of 9 pins, and baseline update said 213 added); and
+every format keeps a pin change apart from the findings (issue 36): its own
+section of the text report, `pin change:` in concise lines, a GitHub notice,
+a SARIF note with the property kind "pin", its own count in JUnit."""
 
 from __future__ import annotations
 
@@ -56,6 +59,20 @@ def test_pins_are_counted_by_key_apart_from_findings(project: Path) -> None:
     assert concise.count(": CTX702 pin change: ") == 2 and ": CTX101 " in concise, concise
     github = run_cli("check", "--no-cache", "--output-format", "github", cwd=project).stdout
     assert github.count("(a pin change that baseline update records)") == 2, github
+    # bookkeeping is a notice, never an error; the violation stays an error
+    assert sorted(line[2:8] for line in github.splitlines()) == ["error ", "notice", "notice"], (
+        github
+    )
+    sarif = json.loads(
+        run_cli("check", "--no-cache", "--output-format", "sarif", cwd=project).stdout
+    )
+    got = sorted(
+        (r["ruleId"], r["level"], r.get("properties", {}).get("kind", ""))
+        for r in sarif["runs"][0]["results"]
+    )
+    assert got == [("CTX101", "error", ""), ("CTX702", "note", "pin"), ("CTX702", "note", "pin")]
+    junit = run_cli("check", "--no-cache", "--output-format", "junit", cwd=project).stdout
+    assert 'message="2 pin change sites"' in junit and 'message="1 new finding"' in junit, junit
     stats = run_cli("check", "--no-cache", "--statistics", cwd=project)
     row = next(line.split() for line in stats.stdout.splitlines() if line.startswith("CTX702"))
     assert row[-1] == "1" and "Pin changes" in stats.stdout, stats.stdout

@@ -573,40 +573,39 @@ def _collides(b: NameBinding, meets: set[str], reached: set[str]) -> bool:
 
 def binding_message(
     b: NameBinding, runtime: str, bag: str, imported: bool, callers: list[str]
-) -> str:
-    """CTX401's message for a binding of an accessor name; `imported`: it shadows
+) -> tuple[str, str]:
+    """CTX401's message for a binding of an accessor name, and its details (the
+    remedy where it needs more than the message holds); `imported`: it shadows
     the module's import of the accessor; `callers`: the calls passing it by
     keyword, for a parameter."""
     name, kind = b.name, b.kind
+    means = f"the accessor name means `{runtime}.{name}` (the process-wide {bag})"
     if kind == "late import":
         return (
             f"`{name}` is used above its function-local import: inside the function the name "
             "is local throughout, so that use raises UnboundLocalError; import it once at "
             "module level"
-        )
+        ), ""
     if kind == "import":
-        return (
-            f"`{name}` imported from `{b.target}`: the accessor name means "
-            f"`{runtime}.{name}` (the process-wide {bag}); import the other one under another "
-            "name (ruff F811's import collision)"
+        return f"`{name}` imported from `{b.target}`: {means}", (
+            "import the other one under another name (ruff F811's import collision)"
         )
     if b.passing is not None:  # a parameter binds on entry: its remedy is its callers'
         what = f"`{name}` is a parameter of `{b.scope}`"
         if imported:
-            what += f" and shadows the imported accessor: every use of `{name}` there is it"
+            what += " and shadows the imported accessor: every use there is it"
         else:
-            what += f": the accessor name means `{runtime}.{name}` (the process-wide {bag})"
-        return f"{what}; {_parameter_remedy(b, callers)}"
+            what += f": {means}"
+        keyword = " with its callers' keyword" if callers or b.passing == "keyword-only" else ""
+        return f"{what}; rename the parameter{keyword}", _parameter_remedy(b, callers)
     if b.scope_kind == "function" and imported:
         return (
-            f"`{name}` bound by {kind} in `{b.scope}` shadows the imported accessor: every "
-            f"use of `{name}` in that function is the local, and one above the binding raises "
-            "UnboundLocalError; rename the local"
-        )
+            f"`{name}` bound by {kind} in `{b.scope}` shadows the imported accessor: a use "
+            "above the binding raises UnboundLocalError"
+        ), f"every use of `{name}` in that function is the local: rename the local"
     where = "in the module" if b.scope_kind == "module" else f"in `{b.scope}`"
-    return (
-        f"`{name}` bound by {kind} {where}: the accessor name means `{runtime}.{name}` "
-        f"(the process-wide {bag}), bound once per module; rename this"
+    return f"`{name}` bound by {kind} {where}: {means}", (
+        "the accessor name is bound once per module: rename this"
     )
 
 

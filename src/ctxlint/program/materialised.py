@@ -31,15 +31,15 @@ def materialiser(program: Program) -> str | None:
     return program.memo(KEY, lambda: _build(program))
 
 
-def seed_holds(program: Program) -> str:
+def seed_holds(program: Program) -> tuple[str, str]:
     """What the seed's fields hold in this tree (CTX101's message): raw input, or
-    (where the pipeline writes its declarations onto them) resolution's decisions."""
+    (where the pipeline writes its declarations onto them) resolution's decisions;
+    and, for the details, who writes them."""
     writer = materialiser(program)
     if writer is None:
-        return "it is the operator's raw input and misses resolution and overrides"
-    return (
-        f"it holds resolution's decisions (`{writer.rpartition('.')[2]}` writes them "
-        "onto the fields) but misses post-publish overrides"
+        return "it is the operator's raw input and misses resolution and overrides", ""
+    return "it holds resolution's decisions but misses post-publish overrides", (
+        f"`{writer.rpartition('.')[2]}` writes resolution's decisions onto the fields"
     )
 
 

@@ -96,27 +96,26 @@ class DeclarationWriter(Rule):
         for path, s in stray_stash_writes(program):
             why = f"the declaration stash `{res.slot(s.slot)}` written outside `{decl}`: "
             owner, _, method = (s.fn or "").rpartition(".")
+            more = ""
             if method in COPY_METHODS and owner in lineage:
                 # the writer is itself an entry point the record may not define
                 # (CTX202): declaring through it is no remedy after resolution
-                why += (
-                    f"`{owner.rpartition('.')[2]}.{method}` is an edit entry point the "
-                    "record may not define (CTX202): remove it; change live config with "
-                    "get_context().override(source, ...)"
-                )
+                why += f"`{owner.rpartition('.')[2]}.{method}` is an edit entry point the "
+                why += "record may not define (CTX202): remove it"
+                more = "change live config with get_context().override(source, ...)"
             else:
                 why += f"declare through `{call}`, the stash's one writer"
-            yield finding_at(ID, path, s.site, why)
+            yield finding_at(ID, path, s.site, why, more)
         for path, w, what in assigning_overrides(program):
             why = f"a {what} assigns `{w.holder}.{w.field}`: return the declaration "
             why += "(`{field: value}`) instead; the runner declares it"
             yield finding_at(ID, path, w.site, why, **field_data(program.vocab, w.field))
         for late in late_declarations(program):
             via = "" if late.via is None else f" (through {late.via})"
-            why = f"`{decl}` reached after publish{via}: the stash is projected at publish and "
-            why += "never again, so this declaration is a silent no-op; declare before publish, "
-            why += "or change the live value with get_context().override(...)"
-            yield finding_at(ID, late.path, late, why)
+            why = f"`{decl}` reached after publish{via}: a silent no-op (the stash is projected "
+            why += "at publish and never again); declare before publish"
+            more = "or change the live value with get_context().override(...)"
+            yield finding_at(ID, late.path, late, why, more)
 
 
 RULE = DeclarationWriter()

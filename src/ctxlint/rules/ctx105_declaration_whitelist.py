@@ -100,8 +100,7 @@ class DeclarationWhitelist(Rule):
                 return f"`{name}` is not a {record} field{hint}"
             if held and whitelist and name not in whitelist:
                 return (
-                    f"`{name}` is a {record} field not declared resolvable (`resolvable=True` "
-                    "on its declaration): the whitelist refuses it"
+                    f"a {record} field not declared `resolvable=True`, which the whitelist refuses"
                 )
             return None
 
@@ -117,8 +116,8 @@ class DeclarationWhitelist(Rule):
                         c.scope,
                         c.snippet,
                         k.span,
-                        f"declaration `{short}(..., {k.name}=...)`: {why}; it is refused at "
-                        "its slot when this path runs",
+                        f"declaration `{short}(..., {k.name}=...)`: {why}; refused at its "
+                        "slot when this path runs",
                         data=field_data(vocab, k.name),
                     )
         for path, scope, is_pass, k in returned_keys(program):
@@ -131,8 +130,8 @@ class DeclarationWhitelist(Rule):
                     scope,
                     k.snippet,
                     k.span,
-                    f"{what} `{scope}` returns `{k.key}`: {why}; the gate refuses the "
-                    "declaration before publish",
+                    f"{what} `{scope}` returns `{k.key}`: {why}",
+                    "the gate refuses the declaration before publish",
                     data=field_data(vocab, k.key),
                 )
 

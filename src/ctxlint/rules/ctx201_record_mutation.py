@@ -38,27 +38,27 @@ from ctxlint.program.rule import RawFinding, Rule
 ID = "CTX201"
 
 
-def _not_config(program: Program, name: str, slots: dict[str, str]) -> str:
-    """The remedy for a write of a name that is no field (a private memo, a
-    provenance note): the config remedies do not fit (`get_context().override`
-    refuses a non-field and the record's constructor takes no such argument).
-    Where the name backs a record property (`_x` behind `x`), name it."""
-    why = (
-        "it is not configuration: get_context().override takes only fields and the "
-        "record's constructor no such argument; keep the value off the record"
+def _not_config(program: Program, name: str, slots: dict[str, str]) -> tuple[str, str]:
+    """Why a write of a name that is no field (a private memo, a provenance
+    note) is wrong, and its remedy: the config remedies do not fit
+    (`get_context().override` refuses a non-field and the record's constructor
+    takes no such argument). Where the name backs a record property (`_x`
+    behind `x`), name it."""
+    if name in slots:  # the property returns the slot, from no other input
+        return f"the record's provenance (its `{slots[name]}` property returns it)", (
+            "write it where the record is built, before resolution, or keep it off"
+        )
+    fix = (
+        "get_context().override takes only fields and the record's constructor no such "
+        "argument; keep the value off the record"
     )
     prop = name.lstrip("_")
-    if name in slots:  # the property returns the slot, from no other input
-        return (
-            f"the record's provenance (its `{slots[name]}` property returns it, from no other "
-            "input): write it where the record is built, before resolution, or keep it off"
-        )
     if prop != name and prop in program.vocab.properties:
-        why += (
+        fix += (
             f" (it backs the record's `{prop}` property: give that property the inputs it "
             "is computed from instead of seeding it)"
         )
-    return why
+    return "it is not configuration: keep the value off the record", fix
 
 
 class RecordMutation(Rule):
@@ -111,29 +111,27 @@ class RecordMutation(Rule):
             # a declaration only of a whitelisted field (program.declarable)
             refused = can.refused([w.field] if w.field in fields else [])
             declare = can.why(refused) if refused else f"declare it with {can.call}"
+            # the message says what and why; the remedy (a declaration, an override, a
+            # bag leaf) and the resolution entry it is reached from go to the details
+            short = "the field is not declared resolvable yet" if refused else declare
             if sealed_by:
-                why = (
-                    f"a write to the operator's input outside the resolution pipeline "
-                    f"(before .{sealed_by[0]}() resolves the record); a launcher-stage "
-                    f"decision is resolution: {declare}"
-                )
+                why = f"the operator's input, before .{sealed_by[0]}() resolves it: {short}"
+                fix = f"a launcher-stage decision is resolution: {declare}"
             elif inside is not None:
-                why = (
-                    f"inside resolution (reached from {inside}), where a decision is "
-                    f"declared, not written: {declare}"
-                )
+                why = f"inside resolution, where a decision is declared, not written: {short}"
+                fix = f"reached from {inside}: {declare}"
             elif w.field is not None and w.field not in fields:
-                why = _not_config(program, w.field, slots)
+                why, fix = _not_config(program, w.field, slots)
             else:
-                why = (
-                    "the record is read-only after resolution; change config with "
-                    "get_context().override(source, ...) or pass the value as a "
-                    "constructor argument"
+                why = "read-only after resolution: change it with get_context().override(...)"
+                fix = (
+                    "change config with get_context().override(source, ...) or pass the "
+                    "value as a constructor argument"
                 )
             if w.field in fields:  # where its value lives, or the step not yet taken
-                why += f"; {namespace_hint(program.vocab, w.field)}"
-            s = w.site
-            yield RawFinding(ID, path, s.scope, s.snippet, s.span, f"{what} ({w.form}): {why}")
+                fix += f"; {namespace_hint(program.vocab, w.field)}"
+            s, msg = w.site, f"{what} ({w.form}): {why}"
+            yield RawFinding(ID, path, s.scope, s.snippet, s.span, msg, details=fix)
         key = "provenance writes before resolution or past the guard (no bag: not reported)"
         program.sets.setdefault(ID, {})[key] = apart
 

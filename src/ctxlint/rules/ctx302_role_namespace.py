@@ -111,14 +111,15 @@ class RoleNamespace(Rule):
                 e.site.snippet,
                 e.site.span,
                 f"publish under role {e.role!r}, which {a.table.name.rpartition('.')[2]} does "
-                f"not declare (roles: {known}): publish under one of its roles, or add the "
-                "role to the table with its namespace set",
+                "not declare: publish under one of its roles, or add this one to the table",
+                f"its roles: {known}; a role added to the table comes with its namespace set",
             )
         for r in a.outside():
             fn = a.graph.funcs[r.qual]
             if r.event.site is None:
                 continue  # a read in a function no reading helper anchors: not expected
             allowed = a.table.roles[r.role]
+            path = path_text(a, r, where=False)  # the details: the message names its entry
             yield RawFinding(
                 ID,
                 fn.path,
@@ -126,10 +127,10 @@ class RoleNamespace(Rule):
                 r.event.site.snippet,
                 r.event.site.span,
                 f"role {r.role!r} reads namespace {r.namespace!r} outside its set "
-                f"{set_text(allowed)}: {path_text(a, r, where=False)}",
-                "Under the runtime's enforce mode this read aborts the process. Answer from "
-                "the role's own namespaces, or widen the set once the role's record-mode "
-                "audit shows the read.",
+                f"{set_text(allowed)} (from {path.partition(' -> ')[0]})",
+                f"{path}\nUnder the runtime's enforce mode this read "
+                "aborts the process. Answer from the role's own namespaces, or widen the set "
+                "once the role's record-mode audit shows the read.",
                 data={"role": r.role, "namespace": r.namespace},
             )
 

@@ -96,10 +96,10 @@ class ManagerOwnedOverride(Rule):
                 path,
                 c.site,
                 f"`{via}({', '.join(f'{x}=...' for x in owned)})` in the manager's "
-                f"process records a process-wide change no other process sees: "
-                f"{', '.join(owned)} is answered off the manager ({owner}); set it on "
-                "the manager, and let each process that reloads record its own",
-                f"where: {where}\nmanager-owned fields: "
+                f"process records a process-wide change no other process sees: set "
+                f"{', '.join(owned)} on the manager",
+                f"{', '.join(owned)} is answered off the manager ({owner}); let each process "
+                f"that reloads record its own\nwhere: {where}\nmanager-owned fields: "
                 + ", ".join(
                     f"{k}: {', '.join(sorted(set(v)))}" for k, v in sorted(m.owned.items())
                 ),

@@ -95,25 +95,27 @@ class TestDouble(Rule):
                 if accessor is None:
                     continue
                 name = accessor.rpartition(".")[2]
+                where = f"{p.form} of `{p.target}`"  # the details: a dotted path runs long
                 if p.raises:  # a tripwire: the test asserts nothing reads it
                     why = (
-                        f"`{name}` is replaced by one that only raises ({p.form} of "
-                        f"`{p.target}`): a tripwire sees reads through this binding only; "
+                        f"`{name}` is replaced by one that only raises ({p.form}): a tripwire "
+                        "sees reads through this binding only; "
                         + (
-                            f"call `{d.reset}()` first and drop the stub: with nothing "
-                            "published every accessor fails closed"
+                            f"call `{d.reset}()` first and drop the stub"
                             if d.reset
-                            else "publish nothing instead: every accessor fails closed "
-                            "before publish"
+                            else "publish nothing instead"
                         )
                     )
+                    where += ": with nothing published every accessor fails closed"
                 else:
                     why = (
-                        f"`{name}` is replaced ({p.form} of `{p.target}`): a stubbed accessor "
-                        "stops intercepting once a reader migrates; publish the cause with "
-                        "`get_context().override_server_args(...)` and the scoped overrides"
+                        f"`{name}` is replaced ({p.form}): a stubbed accessor stops "
+                        "intercepting once a reader migrates; publish the cause with "
+                        "`get_context().override_server_args(...)`"
                     )
-                yield RawFinding(ID, path, p.site.scope, p.site.snippet, p.site.span, why)
+                    where += "; publish the cause with the runtime's scoped overrides"
+                site = p.site
+                yield RawFinding(ID, path, site.scope, site.snippet, site.span, why, where)
             for s in facts.stand_ins:
                 how, _, what = s.slot.partition(" ")
                 if how == "call":
@@ -131,7 +133,7 @@ class TestDouble(Rule):
                     s.site.snippet,
                     s.site.span,
                     f"a `{s.kind}` stands in for the `{record}` record {where}: production "
-                    "reads the published bags, not this double; publish the config with "
+                    "reads the published bags, not this double; publish it with "
                     "`get_context().override_server_args(...)`",
                 )
             for h in facts.by_hand:

@@ -79,9 +79,12 @@ class ReadbackSurfaces(Rule):
             path, scope, f = model.fns[qual]
             missing = list(having)
             who = sorted({w for v in having.values() for w in v})
-            plural, verb = ("s", "") if len(who) > 1 else ("", "s")
-            shown = ", ".join(f"`{k}`" for k in missing[:4])
-            more = f" and {len(missing) - 4} more" if len(missing) > 4 else ""
+            plural = "s" if len(who) > 1 else ""
+            # the message names two keys and counts the siblings; the details name each
+            shown = ", ".join(f"`{k}`" for k in missing[:2])
+            more = f" and {len(missing) - 2} more" if len(missing) > 2 else ""
+            sibs = f"{len(who)} `{group}` siblings report" if len(who) > 1 else ""
+            sibs = sibs or f"`{group}` sibling reports"
             out.append(
                 RawFinding(
                     ID,
@@ -89,10 +92,11 @@ class ReadbackSurfaces(Rule):
                     scope,
                     f"readback {group}: {f.name}",
                     f.span,  # type: ignore[arg-type]
-                    f"`{name}` does not report {shown}{more}, which its `{group}` "
-                    f"sibling{plural} {', '.join(f'`{w}`' for w in who)} report{verb}: "
-                    "its users lose the field; report the same keys from every surface",
-                    "\n".join(f"  - {k}: reported by {', '.join(v)}" for k, v in having.items()),
+                    f"`{name}` does not report {shown}{more}, which its {sibs}: its users "
+                    "lose the field",
+                    f"report the same keys from every surface; its `{group}` sibling{plural}: "
+                    f"{', '.join(f'`{w}`' for w in who)}\n"
+                    + "\n".join(f"  - {k}: reported by {', '.join(v)}" for k, v in having.items()),
                 )
             )
         if ID in program.pinned:

@@ -31,9 +31,9 @@ from ctxlint.program.rule import RawFinding, Rule
 ID = "CTX601"
 
 
-def _at_class(path: str, c: NamespaceClass, message: str) -> RawFinding:
+def _at_class(path: str, c: NamespaceClass, message: str, details: str = "") -> RawFinding:
     """A finding on a namespace class's name."""
-    return RawFinding(ID, path, c.scope, f"class {c.scope}", c.span, message)
+    return RawFinding(ID, path, c.scope, f"class {c.scope}", c.span, message, details)
 
 
 class BagCoverage(Rule):
@@ -82,8 +82,8 @@ class BagCoverage(Rule):
                     path,
                     c,
                     f"namespace class `{c.scope}` (`_NS_PATH = {c.namespace!r}`) is not assembled "
-                    f"into the record `{record}`: its fields reach neither the record nor a bag; "
-                    f"assemble it where the record's module lists its field classes, or drop it",
+                    f"into the record `{record}`: its fields reach neither the record nor a bag",
+                    "assemble it where the record's module lists its field classes, or drop it",
                 )
         for path, c, f, other_path, other in model.redeclared():
             yield RawFinding(
@@ -93,8 +93,8 @@ class BagCoverage(Rule):
                 f.site.snippet,
                 f.site.span,
                 f"field `{f.name}` is declared by namespace `{c.namespace}` here and by "
-                f"`{other.namespace}` in `{other.qual}` ({other_path}): a field has one "
-                "namespace, so one bag leaf; keep one declaration",
+                f"`{other.namespace}`: a field has one namespace, so one bag leaf; keep one",
+                f"the other declaration: `{other.qual}` ({other_path})",
             )
         for top, path, where in model.accessorless():
             missing = (
@@ -120,8 +120,8 @@ class BagCoverage(Rule):
                 f.site.snippet,
                 f.site.span,
                 f"field `{f.name}` of `{record}` has no namespace yet: declare its namespace "
-                '(move it to a field class with `_NS_PATH`, or mark it `NS("path")`) so '
-                "that it gets a bag leaf",
+                "so that it gets a bag leaf",
+                'move it to a field class with `_NS_PATH`, or mark it `NS("path")`',
             )
 
 

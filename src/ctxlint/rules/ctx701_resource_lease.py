@@ -101,9 +101,9 @@ class ResourceLease(Rule):
                 site, chain = reach[s.call.fn]
                 yield _at(
                     s,
-                    f"{s.registry} lease reachable from inside CUDA graph capture ({site}, via "
-                    f"{chain_text(call_graph(program), chain)}): creating a stream or buffer is a "
-                    "driver call; lease it at init/warmup time",
+                    f"{s.registry} lease reachable from inside CUDA graph capture: creating a "
+                    "stream or buffer is a driver call; lease it at init/warmup time",
+                    f"captured at {site}, via {chain_text(call_graph(program), chain)}",
                 )
         if ID in program.pinned:
             sites: dict[str, PinSite] = {}
@@ -125,8 +125,8 @@ class ResourceLease(Rule):
                 yield _at(
                     s,
                     f"{s.registry} lease name `{s.call.arg}` {why}; lease a literal name (or "
-                    f"prefix) per subsystem role, and keep per-device/grow-only entries in "
-                    f"`{ACCESSOR}().{s.registry}` directly",
+                    "prefix) per subsystem role",
+                    f"keep per-device/grow-only entries in `{ACCESSOR}().{s.registry}` directly",
                 )
         for key, subs in model.shared_names():
             # the subsystem with the most leases keeps the name; each other is reported once
@@ -138,15 +138,15 @@ class ResourceLease(Rule):
                 registry, _, name = key.partition(" ")
                 yield _at(
                     first,
-                    f"{registry} `{name}` is leased from {len(subs)} subsystems "
-                    f"({', '.join(sorted(subs))}): sharing a name across roles serializes "
-                    f"the overlap each expects; lease a name for `{sub}`'s own role",
+                    f"{registry} `{name}` is leased from {len(subs)} subsystems: sharing a name "
+                    f"across roles serializes the overlap each expects; lease one for `{sub}`",
+                    f"the subsystems leasing it: {', '.join(sorted(subs))}",
                 )
 
 
-def _at(s: LeaseSite, message: str) -> RawFinding:
+def _at(s: LeaseSite, message: str, details: str = "") -> RawFinding:
     c = s.call
-    return RawFinding(ID, s.path, short(c.fn, s.module), c.snippet, c.span, message)
+    return RawFinding(ID, s.path, short(c.fn, s.module), c.snippet, c.span, message, details)
 
 
 RULE = ResourceLease()

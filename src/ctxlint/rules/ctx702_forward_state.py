@@ -91,9 +91,9 @@ class ForwardState(Rule):
                 r.snippet,
                 r.span,
                 f"per-forward flag `{r.flag}` is read in a thread started without the "
-                f"caller's context ({start}, via {chain_text(call_graph(program), chain)}): "
-                "the thread sees the default flags; start it with "
+                "caller's context: the thread sees the default flags; start it with "
                 "`contextvars.copy_context().run` or hand it the value",
+                f"the thread: {start}, via {chain_text(call_graph(program), chain)}",
             )
         pinned = program.pinned.get(ID, {})
         for path, module, s in model.sets:
@@ -108,13 +108,10 @@ class ForwardState(Rule):
                 s.snippet,
                 s.span,
                 f"sticky per-forward write of {what}, outside the pinned sticky setters: "
-                "write it with `get_forward().scoped(...)`, which restores on exit"
-                + (
-                    "; a legacy setter that must stay sticky is recorded with "
-                    "`ctxlint baseline update`"
-                    if name is not None
-                    else ""
-                ),
+                "write it with `get_forward().scoped(...)`, which restores on exit",
+                "a legacy setter that must stay sticky is recorded with `ctxlint baseline update`"
+                if name is not None
+                else "",
                 # a literal name is a pin to record (or a write to rewrite); a computed one can't be
                 kind=PIN if name is not None else VIOLATION,
                 # each site of one setter is listed; the pin it records is one key

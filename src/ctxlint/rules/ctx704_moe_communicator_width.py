@@ -94,8 +94,8 @@ class MoeCommunicatorWidth(Rule):
                 s.site.snippet,
                 s.site.span,
                 f"`{s.site.snippet}` is the configured size, not the width of the "
-                f"`{key}` communicator this function runs a collective on (the group "
-                f"can be another's alias); ask `{wname}()` ({wmod})",
+                f"`{key}` communicator this function runs a collective on; ask `{wname}()`",
+                f"the group can be another's alias; `{wname}` is in {wmod}\n"
                 f"aliased at: {m.aliased[key]}\nwidth functions: "
                 + ", ".join(sorted(m.widths[key])),
                 data={"leaf": s.leaf},

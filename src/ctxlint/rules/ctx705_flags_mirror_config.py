@@ -82,8 +82,8 @@ class FlagsMirrorConfig(Rule):
                     w.site.scope,
                     w.site.snippet,
                     w.site.span,
-                    f"`{flag}` mirrors the bag leaf `{bag}` with no derivation: read "
-                    f"`{bag}` where the flag is read, and drop the flag",
+                    f"`{flag}` mirrors the bag leaf `{bag}` with no derivation: read the leaf "
+                    "instead, and drop the flag",
                     f"every write of `{w.group}.{w.leaf}` copies `{bag}`: "
                     + "; ".join(m.sites[(w.group, w.leaf)]),
                     data=field_data(program.vocab, src[-1]),

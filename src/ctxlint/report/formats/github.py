@@ -1,5 +1,8 @@
 """GitHub Actions workflow commands: one annotation per new finding.
 
+A pin change is bookkeeping, not a finding: a `notice` (titled so), never an
+`error`, though it fails the run until `baseline update` records it.
+
 Paths are relative to the repository's root (the git work tree holding the
 project, else the working folder), where the runner resolves them.
 Escaping follows the runner's toolkit: in the message `%`, CR and LF are encoded;
@@ -34,7 +37,7 @@ def render(result: Result) -> str:
         s = f.span
         lines.append(
             command(
-                "error",
+                "notice" if f.kind == PIN else "error",
                 f.message,
                 file=base.path(f.path),
                 line=s.line,

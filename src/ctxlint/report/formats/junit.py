@@ -10,7 +10,7 @@ import re
 import xml.etree.ElementTree as ET
 from collections import defaultdict
 
-from ctxlint.core.findings import NEW, Finding, Result, StaleEntry
+from ctxlint.core.findings import NEW, PIN, Finding, Result, StaleEntry
 from ctxlint.report.formats._common import plural, rule_catalogue, rule_title, update_hint
 
 # Characters XML 1.0 cannot hold at all, even escaped.
@@ -23,7 +23,8 @@ def _clean(s: str) -> str:
 
 def _finding_line(f: Finding) -> str:
     s = f.span
-    return f"{f.path}:{s.line}:{s.column}: {f.message} [scope {f.scope}]"
+    pin = "pin change: " if f.kind == PIN else ""
+    return f"{f.path}:{s.line}:{s.column}: {pin}{f.message} [scope {f.scope}]"
 
 
 def _stale_line(e: StaleEntry, hint: str) -> str:
@@ -50,8 +51,11 @@ def to_element(result: Result) -> ET.Element:
         if new[rule.id] or failing_stale:
             failures += 1
             parts = []
-            if new[rule.id]:
-                parts.append(plural(len(new[rule.id]), "new finding"))
+            pins = sum(f.kind == PIN for f in new[rule.id])  # bookkeeping, counted apart
+            if len(new[rule.id]) > pins:
+                parts.append(plural(len(new[rule.id]) - pins, "new finding"))
+            if pins:
+                parts.append(plural(pins, "pin change site"))
             if failing_stale:
                 parts.append(
                     plural(len(failing_stale), "stale baseline entry", "stale baseline entries")

@@ -1,5 +1,9 @@
 """SARIF 2.1.0: one run; new findings are errors, baselined ones suppressed notes.
 
+A pin change (a derived set the baseline does not pin yet) is bookkeeping, not
+a finding: a note, new, with `properties.kind` "pin" and the tag "pin" (the
+JSON's `kind`), so code scanning lists it apart from the errors.
+
 Baseline states map onto SARIF's own vocabulary: "new", "unchanged" (baselined) and
 "absent" (a stale baseline entry). Locations are relative to `%SRCROOT%`, the
 repository's root (the git work tree holding the project, else the working
@@ -17,7 +21,7 @@ from typing import Any
 from urllib.parse import quote
 
 from ctxlint import __version__
-from ctxlint.core.findings import NEW, Finding, Result, RuleInfo, StaleEntry
+from ctxlint.core.findings import NEW, PIN, Finding, Result, RuleInfo, StaleEntry
 from ctxlint.engine.registry import spec_path
 from ctxlint.report.formats._common import ReportBase, report_base, rule_catalogue, update_hint
 
@@ -76,7 +80,7 @@ def _finding(f: Finding, index: int, base: ReportBase) -> dict[str, Any]:
     res: dict[str, Any] = {
         "ruleId": f.rule,
         "ruleIndex": index,
-        "level": "error" if f.status == NEW else "note",
+        "level": "error" if f.status == NEW and f.kind != PIN else "note",
         "message": {"text": f.message},
         "locations": [
             {
@@ -96,8 +100,11 @@ def _finding(f: Finding, index: int, base: ReportBase) -> dict[str, Any]:
         "partialFingerprints": {FINGERPRINT_KEY: f.fingerprint},
         "baselineState": "new" if f.status == NEW else "unchanged",
     }
-    if f.details:  # what `--show-details` prints (CTX301: the path of calls)
-        res["properties"] = {"details": f.details}
+    props: dict[str, Any] = {"details": f.details} if f.details else {}  # --show-details
+    if f.kind == PIN:  # bookkeeping that `baseline update` records, not a finding
+        props |= {"kind": PIN, "tags": [PIN]}
+    if props:
+        res["properties"] = props
     related = related_place(f.data.get(RELATED, ""))
     if related is not None:  # a place the finding is about besides its own (CTX301: the read)
         path, line = related

@@ -55,14 +55,18 @@ class SeedRead(Rule):
         }
 
     def check(self, program: Program) -> Iterable[RawFinding]:
-        holds = seed_holds(program)
+        holds, written = seed_holds(program)
         for path, _, reads in program.typed_facts(ID, list[SeedReadFact]):
             for r in reads:
                 how = {"call": "", "alias": " through an alias"}.get(r.via, f" through {r.via}")
                 # a bag or Derived leaf where the runtime defines one; else the step
-                # not taken (for a property: the accessor the runtime lacks)
+                # not taken (for a property: the accessor the runtime lacks), in the details
                 where = leaf_spelling(program.vocab, r.field)
-                fix = f"read {where}" if where else namespace_hint(program.vocab, r.field)
+                lacks = "the runtime lacks an accessor deriving it"  # a record property
+                fix = f"read {where}" if where else "no leaf answers it yet"
+                if not where and r.field in program.vocab.properties:
+                    fix = lacks
+                more = "" if where else namespace_hint(program.vocab, r.field)
                 yield RawFinding(
                     ID,
                     path,
@@ -70,6 +74,7 @@ class SeedRead(Rule):
                     r.site.snippet,
                     r.site.span,
                     f"`{r.field}` read off the seed record{how}: {holds}; {fix}",
+                    "\n".join(x for x in (more, written) if x),
                     data=field_data(program.vocab, r.field),
                 )
 

@@ -107,8 +107,8 @@ class AccessorBinding(Rule):
             apart += found.apart
             for b, imported in found.bindings:
                 callers = found.keyword_callers.get(id(b), [])
-                why = binding_message(b, runtime, ns.get(b.name, "bag"), imported, callers)
-                mine.append(finding_at(ID, path, b, why))
+                why, more = binding_message(b, runtime, ns.get(b.name, "bag"), imported, callers)
+                mine.append(finding_at(ID, path, b, why, more))
             for c in found.calls:
                 why = (
                     f"`{c.name}` called with arguments: the accessor takes none, it answers "
@@ -147,14 +147,12 @@ def _member_problem(m: MemberUse, found: MethodLookup | None, runtime: str) -> s
         if m.kind == "class attribute":  # a field: `self.<name>()` calls what it holds
             return (
                 f"`{name}` declared as a member of `{m.scope.rpartition('.')[2]}` in a module "
-                f"that reads the `{name}()` accessor: `self.{name}()` and `{name}()` mean two "
-                "things a line apart; rename the member and its uses (the accessor is not what "
-                "it holds)"
+                f"that reads the `{name}()` accessor: `self.{name}()` means another thing; "
+                "rename the member and its uses"
             )
         return (
-            f"`{name}` bound as a member ({m.kind}): the accessor name means the runtime's "
-            f"module-level accessor, and `obj.{name}` shapes fail only when that path runs; "
-            "rename the member"
+            f"`{name}` bound as a member ({m.kind}): the accessor name means the module-level "
+            f"accessor, and `obj.{name}` shapes fail only when that path runs; rename the member"
         )
     via = recv.via
     owner = (found.owner or "").rpartition(".")[2]
