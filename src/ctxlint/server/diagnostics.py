@@ -11,7 +11,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from ctxlint.core.findings import NEW, FileError, Finding, RuleInfo
+from ctxlint.core.findings import NEW, PIN, FileError, Finding, RuleInfo
 from ctxlint.report.formats.sarif import RELATED, RELATED_WHAT, project_home, related_place
 
 SOURCE = "ctxlint"
@@ -55,15 +55,21 @@ def diagnostic(
     return types.Diagnostic(
         range=types.Range(start=start, end=end),
         message=message,
-        severity=types.DiagnosticSeverity.Error
-        if f.status == NEW
-        else types.DiagnosticSeverity.Hint,
+        severity=_severity(f),
         code=f.rule,
         code_description=types.CodeDescription(href=link) if link else None,
         source=SOURCE,
         related_information=_hops(f, start, end, uri_of),
         data=data,
     )
+
+
+def _severity(f: Finding) -> types.DiagnosticSeverity:
+    """A new violation is an error; a pinned one a hint; a new pin (bookkeeping
+    that `baseline update` records, as the GitHub format's notice) information."""
+    if f.status != NEW:
+        return types.DiagnosticSeverity.Hint
+    return types.DiagnosticSeverity.Information if f.kind == PIN else types.DiagnosticSeverity.Error
 
 
 def _hops(
