@@ -34,7 +34,6 @@ from ctxlint.facts.vocab import Vocabulary
 from ctxlint.program import whole_object as whole
 from ctxlint.program.core import Program
 from ctxlint.program.handed_reads import REQUIRES, ExposureVisitor, Handed, handed_reads
-from ctxlint.program.reads import lacking_accessor, leaf_spelling, namespace_hint
 from ctxlint.program.record_conventions import record_names
 from ctxlint.program.rule import RawFinding, Rule, field_data
 
@@ -109,8 +108,7 @@ class SuppliedExposure(Rule):
             spelled = " (literal getattr)" if r.form == "getattr" else ""
             details = seen.view_remedy(module, r)
             if details is None:
-                unpublished = handed.unpublished(program, path, module, r)
-                details = _remedy(program.vocab, r.site.scope, r.field, unpublished)
+                details = handed.remedy(program, path, module, r)
             yield RawFinding(
                 ID,
                 path,
@@ -131,31 +129,6 @@ def _how(h: Handed) -> str:
         return f"`{h.via}.{h.name}`"  # another object's record
     parked = f", parked from parameter `{h.via}`" if h.via else ""
     return f"`self.{h.name}`{parked}"
-
-
-def _remedy(vocab: Vocabulary, scope: str, field: str, unpublished: bool) -> str:
-    """What to read instead, named only where the runtime defines it, and only
-    where a publish may precede the read (a bag accessor raises before it)."""
-    if unpublished:
-        return (
-            f"No publish precedes this read in `{scope}` on any path "
-            "into it, so a bag accessor raises here: pass the resolved value down as an "
-            "argument, or keep the handed record."
-        )
-    where = leaf_spelling(vocab, field)
-    # the leaf with when it answers: a body's publish may sit in a branch
-    after = (
-        " once the process has published (code that runs before its publish takes the "
-        "value as a constructor argument instead)"
-    )
-    if where is not None:
-        return f"Read {where}{after}."
-    if field in vocab.fields:
-        hint = namespace_hint(vocab, field)
-        return f"{hint[0].upper()}{hint[1:]}; then read that leaf{after}."
-    return (
-        f"`{field}` is a property of the record with no bag leaf: {lacking_accessor(vocab)}{after}."
-    )
 
 
 RULE = SuppliedExposure()
