@@ -305,6 +305,25 @@ def test_config_allowed_classes_and_factories(project: Path) -> None:
     assert "build_*_config" in sets["exempt factory patterns"]
 
 
+def test_per_instance_fields_are_kept_apart_off_the_instances_own_record(
+    project: Path,
+) -> None:
+    """The design: "What genuinely stays per-instance is what differs per worker
+    within one engine: `base_gpu_id` ... (`BaseMultimodalProcessor.
+    _fast_image_processor_device` is the shape to copy)", a read off the
+    processor's own `self.server_args` (sglang 0.5.23's multimodal processors).
+    Configured fields read off `self.<record>` are listed in the sets, not
+    reported; a parameter read of the same field is still reported."""
+    write(project, {"app/managers.py": CLASSES})
+    _configure(project, 'exposure-per-instance-fields = ["context_length", "tp_size"]\n')
+    out = run_engine(project, select={RULE})
+    assert sorted(f.line for f in out.findings) == [7, 15, 19]  # 10 kept, 15 a parameter
+    sets = out.program.sets[RULE]
+    assert sets["per-instance fields"] == ["context_length", "tp_size"]
+    kept = sets["per-instance reads off the instance's own record (kept apart)"]
+    assert kept == ["app/managers.py:10 GrammarManager.vocab `context_length`"]
+
+
 def test_dotted_allowed_class_names_exactly_that_class(project: Path) -> None:
     write(project, {"app/managers.py": CLASSES, "app/other.py": CLASSES})
     _configure(project, 'exposure-allowed-classes = ["app.managers.GrammarManager"]\n')

@@ -40,6 +40,9 @@ from ctxlint.program.rule import RawFinding, Rule, field_data
 ID = "CTX102"
 ALLOWED_CLASSES = "exposure-allowed-classes"
 FACTORIES = "exposure-factories"
+# fields the design keeps on the instance's own record ("What genuinely stays
+# per-instance ...: `base_gpu_id`"): a read off `self.<record>` is not exposure
+PER_INSTANCE = "exposure-per-instance-fields"
 # Factories whose contract is "build X from the record you are handed".
 BUILTIN_FACTORIES = ("from_server_args", "create_*_from_server_args")
 
@@ -56,7 +59,7 @@ class SuppliedExposure(Rule):
     visitor = ExposureVisitor
     requires = REQUIRES  # the call graph: whether a publish precedes a read decides its hint
     reads_facts = whole.FACTS_READ  # declarations (CTX105's) and overrides (CTX303's)
-    options: ClassVar[dict[str, Any]] = {ALLOWED_CLASSES: [], FACTORIES: []}
+    options: ClassVar[dict[str, Any]] = {ALLOWED_CLASSES: [], FACTORIES: [], PER_INSTANCE: []}
 
     def fixers(self) -> tuple[Callable[..., None], ...]:
         from ctxlint.rules.ctx102_supplied_exposure.fix import fix_supplied_reads
@@ -73,6 +76,9 @@ class SuppliedExposure(Rule):
         value = program.config.options.get(key, self.options[key])
         return [str(v) for v in value]
 
+    def _per_instance(self, program: Program, field: str, held: Handed) -> bool:
+        return held.kind == "self" and field in self._option(program, PER_INSTANCE)
+
     def derive(self, program: Program) -> dict[str, Any]:
         handed = handed_reads(program)
         allowed = self._option(program, ALLOWED_CLASSES)
@@ -84,6 +90,12 @@ class SuppliedExposure(Rule):
                 f"{path}:{cls}.{attr} = {n}" for (path, cls, attr), n in handed.parked.items()
             ),
             "exempt factory patterns": factories,
+            "per-instance fields": self._option(program, PER_INSTANCE),
+            "per-instance reads off the instance's own record (kept apart)": sorted(
+                f"{p}:{r.site.span[0]} {r.site.scope} `{r.field}`"
+                for p, _, r, h, v in whole.judged(program, factories, allowed)
+                if v == "report" and self._per_instance(program, r.field, h)
+            ),
             "allowed classes": allowed,
             # a stale allow-list entry passes green forever: show it
             "allowed classes with no read": sorted(
@@ -103,7 +115,7 @@ class SuppliedExposure(Rule):
         factories = [*BUILTIN_FACTORIES, *self._option(program, FACTORIES)]
         allowed = self._option(program, ALLOWED_CLASSES)
         for path, module, r, held, verdict in whole.judged(program, factories, allowed):
-            if verdict != "report":
+            if verdict != "report" or self._per_instance(program, r.field, held):
                 continue  # kept apart (the sets list it), or CTX103's
             spelled = " (literal getattr)" if r.form == "getattr" else ""
             details = seen.view_remedy(module, r)
