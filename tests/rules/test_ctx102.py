@@ -673,6 +673,9 @@ WHOLE_OBJECT = """
 
         def size_again(self) -> int:
             return self.server_args.tp_size  # expect
+
+        def launch(self, server_args) -> int:
+            return server_args.tp_size  # a whole-object pass: only __init__ parks it
     """
 
 
@@ -687,7 +690,12 @@ def test_a_whole_object_pass_of_a_field_nothing_moves_is_kept_apart(project: Pat
     assert_case(project, RULE, WHOLE_OBJECT, extra=DECIDING)
     out = run_engine(project, select={RULE})
     sets = out.program.sets[RULE]
-    assert sets[APART] == ["app/case.py:2 init_groups `tp_size`"]
+    # a method other than the one that parks the parameter (sglang 0.5.17's
+    # DataParallelController.launch_tensor_parallel_group): a whole-object pass
+    assert sets[APART] == [
+        "app/case.py:2 init_groups `tp_size`",
+        "app/case.py:28 Worker.launch `tp_size`",
+    ]
     assert set(sets[DECLARED]) == {
         "chunked_prefill_size",
         "context_length",
@@ -836,6 +844,7 @@ def test_where_declarations_are_written_onto_the_fields_the_message_says_so(
     # answers as the bag does, and keeps the supplied-instance contract
     assert sorted(sets[APART]) == [
         "app/case.py:15 budget `max_running_requests`",
+        "app/case.py:29 Worker.launch `tp_size`",
         "app/case.py:3 init_groups `tp_size`",
         "app/case.py:6 chunk `chunked_prefill_size`",
         "app/case.py:9 window `context_length`",

@@ -83,6 +83,7 @@ class Park:
     attr: str
     param: str | None = None
     annotated: bool = False  # the parameter is annotated with the record class
+    scope: str = ""  # the method that parks it
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,7 +203,8 @@ class ExposureVisitor(ReadVisitor):
         if owned:
             self.parks.append(Park(cls, attr))
         else:
-            self.parks.append(Park(cls, attr, value.value, kind == "rec"))  # type: ignore[attr-defined]
+            name = value.value  # type: ignore[attr-defined]
+            self.parks.append(Park(cls, attr, name, kind == "rec", self.ctx.qualname))
 
     def finish(self) -> ExposureFacts | None:
         rec = self.ctx.records
@@ -279,9 +281,10 @@ class HandedReads:
         self.unbacked = {p for _, _, f in self.files for p in f.unbacked}
         # (module, class) of every read in a class, handed or not
         self.classes = {(m, r.cls) for _, m, f in self.files for r in f.reads if r.cls}
-        # (path, class, parameter) a method of the class parks on self
+        # (path, method, parameter) a method parks on self: the worker-constructor
+        # shape; a same-named parameter of another method is a whole-object pass
         self.parking = {
-            (path, p.cls, p.param) for path, _, f in self.files for p in f.parks if p.param
+            (path, p.scope, p.param) for path, _, f in self.files for p in f.parks if p.param
         }
         # (path, function) -> its calls
         self.calls = calls_by_function((path, f.calls) for path, _, f in self.files)
@@ -353,8 +356,10 @@ class HandedReads:
 
     def whole_object(self, path: str, r: ExposedRead, held: Handed) -> bool:
         """The read is of a record handed along as a parameter (`f(server_args)`),
-        not held by an object: its class does not park that parameter on self."""
-        return held.kind == "param" and (path, r.cls, held.name) not in self.parking
+        not held by an object: the reading method does not park that parameter on
+        self (sglang 0.5.17's `DataParallelController.launch_tensor_parallel_group`
+        takes `server_args` as its Ray override does; only `__init__` parks it)."""
+        return held.kind == "param" and (path, r.site.scope, held.name) not in self.parking
 
 
 def _leaf(vocab: Vocabulary, field: str, when: str) -> str:
