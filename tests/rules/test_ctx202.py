@@ -363,10 +363,27 @@ def test_a_declaration_is_offered_only_for_a_whitelisted_field(project: Path) ->
         found = sorted(run_engine(project, select={RULE}).findings, key=lambda f: f.line)
         ok, copied, refused = found
         assert "Declare a decision on the record you hold with declare_resolution(" in ok.details
-        assert "Declare a decision" in copied.details  # a copy sets nothing by name
+        # a plain copy takes the fields of the edits of its function (sglang 0.5.17
+        # #44, draft_worker_common.py:114): the constructor argument first, and no
+        # declaration for a field off the whitelist
+        assert copied.details.startswith(
+            "Pass a value another runner owns as a constructor argument; `dp_size` cannot be "
+            "declared (not declared resolvable: "
+        ), copied.details
+        assert "declare_resolution" not in copied.details
+        assert ("`_check_names` refuses it at its slot" in copied.details) is gated
         assert "Declare a decision" not in refused.details
         assert refused.details.startswith("Pass a per-runner value as a constructor argument")
         assert "`dp_size` is not declared resolvable" in refused.details  # `source`: no field
         gate = "(`_check_names` checks the whitelist)"
         assert (gate in refused.details) is gated, refused.details
         assert ("the design limits declarations to the whitelist" in refused.details) is not gated
+    # a copy no call of its function edits: its fields are not known, so the
+    # declaration is named with the whitelist's limit
+    write(project, {"app/m.py": source.rpartition("    draft.override")[0]})
+    found = sorted(run_engine(project, select={RULE}).findings, key=lambda f: f.line)
+    assert found[1].details.startswith(
+        "Pass a value another runner owns as a constructor argument; a decision every holder "
+        "shares is declared on the record you hold with declare_resolution("
+    ), found[1].details
+    assert "for a field declared resolvable only" in found[1].details

@@ -119,6 +119,40 @@ def test_globals_and_memos_that_keep_a_config_value(project: Path) -> None:
     )
 
 
+def test_a_global_computed_with_a_parameter_is_not_told_to_read_where_used(
+    project: Path,
+) -> None:
+    """sglang 0.5.23's `update_deep_gemm_config(gpu_id)` fills
+    `_IS_FIRST_RANK_ON_NODE = get_device().base_gpu_id == gpu_id`, and its use
+    has no `gpu_id`: "read the accessor where the value is used" cannot be
+    written there. The finding names the parameter and hands the result down;
+    a global from the accessor alone keeps the old remedy."""
+    write(
+        project,
+        {
+            "app/m.py": (
+                "from specrt.context import get_parallel\n\n"
+                "_FIRST = None\n_SIZE = None\n\n\n"
+                "def update(rank: int, *, scale: int = 1) -> None:\n"
+                "    global _FIRST, _SIZE\n"
+                "    _FIRST = get_parallel().tp_size == rank\n"
+                "    _SIZE = get_parallel().tp_size * 2\n"
+            )
+        },
+    )
+    paired, alone = sorted(run_engine(project, select={RULE}).findings, key=lambda f: f.line)
+    assert paired.message == (
+        "`get_parallel()` cached in the module global `_FIRST` with a parameter of the function "
+        "filling it: later overrides and re-publishes are missed"
+    )
+    assert len(paired.message) <= 200
+    assert "`_FIRST` is computed from the accessor and `rank`" in paired.details
+    assert "pass the result to its users as an argument" in paired.details
+    assert "read the accessor where the value is used" not in paired.message + paired.details
+    assert alone.message.endswith("read the accessor where the value is used")
+    assert alone.details == ""
+
+
 def test_legacy_accessors_are_derived_from_deprecation_marks(project: Path) -> None:
     write(
         project,

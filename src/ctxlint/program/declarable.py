@@ -67,6 +67,33 @@ class Declarable:
             f"per-runner value as a constructor argument; {tail}"
         )
 
+    def copy_remedy(self, fields: Iterable[str] | None) -> str:
+        """CTX202's remedies for a copy (`fields`: those it is given, None where no
+        call names them): a copy exists to differ from the record every holder
+        shares, so the value another runner owns travels as a constructor argument,
+        and a declaration on the held record (it changes it for every holder) is
+        named only for fields the whitelist allows."""
+        tail = "test doubles use get_context().override_server_args(...)."
+        lead = "Pass a value another runner owns as a constructor argument"
+        shared = (
+            f"a decision every holder shares is declared on the record you hold with {self.call}"
+        )
+        refused = self.refused(fields or ())
+        if refused:
+            said = ", ".join(f"`{f}`" for f in refused)
+            return f"{lead}; {said} cannot be declared ({self._limit()}); {tail}"
+        if fields is None and self.whitelist:
+            return f"{lead}; {shared}, for a field declared resolvable only; {tail}"
+        return f"{lead}; {shared}; {tail}"
+
+    def _limit(self) -> str:
+        """What refuses a field off the whitelist, as this tree does."""
+        if self.gate is not None:
+            return (
+                f"not declared resolvable: `{self.gate.rpartition('.')[2]}` refuses it at its slot"
+            )
+        return "not declared resolvable: the design limits declarations to the whitelist"
+
 
 def declarable_fields(program: Program) -> Declarable:
     """The run's answer, built once."""

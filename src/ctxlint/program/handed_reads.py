@@ -33,11 +33,12 @@ from typing import Literal
 from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import FileContext, dotted
 from ctxlint.facts.typed import Site, site
+from ctxlint.facts.vocab import Vocabulary
 from ctxlint.program.bindings import KEY as BINDINGS
 from ctxlint.program.core import Program
 from ctxlint.program.holders import HolderKind
 from ctxlint.program.published import Before, CallAt, calls_by_function, publish_order
-from ctxlint.program.reads import ReadVisitor
+from ctxlint.program.reads import ReadVisitor, lacking_accessor, leaf_spelling, namespace_hint
 from ctxlint.program.record_conventions import record_convention
 from ctxlint.program.record_members import properties_reading_nothing
 from ctxlint.program.resolution import KEY as RESOLUTION
@@ -82,6 +83,7 @@ class Park:
     attr: str
     param: str | None = None
     annotated: bool = False  # the parameter is annotated with the record class
+    scope: str = ""  # the method that parks it
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,7 +203,8 @@ class ExposureVisitor(ReadVisitor):
         if owned:
             self.parks.append(Park(cls, attr))
         else:
-            self.parks.append(Park(cls, attr, value.value, kind == "rec"))  # type: ignore[attr-defined]
+            name = value.value  # type: ignore[attr-defined]
+            self.parks.append(Park(cls, attr, name, kind == "rec", self.ctx.qualname))
 
     def finish(self) -> ExposureFacts | None:
         rec = self.ctx.records
@@ -278,9 +281,10 @@ class HandedReads:
         self.unbacked = {p for _, _, f in self.files for p in f.unbacked}
         # (module, class) of every read in a class, handed or not
         self.classes = {(m, r.cls) for _, m, f in self.files for r in f.reads if r.cls}
-        # (path, class, parameter) a method of the class parks on self
+        # (path, method, parameter) a method parks on self: the worker-constructor
+        # shape; a same-named parameter of another method is a whole-object pass
         self.parking = {
-            (path, p.cls, p.param) for path, _, f in self.files for p in f.parks if p.param
+            (path, p.scope, p.param) for path, _, f in self.files for p in f.parks if p.param
         }
         # (path, function) -> its calls
         self.calls = calls_by_function((path, f.calls) for path, _, f in self.files)
@@ -313,16 +317,62 @@ class HandedReads:
                 if held is not None and r.field not in self.unbacked:
                     yield path, module, r, held
 
-    def unpublished(self, program: Program, path: str, module: str, r: ExposedRead) -> bool:
-        """No publish precedes the read on any path into it (a bag accessor raises there)."""
-        calls = self.calls.get((path, r.site.scope), [])
-        before = publish_order(program).before(f"{module}.{r.site.scope}", r.site.span, calls)
-        return before is Before.UNPUBLISHED
+    def remedy(self, program: Program, path: str, module: str, r: ExposedRead) -> str:
+        """What to read instead, named only where the runtime defines it, and only
+        where the accessor answers there: where no publish precedes the read on
+        any path into it the accessor raises, and where the read's own function
+        publishes after it (a constructor that publishes, 0.5.17's
+        `TokenizerManager.__init__`) the leaf answers below that publish."""
+        q, calls = f"{module}.{r.site.scope}", self.calls.get((path, r.site.scope), [])
+        order = publish_order(program)
+        before = order.before(q, r.site.span, calls)
+        line = order.follows(q, r.site.span, calls)
+        scope, vocab = r.site.scope, program.vocab
+        if line is not None:
+            read = _leaf(vocab, r.field, f" below line {line}")
+            if before is Before.PUBLISHED:  # a re-publish: the bags hold the earlier one
+                return (
+                    f"`{scope}` publishes again at line {line}, after this read (above it the "
+                    f"bags hold the earlier publish): {read}."
+                )
+            return (
+                f"`{scope}` publishes at line {line}, after this read, so a bag accessor "
+                f"raises here{'' if before is Before.UNPUBLISHED else ' unless an earlier publish ran'}"
+                f": {read}, or pass the resolved value down as an argument."
+            )
+        if before is Before.UNPUBLISHED:
+            return (
+                f"No publish precedes this read in `{scope}` on any path into it, so a bag "
+                "accessor raises here: pass the resolved value down as an argument, or keep "
+                "the handed record."
+            )
+        # the leaf with when it answers: a body's publish may sit in a branch
+        after = (
+            " once the process has published (code that runs before its publish takes the "
+            "value as a constructor argument instead)"
+        )
+        read = _leaf(vocab, r.field, after)
+        return f"{read[0].upper()}{read[1:]}."
 
     def whole_object(self, path: str, r: ExposedRead, held: Handed) -> bool:
         """The read is of a record handed along as a parameter (`f(server_args)`),
-        not held by an object: its class does not park that parameter on self."""
-        return held.kind == "param" and (path, r.cls, held.name) not in self.parking
+        not held by an object: the reading method does not park that parameter on
+        self (sglang 0.5.17's `DataParallelController.launch_tensor_parallel_group`
+        takes `server_args` as its Ray override does; only `__init__` parks it)."""
+        return held.kind == "param" and (path, r.site.scope, held.name) not in self.parking
+
+
+def _leaf(vocab: Vocabulary, field: str, when: str) -> str:
+    """ "read <the leaf>" + `when`, as the runtime spells it; for a field with no
+    leaf, the namespace it belongs to; for a property, the accessor it lacks."""
+    where = leaf_spelling(vocab, field)
+    if where is not None:
+        return f"read {where}{when}"
+    if field in vocab.fields:
+        return f"{namespace_hint(vocab, field)}; then read that leaf{when}"
+    return (
+        f"`{field}` is a property of the record with no bag leaf: {lacking_accessor(vocab)}{when}"
+    )
 
 
 def handed_reads(program: Program) -> HandedReads:

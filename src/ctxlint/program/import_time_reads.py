@@ -43,6 +43,41 @@ def _calls(node: cst.CSTNode, parent: cst.CSTNode | None = None) -> Iterator[tup
         yield from _calls(child, node)
 
 
+def _params(fn: cst.FunctionDef) -> set[str]:
+    """The names a function's parameters bind."""
+    p = fn.params
+    every = [*p.posonly_params, *p.params, *p.kwonly_params]
+    every += [a for a in (p.star_arg, p.star_kwarg) if isinstance(a, cst.Param)]
+    return {a.name.value for a in every}
+
+
+def _names(node: cst.CSTNode) -> set[str]:
+    """The bare names an expression reads (not attribute names after a dot)."""
+    if isinstance(node, cst.Name):
+        return {node.value}
+    if isinstance(node, cst.Attribute):
+        return _names(node.value)
+    out: set[str] = set()
+    for child in node.children:
+        out |= _names(child)
+    return out
+
+
+def global_details(read: ImportTimeRead) -> str | None:
+    """CTX602's remedy for a global computed from an accessor and parameters of
+    the function filling it (0.5.23's `_IS_FIRST_RANK_ON_NODE`, from
+    `get_device().base_gpu_id == gpu_id` in `update_deep_gemm_config(gpu_id)`)."""
+    if read.kind != "global" or not read.params:
+        return None
+    names = ", ".join(f"`{p}`" for p in read.params)
+    return (
+        f"`{read.where}` is computed from the accessor and {names}, a parameter of the function "
+        f"that fills it: a use elsewhere has no {names} to recompute it from, so compute it "
+        "where that is handed (the runner) and pass the result to its users as an argument, "
+        "as a per-runner value travels."
+    )
+
+
 def _is_main_guard(node: cst.If) -> bool:
     test = node.test
     if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
@@ -67,6 +102,10 @@ class ImportTimeRead:
     # a memo's: what the memoised function calls (resolved names); the classes
     # among them (`built_classes`) are the objects the memo builds and keeps
     builds: tuple[str, ...] = ()
+    # a global's: the parameters of the filling function the cached value is
+    # computed with (`get_device().base_gpu_id == gpu_id`): a use elsewhere
+    # lacks them, so "read the accessor where the value is used" does not do
+    params: tuple[str, ...] = ()
 
 
 class ImportTimeVisitor(FileVisitor):
@@ -110,11 +149,13 @@ class ImportTimeVisitor(FileVisitor):
                 return None
         return q
 
-    def _add(self, kind: str, node: cst.CSTNode, name: str, where: str = "") -> None:
+    def _add(
+        self, kind: str, node: cst.CSTNode, name: str, where: str = "", params: tuple[str, ...] = ()
+    ) -> None:
         if id(node) in self.reported:
             return
         self.reported.add(id(node))
-        self.found.append(ImportTimeRead(kind, name, where, site(self.ctx, node)))
+        self.found.append(ImportTimeRead(kind, name, where, site(self.ctx, node), params=params))
 
     def _at_import_time(self) -> bool:
         return (
@@ -186,10 +227,13 @@ class ImportTimeVisitor(FileVisitor):
         names = [t.value for t in targets if isinstance(t, cst.Name) and declared(t.value)]
         if not names:
             return
+        fn = self.ctx.scope.node
+        params = _params(fn) if isinstance(fn, cst.FunctionDef) else set()
+        used = tuple(sorted(params & _names(value)))
         for call, parent in _calls(value):
             q = self._read(call, parent)
             if q is not None:
-                self._add("global", call, q, names[0])
+                self._add("global", call, q, names[0], used)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         self._cached([t.target for t in node.targets], node.value)

@@ -166,6 +166,15 @@ class PublishOrder:
             found = set(self._into(q))
         return next(iter(found)) if len(found) == 1 else Before.UNKNOWN
 
+    def follows(self, q: str, span: Sequence[int], calls: Sequence[Call]) -> int | None:
+        """The first line of the publish `q`'s own body makes after the statement at
+        `span`; None where its body publishes nowhere, or before the statement or
+        in it (an argument of the publishing call cannot be read after it), or the
+        graph cannot place it."""
+        at = self.stop(q) if q in self.graph.funcs else None
+        lines = None if at is None else self._lines(q, at, calls)
+        return lines[0] if lines is not None and span[0] < lines[0] else None
+
     def _lines(self, q: str, at: int, calls: Sequence[Call]) -> tuple[int, int] | None:
         """The first and last line of `q`'s event `at` (its site, else the first of
         the body's calls naming one of its callees); None where neither tells."""

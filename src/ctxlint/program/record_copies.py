@@ -26,6 +26,7 @@ from ctxlint.facts.visitor import FileVisitor
 from ctxlint.program import holders
 from ctxlint.program.classes import class_index
 from ctxlint.program.core import Program
+from ctxlint.program.declarable import declarable_fields
 from ctxlint.program.holders import Holder, HolderKind
 from ctxlint.program.published import Before, Call, CallAt, calls_by_function, publish_order
 from ctxlint.program.reads import positional
@@ -231,6 +232,25 @@ def publish_before(program: Program, path: str, module: str, c: CopyCall) -> Bef
 def _around(program: Program) -> dict[tuple[str, str], list[Call]]:
     """(path, function) -> the calls of a function holding an in-place edit."""
     return calls_by_function((p, f.around) for p, _, f in program.typed_facts(KEY, CopyFacts))
+
+
+def copy_finding(program: Program, path: str, module: str, c: CopyCall) -> tuple[str, str]:
+    """CTX202's message and details for a copy call. An edit's remedy is
+    program.declarable's for the fields it sets; a copy's leads with the
+    constructor argument, for the fields it is given by name or, for a plain
+    copy (`deepcopy(rec)`), by the in-place edits after it in its function (0.5.17's
+    draft worker: `deepcopy` then `.override(..., context_length=...)`)."""
+    can = declarable_fields(program)
+    why, first = copy_message(program, path, module, c)
+    if c.form == IN_PLACE:
+        return why, can.remedy(c.fields, first)
+    fields = set(c.fields)
+    if not fields:
+        for p, _, e in record_copies(program):
+            after = e.site.span[0] > c.site.span[0]
+            if p == path and e.form == IN_PLACE and e.site.scope == c.site.scope and after:
+                fields.update(e.fields)
+    return why, can.copy_remedy(sorted(fields) if fields else None)
 
 
 def copy_message(program: Program, path: str, module: str, c: CopyCall) -> tuple[str, str]:

@@ -26,7 +26,7 @@ from ctxlint.program.record_copies import (
     KEY,
     RecordCopyVisitor,
     copy_entry_points,
-    copy_message,
+    copy_finding,
     record_copies,
     record_lineage,
 )
@@ -87,8 +87,7 @@ class RecordCopy(Rule):
                     f"Remove it. {remedy}",
                 )
         for path, module, c in record_copies(program):
-            why, first = copy_message(program, path, module, c)
-            yield finding_at(ID, path, c.site, why, can.remedy(c.fields, first))
+            yield finding_at(ID, path, c.site, *copy_finding(program, path, module, c))
 
 
 RULE = RecordCopy()

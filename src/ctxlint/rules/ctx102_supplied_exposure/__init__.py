@@ -34,13 +34,15 @@ from ctxlint.facts.vocab import Vocabulary
 from ctxlint.program import whole_object as whole
 from ctxlint.program.core import Program
 from ctxlint.program.handed_reads import REQUIRES, ExposureVisitor, Handed, handed_reads
-from ctxlint.program.reads import lacking_accessor, leaf_spelling, namespace_hint
 from ctxlint.program.record_conventions import record_names
 from ctxlint.program.rule import RawFinding, Rule, field_data
 
 ID = "CTX102"
 ALLOWED_CLASSES = "exposure-allowed-classes"
 FACTORIES = "exposure-factories"
+# fields the design keeps on the instance's own record ("What genuinely stays
+# per-instance ...: `base_gpu_id`"): a read off `self.<record>` is not exposure
+PER_INSTANCE = "exposure-per-instance-fields"
 # Factories whose contract is "build X from the record you are handed".
 BUILTIN_FACTORIES = ("from_server_args", "create_*_from_server_args")
 
@@ -57,7 +59,7 @@ class SuppliedExposure(Rule):
     visitor = ExposureVisitor
     requires = REQUIRES  # the call graph: whether a publish precedes a read decides its hint
     reads_facts = whole.FACTS_READ  # declarations (CTX105's) and overrides (CTX303's)
-    options: ClassVar[dict[str, Any]] = {ALLOWED_CLASSES: [], FACTORIES: []}
+    options: ClassVar[dict[str, Any]] = {ALLOWED_CLASSES: [], FACTORIES: [], PER_INSTANCE: []}
 
     def fixers(self) -> tuple[Callable[..., None], ...]:
         from ctxlint.rules.ctx102_supplied_exposure.fix import fix_supplied_reads
@@ -74,6 +76,9 @@ class SuppliedExposure(Rule):
         value = program.config.options.get(key, self.options[key])
         return [str(v) for v in value]
 
+    def _per_instance(self, program: Program, field: str, held: Handed) -> bool:
+        return held.kind == "self" and field in self._option(program, PER_INSTANCE)
+
     def derive(self, program: Program) -> dict[str, Any]:
         handed = handed_reads(program)
         allowed = self._option(program, ALLOWED_CLASSES)
@@ -85,6 +90,12 @@ class SuppliedExposure(Rule):
                 f"{path}:{cls}.{attr} = {n}" for (path, cls, attr), n in handed.parked.items()
             ),
             "exempt factory patterns": factories,
+            "per-instance fields": self._option(program, PER_INSTANCE),
+            "per-instance reads off the instance's own record (kept apart)": sorted(
+                f"{p}:{r.site.span[0]} {r.site.scope} `{r.field}`"
+                for p, _, r, h, v in whole.judged(program, factories, allowed)
+                if v == "report" and self._per_instance(program, r.field, h)
+            ),
             "allowed classes": allowed,
             # a stale allow-list entry passes green forever: show it
             "allowed classes with no read": sorted(
@@ -104,13 +115,12 @@ class SuppliedExposure(Rule):
         factories = [*BUILTIN_FACTORIES, *self._option(program, FACTORIES)]
         allowed = self._option(program, ALLOWED_CLASSES)
         for path, module, r, held, verdict in whole.judged(program, factories, allowed):
-            if verdict != "report":
+            if verdict != "report" or self._per_instance(program, r.field, held):
                 continue  # kept apart (the sets list it), or CTX103's
             spelled = " (literal getattr)" if r.form == "getattr" else ""
             details = seen.view_remedy(module, r)
             if details is None:
-                unpublished = handed.unpublished(program, path, module, r)
-                details = _remedy(program.vocab, r.site.scope, r.field, unpublished)
+                details = handed.remedy(program, path, module, r)
             yield RawFinding(
                 ID,
                 path,
@@ -131,31 +141,6 @@ def _how(h: Handed) -> str:
         return f"`{h.via}.{h.name}`"  # another object's record
     parked = f", parked from parameter `{h.via}`" if h.via else ""
     return f"`self.{h.name}`{parked}"
-
-
-def _remedy(vocab: Vocabulary, scope: str, field: str, unpublished: bool) -> str:
-    """What to read instead, named only where the runtime defines it, and only
-    where a publish may precede the read (a bag accessor raises before it)."""
-    if unpublished:
-        return (
-            f"No publish precedes this read in `{scope}` on any path "
-            "into it, so a bag accessor raises here: pass the resolved value down as an "
-            "argument, or keep the handed record."
-        )
-    where = leaf_spelling(vocab, field)
-    # the leaf with when it answers: a body's publish may sit in a branch
-    after = (
-        " once the process has published (code that runs before its publish takes the "
-        "value as a constructor argument instead)"
-    )
-    if where is not None:
-        return f"Read {where}{after}."
-    if field in vocab.fields:
-        hint = namespace_hint(vocab, field)
-        return f"{hint[0].upper()}{hint[1:]}; then read that leaf{after}."
-    return (
-        f"`{field}` is a property of the record with no bag leaf: {lacking_accessor(vocab)}{after}."
-    )
 
 
 RULE = SuppliedExposure()

@@ -58,6 +58,8 @@ _MESSAGES = {
     "no override reaches a value read once; read it where it is used, inside a function",
     "global": "`{call}` cached in the module global `{where}`: later overrides and re-publishes "
     "are missed; read the accessor where the value is used",
+    "paired": "`{call}` cached in the module global `{where}` with a parameter of the function "
+    "filling it: later overrides and re-publishes are missed",
     "memo": "`{call}` read inside `{where}`, memoised process-wide: the first answer outlives "
     "every override and re-publish; read the accessor outside the memo, or drop the memo",
     "built": "`{call}` read inside `{where}`, memoised process-wide, which builds `{built}`: it "
@@ -109,12 +111,14 @@ class ImportTimeConfig(Rule):
             for f in found:
                 call = f"{f.name.rpartition('.')[2]}()"
                 built = at_import.built_classes(program, f) if f.kind == "memo" else ""
-                message = _MESSAGES["built" if built else f.kind].format(
-                    call=call, where=f.where, ns=f.where, built=built
-                )
+                details = at_import.global_details(f)
+                kind = "built" if built else "paired" if details else f.kind
+                message = _MESSAGES[kind].format(call=call, where=f.where, ns=f.where, built=built)
                 data = FindingData(f.kind, f.where if f.kind == "hop" else "").to_data()
                 at = f.site
-                yield RawFinding(ID, path, at.scope, at.snippet, at.span, message, data=data)
+                yield RawFinding(
+                    ID, path, at.scope, at.snippet, at.span, message, details or "", data
+                )
 
 
 RULE = ImportTimeConfig()
