@@ -309,11 +309,16 @@ def load(s: Storage, key, target, keys) -> None:
     assert [f for f in run_engine(project, select={RULE}).findings if f.rule == RULE] == []
     write(project, {"app/use.py": use + "    s.get(key)\n    s.batch_get(keys)\n"})
     found = sorted(
-        (f.scope, f.message) for f in run_engine(project, select={RULE}).findings if f.rule == RULE
+        (f.scope, f.message, f.details)
+        for f in run_engine(project, select={RULE}).findings
+        if f.rule == RULE
     )
-    assert [scope for scope, _ in found] == ["File.batch_get", "File.get"]
-    assert "missing required keyword `targets` at the dispatch app/use.py:9" in found[0][1]
-    assert "missing required `target` at the dispatch app/use.py:8" in found[1][1]
+    assert [scope for scope, *_ in found] == ["File.batch_get", "File.get"]
+    # the message says what; the details say where the dispatch is
+    assert "(missing required keyword `targets`)" in found[0][1]
+    assert "missing required keyword `targets` at the dispatch app/use.py:9" in found[0][2]
+    assert "(missing required `target`)" in found[1][1]
+    assert "missing required `target` at the dispatch app/use.py:8" in found[1][2]
 
 
 def test_a_hook_declared_without_self_is_no_interface(project: Path) -> None:

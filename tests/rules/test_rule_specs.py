@@ -17,11 +17,6 @@ from ctxlint.engine.registry import SPEC_DIR, load_rules
 RULES = load_rules()
 REPO = Path(__file__).resolve().parents[2]
 MAX_MESSAGE = 200
-# Rules whose messages still run past MAX_MESSAGE somewhere, each until its module
-# is reworked: a rule here is not checked, one not here is. On the last measure:
-# CTX102 229 and CTX103 219 (sglang 0.5.17), CTX501 265 (0.5.17; 206 on the legacy
-# app), CTX602 288 (0.5.23; 267 on its spec's third bad example).
-LONG_MESSAGES = {"CTX102", "CTX103", "CTX501", "CTX602"}
 # a missing spec fails test_every_rule_has_a_spec..., not the collection
 ALL_EXAMPLES = [
     ex
@@ -47,11 +42,7 @@ def test_spec_example(example, project: Path) -> None:
     write(project, example.files)
     out = run_engine(project)
     assert not out.errors, out.errors
-    long = [
-        (f.rule, f.message)
-        for f in out.findings
-        if len(f.message) > MAX_MESSAGE and f.rule not in LONG_MESSAGES
-    ]
+    long = [(f.rule, f.message) for f in out.findings if len(f.message) > MAX_MESSAGE]
     assert not long, long
     got = Counter((f.path, f.line, f.rule) for f in out.findings if f.rule == example.rule)
     if example.kind == "bad":
@@ -64,12 +55,10 @@ def test_spec_example(example, project: Path) -> None:
 @pytest.mark.parametrize("tree", ["examples/legacy_app", "."])
 def test_messages_on_the_local_trees_say_what_and_why_briefly(tree: str) -> None:
     """The legacy app (every rule's debt) and the repository (ctxrt and the serving
-    app): no message of a rule outside LONG_MESSAGES exceeds MAX_MESSAGE."""
+    app): no message exceeds MAX_MESSAGE (the rest goes to the details)."""
     out = run_engine(REPO / tree)
     assert out.findings or tree == ".", "the legacy app must yield findings to measure"
     long = sorted(
-        (f.rule, len(f.message), f.message)
-        for f in out.findings
-        if len(f.message) > MAX_MESSAGE and f.rule not in LONG_MESSAGES
+        (f.rule, len(f.message), f.message) for f in out.findings if len(f.message) > MAX_MESSAGE
     )
     assert not long, long

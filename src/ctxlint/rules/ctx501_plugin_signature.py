@@ -20,6 +20,7 @@ objects constructed in the scope, isinstance-narrowed names).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Any, ClassVar
 
@@ -150,11 +151,17 @@ class PluginSignature(Rule):
         return pin_findings(ID, program, self.pins(program), sites)
 
 
+# "... at the dispatch path/to/file.py:92": where, which the details keep
+_AT_DISPATCH = re.compile(r" at the dispatch \S+:\d+")
+
+
 def _first(problems: list[str]) -> str:
-    """The first problem, and how many more: a message stays one short sentence
-    (SGLang's reached 1,911 characters); the rest is in the details."""
+    """The first problem without its dispatch's place, and how many more: a
+    message stays one short sentence (SGLang's reached 1,911 characters); the
+    rest is in the details."""
     more = len(problems) - 1
-    return problems[0] + (f", and {more} more problem{'s' if more > 1 else ''}" if more else "")
+    first = _AT_DISPATCH.sub("", problems[0])
+    return first + (f", and {more} more problem{'s' if more > 1 else ''}" if more else "")
 
 
 def _details(signatures: list[str], problems: list[str]) -> str:

@@ -53,6 +53,11 @@ class FindingData:
         return cls(**{k: str(v) for k, v in data.items() if k in ("kind", "namespace")})
 
 
+# the remedy a message has no room for (the finding's details, --show-details)
+_BUILT_REMEDY = (
+    "pass the values in as the memo's arguments, or keep the built object in a "
+    "`get_resources()` entry (cleared by `reset_context()`)"
+)
 _MESSAGES = {
     "import": "`{call}` read at import time ({where}): no publish can have happened yet, and "
     "no override reaches a value read once; read it where it is used, inside a function",
@@ -63,8 +68,7 @@ _MESSAGES = {
     "memo": "`{call}` read inside `{where}`, memoised process-wide: the first answer outlives "
     "every override and re-publish; read the accessor outside the memo, or drop the memo",
     "built": "`{call}` read inside `{where}`, memoised process-wide, which builds `{built}`: it "
-    "keeps the first publish's values through every override, re-publish and `reset_context()`;"
-    " pass the values in as the memo's arguments, or keep it in a `get_resources()` entry",
+    "keeps the first publish's values through every override, re-publish and `reset_context()`",
     "legacy": "`{call}` is a legacy accessor, marked deprecated in `{where}`: read what "
     "replaces it (the deprecation names it)",
     "hop": "`{call}.config` is the removed `.config` hop: `{ns}` has no `config` leaf; read "
@@ -113,6 +117,7 @@ class ImportTimeConfig(Rule):
                 built = at_import.built_classes(program, f) if f.kind == "memo" else ""
                 details = at_import.global_details(f)
                 kind = "built" if built else "paired" if details else f.kind
+                details = _BUILT_REMEDY if built else details
                 message = _MESSAGES[kind].format(call=call, where=f.where, ns=f.where, built=built)
                 data = FindingData(f.kind, f.where if f.kind == "hop" else "").to_data()
                 at = f.site
