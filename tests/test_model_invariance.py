@@ -97,10 +97,10 @@ def sglang_cache(version: str) -> Path:
     """A fresh fact cache for a wheel's run: the one its history working copy uses
     (bench/sglang_history.py), so tests/test_sglang_history.py and the bench then run
     warm on what this test filled cold (the cache is keyed by content alone)."""
-    sys.path.insert(0, str(REPO / "bench"))
-    from sglang_history import tree_cache
+    sys.path.insert(0, str(REPO / "tests"))
+    from wheels import shared_fact_cache
 
-    cache = tree_cache(version)
+    cache = shared_fact_cache(version)
     shutil.rmtree(cache, ignore_errors=True)
     cache.parent.mkdir(parents=True, exist_ok=True)
     return cache

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 from conftest import REPO, run_cli
-from wheels import sglang_tree
+from wheels import sglang_tree, shared_fact_cache
 
 from ctxlint.engine.registry import load_rules
 
@@ -23,6 +23,8 @@ pytestmark = pytest.mark.slow
 
 BASELINE = REPO / "baselines" / "sglang-0.5.23.json"
 RULES = tuple(r.id for r in load_rules())
+# the fact cache the model-invariance test fills: every run here is warm after it
+CACHE = ("--cache-dir", str(shared_fact_cache()))
 
 
 @pytest.fixture(scope="module")
@@ -32,11 +34,13 @@ def tree() -> Path:
 
 @pytest.fixture(scope="module")
 def strict_check(tree: Path) -> dict[str, Any]:
-    """One strict check of the wheel against the baseline, shared by the tests
-    (it warms the fact cache for the ones after it)."""
+    """One strict check of the wheel against the baseline, shared by the tests,
+    on the fact cache the model-invariance test filled (warm after it in a whole
+    run; it warms the cache for the tests after it)."""
     res = run_cli(
         "check", "--strict", "--profile", "sglang", str(tree),
         "--baseline", str(BASELINE), "--format", "json",
+        *CACHE,
     )  # fmt: skip
     assert res.returncode == 0, res.stderr or res.stdout[-2000:]
     return json.loads(res.stdout)
@@ -62,7 +66,7 @@ def test_the_wheel_matches_its_baseline_exactly(strict_check: dict[str, Any]) ->
 
 
 def test_sets_derive_the_runtime_accessors(tree: Path, strict_check: dict[str, Any]) -> None:
-    res = run_cli("sets", "--profile", "sglang", str(tree), "--format", "json")
+    res = run_cli("sets", "--profile", "sglang", str(tree), "--format", "json", *CACHE)
     assert res.returncode == 0, res.stderr
     data = json.loads(res.stdout)
     vocab = data["vocabulary"]
@@ -122,7 +126,7 @@ def test_sets_derive_the_test_doubles_and_import_time_inputs(
     tree: Path, strict_check: dict[str, Any]
 ) -> None:
     """CTX402 and CTX602's derived sets on 0.5.23 (docs/sglang-0.5.23-triage.md, issue 15)."""
-    res = run_cli("sets", "--profile", "sglang", str(tree), "--format", "json")
+    res = run_cli("sets", "--profile", "sglang", str(tree), "--format", "json", *CACHE)
     assert res.returncode == 0, res.stderr
     data = json.loads(res.stdout)
     doubles = data["CTX402"]
@@ -162,7 +166,7 @@ def test_sets_derive_readback_surfaces_and_flags_owners(
     tree: Path, strict_check: dict[str, Any]
 ) -> None:
     """Issue 16's derived sets, exact for this wheel (docs/sglang-0.5.23-triage.md)."""
-    res = run_cli("sets", "--profile", "sglang", str(tree), "--format", "json")
+    res = run_cli("sets", "--profile", "sglang", str(tree), "--format", "json", *CACHE)
     assert res.returncode == 0, res.stderr
     data = json.loads(res.stdout)
     readback = data["CTX502"]
@@ -234,7 +238,7 @@ def test_sets_derive_the_role_table_entries_and_reach(
 ) -> None:
     """CTX302's derived sets, exact for this wheel (docs/sglang-0.5.23-triage.md): the
     one restricted role, dp_controller, reaches exactly its set, and no finding."""
-    res = run_cli("sets", "--profile", "sglang", str(tree), "--format", "json")
+    res = run_cli("sets", "--profile", "sglang", str(tree), "--format", "json", *CACHE)
     assert res.returncode == 0, res.stderr
     roles = json.loads(res.stdout)["CTX302"]
     full = "(full tree)"
@@ -328,7 +332,7 @@ def test_sets_derive_resource_leases_and_forward_state(
 ) -> None:
     """CTX701 and CTX702's derived sets, exact for this wheel (issue 16,
     docs/sglang-0.5.23-triage.md)."""
-    res = run_cli("sets", "--profile", "sglang", str(tree), "--format", "json")
+    res = run_cli("sets", "--profile", "sglang", str(tree), "--format", "json", *CACHE)
     assert res.returncode == 0, res.stderr
     data = json.loads(res.stdout)
     leases = data["CTX701"]
@@ -380,7 +384,7 @@ def test_sets_derive_the_resolution_pipeline_and_its_one_writer(
     tree: Path, strict_check: dict[str, Any]
 ) -> None:
     """CTX103 and CTX104's derived sets on 0.5.23 (docs/sglang-0.5.23-triage.md, issue 15)."""
-    res = run_cli("sets", "--profile", "sglang", str(tree), "--format", "json")
+    res = run_cli("sets", "--profile", "sglang", str(tree), "--format", "json", *CACHE)
     assert res.returncode == 0, res.stderr
     data = json.loads(res.stdout)
     view = data["CTX103"]

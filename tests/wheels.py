@@ -35,3 +35,15 @@ def sglang_tree(version: str = SGLANG) -> Path:
             zf.extractall(root)
         marker.write_text(wheels[0].name + "\n")
     return root
+
+
+def shared_fact_cache(version: str = SGLANG) -> Path:
+    """The fact cache of a wheel's history working copy (bench/sglang_history.py):
+    the model-invariance test fills it, the slow tests after it run warm on it (the
+    cache is keyed by content alone, so any copy of the wheel hits it)."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench"))
+    from sglang_history import tree_cache
+
+    return tree_cache(version)
