@@ -13,7 +13,6 @@ tokenized again.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -22,8 +21,6 @@ from ctxlint.facts import code_digest as cd
 
 if TYPE_CHECKING:  # LibCST is imported only by a run that parses (facts.splice)
     from ctxlint.facts.splice import Kept
-
-_LONE_CR = re.compile(rb"\r(?!\n)")
 
 
 @dataclass
@@ -62,14 +59,14 @@ class KeptTree:
             whole = cd.cut_lines(source)
             if whole is None:
                 return None
-            found = _Cut(_text(source, whole[0]), *whole)
+            found = _Cut(source.decode(whole[0]), *whole)
         self.cut = found
         return cd.digest_of(found.encoding, found.lines)
 
     def _recut(self, kept: Kept, cut: _Cut, source: bytes) -> _Cut | None:
         from ctxlint.facts.splice import lines_of
 
-        if cut.encoding != "utf-8" or b"\0" in source or _LONE_CR.search(source):
+        if cut.encoding != "utf-8" or not cd.tokenizable(source):
             return None
         try:
             text = source.decode("utf-8")
@@ -107,7 +104,3 @@ class KeptTree:
             return self.kept.module
 
         return parse_kept
-
-
-def _text(source: bytes, encoding: str) -> str:
-    return source.decode(encoding)

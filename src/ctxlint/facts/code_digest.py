@@ -44,11 +44,17 @@ def code_digest(source: bytes) -> str | None:
     return None if found is None else digest_of(*found)
 
 
+def tokenizable(source: bytes) -> bool:
+    """False for a NUL or a lone CR: CPython's and tokenize's lines or verdicts
+    differ on these, so no digest is made of them."""
+    return b"\0" not in source and _LONE_CR.search(source) is None
+
+
 def cut_lines(source: bytes) -> tuple[str, list[str]] | None:
     """The encoding and the lines (each with its line break) less what the digest
     leaves out of them, or None (see `code_digest`)."""
-    if b"\0" in source or _LONE_CR.search(source):
-        return None  # CPython's and tokenize's lines or verdicts differ on these
+    if not tokenizable(source):
+        return None
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
         lines = io.StringIO(source.decode(encoding)).readlines()
