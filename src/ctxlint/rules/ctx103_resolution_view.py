@@ -102,9 +102,8 @@ class ResolutionView(Rule):
                 why += "writes the operator's input, and a view is read-only: declare the new "
                 why += f"value with {res.declaration_hint()}"
             else:
-                why = f"`{r.holder}.{r.field}` read directly inside the resolution pipeline "
-                why += "answers with the raw input, not what resolution decided: read it "
-                why += f"through a view ({spelled})"
+                why = f"`{r.holder}.{r.field}` read inside the resolution pipeline is the raw "
+                why += f"input, not resolution's decision: read it through a view ({spelled})"
             yield finding_at(ID, path, r.site, why, **field_data(program.vocab, r.field))
         for b in pipeline_bag_reads(program):
             why = f"`{b.accessor}()` inside the resolution pipeline ({b.chain}): no bag exists "

@@ -68,7 +68,7 @@ _MESSAGES = {
     "memo": "`{call}` read inside `{where}`, memoised process-wide: the first answer outlives "
     "every override and re-publish; read the accessor outside the memo, or drop the memo",
     "built": "`{call}` read inside `{where}`, memoised process-wide, which builds `{built}`: it "
-    "keeps the first publish's values through every override, re-publish and `reset_context()`",
+    "keeps the first publish's values past every override, re-publish and `reset_context()`",
     "legacy": "`{call}` is a legacy accessor, marked deprecated in `{where}`: read what "
     "replaces it (the deprecation names it)",
     "hop": "`{call}.config` is the removed `.config` hop: `{ns}` has no `config` leaf; read "
