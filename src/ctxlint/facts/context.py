@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ctxlint.core.lazy_libcst import cst
 
 if TYPE_CHECKING:
+    from ctxlint.facts.splice import Kept
     from ctxlint.facts.vocab import Vocabulary
 
 MODULE_SCOPE = "<module>"
@@ -238,19 +239,26 @@ class FileContext:
             "span": self.anchor(node),
         }
 
-    def resolve_anchors(self) -> None:
+    def resolve_anchors(self, kept: Kept | None = None) -> None:
+        """Fill in the anchors' spans and the snippets' texts: from a codegen of
+        the module, or mostly from the last extraction's, for a kept module
+        spliced (facts.placed)."""
         if not self.anchors and not self.snippets:
             return
-        from ctxlint.facts.positions import spans_and_texts  # LibCST internals
+        nodes, texts = [a.node for a in self.anchors], [s.node for s in self.snippets]
+        if kept is not None:
+            from ctxlint.facts.placed import place  # LibCST internals
 
-        found, texts = spans_and_texts(
-            self.module_node, [a.node for a in self.anchors], [s.node for s in self.snippets]
-        )
+            found, said = place(kept, nodes, texts)
+        else:
+            from ctxlint.facts.positions import spans_and_texts  # LibCST internals
+
+            found, said = spans_and_texts(self.module_node, nodes, texts)
         for a in self.anchors:
             a.span[:] = found[a.node]
             a.node = None  # type: ignore[assignment]  # release the tree
         for s in self.snippets:
-            s.text = texts[id(s.node)]
+            s.text = said[id(s.node)]
             s.node = None  # type: ignore[assignment]
 
 
