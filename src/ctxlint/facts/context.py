@@ -95,6 +95,19 @@ def string_value(expr: cst.BaseExpression) -> str | None:
     return None
 
 
+class Texts:
+    """Snippets' texts by id() with the node (an id names one object only
+    while it lives): those `known` from the last extraction of a kept module
+    (a node of the statements a splice kept: the same text), and those
+    `told` in this one, for the next."""
+
+    __slots__ = ("known", "told")
+
+    def __init__(self, known: dict[int, tuple[Any, str]] | None = None) -> None:
+        self.known = known or {}
+        self.told: dict[int, tuple[Any, str]] = {}
+
+
 class FileContext:
     def __init__(
         self,
@@ -120,6 +133,7 @@ class FileContext:
         self.module_defs: set[str] = set()  # the defs and classes at module level, so far
         self.anchors: list[Anchor] = []
         self.snippets: list[Snippet] = []  # filled in with the spans (resolve_anchors)
+        self.texts = Texts()  # snippets' texts: the last extraction's, and this one's
         self.records: Any = None  # the RecordTracker, set by the extractor
         self.parts: dict[str, Any] = {}  # program model part key -> its visitor, this file
 
@@ -215,12 +229,17 @@ class FileContext:
         """The node's code on one line, its comments left out: a fact never holds a
         comment's text, so a comment edited alone leaves a file's facts (and the
         finding's fingerprint) as they were (facts.code_digest)."""
-        module = self.module_node
-        state = _comment_free()(
-            default_indent=module.default_indent, default_newline=module.default_newline
-        )
-        node._codegen(state)
-        return " ".join("".join(state.tokens).split())
+        key = id(node)
+        known = self.texts.known.get(key)
+        if known is None or known[0] is not node:
+            module = self.module_node
+            state = _comment_free()(
+                default_indent=module.default_indent, default_newline=module.default_newline
+            )
+            node._codegen(state)
+            known = (node, " ".join("".join(state.tokens).split()))
+        self.texts.told[key] = known
+        return known[1]
 
     def snippet_later(self, node: cst.CSTNode) -> Snippet:
         """`snippet(node)`, written when the walk ends: for a fact that is only

@@ -220,6 +220,8 @@ def _extract(
     scanned = "ctxlint:" in text  # (a file that never mentions it has no suppression)
     found = suppressions.scan(text) if scanned else []
     fresh = _fresh(path, module, is_package, tree, vocab, text, kinds, bool(found))
+    if kept is not None:
+        fresh[0].texts.known = kept.said or {}
     names = [rid for rid, _ in kinds] + (["suppressions"] if found else [])
 
     def dispatch(state: resume.State) -> Dispatcher:
@@ -242,6 +244,8 @@ def _extract(
         if clock is not None:
             clock[rid] = clock.get(rid, 0.0) + time.perf_counter() - start
     ctx.resolve_anchors(kept)
+    if kept is not None:
+        kept.said = ctx.texts.told
     out["facts"] = {k: v for k, v in facts.items() if v}
     if scanned:
         if scopes is not None:

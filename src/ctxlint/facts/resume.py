@@ -39,8 +39,6 @@ import libcst as cst
 from ctxlint.facts.walk import TRIVIA, WALKED, walk
 
 _NODES = WALKED | TRIVIA  # exact types: isinstance on LibCST's ABCs is slow
-# what the pickled state names instead of holding: the module, its text, the vocabulary
-_MODULE, _TEXT, _VOCAB = "m", "t", "v"
 
 
 @dataclass(frozen=True)
@@ -115,10 +113,9 @@ class _Unpickler(pickle.Unpickler):
         return self.nodes[pid] if type(pid) is int else self.named[pid]
 
 
-def _dump(state: Any, module: cst.Module, text: str, vocab: Any) -> Pickled | None:
-    named = {id(module): _MODULE, id(text): _TEXT, id(vocab): _VOCAB}
+def _dump(state: Any, named: dict[str, Any]) -> Pickled | None:
     out = io.BytesIO()
-    pickler = _Pickler(out, named)
+    pickler = _Pickler(out, {id(obj): name for name, obj in named.items()})
     try:
         pickler.dump(state)
     except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
@@ -126,8 +123,7 @@ def _dump(state: Any, module: cst.Module, text: str, vocab: Any) -> Pickled | No
     return Pickled(out.getvalue(), pickler.nodes)
 
 
-def _load(pickled: Pickled, module: cst.Module, text: str, vocab: Any) -> Any:
-    named = {_MODULE: module, _TEXT: text, _VOCAB: vocab}
+def _load(pickled: Pickled, named: dict[str, Any]) -> Any:
     return _Unpickler(io.BytesIO(pickled.blob), pickled.nodes, named).load()
 
 
@@ -150,14 +146,16 @@ def walked(
     `at` (the edited one) for the next edit, or None; and whether it was
     taken up (kept.walked_from: the statement it started at)."""
     module: cst.Module = kept.module
+    # what the pickled state names instead of holding: the module, its text,
+    # the vocabulary, the snippets' texts (facts.context.Texts)
     ctx = fresh[0]
-    vocab = ctx.vocab
-    init = _dump(fresh, module, text, vocab)
+    named = {"m": module, "t": text, "v": ctx.vocab, "x": ctx.texts}
+    init = _dump(fresh, named)
     old: Resume | None = kept.walk
     state, start = fresh, 0
     if init is not None and old is not None and old.fits(setup, init, module.body):
         try:
-            state, start = _load(old.state, module, text, vocab), old.index
+            state, start = _load(old.state, named), old.index
         except Exception:  # any failure: the whole walk answers, exactly
             state, start = fresh, 0
     resumed = start > 0 or state is not fresh
@@ -168,7 +166,7 @@ def walked(
     body = module.body
     for i in range(start, len(body)):
         if i == at and keep is None and init is not None:
-            taken = _dump(state, module, text, vocab)
+            taken = _dump(state, named)
             if taken is not None:
                 keep = Resume(setup, init, i, tuple(body[:i]), taken)
         walk(body[i], dispatcher.on_visit, dispatcher.on_leave)

@@ -102,6 +102,7 @@ class Kept:
     # (facts.placed)
     walk: Resume | None = None
     placed: Placed | None = None
+    said: dict[int, tuple[cst.CSTNode, str]] | None = None  # snippets' (facts.context.Texts)
     # how its extraction went (tests, the log): the statement the walk started
     # at (0: the whole module) and what the positions' codegen covered
     walked_from: int = 0
@@ -165,5 +166,5 @@ class Kept:
         header, counts = self.counts[0], list(self.counts[1])
         counts[found.index] = found.new_end - found.start
         made = Kept(text, spliced, new_lines, (header, counts), found, module)
-        made.walk, made.placed = self.walk, self.placed
+        made.walk, made.placed, made.said = self.walk, self.placed, self.said
         return made, found
