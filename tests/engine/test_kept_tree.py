@@ -35,8 +35,11 @@ def test_statement_edits_spliced_into_the_kept_module_check_as_no_cache(
     line, indent = _body_starts(original)[-1]
     texts = [_with_statement(original, line, indent, n) for n in (1, 2, 3)]
     texts.append(texts[-1].replace("_ctxlint_moved = 1", "_ctxlint_moved = 2", 1))
+    walked: list[tuple[int, str]] = []
     for text in texts:
         out = session.check(setup, texts={rel: text}).out
+        assert kept.kept is not None
+        walked.append((kept.kept.walked_from, kept.kept.generated))
         (root / rel).write_text(text)
         want = _no_cache(root)
         (root / rel).write_text(original)
@@ -46,6 +49,12 @@ def test_statement_edits_spliced_into_the_kept_module_check_as_no_cache(
         ]
         assert out.pins == want.pins
     assert (kept.parsed, kept.spliced) == (1, len(texts) - 1)
+    # the first edit is a whole parse (the opened text was the cache's); the
+    # first splice walks the whole module, the next ones from the edited
+    # statement on (facts.resume); no splice's positions generate the module
+    assert walked[0] == (0, "module") and walked[1][0] == 0, walked
+    assert all(at > 0 for at, _ in walked[2:]), walked
+    assert all(generated != "module" for _, generated in walked[1:]), walked
     assert kept.path == rel and kept.kept is not None and kept.kept.module.code == texts[-1]
     setup.request.run.resident.forget()  # released with the resident's state
     assert kept.kept is None

@@ -83,24 +83,37 @@ class KeptTree:
             text, "utf-8", [*cut.lines[: window.start], *piece, *cut.lines[window.old_end :]]
         )
 
-    def parser(self, path: str, parse: Callable[[str], object]) -> Callable[[str], object]:
+    def parser(self, path: str, parse: Callable[[str], object]) -> _KeptParse:
         """A parse of `path`'s text (facts.extract's): the kept module spliced
         where it can be, else `parse`; the module is kept either way."""
+        return _KeptParse(self, path, parse)
 
+
+class _KeptParse:
+    """KeptTree.parser's answer. Its `kept` (the Kept of the last text it
+    parsed) tells facts.extract that the module is a kept one, which keeps
+    what the next edit's extraction can take up (facts.resume, facts.placed)."""
+
+    def __init__(self, tree: KeptTree, path: str, parse: Callable[[str], object]) -> None:
+        self.tree, self.path, self.parse = tree, path, parse
+
+    @property
+    def kept(self) -> Kept | None:
+        return self.tree._held(self.path)
+
+    def __call__(self, text: str) -> object:
         from ctxlint.facts.splice import Kept
 
-        def parse_kept(text: str) -> object:
-            kept = self._held(path)
-            got = kept.splice(text) if kept is not None else None
-            if got is not None:
-                self.kept = got[0]
-                self.spliced += 1
-            else:
-                self.kept = Kept.of(text, parse(text))  # type: ignore[arg-type]
-                self.parsed += 1
-            self.path = path
-            if self.cut is not None and self.cut.text != text:
-                self.cut = None  # (a digest of another text: the next edit tokenizes all)
-            return self.kept.module
-
-        return parse_kept
+        tree = self.tree
+        kept = tree._held(self.path)
+        got = kept.splice(text) if kept is not None else None
+        if got is not None:
+            tree.kept = got[0]
+            tree.spliced += 1
+        else:
+            tree.kept = Kept.of(text, self.parse(text))  # type: ignore[arg-type]
+            tree.parsed += 1
+        tree.path = self.path
+        if tree.cut is not None and tree.cut.text != text:
+            tree.cut = None  # (a digest of another text: the next edit tokenizes all)
+        return tree.kept.module
