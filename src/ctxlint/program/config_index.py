@@ -301,7 +301,7 @@ class ConfigIndex:
                     self.by_field.setdefault(s.field, []).append(s)
                 elif s.namespace is not None:
                     self.by_namespace.setdefault(s.namespace, []).append(s)
-        self._starts = {p: [s.span[:2] for s in ss] for p, ss in self.by_path.items()}
+        self._starts: dict[str, list[tuple[int, int]]] = {}  # path -> its sites' starts, asked
         if carry is not None:
             carry.files, carry.held = built, held
             carry.built += 1
@@ -485,7 +485,10 @@ class ConfigIndex:
         sites = self.by_path.get(path)
         if not sites:
             return None
-        hi = bisect.bisect_right(self._starts[path], (line, column))
+        starts = self._starts.get(path)
+        if starts is None:  # (made for the files asked about, not at each build)
+            starts = self._starts[path] = [s.span[:2] for s in sites]
+        hi = bisect.bisect_right(starts, (line, column))
         best: Site | None = None
         for s in reversed(sites[:hi]):
             l0, c0, l1, c1 = s.span
