@@ -52,9 +52,9 @@ def carry(resident: Resident) -> Carry:
     """A carry for the programs of `resident`'s checks (the last one's only:
     an older program's entries are not the resident's, and nothing is carried).
     Each answer is worked out once per program (Program.memo)."""
-    # entry digest -> that file's share of the key (its path, module, part
-    # digests), made once per entry as the rounds make theirs (engine.rounds)
-    shares: dict[bytes, bytes] = {}
+    # (path, module, entry digest) -> that file's share of the key, made once
+    # per entry as the rounds make theirs (engine.rounds)
+    shares: dict[tuple[str, str, bytes], bytes] = {}
 
     def digests(program: Program) -> dict[str, bytes] | None:
         return program.memo(DIGESTS, lambda: _digests(program))
@@ -81,18 +81,18 @@ def carry(resident: Resident) -> Carry:
         h = hashlib.blake2b(digest_size=16)
         h.update(f"{vocabulary_key(program)}\0{program.config!r}\0".encode())
         h.update("\0".join(program.paths).encode("utf-8", "surrogateescape"))
-        made: dict[bytes, bytes] = {}
+        made: dict[tuple[str, str, bytes], bytes] = {}
         for path in sorted(found):
-            digest = found[path]
-            share = shares.get(digest)
+            entry = (path, program.files[path]["module"], found[path])
+            share = shares.get(entry)
             if share is None:
-                held = parts.get(digest.hex())
+                held = parts.get(entry[2].hex())
                 if held is None:
                     return None
-                line = f"\0{path}\0{program.files[path]['module']}"
+                line = f"\0{path}\0{entry[1]}"
                 line += "".join(f"\0{held.get(k, '')}" for k in MODEL_PARTS)
                 share = line.encode("utf-8", "surrogateescape")
-            made[digest] = share
+            made[entry] = share
             h.update(share)
         shares.clear()  # (those of entries gone since go)
         shares.update(made)
