@@ -143,9 +143,10 @@ class ImportTimeVisitor(FileVisitor):
         self.bindings: Bindings = ctx.parts[BINDINGS]  # which names a function declared global
         self.memo: dict[int, bool] = {}  # function node -> memoised process-wide
         self.memo_calls: dict[int, list[str]] = {}  # memoised function node -> what it calls
-        self.memo_effects: dict[
-            int, list[str]
-        ] = {}  # memoised function node -> calls beyond reading
+        # memoised function node -> its calls beyond reading; function node -> the
+        # calls made where it is defined (decorators, defaults)
+        self.memo_effects: dict[int, list[str]] = {}
+        self.def_calls: dict[int, set[int]] = {}
         self.memo_reads: list[tuple[int, int]] = []  # (index in found, its function node)
         self.reported: set[int] = set()
         self.not_config: set[int] = set()  # accessor calls followed by a non-config name
@@ -276,12 +277,28 @@ class ImportTimeVisitor(FileVisitor):
         found = getattr(builtins, func.value, None)
         return isinstance(found, type) and not issubclass(found, BaseException)
 
+    def _at_def(self, fn: cst.FunctionDef) -> set[int]:
+        """The calls in `fn`'s decorators and default values (by identity): they
+        run where the def runs, not on each call."""
+        if id(fn) not in self.def_calls:
+            roots: list[cst.CSTNode] = [d.decorator for d in fn.decorators]
+            p = fn.params
+            roots += [a.default for a in (*p.posonly_params, *p.params, *p.kwonly_params)]
+            self.def_calls[id(fn)] = {id(c) for r in roots if r is not None for c, _ in _calls(r)}
+        return self.def_calls[id(fn)]
+
     def _memo_effect(self, node: cst.Call) -> None:
         """Record a call in a memoised function that does more than read."""
         fn = self.ctx.scope.node
-        if self._at_import_time() or not self._memoised(fn):
+        if not isinstance(fn, cst.FunctionDef) or self._at_import_time():
             return
-        if self._accessor(node) is not None or self._builtin_type(node.func):
+        if (
+            not self._memoised(fn)
+            or self._accessor(node) is not None
+            or self._builtin_type(node.func)
+        ):
+            return
+        if id(node) in self._at_def(fn):  # `@lru_cache(maxsize=4)`, a default: run once
             return
         text = dotted(node.func) or self.ctx.module_node.code_for_node(node.func)
         self.memo_effects.setdefault(id(fn), []).append(text)
