@@ -12,7 +12,6 @@ answers lookup, subclasses and "what does calling this name make".
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -449,24 +448,22 @@ class ClassIndex:
         return []
 
 
+# Ancestors outside the tree whose instances get no attribute from them but
+# `object`'s dunders: a fixed answer, the same in every process and on every
+# Python (asking the running interpreter's modules would depend on what this
+# process imported, and on its version).
+_EMPTY_ANCESTORS = frozenset(
+    ("object", "builtins.object", "abc.ABC", "typing.Generic", "typing.Protocol")
+)
+
+
 def _stdlib_attribute(qual: str, name: str) -> bool | None:
-    """Whether the standard library's class `qual` (`abc.ABC`) gives its
-    instances `name`; None for a class outside the standard library or not
-    imported yet, or one whose own constructor may set it."""
-    module, _, attr = qual.rpartition(".")
-    module = module or "builtins"  # `class X(object)`
-    if module.partition(".")[0] not in sys.stdlib_module_names:
+    """Whether the ancestor `qual`, outside the tree, gives its instances
+    `name`: told only for the empty ancestors above; None for any other."""
+    if qual not in _EMPTY_ANCESTORS:
         return None
-    # only a module this process has imported already (`abc`, `enum`, `typing`):
-    # importing one to answer could run anything
-    found = getattr(sys.modules.get(module), attr, None)
-    if not isinstance(found, type):
-        return None
-    if hasattr(found, name):
-        return True
-    # instance attributes are set by a constructor: `object`'s sets none
-    plain = found.__init__ is object.__init__ and found.__new__ is object.__new__
-    return False if plain else None
+    dunder = name.startswith("__") and name.endswith("__")
+    return dunder or (qual == "abc.ABC" and name == "_abc_impl")
 
 
 def class_index(program: Program) -> ClassIndex:
