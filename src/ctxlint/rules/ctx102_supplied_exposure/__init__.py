@@ -129,7 +129,7 @@ class SuppliedExposure(Rule):
                 r.site.span,
                 f"`{r.field}` read off a handed {rname}{spelled} through {_how(held)}: "
                 + seen.holds(r.field),
-                details=_parked(held) + seen.where(r.field) + details,
+                details=held.parked() + seen.where(r.field) + details,
                 data=field_data(program.vocab, r.field),
             )
 
@@ -140,13 +140,6 @@ def _how(h: Handed) -> str:
     if h.kind == "chain":
         return f"`{h.via}.{h.name}`"  # another object's record
     return f"`self.{h.name}`"
-
-
-def _parked(h: Handed) -> str:
-    """Where a record held on `self` came from (the details: the message names the attribute)."""
-    if h.kind == "param" or h.kind == "chain" or not h.via:
-        return ""
-    return f"`self.{h.name}` is parked from parameter `{h.via}`. "
 
 
 RULE = SuppliedExposure()
