@@ -13,7 +13,7 @@ tokenized again.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -36,6 +36,9 @@ class KeptTree:
     def __init__(self) -> None:
         self.path: str | None = None
         self.kept: Kept | None = None
+        # the content hash (discover.sources) of the bytes the kept text was read
+        # from: a run whose file has that hash holds the kept text (`current`)
+        self.hash: str | None = None
         self.cut: _Cut | None = None  # the digest lines of the kept text, or of the next one
         self.spliced = 0  # parses answered by a splice (for tests and the log)
         self.parsed = 0  # whole parses
@@ -43,7 +46,15 @@ class KeptTree:
     def release(self, path: str | None = None) -> None:
         """Let go of the module (of `path` only, when given)."""
         if path is None or path == self.path:
-            self.path, self.kept, self.cut = None, None, None
+            self.path, self.kept, self.cut, self.hash = None, None, None, None
+
+    def current(self, hashes: Mapping[str, str]) -> dict[str, str]:
+        """The kept file's text, when the run with these content hashes read
+        exactly it ({} otherwise): the check memo moves a disk edit's outcomes
+        from it at the next run, as it does an editor buffer's."""
+        if self.kept is None or self.path is None or self.hash is None:
+            return {}
+        return {self.path: self.kept.text} if hashes.get(self.path) == self.hash else {}
 
     def _held(self, path: str) -> Kept | None:
         return self.kept if self.path == path else None
@@ -83,9 +94,12 @@ class KeptTree:
             text, "utf-8", [*cut.lines[: window.start], *piece, *cut.lines[window.old_end :]]
         )
 
-    def parser(self, path: str, parse: Callable[[str], object]) -> Callable[[str], object]:
+    def parser(
+        self, path: str, parse: Callable[[str], object], content: str | None = None
+    ) -> Callable[[str], object]:
         """A parse of `path`'s text (facts.extract's): the kept module spliced
-        where it can be, else `parse`; the module is kept either way."""
+        where it can be, else `parse`; the module is kept either way, with
+        `content` (the hash of the bytes the text was read from)."""
 
         from ctxlint.facts.splice import Kept
 
@@ -98,7 +112,7 @@ class KeptTree:
             else:
                 self.kept = Kept.of(text, parse(text))  # type: ignore[arg-type]
                 self.parsed += 1
-            self.path = path
+            self.path, self.hash = path, content
             if self.cut is not None and self.cut.text != text:
                 self.cut = None  # (a digest of another text: the next edit tokenizes all)
             return self.kept.module
