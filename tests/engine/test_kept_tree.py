@@ -58,3 +58,41 @@ def test_statement_edits_spliced_into_the_kept_module_check_as_no_cache(
     assert kept.path == rel and kept.kept is not None and kept.kept.module.code == texts[-1]
     setup.request.run.resident.forget()  # released with the resident's state
     assert kept.kept is None
+
+
+@pytest.mark.parametrize(
+    ("example", "rel"),
+    [
+        ("legacy_app", f"{LEGACY}/scheduler.py"),
+        ("serving_app", "examples/serving_app/scheduler.py"),
+    ],
+)
+def test_disk_edits_through_the_daemons_resident_splice_and_move(
+    example: str, rel: str, tmp_path: Path
+) -> None:
+    """The daemon's runs (a resident that keeps no program; the edits written
+    to disk, no buffers): the first edit's file is parsed whole and kept, every
+    later edit is spliced, and from the second the rules reading that file's
+    moved facts are replayed moved, not derived; each check is a no-cache run's."""
+    root = _copy(example, tmp_path)
+    setup = _session(root)
+    resident = setup.request.run.resident
+    assert resident is not None and resident.kept is not None and resident.checks is not None
+    resident.keep_program = False  # the daemon's (cli.daemon_checks)
+    session.check(setup)  # its first check, before any edit
+    original = (root / rel).read_text()
+    line, indent = _body_starts(original)[-1]
+    texts = [_with_statement(original, line, indent, n) for n in (1, 2, 3)]
+    moved = []
+    for text in texts:
+        (root / rel).write_text(text)
+        out = session.check(setup).out
+        want = _no_cache(root)
+        assert _shown(out) == _shown(want)
+        assert [(f.span, f.details) for f in out.findings] == [
+            (f.span, f.details) for f in want.findings
+        ]
+        assert out.pins == want.pins
+        moved.append(resident.checks.moved)
+    assert (resident.kept.parsed, resident.kept.spliced) == (1, len(texts) - 1)
+    assert not moved[0] and all(moved[1:]), moved
