@@ -12,12 +12,9 @@ the resolvers the runtime wraps for foreign defaults. Reported there:
   the record class, a literal `getattr(server_args, "x")`, instead of through
   a derived view function (`cfg = resolving_view(server_args)`); where the read
   is the receiver of an in-place edit (`server_args.x.part = ...`, a mutator
-  call, or a local bound to part of it and edited so), a read-only view is no
-  remedy: the hint is a new declared value, with the tree's declaration call,
-  for a field on the whitelist (program.declarable; off it, the declaration
-  raises, and the step before it is named);
-- a bag accessor call (no bag exists before publish): only the vocabulary's
-  derived bag accessors count, never a `get_*` name pattern.
+  call, a local bound to part of it and edited so), the hint is a declaration
+  for a whitelisted field (program.declarable), else the step it needs first;
+- a bag accessor call (no bag exists before publish): only derived accessors.
 
 A read in the record's `__post_init__` before its first call that may declare
 is not reported (program.pipeline_reads.undeclared_prefixes), nor one in a
@@ -102,7 +99,7 @@ class ResolutionView(Rule):
         spelled = ", ".join(sorted(q.rpartition(".")[2] for q in res.view_functions))
         can = declarable_fields(program)
         for path, r in reported_raw_reads(program):
-            fix = ""
+            fix = ""  # the details: the step a declaration off the whitelist needs first
             if r.edits:  # a view is read-only: a new declared value, on the whitelist only
                 todo, fix = can.declare(r.field)
                 why = f"`{r.holder}.{r.field}` edited in place inside the resolution pipeline "
