@@ -45,13 +45,19 @@ def same(a: ConfigIndex, b: ConfigIndex) -> bool:
     )
 
 
-def test_a_statement_edit_carries_the_model_s_answer(root: Path) -> None:
+def _warm_project(root: Path) -> tuple[Project, str]:
+    """A project checked twice, the scheduler open in a buffer, its index built."""
     project = Project(load(session.Request(paths=(str(root),), config=str(root / CONFIG))), jobs=1)
     project.refresh()
     text = (root / SCHEDULER).read_text()
     project.edit(SCHEDULER, text)
     project.refresh()
     lsp_navigation.warm(project)
+    return project, text
+
+
+def test_a_statement_edit_carries_the_model_s_answer(root: Path) -> None:
+    project, text = _warm_project(root)
     assert project.nav.held is not None and project.nav.held.key is not None
     at = text.index("\n", text.index(ENTRY)) + 1  # the entry's first statement
     for i in range(3):
@@ -70,12 +76,7 @@ def test_a_statement_edit_carries_the_model_s_answer(root: Path) -> None:
 
 
 def test_an_edit_that_changes_the_model_s_answer_is_not_carried(root: Path) -> None:
-    project = Project(load(session.Request(paths=(str(root),), config=str(root / CONFIG))), jobs=1)
-    project.refresh()
-    text = (root / SCHEDULER).read_text()
-    project.edit(SCHEDULER, text)
-    project.refresh()
-    lsp_navigation.warm(project)
+    project, text = _warm_project(root)
     assert "config_value" in config_index(project.checked.out.program).readers  # type: ignore[union-attr]
     project.edit(SCHEDULER, f"{text}\n\n{RIVAL}")
     project.refresh()

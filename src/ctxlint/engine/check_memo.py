@@ -57,15 +57,20 @@ def check_reads(rule: Rule) -> tuple[str, ...]:
     """The facts keys a rule's derivation, check and pins may read: its own, its
     parts' and those their models are built from or query (no side part:
     parts.SIDE, read by the fixes and the server's navigation)."""
-    parts = required([rule])
-    todo = list(parts)
+    return (ERROR, *sorted({rule.id, *rule.reads_facts, *built_from(required([rule]))}))
+
+
+def built_from(parts: set[str]) -> set[str]:
+    """`parts` and every part they are walked with or built from (DEPENDS,
+    BUILT_FROM), transitively: the facts keys their answers read."""
+    parts, todo = set(parts), list(parts)
     while todo:
         part = todo.pop()
         for more in (*DEPENDS.get(part, ()), *BUILT_FROM.get(part, ())):
             if more not in parts:
                 parts.add(more)
                 todo.append(more)
-    return (ERROR, *sorted({rule.id, *rule.reads_facts, *parts}))
+    return parts
 
 
 def replayable(rule: Rule) -> bool:

@@ -18,31 +18,16 @@ from __future__ import annotations
 
 import hashlib
 
-from ctxlint.engine.check_memo import BUILT_FROM
+from ctxlint.engine.check_memo import built_from
 from ctxlint.engine.part_digests import ERROR
 from ctxlint.program.config_index import Carry, vocabulary_key
 from ctxlint.program.core import Program
-from ctxlint.program.parts import DEPENDS
 from ctxlint.program.resolution import KEY as RESOLUTION
 from ctxlint.session import Resident
 
-
-def _model_parts() -> tuple[str, ...]:
-    """The facts keys the resolution model is built from, the parts it asks
-    (the call graph's, theirs) with it, as the check memo derives a rule's
-    reads (engine.check_memo.check_reads); a file's error too."""
-    parts = {RESOLUTION}
-    todo = [RESOLUTION]
-    while todo:
-        part = todo.pop()
-        for more in (*DEPENDS.get(part, ()), *BUILT_FROM.get(part, ())):
-            if more not in parts:
-                parts.add(more)
-                todo.append(more)
-    return (ERROR, *sorted(parts))
-
-
-MODEL_PARTS = _model_parts()
+# the facts keys the resolution model is built from (the call graph's, theirs),
+# as the check memo derives a rule's reads; a file's error too
+MODEL_PARTS = (ERROR, *sorted(built_from({RESOLUTION})))
 # their Program.memo keys
 DIGESTS = "config index carry: digests"
 KEY = "config index carry: key"
