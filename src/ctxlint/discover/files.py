@@ -19,6 +19,7 @@ import pathspec
 from ctxlint.core.errors import CtxlintError
 from ctxlint.core.findings import FileError
 from ctxlint.core.gitcmd import run_git
+from ctxlint.discover.sources import RACY_NS
 
 SKIP_DIRS = {
     ".git",
@@ -180,7 +181,6 @@ def discover(
 # none, as discover.sources says): no memo is kept then. In a git checkout,
 # git's listing decides (the index and .gitignore files too): not kept.
 _WALKS: dict[tuple[str, tuple[str, ...], tuple[str, ...]], _Walked] = {}
-RACY_NS = 2_000_000_000
 
 
 def _signature(folder: str) -> tuple[int, ...] | None:

@@ -284,6 +284,11 @@ def _line(path: str, digest: str) -> str:
     return f"\0{path}\0{digest}"
 
 
+def _file_line(path: str, module: str, parts: PartDigests) -> str:
+    """A file's line: its path, module and error (if it has one)."""
+    return f"\0{path}\0{module}\0{parts.get(ERROR, '')}"
+
+
 def _encoded(lines: list[str]) -> bytes:
     return "".join(lines).encode("utf-8", "surrogateescape")
 
@@ -314,7 +319,7 @@ class _Columns:
         columns: dict[str, list[tuple[str, str]]] = {}
         for path in order:
             parts = placed[digests[path]]
-            file_lines.append(f"\0{path}\0{modules[path]}\0{parts.get(ERROR, '')}")
+            file_lines.append(_file_line(path, modules[path], parts))
             for key, digest in parts.items():
                 columns.setdefault(key, []).append((path, _line(path, digest)))
         return cls(
@@ -340,7 +345,7 @@ class _Columns:
         changed = [p for p in self.order if entries[p][:2] != (digests[p], modules[p])]
         for path in changed:
             old, new = entries[path][2], placed[digests[path]]
-            self.file_lines[self.at[path]] = f"\0{path}\0{modules[path]}\0{new.get(ERROR, '')}"
+            self.file_lines[self.at[path]] = _file_line(path, modules[path], new)
             for key in old.keys() | new.keys():
                 if old.get(key) != new.get(key):
                     self._set(key, path, new.get(key))

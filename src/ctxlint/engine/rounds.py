@@ -53,6 +53,12 @@ class RoundCache:
     made_of: dict[str, tuple[str, str]] = field(default_factory=dict)
 
 
+def file_share(path: str, module: str, parts: PartDigests, keys: Iterable[str]) -> bytes:
+    """A file's share of a key made over the digests of its parts `keys`."""
+    text = f"\0{path}\0{module}" + "".join(f"\0{k}={parts.get(k, '')}" for k in keys)
+    return text.encode("utf-8", "surrogateescape")
+
+
 class RoundMemo:
     """Per-rule answers of a run's rounds, read from and written to the cache."""
 
@@ -136,9 +142,8 @@ class RoundMemo:
             digest, module = blob_digests[path], modules[path]
             hit = made.get(path)
             if hit is None or hit[0] != digest or hit[1] != module:
-                parts = self._parts[digest]
-                text = f"\0{path}\0{module}" + "".join(f"\0{k}={parts.get(k, '')}" for k in keys)
-                hit = made[path] = (digest, module, text.encode("utf-8", "surrogateescape"))
+                text = file_share(path, module, self._parts[digest], keys)
+                hit = made[path] = (digest, module, text)
             return hit[2]
 
         order = self._order or tuple(sorted(blob_digests))

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import gc
 import os
 import select
 import signal
@@ -133,6 +132,10 @@ class Daemon:
         os.register_at_fork(after_in_child=_default_signals)
         server = listening(self.path)
         inode = os.stat(self.path).st_ino
+        # as the language server collects when quiet (imported by the serving
+        # process only: `--daemon status|stop` need none of it)
+        from ctxlint.server.checking import collect_idle
+
         collected = self.checks  # the checks answered when the GC last collected
         ready()
         try:
@@ -193,14 +196,6 @@ class Daemon:
 # on sglang 0.5.23, profiled); the cycles among them are collected here, when
 # no one waits
 QUIET = 1.0
-
-
-def collect_idle() -> None:
-    """Collect every generation, the frozen objects included, then freeze
-    what is left (as the language server does when the editor is quiet)."""
-    gc.unfreeze()
-    gc.collect()
-    gc.freeze()
 
 
 def _default_signals() -> None:

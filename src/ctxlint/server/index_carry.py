@@ -20,6 +20,7 @@ import hashlib
 
 from ctxlint.engine.check_memo import built_from
 from ctxlint.engine.part_digests import ERROR
+from ctxlint.engine.rounds import file_share
 from ctxlint.program.config_index import Carry, vocabulary_key
 from ctxlint.program.core import Program
 from ctxlint.program.resolution import KEY as RESOLUTION
@@ -74,9 +75,7 @@ def carry(resident: Resident) -> Carry:
                 held = parts.get(entry[2].hex())
                 if held is None:
                     return None
-                line = f"\0{path}\0{entry[1]}"
-                line += "".join(f"\0{held.get(k, '')}" for k in MODEL_PARTS)
-                share = line.encode("utf-8", "surrogateescape")
+                share = file_share(path, entry[1], held, MODEL_PARTS)
             made[entry] = share
             h.update(share)
         shares.clear()  # (those of entries gone since go)
