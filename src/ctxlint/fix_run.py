@@ -34,6 +34,7 @@ from ctxlint.core.outfiles import write_text
 from ctxlint.facts.declarations import schema_facts
 from ctxlint.facts.extract import parse
 from ctxlint.fix import plan_cache
+from ctxlint.fix.added_accessors import Additions, annotations
 from ctxlint.fix.context import FixContext, Fixer
 from ctxlint.fix.elsewhere import NamedElsewhere, tree_digest
 from ctxlint.fix.plan import FIXED, LEFT, ROLLED_BACK
@@ -94,6 +95,7 @@ class FixRun:
         self._files: dict[str, str] = {}
         self.elsewhere = NamedElsewhere([], self._bytes)
         self._guards: dict[str, FixGuard] | None = None  # asked of the tree as it is
+        self._additions: Additions | None = None  # accessors added to the runtime module
         self.guards_built = 0  # programs built again only to ask the guards
 
     # -- the tree ---------------------------------------------------------------
@@ -267,7 +269,7 @@ class FixRun:
         vocab = before.program.vocab
         ctx = FixContext(
             vocab,
-            Targets(vocab, self._schema()),
+            Targets(vocab, self._schema(), add=self.unsafe),
             self.unsafe,
             self.elsewhere,
             self._guards_for(before),
@@ -299,8 +301,33 @@ class FixRun:
                     planned.after,
                 )
         result.planned, result.replayed = store.planned, store.replayed
+        self._additions = self._added(result, ctx.targets)
+        self._settle(result)
         self._verify(before, result)
         return result
+
+    def _settle(self, result: FixResult) -> None:
+        """The runtime module's text in step with the sites fixed now: a file
+        calling an accessor that cannot be added is rolled back, until none is."""
+        added = self._additions
+        while added is not None and (bad := added.sync(result)):
+            _roll_back(result, bad)
+
+    def _added(self, result: FixResult, targets: Targets) -> Additions | None:
+        """The runtime module's file, for the accessors the fixed sites call
+        that it lacks (None: no site calls one)."""
+        if not any(s.adds for s in result.sites) or targets.record_getter is None:
+            return None
+        vocab = targets.vocab
+        by_module = {m: rel for rel, m in self._files.items()}
+        path = by_module.get(vocab.runtime_module)
+        if path is None:
+            return None
+        before = result.before.get(path) or self._bytes(path).decode("utf-8", "replace")
+        module, _, cls = vocab.record_class.rpartition(".")
+        record = by_module.get(module)
+        shapes = annotations(self._bytes(record), cls, before) if record else {}
+        return Additions(path, before, result.after.get(path), targets.record_getter, shapes)
 
     def _store(self, vocab: Any) -> PlanStore:
         """Where this run keeps each file's plan (fix.plan_cache), keyed by what
@@ -335,7 +362,11 @@ class FixRun:
                     bad[e.path] = f"the rewritten file does not parse: {e.message}"
             for path in sorted(set(new) | set(result.after)):
                 fixed = (
-                    [(s.rule, s.scope, s.snippet) for s in result.plans[path] if s.status == FIXED]
+                    [
+                        (s.rule, s.scope, s.snippet)
+                        for s in result.plans.get(path, [])
+                        if s.status == FIXED
+                    ]
                     if path in result.after
                     else []
                 )
@@ -353,17 +384,27 @@ class FixRun:
                         )
             if not bad:
                 return
-            for path, why in bad.items():
-                del result.after[path]
-                del result.before[path]
-                for s in result.plans[path]:
-                    if s.status == FIXED:
-                        s.status, s.reason = ROLLED_BACK, why
+            added = self._additions
+            if added is not None and added.path in bad:  # the module the accessors go to
+                added.refused, added.planned = bad.pop(added.path), None
+                _roll_back(result, {added.path: added.refused})
+            _roll_back(result, bad)
+            self._settle(result)
         result.output = before  # every rewrite rolled back: the first check stands
 
     def write(self, result: FixResult) -> None:
         for path, text in sorted(result.after.items()):
             write_text(self.config.root / path, text, "the fixed file")
+
+
+def _roll_back(result: FixResult, bad: dict[str, str]) -> None:
+    """Leave each of those files as it was, its fixed sites rolled back (why)."""
+    for path, why in bad.items():
+        result.after.pop(path, None)
+        result.before.pop(path, None)
+        for s in result.plans.get(path, []):
+            if s.status == FIXED:
+                s.status, s.reason = ROLLED_BACK, why
 
 
 def _by_file(findings: list[Finding]) -> dict[str, list[Finding]]:

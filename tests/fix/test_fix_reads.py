@@ -10,7 +10,7 @@ from pathlib import Path
 from fixrun import fix_project
 from helpers import write
 
-from ctxlint.fix.plan import FIXED, LEFT
+from ctxlint.fix.plan import FIXED, LEFT, ROLLED_BACK
 
 
 def test_a_local_import_and_alias_keep_the_blank_lines_around_them(project: Path) -> None:
@@ -218,18 +218,80 @@ def sizes() -> tuple:
         "get_server_args().world_size": (FIXED, "get_parallel().world_size"),
         # a computed member: the runtime module's same-named accessor
         "get_server_args().chunk_size": (FIXED, "chunk_size()"),
-        "sa.page_budget": (
+        # a computed member the runtime lacks: --unsafe adds its accessor there
+        "sa.page_budget": (FIXED, "page_budget()"),
+    }
+    assert (
+        "return get_parallel().world_size, chunk_size(), page_budget()"
+        in (project / "app/example.py").read_text()
+    )
+    assert result.added == {"specrt/context.py": ["page_budget"]}
+    assert (project / "specrt/context.py").read_text() == text + CONTEXT + ADDED
+
+
+ADDED = """
+
+def page_budget() -> int:
+    \"\"\"The published record's `page_budget` (added by ctxlint fix).\"\"\"
+    return get_server_args().page_budget
+"""
+
+
+def test_a_computed_member_with_no_accessor_says_what_to_add_without_unsafe(
+    project: Path,
+) -> None:
+    context = project / "specrt" / "context.py"
+    context.write_text(context.read_text() + CONTEXT)
+    record = project / "specrt" / "record.py"
+    record.write_text(record.read_text() + RECORD)
+    text = """\
+from specrt.context import get_server_args
+
+
+def budget() -> int:
+    return get_server_args().page_budget
+"""
+    write(project, {"app/example.py": text})
+    before = context.read_text()
+    result = fix_project(project, {"CTX101"})
+    assert [(s.status, s.reason) for s in result.sites] == [
+        (
             LEFT,
             # what the record's code for it reads: the accessor to add derives from those
             "the record computes it and specrt.context has no `page_budget()` accessor: "
             "add an accessor deriving page_budget from model_config(), budget and page_size "
             "(what the record's `page_budget` reads)",
-        ),
-    }
-    assert (
-        "return get_parallel().world_size, chunk_size(), sa.page_budget"
-        in (project / "app/example.py").read_text()
-    )
+        )
+    ]
+    assert (project / "app/example.py").read_text() == text
+    assert context.read_text() == before and result.added == {}
+
+
+def test_no_accessor_is_added_over_a_name_the_runtime_module_binds(project: Path) -> None:
+    context = project / "specrt" / "context.py"
+    # a module-level value of that name (not a function the targets know)
+    context.write_text(context.read_text() + CONTEXT + "\npage_budget = None\n")
+    record = project / "specrt" / "record.py"
+    record.write_text(record.read_text() + RECORD)
+    text = """\
+from specrt.context import get_server_args
+
+
+def budget() -> int:
+    return get_server_args().page_budget
+"""
+    write(project, {"app/example.py": text})
+    before = context.read_text()
+    result = fix_project(project, {"CTX101"}, unsafe=True)
+    assert [(s.status, s.reason) for s in result.sites] == [
+        (
+            ROLLED_BACK,
+            "the accessor `page_budget()` cannot be added: `page_budget` is already bound "
+            "in the runtime module",
+        )
+    ]
+    assert (project / "app/example.py").read_text() == text
+    assert context.read_text() == before and result.added == {}
 
 
 def test_an_alias_assigned_in_a_try_is_left(project: Path) -> None:

@@ -13,9 +13,8 @@ from fixrun import fix_project
 from helpers import RECORD_WRITER, cli, write
 
 from ctxlint.fix.plan import FIXED, LEFT, ROLLED_BACK
-from ctxlint.fix.reads import IMPORT_TIME
+from ctxlint.fix.reads import IMPORT_TIME, SEED_CHANGE
 from ctxlint.rules.ctx101_seed_read import RULE as CTX101
-from ctxlint.rules.ctx101_seed_read.fix import SEED_CHANGE
 
 READ = """\
 from specrt.context import get_server_args

@@ -130,7 +130,9 @@ def cmd_fix(args: argparse.Namespace) -> int:
     if getattr(args, "diff", False):
         # paths as GitHub and `git apply` at the repository root take them
         sys.stdout.write(unified_diff(result, report_base(str(config.root)).prefix))
-        for line in [] if quiet else summary(result, applied=False, stale=None, others=others):
+        for line in (
+            [] if quiet else summary(result, applied=False, stale=None, others=others, shown=shown)
+        ):
             print(line, file=sys.stderr)
         for line in untouched(result, shown):  # errors: said even with -q
             print(line, file=sys.stderr)
@@ -145,7 +147,9 @@ def cmd_fix(args: argparse.Namespace) -> int:
         stale = len(entries)
     update = options.update_command(args, config)
     for line in (
-        [] if quiet else summary(result, applied=True, stale=stale, others=others, update=update)
+        []
+        if quiet
+        else summary(result, applied=True, stale=stale, others=others, update=update, shown=shown)
     ):
         print(line)
     for line in untouched(result, shown):

@@ -27,6 +27,7 @@ class Site:
     reason: str = ""  # why it was left, or, for an unsafe fix, what changes
     unsafe: bool = False
     became: str = ""  # the rewritten spelling
+    adds: str = ""  # the runtime accessor the rewrite calls that the fix adds (fix.added_accessors)
 
 
 @dataclass

@@ -251,6 +251,7 @@ _SITE_FIELDS = {
     "reason": str,
     "unsafe": bool,
     "became": str,
+    "adds": str,
 }
 
 

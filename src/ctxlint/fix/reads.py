@@ -10,9 +10,13 @@ from ctxlint.core.findings import Finding
 from ctxlint.facts.context import string_value
 from ctxlint.fix.accessors import call, spell
 from ctxlint.fix.plan import FIXED, FilePlan, Site
-from ctxlint.fix.targets import Target
+from ctxlint.fix.targets import NEW_ACCESSOR, Target
 
 UNSAFE = "an unsafe fix (the value changes to the resolved one): run with --unsafe"
+SEED_CHANGE = (
+    "the value changes from the raw input the seed holds to the resolved one (and "
+    "follows overrides): review this site"
+)
 IMPORT_TIME = (
     "read at import time (module level, a class body, a default or a decorator): no bag "
     "exists when the module is imported (CTX602); move the read into the code that uses it"
@@ -64,4 +68,14 @@ def rewrite_read(
     new = call(func, target.path)
     plan.replace[id(node)] = new
     s.status, s.became = FIXED, plan.src.tree.code_for_node(new)
+    if target.kind == NEW_ACCESSOR:
+        s.adds = target.accessor
     return True
+
+
+def seed_change(s: Site, runtime: str) -> str:
+    """What an unsafe rewrite of a seed read changes: the value, or the runtime
+    module (an accessor added there, which returns what the read did)."""
+    if s.adds:
+        return f"adds `{s.adds}()` to {runtime}, returning the published record's own member"
+    return SEED_CHANGE

@@ -123,6 +123,7 @@ def summary(
     stale: int | None,
     others: Sequence[Finding] = (),
     update: str = "ctxlint baseline update",
+    shown: Callable[[str], str] = _same,
 ) -> list[str]:
     """The counts, the reasons sites were left, the findings of rules with no fix
     that remain (`others`: new ones), and whether the baseline needs updating."""
@@ -138,6 +139,11 @@ def summary(
         + f"; {left} left"
     )
     lines = [head + ("." if not left else ":")]
+    for path, names in sorted(result.added.items()):
+        spelled = ", ".join(f"`{n}()`" for n in names)
+        lines.append(
+            f"  adds {spelled} to {shown(path)}, for the sites that read the record's own member"
+        )
     for reason, n in sorted(reasons(result).items(), key=lambda kv: (-kv[1], kv[0])):
         lines.append(f"  {n} x {reason}")
     if others:

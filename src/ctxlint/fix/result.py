@@ -27,6 +27,8 @@ class FixResult:
     planned: int = 0  # files planned by this run
     replayed: int = 0  # files whose earlier outcome still held (fix.plan_cache)
     output: Checked | None = None  # the last check (of the fixed program)
+    # the runtime module's file -> the accessors the fix adds to it (fix.added_accessors)
+    added: dict[str, list[str]] = field(default_factory=dict)
 
     def count(self, status: str) -> int:
         return sum(1 for s in self.sites if s.status == status)

@@ -5,8 +5,10 @@ sub-path (`get_exec().moe.moe_a2a_backend`); a member of the class a bag
 accessor returns (the parallel context's `tp_size`, live topology included) is
 that context's leaf; a member the record computes with no leaf is the runtime
 module's same-named instance-derived accessor (`mamba_cache_chunk_size()`), a
-zero-argument function there. Anything else has no target, and the reason says
-what is missing. The vocabulary gives the first; the other two come from the
+zero-argument function there. With --unsafe, a computed member the runtime
+module has no accessor for gets one added (`NEW_ACCESSOR`: fix.added_accessors
+writes it, returning the published record's own member). Anything else has no
+target, and the reason says what is missing. The vocabulary gives the first; the other two come from the
 runtime module's declarations (facts.declarations), read here.
 """
 
@@ -24,6 +26,7 @@ SchemaLoader = Callable[[str], "dict[str, Any] | None"]
 LEAF = "bag leaf"
 CONTEXT_LEAF = "context leaf"
 INSTANCE_ACCESSOR = "instance-derived accessor"
+NEW_ACCESSOR = "instance-derived accessor to add"
 
 
 @dataclass(frozen=True)
@@ -39,7 +42,7 @@ class Target:
 class Targets:
     """Field -> Target (or the reason there is none), for one vocabulary."""
 
-    def __init__(self, vocab: Vocabulary, load: SchemaLoader) -> None:
+    def __init__(self, vocab: Vocabulary, load: SchemaLoader, *, add: bool = False) -> None:
         self.vocab = vocab
         runtime = load(vocab.runtime_module) or {"functions": {}, "classes": {}, "imports": {}}
         self.context_leaves: dict[str, str] = {}  # member -> the bag accessor whose class has it
@@ -60,6 +63,12 @@ class Targets:
             for name, fn in runtime["functions"].items()
             if not fn["required"] and not name.startswith("_") and name not in taken
         }
+        # the runtime's own seed accessor, which an added accessor reads the
+        # record through; None: no accessor is added (add is off, or it has none)
+        defined = {*runtime["functions"], *runtime["classes"], *runtime["imports"]}
+        getters = sorted(n for n in vocab.seed_accessors if n in runtime["functions"])
+        self.record_getter = getters[0] if add and getters else None
+        self._bound = defined
 
     def target(self, field: str) -> Target | str:
         vocab = self.vocab
@@ -71,6 +80,8 @@ class Targets:
             return Target(self.context_leaves[field], f".{field}", CONTEXT_LEAF)
         if field in vocab.properties and field in self.instance_accessors:
             return Target(field, "", INSTANCE_ACCESSOR)
+        if self.addable(field):
+            return Target(field, "", NEW_ACCESSOR)
         ns = vocab.fields.get(field)
         if ns:
             return (
@@ -89,6 +100,18 @@ class Targets:
         return (
             f"the record computes it and {vocab.runtime_module} has no `{field}()` accessor: "
             f"add an accessor deriving {field} from {named} (what the record's `{field}` reads)"
+        )
+
+    def addable(self, field: str) -> bool:
+        """An accessor for the computed member `field` can be added to the runtime
+        module: adding is on, the name is public and bound to nothing there."""
+        return (
+            self.record_getter is not None
+            and field in self.vocab.properties
+            and field not in self.vocab.fields
+            and field.isidentifier()
+            and not field.startswith("_")
+            and field not in self._bound
         )
 
 

@@ -17,16 +17,12 @@ from libcst.metadata import Assignment, GlobalScope, ImportAssignment
 
 from ctxlint.core.findings import Finding
 from ctxlint.fix import default_param
+from ctxlint.fix import reads as fix_reads
 from ctxlint.fix.accessors import binding_statement, bindings, module_alias
 from ctxlint.fix.context import FixContext, site
 from ctxlint.fix.plan import FIXED, FilePlan, Site
 from ctxlint.fix.reads import IMPORT_TIME, UNSAFE, at_import_time, locate, read_parts, rewrite_read
 from ctxlint.fix.targets import INSTANCE_ACCESSOR, Target
-
-SEED_CHANGE = (
-    "the value changes from the raw input the seed holds to the resolved one (and "
-    "follows overrides): review this site"
-)
 
 
 def _seed_call(plan: FilePlan, expr: cst.BaseExpression, seeds: set[str]) -> bool:
@@ -85,7 +81,7 @@ def fix_seed_reads(plan: FilePlan, findings: list[Finding], ctx: FixContext) -> 
             else:
                 rewrite_read(plan, s, node, target)
             if s.status == FIXED and s.unsafe:
-                s.reason = SEED_CHANGE
+                s.reason = fix_reads.seed_change(s, plan.runtime_module)
         elif isinstance(base, cst.Name):
             found = bindings(plan, base, base.value)
             if not found or not all(type(a) is Assignment for a in found):
@@ -196,7 +192,7 @@ def _rewrite_all(
             return
     for s, _, _ in reads:
         if s.unsafe:
-            s.reason = SEED_CHANGE
+            s.reason = fix_reads.seed_change(s, plan.runtime_module)
     for _, line in assigns:
         plan.remove.add(id(line))
     if name:

@@ -12,7 +12,7 @@ from ctxlint.core.findings import Finding
 from ctxlint.fix.context import FixContext, site
 from ctxlint.fix.plan import FilePlan
 from ctxlint.fix.reads import IMPORT_TIME, UNSAFE, at_import_time, locate, read_parts, rewrite_read
-from ctxlint.fix.targets import INSTANCE_ACCESSOR
+from ctxlint.fix.targets import INSTANCE_ACCESSOR, NEW_ACCESSOR
 from ctxlint.program.function_locals import function_locals
 
 # The rule whose guard says where a line runs before the record is published
@@ -72,7 +72,7 @@ def fix_supplied_reads(plan: FilePlan, findings: list[Finding], ctx: FixContext)
                 f"the value is cached in the module global `{cached}`: a bag read there "
                 "would miss later overrides (CTX602); read the bag where the value is used"
             )
-        elif target.kind == INSTANCE_ACCESSOR:
+        elif target.kind in (INSTANCE_ACCESSOR, NEW_ACCESSOR):
             s.reason = (
                 f"`{parts[0]}` has no bag leaf (its accessor answers from the seed, "
                 "not from this instance): pick its source by hand"
