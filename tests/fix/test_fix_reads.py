@@ -366,3 +366,75 @@ def limit() -> int:
         "import specrt.context\n\n\ndef limit() -> int:\n"
         "    return specrt.context.get_schedule().max_running_requests\n"
     )
+
+
+def test_an_alias_with_other_uses_has_its_reads_rewritten_and_stays(project: Path) -> None:
+    write(
+        project,
+        {
+            "app/example.py": """\
+from specrt.context import get_server_args
+
+
+def describe(record) -> str:
+    return str(record)
+
+
+def pick() -> str:
+    sa = get_server_args()
+    print(describe(sa))
+    return sa.attention_backend
+"""
+        },
+    )
+    result = fix_project(project, {"CTX101"}, unsafe=True)
+    assert [s.status for s in result.sites] == [FIXED]
+    assert (
+        (project / "app/example.py").read_text()
+        == """\
+from specrt.context import get_exec, get_server_args
+
+
+def describe(record) -> str:
+    return str(record)
+
+
+def pick() -> str:
+    sa = get_server_args()
+    print(describe(sa))
+    return get_exec().kernel.attention_backend
+"""
+    )
+
+
+def test_an_accessor_a_local_shadows_is_called_through_its_module(project: Path) -> None:
+    context = project / "specrt" / "context.py"
+    context.write_text(context.read_text() + CONTEXT)
+    record = project / "specrt" / "record.py"
+    record.write_text(record.read_text() + RECORD)
+    write(
+        project,
+        {
+            "app/example.py": """\
+from specrt.context import get_server_args
+
+
+def chunks(n: int) -> int:
+    chunk_size = get_server_args().chunk_size
+    return n // chunk_size
+"""
+        },
+    )
+    result = fix_project(project, {"CTX101"}, unsafe=True)
+    assert [(s.status, s.became) for s in result.sites] == [(FIXED, "context.chunk_size()")]
+    assert (
+        (project / "app/example.py").read_text()
+        == """\
+from specrt import context
+
+
+def chunks(n: int) -> int:
+    chunk_size = context.chunk_size()
+    return n // chunk_size
+"""
+    )

@@ -95,8 +95,10 @@ def spell(
     if found:
         if all(is_runtime_import(plan, a, accessor, {runtime}) for a in found):
             return cst.Name(accessor)
-        if accessor not in plan.freed:
-            return f"`{accessor}` means something else here (it is bound to another object)"
+        if accessor not in plan.freed:  # the name is another object's: through the module
+            return through_module(plan, node, accessor) or (
+                f"`{accessor}` means something else here (it is bound to another object)"
+            )
     if accessor in plan.planned:
         return cst.Name(accessor)
     if near is not None and is_from(plan, near, runtime):
@@ -121,6 +123,37 @@ def spell(
     plan.header_imports.append(accessor)
     plan.planned.add(accessor)
     return cst.Name(accessor)
+
+
+def through_module(plan: FilePlan, node: cst.CSTNode, accessor: str) -> cst.Attribute | None:
+    """`module.accessor`, where `accessor` names something else at `node` (a
+    local of the same name): through the file's own top-level import of the
+    runtime module, else a new `from PACKAGE import MODULE` when the file never
+    spells MODULE's name (None: neither)."""
+    runtime = plan.runtime_module
+    for stmt in plan.src.tree.body:
+        for small in stmt.body if isinstance(stmt, cst.SimpleStatementLine) else ():
+            if isinstance(small, cst.Import) or (
+                isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar)
+            ):
+                for local, target in plan.src.imported(small).items():
+                    if target == runtime and "." not in local and _binds_module(plan, node, local):
+                        return cst.Attribute(value=cst.Name(local), attr=cst.Name(accessor))
+    package, _, last = runtime.rpartition(".")
+    if package and (plan.module_import or not plan.src.mentions(last)):
+        plan.module_import = True
+        return cst.Attribute(value=cst.Name(last), attr=cst.Name(accessor))
+    return None
+
+
+def _binds_module(plan: FilePlan, node: cst.CSTNode, local: str) -> bool:
+    """`local` at `node` is the runtime module, imported (every binding of it)."""
+    found = bindings(plan, node, local)
+    return bool(found) and all(
+        isinstance(a, ImportAssignment)
+        and plan.src.imported(a.node).get(a.name) == plan.runtime_module  # type: ignore[arg-type]
+        for a in found
+    )
 
 
 def is_from(plan: FilePlan, stmt: cst.ImportFrom, module: str) -> bool:

@@ -49,12 +49,19 @@ class FilePlan:
     wrapped: set[str] = field(default_factory=set)
     freed: set[str] = field(default_factory=set)  # names a planned rename frees
     planned: set[str] = field(default_factory=set)  # accessors a module-level import will bind
+    module_import: bool = False  # a new `from PACKAGE import MODULE` of the runtime module
 
     def fixed(self) -> list[Site]:
         return [s for s in self.sites if s.status == FIXED]
 
     def changes(self) -> bool:
-        return bool(self.replace or self.remove or self.add_names or self.header_imports)
+        return bool(
+            self.replace
+            or self.remove
+            or self.add_names
+            or self.header_imports
+            or self.module_import
+        )
 
 
 class _Apply(cst.CSTTransformer):
@@ -131,6 +138,16 @@ def apply(plan: FilePlan) -> str:
             plan.insert_before.setdefault(id(anchor), []).append(stmt)
         else:
             plan.insert_after.setdefault(id(anchor), []).append(stmt)
+    if plan.module_import:  # `module.accessor` where the accessor's name is another's
+        package, _, last = plan.runtime_module.rpartition(".")
+        stmt = import_from(package, [last], plan.line_length)
+        anchor, before = header_place(tree, package)
+        if anchor is None:
+            plan.insert_after.setdefault(-1, []).append(stmt)
+        else:
+            (plan.insert_before if before else plan.insert_after).setdefault(id(anchor), []).append(
+                stmt
+            )
     new = tree.visit(_Apply(plan, _ways_in(plan)))
     assert isinstance(new, cst.Module)
     if -1 in plan.insert_after:

@@ -166,10 +166,11 @@ def _rewrite_all(
     plan: FilePlan,
     reads: list[tuple[Site, cst.CSTNode, Target]],
     assigns: list[tuple[cst.Assign, cst.CSTNode]],
+    keep: bool = False,
 ) -> None:
-    """Rewrite every read of an alias, and remove its assignments: all or nothing
-    (an alias half rewritten would still need its assignment)."""
-    for _, line in assigns:
+    """Rewrite every read of an alias, and remove its assignments (`keep`: the
+    alias has other uses, and stays): all or nothing."""
+    for _, line in [] if keep else assigns:
         if _guarded(plan, line):
             _give_up(reads, "the alias is assigned inside a `try` (its failure is handled there)")
             return
@@ -193,9 +194,9 @@ def _rewrite_all(
     for s, _, _ in reads:
         if s.unsafe:
             s.reason = fix_reads.seed_change(s, plan.runtime_module)
-    for _, line in assigns:
+    for _, line in [] if keep else assigns:
         plan.remove.add(id(line))
-    if name:
+    if name and not keep:
         plan.drop_if_unused.add(name)
 
 
@@ -221,16 +222,19 @@ def _fix_name_alias(
             _give_up(reads, guards if isinstance(guards, str) else "more than one parameter")
             return
         reported |= {id(g.test.left) for g in guards}  # type: ignore[attr-defined]
-    for assignment in found:
-        for access in assignment.references:  # type: ignore[attr-defined]
-            if id(access.node) not in reported:
-                where = plan.src.line(access.node)
-                _give_up(
-                    reads,
-                    f"the alias `{name}` is also used other than as a reported field read "
-                    f"(line {where})",
-                )
-                return
+    others = [
+        plan.src.line(access.node)
+        for assignment in found
+        for access in assignment.references  # type: ignore[attr-defined]
+        if id(access.node) not in reported
+    ]
+    if others and params:  # a parameter's other uses may hand its record on
+        why = f"the alias `{name}` is also used other than as a reported field read"
+        _give_up(reads, f"{why} (line {others[0]})")
+        return
+    if others:  # its reads are rewritten, and it stays for its other uses
+        _rewrite_all(plan, reads, assigns, keep=True)  # type: ignore[arg-type]
+        return
     if any(isinstance(a.scope, GlobalScope) for a in found):  # type: ignore[attr-defined]
         if ctx.named_elsewhere([rf"\b{name}\b"], plan.src.path):
             _give_up(reads, f"the module-level alias `{name}` is named in another file")
