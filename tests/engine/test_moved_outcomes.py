@@ -114,3 +114,58 @@ def test_a_statement_added_in_a_function_moves_outcomes_as_a_derivation_would(
     # the edits move every call-graph fact below them: rules reading them moved
     graph = {r.id for r in load_rules() if "calls" in check_reads(r)}
     assert moved_any & graph, moved_any
+
+
+def test_the_moved_back_digests_made_on_json_are_moved_backs() -> None:
+    """back_digests moves the spans in each part's JSON text: the digest is
+    that of `moved_back` on the decoded part, over random facts holding
+    spans, lists of four that are not spans (bools, floats, five items) and
+    strings that quote a span's text; Unplaced alike."""
+    import json
+    import random
+
+    from ctxlint.engine.moved_outcomes import back_digests
+    from ctxlint.engine.part_digests import digest
+
+    rng = random.Random(5)
+    lines = LineMap.of("".join(f"{i}\n" for i in range(40)), "".join(
+        f"{i}\n" if i != 20 else "new\nnewer\n" for i in range(40)
+    ))
+
+    def leaf() -> object:
+        n = rng.randrange(40) + 1
+        return rng.choice(
+            [
+                [n, 2, n + rng.randrange(3), 7],
+                [-1, 0, -1, 0],
+                [True, n, n, 1],
+                [1.5, n, n, 1],
+                [n, 0, n, 0, 1],
+                f'x = [{n}, 0, {n}, 0] "[{n},0,{n},0]" \\ é',
+                n,
+                None,
+            ]
+        )
+
+    def value(depth: int = 0) -> object:
+        if depth > 3 or rng.random() < 0.3:
+            return leaf()
+        if rng.random() < 0.5:
+            return [value(depth + 1) for _ in range(rng.randrange(5))]
+        return {f'k{rng.randrange(9)}"': value(depth + 1) for _ in range(rng.randrange(4))}
+
+    placed = unplaced = 0
+    for _ in range(300):
+        facts = {f"p{i}": value() for i in range(3)}
+        blob = json.dumps({"facts": facts}, sort_keys=True, separators=(",", ":")).encode()
+        got = back_digests(blob, set(facts) | {"gone"}, lines)
+        for key, part in facts.items():
+            try:
+                want = digest(moved_back(part, lines))
+            except Unplaced:
+                assert key not in got
+                unplaced += 1
+            else:
+                assert got[key] == want
+                placed += 1
+    assert placed > 100 and unplaced > 10

@@ -26,7 +26,7 @@ import bisect
 import hashlib
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ctxlint.core.findings import Finding
@@ -130,15 +130,16 @@ class CheckMemo:
         keys: set[str] | None = None,
     ) -> tuple[bytes, dict[str, bytes]]:
         """Every file's path and module (or error), and per facts key (all,
-        or `keys`) the (path, digest with positions) of each file that has
-        it, in path order; `instead`: some files' digests of some keys.
+        or `keys`) the digest of the (path, digest with positions) of each
+        file that has it, in path order; `instead`: some files' digests of
+        some keys.
         Made from the last run's columns (`_Columns`) where the files are the
         same: only the changed files' lines again."""
         made = self._made_columns
         if made is None or not made.patch(digests, modules, self._placed):
             made = self._made_columns = _Columns.of(digests, modules, self._placed)
         if not instead:
-            return made.files, made.encoded(keys)
+            return made.files, made.digests(keys)
         return made.files, made.instead(instead, keys)
 
     def _keys(
@@ -151,7 +152,8 @@ class CheckMemo:
         columns: Mapping[str, bytes],
     ) -> dict[str, str]:
         """Each replayable rule's key: the run's head, the files, and the
-        digests of every facts key it reads."""
+        digests of every facts key it reads (`columns`: each column's digest,
+        made once per run and column, not hashed again per rule)."""
         common = hashlib.blake2b(head.encode(), digest_size=16)
         common.update("\0".join(program.paths).encode("utf-8", "surrogateescape"))
         common.update(files)
@@ -293,6 +295,10 @@ def _encoded(lines: list[str]) -> bytes:
     return "".join(lines).encode("utf-8", "surrogateescape")
 
 
+def _column_digest(encoded: bytes) -> bytes:
+    return hashlib.blake2b(encoded, digest_size=16).digest()
+
+
 @dataclass
 class _Columns:
     """The columns of a run (CheckMemo._columns): each file's line, and per
@@ -305,7 +311,7 @@ class _Columns:
     file_lines: list[str]
     files: bytes
     columns: dict[str, list[tuple[str, str]]]  # key -> [(path, line)], in path order
-    _bytes: dict[str, bytes]
+    _digests: dict[str, bytes] = field(default_factory=dict)  # key -> its column's digest
 
     @classmethod
     def of(
@@ -329,7 +335,6 @@ class _Columns:
             file_lines,
             _encoded(file_lines),
             columns,
-            {},
         )
 
     def patch(
@@ -357,7 +362,7 @@ class _Columns:
     def _set(self, key: str, path: str, digest: str | None) -> None:
         """One file's line of one key's column replaced (or added, or dropped)."""
         column = self.columns.setdefault(key, [])
-        self._bytes.pop(key, None)
+        self._digests.pop(key, None)
         i = bisect.bisect_left(column, (path,))
         if i < len(column) and column[i][0] == path:
             if digest is None:
@@ -370,20 +375,28 @@ class _Columns:
             del self.columns[key]
 
     def encoded(self, keys: set[str] | None) -> dict[str, bytes]:
+        return {
+            key: _encoded([line for _, line in column])
+            for key, column in self.columns.items()
+            if keys is None or key in keys
+        }
+
+    def digests(self, keys: set[str] | None) -> dict[str, bytes]:
+        """Each column's digest (all, or `keys`): what a rule's key holds of it."""
         out = {}
-        for key, column in self.columns.items():
+        for key in self.columns:
             if keys is None or key in keys:
-                found = self._bytes.get(key)
+                found = self._digests.get(key)
                 if found is None:
-                    found = self._bytes[key] = _encoded([line for _, line in column])
+                    found = self._digests[key] = _column_digest(self.encoded({key})[key])
                 out[key] = found
         return out
 
     def instead(
         self, instead: Mapping[str, PartDigests], keys: set[str] | None
     ) -> dict[str, bytes]:
-        """The encoded columns with some files' digests of some keys replaced."""
-        out = self.encoded(keys)
+        """The columns' digests with some files' digests of some keys replaced."""
+        out = self.digests(keys)
         touched: dict[str, dict[str, str]] = {}
         for path, parts in instead.items():
             for key, digest in parts.items():
@@ -393,5 +406,5 @@ class _Columns:
             column = dict(self.columns.get(key, []))
             for path, digest in paths.items():
                 column[path] = _line(path, digest)
-            out[key] = _encoded([column[p] for p in sorted(column)])
+            out[key] = _column_digest(_encoded([column[p] for p in sorted(column)]))
         return out

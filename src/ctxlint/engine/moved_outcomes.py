@@ -23,12 +23,14 @@ every rule's moved outcome against its derivation on the edited text.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
 from ctxlint.core.moved_text import TextMover, Unplaced, has_digit, pin_texts
-from ctxlint.engine.part_digests import PartDigests, digest
+from ctxlint.discover.sources import content_hash
+from ctxlint.engine.part_digests import PartDigests
 from ctxlint.program.rule import RawFinding
 
 
@@ -94,15 +96,40 @@ def moved_back(value: Any, lines: LineMap) -> Any:
     return value
 
 
+# in facts JSON (as part_digests.digest writes it: no spaces, ASCII), a string, or a span
+# (a list of exactly four integers): the spans moved_back moves, found by the
+# regular expression's scan instead of a walk of the decoded value
+_STRING_OR_SPAN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|\[(-?\d+),(-?\d+),(-?\d+),(-?\d+)\]')
+
+
+def _moved_back_text(text: str, lines: LineMap) -> str:
+    """A part's digest JSON with every span at its old lines, as `moved_back`
+    would give it; Unplaced for one on a line of the window."""
+    head = lines.head
+
+    def back(m: re.Match[str]) -> str:
+        if m.group(1) is None:  # a string: kept whole
+            return m.group(0)
+        start, end = int(m.group(1)), int(m.group(3))
+        if start <= head and end <= head:
+            return m.group(0)
+        old = _span([start, int(m.group(2)), end, int(m.group(4))], lines.back)
+        return "[{},{},{},{}]".format(*old)
+
+    return _STRING_OR_SPAN.sub(back, text)
+
+
 def back_digests(blob: bytes, changed: set[str], lines: LineMap) -> PartDigests:
     """The digests (positions kept) of the `changed` parts of a new entry moved
-    back to the old lines; a part that cannot be moved back has none."""
+    back to the old lines (`digest(moved_back(part))`, made on the part's
+    JSON); a part that cannot be moved back has none."""
     facts = json.loads(blob).get("facts", {})
     out: PartDigests = {}
     for key in changed:
         if key in facts:
             try:
-                out[key] = digest(moved_back(facts[key], lines))
+                text = json.dumps(facts[key], sort_keys=True, separators=(",", ":"))
+                out[key] = content_hash(_moved_back_text(text, lines).encode())
             except Unplaced:
                 pass
     return out
@@ -126,6 +153,8 @@ class Move(TextMover):
     def value(self, value: Any) -> Any:
         """A derived set's value with the file's quoted lines moved."""
         if isinstance(value, str):
+            if self.stem not in value and self.name not in value:
+                return value  # (most texts: neither names the file nor quotes it)
             return self.text(value, self.named.search(value) is not None)
         if isinstance(value, dict):
             return {self.value(k): self.value(v) for k, v in value.items()}
