@@ -128,9 +128,10 @@ def test_the_moved_back_digests_made_on_json_are_moved_backs() -> None:
     from ctxlint.engine.part_digests import digest
 
     rng = random.Random(5)
-    lines = LineMap.of("".join(f"{i}\n" for i in range(40)), "".join(
-        f"{i}\n" if i != 20 else "new\nnewer\n" for i in range(40)
-    ))
+    lines = LineMap.of(
+        "".join(f"{i}\n" for i in range(40)),
+        "".join(f"{i}\n" if i != 20 else "new\nnewer\n" for i in range(40)),
+    )
 
     def leaf() -> object:
         n = rng.randrange(40) + 1

@@ -51,9 +51,9 @@ class RoundCache:
     # edit replaces the edited files' shares only, and is not hashed again
     # when none of their shares changed (an edit of facts the rule does not
     # read, or only of their positions)
-    joined: dict[
-        str, tuple[tuple[str, ...], list[bytes], dict[tuple[str, str], str]]
-    ] = field(default_factory=dict)
+    joined: dict[str, tuple[tuple[str, ...], list[bytes], dict[tuple[str, str], str]]] = field(
+        default_factory=dict
+    )
     order: tuple[str, ...] = ()
     made_of: dict[str, tuple[str, str]] = field(default_factory=dict)
 
