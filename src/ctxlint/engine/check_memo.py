@@ -34,7 +34,7 @@ from ctxlint.engine import checks
 from ctxlint.engine.moved_outcomes import LineMap, Move, back_digests
 from ctxlint.engine.part_digests import ERROR, PartDigests, placed
 from ctxlint.engine.rounds import RoundCache
-from ctxlint.program.core import Program
+from ctxlint.program.core import Carried, Program
 from ctxlint.program.parts import DEPENDS, required
 from ctxlint.program.rule import RawFinding, Rule
 
@@ -103,11 +103,14 @@ class CheckMemo:
         self._texts: dict[str, str] = {}  # the last run's buffers (path -> text)
         self._entries: dict[str, bytes] = {}  # path -> its entry digest in the last run
         self._made_columns: _Columns | None = None  # the last run's (see _columns)
+        # the model's parts built by the last runs (Program.memo), by what they read
+        self._carried: dict[str, tuple[str, Any]] = {}
 
     def forget(self) -> None:
         self._placed, self._last, self.derived, self.moved = {}, {}, (), ()
         self.rounds = RoundCache()
         self._texts, self._entries, self._made_columns = {}, {}, None
+        self._carried = {}
 
     def _place(self, digests: Mapping[str, bytes], load: LoadDigests) -> dict[bytes, PartDigests]:
         """The part digests (positions kept) of this run's entries; the last
@@ -154,9 +157,7 @@ class CheckMemo:
         """Each replayable rule's key: the run's head, the files, and the
         digests of every facts key it reads (`columns`: each column's digest,
         made once per run and column, not hashed again per rule)."""
-        common = hashlib.blake2b(head.encode(), digest_size=16)
-        common.update("\0".join(program.paths).encode("utf-8", "surrogateescape"))
-        common.update(files)
+        common = _common(program, head, files)
         keys: dict[str, str] = {}
         for rule in rules:
             if replayable(rule):
@@ -250,6 +251,27 @@ class CheckMemo:
         self._entries = dict(digests)
         timed("check memo", t)
         replayed |= moved
+        carried = program.carried = _carry(program, head, files, columns, self._carried)
+        try:
+            return self._derive_and_check(
+                program, runnable, selected, pinned, keys, replayed, moved, timed
+            )
+        finally:
+            program.carried = None  # (later questions of the program build afresh)
+            self._carried = {k: carried.values[k] for k in carried.asked}
+
+    def _derive_and_check(
+        self,
+        program: Program,
+        runnable: list[Rule],
+        selected: set[str],
+        pinned: dict[str, dict[str, Any]],
+        keys: dict[str, str],
+        replayed: dict[str, Outcome],
+        moved: dict[str, Outcome],
+        timed: Timed,
+    ) -> tuple[list[Finding], dict[str, dict[str, Any]]]:
+        """The rules not replayed derived and checked; every rule's outcome kept."""
         t = time.perf_counter()
         for rule in runnable:  # checks.derive, less the replayed
             if rule.id in replayed:
@@ -280,6 +302,32 @@ class CheckMemo:
         self.derived = tuple(r.id for r in runnable if r.id not in replayed)
         self.moved = tuple(r.id for r in runnable if r.id in moved)
         return checks.judged(program, raw, runnable, selected), pins
+
+
+def _common(program: Program, head: str, files: bytes) -> Any:
+    """The hash of what every key holds: the run's head, the paths, the files."""
+    common = hashlib.blake2b(head.encode(), digest_size=16)
+    common.update("\0".join(program.paths).encode("utf-8", "surrogateescape"))
+    common.update(files)
+    return common
+
+
+def _carry(
+    program: Program, head: str, files: bytes, columns: Mapping[str, bytes], kept: dict
+) -> Carried:
+    """The model's parts kept from the last runs (`kept`), each reused by the
+    program while the columns of the facts keys it reads are the same: a
+    token of the head, the files and those columns' digests."""
+    common = _common(program, head, files)
+
+    def token(reads: tuple[str, ...]) -> str:
+        h = common.copy()
+        for key in sorted(set(reads)):
+            h.update(f"\0{key}\0".encode())
+            h.update(columns.get(key, b""))
+        return h.hexdigest()
+
+    return Carried(token, kept)
 
 
 def _line(path: str, digest: str) -> str:
