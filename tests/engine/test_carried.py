@@ -34,9 +34,7 @@ def test_each_carried_part_reads_only_the_facts_it_declares(example: str, tmp_pa
     seen: dict[str, tuple[set[str], tuple[str, ...]]] = {}
 
     class Watching(Program):
-        def memo(
-            self, key: str, build: Callable[[], T], reads: tuple[str, ...] | None = None
-        ) -> T:
+        def memo(self, key: str, build: Callable[[], T], reads: tuple[str, ...] | None = None) -> T:
             if reads is None or self.built(key):
                 return super().memo(key, build, reads)
             before = set(asked)
