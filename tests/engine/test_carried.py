@@ -91,3 +91,26 @@ def test_an_edit_that_changes_no_class_keeps_the_class_index(tmp_path: Path) -> 
     assert added.program._memo["accessor uses"][1] is not uses
     (root / rel).write_text(more)
     assert _shown(added) == _shown(_no_cache(root))
+
+
+def test_a_resident_sees_syntax_errors_come_and_go_in_files_no_rule_gathers(
+    tmp_path: Path,
+) -> None:
+    """The syntax verdicts of the files no rule gathers are kept by content
+    (engine.run.TreeMemo): a file broken on disk, and mended, is each time
+    what a no-cache run reports."""
+    root = _copy("legacy_app", tmp_path)
+    setup = _session(root)
+    notes = root / LEGACY / "notes.py"
+    notes.write_text("NOTES = 1\n")
+    first = session.check(setup).out
+    tree = setup.request.run.resident.tree
+    assert tree.verdicts and not first.errors  # (the files no rule gathers: some)
+    for text in ("NOTES = (\n", "NOTES = 2\n", "def broken(:\n"):
+        notes.write_text(text)
+        out = session.check(setup).out
+        want = _no_cache(root)
+        assert [(e.path, e.message) for e in out.errors] == [
+            (e.path, e.message) for e in want.errors
+        ]
+        assert bool(out.errors) == ("(" in text)
