@@ -21,14 +21,14 @@ import contextlib
 import io
 import json
 import os
-import shutil
 import sys
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
-from ctxlint import __version__, session
+from ctxlint import session
+from ctxlint.cli.daemon_message import client_message
 from ctxlint.core.errors import CtxlintError
 from ctxlint.engine.keys import CODE_VERSION
 from ctxlint.server import client
@@ -46,15 +46,7 @@ def ask(args: argparse.Namespace, setup: session.Setup) -> int | None:
         or os.environ.get("CTXLINT_NO_SERVER")
     ):
         return None
-    message = {
-        "op": "check",
-        "version": __version__,
-        "code": CODE_VERSION,
-        "args": vars(args),
-        "cwd": os.getcwd(),
-        "env": _environment(),
-        "tty": _isatty(sys.stdout),
-    }
+    message = client_message(args=vars(args))
     try:
         json.dumps(message)
     except (TypeError, ValueError):  # an argument JSON cannot carry: checked here
@@ -108,19 +100,42 @@ class Answers:
         from ctxlint.cli import check
         from ctxlint.cli.main import guarded
 
-        args = argparse.Namespace(**message["args"])
         out, err = _Captured(bool(message.get("tty"))), _Captured(False)
+        said = io.StringIO()  # what the resolve says (the full client said it already)
         with _as_client(message):
             try:
-                with contextlib.redirect_stderr(io.StringIO()):  # the client said these
+                args = _arguments(message)
+                with contextlib.redirect_stderr(said):
                     setup = check.options.resolve(args)
-            except CtxlintError as exc:  # the config changed since the client read it
+            except (CtxlintError, _Refused) as exc:  # (the client says it, running it)
                 return {"fallback": str(exc)}
             run = replace(setup.request.run, resident=self.resident(setup))
             setup = replace(setup, request=replace(setup.request, run=run))
             with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
                 code = guarded(lambda: check.report(args, setup))
-        return {"code": code, "stdout": out.getvalue(), "stderr": err.getvalue()}
+        told = said.getvalue() if "argv" in message else ""
+        return {"code": code, "stdout": out.getvalue(), "stderr": told + err.getvalue()}
+
+
+class _Refused(Exception):
+    """A command line the parser refuses, or one for another command."""
+
+
+def _arguments(message: dict[str, Any]) -> argparse.Namespace:
+    """The check's options: parsed by the full client, or its command line
+    (the quick client: cli.quick_check) parsed here as `ctxlint` parses it."""
+    if "args" in message:
+        return argparse.Namespace(**message["args"])
+    from ctxlint.cli.main import build_parser
+
+    argv = message.get("argv")
+    if not isinstance(argv, list) or argv[:1] != ["check"]:
+        raise _Refused("not a check")
+    try:
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            return build_parser().parse_args([str(a) for a in argv])
+    except SystemExit:  # (a usage error, a help: the client's own parser says it)
+        raise _Refused("a command line the parser refuses") from None
 
 
 @contextlib.contextmanager
@@ -136,19 +151,3 @@ def _as_client(message: dict[str, Any]) -> Iterator[None]:
         os.environ.clear()
         os.environ.update(env)
         os.chdir(here)
-
-
-def _environment() -> dict[str, str]:
-    """This process's environment, with the terminal's width when the report
-    goes to one (the daemon has no terminal to ask)."""
-    env = dict(os.environ)
-    if _isatty(sys.stdout) and not env.get("COLUMNS"):
-        env["COLUMNS"] = str(shutil.get_terminal_size().columns)
-    return env
-
-
-def _isatty(stream: Any) -> bool:
-    try:
-        return bool(stream.isatty())
-    except (AttributeError, ValueError, OSError):
-        return False
