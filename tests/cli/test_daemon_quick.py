@@ -13,8 +13,8 @@ import pytest
 from lspclient import APP, copy_legacy_app
 
 from ctxlint.cli.main import build_parser
-from ctxlint.cli.quick_check import parsed, socket_folder
 from ctxlint.cli.options import resolve
+from ctxlint.cli.quick_check import parsed, socket_folder
 
 
 @pytest.fixture
