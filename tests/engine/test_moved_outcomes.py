@@ -116,22 +116,22 @@ def test_a_statement_added_in_a_function_moves_outcomes_as_a_derivation_would(
     assert moved_any & graph, moved_any
 
 
-def test_the_moved_back_digests_made_on_json_are_moved_backs() -> None:
-    """back_digests moves the spans in each part's JSON text: the digest is
-    that of `moved_back` on the decoded part, over random facts holding
-    spans, lists of four that are not spans (bools, floats, five items) and
-    strings that quote a span's text; Unplaced alike."""
+def test_the_moved_back_digests_are_the_old_ones_only_where_moved_back_is() -> None:
+    """back_digests pairs the spans of a part's old and new JSON instead of
+    moving the new facts back: over random facts holding spans, lists of four
+    that are not spans (bools, floats, five items) and strings that quote a
+    span's text, a part it gives the old digest is one whose new facts
+    `moved_back` makes the old ones; and most such parts get it."""
     import json
     import random
 
     from ctxlint.engine.moved_outcomes import back_digests
-    from ctxlint.engine.part_digests import digest
+    from ctxlint.engine.part_digests import digest, positionless
 
     rng = random.Random(5)
-    lines = LineMap.of(
-        "".join(f"{i}\n" for i in range(40)),
-        "".join(f"{i}\n" if i != 20 else "new\nnewer\n" for i in range(40)),
-    )
+    old_text = "".join(f"{i}\n" for i in range(40))
+    new_text = "".join(f"{i}\n" if i != 20 else "new\nnewer\n" for i in range(40))
+    lines = LineMap.of(old_text, new_text)
 
     def leaf() -> object:
         n = rng.randrange(40) + 1
@@ -155,18 +155,35 @@ def test_the_moved_back_digests_made_on_json_are_moved_backs() -> None:
             return [value(depth + 1) for _ in range(rng.randrange(5))]
         return {f'k{rng.randrange(9)}"': value(depth + 1) for _ in range(rng.randrange(4))}
 
-    placed = unplaced = 0
+    def forward(v: object) -> object:  # each span moved to the new lines, where it has one
+        if isinstance(v, list):
+            if len(v) == 4 and all(type(x) is int for x in v):
+                a, b = lines.line(v[0]), lines.line(v[2])  # type: ignore[arg-type]
+                return [a if a is not None else v[0], v[1], b if b is not None else v[2], v[3]]
+            return [forward(x) for x in v]
+        if isinstance(v, dict):
+            return {k: forward(x) for k, x in v.items()}
+        return v
+
+    given = kept = 0
     for _ in range(300):
-        facts = {f"p{i}": value() for i in range(3)}
-        blob = json.dumps({"facts": facts}, sort_keys=True, separators=(",", ":")).encode()
-        got = back_digests(blob, set(facts) | {"gone"}, lines)
-        for key, part in facts.items():
+        old = {f"p{i}": value() for i in range(3)}
+        new = {k: forward(v) if rng.random() < 0.8 else value() for k, v in old.items()}
+        blob = {
+            name: json.dumps({"facts": facts}, sort_keys=True, separators=(",", ":")).encode()
+            for name, facts in (("old", old), ("new", new))
+        }
+        same = {k for k in old if digest(positionless(old[k])) == digest(positionless(new[k]))}
+        digests = {k: digest(v) for k, v in old.items()}
+        got = back_digests(blob["old"], blob["new"], same | {"gone"}, digests, lines)
+        for key in old:
             try:
-                want = digest(moved_back(part, lines))
+                truly = digest(moved_back(new[key], lines)) == digests[key]
             except Unplaced:
-                assert key not in got
-                unplaced += 1
-            else:
-                assert got[key] == want
-                placed += 1
-    assert placed > 100 and unplaced > 10
+                truly = False
+            if key in got:
+                assert truly and got[key] == digests[key]
+                given += 1
+            kept += truly
+    # (the rest: a string quoting a span past the edit, unmoved, says no)
+    assert given > 300 and given >= 0.75 * kept

@@ -32,7 +32,7 @@ from typing import Any
 from ctxlint.core.findings import Finding
 from ctxlint.engine import checks
 from ctxlint.engine.moved_outcomes import LineMap, Move, back_digests
-from ctxlint.engine.part_digests import ERROR, PartDigests, placed
+from ctxlint.engine.part_digests import ERROR, PLACED, PartDigests, placed
 from ctxlint.engine.rounds import RoundCache
 from ctxlint.program.core import Carried, Program
 from ctxlint.program.parts import DEPENDS, required
@@ -95,6 +95,8 @@ class CheckMemo:
 
     def __init__(self) -> None:
         self._placed: dict[bytes, PartDigests] = {}  # entry digest -> digests, positions kept
+        self._loose: dict[bytes, PartDigests] = {}  # and without them (this run's and gone)
+        self._blobs: dict[str, bytes] = {}  # path -> the last run's entry, of each edited text
         self._last: dict[str, tuple[str, Outcome]] = {}  # rule -> (key, outcome)
         # the rules derived (not replayed) by the last run, in order
         self.derived: tuple[str, ...] = ()
@@ -110,7 +112,7 @@ class CheckMemo:
         self._placed, self._last, self.derived, self.moved = {}, {}, (), ()
         self.rounds = RoundCache()
         self._texts, self._entries, self._made_columns = {}, {}, None
-        self._carried = {}
+        self._carried, self._loose, self._blobs = {}, {}, {}
 
     def _place(self, digests: Mapping[str, bytes], load: LoadDigests) -> dict[bytes, PartDigests]:
         """The part digests (positions kept) of this run's entries; the last
@@ -120,9 +122,13 @@ class CheckMemo:
             found = load(wanted)
             for path, d in wanted.items():
                 self._placed[digests[path]] = placed(found[d])
+                self._loose[digests[path]] = {
+                    k: v for k, v in found[d].items() if not k.startswith(PLACED)
+                }
         now = set(digests.values())
         gone = {d: v for d, v in self._placed.items() if d not in now}
         self._placed = {d: self._placed[d] for d in now}
+        self._loose = {d: v for d, v in self._loose.items() if d in now or d in gone}
         return gone
 
     def _columns(
@@ -186,12 +192,16 @@ class CheckMemo:
             if old_text is None or old_text == text or was is None or was == now or now is None:
                 continue
             old, new = gone.get(was, self._placed.get(was)), self._placed[now]
-            if old is None or ERROR in old or ERROR in new:
+            if old is None or ERROR in old or ERROR in new or path not in self._blobs:
                 continue
             changed = {k for k in old.keys() | new.keys() if old.get(k) != new.get(k)}
             if changed <= old.keys() & new.keys():  # (a part added or gone: derived)
                 maps[path] = LineMap.of(old_text, text)
-                back[path] = back_digests(entry(path), changed, maps[path])
+                # the parts equal but for positions (a part whose facts changed
+                # cannot be its old one moved)
+                loose_old, loose_new = self._loose.get(was, {}), self._loose.get(now, {})
+                same = {k for k in changed if k in loose_old and loose_old[k] == loose_new.get(k)}
+                back[path] = back_digests(self._blobs[path], entry(path), same, old, maps[path])
         return maps, back
 
     def _moved(self, rule: Rule, done: Outcome, maps: Mapping[str, LineMap]) -> Outcome | None:
@@ -249,6 +259,9 @@ class CheckMemo:
                         moved[rule.id] = out
         self._texts = dict(texts or {})
         self._entries = dict(digests)
+        # the edited texts' entries, for their next edit's moves (the entry
+        # held, not its facts decoded: json is faster to decode again)
+        self._blobs = {p: entry(p) for p in self._texts if p in digests} if entry else {}
         timed("check memo", t)
         replayed |= moved
         carried = program.carried = _carry(program, head, files, columns, self._carried)

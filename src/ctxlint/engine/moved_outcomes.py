@@ -29,7 +29,6 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ctxlint.core.moved_text import TextMover, Unplaced, has_digit, pin_texts
-from ctxlint.discover.sources import content_hash
 from ctxlint.engine.part_digests import PartDigests
 from ctxlint.program.rule import RawFinding
 
@@ -96,42 +95,49 @@ def moved_back(value: Any, lines: LineMap) -> Any:
     return value
 
 
-# in facts JSON (as part_digests.digest writes it: no spaces, ASCII), a string, or a span
-# (a list of exactly four integers): the spans moved_back moves, found by the
-# regular expression's scan instead of a walk of the decoded value
-_STRING_OR_SPAN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|\[(-?\d+),(-?\d+),(-?\d+),(-?\d+)\]')
+# a span in facts JSON (as part_digests.digest writes it: no spaces): a list of
+# exactly four integers, or the same text inside a string (told apart below)
+_SPAN = re.compile(r"\[(-?\d+),(-?\d+),(-?\d+),(-?\d+)\]")
 
 
-def _moved_back_text(text: str, lines: LineMap) -> str:
-    """A part's digest JSON with every span at its old lines, as `moved_back`
-    would give it; Unplaced for one on a line of the window."""
-    head = lines.head
-
-    def back(m: re.Match[str]) -> str:
-        if m.group(1) is None:  # a string: kept whole
-            return m.group(0)
-        start, end = int(m.group(1)), int(m.group(3))
-        if start <= head and end <= head:
-            return m.group(0)
-        old = _span([start, int(m.group(2)), end, int(m.group(4))], lines.back)
-        return "[{},{},{},{}]".format(*old)
-
-    return _STRING_OR_SPAN.sub(back, text)
+def _part_spans(facts: dict[str, Any], key: str) -> list[tuple[str, str, str, str]]:
+    return _SPAN.findall(json.dumps(facts[key], sort_keys=True, separators=(",", ":")))
 
 
-def back_digests(blob: bytes, changed: set[str], lines: LineMap) -> PartDigests:
-    """The digests (positions kept) of the `changed` parts of a new entry moved
-    back to the old lines (`digest(moved_back(part))`, made on the part's
-    JSON); a part that cannot be moved back has none."""
-    facts = json.loads(blob).get("facts", {})
+def _moved_to(old: tuple[str, ...], new: tuple[str, ...], lines: LineMap) -> bool:
+    """Whether span `new`, moved back, is `old` (in a string: is it, unmoved)."""
+    if old == new and int(new[0]) <= lines.head and int(new[2]) <= lines.head:
+        return True
+    start, end = lines.back(int(new[0])), lines.back(int(new[2]))
+    return (start, new[1], end, new[3]) == (int(old[0]), old[1], int(old[2]), old[3])
+
+
+def back_digests(
+    old_blob: bytes,
+    new_blob: bytes,
+    same: set[str],
+    old: PartDigests,
+    lines: LineMap,
+) -> PartDigests:
+    """Of the parts `same` (those whose facts are the old entry's but for their
+    positions: equal digests without them), the old digest (positions kept,
+    `old`) of each whose new facts moved back to the old lines are the old
+    ones: `digest(moved_back(new part)) == old[key]`, told without moving
+    them. Their JSON differs in span numbers alone, so the spans the scan
+    finds pair up, text in strings too (equal there, and unmoved: one
+    whose line moved says no, which only derives the rule again)."""
+    if not same:
+        return {}
+    old_facts, new_facts = json.loads(old_blob)["facts"], json.loads(new_blob)["facts"]
     out: PartDigests = {}
-    for key in changed:
-        if key in facts:
-            try:
-                text = json.dumps(facts[key], sort_keys=True, separators=(",", ":"))
-                out[key] = content_hash(_moved_back_text(text, lines).encode())
-            except Unplaced:
-                pass
+    for key in same:
+        if key not in old_facts or key not in new_facts:
+            continue
+        was, now = _part_spans(old_facts, key), _part_spans(new_facts, key)
+        if len(was) == len(now) and all(
+            _moved_to(a, b, lines) for a, b in zip(was, now, strict=True)
+        ):
+            out[key] = old[key]
     return out
 
 
