@@ -175,7 +175,8 @@ def test_the_moved_back_digests_are_the_old_ones_only_where_moved_back_is() -> N
         }
         same = {k for k in old if digest(positionless(old[k])) == digest(positionless(new[k]))}
         digests = {k: digest(v) for k, v in old.items()}
-        got = back_digests(blob["old"], blob["new"], same | {"gone"}, digests, lines)
+        now = {k: digest(v) for k, v in new.items()}
+        got = back_digests(blob["old"], blob["new"], same | {"gone"}, digests, now, lines)
         for key in old:
             try:
                 truly = digest(moved_back(new[key], lines)) == digests[key]

@@ -201,7 +201,9 @@ class CheckMemo:
                 # cannot be its old one moved)
                 loose_old, loose_new = self._loose.get(was, {}), self._loose.get(now, {})
                 same = {k for k in changed if k in loose_old and loose_old[k] == loose_new.get(k)}
-                back[path] = back_digests(self._blobs[path], entry(path), same, old, maps[path])
+                back[path] = back_digests(
+                    self._blobs[path], entry(path), same, old, new, maps[path]
+                )
         return maps, back
 
     def _moved(self, rule: Rule, done: Outcome, maps: Mapping[str, LineMap]) -> Outcome | None:

@@ -26,9 +26,11 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from json.decoder import scanstring
 from typing import Any
 
 from ctxlint.core.moved_text import TextMover, Unplaced, has_digit, pin_texts
+from ctxlint.discover.sources import content_hash
 from ctxlint.engine.part_digests import PartDigests
 from ctxlint.program.rule import RawFinding
 
@@ -100,8 +102,24 @@ def moved_back(value: Any, lines: LineMap) -> Any:
 _SPAN = re.compile(r"\[(-?\d+),(-?\d+),(-?\d+),(-?\d+)\]")
 
 
-def _part_spans(facts: dict[str, Any], key: str) -> list[tuple[str, str, str, str]]:
-    return _SPAN.findall(json.dumps(facts[key], sort_keys=True, separators=(",", ":")))
+def _part_texts(blob: bytes, keys: set[str]) -> dict[str, str]:
+    """The JSON text of each facts part `keys` names, cut out of an entry as
+    the workers encode it (keys sorted, no spaces: each part's text is then
+    its digest's, which the caller checks), decoded once and never encoded."""
+    text = blob.decode("utf-8", "surrogateescape")
+    at = text.find('"facts":{')
+    if at < 0:
+        return {}
+    decoder, i, out = json.JSONDecoder(), at + len('"facts":{'), {}
+    while i < len(text) and text[i] == '"':
+        key, i = scanstring(text, i + 1)
+        if text[i] != ":":
+            return {}
+        end = decoder.raw_decode(text, i + 1)[1]
+        if key in keys:
+            out[key] = text[i + 1 : end]
+        i = end + 1 if end < len(text) and text[end] == "," else end
+    return out
 
 
 def _moved_to(old: tuple[str, ...], new: tuple[str, ...], lines: LineMap) -> bool:
@@ -117,23 +135,28 @@ def back_digests(
     new_blob: bytes,
     same: set[str],
     old: PartDigests,
+    new: PartDigests,
     lines: LineMap,
 ) -> PartDigests:
     """Of the parts `same` (those whose facts are the old entry's but for their
     positions: equal digests without them), the old digest (positions kept,
-    `old`) of each whose new facts moved back to the old lines are the old
+    `old`; the new entry's: `new`) of each whose new facts moved back to the old lines are the old
     ones: `digest(moved_back(new part)) == old[key]`, told without moving
     them. Their JSON differs in span numbers alone, so the spans the scan
     finds pair up, text in strings too (equal there, and unmoved: one
     whose line moved says no, which only derives the rule again)."""
     if not same:
         return {}
-    old_facts, new_facts = json.loads(old_blob)["facts"], json.loads(new_blob)["facts"]
+    olds, news = _part_texts(old_blob, same), _part_texts(new_blob, same)
     out: PartDigests = {}
     for key in same:
-        if key not in old_facts or key not in new_facts:
+        was_text, now_text = olds.get(key), news.get(key)
+        # (a text that is not its digest's: not the encoding the pairing reads)
+        if was_text is None or now_text is None or content_hash(was_text.encode()) != old[key]:
             continue
-        was, now = _part_spans(old_facts, key), _part_spans(new_facts, key)
+        if content_hash(now_text.encode()) != new[key]:
+            continue
+        was, now = _SPAN.findall(was_text), _SPAN.findall(now_text)
         if len(was) == len(now) and all(
             _moved_to(a, b, lines) for a, b in zip(was, now, strict=True)
         ):
