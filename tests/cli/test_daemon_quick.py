@@ -97,3 +97,55 @@ def test_the_quick_socket_folder_is_the_resolves_cache_folder(
     monkeypatch.chdir(tmp_path)  # no config found from here: no socket
     assert socket_folder(parsed(["check"])) is None  # type: ignore[arg-type]
     os.chdir(tree)
+
+
+def test_a_daemon_gives_a_report_it_made_for_the_same_run_again(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """cli.daemon_checks.LastAnswers: a check whose run has the memo key of one
+    answered before (no edit) gets that report without rendering it again;
+    an edit (a comment: the findings stay, a code frame may not) renders
+    again; a report written to a file is never kept; each answer is the
+    batch run's."""
+    from helpers import cli
+
+    from ctxlint.cli import check as check_module
+    from ctxlint.cli.daemon_checks import Answers
+    from ctxlint.cli.daemon_message import client_message
+
+    rendered: list[int] = []
+    real = check_module.print_text
+    monkeypatch.setattr(
+        check_module, "print_text", lambda *a, **k: rendered.append(1) or real(*a, **k)
+    )
+    monkeypatch.chdir(tree)
+    answers = Answers()
+
+    def ask(*argv: str) -> dict[str, object]:
+        return answers(client_message(argv=["check", *argv, APP]))
+
+    def batch(*argv: str) -> tuple[int, str]:
+        monkeypatch.setenv("CTXLINT_NO_SERVER", "1")
+        try:
+            done = cli("check", *argv, APP, cwd=tree)
+        finally:
+            monkeypatch.delenv("CTXLINT_NO_SERVER")
+        return done.returncode, done.stdout
+
+    first = ask("--strict")  # (its run starts afresh; the next ones where it ended)
+    second = ask("--strict")
+    assert second == first and len(rendered) == 2
+    again = ask("--strict")
+    assert again == first and len(rendered) == 2  # (the same run: not rendered again)
+    assert (again["code"], again["stdout"]) == batch("--strict")
+    readback = tree / APP / "readback.py"
+    readback.write_text("# a comment above\n" + readback.read_text())
+    rendered.clear()
+    edited = ask("--strict")
+    assert len(rendered) == 1
+    assert (edited["code"], edited["stdout"]) == batch("--strict")
+    out = tree / "report.txt"
+    for _ in range(2):
+        assert ask("--output", str(out))["code"] == edited["code"]
+        assert out.read_text() == edited["stdout"]
+        out.unlink()

@@ -114,3 +114,32 @@ def test_a_resident_sees_syntax_errors_come_and_go_in_files_no_rule_gathers(
             (e.path, e.message) for e in want.errors
         ]
         assert bool(out.errors) == ("(" in text)
+
+
+def test_a_disk_edit_whose_facts_are_cached_is_moved_too(tmp_path: Path) -> None:
+    """A resident's run keeps the text of a file changed on disk since its last
+    run (engine.run.Engine._edited_texts), so the file's next edit moves the
+    outcomes of the rules that read it though no parse kept its module (its
+    facts came from the cache: another run extracted that text); the
+    findings are a no-cache run's."""
+    from test_check_memo import _always
+
+    root = _copy("legacy_app", tmp_path)
+    setup = _session(root)
+    session.check(setup)
+    rel = f"{LEGACY}/scheduler.py"
+    target = root / rel
+    text = target.read_text()
+    body = "    scheduler = Scheduler(server_args)\n"
+    edits = [text.replace(body, "    _moved = 1\n" * n + body, 1) for n in (1, 2)]
+    rules = load_rules()
+    for edited in edits:  # each text's facts in the cache, from a run of its own
+        target.write_text(edited)
+        Engine(_config(root, rules), rules, jobs=1, memo=False).run()
+    memo = setup.request.run.resident.checks
+    target.write_text(edits[0])
+    session.check(setup)  # (the file's first edit since: derived)
+    target.write_text(edits[1])
+    out = session.check(setup).out
+    assert len(memo.moved) > 10 and _always() <= set(memo.derived)  # (most moved)
+    assert _shown(out) == _shown(_no_cache(root))

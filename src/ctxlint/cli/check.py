@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 
 from ctxlint import session
 from ctxlint.cli import arguments, daemon_checks, options
@@ -27,11 +28,20 @@ def cmd_check(args: argparse.Namespace) -> int:
     return report(args, setup)
 
 
-def report(args: argparse.Namespace, setup: session.Setup) -> int:
-    """The check of a resolved setup, rendered: the exit code."""
+def report(
+    args: argparse.Namespace,
+    setup: session.Setup,
+    seen: Callable[[session.Checked], None] | None = None,
+) -> int:
+    """The check of a resolved setup, rendered: the exit code. `seen` is told
+    the check before it is rendered (a daemon answers a report it made already:
+    cli.daemon_checks.LastAnswers)."""
     if args.output:
         check_writable(args.output, "the report")
-    result = options.check(args, setup).result
+    checked = options.check(args, setup)
+    if seen is not None:
+        seen(checked)
+    result = checked.result
     result.strict = args.strict  # stale entries fail too: the command's exit, not the run's
     result.update_command = options.update_command(args, setup.config)
     if args.format != "json":  # JSON, as its paths, is the same from every folder

@@ -25,6 +25,7 @@ import sys
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from ctxlint import session
@@ -79,6 +80,7 @@ class Answers:
 
     def __init__(self) -> None:
         self.residents: OrderedDict[str, session.Resident] = OrderedDict()
+        self.answered = LastAnswers()
 
     def resident(self, setup: session.Setup) -> session.Resident:
         """Where the last run of this setup (config, tree, rules) ended."""
@@ -111,10 +113,73 @@ class Answers:
                 return {"fallback": str(exc)}
             run = replace(setup.request.run, resident=self.resident(setup))
             setup = replace(setup, request=replace(setup.request, run=run))
+            seen = self.answered.seen(args, message)
             with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-                code = guarded(lambda: check.report(args, setup))
+                try:
+                    code = guarded(lambda: check.report(args, setup, seen=seen))
+                    answer = self.answered.keep(code, out.getvalue(), err.getvalue())
+                except Answered as again:  # (this check's own output so far: the same)
+                    answer = again.answer
         told = said.getvalue() if "argv" in message else ""
-        return {"code": code, "stdout": out.getvalue(), "stderr": told + err.getvalue()}
+        return {"code": answer[0], "stdout": answer[1], "stderr": told + answer[2]}
+
+
+Answer = tuple[int, str, str]  # exit code, standard output, standard error
+
+
+class Answered(BaseException):
+    """The check's run is one whose report the daemon gave already: that
+    answer (a BaseException: cli.main.guarded lets it through)."""
+
+    def __init__(self, answer: Answer) -> None:
+        super().__init__()
+        self.answer = answer
+
+
+class LastAnswers:
+    """The last reports, by what a report is made of: the request (options,
+    folder, environment, terminal, and the config the folder finds, which the
+    report's `baseline update` command names) and the run's memo key (its
+    inputs, the config, rules and pins, and every file's content hash). A
+    check whose run has a key given before is answered with that report, not
+    rendered again (with no edit, the text report was 80% of the answer on
+    sglang 0.5.23). Not kept: a report written to a file (--output), one with
+    the run's timings, one filtered by git (--staged, --changed-since)."""
+
+    def __init__(self) -> None:
+        self.kept: OrderedDict[tuple[str, str], Answer] = OrderedDict()
+        self._key: tuple[str, str] | None = None
+
+    def seen(self, args: argparse.Namespace, message: dict[str, Any]) -> Any:
+        """What check.report calls with its run (None: not kept)."""
+        self._key = None
+        if any(getattr(args, k, None) for k in ("output", "timings", "staged", "changed_since")):
+            return None
+        from ctxlint.config.settings import find_config
+
+        cwd = message.get("cwd", "")
+        request = json.dumps(
+            [vars(args), cwd, message.get("env"), message.get("tty"), str(find_config(Path(cwd)))],
+            sort_keys=True,
+            default=str,
+        )
+
+        def seen(checked: session.Checked) -> None:
+            memo_key = checked.out.memo_key
+            self._key = (request, memo_key) if memo_key else None
+            if self._key is not None and self._key in self.kept:
+                self.kept.move_to_end(self._key)
+                raise Answered(self.kept[self._key])
+
+        return seen
+
+    def keep(self, code: int, stdout: str, stderr: str) -> Answer:
+        answer = (code, stdout, stderr)
+        if self._key is not None:
+            self.kept[self._key] = answer
+            while len(self.kept) > KEEP:
+                self.kept.popitem(last=False)
+        return answer
 
 
 class _Refused(Exception):

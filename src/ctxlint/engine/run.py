@@ -56,6 +56,9 @@ from ctxlint.program.rule import Rule
 # (done, total, phase): one count over every phase of the run, so a progress
 # bar never restarts; `total` grows as later rounds find more files to parse.
 Progress = Callable[[int, int, str], None]
+# A resident's files changed on disk since its last run whose texts it keeps
+# to move outcomes by (Engine._edited_texts): more is a checkout, not an edit.
+MOVED_FILES = 8
 # What code that reads well-formed cache entries of an unexpected content raises.
 _SHAPE_ERRORS = (KeyError, TypeError, ValueError, AttributeError, IndexError)
 
@@ -320,11 +323,23 @@ class Engine:
 
     def _edited_texts(self) -> dict[str, str]:
         """The texts whose edits the check memo moves outcomes for: the editor's
-        buffers, and the kept module's file as this run read it (a daemon's
-        disk edit: the next edit of it is moved from this text)."""
-        if self.kept is None or self.read is None:
+        buffers, and a resident's files changed on disk since its last run (a
+        few: an edit, not a checkout), as this run read them; the next edit of
+        such a file is moved from this text (a daemon's disk edit, the facts of
+        its text extracted or found in the cache alike)."""
+        if self.read is None or (self.kept is None and self.start is None):
             return self.texts
-        return {**self.kept.current(self.read[1].hashes), **self.texts}
+        sources = self.read[1]
+        texts = self.kept.current(sources.hashes) if self.kept is not None else {}
+        changed = self.start.changed if self.start is not None else frozenset()
+        if 0 < len(changed) <= MOVED_FILES:
+            for path in sorted(changed):
+                if path in sources and path not in texts:
+                    try:
+                        texts[path] = sources[path].decode("utf-8")
+                    except (UnicodeDecodeError, CtxlintError):
+                        pass  # (not moved: its rules derive again)
+        return {**texts, **self.texts}
 
     def _learnt_parts(self, blob: bytes, parts: PartDigests | None) -> None:
         if parts is not None:  # for the rounds (RoundMemo.known), by the entry's digest
