@@ -105,6 +105,12 @@ def closed_stream() -> tuple[str, Any] | None:
 
 
 def _quick(argv: list[str]) -> int | None:
-    from ctxlint.cli.quick_check import answer
+    """A running daemon's answer to `ctxlint check ...` (cli.quick_check); None
+    when the full command line must run (a fault of the quick client too:
+    the full command line then says what is wrong, or answers)."""
+    try:
+        from ctxlint.cli.quick_check import answer
 
-    return answer(argv)
+        return answer(argv)
+    except Exception:
+        return None
