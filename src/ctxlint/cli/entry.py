@@ -111,6 +111,11 @@ def _quick(argv: list[str]) -> int | None:
     try:
         from ctxlint.cli.quick_check import answer
 
-        return answer(argv)
+        found = answer(argv)
     except Exception:
         return None
+    if found is None:
+        return None
+    sys.stdout.write(found[1])
+    sys.stderr.write(found[2])
+    return found[0]

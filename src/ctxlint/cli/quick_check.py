@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 from typing import Any
 
 from ctxlint.cli.arguments import IntermixedParser, add_check
@@ -68,9 +67,9 @@ def socket_folder(args: argparse.Namespace) -> Any:
         return None
 
 
-def answer(argv: list[str]) -> int | None:
-    """The daemon's answer to `ctxlint check ...`, printed: its exit code;
-    None when the full command line must run."""
+def answer(argv: list[str]) -> tuple[int, str, str] | None:
+    """The daemon's answer to `ctxlint check ...`: its exit code, standard
+    output and standard error; None when the full command line must run."""
     if os.environ.get("CTXLINT_NO_SERVER"):
         return None
     args = parsed(argv)
@@ -85,6 +84,4 @@ def answer(argv: list[str]) -> int | None:
         return None  # (the full command line says why it does not use it)
     if found is None or not isinstance(found.get("code"), int):
         return None
-    sys.stdout.write(found.get("stdout", ""))
-    sys.stderr.write(found.get("stderr", ""))
-    return int(found["code"])
+    return int(found["code"]), str(found.get("stdout", "")), str(found.get("stderr", ""))
