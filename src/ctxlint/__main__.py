@@ -1,5 +1,5 @@
 """`python -m ctxlint`: the same entry point as the `ctxlint` command."""
 
-from ctxlint.cli.main import run
+from ctxlint.cli.entry import run
 
 run()

@@ -105,3 +105,33 @@ def test_signatures_of_another_layout_are_not_trusted(
     seen = reads(monkeypatch)
     assert Sources(tree, ["a.py", "b.py"], cache).hashes == expected
     assert sorted(seen) == ["a.py", "b.py"]
+
+
+def test_signatures_kept_in_memory_answer_as_the_cache_entry_does(
+    tree: Path, tmp_path: Path, monkeypatch
+) -> None:
+    """A resident's Signatures stand for the cache's entry: its runs read
+    and decode the entry once, write it only when a signature changed, and
+    hash exactly what runs without them hash (a changed file read again, an
+    unchanged one not)."""
+    from ctxlint.discover.sources import Signatures
+
+    monkeypatch.setattr(sources_module, "RACY_NS", -(10**12))
+    cache = FactCache(tmp_path / "cache")
+    asked: list[object] = []
+    real_get, real_put = cache.get_many, cache.put_many
+    monkeypatch.setattr(cache, "get_many", lambda keys: asked.append(keys) or real_get(keys))
+    put: list[object] = []
+    monkeypatch.setattr(cache, "put_many", lambda items: put.append(items) or real_put(items))
+    kept = Signatures()
+    first = Sources(tree, ["a.py", "b.py"], cache, kept)
+    assert len(asked) == 1 and len(put) == 1 and kept.recorded
+    seen = reads(monkeypatch)
+    again = Sources(tree, ["a.py", "b.py"], cache, kept)
+    assert again.hashes == first.hashes and seen == [] and len(asked) == 1 and len(put) == 1
+    (tree / "a.py").write_text("# A longer a.py\n")
+    edited = Sources(tree, ["a.py", "b.py"], cache, kept)
+    plain = Sources(tree, ["a.py", "b.py"], cache)  # (the entry as the resident wrote it)
+    assert edited.hashes == plain.hashes
+    assert edited.hashes["a.py"] == content_hash(b"# A longer a.py\n") != first.hashes["a.py"]
+    assert seen == ["a.py"] and len(put) == 2

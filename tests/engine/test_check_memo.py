@@ -304,6 +304,8 @@ def test_the_columns_patched_for_changed_entries_are_those_made_afresh() -> None
         fresh = _Columns.of(digests, modules, placed)
         assert made.files == fresh.files
         assert made.encoded(None) == fresh.encoded(None)
+        # (the digests kept from earlier runs: those of the patched columns)
+        assert made.digests(None) == fresh.digests(None)
         instead = {rng.choice(paths): entry()}
         picked = set(rng.sample(keys, 3))
         merged = {d: v for d, v in placed.items()}
@@ -311,6 +313,6 @@ def test_the_columns_patched_for_changed_entries_are_those_made_afresh() -> None
         for p, parts in instead.items():
             swapped[p] = b"instead"
             merged[b"instead"] = {**placed[digests[p]], **parts}
-        want = _Columns.of(swapped, modules, merged).encoded(picked)
+        want = _Columns.of(swapped, modules, merged).digests(picked)
         assert made.instead(instead, picked) == want
     assert not made.patch({**digests, "new.py": b"x"}, {**modules, "new.py": "new"}, placed)

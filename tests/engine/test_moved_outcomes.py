@@ -114,3 +114,77 @@ def test_a_statement_added_in_a_function_moves_outcomes_as_a_derivation_would(
     # the edits move every call-graph fact below them: rules reading them moved
     graph = {r.id for r in load_rules() if "calls" in check_reads(r)}
     assert moved_any & graph, moved_any
+
+
+def test_the_moved_back_digests_are_the_old_ones_only_where_moved_back_is() -> None:
+    """back_digests pairs the spans of a part's old and new JSON instead of
+    moving the new facts back: over random facts holding spans, lists of four
+    that are not spans (bools, floats, five items) and strings that quote a
+    span's text, a part it gives the old digest is one whose new facts
+    `moved_back` makes the old ones; and most such parts get it."""
+    import json
+    import random
+
+    from ctxlint.engine.moved_outcomes import back_digests
+    from ctxlint.engine.part_digests import digest, positionless
+
+    rng = random.Random(5)
+    old_text = "".join(f"{i}\n" for i in range(40))
+    new_text = "".join(f"{i}\n" if i != 20 else "new\nnewer\n" for i in range(40))
+    lines = LineMap.of(old_text, new_text)
+
+    def leaf() -> object:
+        n = rng.randrange(40) + 1
+        return rng.choice(
+            [
+                [n, 2, n + rng.randrange(3), 7],
+                [-1, 0, -1, 0],
+                [True, n, n, 1],
+                [1.5, n, n, 1],
+                [n, 0, n, 0, 1],
+                f'x = [{n}, 0, {n}, 0] "[{n},0,{n},0]" \\ é',
+                n,
+                None,
+            ]
+        )
+
+    def value(depth: int = 0) -> object:
+        if depth > 3 or rng.random() < 0.3:
+            return leaf()
+        if rng.random() < 0.5:
+            return [value(depth + 1) for _ in range(rng.randrange(5))]
+        return {f'k{rng.randrange(9)}"': value(depth + 1) for _ in range(rng.randrange(4))}
+
+    def forward(v: object) -> object:  # each span moved to the new lines, where it has one
+        if isinstance(v, list):
+            if len(v) == 4 and all(type(x) is int for x in v):
+                a, b = lines.line(v[0]), lines.line(v[2])  # type: ignore[arg-type]
+                return [a if a is not None else v[0], v[1], b if b is not None else v[2], v[3]]
+            return [forward(x) for x in v]
+        if isinstance(v, dict):
+            return {k: forward(x) for k, x in v.items()}
+        return v
+
+    given = kept = 0
+    for _ in range(300):
+        old = {f"p{i}": value() for i in range(3)}
+        new = {k: forward(v) if rng.random() < 0.8 else value() for k, v in old.items()}
+        blob = {
+            name: json.dumps({"facts": facts}, sort_keys=True, separators=(",", ":")).encode()
+            for name, facts in (("old", old), ("new", new))
+        }
+        same = {k for k in old if digest(positionless(old[k])) == digest(positionless(new[k]))}
+        digests = {k: digest(v) for k, v in old.items()}
+        now = {k: digest(v) for k, v in new.items()}
+        got = back_digests(blob["old"], blob["new"], same | {"gone"}, digests, now, lines)
+        for key in old:
+            try:
+                truly = digest(moved_back(new[key], lines)) == digests[key]
+            except Unplaced:
+                truly = False
+            if key in got:
+                assert truly and got[key] == digests[key]
+                given += 1
+            kept += truly
+    # (the rest: a string quoting a span past the edit, unmoved, says no)
+    assert given > 300 and given >= 0.75 * kept

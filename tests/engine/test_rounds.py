@@ -254,3 +254,54 @@ def test_another_ruff_reruns_the_checks_not_the_rounds(
     assert answered == []
     fresh = Engine(config, load_rules(), jobs=1, use_cache=False).run()
     assert _shown(elsewhere) == _shown(fresh)
+
+
+def test_the_keys_kept_from_run_to_run_are_those_made_afresh() -> None:
+    """A resident RoundMemo keeps each rule's shares and keys between learns
+    (RoundCache.joined): over random edits (a part's digest changed, a
+    position-only change that leaves every share, a module), each key is the
+    one a RoundMemo with nothing kept makes, and a key is hashed again only
+    when a share of the rule changed."""
+    import random
+
+    from ctxlint.engine.rounds import RoundCache, RoundMemo
+
+    rng = random.Random(11)
+    rules = load_rules()[:6]
+    keys = sorted({k for r in rules for k in reads(r)} | {"other"})
+    paths = [f"p{i:02}.py" for i in range(20)]
+    modules = {p: p[:-3] for p in paths}
+    parts: dict[str, dict[str, str]] = {}
+    digests: dict[str, str] = {}
+
+    def put(path: str, like: dict[str, str] | None = None) -> None:
+        d = f"{rng.getrandbits(64):016x}"
+        parts[d] = dict(like) if like is not None else {k: str(rng.randrange(3)) for k in keys}
+        digests[path] = d
+
+    def memo(kept: RoundCache, head: str) -> RoundMemo:
+        made = RoundMemo(None, head, kept=kept)  # type: ignore[arg-type]
+        made._parts.update(parts)
+        made._order_files(modules, digests)
+        return made
+
+    for p in paths:
+        put(p)
+    kept = RoundCache()
+    hashed = 0
+    for step in range(40):
+        path = rng.choice(paths)
+        if step % 3 == 0:
+            put(path, parts[digests[path]])  # a new entry, every share as it was
+        elif step % 7 == 0:
+            modules[path] = f"m{rng.randrange(4)}"
+        else:
+            put(path)
+        head, tokens = f"head{step // 20}", "\0".join(sorted({"a", str(step % 5 == 4)}))
+        resident, fresh = memo(kept, head), memo(RoundCache(), head)
+        for rule in rules:
+            before = dict(kept.joined.get(rule.id, ((), [], {}))[2])
+            got = resident._key(rule, modules, digests, tokens)
+            assert got == fresh._key(rule, modules, digests, tokens)
+            hashed += (head, tokens) not in before or before[(head, tokens)] != got
+    assert 0 < hashed < 40 * len(rules)  # (some keys were kept, some made again)

@@ -258,3 +258,71 @@ def test_the_pre_commit_hooks_check_through_the_daemon_equals_the_batch_run(tree
         assert (asked.returncode, asked.stdout) == (batch.returncode, batch.stdout)
         assert asked.returncode == (1 if staged else 0)
     assert served(tree) == 2
+
+
+# `ctxlint check` as the installed command starts it (cli.entry), with what it imported
+_QUICK = """
+import sys
+from ctxlint.cli.entry import _quick
+code = _quick(sys.argv[1:])
+sys.stdout.write("\\n@@ %s %s %s\\n" % (
+    code, "ctxlint.cli.main" in sys.modules, "ctxlint.session" in sys.modules
+))
+"""
+
+
+def _command(root: Path, code: str, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", code, *args],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "COLUMNS": "300", **env},  # (see below)
+    )
+
+
+_FULL = "import sys; from ctxlint.cli.main import main; sys.exit(main(sys.argv[1:]))"
+
+
+def test_the_quick_client_asks_the_daemon_without_importing_the_linter(tree: Path) -> None:
+    """The command's quick client (cli.quick_check) sends the daemon the command
+    line itself: the answer is the full client's (exit code, output, and what
+    the resolve says on stderr: a shadowed config here) and the batch run's,
+    and the client imported neither the command line nor the session."""
+    app = tree / APP
+    (app / "pyproject.toml").write_text((app / "ctxlint.toml").read_text())  # shadowed by it
+    start(tree)
+    readback = tree / APP / "readback.py"
+    for edit in ("", NEW_READ):
+        readback.write_text(readback.read_text() + edit)
+        for args in (("--format", "json"), ("--strict",)):
+            before = served(tree)
+            quick = _command(tree, _QUICK, "check", *args, APP)
+            out, _, said = quick.stdout.rpartition("\n@@ ")
+            code, main, session = said.split()
+            assert (main, session) == ("False", "False"), quick.stderr
+            assert served(tree) == before + 1  # the daemon answered it
+            full = _command(tree, _FULL, "check", *args, APP)
+            assert served(tree) == before + 2
+            assert (int(code), out, quick.stderr) == (full.returncode, full.stdout, full.stderr)
+            assert "warning: using" in quick.stderr
+            batch = _command(tree, _FULL, "check", *args, APP, CTXLINT_NO_SERVER="1")
+            assert (int(code), out, quick.stderr) == (batch.returncode, batch.stdout, batch.stderr)
+    before = served(tree)
+    # python -m ctxlint.cli: the same entry (the report's width given: a daemon
+    # started from pytest drew some text reports 80 wide with no COLUMNS, through
+    # either client; docs/server.md, h37e)
+    real = _command(
+        tree,
+        "import runpy; runpy.run_module('ctxlint.cli', run_name='__main__')",
+        "check",
+        "--strict",
+        APP,
+    )
+    assert (real.returncode, real.stdout, real.stderr) == (
+        full.returncode,
+        full.stdout,
+        full.stderr,
+    )
+    assert served(tree) == before + 1

@@ -1,5 +1,5 @@
 """The command line and the other front ends (the pytest plugin)."""
 
-from ctxlint.cli.main import run
+from ctxlint.cli.entry import run
 
 __all__ = ["run"]

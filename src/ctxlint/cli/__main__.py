@@ -1,5 +1,5 @@
 """`python -m ctxlint.cli`."""
 
-from ctxlint.cli.main import run
+from ctxlint.cli.entry import run
 
 run()

@@ -4,66 +4,20 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 
 from ctxlint import session
-from ctxlint.cli import daemon_checks, options
+from ctxlint.cli import arguments, daemon_checks, options
 from ctxlint.core.errors import ConfigError
 from ctxlint.core.findings import Result
 from ctxlint.core.outfiles import check_writable, write_text
-from ctxlint.report.formats import FORMATS, print_text, print_timings, render
+from ctxlint.report.formats import print_text, print_timings, render
 from ctxlint.report.formats._common import moved_findings, moved_hint, name_update_command
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     check = sub.add_parser("check", help="check the tree against the rules and the baseline")
-    options.add_common(check)
-    check.add_argument(
-        "--output-format",
-        "--format",
-        dest="format",
-        choices=FORMATS,
-        default="text",
-        metavar="FORMAT",
-        help="text (findings with code frames; the default), concise (path:line:col: RULE "
-        "message), json, sarif, github or junit",
-    )
-    check.add_argument(
-        "--output", "--output-file", "-o", metavar="FILE", help="write the report to FILE"
-    )
-    check.add_argument(
-        "--quiet", "-q", action="store_true", help="print the findings, nothing else"
-    )
-    check.add_argument(
-        "--exit-zero",
-        action="store_true",
-        help="exit 0 even when there are findings (files that fail to parse still exit 2)",
-    )
-    check.add_argument(
-        "--show-details",
-        action="store_true",
-        help="after each finding's message, the detail its rule gives (e.g. CTX501's)",
-    )
-    check.add_argument("--strict", action="store_true", help="stale baseline entries fail too (CI)")
-    check.add_argument(
-        "--statistics",
-        action="store_true",
-        help="counts per rule instead of findings (text), or added to the JSON",
-    )
-    check.add_argument("--timings", action="store_true", help="time per phase and per rule")
-    check.add_argument(
-        "--ignore-errors", action="store_true", help="files that fail to parse do not fail the run"
-    )
-    check.add_argument(
-        "--changed-since",
-        metavar="REF",
-        help="report only findings in files changed since git REF (the derivations see the whole tree)",
-    )
-    check.add_argument(
-        "--staged",
-        action="store_true",
-        help="report only findings in files git's index holds, what a commit holds (the "
-        "pre-commit hook): untracked files take part in the derivations but are not reported",
-    )
+    arguments.add_check(check)
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -74,11 +28,20 @@ def cmd_check(args: argparse.Namespace) -> int:
     return report(args, setup)
 
 
-def report(args: argparse.Namespace, setup: session.Setup) -> int:
-    """The check of a resolved setup, rendered: the exit code."""
+def report(
+    args: argparse.Namespace,
+    setup: session.Setup,
+    seen: Callable[[session.Checked], None] | None = None,
+) -> int:
+    """The check of a resolved setup, rendered: the exit code. `seen` is told
+    the check before it is rendered (a daemon answers a report it made already:
+    cli.daemon_checks.LastAnswers)."""
     if args.output:
         check_writable(args.output, "the report")
-    result = options.check(args, setup).result
+    checked = options.check(args, setup)
+    if seen is not None:
+        seen(checked)
+    result = checked.result
     result.strict = args.strict  # stale entries fail too: the command's exit, not the run's
     result.update_command = options.update_command(args, setup.config)
     if args.format != "json":  # JSON, as its paths, is the same from every folder

@@ -44,23 +44,39 @@ def _cannot_read(rel: str, exc: OSError, path: str | None = None) -> FileError:
     return FileError(rel, f"cannot read: {exc.strerror or exc}")
 
 
+class Signatures:
+    """The signatures a resident front end's last run recorded, in memory: its
+    next run compares with them instead of reading and decoding the cache's
+    entry again (and writes the entry only when they changed)."""
+
+    def __init__(self) -> None:
+        self.key: str | None = None
+        self.recorded: dict[str, list[Any]] = {}
+
+
 class Sources(Mapping[str, bytes]):
     """Path (relative to the root) -> bytes, for every readable file; `hashes`
     holds each one's content hash, `errors` the files that cannot be read."""
 
-    def __init__(self, root: Path, paths: list[str], cache: FactCache) -> None:
+    def __init__(
+        self, root: Path, paths: list[str], cache: FactCache, kept: Signatures | None = None
+    ) -> None:
         self.root = root
         self.hashes: dict[str, str] = {}
         self.errors: list[FileError] = []
         self._bytes: dict[str, bytes] = {}
         key = f"stat:{STAT_LAYOUT}:{root}"
-        known = signatures_entry(cache.get_many([key]).get(key))
+        if kept is not None and kept.key == key:
+            known = kept.recorded
+        else:
+            known = signatures_entry(cache.get_many([key]).get(key))
         settled = time.time_ns() - RACY_NS
         recorded: dict[str, list[Any]] = {}
         base = str(root)
         inside = os.path.realpath(base) + os.sep
+        prefix = os.path.join(base, "")
         for rel in paths:
-            full = os.path.join(base, rel)
+            full = prefix + rel  # (os.path.join: rel is relative)
             try:
                 st = os.lstat(full)
                 if stat.S_ISLNK(st.st_mode):
@@ -89,6 +105,8 @@ class Sources(Mapping[str, bytes]):
                 recorded[rel] = [*signature, digest]
         if recorded != known:
             cache.put_many({key: json.dumps(recorded, sort_keys=True).encode()})
+        if kept is not None:
+            kept.key, kept.recorded = key, recorded
 
     def edit(self, rel: str, text: str) -> None:
         """`rel` as an edit holds it (a fix's rewrite, an editor's buffer), in place

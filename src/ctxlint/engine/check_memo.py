@@ -26,15 +26,15 @@ import bisect
 import hashlib
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ctxlint.core.findings import Finding
 from ctxlint.engine import checks
 from ctxlint.engine.moved_outcomes import LineMap, Move, back_digests
-from ctxlint.engine.part_digests import ERROR, PartDigests, placed
+from ctxlint.engine.part_digests import ERROR, PLACED, PartDigests, placed
 from ctxlint.engine.rounds import RoundCache
-from ctxlint.program.core import Program
+from ctxlint.program.core import Carried, Program
 from ctxlint.program.parts import DEPENDS, required
 from ctxlint.program.rule import RawFinding, Rule
 
@@ -95,6 +95,8 @@ class CheckMemo:
 
     def __init__(self) -> None:
         self._placed: dict[bytes, PartDigests] = {}  # entry digest -> digests, positions kept
+        self._loose: dict[bytes, PartDigests] = {}  # and without them (this run's and gone)
+        self._blobs: dict[str, bytes] = {}  # path -> the last run's entry, of each edited text
         self._last: dict[str, tuple[str, Outcome]] = {}  # rule -> (key, outcome)
         # the rules derived (not replayed) by the last run, in order
         self.derived: tuple[str, ...] = ()
@@ -103,11 +105,14 @@ class CheckMemo:
         self._texts: dict[str, str] = {}  # the last run's buffers (path -> text)
         self._entries: dict[str, bytes] = {}  # path -> its entry digest in the last run
         self._made_columns: _Columns | None = None  # the last run's (see _columns)
+        # the model's parts built by the last runs (Program.memo), by what they read
+        self._carried: dict[str, tuple[str, Any]] = {}
 
     def forget(self) -> None:
         self._placed, self._last, self.derived, self.moved = {}, {}, (), ()
         self.rounds = RoundCache()
         self._texts, self._entries, self._made_columns = {}, {}, None
+        self._carried, self._loose, self._blobs = {}, {}, {}
 
     def _place(self, digests: Mapping[str, bytes], load: LoadDigests) -> dict[bytes, PartDigests]:
         """The part digests (positions kept) of this run's entries; the last
@@ -117,9 +122,13 @@ class CheckMemo:
             found = load(wanted)
             for path, d in wanted.items():
                 self._placed[digests[path]] = placed(found[d])
+                self._loose[digests[path]] = {
+                    k: v for k, v in found[d].items() if not k.startswith(PLACED)
+                }
         now = set(digests.values())
         gone = {d: v for d, v in self._placed.items() if d not in now}
         self._placed = {d: self._placed[d] for d in now}
+        self._loose = {d: v for d, v in self._loose.items() if d in now or d in gone}
         return gone
 
     def _columns(
@@ -130,15 +139,16 @@ class CheckMemo:
         keys: set[str] | None = None,
     ) -> tuple[bytes, dict[str, bytes]]:
         """Every file's path and module (or error), and per facts key (all,
-        or `keys`) the (path, digest with positions) of each file that has
-        it, in path order; `instead`: some files' digests of some keys.
+        or `keys`) the digest of the (path, digest with positions) of each
+        file that has it, in path order; `instead`: some files' digests of
+        some keys.
         Made from the last run's columns (`_Columns`) where the files are the
         same: only the changed files' lines again."""
         made = self._made_columns
         if made is None or not made.patch(digests, modules, self._placed):
             made = self._made_columns = _Columns.of(digests, modules, self._placed)
         if not instead:
-            return made.files, made.encoded(keys)
+            return made.files, made.digests(keys)
         return made.files, made.instead(instead, keys)
 
     def _keys(
@@ -151,10 +161,9 @@ class CheckMemo:
         columns: Mapping[str, bytes],
     ) -> dict[str, str]:
         """Each replayable rule's key: the run's head, the files, and the
-        digests of every facts key it reads."""
-        common = hashlib.blake2b(head.encode(), digest_size=16)
-        common.update("\0".join(program.paths).encode("utf-8", "surrogateescape"))
-        common.update(files)
+        digests of every facts key it reads (`columns`: each column's digest,
+        made once per run and column, not hashed again per rule)."""
+        common = _common(program, head, files)
         keys: dict[str, str] = {}
         for rule in rules:
             if replayable(rule):
@@ -183,12 +192,18 @@ class CheckMemo:
             if old_text is None or old_text == text or was is None or was == now or now is None:
                 continue
             old, new = gone.get(was, self._placed.get(was)), self._placed[now]
-            if old is None or ERROR in old or ERROR in new:
+            if old is None or ERROR in old or ERROR in new or path not in self._blobs:
                 continue
             changed = {k for k in old.keys() | new.keys() if old.get(k) != new.get(k)}
             if changed <= old.keys() & new.keys():  # (a part added or gone: derived)
                 maps[path] = LineMap.of(old_text, text)
-                back[path] = back_digests(entry(path), changed, maps[path])
+                # the parts equal but for positions (a part whose facts changed
+                # cannot be its old one moved)
+                loose_old, loose_new = self._loose.get(was, {}), self._loose.get(now, {})
+                same = {k for k in changed if k in loose_old and loose_old[k] == loose_new.get(k)}
+                back[path] = back_digests(
+                    self._blobs[path], entry(path), same, old, new, maps[path]
+                )
         return maps, back
 
     def _moved(self, rule: Rule, done: Outcome, maps: Mapping[str, LineMap]) -> Outcome | None:
@@ -246,8 +261,32 @@ class CheckMemo:
                         moved[rule.id] = out
         self._texts = dict(texts or {})
         self._entries = dict(digests)
+        # the edited texts' entries, for their next edit's moves (the entry
+        # held, not its facts decoded: json is faster to decode again)
+        self._blobs = {p: entry(p) for p in self._texts if p in digests} if entry else {}
         timed("check memo", t)
         replayed |= moved
+        carried = program.carried = _carry(program, head, files, columns, self._carried)
+        try:
+            return self._derive_and_check(
+                program, runnable, selected, pinned, keys, replayed, moved, timed
+            )
+        finally:
+            program.carried = None  # (later questions of the program build afresh)
+            self._carried = {k: carried.values[k] for k in carried.asked}
+
+    def _derive_and_check(
+        self,
+        program: Program,
+        runnable: list[Rule],
+        selected: set[str],
+        pinned: dict[str, dict[str, Any]],
+        keys: dict[str, str],
+        replayed: dict[str, Outcome],
+        moved: dict[str, Outcome],
+        timed: Timed,
+    ) -> tuple[list[Finding], dict[str, dict[str, Any]]]:
+        """The rules not replayed derived and checked; every rule's outcome kept."""
         t = time.perf_counter()
         for rule in runnable:  # checks.derive, less the replayed
             if rule.id in replayed:
@@ -280,6 +319,32 @@ class CheckMemo:
         return checks.judged(program, raw, runnable, selected), pins
 
 
+def _common(program: Program, head: str, files: bytes) -> Any:
+    """The hash of what every key holds: the run's head, the paths, the files."""
+    common = hashlib.blake2b(head.encode(), digest_size=16)
+    common.update("\0".join(program.paths).encode("utf-8", "surrogateescape"))
+    common.update(files)
+    return common
+
+
+def _carry(
+    program: Program, head: str, files: bytes, columns: Mapping[str, bytes], kept: dict
+) -> Carried:
+    """The model's parts kept from the last runs (`kept`), each reused by the
+    program while the columns of the facts keys it reads are the same: a
+    token of the head, the files and those columns' digests."""
+    common = _common(program, head, files)
+
+    def token(reads: tuple[str, ...]) -> str:
+        h = common.copy()
+        for key in sorted(set(reads)):
+            h.update(f"\0{key}\0".encode())
+            h.update(columns.get(key, b""))
+        return h.hexdigest()
+
+    return Carried(token, kept)
+
+
 def _line(path: str, digest: str) -> str:
     return f"\0{path}\0{digest}"
 
@@ -291,6 +356,10 @@ def _file_line(path: str, module: str, parts: PartDigests) -> str:
 
 def _encoded(lines: list[str]) -> bytes:
     return "".join(lines).encode("utf-8", "surrogateescape")
+
+
+def _column_digest(encoded: bytes) -> bytes:
+    return hashlib.blake2b(encoded, digest_size=16).digest()
 
 
 @dataclass
@@ -305,7 +374,7 @@ class _Columns:
     file_lines: list[str]
     files: bytes
     columns: dict[str, list[tuple[str, str]]]  # key -> [(path, line)], in path order
-    _bytes: dict[str, bytes]
+    _digests: dict[str, bytes] = field(default_factory=dict)  # key -> its column's digest
 
     @classmethod
     def of(
@@ -329,7 +398,6 @@ class _Columns:
             file_lines,
             _encoded(file_lines),
             columns,
-            {},
         )
 
     def patch(
@@ -357,7 +425,7 @@ class _Columns:
     def _set(self, key: str, path: str, digest: str | None) -> None:
         """One file's line of one key's column replaced (or added, or dropped)."""
         column = self.columns.setdefault(key, [])
-        self._bytes.pop(key, None)
+        self._digests.pop(key, None)
         i = bisect.bisect_left(column, (path,))
         if i < len(column) and column[i][0] == path:
             if digest is None:
@@ -370,20 +438,28 @@ class _Columns:
             del self.columns[key]
 
     def encoded(self, keys: set[str] | None) -> dict[str, bytes]:
+        return {
+            key: _encoded([line for _, line in column])
+            for key, column in self.columns.items()
+            if keys is None or key in keys
+        }
+
+    def digests(self, keys: set[str] | None) -> dict[str, bytes]:
+        """Each column's digest (all, or `keys`): what a rule's key holds of it."""
         out = {}
-        for key, column in self.columns.items():
+        for key in self.columns:
             if keys is None or key in keys:
-                found = self._bytes.get(key)
+                found = self._digests.get(key)
                 if found is None:
-                    found = self._bytes[key] = _encoded([line for _, line in column])
+                    found = self._digests[key] = _column_digest(self.encoded({key})[key])
                 out[key] = found
         return out
 
     def instead(
         self, instead: Mapping[str, PartDigests], keys: set[str] | None
     ) -> dict[str, bytes]:
-        """The encoded columns with some files' digests of some keys replaced."""
-        out = self.encoded(keys)
+        """The columns' digests with some files' digests of some keys replaced."""
+        out = self.digests(keys)
         touched: dict[str, dict[str, str]] = {}
         for path, parts in instead.items():
             for key, digest in parts.items():
@@ -393,5 +469,5 @@ class _Columns:
             column = dict(self.columns.get(key, []))
             for path, digest in paths.items():
                 column[path] = _line(path, digest)
-            out[key] = _encoded([column[p] for p in sorted(column)])
+            out[key] = _column_digest(_encoded([column[p] for p in sorted(column)]))
         return out

@@ -23,12 +23,15 @@ every rule's moved outcome against its derivation on the edited text.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from json.decoder import scanstring
 from typing import Any
 
 from ctxlint.core.moved_text import TextMover, Unplaced, has_digit, pin_texts
-from ctxlint.engine.part_digests import PartDigests, digest
+from ctxlint.discover.sources import content_hash
+from ctxlint.engine.part_digests import PartDigests
 from ctxlint.program.rule import RawFinding
 
 
@@ -94,17 +97,70 @@ def moved_back(value: Any, lines: LineMap) -> Any:
     return value
 
 
-def back_digests(blob: bytes, changed: set[str], lines: LineMap) -> PartDigests:
-    """The digests (positions kept) of the `changed` parts of a new entry moved
-    back to the old lines; a part that cannot be moved back has none."""
-    facts = json.loads(blob).get("facts", {})
+# a span in facts JSON (as part_digests.digest writes it: no spaces): a list of
+# exactly four integers, or the same text inside a string (told apart below)
+_SPAN = re.compile(r"\[(-?\d+),(-?\d+),(-?\d+),(-?\d+)\]")
+
+
+def _part_texts(blob: bytes, keys: set[str]) -> dict[str, str]:
+    """The JSON text of each facts part `keys` names, cut out of an entry as
+    the workers encode it (keys sorted, no spaces: each part's text is then
+    its digest's, which the caller checks), decoded once and never encoded."""
+    text = blob.decode("utf-8", "surrogateescape")
+    at = text.find('"facts":{')
+    if at < 0:
+        return {}
+    decoder, i, out = json.JSONDecoder(), at + len('"facts":{'), {}
+    while i < len(text) and text[i] == '"':
+        key, i = scanstring(text, i + 1)
+        if text[i] != ":":
+            return {}
+        end = decoder.raw_decode(text, i + 1)[1]
+        if key in keys:
+            out[key] = text[i + 1 : end]
+        i = end + 1 if end < len(text) and text[end] == "," else end
+    return out
+
+
+def _moved_to(old: tuple[str, ...], new: tuple[str, ...], lines: LineMap) -> bool:
+    """Whether span `new`, moved back, is `old` (in a string: is it, unmoved)."""
+    if old == new and int(new[0]) <= lines.head and int(new[2]) <= lines.head:
+        return True
+    start, end = lines.back(int(new[0])), lines.back(int(new[2]))
+    return (start, new[1], end, new[3]) == (int(old[0]), old[1], int(old[2]), old[3])
+
+
+def back_digests(
+    old_blob: bytes,
+    new_blob: bytes,
+    same: set[str],
+    old: PartDigests,
+    new: PartDigests,
+    lines: LineMap,
+) -> PartDigests:
+    """Of the parts `same` (those whose facts are the old entry's but for their
+    positions: equal digests without them), the old digest (positions kept,
+    `old`; the new entry's: `new`) of each whose new facts moved back to the old lines are the old
+    ones: `digest(moved_back(new part)) == old[key]`, told without moving
+    them. Their JSON differs in span numbers alone, so the spans the scan
+    finds pair up, text in strings too (equal there, and unmoved: one
+    whose line moved says no, which only derives the rule again)."""
+    if not same:
+        return {}
+    olds, news = _part_texts(old_blob, same), _part_texts(new_blob, same)
     out: PartDigests = {}
-    for key in changed:
-        if key in facts:
-            try:
-                out[key] = digest(moved_back(facts[key], lines))
-            except Unplaced:
-                pass
+    for key in same:
+        was_text, now_text = olds.get(key), news.get(key)
+        # (a text that is not its digest's: not the encoding the pairing reads)
+        if was_text is None or now_text is None or content_hash(was_text.encode()) != old[key]:
+            continue
+        if content_hash(now_text.encode()) != new[key]:
+            continue
+        was, now = _SPAN.findall(was_text), _SPAN.findall(now_text)
+        if len(was) == len(now) and all(
+            _moved_to(a, b, lines) for a, b in zip(was, now, strict=True)
+        ):
+            out[key] = old[key]
     return out
 
 
@@ -126,6 +182,8 @@ class Move(TextMover):
     def value(self, value: Any) -> Any:
         """A derived set's value with the file's quoted lines moved."""
         if isinstance(value, str):
+            if self.stem not in value and self.name not in value:
+                return value  # (most texts: neither names the file nor quotes it)
             return self.text(value, self.named.search(value) is not None)
         if isinstance(value, dict):
             return {self.value(k): self.value(v) for k, v in value.items()}

@@ -46,9 +46,14 @@ class RoundCache:
     made: dict[str, dict[str, tuple[str, str, bytes]]] = field(default_factory=dict)
     paths: frozenset[str] = frozenset()  # the files of the run that last kept `made`
     # each rule's shares in path order as its last key joined them (the order,
-    # the shares), and what each file's were made of then (path -> entry digest,
-    # module): a key after an edit replaces the edited files' shares only
-    joined: dict[str, tuple[tuple[str, ...], list[bytes]]] = field(default_factory=dict)
+    # the shares, and the keys made of them by (head, tokens)), and what each
+    # file's were made of then (path -> entry digest, module): a key after an
+    # edit replaces the edited files' shares only, and is not hashed again
+    # when none of their shares changed (an edit of facts the rule does not
+    # read, or only of their positions)
+    joined: dict[str, tuple[tuple[str, ...], list[bytes], dict[tuple[str, str], str]]] = field(
+        default_factory=dict
+    )
     order: tuple[str, ...] = ()
     made_of: dict[str, tuple[str, str]] = field(default_factory=dict)
 
@@ -121,20 +126,28 @@ class RoundMemo:
             self.cache.put_many(fresh)
 
     def _key(
-        self, rule: Rule, modules: dict[str, str], blob_digests: dict[str, str], tokens: set[str]
+        self, rule: Rule, modules: dict[str, str], blob_digests: dict[str, str], tokens: str
     ) -> str:
-        h = hashlib.blake2b(f"{self.head}\0{rule.id}".encode(), digest_size=16)
-        h.update(b"".join(self._segments(rule, modules, blob_digests)))
-        h.update("\0".join(sorted(tokens)).encode())
-        return f"learnt:{rule.id}:{h.hexdigest()}"
+        shares, known = self._segments(rule, modules, blob_digests)
+        key = known.get((self.head, tokens))
+        if key is None:  # (else the same shares, head and tokens: not hashed again)
+            if len(known) > 8:
+                known.clear()
+            h = hashlib.blake2b(f"{self.head}\0{rule.id}".encode(), digest_size=16)
+            h.update(b"".join(shares))
+            h.update(tokens.encode())
+            key = known[(self.head, tokens)] = f"learnt:{rule.id}:{h.hexdigest()}"
+        return key
 
     def _segments(
         self, rule: Rule, modules: dict[str, str], blob_digests: dict[str, str]
-    ) -> list[bytes]:
+    ) -> tuple[list[bytes], dict[tuple[str, str], str]]:
         """Each file's share of a rule's key, by path: its path, module and the
         digests of the parts the rule reads. Made once per file and run (a later
         round keys the same files again: 18 rules x 4 rounds x ~1,900 files on
-        sglang 0.5.23), and again only for an entry extracted anew."""
+        sglang 0.5.23), and again only for an entry extracted anew. And the
+        keys made of these very shares (by head and tokens), kept while no
+        file's share changes."""
         made = self._made.setdefault(rule.id, {})
         keys = reads(rule)
 
@@ -149,15 +162,18 @@ class RoundMemo:
         order = self._order or tuple(sorted(blob_digests))
         last = self._kept.joined.get(rule.id)
         if last is not None and last[0] is order and self._changed is not None:
-            out = last[1]  # (the same files: only the changed ones' shares again)
+            out, known = last[1], last[2]  # (the same files: only the changed ones' shares again)
             if self._changed:
                 where = {p: i for i, p in enumerate(order)} if len(self._changed) > 8 else None
                 for path in self._changed:
-                    out[where[path] if where is not None else order.index(path)] = share(path)
+                    i = where[path] if where is not None else order.index(path)
+                    now = share(path)
+                    if now != out[i]:
+                        out[i], known = now, {}
         else:
-            out = [share(path) for path in order]
-        self._kept.joined[rule.id] = (order, out)
-        return out
+            out, known = [share(path) for path in order], {}
+        self._kept.joined[rule.id] = (order, out, known)
+        return out, known
 
     def _order_files(self, modules: dict[str, str], blob_digests: dict[str, str]) -> None:
         """This learn's files in order, and those changed since the last learn
@@ -199,7 +215,8 @@ class RoundMemo:
             for rid, made in self._made.items():
                 self._made[rid] = {p: hit for p, hit in made.items() if p in modules}
         self._order_files(modules, blob_digests)
-        keys = {r.id: self._key(r, modules, blob_digests, tokens) for r in rules}
+        joined = "\0".join(sorted(tokens))
+        keys = {r.id: self._key(r, modules, blob_digests, joined) for r in rules}
         # (a rule this learn did not key missed its files' changes since)
         self._kept.joined = {rid: v for rid, v in self._kept.joined.items() if rid in keys}
         stored = self.cache.get_many(list(keys.values()))

@@ -25,6 +25,7 @@ from ctxlint.facts.visitor import FileVisitor
 from ctxlint.facts.vocab import Vocabulary
 from ctxlint.program.bindings import KEY as BINDINGS
 from ctxlint.program.bindings import Bindings, Site
+from ctxlint.program.classes import KEY as CLASSES
 from ctxlint.program.classes import class_index
 from ctxlint.program.core import Program
 from ctxlint.program.holders import Holder, HolderKind
@@ -35,7 +36,7 @@ from ctxlint.program.method_lookup import (
     find_method,
     member_receiver,
 )
-from ctxlint.program.record_conventions import record_convention
+from ctxlint.program.record_conventions import RECORDS, record_convention
 from ctxlint.program.rule import Located
 
 KEY = "CTX401"  # the rule whose facts these are
@@ -629,7 +630,9 @@ def _parameter_remedy(b: NameBinding, callers: list[str]) -> str:
 
 
 def accessor_uses(program: Program) -> AccessorUses:
-    return program.memo("accessor uses", lambda: AccessorUses(program))
+    # its facts, the class index's and the record conventions'
+    reads = (KEY, CLASSES, RECORDS)
+    return program.memo("accessor uses", lambda: AccessorUses(program), reads)
 
 
 def method_classes(program: Program) -> set[str]:

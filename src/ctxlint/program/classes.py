@@ -469,4 +469,4 @@ def _stdlib_attribute(qual: str, name: str) -> bool | None:
 def class_index(program: Program) -> ClassIndex:
     """The run's class index. The prefilter's rounds add files to the program,
     so the memo is keyed by how many files it holds."""
-    return program.memo(f"{KEY}:{len(program.files)}", lambda: ClassIndex(program))
+    return program.memo(f"{KEY}:{len(program.files)}", lambda: ClassIndex(program), (KEY,))

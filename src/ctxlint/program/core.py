@@ -58,6 +58,20 @@ def _typed(facts: dict[str, Any], key: str, found: Any, read: Callable[[Any], T]
 
 
 @dataclass
+class Carried:
+    """Whole-program answers kept from one program to the next by a resident
+    front end (engine.check_memo), each with a token of the facts it read:
+    `token(reads)` says what the files and those facts keys are in the program
+    asking now (None: it cannot be told), so an answer whose token is the same
+    is the one a build would make again (a statement edit inside a function
+    changes no class: the class index stays)."""
+
+    token: Callable[[tuple[str, ...]], str | None]
+    values: dict[str, tuple[str, Any]] = field(default_factory=dict)  # key -> (token, answer)
+    asked: set[str] = field(default_factory=set)  # the keys this program asked
+
+
+@dataclass
 class Program:
     """Everything the whole-program phase sees."""
 
@@ -75,6 +89,8 @@ class Program:
     _per_file: dict[tuple[str, str], tuple[Any, Any]] = field(
         default_factory=dict, repr=False, compare=False
     )
+    # answers kept from an earlier program (a resident's), while its check runs
+    carried: Carried | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.files, FileTable):
@@ -110,14 +126,24 @@ class Program:
                 return path
         return None
 
-    def memo(self, key: str, build: Callable[[], T]) -> T:
+    def memo(self, key: str, build: Callable[[], T], reads: tuple[str, ...] | None = None) -> T:
         """`build()` once per run (per Program) and state of its files: the parts
         of the model every rule that asks shares, instead of a module global
-        that outlives the run. A fixed-point round that adds files rebuilds it."""
+        that outlives the run. A fixed-point round that adds files rebuilds it.
+        `reads`: every facts key the answer depends on (besides the files,
+        their modules, the vocabulary and the config): while a resident's
+        answers are `carried`, one built from the same of these is reused."""
         version = self.files.version  # type: ignore[attr-defined]
         hit = self._memo.get(key)
+        carried = self.carried if reads is not None else None
+        token = carried.token(reads) if carried is not None and reads is not None else None
         if hit is None or hit[0] != version:
-            hit = self._memo[key] = (version, build())
+            kept = carried.values.get(key) if carried is not None and token is not None else None
+            value = kept[1] if kept is not None and kept[0] == token else build()
+            hit = self._memo[key] = (version, value)
+        if carried is not None and token is not None:  # (one built before, by a round, too)
+            carried.values[key] = (token, hit[1])
+            carried.asked.add(key)
         return hit[1]  # type: ignore[no-any-return]
 
     def built(self, key: str) -> bool:

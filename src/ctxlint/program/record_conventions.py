@@ -13,6 +13,8 @@ from typing import Any
 
 from ctxlint.program.core import Program
 
+RECORDS = "records"  # the facts key the conventions are made of (records.KEY)
+
 # Functions the design names as the one place a record is copied and edited
 # (SGLang: test doubles use `sglang.test.test_utils.server_args_variant`):
 # qualified names; CTX201 and CTX202 report nothing inside them.
@@ -37,12 +39,12 @@ def in_helper(helpers: set[tuple[str, str]], module: str, scope: str) -> bool:
 
 def record_names(program: Program) -> set[str]:
     """The codebase's naming convention for a record parameter (once a run)."""
-    return program.memo("record names", lambda: _record_names(program))
+    return program.memo("record names", lambda: _record_names(program), (RECORDS,))
 
 
 def record_convention(program: Program) -> RecordConvention:
     """Where each record parameter name means the record (once a run)."""
-    return program.memo("record convention", lambda: RecordConvention(program))
+    return program.memo("record convention", lambda: RecordConvention(program), (RECORDS,))
 
 
 def _record_names(program: Program) -> set[str]:
@@ -57,7 +59,7 @@ def _record_names(program: Program) -> set[str]:
     counts: dict[str, int] = {}
     other: dict[str, int] = {}
     for entry in program.files.values():
-        facts = entry["facts"].get("records") or {}
+        facts = entry["facts"].get(RECORDS) or {}
         for name, n in facts.get("record_params", {}).items():
             counts[name] = counts.get(name, 0) + n
         for name, n in facts.get("other_params", {}).items():
@@ -101,7 +103,7 @@ class RecordConvention:
         votes: dict[tuple[str, str], list[Any]] = {}
         per_file: list[tuple[str, dict[str, Any]]] = []
         for entry in program.files.values():
-            facts = entry["facts"].get("records") or {}
+            facts = entry["facts"].get(RECORDS) or {}
             per_file.append((entry["module"], facts))
             for name, rivals in facts.get("rival_params", {}).items():
                 if name not in self.names:

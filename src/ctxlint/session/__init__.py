@@ -13,6 +13,7 @@ nothing here prints except the warnings a request routes through `warn`.
 
 from __future__ import annotations
 
+from ctxlint.discover.project import PROFILES, profile_path
 from ctxlint.session.checked import (
     Checked,
     check,
@@ -32,12 +33,7 @@ from ctxlint.session.request import (
     Selection,
 )
 from ctxlint.session.runs import Resident, RunOutput, Runs
-from ctxlint.session.setup import (
-    PROFILES,
-    Setup,
-    profile_path,
-    resolve,
-)
+from ctxlint.session.setup import Setup, resolve
 
 __all__ = [
     "PROFILES",

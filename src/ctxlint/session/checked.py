@@ -173,10 +173,15 @@ def warn_noqa(config: Config, result: Result, warn: Callable[[str], None]) -> No
 
 
 def _lines(path: Path) -> list[str]:
-    """A checked file's lines as it was checked (its coding declaration or BOM)."""
+    """A checked file's lines as it was checked (its coding declaration or BOM);
+    none for a file without `noqa` in any case (a Python source's encoding is
+    ASCII-compatible, and no other letter lowers to those four): most files,
+    whose decoding was most of a daemon's unchanged answer."""
     try:
         data = path.read_bytes()
     except OSError:
+        return []
+    if b"noqa" not in data.lower():
         return []
     try:
         return decode(data).splitlines()

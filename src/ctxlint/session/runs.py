@@ -22,7 +22,7 @@ from ctxlint.engine import checks
 from ctxlint.engine.check_memo import CheckMemo
 from ctxlint.engine.kept_tree import KeptTree
 from ctxlint.engine.outcome import RoundsEnd
-from ctxlint.engine.run import Engine, RunOutput, discover_files
+from ctxlint.engine.run import Engine, RunOutput, TreeMemo, discover_files
 from ctxlint.engine.start import Decoded, Start
 from ctxlint.facts.vocab import Vocabulary
 from ctxlint.program.core import Program
@@ -49,6 +49,8 @@ class Resident:
     checks: CheckMemo | None = field(default_factory=CheckMemo)
     # the last edited buffer's LibCST module: its next edit parses one statement
     kept: KeptTree | None = field(default_factory=KeptTree)
+    # the stat signatures, syntax verdicts and vocabulary of the last runs
+    tree: TreeMemo = field(default_factory=TreeMemo)
 
     def start(self, hashes: Mapping[str, str]) -> Start | None:
         if self.rounds is None:
@@ -80,7 +82,9 @@ class _Resumed(Engine):
     start is known once the tree's content is hashed, before anything reads it."""
 
     def __init__(self, *args: Any, resident: Resident, **kwargs: Any) -> None:
-        super().__init__(*args, check_memo=resident.checks, kept=resident.kept, **kwargs)
+        super().__init__(
+            *args, check_memo=resident.checks, kept=resident.kept, tree=resident.tree, **kwargs
+        )
         self.resident = resident
         self.hashes: dict[str, str] = {}
 

@@ -15,25 +15,22 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ctxlint.config.nested import missing_config
 from ctxlint.config.selection import resolve as resolve_selectors
 from ctxlint.config.selection import select_ids
 from ctxlint.config.settings import (
     Config,
-    find_config,
     load_config,
     naming_file,
     shadowed_configs,
 )
-from ctxlint.core.errors import ConfigError, did_you_mean
+from ctxlint.core.errors import ConfigError
 from ctxlint.core.pysource import unsupported_target
+from ctxlint.discover.project import PROFILES, config_file
 from ctxlint.discover.roots import check_roots, shown
 from ctxlint.engine.registry import load_rules
 from ctxlint.engine.run import Progress
 from ctxlint.program.rule import Rule
 from ctxlint.session.request import PYTEST, QUIET, Overrides, Request
-
-PROFILES = Path(__file__).resolve().parents[1] / "config" / "profiles"
 
 
 @dataclass
@@ -115,40 +112,17 @@ def resolve(request: Request, rules: list[Rule] | None = None) -> Setup:
 
 
 def _config_file(request: Request) -> tuple[Path, Path | None, list[Path]]:
-    """The config file, the tree (None: the config's root) and the path filters:
-    with --config or --profile the first PATH is the tree, else the config is
-    the one found from the first PATH (or `search_from`, or the working folder)."""
-    paths = [Path(p) for p in request.paths]
-    root = Path(request.root) if request.root else None
-    config_file = request.config
-    if request.profile:
-        if config_file:
-            raise ConfigError("give --profile or --config, not both")
-        config_file = str(profile_path(request.profile))
-    if config_file:
-        cfg_path = Path(config_file)
-        if not cfg_path.is_file():
-            raise ConfigError(f"config file {cfg_path} {_not_a_config(cfg_path)}")
-        if paths and root is None:
-            if not paths[0].is_dir():
-                raise ConfigError(
-                    f"{paths[0]} is not a folder (with --config, PATH is the tree to check)"
-                )
-            root, paths = paths[0], paths[1:]
-        return cfg_path, root, paths
-    start = Path(request.search_from) if request.search_from else None
-    # where the path is as typed (a link to a file elsewhere stays in its project),
-    # then where it leads
-    asked = start or (paths[0] if paths else Path.cwd())
-    here = Path(os.path.abspath(asked))
-    found = find_config(here) or find_config(asked.resolve())
-    if found is None:  # name the configs below, for a project in a subfolder
-        raise missing_config(
-            here if here.is_dir() else here.parent,
-            request.command,
-            pytest_plugin=request.command == PYTEST,
-        )
-    return found, root, paths
+    """The config file, the tree (None: the config's root) and the path filters
+    (discover.project.config_file)."""
+    return config_file(
+        request.paths,
+        root=request.root,
+        config=request.config,
+        profile=request.profile,
+        search_from=request.search_from,
+        command=request.command,
+        pytest_plugin=request.command == PYTEST,
+    )
 
 
 def _load(request: Request, cfg_path: Path, root: Path | None, rules: list[Rule]) -> Config:
@@ -222,15 +196,6 @@ def check_paths(paths: tuple[str, ...] | list[str]) -> None:
             raise ConfigError(f"{p}: no such file or folder")
 
 
-def profile_path(name: str) -> Path:
-    known = sorted(p.stem for p in PROFILES.glob("*.toml"))
-    if name not in known:
-        raise ConfigError(
-            f"unknown profile {name!r} (known: {', '.join(known)})" + did_you_mean(name, known)
-        )
-    return PROFILES / f"{name}.toml"
-
-
 def warn_shadowed(config: Config) -> None:
     """A dedicated ctxlint.toml wins over pyproject.toml (as in ruff); say which is ignored."""
     if config.config_path is None:
@@ -241,13 +206,6 @@ def warn_shadowed(config: Config) -> None:
             f"{shown(other)} is ignored",
             file=sys.stderr,
         )
-
-
-def _not_a_config(path: Path) -> str:
-    """Why `--config PATH` names no config file."""
-    if path.is_dir():
-        return "is a folder: give the config file in it (pyproject.toml or ctxlint.toml)"
-    return "is not a regular file" if path.exists() else "not found"
 
 
 def selected_rules(
