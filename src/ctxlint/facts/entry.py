@@ -1,0 +1,95 @@
+"""A facts entry's plain form and its encodings, made again only where they
+changed since the last entry of the same kept module (an editor's edit).
+
+A whole extraction makes the entry's plain form by a JSON round trip
+(facts.extract._plain), then the worker encodes it with sorted keys and
+digests each part with and without positions (engine.workers,
+engine.part_digests): each a pass over the whole file's facts. Here the entry
+is cut into pieces (its dicts with string keys, down to DEPTH levels); each
+piece's JSON as json.dumps writes it (`raw`, keys unsorted, facts.typed's
+`default`) is compared with the same piece's in the last entry, and a piece
+whose `raw` is the same string is the last one: its decoded value, its
+sorted encoding and its positionless one are taken as they are. Equal `raw`
+text is the same JSON (the same values of the same types: `1` is not
+`true`), so each is exactly what the whole round trip and encodings give:
+
+- a dict of string keys encodes as `{` + `"key":value` joined by `,` + `}`,
+  its items sorted by key for the sorted encoding (json.dumps' sort_keys,
+  compact separators); the JSON round trip keeps its keys' order;
+- `positionless` maps a dict's values and leaves its keys, so a dict's
+  positionless encoding is its pieces' joined the same way.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from ctxlint.facts import typed
+
+DEPTH = 4  # the entry, "facts", each part, its keys: pieces below are leaves
+_NATIVE = (dict, list, tuple, str, int, float, type(None))  # json.dumps' own types
+
+
+def positionless(value: Any) -> Any:
+    """Facts with every span ([line, column, end_line, end_column]) zeroed: a
+    line inserted above moves the spans of the rest of the file, and no rule's
+    answer depends on where things are (tests/engine/test_rounds.py checks it)."""
+    if isinstance(value, list):
+        if len(value) == 4 and all(type(x) is int for x in value):
+            return [0, 0, 0, 0]
+        return [positionless(x) for x in value]
+    if isinstance(value, dict):
+        return {k: positionless(x) for k, x in value.items()}
+    return value
+
+
+def sorted_json(value: Any) -> str:
+    """The entry's encoding (engine.workers, engine.part_digests)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+@dataclass
+class Piece:
+    """One piece of an entry: its plain value, sorted encoding and positionless
+    sorted encoding; a leaf's unsorted JSON, or a dict's pieces by key."""
+
+    value: Any
+    placed: str
+    bare: str
+    raw: str | None = None
+    children: dict[str, Piece] | None = None
+    digests: dict[str, str] = field(default_factory=dict)  # engine.part_digests' cache
+
+
+def _join(children: dict[str, Piece], attr: str) -> str:
+    items = ",".join(f"{json.dumps(k)}:{getattr(children[k], attr)}" for k in sorted(children))
+    return "{" + items + "}"
+
+
+def piece(value: Any, last: Piece | None, depth: int = DEPTH) -> Piece:
+    """`value`'s piece: `last` where it is the same JSON, else made (from
+    `last`'s pieces where those are)."""
+    while not isinstance(value, _NATIVE):  # what json.dumps hands its default
+        value = typed.plain(value)
+    if depth and type(value) is dict and value and all(type(k) is str for k in value):
+        before = last.children if last is not None else None
+        children = {
+            k: piece(v, before.get(k) if before is not None else None, depth - 1)
+            for k, v in value.items()
+        }
+        if (
+            last is not None
+            and before is not None
+            and list(before) == list(children)
+            and all(children[k] is before[k] for k in children)
+        ):
+            return last
+        plain = {k: c.value for k, c in children.items()}
+        return Piece(plain, _join(children, "placed"), _join(children, "bare"), None, children)
+    raw = json.dumps(value, default=typed.plain)
+    if last is not None and last.children is None and last.raw == raw:
+        return last
+    plain = json.loads(raw)
+    return Piece(plain, sorted_json(plain), sorted_json(positionless(plain)), raw)
