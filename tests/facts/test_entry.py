@@ -50,7 +50,7 @@ def _value(rng: random.Random, depth: int) -> Any:
             frozenset(rng.sample(KEYS, 2)),
         )
     if roll < 0.6:
-        return [_value(rng, depth - 1) for _ in range(rng.randrange(4))]
+        return [_value(rng, depth - 1) for _ in range(rng.randrange(9))]  # long ones too
     keys: list[Any] = rng.sample(KEYS, rng.randrange(4))
     if rng.random() < 0.1:
         keys.append(7)  # a key json.dumps writes as "7": that dict is a leaf
@@ -71,6 +71,8 @@ def _mutate(rng: random.Random, value: Any, depth: int = 0) -> Any:
         return out
     if isinstance(value, list) and value and rng.random() < 0.7:
         at = rng.randrange(len(value))
+        if rng.random() < 0.3:  # one put in: the rest moves
+            return [*value[:at], _value(rng, 1), *value[at:]]
         return [*value[:at], _mutate(rng, value[at], depth + 1), *value[at + 1 :]]
     return _value(rng, 2) if rng.random() < 0.5 else rng.choice(LEAVES)
 
@@ -82,7 +84,7 @@ def _entry(rng: random.Random) -> dict[str, Any]:
 
 def test_an_entry_made_from_the_last_ones_pieces_is_a_whole_encodings() -> None:
     rng = random.Random(37)
-    reused = 0
+    reused = listed = 0
     for _ in range(40):
         out, last = _entry(rng), None
         for _ in range(25):
@@ -97,9 +99,16 @@ def test_an_entry_made_from_the_last_ones_pieces_is_a_whole_encodings() -> None:
                 plain, blob.encode()
             )
             reused += got is last
+            listed += _lists(got)
             last = got if rng.random() < 0.9 else entry.piece(_entry(rng), None)
             out = {**out, "facts": _mutate(rng, out["facts"])}
     assert reused > 20  # unchanged entries were taken as they were
+    assert listed > 100  # long lists were cut into their elements
+
+
+def _lists(piece: entry.Piece) -> int:
+    inner = [*(piece.children or {}).values(), *(piece.items or ())]
+    return (piece.items is not None) + sum(_lists(p) for p in inner)
 
 
 def test_a_leaf_that_changes_only_its_type_is_encoded_again() -> None:

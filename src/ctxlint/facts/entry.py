@@ -23,12 +23,14 @@ text is the same JSON (the same values of the same types: `1` is not
 from __future__ import annotations
 
 import json
+import operator
 from dataclasses import dataclass, field
 from typing import Any
 
 from ctxlint.facts import typed
 
 DEPTH = 4  # the entry, "facts", each part, its keys: pieces below are leaves
+LONG = 4  # a list longer than a span is cut into its elements (a span is zeroed whole)
 _NATIVE = (dict, list, tuple, str, int, float, type(None))  # json.dumps' own types
 
 
@@ -60,6 +62,7 @@ class Piece:
     bare: str
     raw: str | None = None
     children: dict[str, Piece] | None = None
+    items: list[Piece] | None = None  # a long list's elements (each a leaf)
     digests: dict[str, str] = field(default_factory=dict)  # engine.part_digests' cache
 
 
@@ -88,8 +91,30 @@ def piece(value: Any, last: Piece | None, depth: int = DEPTH) -> Piece:
             return last
         plain = {k: c.value for k, c in children.items()}
         return Piece(plain, _join(children, "placed"), _join(children, "bare"), None, children)
+    if depth and type(value) in (list, tuple) and len(value) > LONG:
+        return _listed(value, last)
     raw = json.dumps(value, default=typed.plain)
-    if last is not None and last.children is None and last.raw == raw:
+    if last is not None and last.raw == raw:
         return last
+    return _leaf(raw)
+
+
+def _leaf(raw: str) -> Piece:
     plain = json.loads(raw)
     return Piece(plain, sorted_json(plain), sorted_json(positionless(plain)), raw)
+
+
+def _listed(value: list[Any] | tuple[Any, ...], last: Piece | None) -> Piece:
+    """A long list's piece: each element the last list's element of the same
+    JSON, wherever it stood (an element inserted above moves the rest)."""
+    before = last.items if last is not None else None
+    known = {item.raw: item for item in before} if before is not None else {}
+    items = []
+    for element in value:
+        raw = json.dumps(element, default=typed.plain)
+        items.append(known.get(raw) or _leaf(raw))
+    if before is not None and len(before) == len(items) and all(map(operator.is_, before, items)):
+        return last  # type: ignore[return-value]
+    placed = "[" + ",".join(item.placed for item in items) + "]"
+    bare = "[" + ",".join(item.bare for item in items) + "]"
+    return Piece([item.value for item in items], placed, bare, items=items)
