@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import operator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,7 +50,33 @@ def positionless(value: Any) -> Any:
 
 def sorted_json(value: Any) -> str:
     """The entry's encoding (engine.workers, engine.part_digests)."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+    return _SORTED(value)
+
+
+def _encoder(**how: Any) -> Callable[[Any], str]:
+    """json.dumps(value, **how) as one call to json's C encoder, made once (a
+    piece is encoded per list element: dumps' frames and its encoder made per
+    call would cost more than the element). No check for cycles: facts have
+    none."""
+    made = json.JSONEncoder(**how)
+    if json.encoder.c_make_encoder is None:  # (no C accelerator)
+        return made.encode
+    one = json.encoder.c_make_encoder(
+        None,
+        made.default,
+        json.encoder.encode_basestring_ascii,
+        made.indent,
+        made.key_separator,
+        made.item_separator,
+        made.sort_keys,
+        made.skipkeys,
+        made.allow_nan,
+    )
+    return lambda value: "".join(one(value, 0))
+
+
+_SORTED = _encoder(sort_keys=True, separators=(",", ":"))
+_RAW = _encoder(default=typed.plain)  # as json.dumps(value, default=typed.plain)
 
 
 @dataclass
@@ -67,7 +94,8 @@ class Piece:
 
 
 def _join(children: dict[str, Piece], attr: str) -> str:
-    items = ",".join(f"{json.dumps(k)}:{getattr(children[k], attr)}" for k in sorted(children))
+    key = json.encoder.encode_basestring_ascii  # json.dumps of a str key
+    items = ",".join(f"{key(k)}:{getattr(children[k], attr)}" for k in sorted(children))
     return "{" + items + "}"
 
 
@@ -93,7 +121,7 @@ def piece(value: Any, last: Piece | None, depth: int = DEPTH) -> Piece:
         return Piece(plain, _join(children, "placed"), _join(children, "bare"), None, children)
     if depth and type(value) in (list, tuple) and len(value) > LONG:
         return _listed(value, last)
-    raw = json.dumps(value, default=typed.plain)
+    raw = _RAW(value)
     if last is not None and last.raw == raw:
         return last
     return _leaf(raw)
@@ -111,7 +139,7 @@ def _listed(value: list[Any] | tuple[Any, ...], last: Piece | None) -> Piece:
     known = {item.raw: item for item in before} if before is not None else {}
     items = []
     for element in value:
-        raw = json.dumps(element, default=typed.plain)
+        raw = _RAW(element)
         items.append(known.get(raw) or _leaf(raw))
     if before is not None and len(before) == len(items) and all(map(operator.is_, before, items)):
         return last  # type: ignore[return-value]
