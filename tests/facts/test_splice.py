@@ -21,6 +21,7 @@ from ctxlint.engine.part_digests import of_facts, of_piece
 from ctxlint.engine.registry import file_visitors
 from ctxlint.engine.run import Engine
 from ctxlint.facts.code_digest import code_digest
+from ctxlint.facts.entry import text as entry_text
 from ctxlint.facts.extract import extract_file, parse
 from ctxlint.facts.splice import Kept
 
@@ -69,7 +70,7 @@ def _facts(path: str, module: str, source: bytes, vocab: str, visitors: list, pa
     if parser is not None and "error" not in facts:  # its pieces (facts.entry): a whole encoding's
         assert entry is not None and entry.value is facts
         blob = json.dumps(facts, sort_keys=True, separators=(",", ":"))
-        assert entry.placed == blob
+        assert entry_text(entry, "placed") == blob
         assert of_piece(entry) == of_facts(facts, blob.encode())
     return json.dumps(facts)
 

@@ -14,7 +14,7 @@ import json
 from typing import Any
 
 from ctxlint.discover.sources import content_hash
-from ctxlint.facts.entry import Piece, positionless
+from ctxlint.facts.entry import Piece, positionless, text
 
 ERROR = "!error"  # a file that does not parse: it leaves the program, every rule sees that
 PartDigests = dict[str, str]  # facts key -> digest of that part of one file's facts
@@ -45,9 +45,11 @@ def of_piece(entry: Piece) -> PartDigests | None:
         return None
     out: PartDigests = {}
     for key, part in facts.children.items():
-        if not part.digests:
-            part.digests[key] = content_hash(part.bare.encode())
-            part.digests[PLACED + key] = content_hash(part.placed.encode())
+        if part.digests is None:
+            part.digests = {
+                key: content_hash(text(part, "bare").encode()),
+                PLACED + key: content_hash(text(part, "placed").encode()),
+            }
         out.update(part.digests)
     return out
 

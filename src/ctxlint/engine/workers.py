@@ -13,6 +13,7 @@ from typing import Any
 
 from ctxlint.core import deepstack, pysource
 from ctxlint.engine.part_digests import PartDigests, of_facts, of_piece
+from ctxlint.facts.entry import text
 
 _WORKER: dict[str, Any] = {}
 
@@ -86,7 +87,7 @@ def _work(item: tuple[str, str, bytes], parser: Any = None) -> Result:
     if entry is not None and entry.value is facts:  # a kept module's (facts.entry)
         parts = of_piece(entry)
         if parts is not None:
-            return path, entry.placed.encode(), clock, parts
+            return path, text(entry, "placed").encode(), clock, parts
     return _encode(path, facts, clock, syntax_only)
 
 

@@ -25,13 +25,14 @@ from __future__ import annotations
 import json
 import operator
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ctxlint.facts import typed
 
 DEPTH = 4  # the entry, "facts", each part, its keys: pieces below are leaves
 LONG = 4  # a list longer than a span is cut into its elements (a span is zeroed whole)
+PART = DEPTH - 2  # the depth of a part (a facts key's value: the part digests')
 _NATIVE = (dict, list, tuple, str, int, float, type(None))  # json.dumps' own types
 
 
@@ -79,24 +80,40 @@ _SORTED = _encoder(sort_keys=True, separators=(",", ":"))
 _RAW = _encoder(default=typed.plain)  # as json.dumps(value, default=typed.plain)
 
 
-@dataclass
+@dataclass(slots=True)
 class Piece:
     """One piece of an entry: its plain value, sorted encoding and positionless
-    sorted encoding; a leaf's unsorted JSON, or a dict's pieces by key."""
+    sorted encoding (a leaf's and a part's; a dict or list above or below a
+    part joins its pieces' when asked: `text`); a leaf's unsorted JSON, or a
+    dict's pieces by key, or a long list's."""
 
     value: Any
-    placed: str
-    bare: str
+    placed: str | None
+    bare: str | None
     raw: str | None = None
     children: dict[str, Piece] | None = None
     items: list[Piece] | None = None  # a long list's elements (each a leaf)
-    digests: dict[str, str] = field(default_factory=dict)  # engine.part_digests' cache
+    digests: dict[str, str] | None = None  # a part's (engine.part_digests.of_piece)
 
 
-def _join(children: dict[str, Piece], attr: str) -> str:
-    key = json.encoder.encode_basestring_ascii  # json.dumps of a str key
-    items = ",".join(f"{key(k)}:{getattr(children[k], attr)}" for k in sorted(children))
-    return "{" + items + "}"
+def text(piece: Piece, attr: str) -> str:
+    """The piece's sorted encoding ("placed") or positionless one ("bare")."""
+    kept: str | None = getattr(piece, attr)
+    if kept is not None:
+        return kept
+    if piece.children is not None:
+        key = json.encoder.encode_basestring_ascii  # json.dumps of a str key
+        children = piece.children
+        return "{" + ",".join(f"{key(k)}:{text(children[k], attr)}" for k in sorted(children)) + "}"
+    return "[" + ",".join(text(item, attr) for item in piece.items or ()) + "]"
+
+
+def _joined(made: Piece, depth: int) -> Piece:
+    """A dict's or list's piece, its encodings kept at a part's depth only (the
+    part digests' and a changed part's join; not a copy of them per level)."""
+    if depth == PART:
+        made.placed, made.bare = text(made, "placed"), text(made, "bare")
+    return made
 
 
 def piece(value: Any, last: Piece | None, depth: int = DEPTH) -> Piece:
@@ -118,9 +135,9 @@ def piece(value: Any, last: Piece | None, depth: int = DEPTH) -> Piece:
         ):
             return last
         plain = {k: c.value for k, c in children.items()}
-        return Piece(plain, _join(children, "placed"), _join(children, "bare"), None, children)
+        return _joined(Piece(plain, None, None, None, children), depth)
     if depth and type(value) in (list, tuple) and len(value) > LONG:
-        return _listed(value, last)
+        return _listed(value, last, depth)
     raw = _RAW(value)
     if last is not None and last.raw == raw:
         return last
@@ -132,7 +149,7 @@ def _leaf(raw: str) -> Piece:
     return Piece(plain, sorted_json(plain), sorted_json(positionless(plain)), raw)
 
 
-def _listed(value: list[Any] | tuple[Any, ...], last: Piece | None) -> Piece:
+def _listed(value: list[Any] | tuple[Any, ...], last: Piece | None, depth: int) -> Piece:
     """A long list's piece: each element the last list's element of the same
     JSON, wherever it stood (an element inserted above moves the rest)."""
     before = last.items if last is not None else None
@@ -143,6 +160,4 @@ def _listed(value: list[Any] | tuple[Any, ...], last: Piece | None) -> Piece:
         items.append(known.get(raw) or _leaf(raw))
     if before is not None and len(before) == len(items) and all(map(operator.is_, before, items)):
         return last  # type: ignore[return-value]
-    placed = "[" + ",".join(item.placed for item in items) + "]"
-    bare = "[" + ",".join(item.bare for item in items) + "]"
-    return Piece([item.value for item in items], placed, bare, items=items)
+    return _joined(Piece([item.value for item in items], None, None, items=items), depth)
