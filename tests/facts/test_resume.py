@@ -6,11 +6,13 @@ could differ from a whole walk's."""
 from __future__ import annotations
 
 import ast
+import dataclasses
 
 from conftest import REPO
 from test_splice import _facts, _project
 
 from ctxlint.engine.kept_tree import KeptTree
+from ctxlint.facts import resume
 from ctxlint.facts.extract import parse
 
 REL, MODULE = "examples/serving_app/scheduler.py", "serving_app.scheduler"
@@ -97,3 +99,32 @@ def test_a_whole_parse_keeps_no_state_and_places_the_whole_module() -> None:
     _extracted(tree, parser, vocab, visitors, text)
     assert tree.parsed == 2 and tree.kept is not None
     assert (tree.kept.walked_from, tree.kept.walk, tree.kept.generated) == (0, None, "module")
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Base:
+    a: int
+    b: list[int] = dataclasses.field(default_factory=list)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Derived(_Base):
+    c: str = "c"
+    d: int = dataclasses.field(default=0, kw_only=True)
+
+
+@dataclasses.dataclass(frozen=True)
+class _Plain:  # no slots: dataclasses' own pickling
+    a: int
+
+
+def test_slotted_dataclasses_load_through_their_slots_as_they_were() -> None:
+    shared = [1, 2]
+    state = [_Derived(1, shared, "x", d=4), _Base(2), _Plain(3), _Derived(5, shared)]
+    pickled = resume._dump(state, {})
+    assert pickled is not None
+    got = resume._load(pickled, {})
+    assert got == state and [type(x) for x in got] == [type(x) for x in state]
+    assert got[0].b is got[3].b  # (one list, as pickled)
+    assert resume._slotted(_Derived) is not None and resume._slotted(_Plain) is None
+    assert b"_restore" in pickled.blob  # the slots' way was taken

@@ -17,9 +17,11 @@ from conftest import REPO
 from helpers import project_config
 
 from ctxlint.engine.kept_tree import KeptTree
+from ctxlint.engine.part_digests import of_facts, of_piece
 from ctxlint.engine.registry import file_visitors
 from ctxlint.engine.run import Engine
 from ctxlint.facts.code_digest import code_digest
+from ctxlint.facts.entry import text as entry_text
 from ctxlint.facts.extract import extract_file, parse
 from ctxlint.facts.splice import Kept
 
@@ -63,7 +65,14 @@ def _edit(text: str, rng: random.Random, n: int) -> str:
 
 
 def _facts(path: str, module: str, source: bytes, vocab: str, visitors: list, parser=None) -> str:
-    return json.dumps(extract_file(path, module, source, vocab, visitors, parser=parser))
+    facts = extract_file(path, module, source, vocab, visitors, parser=parser)
+    entry = getattr(getattr(parser, "kept", None), "entry", None)
+    if parser is not None and "error" not in facts:  # its pieces (facts.entry): a whole encoding's
+        assert entry is not None and entry.value is facts
+        blob = json.dumps(facts, sort_keys=True, separators=(",", ":"))
+        assert entry_text(entry, "placed") == blob
+        assert of_piece(entry) == of_facts(facts, blob.encode())
+    return json.dumps(facts)
 
 
 def _walk(files: list[tuple[str, str, str]], vocab: str, visitors: list, edits: int) -> Counter:

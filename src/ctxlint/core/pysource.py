@@ -11,10 +11,12 @@ brackets; LibCST segfaults near 2,000), so it runs before LibCST.
 from __future__ import annotations
 
 import ast
+import bisect
 import io
 import re
 import sys
 import tokenize
+from dataclasses import dataclass
 
 # target-version -> the grammar (ruff's names). The oldest is the oldest Python
 # ctxlint runs on; a target newer than the running interpreter cannot be checked.
@@ -84,23 +86,107 @@ def _depth() -> int:
 # the verdict of an edited buffer (server.project) and the extraction asks it
 # again of the same text (pysource.read): a compile of a 282 KB file each.
 # The verdict depends on the text and the grammar alone; a text refused is
-# asked again (its message is made each time).
-_ACCEPTED: list[tuple[str, str]] = []
+# asked again (its message is made each time). An edited text whose change
+# lies between two of the last text's cuts is judged by that piece alone
+# (`_spliced`; docs/server.md "h37w" argues why that is the whole verdict).
+@dataclass
+class _Accepted:
+    text: str
+    target: str
+    # the lines (0-based) the text can be cut at: the start, the end, and each
+    # top-level statement that begins a line (its decorators' first line);
+    # none for a text with a lone CR (CPython's lines are not split("\\n")'s)
+    cuts: list[int]
+    lines: list[str] | None = None  # text.split("\n"), made when an edit asks
+
+    def split(self) -> list[str]:
+        if self.lines is None:
+            self.lines = self.text.split("\n")
+        return self.lines
+
+
+_ACCEPTED: list[_Accepted] = []
+_LONE_CR = re.compile(r"\r(?!\n)")  # a line break CPython reads that split("\n") does not
 
 
 def check(text: str, target: str) -> None:
     """Raise SourceError unless `text` parses with the target's grammar."""
-    if _ACCEPTED and _ACCEPTED[0][1] == target and _ACCEPTED[0][0] == text:
+    last = _ACCEPTED[0] if _ACCEPTED and _ACCEPTED[0].target == target else None
+    if last is not None and last.text == text:
         return
-    _accept(text, target)
-    _ACCEPTED[:] = [(text, target)]
+    spliced = _spliced(last, text, target) if last is not None and last.cuts else None
+    if spliced is not None:
+        _ACCEPTED[:] = [_Accepted(text, target, *spliced)]
+    else:
+        _ACCEPTED[:] = [_Accepted(text, target, _accept(text, target))]
 
 
-def _accept(text: str, target: str) -> None:
+def _cuts(tree: ast.Module, at: int, end: int) -> list[int]:
+    """The cut lines of a parsed piece starting at line `at` (0-based) and
+    ending at line `end`: `at`, every top-level statement that begins a line
+    (not after a `;`), `end`."""
+    out, last_end = [at], 0
+    for node in tree.body:
+        decorators = getattr(node, "decorator_list", ())
+        first = min([node.lineno, *(d.lineno for d in decorators)])
+        if first > last_end and at + first - 1 > out[-1]:
+            out.append(at + first - 1)
+        last_end = node.end_lineno or node.lineno
+    if end > out[-1]:
+        out.append(end)
+    return out
+
+
+def _continued(line: str) -> bool:
+    """A line a backslash joins to the next (a comment's too: refused, not told apart)."""
+    return line.rstrip("\r").endswith("\\")
+
+
+def _spliced(last: _Accepted, text: str, target: str) -> tuple[list[int], list[str]] | None:
+    """The cuts and lines of `text` when its change from the accepted `last` lies
+    between two of last's cuts and CPython accepts that piece alone (then it
+    accepts the whole text); None when the whole text must answer."""
+    if "\r" in text and _LONE_CR.search(text):
+        return None
+    old, new = last.split(), text.split("\n")
+    n = min(len(old), len(new))
+    top = 0
+    while top < n and old[top] == new[top]:
+        top += 1
+    tail = 0
+    while tail < n - top and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    cuts = last.cuts
+    c = cuts[bisect.bisect_right(cuts, top) - 1]
+    d = cuts[bisect.bisect_left(cuts, len(old) - tail)]
+    if c == 0 and d == len(old):
+        return None  # the piece would be the whole text
+    delta = len(new) - len(old)
+    if (c and _continued(old[c - 1])) or (d < len(old) and _continued(new[d + delta - 1])):
+        return None  # a backslash joins the piece to the line above or below
+    piece = "\n".join(new[c : d + delta]) + ("\n" if d < len(old) else "")
+    try:
+        tree = _parse(piece, target)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None  # refused: the whole text says where and why
+    inner = _cuts(tree, c, d + delta)
+    after = (x + delta for x in cuts[cuts.index(d) + 1 :])
+    return [*cuts[: cuts.index(c)], *inner, *after], new
+
+
+def _parse(text: str, target: str) -> ast.Module:
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(_depth() + VERDICT_RECURSION_LIMIT)
     try:
-        ast.parse(text, feature_version=TARGET_VERSIONS[target])
+        return ast.parse(text, feature_version=TARGET_VERSIONS[target])
+    finally:
+        sys.setrecursionlimit(limit)
+
+
+def _accept(text: str, target: str) -> list[int]:
+    """The text's cuts (see _Accepted) when CPython accepts it; raises SourceError."""
+    try:
+        tree = _parse(text, target)
     except SyntaxError as exc:
         # Python 3.11.4+ reports a NUL byte as a SyntaxError with no position
         where = f" at line {exc.lineno}, column {exc.offset}" if exc.lineno else ""
@@ -110,8 +196,9 @@ def _accept(text: str, target: str) -> None:
         raise SourceError(f"too deeply nested for Python's parser ({type(exc).__name__})") from None
     except ValueError as exc:  # Python 3.11: "source code string cannot contain null bytes"
         raise SourceError(f"cannot parse: {exc}") from None
-    finally:
-        sys.setrecursionlimit(limit)
+    if "\r" in text and _LONE_CR.search(text):
+        return []  # CPython's line numbers are not split("\n")'s: never spliced
+    return _cuts(tree, 0, text.count("\n") + 1)
 
 
 # Syntax newer than some parser ctxlint may run on, found on the line CPython

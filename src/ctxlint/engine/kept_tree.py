@@ -133,6 +133,8 @@ class _KeptParse:
         else:
             tree.kept = Kept.of(text, self.parse(text))  # type: ignore[arg-type]
             tree.parsed += 1
+            if kept is not None:  # its pieces are compared by content (facts.entry)
+                tree.kept.entry = kept.entry
         tree.path, tree.hash = self.path, self.content
         if tree.cut is not None and tree.cut.text != text:
             tree.cut = None  # (a digest of another text: the next edit tokenizes all)

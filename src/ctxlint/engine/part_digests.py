@@ -14,25 +14,13 @@ import json
 from typing import Any
 
 from ctxlint.discover.sources import content_hash
+from ctxlint.facts.entry import Piece, positionless, text
 
 ERROR = "!error"  # a file that does not parse: it leaves the program, every rule sees that
 PartDigests = dict[str, str]  # facts key -> digest of that part of one file's facts
 # + a facts key: the digest of that part with its positions, which a resident
 # session's per-rule outcomes are keyed by (engine/check_memo.py: findings carry spans)
 PLACED = "@"
-
-
-def positionless(value: Any) -> Any:
-    """Facts with every span ([line, column, end_line, end_column]) zeroed: a
-    line inserted above moves the spans of the rest of the file, and no rule's
-    answer depends on where things are (tests/engine/test_rounds.py checks it)."""
-    if isinstance(value, list):
-        if len(value) == 4 and all(type(x) is int for x in value):
-            return [0, 0, 0, 0]
-        return [positionless(x) for x in value]
-    if isinstance(value, dict):
-        return {k: positionless(x) for k, x in value.items()}
-    return value
 
 
 def of_facts(facts: Any, blob: bytes) -> PartDigests:
@@ -45,6 +33,24 @@ def of_facts(facts: Any, blob: bytes) -> PartDigests:
     for key, value in facts["facts"].items():
         out[key] = digest(positionless(value))
         out[PLACED + key] = digest(value)
+    return out
+
+
+def of_piece(entry: Piece) -> PartDigests | None:
+    """The part digests of a kept module's entry (facts.entry), each part's
+    worked out again only where its piece is new; None where the entry is not
+    one of parts (of_facts answers)."""
+    facts = entry.children.get("facts") if entry.children is not None else None
+    if facts is None or facts.children is None or "error" in entry.children:
+        return None
+    out: PartDigests = {}
+    for key, part in facts.children.items():
+        if part.digests is None:
+            part.digests = {
+                key: content_hash(text(part, "bare").encode()),
+                PLACED + key: content_hash(text(part, "placed").encode()),
+            }
+        out.update(part.digests)
     return out
 
 

@@ -12,7 +12,8 @@ import sys
 from typing import Any
 
 from ctxlint.core import deepstack, pysource
-from ctxlint.engine.part_digests import PartDigests, of_facts
+from ctxlint.engine.part_digests import PartDigests, of_facts, of_piece
+from ctxlint.facts.entry import text
 
 _WORKER: dict[str, Any] = {}
 
@@ -81,6 +82,12 @@ def _work(item: tuple[str, str, bytes], parser: Any = None) -> Result:
             )
     except Exception as exc:  # a bug, or code deeper than a rule's recursion: this file only
         facts = _error(module, f"cannot check: {type(exc).__name__}: {exc}", syntax_only)
+    kept = getattr(parser, "kept", None)
+    entry = getattr(kept, "entry", None)
+    if entry is not None and entry.value is facts:  # a kept module's (facts.entry)
+        parts = of_piece(entry)
+        if parts is not None:
+            return path, text(entry, "placed").encode(), clock, parts
     return _encode(path, facts, clock, syntax_only)
 
 

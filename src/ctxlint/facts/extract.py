@@ -17,7 +17,7 @@ import libcst as cst
 
 from ctxlint.core import deepstack, pysource
 from ctxlint.facts import declarations as schema
-from ctxlint.facts import resume, typed
+from ctxlint.facts import entry, resume, typed
 from ctxlint.facts import suppression_comments as suppressions
 from ctxlint.facts.context import FileContext
 from ctxlint.facts.visitor import FileVisitor
@@ -253,4 +253,7 @@ def _extract(
         out["suppressions"] = found
     ctx.records = None  # the reference cycles (context <-> part visitors) that would hold the tree
     ctx.parts.clear()
+    if kept is not None:  # the pieces that changed since the last entry (facts.entry)
+        kept.entry = entry.piece(out, kept.entry)
+        return kept.entry.value  # type: ignore[no-any-return]
     return _plain(out)

@@ -28,8 +28,11 @@ again refers to the new ones.
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
 import io
 import pickle
+import types
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -90,11 +93,51 @@ class Resume:
         )
 
 
+# A slotted dataclass (the facts' typed records) pickles its fields' values
+# and loads them through dataclasses' __setstate__, which asks fields() for
+# every object: most of a load's time. Its fields are set here by their slot
+# descriptors instead (what object.__setattr__ does there), from the same values.
+_Setters = tuple[tuple[str, ...], tuple[Callable[[Any, Any], None], ...]]
+_SLOTTED: dict[type, _Setters | None] = {}
+
+
+def _slotted(cls: type) -> _Setters | None:
+    """The field names and slot setters of a slotted dataclass that pickles
+    by dataclasses' __getstate__/__setstate__; None for any other class."""
+    if cls in _SLOTTED:
+        return _SLOTTED[cls]
+    how: _Setters | None = None
+    setstate = cls.__dict__.get("__setstate__")
+    if dataclasses.is_dataclass(cls) and getattr(setstate, "__name__", "") == "_dataclass_setstate":
+        names = tuple(f.name for f in dataclasses.fields(cls))
+        slots = [inspect.getattr_static(cls, n, None) for n in names]
+        if all(type(d) is types.MemberDescriptorType for d in slots):
+            how = names, tuple(d.__set__ for d in slots)  # type: ignore[union-attr]
+    _SLOTTED[cls] = how
+    return how
+
+
+def _restore(cls: type, values: tuple[Any, ...]) -> Any:
+    """A slotted dataclass's object from its fields' values (`_slotted`)."""
+    how = _slotted(cls)
+    assert how is not None  # (pickled by reducer_override only then)
+    obj = object.__new__(cls)
+    for setter, value in zip(how[1], values, strict=True):
+        setter(obj, value)
+    return obj
+
+
 class _Pickler(pickle.Pickler):
     def __init__(self, file: io.BytesIO, named: dict[int, str]) -> None:
         super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
         self.named = named
         self.nodes: list[cst.CSTNode] = []
+
+    def reducer_override(self, obj: Any) -> Any:
+        how = _slotted(type(obj))
+        if how is None:
+            return NotImplemented
+        return _restore, (type(obj), tuple(getattr(obj, n) for n in how[0]))
 
     def persistent_id(self, obj: Any) -> Any:
         named = self.named.get(id(obj))

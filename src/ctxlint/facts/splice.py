@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 if TYPE_CHECKING:
+    from ctxlint.facts.entry import Piece
     from ctxlint.facts.placed import Placed
     from ctxlint.facts.resume import Resume
 
@@ -103,6 +104,8 @@ class Kept:
     walk: Resume | None = None
     placed: Placed | None = None
     said: dict[int, tuple[cst.CSTNode, str]] | None = None  # snippets' (facts.context.Texts)
+    # the last entry's pieces (facts.entry): any entry's, its pieces compared by content
+    entry: Piece | None = None
     # how its extraction went (tests, the log): the statement the walk started
     # at (0: the whole module) and what the positions' codegen covered
     walked_from: int = 0
@@ -167,4 +170,5 @@ class Kept:
         counts[found.index] = found.new_end - found.start
         made = Kept(text, spliced, new_lines, (header, counts), found, module)
         made.walk, made.placed, made.said = self.walk, self.placed, self.said
+        made.entry = self.entry
         return made, found
