@@ -12,7 +12,7 @@ from typing import Any
 import jsonschema
 import pytest
 from conftest import FIXTURE, run_cli
-from helpers import write
+from helpers import run_engine, write
 from rulecase import assert_case
 
 from ctxlint.config.settings import find_config, load_config
@@ -1376,3 +1376,53 @@ def test_a_bag_handed_out_at_import_fails_closed_only_on_its_leaves(project: Pat
     # a group handle the namespace does not declare, and the class's own
     # `override`, read no leaf; the declared leaf and the escaping object do
     assert [line for _, line, _ in findings(live)] == [6, 7]
+
+
+def test_a_callee_that_publishes_on_some_paths_only_ends_no_walk(project: Path) -> None:
+    """htri17's bug 1: a constructor publishing only under a guard
+    (`if not is_draft:`, sglang's `ModelRunner` and its draft workers), called
+    with the guard off, published nothing: the read after it has no bag. A
+    publish in one branch ends no walk either; on every path it does."""
+    guarded = """
+        from specrt.context import publish
+
+        class Runner:
+            def __init__(self, server_args, is_draft: bool = False) -> None:
+                if not is_draft:
+                    publish(server_args, role='scheduler')
+        """
+    entry = """
+        from specrt.context import publish
+        from app.draft import build
+
+        def main(server_args) -> None:
+            build(server_args)  # expect
+            publish(server_args, role='scheduler')
+        """
+    draft = """
+        from specrt.context import get_parallel
+        from app.runner import Runner
+
+        def build(server_args) -> int:
+            Runner(server_args, is_draft=True)
+            return get_parallel().tp_size
+        """
+    files = {"app/runner.py": guarded, "app/draft.py": draft}
+    assert_case(project, RULE, entry, extra=files, path="app/entry.py")
+    (found,) = [f for f in run_engine(project, select={RULE}).findings if f.kind != "pin"]
+    assert found.message.startswith("get_parallel() at app/draft.py:7 before publish"), found
+    # published on every path: the walk ends at the call
+    always = guarded.replace("        if not is_draft:\n    ", "")
+    assert "if" not in always
+    files["app/runner.py"] = always
+    assert_case(project, RULE, entry.replace("  # expect", ""), extra=files, path="app/entry.py")
+    # a publish in one branch of the entry's own body
+    branch = """
+        from specrt.context import get_parallel, publish
+
+        def main(server_args) -> int:
+            if server_args.tp_size == 1:
+                publish(server_args, role='scheduler')
+            return get_parallel().tp_size  # expect
+        """
+    assert_case(project, RULE, branch, extra=files, path="app/entry.py")

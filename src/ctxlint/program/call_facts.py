@@ -420,9 +420,11 @@ class CallFactsVisitor(FlagFacts, ProcessStarts, FileVisitor):
         )
 
     def visit_Try(self, node: cst.Try) -> None:
+        super().visit_Try(node)  # its handlers and `else` are branches (flag_facts)
         self._try(node.body, node.handlers)
 
     def visit_TryStar(self, node: cst.TryStar) -> None:
+        super().visit_TryStar(node)
         self._try(node.body, node.handlers)
 
     def _try(self, body: cst.BaseSuite, handlers: Any) -> None:
@@ -473,7 +475,7 @@ class CallFactsVisitor(FlagFacts, ProcessStarts, FileVisitor):
             special = self.special.get(first.name)
             if special:
                 role = _role(node) if special is EventKind.PUBLISH else None
-                fn.events.append((Event(special, role=role), node))
+                fn.events.append((Event(special, role=role, when=self.when(fn)), node))
                 return
             accessor = self.accessors.get(first.name)
             if accessor:

@@ -87,6 +87,11 @@ def targets_from_json(raw: list[list[str]]) -> tuple[Target, ...]:
 
 
 # -- events: what a function body does, in execution order ----------------------------------
+# in an event's `when`: it runs on some paths through its function only
+# (program.flag_facts marks it), so it is no step every run takes
+BRANCH = "|"
+
+
 class EventKind(Enum):
     READ = "r"  # a bag accessor call
     PUBLISH = "p"  # the runtime's publish(...)
@@ -123,11 +128,17 @@ class Event(NamedTuple):
     caught: tuple[str, ...] = ()
     # what must be true for the event to run: the operands of the `and`s of the
     # `if` tests around it in its own function, as program.unset_flags spells
-    # a value (`n:name`, `a:attr` off self, `g:qualified`, `=` a falsy literal)
+    # a value (`n:name`, `a:attr` off self, `g:qualified`, `=` a falsy literal),
+    # and BRANCH where it runs on some paths only
     when: tuple[str, ...] = ()
     # CALL: every argument it passes so spelled (`p:SPELLING` positional in
     # order, `kw=SPELLING`, `*` for a star or a call of a call)
     args: tuple[str, ...] = ()
+
+    @property
+    def branch(self) -> bool:
+        """It runs on some paths through its function only."""
+        return BRANCH in self.when
 
     @property
     def line(self) -> int:

@@ -7,6 +7,13 @@ function, `a:x` the attribute `self.x`, `g:pkg.mod.X` a module-level name (as
 imports resolve it), `!accessor:member` a bag read (`get_exec().comm...`), `^`
 the value a parameter is handed, `?` anything else. A mixin of the call facts'
 visitor (program.call_facts), which owns the function stack and the suites.
+
+An event's `when` also carries BRANCH where it runs on some paths through its
+function only: in a branch (an `if`/`else`, a loop, an `except` or `else` of a
+`try`, a `case`, a conditional expression or a short-circuit operand), or after
+a `return` taken on some paths. A publish there is no publish "on every path"
+(program/ordered_reach.py: it stops no walk; CTX102's hint names no line below
+it). Its test may be one no spelling keeps (`if not self.is_draft_worker:`).
 """
 
 from __future__ import annotations
@@ -17,7 +24,7 @@ from typing import Any
 from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import MODULE_SCOPE, dotted
 from ctxlint.program.binding_values import VALUE_KINDS, Bound
-from ctxlint.program.call_model import Flags
+from ctxlint.program.call_model import BRANCH, Flags
 
 UNKNOWN = "?"
 FALSY = "="
@@ -69,6 +76,7 @@ class FuncFlags:
     spelled: set[str] = field(default_factory=set)  # local names its tests/arguments spell
     globals: dict[str, list[str]] = field(default_factory=dict)  # qualified -> values
     rebound: set[str] = field(default_factory=set)  # `self.attr += ...`: attributes unknown
+    cut: bool = False  # a `return` on some paths has been passed: the rest is a branch
 
 
 class FlagFacts:
@@ -84,6 +92,8 @@ class FlagFacts:
         self.binding_model = bindings
         self.tests: dict[int, tuple[str, ...]] = {}  # if bodies -> the tests' kept conjuncts
         self.whens: list[tuple[Any, tuple[str, ...]]] = []  # (function, conjuncts) being walked
+        self.branching: set[int] = set()  # suites that run on some paths only
+        self.branches: list[Any] = []  # the function of each such suite (or expression) walked
         self.comprehensions = 0  # inside one: its targets are names the scopes do not know
 
     def _enter_comprehension(self, node: Any) -> None:
@@ -183,23 +193,71 @@ class FlagFacts:
         spelled = tuple(s for s in map(self.spell, conjuncts(node.test)) if kept(s))
         if spelled:
             self.tests[id(node.body)] = spelled
+        self._branch(node.body, node.orelse)
+
+    def _branch(self, *suites: Any) -> None:
+        """Mark suites (an `Else`'s body; an `elif` marks its own) as branches."""
+        for suite in suites:
+            if isinstance(suite, (cst.Else, cst.ExceptHandler, cst.ExceptStarHandler)):
+                suite = suite.body
+            if isinstance(suite, (cst.IndentedBlock, cst.SimpleStatementSuite)):
+                self.branching.add(id(suite))
+
+    def visit_For(self, node: cst.For) -> None:
+        self._branch(node.body, node.orelse)
+
+    def visit_While(self, node: cst.While) -> None:
+        self._branch(node.body, node.orelse)
+
+    def visit_Try(self, node: cst.Try) -> None:
+        self._branch(*node.handlers, node.orelse)
+
+    def visit_TryStar(self, node: cst.TryStar) -> None:
+        self._branch(*node.handlers, node.orelse)
+
+    def visit_Match(self, node: cst.Match) -> None:
+        self._branch(*(case.body for case in node.cases))
+
+    def _enter_branch(self, node: Any) -> None:
+        self.branches.append(self.stack[-1] if self.stack else None)
+
+    def _leave_branch(self, node: Any) -> None:
+        self.branches.pop()
+
+    # the whole expression: its first operand runs always, marked too (fewer stops)
+    visit_IfExp = visit_BooleanOperation = _enter_branch
+    leave_IfExp = leave_BooleanOperation = _leave_branch
+
+    def visit_Return(self, node: cst.Return) -> None:
+        fn = self.stack[-1] if self.stack else None
+        if fn is not None and self._in_branch(fn):
+            fn.flags.cut = True
+
+    def _in_branch(self, fn: Any) -> bool:
+        return fn.flags.cut or any(f is fn for f in self.branches)
 
     def _enter_test(self, node: cst.BaseSuite) -> None:
         spelled = self.tests.get(id(node))
         if spelled:
             self.whens.append((self.stack[-1] if self.stack else None, spelled))
+        if id(node) in self.branching:
+            self._enter_branch(node)
 
     def _leave_test(self, node: cst.BaseSuite) -> None:
         if id(node) in self.tests:
             self.whens.pop()
+        if id(node) in self.branching:
+            self._leave_branch(node)
 
     def when(self, fn: Any) -> tuple[str, ...]:
-        """The kept conjuncts of the `if` tests around this point of `fn`."""
+        """The kept conjuncts of the `if` tests around this point of `fn`, and
+        BRANCH where it runs on some paths only."""
+        branch = (BRANCH,) if fn is not None and self._in_branch(fn) else ()
         if not self.whens:
-            return ()
+            return branch
         found = tuple(sorted({s for f, sp in self.whens if f is fn for s in sp}))
         self._note(fn, found)
-        return found
+        return found + branch
 
     def call_args(self, fn: Any, node: cst.Call) -> tuple[str, ...]:
         """The call's arguments spelled (none: it passes none). A call of a call

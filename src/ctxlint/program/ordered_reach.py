@@ -2,8 +2,9 @@
 (a bag read) its calls reach before an event of another (a publish) stops them.
 
 Unlike `program.reach`, which asks what can run at all, this follows each body
-in the order its statements run: a call whose every callee publishes ends the
-caller's unpublished prefix too, and a call or read under an `if` test that is
+in the order its statements run: a call whose every callee publishes (on every
+path through it: a publish or call in a branch, `Event.branch`, ends nothing)
+ends the caller's unpublished prefix too, and a call or read under an `if` test that is
 false before publish does not run (program.unset_flags: a flag only a bag read
 sets, a parameter handed `False`); a callee is asked in the call's context
 (which of its parameters the call hands such a value). CTX301 asks it of every process entry, and
@@ -94,6 +95,8 @@ class OrderedReach:
         fn = self.graph.funcs[q]
         for event, targets in zip(fn.events, self.graph.edges[q], strict=True):
             if event.kind is self.stop:
+                if event.branch:
+                    continue  # on some paths only: the statements below may run without it
                 stops = True
                 break
             if event.when and self.flags.skips(q, event, ctx):
@@ -107,7 +110,7 @@ class OrderedReach:
                     if hit is not None and found is None:
                         found = Hit((t, *hit.chain), hit.accessor, hit.path, hit.line)
                     all_stop = all_stop and t_stops
-                if all_stop:
+                if all_stop and not event.branch:
                     stops = True
                     break
         self._busy.discard(q)
@@ -166,12 +169,19 @@ class Prefix:
         stopping = reach.stop in self.stop_at
         for i, (event, targets) in enumerate(zip(fn.events, graph.edges[self.q], strict=True)):
             if event.kind in self.stop_at:
+                if event.branch:
+                    continue  # on some paths only: the body goes on without it
                 self.stop = (i, event)
                 return
             if stopping and event.when and reach.flags.skips(self.q, event):
                 continue  # does not run before publish (the prefix ends there)
             callees = [t for t in targets if not self.near or graph.funcs[t].module == fn.module]
             yield i, event, callees
-            if stopping and callees and all(reach.callee(self.q, event, t)[1] for t in callees):
+            if (
+                stopping
+                and callees
+                and not event.branch
+                and all(reach.callee(self.q, event, t)[1] for t in callees)
+            ):
                 self.stop = (i, event)
                 return
