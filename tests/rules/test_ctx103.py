@@ -421,3 +421,37 @@ def resolve(server_args) -> None:
         ("specrt/record.py", "self.dp_size"),
         ("specrt/record.py", "self.tp_size"),
     ]
+
+
+def test_an_in_place_edit_of_a_field_off_the_whitelist_is_not_told_to_declare(
+    project: Path,
+) -> None:
+    """htri17's bug 2: sglang 0.5.17 edits `cuda_graph_config` in place in the
+    pipeline (26 sites), and the hint offered `run_post_process_pass(...)`; the
+    field is not `resolvable=True`, so `validate_declarations` raises at that
+    slot. Off the whitelist the hint says so, and names the step before it
+    (program.declarable, as CTX201 and CTX202 do); on it, the declaration."""
+    from resolution_rt import whitelisted
+
+    pipeline = """\
+from specrt.resolution import declare_resolution
+
+
+def resolve(server_args) -> None:
+    declare_resolution(server_args, 'kernels', attention_backend='sdpa')
+    server_args.dp_size.backend = 0
+    server_args.tp_size.backend = 0
+"""
+    write(project, {**whitelisted(gated=True), "app/pipeline.py": pipeline})
+    got = {f.line: f for f in run_engine(project, select={RULE}).findings if f.scope == "resolve"}
+    off, on = got[6], got[7]
+    assert "declare_resolution" not in off.message and "not declared resolvable" in off.message
+    assert off.details.startswith(
+        "`dp_size` is not declared resolvable, so `declare_resolution(server_args, source, "
+        "**fields)` would raise at its slot (`_check_names` checks the whitelist): mark it "
+        "`Arg(..., resolvable=True)` first"
+    ), off.details
+    assert on.message.endswith(
+        "declare the new value with declare_resolution(server_args, source, **fields)"
+    )
+    assert not on.details

@@ -13,7 +13,9 @@ the resolvers the runtime wraps for foreign defaults. Reported there:
   a derived view function (`cfg = resolving_view(server_args)`); where the read
   is the receiver of an in-place edit (`server_args.x.part = ...`, a mutator
   call, or a local bound to part of it and edited so), a read-only view is no
-  remedy: the hint is a new declared value, with the tree's declaration call;
+  remedy: the hint is a new declared value, with the tree's declaration call,
+  for a field on the whitelist (program.declarable; off it, the declaration
+  raises, and the step before it is named);
 - a bag accessor call (no bag exists before publish): only the vocabulary's
   derived bag accessors count, never a `get_*` name pattern.
 
@@ -30,6 +32,7 @@ from typing import Any
 
 from ctxlint.facts.vocab import BAGS, Vocabulary
 from ctxlint.program.core import Program
+from ctxlint.program.declarable import FACTS_READ, declarable_fields
 from ctxlint.program.pipeline_reads import pipeline_bag_reads, reported_raw_reads
 from ctxlint.program.resolution import KEY, resolution, start_tokens
 from ctxlint.program.rule import RawFinding, Rule, field_data, finding_at
@@ -52,6 +55,7 @@ class ResolutionView(Rule):
     )
     needs = (BAGS,)
     requires = ("calls", "classes", KEY)
+    reads_facts = FACTS_READ  # the whitelist (CTX105's facts)
 
     def tokens(self, vocab: Vocabulary) -> set[str]:
         return start_tokens(vocab)
@@ -96,16 +100,25 @@ class ResolutionView(Rule):
         if not res.entries or not res.view_functions:
             return
         spelled = ", ".join(sorted(q.rpartition(".")[2] for q in res.view_functions))
+        can = declarable_fields(program)
         for path, r in reported_raw_reads(program):
+            fix = ""
             if r.edits:  # a view is read-only: the remedy is a new declared value
                 why = f"`{r.holder}.{r.field}` edited in place inside the resolution pipeline "
-                why += "writes the operator's input, and a view is read-only: declare the new "
-                why += f"value with {res.declaration_hint()}"
+                why += "writes the operator's input, and a view is read-only: "
+                refused = can.refused([r.field])  # a declaration raises off the whitelist
+                if refused:
+                    why += (
+                        "the field is not declared resolvable yet, so no declaration can carry it"
+                    )
+                    fix = f"{can.why(refused)}."
+                else:
+                    why += f"declare the new value with {res.declaration_hint()}"
             else:
                 why = f"`{r.holder}.{r.field}` read directly inside the resolution pipeline "
                 why += "answers with the raw input, not what resolution decided: read it "
                 why += f"through a view ({spelled})"
-            yield finding_at(ID, path, r.site, why, **field_data(program.vocab, r.field))
+            yield finding_at(ID, path, r.site, why, fix, **field_data(program.vocab, r.field))
         for b in pipeline_bag_reads(program):
             why = f"`{b.accessor}()` inside the resolution pipeline ({b.chain}): no bag exists "
             why += f"before publish; read the record through a view ({spelled})"
