@@ -4,8 +4,10 @@ function's bindings spell, for program.unset_flags (is a test false before publi
 A value is spelled as far as one file tells: `=` a falsy literal (`False`,
 `None`, `0`, an empty string or display), `n:x` a parameter or local `x` of the
 function, `a:x` the attribute `self.x`, `g:pkg.mod.X` a module-level name (as
-imports resolve it), `!accessor:member` a bag read (`get_exec().comm...`), `^`
-the value a parameter is handed, `?` anything else. A mixin of the call facts'
+imports resolve it), `!accessor:member` a bag read (`get_exec().comm...`), `c:pkg.mod.f` the
+result of a call of a module-level name (`resolved_view(self)`: what a view
+function returns, program.view_handed), `^` the value a parameter is handed,
+`?` anything else. A mixin of the call facts'
 visitor (program.call_facts), which owns the function stack and the suites.
 
 An event's `when` also carries BRANCH where it runs on some paths through its
@@ -127,7 +129,25 @@ class FlagFacts:
                 return read
             name = dotted(expr)
             return self._global(expr, name) if name else UNKNOWN
+        if kind is cst.Call:
+            return self._call(expr)  # type: ignore[arg-type]
         return UNKNOWN
+
+    def _call(self, expr: cst.Call) -> str:
+        """`c:qualified` for a call of a name imports or the module bind (not a
+        parameter, a local or a method of the receiver)."""
+        func = expr.func
+        name = dotted(func) if isinstance(func, (cst.Name, cst.Attribute)) else None
+        if name is None or self.comprehensions:
+            return UNKNOWN
+        fn = self.stack[-1] if self.stack else None
+        head = name.partition(".")[0]
+        if fn is not None and (
+            head in fn.params or head == fn.self_name or self.binding_model.local_here(head)
+        ):
+            return UNKNOWN
+        spelled = self._global(func, name)
+        return f"c:{spelled[2:]}" if spelled.startswith("g:") else UNKNOWN
 
     def _global(self, expr: cst.BaseExpression, name: str) -> str:
         head = name.partition(".")[0]

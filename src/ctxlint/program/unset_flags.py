@@ -82,8 +82,8 @@ class UnsetFlags:
         relevant = self.relevant(target)
         if callee is None or not relevant:
             return EMPTY
-        bound = self._bound(event, callee)
-        return frozenset(p for p, v in bound if p in relevant and self.falsy(q, v, ctx))
+        spelled = bound(event, callee)
+        return frozenset(p for p, v in spelled if p in relevant and self.falsy(q, v, ctx))
 
     def relevant(self, q: str) -> Context:
         """The parameters of `q` whose value a test of `q` (or of a callee it
@@ -102,7 +102,7 @@ class UnsetFlags:
         for e, targets in zip(fn.events, self.graph.edges[q], strict=True):
             for t in targets if e.args else ():
                 callee, wanted = self.graph.funcs[t], self.relevant(t)
-                for p, v in self._bound(e, callee) if wanted else ():
+                for p, v in bound(e, callee) if wanted else ():
                     if p in wanted and v.startswith("n:"):
                         matter.add(v[2:])
         todo = list(matter)
@@ -186,34 +186,34 @@ class UnsetFlags:
         if not calls:
             return False
         for c, event in calls:
-            value = dict(self._bound(event, fn)).get(name)
+            value = dict(bound(event, fn)).get(name)
             if value is None or not self._settles(c, value, EMPTY):
                 return False
         return True
 
     # -- arguments and attributes ------------------------------------------------------
-    @staticmethod
-    def _bound(event: Event, callee: Func) -> list[tuple[str, str]]:
-        """(parameter, value) for the callee's parameters the call spells or leaves
-        to a falsy default (FALSY); a star argument leaves nothing out."""
-        split = [split_arg(a) for a in event.args]
-        positional = [v for k, v in split if k is None]
-        keywords = {k: v for k, v in split if k is not None and k != "*"}
-        star = any(k == "*" for k, _ in split)
-        defaults = callee.flags.defaults if callee.flags is not None else ()
-        out: list[tuple[str, str]] = []
-        for i, p in enumerate(callee.params):
-            if i < len(positional):
-                out.append((p, positional[i]))
-            elif p in keywords:
-                out.append((p, keywords[p]))
-            elif not star and p in defaults:
-                out.append((p, FALSY))
-        return out
-
     def _attr(self, fn: Func, attr: str) -> list[tuple[str, str]]:
         """Every `self.attr = value` of `fn`'s class, its bases and subclasses."""
         assert fn.cls is not None
         index = self.graph.index
         related = {*self.graph.mro(fn.cls), *index.subclasses(fn.cls)}
         return [(f, v) for f, cls, v in self.attrs.get(attr, ()) if cls in related]
+
+
+def bound(event: Event, callee: Func) -> list[tuple[str, str]]:
+    """(parameter, value) for the callee's parameters the call spells or leaves
+    to a falsy default (FALSY); a star argument leaves nothing out."""
+    split = [split_arg(a) for a in event.args]
+    positional = [v for k, v in split if k is None]
+    keywords = {k: v for k, v in split if k is not None and k != "*"}
+    star = any(k == "*" for k, _ in split)
+    defaults = callee.flags.defaults if callee.flags is not None else ()
+    out: list[tuple[str, str]] = []
+    for i, p in enumerate(callee.params):
+        if i < len(positional):
+            out.append((p, positional[i]))
+        elif p in keywords:
+            out.append((p, keywords[p]))
+        elif not star and p in defaults:
+            out.append((p, FALSY))
+    return out

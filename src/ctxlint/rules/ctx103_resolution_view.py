@@ -19,7 +19,10 @@ the resolvers the runtime wraps for foreign defaults. Reported there:
 - a bag accessor call (no bag exists before publish): only the vocabulary's
   derived bag accessors count, never a `get_*` name pattern.
 
-A read in the record's `__post_init__` before its first call that may declare
+A read off a parameter every call from the pipeline hands a view (a pass's,
+a helper called with `resolved_view(...)`, a factory such as 0.5.17's
+`DllmConfig.from_server_args`: program.view_handed) reads the view: not
+reported. A read in the record's `__post_init__` before its first call that may declare
 is not reported (program.pipeline_reads.undeclared_prefixes), nor one in a
 function only those early calls run (undeclared_callees): nothing has
 declared on the record being built, so a view answers the same.
@@ -36,6 +39,7 @@ from ctxlint.program.declarable import FACTS_READ, declarable_fields
 from ctxlint.program.pipeline_reads import pipeline_bag_reads, reported_raw_reads
 from ctxlint.program.resolution import KEY, resolution, start_tokens
 from ctxlint.program.rule import RawFinding, Rule, field_data, finding_at
+from ctxlint.program.view_handed import view_params
 
 ID = "CTX103"
 ENTRIES = "pipeline entries (the record's __post_init__ and methods reaching the declaration)"
@@ -76,6 +80,9 @@ class ResolutionView(Rule):
             "registered callables": sorted(res.registered),
             "passes handed to a pass runner": sorted(res.passes),
             "foreign-default resolvers": sorted(res.resolvers),
+            "parameters the pipeline hands only a view": {
+                q: sorted(ps) for q, ps in sorted(view_params(program).items())
+            },
             "pipeline functions": len(res.pipeline),
             **(
                 {"note": NOTE} if not (res.entries or res.declaration or res.view_functions) else {}
