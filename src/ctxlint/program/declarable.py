@@ -8,7 +8,7 @@ function at most GATE_DEPTH calls below it names the whitelist: SGLang
 0.5.17's `validate_declarations`) any other field raises at its slot, and the
 design limits declarations to it everywhere. Where no whitelist is derived (a
 tree with no `resolvable=True` field), every field may be named. Asked by
-CTX201 and CTX202, over CTX105's facts (program.declared_names).
+CTX103, CTX201 and CTX202, over CTX105's facts (program.declared_names).
 """
 
 from __future__ import annotations
@@ -53,6 +53,16 @@ class Declarable:
             f"{said} not declared resolvable, so {why}: mark {it} `Arg(..., resolvable=True)` "
             f"first, then declare {it} with {self.call}"
         )
+
+    def declare(self, field: str) -> tuple[str, str]:
+        """(what to do, details) for a new value of `field` inside resolution
+        (CTX103's in-place edit): its declaration, or, off the whitelist, that
+        none can carry it yet, with the step before it."""
+        refused = self.refused([field])
+        if refused:
+            why = "the field is not declared resolvable yet, so no declaration can carry it"
+            return why, f"{self.why(refused)}."
+        return f"declare the new value with {self.call}", ""
 
     def remedy(self, fields: Iterable[str] = (), first: str = "") -> str:
         """CTX202's remedies, naming the declaration function as the tree's def

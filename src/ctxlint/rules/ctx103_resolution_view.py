@@ -110,17 +110,10 @@ class ResolutionView(Rule):
         can = declarable_fields(program)
         for path, r in reported_raw_reads(program):
             fix = ""
-            if r.edits:  # a view is read-only: the remedy is a new declared value
+            if r.edits:  # a view is read-only: a new declared value, on the whitelist only
+                todo, fix = can.declare(r.field)
                 why = f"`{r.holder}.{r.field}` edited in place inside the resolution pipeline "
-                why += "writes the operator's input, and a view is read-only: "
-                refused = can.refused([r.field])  # a declaration raises off the whitelist
-                if refused:
-                    why += (
-                        "the field is not declared resolvable yet, so no declaration can carry it"
-                    )
-                    fix = f"{can.why(refused)}."
-                else:
-                    why += f"declare the new value with {res.declaration_hint()}"
+                why += f"writes the operator's input, and a view is read-only: {todo}"
             else:
                 why = f"`{r.holder}.{r.field}` read directly inside the resolution pipeline "
                 why += "answers with the raw input, not what resolution decided: read it "
