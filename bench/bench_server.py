@@ -289,7 +289,7 @@ async def navigation(server: Server, target: Path, text: str) -> dict[str, Any]:
         first, got = await server.ask(method, target, where)
         if not got:
             print(f"bench: {method} at {where} answered nothing", file=sys.stderr)
-        found = len(got) if isinstance(got, list) else int(got is not None)
+        found = len(got) if isinstance(got, list | tuple) else int(got is not None)
         rows[f"{method} of tp_size: first ({found} answers)"] = first
         again = [(await server.ask(method, target, where))[0] for _ in range(5)]
         rows[f"{method} of tp_size: median"] = statistics.median(again)

@@ -266,3 +266,51 @@ def test_a_resident_run_works_out_only_the_edited_files_share_of_the_rounds(
     assert set(kept.parts) == {s[0] for shares in kept.made.values() for s in shares.values()}
     (root / rel).write_text(edited)
     assert _shown(after) == _shown(_no_cache(root))
+
+
+def test_the_columns_patched_for_changed_entries_are_those_made_afresh() -> None:
+    """CheckMemo's columns, patched run after run for the files whose entry
+    changed (a part's digest changed, added, dropped; an error; a module), are
+    the columns made from scratch, with and without some files' digests instead."""
+    import random
+
+    from ctxlint.engine.check_memo import _Columns
+
+    rng = random.Random(7)
+    paths = [f"p{i:02}.py" for i in range(30)]
+    keys = ["calls", "classes", "records", "CTX101", "error"]
+
+    def entry() -> dict[str, str]:
+        return {k: f"{rng.randrange(3)}" for k in keys if rng.random() < 0.6}
+
+    placed: dict[bytes, dict[str, str]] = {}
+    digests: dict[str, bytes] = {}
+    modules = {p: p[:-3] for p in paths}
+
+    def put(path: str) -> None:
+        d = rng.randbytes(8)
+        placed[d] = entry()
+        digests[path] = d
+
+    for p in paths:
+        put(p)
+    made = _Columns.of(digests, modules, placed)
+    for _ in range(40):
+        for p in rng.sample(paths, rng.randrange(1, 4)):
+            put(p)
+        if rng.random() < 0.2:
+            modules[paths[0]] = f"m{rng.randrange(9)}"
+        assert made.patch(digests, modules, placed)
+        fresh = _Columns.of(digests, modules, placed)
+        assert made.files == fresh.files
+        assert made.encoded(None) == fresh.encoded(None)
+        instead = {rng.choice(paths): entry()}
+        picked = set(rng.sample(keys, 3))
+        merged = {d: v for d, v in placed.items()}
+        swapped = dict(digests)
+        for p, parts in instead.items():
+            swapped[p] = b"instead"
+            merged[b"instead"] = {**placed[digests[p]], **parts}
+        want = _Columns.of(swapped, modules, merged).encoded(picked)
+        assert made.instead(instead, picked) == want
+    assert not made.patch({**digests, "new.py": b"x"}, {**modules, "new.py": "new"}, placed)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import json
 import random
+from collections import Counter
 from pathlib import Path
 
 import libcst as cst
@@ -65,12 +66,14 @@ def _facts(path: str, module: str, source: bytes, vocab: str, visitors: list, pa
     return json.dumps(extract_file(path, module, source, vocab, visitors, parser=parser))
 
 
-def _walk(files: list[tuple[str, str, str]], vocab: str, visitors: list, edits: int) -> int:
+def _walk(files: list[tuple[str, str, str]], vocab: str, visitors: list, edits: int) -> Counter:
     """Each file edited `edits` times in a row (an edit that does not compile
     is skipped, as the server's buffer keeps its last good text): the kept
-    tree's facts and digest against a whole parse's. The count of splices."""
+    tree's facts and digest against a whole parse's. The counts of splices,
+    of walks taken up at a statement (facts.resume) and of positions found
+    with no codegen of the whole module (facts.placed)."""
     rng = random.Random(45)
-    spliced = 0
+    seen: Counter = Counter()
     for path, module, text in files:
         tree = KeptTree()
         parser = tree.parser(path, parse)
@@ -87,9 +90,11 @@ def _walk(files: list[tuple[str, str, str]], vocab: str, visitors: list, edits: 
             assert kept == _facts(path, module, source, vocab, visitors), (path, n)
             if tree.spliced > before:
                 assert tree.kept is not None and tree.kept.module.code == edited, (path, n)
-                spliced += 1
+                seen["spliced"] += 1
+                seen["resumed"] += tree.kept.walked_from > 0
+                seen["placed"] += tree.kept.generated != "module"
             text = edited
-    return spliced
+    return seen
 
 
 def _project(config_path: Path, root: Path) -> tuple[Engine, str, list]:
@@ -110,8 +115,11 @@ def test_random_edits_of_the_examples_splice_to_a_whole_parses_facts(config: str
         if f.rel.startswith("examples/") and len(sources[f.rel]) > 800
     ]
     assert len(chosen) >= 5, [f.rel for f in files]
-    # a third of the edits at least are spliced (the rest: a whole parse)
-    assert _walk(chosen, vocab, visitors, edits=12) >= len(chosen) * 12 // 4
+    # a third of the edits at least are spliced (the rest: a whole parse), a
+    # fifth walked from the edited statement on, with its positions
+    seen = _walk(chosen, vocab, visitors, edits=12)
+    assert seen["spliced"] >= len(chosen) * 12 // 4, seen
+    assert seen["resumed"] >= len(chosen) * 12 // 8 and seen["placed"] >= seen["resumed"], seen
 
 
 def _scheduler_piece() -> str | None:
@@ -137,7 +145,8 @@ def test_random_edits_of_sglangs_scheduler_splice_to_a_whole_parses_facts() -> N
         pytest.skip("the sglang 0.5.23 wheel is not unpacked here")
     assert _valid(piece)
     _, vocab, visitors = _project(REPO / "pyproject.toml", REPO)
-    assert _walk([(SCHEDULER, "sglang.srt.managers.scheduler", piece)], vocab, visitors, 30) >= 8
+    seen = _walk([(SCHEDULER, "sglang.srt.managers.scheduler", piece)], vocab, visitors, 30)
+    assert seen["spliced"] >= 8 and seen["resumed"] >= 3, seen
 
 
 def test_a_splice_is_refused_where_a_whole_parse_could_differ() -> None:

@@ -350,3 +350,68 @@ def test_ctx301_call_graph_methods_follow_c3(project: Path) -> None:
             publish(sa, role="scheduler")
         """,
     )
+
+
+ATTRIBUTES = {
+    "pkg/__init__.py": "",
+    "pkg/a.py": """
+        import abc
+        import enum
+
+
+        class Base(abc.ABC):
+            kind = "base"
+            limit: int
+
+            class Inner:
+                pass
+
+            def __init__(self) -> None:
+                self.ready, *self.rest = (True, 1)
+                self.count += 1
+
+            @property
+            def name(self) -> str:
+                return ""
+
+
+        class Chat(Base):
+            def __init__(self) -> None:
+                self.is_chat = True
+
+
+        class Lazy:
+            def __getattr__(self, name):
+                return None
+
+
+        class Color(enum.Enum):
+            RED = 1
+
+
+        class Outside(somewhere.Thing):
+            pass
+        """,
+}
+
+
+def test_has_attribute_counts_every_way_a_class_defines_a_name() -> None:
+    index = ClassIndex(program_of(ATTRIBUTES))
+    base, chat = "pkg.a.Base", "pkg.a.Chat"
+    for name in ("kind", "limit", "Inner", "ready", "rest", "count", "name", "__init__"):
+        assert index.has_attribute(base, name) is True, name
+    assert index.has_attribute(base, "is_chat") is False  # only the subclass adds it
+    assert index.has_attribute(chat, "is_chat") is True
+    assert index.has_attribute(chat, "kind") is True  # inherited
+    # abc.ABC gives an instance `object`'s dunders and `_abc_impl` (ABCMeta's
+    # `register` is the class's, not an instance's): a fixed answer, not the
+    # running interpreter's (which depends on what this process imported)
+    assert index.has_attribute(base, "__class__") is True
+    assert index.has_attribute(base, "_abc_impl") is True
+    assert index.has_attribute(base, "register") is False
+    assert index.has_attribute("pkg.a.Color", "RED") is True
+    # enum.Enum is not told (its constructor sets instance attributes)
+    assert index.has_attribute("pkg.a.Color", "__members__") is None
+    assert index.has_attribute("pkg.a.Color", "is_chat") is None
+    assert index.has_attribute("pkg.a.Lazy", "is_chat") is None  # `__getattr__`: any name
+    assert index.has_attribute("pkg.a.Outside", "is_chat") is None  # an unknown ancestor

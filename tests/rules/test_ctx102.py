@@ -859,8 +859,7 @@ def test_where_declarations_are_written_onto_the_fields_the_message_says_so(
     # an object holding the record is reported whatever the field (the design
     # moves those reads to the bags); an overridden field is reported as before
     assert found["Worker.chunk_again"].endswith(
-        "resolution's decision (written onto the field), which a post-publish override "
-        "would pass by"
+        "resolution's decision written onto the field, which a post-publish override passes by"
     )
     assert found["width"].endswith(
         "the startup record, which a post-publish override of it passes by"

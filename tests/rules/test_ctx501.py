@@ -100,6 +100,30 @@ DISPATCH = {
             made = cls()
             made.build()  # expect
         """,
+    # issue 36 (sglang lang/interpreter.py:608): the call runs only under a test of
+    # an attribute the base does not give its instances; a plugin that follows the
+    # base raises AttributeError at the guard, never at the call
+    "guarded-by-an-attribute-the-base-lacks": """
+        from app.plug.base import Algo
+
+        class Owner:
+            def __init__(self, algo: Algo) -> None:
+                self.algo = algo
+
+            def go(self, a: Algo) -> None:
+                if self.algo.is_chat:
+                    self.algo.build(1, 2, spec=3)
+                    if not a.streaming and self.algo.ready():
+                        a.build(1)
+                    else:
+                        a.build(1, 2, 3)
+                if self.algo.run([1]):  # `run` is the base's: a plugin passes the guard
+                    self.algo.build(1)  # expect
+                if a.is_chat or self.algo.is_chat:  # the right operand may not be read
+                    self.algo.build(1)  # expect
+                if self.other.is_chat:  # another receiver's attribute
+                    self.algo.build(1)  # expect
+        """,
     "unpacking-and-kwargs": """
         from app.plug.base import Algo
 

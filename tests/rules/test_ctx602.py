@@ -297,18 +297,35 @@ class Norm:
         return 0
 
 
-@lru_cache
+@lru_cache(maxsize=1)
 def backend() -> str:
-    return helper(get_exec().attention_backend)
+    return str(get_exec().attention_backend)
+
+
+@lru_cache(maxsize=4)
+def init_op(group, hidden: int) -> int:
+    import torch
+
+    world = get_exec().attention_backend
+    torch.distributed.register_group("op", group.cpu_group)
+    helper(hidden)
+    return world
 """,
         },
     )
     found = sorted(
-        (f.line, f.message) for f in run_engine(project, select={RULE}).findings if f.rule == RULE
+        (f.line, f.message, f.details)
+        for f in run_engine(project, select={RULE}).findings
+        if f.rule == RULE
     )
-    assert [line for line, _ in found] == [18, 25]
-    built, plain = found[0][1], found[1][1]
+    assert [line for line, _, _ in found] == [18, 25, 32]  # the decorator's call runs once
+    built, plain, effects = found[0][1], found[1][1], found[2][1]
     assert "`_get_comm`, memoised process-wide, which builds `AllReduce`" in built
     assert "keeps the first publish's values" in built and "reset_context()" in built
     assert "drop the memo" not in built  # one object per call would replace the shared one
+    # reads and a builtin type's conversion only: dropping the memo changes nothing else
     assert "builds" not in plain and "drop the memo" in plain  # a function is no class
+    # sglang 0.5.23 `init_mori_op` (moriep.py:352): the memo registers a process
+    # group and builds the op; without it that would run again for every dispatcher
+    assert "drop the memo" not in effects and "pass the value in as an argument" in effects
+    assert "`torch.distributed.register_group()`, `helper()`" in found[2][2]

@@ -80,8 +80,23 @@ def _depth() -> int:
     return depth
 
 
+# The last text CPython accepted, with its target: a resident front end asks
+# the verdict of an edited buffer (server.project) and the extraction asks it
+# again of the same text (pysource.read): a compile of a 282 KB file each.
+# The verdict depends on the text and the grammar alone; a text refused is
+# asked again (its message is made each time).
+_ACCEPTED: list[tuple[str, str]] = []
+
+
 def check(text: str, target: str) -> None:
     """Raise SourceError unless `text` parses with the target's grammar."""
+    if _ACCEPTED and _ACCEPTED[0][1] == target and _ACCEPTED[0][0] == text:
+        return
+    _accept(text, target)
+    _ACCEPTED[:] = [(text, target)]
+
+
+def _accept(text: str, target: str) -> None:
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(_depth() + VERDICT_RECURSION_LIMIT)
     try:

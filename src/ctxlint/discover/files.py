@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import stat
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +19,7 @@ import pathspec
 from ctxlint.core.errors import CtxlintError
 from ctxlint.core.findings import FileError
 from ctxlint.core.gitcmd import run_git
+from ctxlint.discover.sources import RACY_NS
 
 SKIP_DIRS = {
     ".git",
@@ -53,15 +55,21 @@ def _git_files(root: Path) -> list[str] | None:
 
 
 def _walk_files(
-    root: Path, checked: Callable[[str], bool], errors: list[FileError] | None
+    root: Path,
+    checked: Callable[[str], bool],
+    errors: list[FileError] | None,
+    folders: dict[str, tuple[int, ...] | None] | None = None,
 ) -> list[str]:
     """The files under `root`. A folder that cannot be read, when `checked(its path)`
     says it could hold checked files (os.walk skips it silently), goes to `errors`
     as a file that cannot be checked, as an unreadable file does; with no `errors`
-    it ends the run."""
+    it ends the run. `folders` gets each folder walked (or not readable): its
+    signature (`_signature`)."""
     found: list[str] = []
 
     def unreadable(exc: OSError) -> None:
+        if folders is not None:
+            folders[exc.filename or str(root)] = _signature(exc.filename or str(root))
         where = os.path.relpath(exc.filename or root, root).replace(os.sep, "/")
         if not checked(where):
             return
@@ -71,6 +79,8 @@ def _walk_files(
         errors.append(FileError(where + "/", why))
 
     for folder, dirs, files in os.walk(root, onerror=unreadable):
+        if folders is not None:
+            folders[folder] = _signature(folder)
         dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.endswith(".egg-info"))
         rel_folder = os.path.relpath(folder, root)
         for name in files:
@@ -116,8 +126,27 @@ def discover(
         return inside and not spec.match_file(rel + "/")
 
     listed = _git_files(root)
-    files = listed if listed is not None else _walk_files(root, checked_folder, errors)
+    key = (str(root), tuple(roots), tuple(exclude))
+    if listed is None:
+        walked = _WALKS.get(key)
+        if walked is not None and (errors is not None or not walked.errors) and walked.unchanged():
+            if errors is not None:
+                errors.extend(walked.errors)
+            return list(walked.files)
+    folders: dict[str, tuple[int, ...] | None] = {}
+    since = time.time_ns() - RACY_NS
+    found_errors: list[FileError] = []
+    files = (
+        listed
+        if listed is not None
+        else _walk_files(
+            root, checked_folder, found_errors if errors is not None else None, folders
+        )
+    )
+    if errors is not None:
+        errors.extend(found_errors)
     chosen: dict[str, SourceFile] = {}
+    links: dict[str, bool] = {}  # each symbolic link to a Python file -> whether it was listed
     base = str(root)  # os.path on strings: pathlib costs more than the stat on a large tree
     for rel in files:
         if not rel.endswith(".py") or spec.match_file(rel):
@@ -126,10 +155,53 @@ def discover(
             continue
         if not any(r in (".", "") or rel.startswith(r.rstrip("/") + "/") for r in roots):
             continue
-        if not _listed_file(os.path.join(base, rel)):  # deleted, still in the index
+        full = os.path.join(base, rel)
+        there, link = _file_kind(full)
+        if link:  # (what it points at may change with no folder changing)
+            links[full] = there
+        if not there:  # deleted, still in the index
             continue
         chosen[rel] = SourceFile(rel, module_name(rel, roots))
-    return [chosen[k] for k in sorted(chosen)]
+    out = [chosen[k] for k in sorted(chosen)]
+    _WALKS.pop(key, None)
+    if listed is None and all(s is not None and max(s[:2]) < since for s in folders.values()):
+        _WALKS[key] = _Walked(folders, links, out, found_errors)  # type: ignore[arg-type]
+        while len(_WALKS) > 4:
+            del _WALKS[next(iter(_WALKS))]
+    return list(out)
+
+
+# A walked tree's last discovery (root, src roots, excludes -> _Walked): a
+# resident front end (the server, the daemon) discovers before every check,
+# and a tree that gained, lost or renamed no file (or folder) since lists the
+# same files. Any such change changes the modification time of the folder it
+# is in, and every folder walked is looked at again (a stat each, not a walk
+# and a match of every file). A folder changed less than RACY_NS before the
+# walk is not trusted (a change in the same timestamp tick would look like
+# none, as discover.sources says): no memo is kept then. In a git checkout,
+# git's listing decides (the index and .gitignore files too): not kept.
+_WALKS: dict[tuple[str, tuple[str, ...], tuple[str, ...]], _Walked] = {}
+
+
+def _signature(folder: str) -> tuple[int, ...] | None:
+    try:
+        st = os.stat(folder)
+    except OSError:
+        return None
+    return (st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_mode)
+
+
+@dataclass(frozen=True)
+class _Walked:
+    folders: dict[str, tuple[int, ...]]  # each folder walked -> its signature then
+    links: dict[str, bool]  # each link to a Python file -> whether it was listed
+    files: list[SourceFile]
+    errors: list[FileError]
+
+    def unchanged(self) -> bool:
+        return all(_signature(f) == s for f, s in self.folders.items()) and all(
+            _listed_file(f) == was for f, was in self.links.items()
+        )
 
 
 def buffer_file(
@@ -151,6 +223,20 @@ def buffer_file(
     except OSError:
         pass
     return SourceFile(rel, module_name(rel, roots))
+
+
+def _file_kind(path: str) -> tuple[bool, bool]:
+    """`_listed_file`, and whether the path is a symbolic link (one lstat for
+    a file that is not)."""
+    try:
+        st = os.lstat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return False, False
+    except OSError:
+        return True, False
+    if stat.S_ISLNK(st.st_mode):
+        return _listed_file(path), True
+    return stat.S_ISREG(st.st_mode), False
 
 
 def _listed_file(path: str) -> bool:

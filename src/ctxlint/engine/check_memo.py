@@ -22,6 +22,7 @@ rule by rule, that a rule's outcome depends on nothing but `check_reads`.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import time
 from collections.abc import Callable, Mapping
@@ -56,15 +57,20 @@ def check_reads(rule: Rule) -> tuple[str, ...]:
     """The facts keys a rule's derivation, check and pins may read: its own, its
     parts' and those their models are built from or query (no side part:
     parts.SIDE, read by the fixes and the server's navigation)."""
-    parts = required([rule])
-    todo = list(parts)
+    return (ERROR, *sorted({rule.id, *rule.reads_facts, *built_from(required([rule]))}))
+
+
+def built_from(parts: set[str]) -> set[str]:
+    """`parts` and every part they are walked with or built from (DEPENDS,
+    BUILT_FROM), transitively: the facts keys their answers read."""
+    parts, todo = set(parts), list(parts)
     while todo:
         part = todo.pop()
         for more in (*DEPENDS.get(part, ()), *BUILT_FROM.get(part, ())):
             if more not in parts:
                 parts.add(more)
                 todo.append(more)
-    return (ERROR, *sorted({rule.id, *rule.reads_facts, *parts}))
+    return parts
 
 
 def replayable(rule: Rule) -> bool:
@@ -96,11 +102,12 @@ class CheckMemo:
         self.rounds = RoundCache()  # what the rounds work out per file, kept between runs
         self._texts: dict[str, str] = {}  # the last run's buffers (path -> text)
         self._entries: dict[str, bytes] = {}  # path -> its entry digest in the last run
+        self._made_columns: _Columns | None = None  # the last run's (see _columns)
 
     def forget(self) -> None:
         self._placed, self._last, self.derived, self.moved = {}, {}, (), ()
         self.rounds = RoundCache()
-        self._texts, self._entries = {}, {}
+        self._texts, self._entries, self._made_columns = {}, {}, None
 
     def _place(self, digests: Mapping[str, bytes], load: LoadDigests) -> dict[bytes, PartDigests]:
         """The part digests (positions kept) of this run's entries; the last
@@ -124,22 +131,15 @@ class CheckMemo:
     ) -> tuple[bytes, dict[str, bytes]]:
         """Every file's path and module (or error), and per facts key (all,
         or `keys`) the (path, digest with positions) of each file that has
-        it, in path order; `instead`: some files' digests of some keys."""
-        files: list[str] = []
-        columns: dict[str, list[str]] = {}
-        for path in sorted(digests):
-            parts = self._placed[digests[path]]
-            if instead and path in instead:
-                parts = {**parts, **instead[path]}
-            files.append(f"\0{path}\0{modules[path]}\0{parts.get(ERROR, '')}")
-            for key, digest in parts.items():
-                if keys is None or key in keys:
-                    columns.setdefault(key, []).append(f"\0{path}\0{digest}")
-
-        def encoded(lines: list[str]) -> bytes:
-            return "".join(lines).encode("utf-8", "surrogateescape")
-
-        return encoded(files), {k: encoded(v) for k, v in columns.items()}
+        it, in path order; `instead`: some files' digests of some keys.
+        Made from the last run's columns (`_Columns`) where the files are the
+        same: only the changed files' lines again."""
+        made = self._made_columns
+        if made is None or not made.patch(digests, modules, self._placed):
+            made = self._made_columns = _Columns.of(digests, modules, self._placed)
+        if not instead:
+            return made.files, made.encoded(keys)
+        return made.files, made.instead(instead, keys)
 
     def _keys(
         self,
@@ -278,3 +278,120 @@ class CheckMemo:
         self.derived = tuple(r.id for r in runnable if r.id not in replayed)
         self.moved = tuple(r.id for r in runnable if r.id in moved)
         return checks.judged(program, raw, runnable, selected), pins
+
+
+def _line(path: str, digest: str) -> str:
+    return f"\0{path}\0{digest}"
+
+
+def _file_line(path: str, module: str, parts: PartDigests) -> str:
+    """A file's line: its path, module and error (if it has one)."""
+    return f"\0{path}\0{module}\0{parts.get(ERROR, '')}"
+
+
+def _encoded(lines: list[str]) -> bytes:
+    return "".join(lines).encode("utf-8", "surrogateescape")
+
+
+@dataclass
+class _Columns:
+    """The columns of a run (CheckMemo._columns): each file's line, and per
+    facts key the lines of the files that have it, in path order, as lists
+    (patched by the next run for the files whose entry changed) and encoded."""
+
+    order: list[str]  # the files in path order
+    at: dict[str, int]  # path -> its place in `order`
+    entries: dict[str, tuple[bytes, str, PartDigests]]  # path -> entry digest, module, digests
+    file_lines: list[str]
+    files: bytes
+    columns: dict[str, list[tuple[str, str]]]  # key -> [(path, line)], in path order
+    _bytes: dict[str, bytes]
+
+    @classmethod
+    def of(
+        cls,
+        digests: Mapping[str, bytes],
+        modules: Mapping[str, str],
+        placed: Mapping[bytes, PartDigests],
+    ) -> _Columns:
+        order = sorted(digests)
+        file_lines: list[str] = []
+        columns: dict[str, list[tuple[str, str]]] = {}
+        for path in order:
+            parts = placed[digests[path]]
+            file_lines.append(_file_line(path, modules[path], parts))
+            for key, digest in parts.items():
+                columns.setdefault(key, []).append((path, _line(path, digest)))
+        return cls(
+            order,
+            {p: i for i, p in enumerate(order)},
+            {p: (digests[p], modules[p], placed[digests[p]]) for p in order},
+            file_lines,
+            _encoded(file_lines),
+            columns,
+            {},
+        )
+
+    def patch(
+        self,
+        digests: Mapping[str, bytes],
+        modules: Mapping[str, str],
+        placed: Mapping[bytes, PartDigests],
+    ) -> bool:
+        """Brought to these files' entries, when they are the same files (False: not)."""
+        if len(digests) != len(self.order) or digests.keys() != self.at.keys():
+            return False
+        entries = self.entries
+        changed = [p for p in self.order if entries[p][:2] != (digests[p], modules[p])]
+        for path in changed:
+            old, new = entries[path][2], placed[digests[path]]
+            self.file_lines[self.at[path]] = _file_line(path, modules[path], new)
+            for key in old.keys() | new.keys():
+                if old.get(key) != new.get(key):
+                    self._set(key, path, new.get(key))
+            entries[path] = (digests[path], modules[path], new)
+        if changed:
+            self.files = _encoded(self.file_lines)
+        return True
+
+    def _set(self, key: str, path: str, digest: str | None) -> None:
+        """One file's line of one key's column replaced (or added, or dropped)."""
+        column = self.columns.setdefault(key, [])
+        self._bytes.pop(key, None)
+        i = bisect.bisect_left(column, (path,))
+        if i < len(column) and column[i][0] == path:
+            if digest is None:
+                del column[i]
+            else:
+                column[i] = (path, _line(path, digest))
+        elif digest is not None:
+            column.insert(i, (path, _line(path, digest)))
+        if not column:
+            del self.columns[key]
+
+    def encoded(self, keys: set[str] | None) -> dict[str, bytes]:
+        out = {}
+        for key, column in self.columns.items():
+            if keys is None or key in keys:
+                found = self._bytes.get(key)
+                if found is None:
+                    found = self._bytes[key] = _encoded([line for _, line in column])
+                out[key] = found
+        return out
+
+    def instead(
+        self, instead: Mapping[str, PartDigests], keys: set[str] | None
+    ) -> dict[str, bytes]:
+        """The encoded columns with some files' digests of some keys replaced."""
+        out = self.encoded(keys)
+        touched: dict[str, dict[str, str]] = {}
+        for path, parts in instead.items():
+            for key, digest in parts.items():
+                if keys is None or key in keys:
+                    touched.setdefault(key, {})[path] = digest
+        for key, paths in touched.items():
+            column = dict(self.columns.get(key, []))
+            for path, digest in paths.items():
+                column[path] = _line(path, digest)
+            out[key] = _encoded([column[p] for p in sorted(column)])
+        return out

@@ -13,7 +13,7 @@ tokenized again.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -36,6 +36,9 @@ class KeptTree:
     def __init__(self) -> None:
         self.path: str | None = None
         self.kept: Kept | None = None
+        # the content hash (discover.sources) of the bytes the kept text was read
+        # from: a run whose file has that hash holds the kept text (`current`)
+        self.hash: str | None = None
         self.cut: _Cut | None = None  # the digest lines of the kept text, or of the next one
         self.spliced = 0  # parses answered by a splice (for tests and the log)
         self.parsed = 0  # whole parses
@@ -43,7 +46,15 @@ class KeptTree:
     def release(self, path: str | None = None) -> None:
         """Let go of the module (of `path` only, when given)."""
         if path is None or path == self.path:
-            self.path, self.kept, self.cut = None, None, None
+            self.path, self.kept, self.cut, self.hash = None, None, None, None
+
+    def current(self, hashes: Mapping[str, str]) -> dict[str, str]:
+        """The kept file's text, when the run with these content hashes read
+        exactly it ({} otherwise): the check memo moves a disk edit's outcomes
+        from it at the next run, as it does an editor buffer's."""
+        if self.kept is None or self.path is None or self.hash is None:
+            return {}
+        return {self.path: self.kept.text} if hashes.get(self.path) == self.hash else {}
 
     def _held(self, path: str) -> Kept | None:
         return self.kept if self.path == path else None
@@ -83,24 +94,46 @@ class KeptTree:
             text, "utf-8", [*cut.lines[: window.start], *piece, *cut.lines[window.old_end :]]
         )
 
-    def parser(self, path: str, parse: Callable[[str], object]) -> Callable[[str], object]:
+    def parser(
+        self, path: str, parse: Callable[[str], object], content: str | None = None
+    ) -> _KeptParse:
         """A parse of `path`'s text (facts.extract's): the kept module spliced
-        where it can be, else `parse`; the module is kept either way."""
+        where it can be, else `parse`; the module is kept either way, with
+        `content` (the hash of the bytes the text was read from)."""
+        return _KeptParse(self, path, parse, content)
 
+
+class _KeptParse:
+    """KeptTree.parser's answer. Its `kept` (the Kept of the last text it
+    parsed) tells facts.extract that the module is a kept one, which keeps
+    what the next edit's extraction can take up (facts.resume, facts.placed)."""
+
+    def __init__(
+        self,
+        tree: KeptTree,
+        path: str,
+        parse: Callable[[str], object],
+        content: str | None = None,
+    ) -> None:
+        self.tree, self.path, self.parse, self.content = tree, path, parse, content
+
+    @property
+    def kept(self) -> Kept | None:
+        return self.tree._held(self.path)
+
+    def __call__(self, text: str) -> object:
         from ctxlint.facts.splice import Kept
 
-        def parse_kept(text: str) -> object:
-            kept = self._held(path)
-            got = kept.splice(text) if kept is not None else None
-            if got is not None:
-                self.kept = got[0]
-                self.spliced += 1
-            else:
-                self.kept = Kept.of(text, parse(text))  # type: ignore[arg-type]
-                self.parsed += 1
-            self.path = path
-            if self.cut is not None and self.cut.text != text:
-                self.cut = None  # (a digest of another text: the next edit tokenizes all)
-            return self.kept.module
-
-        return parse_kept
+        tree = self.tree
+        kept = tree._held(self.path)
+        got = kept.splice(text) if kept is not None else None
+        if got is not None:
+            tree.kept = got[0]
+            tree.spliced += 1
+        else:
+            tree.kept = Kept.of(text, self.parse(text))  # type: ignore[arg-type]
+            tree.parsed += 1
+        tree.path, tree.hash = self.path, self.content
+        if tree.cut is not None and tree.cut.text != text:
+            tree.cut = None  # (a digest of another text: the next edit tokenizes all)
+        return tree.kept.module

@@ -45,6 +45,18 @@ class RoundCache:
     # rule -> path -> (entry digest, module, the file's share of the rule's key)
     made: dict[str, dict[str, tuple[str, str, bytes]]] = field(default_factory=dict)
     paths: frozenset[str] = frozenset()  # the files of the run that last kept `made`
+    # each rule's shares in path order as its last key joined them (the order,
+    # the shares), and what each file's were made of then (path -> entry digest,
+    # module): a key after an edit replaces the edited files' shares only
+    joined: dict[str, tuple[tuple[str, ...], list[bytes]]] = field(default_factory=dict)
+    order: tuple[str, ...] = ()
+    made_of: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+
+def file_share(path: str, module: str, parts: PartDigests, keys: Iterable[str]) -> bytes:
+    """A file's share of a key made over the digests of its parts `keys`."""
+    text = f"\0{path}\0{module}" + "".join(f"\0{k}={parts.get(k, '')}" for k in keys)
+    return text.encode("utf-8", "surrogateescape")
 
 
 class RoundMemo:
@@ -69,6 +81,10 @@ class RoundMemo:
         self._kept = kept
         self._parts = kept.parts  # blob digest -> its part digests
         self._made = kept.made  # see _segments
+        # this learn's files in path order, and those whose entry or module
+        # changed since the last one (None: the files are not the same)
+        self._order: tuple[str, ...] = ()
+        self._changed: list[str] | None = None
 
     def digests(
         self, blob_digests: dict[str, str], blobs: Mapping[str, bytes]
@@ -121,16 +137,41 @@ class RoundMemo:
         sglang 0.5.23), and again only for an entry extracted anew."""
         made = self._made.setdefault(rule.id, {})
         keys = reads(rule)
-        out = []
-        for path in sorted(blob_digests):
+
+        def share(path: str) -> bytes:
             digest, module = blob_digests[path], modules[path]
             hit = made.get(path)
             if hit is None or hit[0] != digest or hit[1] != module:
-                parts = self._parts[digest]
-                text = f"\0{path}\0{module}" + "".join(f"\0{k}={parts.get(k, '')}" for k in keys)
-                hit = made[path] = (digest, module, text.encode("utf-8", "surrogateescape"))
-            out.append(hit[2])
+                text = file_share(path, module, self._parts[digest], keys)
+                hit = made[path] = (digest, module, text)
+            return hit[2]
+
+        order = self._order or tuple(sorted(blob_digests))
+        last = self._kept.joined.get(rule.id)
+        if last is not None and last[0] is order and self._changed is not None:
+            out = last[1]  # (the same files: only the changed ones' shares again)
+            if self._changed:
+                where = {p: i for i, p in enumerate(order)} if len(self._changed) > 8 else None
+                for path in self._changed:
+                    out[where[path] if where is not None else order.index(path)] = share(path)
+        else:
+            out = [share(path) for path in order]
+        self._kept.joined[rule.id] = (order, out)
         return out
+
+    def _order_files(self, modules: dict[str, str], blob_digests: dict[str, str]) -> None:
+        """This learn's files in order, and those changed since the last learn
+        kept in `joined` (their shares are made again)."""
+        kept = self._kept
+        order = tuple(sorted(blob_digests))
+        made_of = {p: (blob_digests[p], modules[p]) for p in order}
+        if order == kept.order:
+            self._order = kept.order  # (the same object: `joined` is by it)
+            self._changed = [p for p in order if kept.made_of.get(p) != made_of[p]]
+        else:
+            self._order, self._changed = order, None
+            kept.joined = {}
+        kept.order, kept.made_of = self._order, made_of
 
     def learn(
         self,
@@ -157,7 +198,10 @@ class RoundMemo:
             self._kept.paths = frozenset(modules)
             for rid, made in self._made.items():
                 self._made[rid] = {p: hit for p, hit in made.items() if p in modules}
+        self._order_files(modules, blob_digests)
         keys = {r.id: self._key(r, modules, blob_digests, tokens) for r in rules}
+        # (a rule this learn did not key missed its files' changes since)
+        self._kept.joined = {rid: v for rid, v in self._kept.joined.items() if rid in keys}
         stored = self.cache.get_many(list(keys.values()))
         out: set[str] = set()
         fresh: dict[str, bytes] = {}

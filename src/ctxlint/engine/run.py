@@ -23,7 +23,7 @@ from ctxlint.core import deepstack, heap
 from ctxlint.core.errors import CtxlintError
 from ctxlint.core.findings import FileError
 from ctxlint.discover.files import SourceFile, buffer_file, discover
-from ctxlint.discover.sources import Sources
+from ctxlint.discover.sources import Sources, content_hash
 from ctxlint.engine import checks
 from ctxlint.engine.blobs import Blobs, digest_of, gather
 from ctxlint.engine.check_memo import CheckMemo
@@ -293,7 +293,15 @@ class Engine:
         from ctxlint.facts.extract import parse  # LibCST: only when parsing
 
         with deepstack.running():
-            yield _work(miss, kept.parser(miss[0], parse))
+            yield _work(miss, kept.parser(miss[0], parse, content_hash(miss[2])))
+
+    def _edited_texts(self) -> dict[str, str]:
+        """The texts whose edits the check memo moves outcomes for: the editor's
+        buffers, and the kept module's file as this run read it (a daemon's
+        disk edit: the next edit of it is moved from this text)."""
+        if self.kept is None or self.read is None:
+            return self.texts
+        return {**self.kept.current(self.read[1].hashes), **self.texts}
 
     def _learnt_parts(self, blob: bytes, parts: PartDigests | None) -> None:
         if parts is not None:  # for the rounds (RoundMemo.known), by the entry's digest
@@ -401,6 +409,11 @@ class Engine:
                 )
                 return out
         finally:
+            if self.check_memo is not None:
+                # a resident front end's run: what it made (the program it keeps)
+                # is frozen, not traversed by the collections its answer would set
+                # off; the front end collects when idle (server.checking, daemon)
+                gc.freeze()
             if paused:
                 gc.enable()
 
@@ -610,7 +623,7 @@ class Engine:
                 modules,
                 lambda entries: rounds.digests(entries, blobs),
                 self._timed,
-                texts=self.texts,  # an edited buffer's old lines moved (engine.moved_outcomes)
+                texts=self._edited_texts(),  # old lines moved (engine.moved_outcomes)
                 entry=blobs.__getitem__,
             )
         else:

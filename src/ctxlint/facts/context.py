@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ctxlint.core.lazy_libcst import cst
 
 if TYPE_CHECKING:
+    from ctxlint.facts.splice import Kept
     from ctxlint.facts.vocab import Vocabulary
 
 MODULE_SCOPE = "<module>"
@@ -94,6 +95,19 @@ def string_value(expr: cst.BaseExpression) -> str | None:
     return None
 
 
+class Texts:
+    """Snippets' texts by id() with the node (an id names one object only
+    while it lives): those `known` from the last extraction of a kept module
+    (a node of the statements a splice kept: the same text), and those
+    `told` in this one, for the next."""
+
+    __slots__ = ("known", "told")
+
+    def __init__(self, known: dict[int, tuple[Any, str]] | None = None) -> None:
+        self.known = known or {}
+        self.told: dict[int, tuple[Any, str]] = {}
+
+
 class FileContext:
     def __init__(
         self,
@@ -119,6 +133,7 @@ class FileContext:
         self.module_defs: set[str] = set()  # the defs and classes at module level, so far
         self.anchors: list[Anchor] = []
         self.snippets: list[Snippet] = []  # filled in with the spans (resolve_anchors)
+        self.texts = Texts()  # snippets' texts: the last extraction's, and this one's
         self.records: Any = None  # the RecordTracker, set by the extractor
         self.parts: dict[str, Any] = {}  # program model part key -> its visitor, this file
 
@@ -214,12 +229,17 @@ class FileContext:
         """The node's code on one line, its comments left out: a fact never holds a
         comment's text, so a comment edited alone leaves a file's facts (and the
         finding's fingerprint) as they were (facts.code_digest)."""
-        module = self.module_node
-        state = _comment_free()(
-            default_indent=module.default_indent, default_newline=module.default_newline
-        )
-        node._codegen(state)
-        return " ".join("".join(state.tokens).split())
+        key = id(node)
+        known = self.texts.known.get(key)
+        if known is None or known[0] is not node:
+            module = self.module_node
+            state = _comment_free()(
+                default_indent=module.default_indent, default_newline=module.default_newline
+            )
+            node._codegen(state)
+            known = (node, " ".join("".join(state.tokens).split()))
+        self.texts.told[key] = known
+        return known[1]
 
     def snippet_later(self, node: cst.CSTNode) -> Snippet:
         """`snippet(node)`, written when the walk ends: for a fact that is only
@@ -238,19 +258,26 @@ class FileContext:
             "span": self.anchor(node),
         }
 
-    def resolve_anchors(self) -> None:
+    def resolve_anchors(self, kept: Kept | None = None) -> None:
+        """Fill in the anchors' spans and the snippets' texts: from a codegen of
+        the module, or mostly from the last extraction's, for a kept module
+        spliced (facts.placed)."""
         if not self.anchors and not self.snippets:
             return
-        from ctxlint.facts.positions import spans_and_texts  # LibCST internals
+        nodes, texts = [a.node for a in self.anchors], [s.node for s in self.snippets]
+        if kept is not None:
+            from ctxlint.facts.placed import place  # LibCST internals
 
-        found, texts = spans_and_texts(
-            self.module_node, [a.node for a in self.anchors], [s.node for s in self.snippets]
-        )
+            found, said = place(kept, nodes, texts)
+        else:
+            from ctxlint.facts.positions import spans_and_texts  # LibCST internals
+
+            found, said = spans_and_texts(self.module_node, nodes, texts)
         for a in self.anchors:
             a.span[:] = found[a.node]
             a.node = None  # type: ignore[assignment]  # release the tree
         for s in self.snippets:
-            s.text = texts[id(s.node)]
+            s.text = said[id(s.node)]
             s.node = None  # type: ignore[assignment]
 
 

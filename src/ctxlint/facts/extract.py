@@ -17,8 +17,8 @@ import libcst as cst
 
 from ctxlint.core import deepstack, pysource
 from ctxlint.facts import declarations as schema
+from ctxlint.facts import resume, typed
 from ctxlint.facts import suppression_comments as suppressions
-from ctxlint.facts import typed
 from ctxlint.facts.context import FileContext
 from ctxlint.facts.visitor import FileVisitor
 from ctxlint.facts.vocab import Vocabulary
@@ -160,6 +160,34 @@ def extract_file(
     )  # LibCST's part
 
 
+def _fresh(
+    path: str,
+    module: str,
+    is_package: bool,
+    tree: cst.Module,
+    vocab: Vocabulary,
+    text: str,
+    kinds: list[tuple[str, type[FileVisitor]]],
+    scoped: bool,
+) -> resume.State:
+    """The context and the visitors before the walk: the program model's
+    visitors first (rule visitors query them during the walk, as ctx.records),
+    then the rules', keyed by rule id; the suppressions' scopes last, for a
+    file that has some."""
+    ctx = FileContext(
+        path=path, module=module, is_package=is_package, module_node=tree, vocab=vocab, text=text
+    )
+    walking: list[FileVisitor] = []
+    for key, cls in kinds:
+        visitor = cls(ctx)
+        ctx.parts[key] = visitor
+        walking.append(visitor)
+    ctx.records = ctx.parts.get("records")
+    if scoped:  # only where there are some
+        walking.append(suppressions.ScopeSpans(ctx))
+    return ctx, walking
+
+
 def _tick(clock: dict[str, float] | None, name: str, start: float) -> None:
     if clock is not None:
         clock[name] = clock.get(name, 0.0) + time.perf_counter() - start
@@ -187,31 +215,37 @@ def _extract(
     if vocab is None:  # the vocabulary round only needs declarations
         out["schema"] = schema.schema_facts(tree, module, is_package)
         return _plain(out)
-    ctx = FileContext(
-        path=path, module=module, is_package=is_package, module_node=tree, vocab=vocab, text=text
-    )
-    # The program model's visitors come first (rule visitors query them during
-    # the walk, as ctx.records), then the rules', keyed by rule id.
-    visitors: list[tuple[str, FileVisitor]] = []
-    for key, cls in kinds:
-        visitor = cls(ctx)
-        ctx.parts[key] = visitor
-        visitors.append((key, visitor))
-    ctx.records = ctx.parts.get("records")
+    kept = getattr(parser, "kept", None)  # a resident's kept module (engine.kept_tree)
+    kept = kept if kept is not None and kept.module is tree else None
     scanned = "ctxlint:" in text  # (a file that never mentions it has no suppression)
     found = suppressions.scan(text) if scanned else []
-    scopes = suppressions.ScopeSpans(ctx) if found else None  # only where there are some
-    walking = [v for _, v in visitors] + ([scopes] if scopes else [])
-    names = [rid for rid, _ in visitors] + (["suppressions"] if scopes else [])
-    dispatcher = Dispatcher(ctx, walking, clock, names)
-    walk(tree, dispatcher.on_visit, dispatcher.on_leave)
+    fresh = _fresh(path, module, is_package, tree, vocab, text, kinds, bool(found))
+    if kept is not None:
+        fresh[0].texts.known = kept.said or {}
+    names = [rid for rid, _ in kinds] + (["suppressions"] if found else [])
+
+    def dispatch(state: resume.State) -> Dispatcher:
+        return Dispatcher(state[0], state[1], clock, names)
+
+    if kept is None:
+        state, dispatcher = fresh, dispatch(fresh)
+        walk(tree, dispatcher.on_visit, dispatcher.on_leave)
+    else:
+        setup = resume.Setup(path, module, vocab_json, tuple(kinds))
+        at = kept.changed.index if kept.changed is not None else None
+        state, kept.walk, _ = resume.walked(kept, setup, fresh, dispatch, text, at)
+    ctx, walking = state
+    visitors = list(zip([rid for rid, _ in kinds], walking, strict=False))
+    scopes = walking[-1] if found else None
     facts = {}
     for rid, v in visitors:
         start = time.perf_counter()
         facts[rid] = v.finish()
         if clock is not None:
             clock[rid] = clock.get(rid, 0.0) + time.perf_counter() - start
-    ctx.resolve_anchors()
+    ctx.resolve_anchors(kept)
+    if kept is not None:
+        kept.said = ctx.texts.told
     out["facts"] = {k: v for k, v in facts.items() if v}
     if scanned:
         if scopes is not None:

@@ -28,8 +28,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import libcst as cst
+
+if TYPE_CHECKING:
+    from ctxlint.facts.placed import Placed
+    from ctxlint.facts.resume import Resume
 
 _LONE_CR = re.compile(r"\r(?!\n)")
 
@@ -89,6 +94,19 @@ class Kept:
     # the header's lines and the body's statements' (a codegen of the module:
     # worked out at the first edit that needs them, then kept up to date)
     counts: tuple[int, list[int]] | None = None
+    # the splice that made it (None: a whole parse), and the module it changed
+    changed: Window | None = None
+    base: cst.Module | None = None
+    # what the last extraction left for the next edit's: the walk's state at
+    # the edited statement (facts.resume), the spans and texts it placed
+    # (facts.placed)
+    walk: Resume | None = None
+    placed: Placed | None = None
+    said: dict[int, tuple[cst.CSTNode, str]] | None = None  # snippets' (facts.context.Texts)
+    # how its extraction went (tests, the log): the statement the walk started
+    # at (0: the whole module) and what the positions' codegen covered
+    walked_from: int = 0
+    generated: str = ""  # "module", "statement" or "" (none)
 
     @classmethod
     def of(cls, text: str, module: cst.Module) -> Kept:
@@ -147,4 +165,6 @@ class Kept:
         assert self.counts is not None  # (the window worked them out)
         header, counts = self.counts[0], list(self.counts[1])
         counts[found.index] = found.new_end - found.start
-        return Kept(text, spliced, new_lines, (header, counts)), found
+        made = Kept(text, spliced, new_lines, (header, counts), found, module)
+        made.walk, made.placed, made.said = self.walk, self.placed, self.said
+        return made, found

@@ -90,6 +90,11 @@ def signature(p: cst.Parameters, code: Callable[[cst.CSTNode], str]) -> list[Par
     return out
 
 
+def _name(cls: ClassInfo, name: str) -> None:
+    if name not in cls.names:
+        cls.names.append(name)
+
+
 def _add(types: dict[str, list[str]], attr: str, found: list[str]) -> None:
     if found:
         known = types.setdefault(attr, [])
@@ -111,6 +116,9 @@ class ClassInfo:
     bases: list[str]
     methods: dict[str, MethodFacts] = field(default_factory=dict)
     attrs: dict[str, list[str]] = field(default_factory=dict)  # attribute -> its classes
+    # names an instance has from the class besides its methods: class-body
+    # assignments, nested classes, `self.x = ...` in its methods (typed or not)
+    names: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +149,9 @@ class ClassFacts(FileVisitor):
         # the dispatcher has pushed the class scope already
         # (LibCST keeps `metaclass=...` in node.keywords: bases are positional)
         bases = [b for a in node.bases if (b := self.ctx.resolve(a.value))]
+        outer = self.ctx.scopes[-2]
+        if outer.kind == "class" and outer.qualname in self.classes:
+            _name(self.classes[outer.qualname], node.name.value)  # a nested class
         self.classes[self.ctx.qualname] = ClassInfo(bases)
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -182,6 +193,13 @@ class ClassFacts(FileVisitor):
         )
 
     def _attr(self, target: cst.BaseExpression, types: list[str], class_body: bool) -> None:
+        if isinstance(target, (cst.Tuple, cst.List)):  # `a, self.b = ...`: each, untyped
+            for e in target.elements:
+                self._attr(e.value, [], class_body)
+            return
+        if isinstance(target, cst.StarredElement):
+            self._attr(target.value, [], class_body)
+            return
         if class_body and isinstance(target, cst.Name):
             attr: str | None = target.value
             cls = self.ctx.qualname
@@ -190,6 +208,7 @@ class ClassFacts(FileVisitor):
             cls = self.ctx.enclosing_class() or ""
         if attr is not None and cls in self.classes:
             _add(self.classes[cls].attrs, attr, types)
+            _name(self.classes[cls], attr)
 
     def _module_instance(self, target: cst.BaseExpression, cls: str | None) -> None:
         if self.ctx.scope.kind != "module" or not isinstance(target, cst.Name):
@@ -210,10 +229,14 @@ class ClassFacts(FileVisitor):
         built = None  # only a construction (`X = Cls(...)`) makes a module-level instance
         if isinstance(node.value, cst.Call) and inst and inst[0].rpartition(".")[2][:1].isupper():
             built = inst[0]
+        class_body = self.ctx.scope.kind == "class"
         for t in node.targets:
-            if self.ctx.scope.kind != "class":
-                self._attr(t.target, inst, False)
+            # a class-body name is typed only by annotation; it is still defined
+            self._attr(t.target, [] if class_body else inst, class_body)
             self._module_instance(t.target, built)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._attr(node.target, [], self.ctx.scope.kind == "class")
 
     def finish(self) -> ClassFileFacts:
         return ClassFileFacts(
@@ -386,6 +409,26 @@ class ClassIndex:
             return "yes"
         return "maybe" if any(self.external(a) for a in self.linearization(cls)) else "no"
 
+    def has_attribute(self, cls: str, name: str) -> bool | None:
+        """Whether an instance of `cls` has attribute `name` from its class: a
+        method or property, a class-body name, a `self.name = ...` in a method
+        of it or an ancestor. None where that cannot be told: an ancestor the
+        parsed tree lacks (a standard-library one is asked directly), or a
+        `__getattr__` that answers any name."""
+        unknown = False
+        for a in self.linearization(cls):
+            facts = self.classes.get(a)
+            if facts is None:
+                found = _stdlib_attribute(a, name)
+                if found:
+                    return True
+                unknown = unknown or found is None
+            elif name in facts.methods or name in facts.names:
+                return True
+            elif "__getattr__" in facts.methods or "__getattribute__" in facts.methods:
+                unknown = True
+        return None if unknown else False
+
     def subclasses(self, cls: str) -> list[str]:
         """Every class of the tree deriving from `cls` (transitively), in the
         index's order (by path, then as the file defines them)."""
@@ -403,6 +446,24 @@ class ClassIndex:
             if types:
                 return list(types)
         return []
+
+
+# Ancestors outside the tree whose instances get no attribute from them but
+# `object`'s dunders: a fixed answer, the same in every process and on every
+# Python (asking the running interpreter's modules would depend on what this
+# process imported, and on its version).
+_EMPTY_ANCESTORS = frozenset(
+    ("object", "builtins.object", "abc.ABC", "typing.Generic", "typing.Protocol")
+)
+
+
+def _stdlib_attribute(qual: str, name: str) -> bool | None:
+    """Whether the ancestor `qual`, outside the tree, gives its instances
+    `name`: told only for the empty ancestors above; None for any other."""
+    if qual not in _EMPTY_ANCESTORS:
+        return None
+    dunder = name.startswith("__") and name.endswith("__")
+    return dunder or (qual == "abc.ABC" and name == "_abc_impl")
 
 
 def class_index(program: Program) -> ClassIndex:

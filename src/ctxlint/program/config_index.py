@@ -29,14 +29,14 @@ from __future__ import annotations
 
 import bisect
 import gc
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ctxlint.program.calls import call_graph
+from ctxlint.program.calls import summaries
 from ctxlint.program.core import Program
 from ctxlint.program.parts import CONFIG_SITES
-from ctxlint.program.record_conventions import record_convention
+from ctxlint.program.record_conventions import RecordConvention, record_convention
 from ctxlint.program.resolution import resolution
 
 READER = "config_leaf"  # the design's read side of `override`
@@ -111,6 +111,76 @@ class RoleTable:
 
 
 INDEX = "config index"  # its Program.memo key
+CARRIED = "config index carry"  # the Program.memo key of what a front end carries in
+
+
+@dataclass(frozen=True)
+class Held:
+    """What the index takes from the whole-program model: the resolution
+    model's declaration function and the functions whose returned keys it
+    declares, the record convention, and the leaf readers by name (which ask
+    the call graph's functions), under the key of the facts those are derived
+    from (`Carry.key`; None: not known)."""
+
+    key: str | None
+    declaration_function: str | None
+    returning: frozenset[str]
+    convention: RecordConvention
+    readers: frozenset[str] | None = None
+
+
+# what decides which of a file's candidate sites count: the leaf readers and
+# writers by name, the returning functions, the declaration function and the
+# record convention
+Decided = tuple[frozenset[str], frozenset[str], frozenset[str], str | None, RecordConvention]
+
+
+@dataclass(slots=True)
+class _FileSites:
+    """One file's sites, as the last index built them from its facts entry."""
+
+    digest: bytes  # the entry's (Carry.digests)
+    vocab: str  # the vocabulary's key they were built with
+    fixed: list[Site]
+    maybe: list[tuple[Site, str, str]]
+    handoffs: Any  # its config_sites "handoffs" (the leaf readers by name ask them)
+    module: str
+    decided: Decided | None  # what `kept` was kept by
+    kept: list[Site]  # sorted; the role table's entries not among them
+
+
+@dataclass
+class Carry:
+    """What a resident front end carries from one program's index to the next
+    (`carry_into`): each file's sites by its facts entry's digest, and what
+    the index took from the whole-program model while the facts that is
+    derived from are the same. Building it then costs the edited files' sites
+    and a pass over every file's, not the call graph and the resolution model
+    (seconds on sglang 0.5.23, when the check replayed the rules asking them).
+
+    `digests(program)`: path -> the digest of its facts entry, for every file
+    of the program (None: not known, nothing is carried). `key(program)`: a
+    digest of every file's facts that the resolution model, the call graph's
+    functions and the record convention are derived from, positions left out
+    (they answer names: program.resolution, program.calls), with the file
+    list and the vocabulary (None: not known)."""
+
+    digests: Callable[[Program], dict[str, bytes] | None]
+    key: Callable[[Program], str | None]
+    files: dict[str, _FileSites] = field(default_factory=dict)
+    held: Held | None = None
+    built: int = 0  # indexes built with it (for the tests and the log)
+    reused: int = 0  # of those, the ones that took `held` as it was
+
+
+def vocabulary_key(program: Program) -> str:
+    """The program's vocabulary's full key, once per program."""
+    return program.memo("vocabulary key", program.vocab.full_key)
+
+
+def carry_into(program: Program, carry: Carry) -> None:
+    """The index of `program` (built on the first question) starts from `carry`."""
+    program.memo(CARRIED, lambda: carry)
 
 
 def config_index(program: Program) -> ConfigIndex:
@@ -126,7 +196,8 @@ def _build(program: Program) -> ConfigIndex:
     paused = gc.isenabled()
     gc.disable()
     try:
-        return ConfigIndex(program)
+        carry = program.memo(CARRIED, lambda: None)
+        return ConfigIndex(program, carry=carry)
     finally:
         if paused:
             gc.enable()
@@ -153,6 +224,7 @@ class ConfigIndex:
     declaration_function: str | None = None
     returning: set[str] = field(default_factory=set)  # registered overrides and passes
     accessor_sites: dict[str, tuple[str, Span]] = field(default_factory=dict)
+    carry: Carry | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         program = self.program
@@ -162,36 +234,94 @@ class ConfigIndex:
             for path, entry in sorted(program.files.items())
             if (f := entry["facts"].get(CONFIG_SITES))
         ]
+        carry = self.carry
+        digests = carry.digests(program) if carry is not None else None
+        if digests is None:  # nothing known to carry by: built afresh
+            carry = None
+        known = carry.files if carry is not None else {}
         self._declarations(files)
         self._namespaces(files)
         self._role_table(files)
-        res = resolution(program)
-        decl = res.declaration.rpartition(".")[2] if res.declaration else None
-        self.declaration_function = decl
-        self.returning = res.registered | res.passes
-        self.writers = self._writers(files, decl)
-        self.readers = self._readers(files)
-        convention = record_convention(program)
+        held = self._held(carry)
+        self.declaration_function = held.declaration_function
+        self.returning = set(held.returning)
+        self.writers = self._writers(files, held.declaration_function)
+        same = held.readers is not None and all(
+            (old := known.get(path)) is not None
+            and (old.digest == digests[path] or old.handoffs == f.get("handoffs"))  # type: ignore[index]
+            for path, _, f in files
+        )
+        if not (same and len(known) == len(files)):
+            held = replace(held, readers=frozenset(self._readers(files)))
+        self.readers = set(held.readers or ())
+        decided: Decided = (
+            frozenset(self.readers),
+            frozenset(self.writers),
+            held.returning,
+            held.declaration_function,
+            held.convention,
+        )
+        vocab_key = vocabulary_key(program) if carry is not None else ""
         place = {**vocab.derived_leaves, **vocab.fields}
-        for path, module, _ in files:
-            # what one file's facts make is built once per file entry: an edit
+        built: dict[str, _FileSites] = {}
+        for path, module, f in files:
+            # what one file's facts make is built once per entry: an edit
             # rebuilds its own file's sites, and filters everyone's again
-            fixed, maybe = program.per_file(
-                "config sites",
-                path,
-                lambda entry, path=path: _sites(path, entry["facts"][CONFIG_SITES], vocab, place),
-            )
-            kept = [*fixed, *self._kept(maybe, module, convention)]
+            # only when what decides them changed
+            old = known.get(path)
+            digest = digests[path] if digests is not None else b""
+            if old is None or old.digest != digest or old.vocab != vocab_key:
+                fixed, maybe = (
+                    _sites(path, f, vocab, place)
+                    if carry is not None
+                    else program.per_file(
+                        "config sites",
+                        path,
+                        lambda entry, path=path: _sites(
+                            path, entry["facts"][CONFIG_SITES], vocab, place
+                        ),
+                    )
+                )
+                old = None
+            else:
+                fixed, maybe = old.fixed, old.maybe
+            if old is not None and old.module == module and _same(old.decided, decided):
+                kept = old.kept
+            else:
+                kept = sorted([*fixed, *self._kept(maybe, module, held.convention)], key=_by_place)
+            if carry is not None:
+                built[path] = _FileSites(
+                    digest, vocab_key, fixed, maybe, f.get("handoffs"), module, decided, kept
+                )
             if self.role_table is not None and self._table_facts[0] == path:
-                kept += self._role_entries(path)
-            kept.sort(key=lambda s: (s.span, s.kind))
+                kept = sorted([*kept, *self._role_entries(path)], key=_by_place)
             self.by_path[path] = kept
             for s in kept:
                 if s.field is not None:
                     self.by_field.setdefault(s.field, []).append(s)
                 elif s.namespace is not None:
                     self.by_namespace.setdefault(s.namespace, []).append(s)
-        self._starts = {p: [s.span[:2] for s in ss] for p, ss in self.by_path.items()}
+        self._starts: dict[str, list[tuple[int, int]]] = {}  # path -> its sites' starts, asked
+        if carry is not None:
+            carry.files, carry.held = built, held
+            carry.built += 1
+
+    def _held(self, carry: Carry | None) -> Held:
+        """What the whole-program model answers: the carried answer while the
+        facts it is derived from are the same, else derived now."""
+        key = carry.key(self.program) if carry is not None else None
+        held = carry.held if carry is not None else None
+        if held is not None and key is not None and held.key == key:
+            assert carry is not None
+            carry.reused += 1
+            return held
+        res = resolution(self.program)
+        return Held(
+            key,
+            res.declaration.rpartition(".")[2] if res.declaration else None,
+            frozenset(res.registered | res.passes),
+            record_convention(self.program),
+        )
 
     # -- declarations ------------------------------------------------------------
     def _declarations(self, files: list[tuple[str, str, dict[str, Any]]]) -> None:
@@ -306,13 +436,14 @@ class ConfigIndex:
             (q, callees) for _, _, f in files for q, callees in f.get("handoffs", {}).items()
         ]
         readers = _closure({READER}, handoffs)
-        # a simple name reads a leaf only where every function of that name does
+        # a simple name reads a leaf only where every function of that name
+        # does (the call graph's functions: its modules' summaries')
         reading = {q for q, callees in handoffs if set(callees) & readers}
-        graph = call_graph(self.program)
-        for q in graph.funcs:
-            short = q.rpartition(".")[2]
-            if short in readers and short != READER and q not in reading:
-                readers.discard(short)
+        for summary in summaries(self.program).values():
+            for q in summary.funcs:
+                short = q.rpartition(".")[2]
+                if short in readers and short != READER and q not in reading:
+                    readers.discard(short)
         return readers
 
     # -- one file's sites ----------------------------------------------------------
@@ -354,7 +485,10 @@ class ConfigIndex:
         sites = self.by_path.get(path)
         if not sites:
             return None
-        hi = bisect.bisect_right(self._starts[path], (line, column))
+        starts = self._starts.get(path)
+        if starts is None:  # (made for the files asked about, not at each build)
+            starts = self._starts[path] = [s.span[:2] for s in sites]
+        hi = bisect.bisect_right(starts, (line, column))
         best: Site | None = None
         for s in reversed(sites[:hi]):
             l0, c0, l1, c1 = s.span
@@ -386,6 +520,16 @@ class ConfigIndex:
 
 
 _RECORDS = ("seed", "built", "annotated", "self")  # holders that are records wherever they are
+
+
+def _by_place(site: Site) -> tuple[Span, str]:
+    return site.span, site.kind
+
+
+def _same(old: Decided | None, new: Decided) -> bool:
+    """Whether a file's sites were kept by what decides them now (the same
+    convention: the one carried)."""
+    return old is not None and old[:4] == new[:4] and old[4] is new[4]
 
 
 def _sites(

@@ -261,6 +261,12 @@ class Handed:
     name: str
     via: str | None = None
 
+    def parked(self) -> str:
+        """Where a record held on `self` came from, for a finding's details."""
+        if self.kind != "self" or not self.via:
+            return ""
+        return f"`self.{self.name}` is parked from parameter `{self.via}`. "
+
 
 class HandedReads:
     """Every read off a handed record, over the whole program."""

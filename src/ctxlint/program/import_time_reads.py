@@ -16,6 +16,7 @@ its kind and where. Asked by CTX602, whose facts these are.
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
@@ -78,6 +79,21 @@ def global_details(read: ImportTimeRead) -> str | None:
     )
 
 
+def effect_details(read: ImportTimeRead) -> str | None:
+    """Why CTX602 does not offer to drop a memo whose function does more than
+    read (0.5.23's `init_mori_op` registers a process group and builds the mori
+    op): without the memo that runs again on every call."""
+    if read.kind != "memo" or not read.effects:
+        return None
+    shown = ", ".join(f"`{e}()`" for e in read.effects[:3])
+    more = len(read.effects) - 3
+    shown += f" and {more} more" if more > 0 else ""
+    return (
+        f"`{read.where}` also calls {shown}: dropping the memo would run that again on every "
+        "call, so keep it and make what it reads one of its arguments."
+    )
+
+
 def _is_main_guard(node: cst.If) -> bool:
     test = node.test
     if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
@@ -102,6 +118,10 @@ class ImportTimeRead:
     # a memo's: what the memoised function calls (resolved names); the classes
     # among them (`built_classes`) are the objects the memo builds and keeps
     builds: tuple[str, ...] = ()
+    # a memo's: the calls in the memoised function beyond reading (neither an
+    # accessor nor a builtin type's conversion), as spelled: what dropping the
+    # memo would run again on every call (registering, building, logging)
+    effects: tuple[str, ...] = ()
     # a global's: the parameters of the filling function the cached value is
     # computed with (`get_device().base_gpu_id == gpu_id`): a use elsewhere
     # lacks them, so "read the accessor where the value is used" does not do
@@ -123,6 +143,10 @@ class ImportTimeVisitor(FileVisitor):
         self.bindings: Bindings = ctx.parts[BINDINGS]  # which names a function declared global
         self.memo: dict[int, bool] = {}  # function node -> memoised process-wide
         self.memo_calls: dict[int, list[str]] = {}  # memoised function node -> what it calls
+        # memoised function node -> its calls beyond reading; function node -> the
+        # calls made where it is defined (decorators, defaults)
+        self.memo_effects: dict[int, list[str]] = {}
+        self.def_calls: dict[int, set[int]] = {}
         self.memo_reads: list[tuple[int, int]] = []  # (index in found, its function node)
         self.reported: set[int] = set()
         self.not_config: set[int] = set()  # accessor calls followed by a non-config name
@@ -244,7 +268,44 @@ class ImportTimeVisitor(FileVisitor):
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         self._cached([node.target], node.value)
 
+    def _builtin_type(self, func: cst.BaseExpression) -> bool:
+        """`int(...)`, `str(...)`: a builtin type no import or scope rebinds."""
+        if not isinstance(func, cst.Name) or func.value in self.ctx.imports:
+            return False
+        if any(func.value in s.imports for s in self.ctx.scopes[1:]):
+            return False
+        found = getattr(builtins, func.value, None)
+        return isinstance(found, type) and not issubclass(found, BaseException)
+
+    def _at_def(self, fn: cst.FunctionDef) -> set[int]:
+        """The calls in `fn`'s decorators and default values (by identity): they
+        run where the def runs, not on each call."""
+        if id(fn) not in self.def_calls:
+            roots: list[cst.CSTNode] = [d.decorator for d in fn.decorators]
+            p = fn.params
+            roots += [a.default for a in (*p.posonly_params, *p.params, *p.kwonly_params)]
+            self.def_calls[id(fn)] = {id(c) for r in roots if r is not None for c, _ in _calls(r)}
+        return self.def_calls[id(fn)]
+
+    def _memo_effect(self, node: cst.Call) -> None:
+        """Record a call in a memoised function that does more than read."""
+        fn = self.ctx.scope.node
+        if not isinstance(fn, cst.FunctionDef) or self._at_import_time():
+            return
+        if (
+            not self._memoised(fn)
+            or self._accessor(node) is not None
+            or self._builtin_type(node.func)
+        ):
+            return
+        if id(node) in self._at_def(fn):  # `@lru_cache(maxsize=4)`, a default: run once
+            return
+        text = dotted(node.func) or self.ctx.module_node.code_for_node(node.func)
+        self.memo_effects.setdefault(id(fn), []).append(text)
+
     def visit_Call(self, node: cst.Call) -> None:
+        if self.active:
+            self._memo_effect(node)
         if not self.active or not isinstance(node.func, (cst.Name, cst.Attribute)):
             return
         q = self.ctx.resolve(node.func)
@@ -287,7 +348,8 @@ class ImportTimeVisitor(FileVisitor):
     def finish(self) -> tuple[ImportTimeRead, ...] | None:
         for i, fn in self.memo_reads:
             calls = tuple(sorted(set(self.memo_calls.get(fn, ()))))
-            self.found[i] = replace(self.found[i], builds=calls)
+            effects = tuple(dict.fromkeys(self.memo_effects.get(fn, ())))
+            self.found[i] = replace(self.found[i], builds=calls, effects=effects)
         return tuple(self.found) or None
 
 

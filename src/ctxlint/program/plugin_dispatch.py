@@ -60,6 +60,9 @@ class MethodCall:
     receiver: Receiver
     shape: CallShape
     site: Site
+    # attributes of the same receiver that an enclosing `if` test reads before
+    # the call can run (`if self.backend.is_chat_model: self.backend.generate(...)`)
+    guards: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +79,8 @@ class PluginVisitor(FileVisitor):
         self.calls: list[MethodCall] = []
         # `if isinstance(x, T):` bodies: [receiver text, types, active, id(orelse)] or None
         self.narrow: list[list[Any] | None] = []
+        # per enclosing `if`: the (receiver text, attribute) pairs its test reads
+        self.guarded: list[set[tuple[str, str]]] = []
 
     def _receiver(self, expr: cst.BaseExpression) -> Receiver | None:
         r = self.ctx.parts[BINDINGS].receiver(expr)
@@ -120,12 +125,14 @@ class PluginVisitor(FileVisitor):
             if target and types:
                 entry = [target, types, True, id(node.orelse) if node.orelse else None]
         self.narrow.append(entry)
+        self.guarded.append(set(_always_read(node.test)))
 
     def visit_Else(self, node: cst.Else) -> None:
         self._leave_branch(node)
 
     def leave_If(self, node: cst.If) -> None:
         self.narrow.pop()
+        self.guarded.pop()
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -150,10 +157,37 @@ class PluginVisitor(FileVisitor):
             tuple(a.keyword.value for a in node.args if a.keyword is not None),
             any(a.star == "**" for a in node.args),
         )
-        self.calls.append(MethodCall(method, recv, shape, site(self.ctx, node)))
+        text = dotted(func.value)
+        guards = sorted({a for g in self.guarded for t, a in g if t == text}) if text else []
+        self.calls.append(MethodCall(method, recv, shape, site(self.ctx, node), tuple(guards)))
 
     def finish(self) -> PluginFacts | None:
         return PluginFacts(tuple(self.calls)) if self.calls else None
+
+
+def _always_read(test: cst.BaseExpression) -> Iterator[tuple[str, str]]:
+    """(receiver text, attribute) for each attribute read that evaluating `test`
+    always makes: through `not`, the left operand of `and`/`or`, a comparison's
+    first two operands, a call's callee and arguments, a subscript's value, and
+    every hop of a dotted name (`self.backend.is_chat_model` reads `backend` of
+    `self` and `is_chat_model` of `self.backend`)."""
+    if isinstance(test, cst.Attribute):
+        if (text := dotted(test.value)) is not None:
+            yield text, test.attr.value
+        yield from _always_read(test.value)
+    elif isinstance(test, cst.UnaryOperation):
+        yield from _always_read(test.expression)
+    elif isinstance(test, cst.BooleanOperation):
+        yield from _always_read(test.left)
+    elif isinstance(test, cst.Comparison):
+        yield from _always_read(test.left)
+        yield from _always_read(test.comparisons[0].comparator)
+    elif isinstance(test, cst.Call):
+        yield from _always_read(test.func)
+        for a in test.args:
+            yield from _always_read(a.value)
+    elif isinstance(test, cst.Subscript):
+        yield from _always_read(test.value)
 
 
 # -- the whole program -------------------------------------------------------------
@@ -296,9 +330,22 @@ class Graph:
             hook = self.methods[definer][call.method]
             if definer != base and hook.abstract == "raise":
                 continue  # the receiver's one override declines the hook: it raises anyway
+            if definer == base and self.unguarded(base, call):
+                continue  # a plugin that follows the base fails at the guard, not here
             problems = call_problems(bound(hook), call.shape)
             if problems and (definer == base or ntypes <= 1):
                 yield path, call, base, definer, problems
+
+    def unguarded(self, base: str, call: MethodCall) -> list[str]:
+        """The attributes an `if` test guarding `call` reads of its receiver that
+        neither `base` (nor any of its ancestors) nor the receiver's own class
+        gives its instances: the call runs only for implementations that add
+        them, so the base's signature is not what binds it."""
+        if not call.guards:
+            return []
+        owners = {base, *self.receiver_types(call.receiver)}
+        has = self.index.has_attribute
+        return [g for g in call.guards if all(has(c, g) is False for c in owners)]
 
     def interface_hooks(self) -> Iterator[tuple[str, str, MethodFacts]]:
         """(base, hook, its method) for each hook whose signature is a contract."""

@@ -22,6 +22,7 @@ from ctxlint.facts.typed import Site, site
 from ctxlint.facts.visitor import FileVisitor
 from ctxlint.program.core import Program
 from ctxlint.program.holders import Holder, HolderKind
+from ctxlint.program.override_seeds import OverrideSeeds, SeedWatch
 from ctxlint.program.reads import positional
 from ctxlint.program.record_conventions import copy_helper_scopes, in_helper, record_convention
 from ctxlint.program.record_members import provenance_slots
@@ -50,6 +51,8 @@ class WriteFacts:
     # the record's provenance slots (its module only): slot -> the property that
     # returns it and reads nothing else (no configuration is behind it)
     provenance: dict[str, str] = field(default_factory=dict)
+    # the runtime's test override, where it seeds non-field slots (its module only)
+    seeds: OverrideSeeds | None = None
 
 
 class RecordWriteVisitor(FileVisitor):
@@ -72,6 +75,7 @@ class RecordWriteVisitor(FileVisitor):
         self.sets_flags: dict[str, set[str]] = {}  # record method -> flags it sets true
         self.negated = 0  # depth of `not` operators around the current node
         self.provenance: dict[str, str] = {}
+        self.seeds = SeedWatch(ctx) if ctx.module == vocab.runtime_module else None
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         vocab = self.ctx.vocab
@@ -175,9 +179,15 @@ class RecordWriteVisitor(FileVisitor):
     def visit_Assign(self, node: cst.Assign) -> None:
         self._seal_flag_set(node)
 
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if self.seeds is not None:
+            self.seeds.function(node)
+
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         self._seal_flag_read(node)
+        if self.seeds is not None:
+            self.seeds.call(node)
         if (
             isinstance(func, cst.Attribute)
             and isinstance(func.value, cst.Name)
@@ -212,9 +222,10 @@ class RecordWriteVisitor(FileVisitor):
             writes.append(replace(w, base=base, then=tuple(sorted(then))))
         seal = {m: tuple(sorted(flags & self.seal_flags)) for m, flags in self.sets_flags.items()}
         seal = {m: flags for m, flags in sorted(seal.items()) if flags}
-        if not writes and not seal and not self.provenance:
+        seeds = self.seeds.result() if self.seeds is not None else None
+        if not writes and not seal and not self.provenance and seeds is None:
             return None
-        return WriteFacts(tuple(writes), seal, self.provenance)
+        return WriteFacts(tuple(writes), seal, self.provenance, seeds)
 
 
 def resolution_entries(program: Program) -> dict[str, list[str]]:
@@ -231,6 +242,13 @@ def provenance(program: Program) -> dict[str, str]:
     path = program.module_path(program.vocab.record_module)
     facts = program.typed_file(path, ID, WriteFacts) if path else None
     return dict(facts.provenance) if facts else {}
+
+
+def override_seeds(program: Program) -> OverrideSeeds | None:
+    """The runtime's test override, where it seeds non-field slots (program.override_seeds)."""
+    path = program.module_path(program.vocab.runtime_module)
+    facts = program.typed_file(path, ID, WriteFacts) if path else None
+    return facts.seeds if facts else None
 
 
 def bypasses_guard(w: RecordWrite) -> bool:

@@ -121,10 +121,7 @@ class Exposure:
             if overridden:
                 return "the startup record, which a post-publish override of it passes by"
             if declared:
-                return (
-                    "resolution's decision (written onto the field), which a post-publish "
-                    "override would pass by"
-                )
+                return "resolution's decision written onto the field, which a post-publish override passes by"
             return "the startup record, which post-publish overrides pass by"
         if declared and overridden:
             return "raw input, which resolution's declaration and a post-publish override pass by"

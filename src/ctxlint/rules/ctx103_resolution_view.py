@@ -12,12 +12,9 @@ the resolvers the runtime wraps for foreign defaults. Reported there:
   the record class, a literal `getattr(server_args, "x")`, instead of through
   a derived view function (`cfg = resolving_view(server_args)`); where the read
   is the receiver of an in-place edit (`server_args.x.part = ...`, a mutator
-  call, or a local bound to part of it and edited so), a read-only view is no
-  remedy: the hint is a new declared value, with the tree's declaration call,
-  for a field on the whitelist (program.declarable; off it, the declaration
-  raises, and the step before it is named);
-- a bag accessor call (no bag exists before publish): only the vocabulary's
-  derived bag accessors count, never a `get_*` name pattern.
+  call, a local bound to part of it and edited so), the hint is a declaration
+  for a whitelisted field (program.declarable), else the step it needs first;
+- a bag accessor call (no bag exists before publish): only derived accessors.
 
 A read off a parameter every call from the pipeline hands a view (a pass's,
 a helper called with `resolved_view(...)`, a factory such as 0.5.17's
@@ -109,15 +106,14 @@ class ResolutionView(Rule):
         spelled = ", ".join(sorted(q.rpartition(".")[2] for q in res.view_functions))
         can = declarable_fields(program)
         for path, r in reported_raw_reads(program):
-            fix = ""
+            fix = ""  # the details: the step a declaration off the whitelist needs first
             if r.edits:  # a view is read-only: a new declared value, on the whitelist only
                 todo, fix = can.declare(r.field)
                 why = f"`{r.holder}.{r.field}` edited in place inside the resolution pipeline "
                 why += f"writes the operator's input, and a view is read-only: {todo}"
             else:
-                why = f"`{r.holder}.{r.field}` read directly inside the resolution pipeline "
-                why += "answers with the raw input, not what resolution decided: read it "
-                why += f"through a view ({spelled})"
+                why = f"`{r.holder}.{r.field}` read inside the resolution pipeline is the raw "
+                why += f"input, not resolution's decision: read it through a view ({spelled})"
             yield finding_at(ID, path, r.site, why, fix, **field_data(program.vocab, r.field))
         for b in pipeline_bag_reads(program):
             why = f"`{b.accessor}()` inside the resolution pipeline ({b.chain}): no bag exists "

@@ -22,11 +22,13 @@ from typing import Any, ClassVar
 from ctxlint.facts.vocab import Vocabulary
 from ctxlint.program.core import Program
 from ctxlint.program.declarable import FACTS_READ, declarable_fields
+from ctxlint.program.override_seeds import OverrideSeeds
 from ctxlint.program.reads import namespace_hint
 from ctxlint.program.record_conventions import COPY_HELPERS, record_convention, record_names
 from ctxlint.program.record_writes import (
     RecordWriteVisitor,
     bypasses_guard,
+    override_seeds,
     provenance,
     record_writes,
     resolution_entries,
@@ -34,20 +36,26 @@ from ctxlint.program.record_writes import (
 from ctxlint.program.resolution import KEY as RESOLUTION
 from ctxlint.program.resolution import resolution
 from ctxlint.program.rule import RawFinding, Rule
+from ctxlint.program.test_code import OPTION, is_test_file, test_roots
 
 ID = "CTX201"
 
 
-def _not_config(program: Program, name: str, slots: dict[str, str]) -> tuple[str, str]:
+def _not_config(
+    program: Program, name: str, slots: dict[str, str], seeds: OverrideSeeds | None
+) -> tuple[str, str]:
     """Why a write of a name that is no field (a private memo, a provenance
     note) is wrong, and its remedy: the config remedies do not fit
     (`get_context().override` refuses a non-field and the record's constructor
     takes no such argument). Where the name backs a record property (`_x`
-    behind `x`), name it."""
+    behind `x`), name it. In a test, where the runtime's test override seeds
+    such a slot (`seeds`, only passed there), that call is the remedy."""
     if name in slots:  # the property returns the slot, from no other input
         return f"the record's provenance (its `{slots[name]}` property returns it)", (
             "write it where the record is built, before resolution, or keep it off"
         )
+    if seeds is not None and seeds.seeds(name):
+        return seeds.remedy(name)
     fix = (
         "get_context().override takes only fields and the record's constructor no such "
         "argument; keep the value off the record"
@@ -70,7 +78,7 @@ class RecordMutation(Rule):
     # resolution is answered with the declaration this tree declares
     requires = ("records", "calls", "classes", RESOLUTION)
     reads_facts = FACTS_READ  # the whitelist (CTX105's facts)
-    options: ClassVar[dict[str, Any]] = {COPY_HELPERS: []}
+    options: ClassVar[dict[str, Any]] = {COPY_HELPERS: [], OPTION: []}
 
     def tokens(self, vocab: Vocabulary) -> set[str]:
         modules = {vocab.record_module, *(q.rpartition(".")[0] for q in vocab.field_classes)}
@@ -96,6 +104,7 @@ class RecordMutation(Rule):
         res = resolution(program)
         can = declarable_fields(program)
         slots, apart = provenance(program), []
+        seeds, roots = override_seeds(program), test_roots(program)
         for path, module, w in record_writes(program):
             if w.field is None:
                 what = "write to a record attribute named at run time"
@@ -121,7 +130,8 @@ class RecordMutation(Rule):
                 why = f"inside resolution, where a decision is declared, not written: {short}"
                 fix = f"reached from {inside}: {declare}"
             elif w.field is not None and w.field not in fields:
-                why, fix = _not_config(program, w.field, slots)
+                test = is_test_file(path, roots)
+                why, fix = _not_config(program, w.field, slots, seeds if test else None)
             else:
                 why = "read-only after resolution: change it with get_context().override(...)"
                 fix = (

@@ -96,7 +96,7 @@ class PluginSignature(Rule):
         for path, call, base, definer, problems in graph.misfit_dispatches():
             if definer == base:
                 whose = "plugin hook"
-                result = "a plugin that follows the base signature fails here with a TypeError"
+                result = "a plugin following the base signature raises TypeError here"
             else:
                 whose = f"{_short(base)} hook override"
                 result = "this call raises TypeError"

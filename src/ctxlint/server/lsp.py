@@ -80,6 +80,11 @@ class CtxlintServer(LanguageServer):
         self.plans: actions.Plans = {}  # the lazy code actions' plans, until the next change
         self._timer: asyncio.TimerHandle | None = None
         self._warm_timer: asyncio.Handle | None = None
+        self._index_handle: asyncio.Handle | None = None  # the index built at once
+        # kept between answers, for the project's root: each path's URI, and
+        # what its columns need in LSP's terms (lsp_navigation.Texts)
+        self.uris: dict[str, str] = {}
+        self.columns: dict[str, tuple[str, lsp_navigation.Columns]] = {}
 
     # -- messages -------------------------------------------------------------------
     def log(self, message: str, kind: types.MessageType = types.MessageType.Info) -> None:
@@ -87,7 +92,10 @@ class CtxlintServer(LanguageServer):
 
     def uri(self, path: str) -> str:
         assert self.project is not None
-        return from_fs_path(str(self.project.root / path)) or ""
+        found = self.uris.get(path)
+        if found is None:
+            found = self.uris[path] = from_fs_path(str(self.project.root / path)) or ""
+        return found
 
     # -- the project ----------------------------------------------------------------
     def open_project(self, folder: str | None) -> None:
@@ -96,6 +104,8 @@ class CtxlintServer(LanguageServer):
             request = session.Request(**(vars(request) | {"search_from": folder}))
         self.request = request
         self.plans.clear()
+        self.uris.clear()
+        self.columns.clear()
         try:
             setup = load(request)
         except CtxlintError as exc:
@@ -195,12 +205,19 @@ class CtxlintServer(LanguageServer):
         edit cancels it before it starts (its own check builds the program),
         and a question asked first builds what it needs itself.
 
-        When the index is all that is left (the check built the call graph and
-        resolution model it reads: lsp_navigation.ready_soon), at once, as
-        soon as the loop is free: a moment's work, and a question sent right
-        after the diagnostics finds it built. Else once the editor has been
-        quiet a while (WARM_IDLE): the program, or those two parts after a
-        check that replayed them, take seconds on sglang 0.5.23."""
+        When the index is a moment's work (lsp_navigation.ready_soon: the
+        check built the resolution model it reads, or the last index's answer
+        of that model is carried and only the edited files' sites are built
+        again), it is built at once, as soon as the loop is free: a question
+        sent right after the diagnostics finds it built. The rest waits until
+        the editor has been quiet a while (WARM_IDLE): the program, the model
+        after a check that changed what it reads, take seconds on sglang
+        0.5.23, and the layouts and the cyclic GC's collection are for later."""
+
+        def index() -> None:
+            self._index_handle = None
+            if project.current:
+                lsp_navigation.warm(project)
 
         def warm() -> None:
             self._warm_timer = None
@@ -218,9 +235,8 @@ class CtxlintServer(LanguageServer):
             warm()
             return
         if lsp_navigation.ready_soon(project):
-            self._warm_timer = loop.call_soon(warm)
-        else:
-            self._warm_timer = loop.call_later(WARM_IDLE, warm)
+            self._index_handle = loop.call_soon(index)
+        self._warm_timer = loop.call_later(WARM_IDLE, warm)
 
     def model(self) -> None:
         """The program's facts held, for navigation and for the next edit's
@@ -232,9 +248,10 @@ class CtxlintServer(LanguageServer):
             self.refresh(full=True, done="built the program of")
 
     def schedule(self, delay: float) -> None:
-        if self._warm_timer is not None:
-            self._warm_timer.cancel()
-            self._warm_timer = None
+        for pending in (self._warm_timer, self._index_handle):
+            if pending is not None:
+                pending.cancel()
+        self._warm_timer = self._index_handle = None
         if self._timer is not None:
             self._timer.cancel()
         self._timer = asyncio.get_running_loop().call_later(delay, self.refresh)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from ctxlint.discover.sources import content_hash
 from ctxlint.program.calls import KEY as CALLS
 from ctxlint.program.config_index import INDEX, config_index
 from ctxlint.program.core import Program
@@ -39,32 +40,55 @@ def code_points(line: str, units: int) -> int:
     return len(line)
 
 
+# A file's columns in LSP's terms, by the content hash the last check read:
+# None where its text is ASCII (a UTF-16 column is the code-point column), else
+# its lines that are not ASCII, by 0-based row (the others count alike)
+Columns = dict[int, str] | None
+
+
 class Texts:
-    """The lines of the project's files as the last check read them (an open
-    buffer's last text that parsed, else the file on disk), read once per answer."""
+    """The positions of the project's files as the last check read them (an
+    open buffer's last text that parsed, else the file on disk) in LSP's
+    terms. What a file's columns need is kept in `known` (the server's, kept
+    between answers) under the content hash the check read, so that a
+    question naming places in a hundred files (the references of a leaf)
+    reads and splits no file it met before; a file not known is read once."""
 
-    def __init__(self, project: Project) -> None:
+    def __init__(self, project: Project, known: dict[str, tuple[str, Columns]]) -> None:
         self.project = project
-        self._lines: dict[str, list[str]] = {}
+        self.known = known
+        self.hashes = project.checker.resident.hashes  # path -> the content checked
 
-    def lines(self, path: str) -> list[str]:
-        if path not in self._lines:
-            text = self.project.good.get(path)
-            if text is None:
-                try:
-                    text = (self.project.root / path).read_text(encoding="utf-8", errors="replace")
-                except OSError:
-                    text = ""
-            self._lines[path] = text.splitlines()
-        return self._lines[path]
+    def columns(self, path: str) -> Columns:
+        checked = self.hashes.get(path)
+        hit = self.known.get(path)
+        if hit is not None and hit[0] == checked:
+            return hit[1]
+        text = self.project.good.get(path)
+        try:
+            data = (
+                text.encode("utf-8")
+                if text is not None
+                else self.project.root.joinpath(path).read_bytes()
+            )
+        except (OSError, UnicodeError):
+            data = b""
+        if text is None and not data.isascii():
+            text = data.decode("utf-8", errors="replace")
+        found: Columns = None
+        if text is not None and not text.isascii():
+            found = {row: line for row, line in enumerate(text.splitlines()) if not line.isascii()}
+        if checked is not None and content_hash(data) == checked:
+            self.known[path] = (checked, found)  # (else: changed since the check)
+        return found
 
     def position(self, path: str, line: int, column: int) -> types.Position:
         """A LibCST position (line 1-based, code-point column 0-based) in LSP's terms."""
-        lines = self.lines(path)
         row = max(line - 1, 0)
-        return types.Position(
-            line=row, character=utf16(lines[row] if row < len(lines) else "", column)
-        )
+        wide = self.columns(path)
+        if wide is None or row not in wide:
+            return types.Position(line=row, character=column)
+        return types.Position(line=row, character=utf16(wide[row], column))
 
     def location(self, ls: CtxlintServer, loc: navigation.Location) -> types.Location:
         line, column, end_line, end_column = loc.span
@@ -95,7 +119,7 @@ def _at(
     path = project.path_of(file)
     if path is None:
         return None
-    texts = Texts(project)
+    texts = Texts(project, ls.columns)
     lines = ls.workspace.get_text_document(uri).lines  # where the client's position is
     text = lines[where.line].rstrip("\r\n") if where.line < len(lines) else ""
     column = code_points(text, where.character)
@@ -103,15 +127,20 @@ def _at(
 
 
 def ready_soon(project: Project) -> bool:
-    """Whether the config index is all that is left to build for navigation:
-    the check built the call graph and the resolution model it reads (the
-    rules that ask them ran again), so building it takes a moment (0.1 s on
-    sglang 0.5.23), not the seconds those two take after a check that
-    replayed them."""
+    """Whether the config index is all that is left to build for navigation,
+    and a moment's work: the check built the resolution model it reads (the
+    rules that ask it ran again), or the last index's answer of that model
+    holds for this program (index_carry: the facts it is derived from are the
+    same), so that only the edited files' sites are built again; not the
+    seconds the call graph and the resolution model take after a check that
+    replayed the rules asking them, of a program whose facts they read changed."""
     if project.checked is None or not project.current:
         return False
     program = project.checked.out.program
-    return all(program.built(key) for key in (CALLS, RESOLUTION))
+    if all(program.built(key) for key in (CALLS, RESOLUTION)):
+        return True
+    held = project.nav.held
+    return held is not None and held.key is not None and held.key == project.nav.key(program)
 
 
 def built(project: Project) -> bool:
@@ -182,7 +211,7 @@ def register(server: CtxlintServer) -> None:
             return None
         program = project.checked.out.program
         namespaces = config_index(program).namespaces
-        texts = Texts(project)
+        texts = Texts(project, ls.columns)
         out = []
         for name, loc in navigation.workspace_symbols(program, params.query):
             ns = namespaces.get(name)

@@ -25,7 +25,9 @@ from pathlib import Path
 
 from ctxlint.core import pysource
 from ctxlint.core.findings import FileError, Finding, RuleInfo
+from ctxlint.program.config_index import carry_into
 from ctxlint.server.checking import Checker
+from ctxlint.server.index_carry import carry
 from ctxlint.server.layout_edits import Layout, changes_code, compare
 from ctxlint.server.moved_findings import move, pin_texts
 from ctxlint.session import Checked, Setup
@@ -66,6 +68,8 @@ class Project:
 
     def __post_init__(self) -> None:
         self.checker = Checker(self.setup, use_cache=self.use_cache, jobs=self.jobs)
+        # what each check's navigation index takes from the last one's (index_carry)
+        self.nav = carry(self.checker.resident)
 
     @property
     def root(self) -> Path:
@@ -121,6 +125,7 @@ class Project:
         """A new config (its file or the baseline changed): checks start afresh."""
         self.setup = setup
         self.checker = Checker(setup, use_cache=self.use_cache, jobs=self.jobs)
+        self.nav = carry(self.checker.resident)
         self.outside = True
 
     def changed_outside(self) -> None:
@@ -158,10 +163,19 @@ class Project:
                 return moved
         self.moved_only = False
         texts = self.texts()
+        if self.checked is not None:
+            # what its queries built (the indexes of the rules that ran, the
+            # navigation index) is let go before the check, not after: the
+            # check's own are built meanwhile, and the process's high-water
+            # mark is that of both at once. Built again if a question asks
+            # before a check succeeds.
+            self.checked.out.program.release()
+            if self.modelled:
+                carry_into(self.checked.out.program, self.nav)
         checked = self.checker.check(texts, replay=replay)
-        if self.checked is not None and self.checked.out.program is not checked.out.program:
-            self.checked.out.program.release()  # freed now, not at the next full GC
         self.checked = checked
+        if self.modelled:
+            carry_into(checked.out.program, self.nav)
         self._pinned = None
         self.stale.clear()
         self.outside = False

@@ -129,7 +129,7 @@ class SuppliedExposure(Rule):
                 r.site.span,
                 f"`{r.field}` read off a handed {rname}{spelled} through {_how(held)}: "
                 + seen.holds(r.field),
-                details=seen.where(r.field) + details,
+                details=held.parked() + seen.where(r.field) + details,
                 data=field_data(program.vocab, r.field),
             )
 
@@ -139,8 +139,7 @@ def _how(h: Handed) -> str:
         return f"parameter `{h.name}`"
     if h.kind == "chain":
         return f"`{h.via}.{h.name}`"  # another object's record
-    parked = f", parked from parameter `{h.via}`" if h.via else ""
-    return f"`self.{h.name}`{parked}"
+    return f"`self.{h.name}`"
 
 
 RULE = SuppliedExposure()

@@ -67,8 +67,12 @@ _MESSAGES = {
     "filling it: later overrides and re-publishes are missed",
     "memo": "`{call}` read inside `{where}`, memoised process-wide: the first answer outlives "
     "every override and re-publish; read the accessor outside the memo, or drop the memo",
+    # the memoised function does more than read: dropping the memo would run it again
+    "effects": "`{call}` read inside `{where}`, memoised process-wide: the first answer "
+    "outlives every override and re-publish; read it outside and pass the value in as an "
+    "argument (the memo's key)",
     "built": "`{call}` read inside `{where}`, memoised process-wide, which builds `{built}`: it "
-    "keeps the first publish's values through every override, re-publish and `reset_context()`",
+    "keeps the first publish's values past every override, re-publish and `reset_context()`",
     "legacy": "`{call}` is a legacy accessor, marked deprecated in `{where}`: read what "
     "replaces it (the deprecation names it)",
     "hop": "`{call}.config` is the removed `.config` hop: `{ns}` has no `config` leaf; read "
@@ -115,8 +119,9 @@ class ImportTimeConfig(Rule):
             for f in found:
                 call = f"{f.name.rpartition('.')[2]}()"
                 built = at_import.built_classes(program, f) if f.kind == "memo" else ""
-                details = at_import.global_details(f)
-                kind = "built" if built else "paired" if details else f.kind
+                details = at_import.global_details(f) or at_import.effect_details(f)
+                kind = "built" if built else "paired" if f.kind == "global" and details else f.kind
+                kind = "effects" if kind == "memo" and f.effects else kind
                 details = _BUILT_REMEDY if built else details
                 message = _MESSAGES[kind].format(call=call, where=f.where, ns=f.where, built=built)
                 data = FindingData(f.kind, f.where if f.kind == "hop" else "").to_data()

@@ -1,0 +1,99 @@
+"""A spliced module's walk taken up at the edited statement (facts.resume) and
+its positions from the last extraction's (facts.placed): the facts must be a
+whole extraction's, and the whole walk must answer whenever the state kept
+could differ from a whole walk's."""
+
+from __future__ import annotations
+
+import ast
+
+from conftest import REPO
+from test_splice import _facts, _project
+
+from ctxlint.engine.kept_tree import KeptTree
+from ctxlint.facts.extract import parse
+
+REL, MODULE = "examples/serving_app/scheduler.py", "serving_app.scheduler"
+
+
+def _setup() -> tuple[str, list, str, list[ast.stmt]]:
+    _, vocab, visitors = _project(REPO / "pyproject.toml", REPO)
+    text = (REPO / REL).read_text()
+    return vocab, visitors, text, ast.parse(text).body
+
+
+def _function(body: list[ast.stmt], name: str) -> tuple[int, int, int]:
+    """The top-level def's index, its first body line (1-based) and indentation."""
+    for i, stmt in enumerate(body):
+        if isinstance(stmt, ast.FunctionDef) and stmt.name == name:
+            return i, stmt.body[0].lineno, stmt.body[0].col_offset
+    raise AssertionError(name)
+
+
+def _insert(text: str, line: int, row: str) -> str:
+    rows = text.splitlines(keepends=True)
+    return "".join([*rows[: line - 1], row, *rows[line - 1 :]])
+
+
+def _extracted(tree: KeptTree, parser, vocab: str, visitors: list, text: str) -> None:
+    got = _facts(REL, MODULE, text.encode(), vocab, visitors, parser)
+    assert got == _facts(REL, MODULE, text.encode(), vocab, visitors)
+
+
+def test_edits_inside_one_function_walk_from_it_and_place_only_it() -> None:
+    vocab, visitors, text, body = _setup()
+    index, line, col = _function(body, "run_scheduler_process")
+    tree = KeptTree()
+    parser = tree.parser(REL, parse)
+    _extracted(tree, parser, vocab, visitors, text)  # opened: a whole parse and walk
+    assert tree.kept is not None and tree.kept.walked_from == 0
+    for n in range(1, 4):
+        text = _insert(text, line, " " * col + f"_ctxlint_edit_{n} = {n}\n")
+        _extracted(tree, parser, vocab, visitors, text)
+        kept = tree.kept
+        assert kept is not None and kept.changed is not None and kept.changed.index == index
+        # the first splice walks it all, keeping the state at the statement;
+        # the next ones walk from there, and no edit generates the whole module
+        assert kept.walked_from == (0 if n == 1 else index), n
+        assert kept.generated == "statement", n
+    assert tree.spliced == 3
+
+
+def test_the_whole_walk_answers_where_the_kept_state_could_differ() -> None:
+    vocab, visitors, text, body = _setup()
+    index, line, col = _function(body, "run_scheduler_process")
+    earlier, early_line, early_col = _function(body, "_drain")
+    assert earlier < index
+    tree = KeptTree()
+    parser = tree.parser(REL, parse)
+    _extracted(tree, parser, vocab, visitors, text)
+    for n in (1, 2):  # the state at run_scheduler_process kept, then taken up
+        text = _insert(text, line + n - 1, " " * col + f"_ctxlint_edit_{n} = {n}\n")
+        _extracted(tree, parser, vocab, visitors, text)
+    assert tree.kept is not None and tree.kept.walked_from == index
+    # a statement before it changed: not the state there any more
+    text = _insert(text, early_line, " " * early_col + "_ctxlint_early = 1\n")
+    _extracted(tree, parser, vocab, visitors, text)
+    assert tree.kept is not None and tree.kept.changed is not None
+    assert (tree.kept.changed.index, tree.kept.walked_from) == (earlier, 0)
+    # taken up at _drain now; then renamed: the module's names (set up from
+    # the whole module before the walk) are not the kept state's
+    text = _insert(text, early_line, " " * early_col + "_ctxlint_early = 2\n")
+    _extracted(tree, parser, vocab, visitors, text)
+    assert tree.kept is not None and tree.kept.walked_from == earlier
+    renamed = text.replace("def _drain(", "def _drained(", 1)
+    assert renamed != text
+    _extracted(tree, parser, vocab, visitors, renamed)
+    assert tree.kept is not None and tree.kept.changed is not None
+    assert (tree.kept.changed.index, tree.kept.walked_from) == (earlier, 0)
+
+
+def test_a_whole_parse_keeps_no_state_and_places_the_whole_module() -> None:
+    vocab, visitors, text, _ = _setup()
+    tree = KeptTree()
+    parser = tree.parser(REL, parse)
+    _extracted(tree, parser, vocab, visitors, text)
+    text = text + "\n\nLATE = 1\n"  # a statement added at the end: a whole parse
+    _extracted(tree, parser, vocab, visitors, text)
+    assert tree.parsed == 2 and tree.kept is not None
+    assert (tree.kept.walked_from, tree.kept.walk, tree.kept.generated) == (0, None, "module")
