@@ -971,3 +971,50 @@ def test_a_publish_on_some_paths_only_is_named_nowhere_below(project: Path) -> N
     assert found[("app/draft.py", 7)].details.startswith(
         "`DraftWorker.__init__` publishes at line 8, after this read"
     ), found[("app/draft.py", 7)].details
+
+
+@pytest.mark.parametrize(
+    ("call", "line"),
+    [
+        ("Runner(server_args)", 8),  # the guard's literal default: it publishes
+        ("Runner(server_args, False)", 8),
+        ("kw = dict(server_args=server_args)\n        self.runner = Stub(**kw)", 9),
+        ("Runner(server_args, is_draft=True)", None),  # sglang's draft workers
+        ("Runner(server_args, is_draft=bool(server_args))", None),  # cannot tell
+    ],
+    ids=["default", "positional-false", "forwarded-dict", "keyword-true", "unknown-value"],
+)
+def test_a_guarded_publish_is_named_where_the_call_settles_its_guard(
+    project: Path, call: str, line: int | None
+) -> None:
+    """The ordered walk CTX301 takes (issue 36, hpub2): the publish under
+    `if not self.is_draft:` is "publishes at line N" where the call makes the
+    guard true (a literal or a literal default, also through a kwargs dict and
+    a subclass forwarding `*args, **kwargs`), and nowhere where it makes it false
+    or cannot tell."""
+    runner = (
+        "from specrt.context import publish\n\n\n"
+        "class Runner:\n"
+        "    def __init__(self, server_args, is_draft: bool = False) -> None:\n"
+        "        self.is_draft = is_draft\n"
+        "        if not self.is_draft:\n"
+        "            publish(server_args, role='scheduler')\n\n\n"
+        "class Stub(Runner):\n"
+        "    def __init__(self, *args, **kwargs) -> None:\n"
+        "        super().__init__(*args, **kwargs)\n"
+    )
+    worker = (
+        "from app.runner import Runner, Stub\n\n\n"
+        "class Worker:\n"
+        "    def __init__(self, server_args) -> None:\n"
+        "        self.server_args = server_args\n"
+        "        self.n = server_args.tp_size\n"
+        f"        self.runner = {call}\n"
+    )
+    write(project, {"app/runner.py": runner, "app/worker.py": worker})
+    found = {(f.path, f.line): f for f in run_engine(project, select={RULE}).findings}
+    details = found[("app/worker.py", 7)].details
+    if line is None:
+        assert "publishes at line" not in details and "below line" not in details, details
+    else:
+        assert details.startswith(f"`Worker.__init__` publishes at line {line}, after this read")

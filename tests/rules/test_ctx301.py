@@ -1426,3 +1426,76 @@ def test_a_callee_that_publishes_on_some_paths_only_ends_no_walk(project: Path) 
             return get_parallel().tp_size  # expect
         """
     assert_case(project, RULE, branch, extra=files, path="app/entry.py")
+
+
+GUARDED_RUNNER = """
+    from specrt.context import publish
+
+    class Runner:
+        def __init__(self, server_args, is_draft: bool = False) -> None:
+            self.is_draft = is_draft
+            if not self.is_draft:
+                publish(server_args, role='scheduler')
+
+    class Stub(Runner):
+        def __init__(self, *args, pool=None, **kwargs) -> None:
+            self.pool = pool
+            super().__init__(*args, **kwargs)
+    """
+
+
+@pytest.mark.parametrize(
+    ("call", "reported"),
+    [
+        # the call settles the guard: the publish runs, the read after it has a bag
+        ("Runner(server_args)", False),  # left to its literal default
+        ("Runner(server_args, is_draft=False)", False),
+        ("Runner(server_args, False)", False),
+        # sglang 0.5.17's one_batch: a kwargs dict without the flag, through a
+        # subclass forwarding `*args, **kwargs` to the guarded constructor
+        ("kw = dict(server_args=server_args)\n    Stub(**kw)", False),
+        ("kw = {'server_args': server_args, 'pool': None}\n    Stub(**kw)", False),
+        # the call settles it the other way (the draft workers): no publish
+        ("Runner(server_args, is_draft=True)", True),
+        ("Runner(server_args, True)", True),
+        ("kw = dict(server_args=server_args, is_draft=True)\n    Stub(**kw)", True),
+        # the call cannot tell: a publish on some paths only ends no walk
+        ("Runner(server_args, is_draft=bool(server_args))", True),
+        ("kw = dict(server_args=server_args)\n    kw['is_draft'] = 1\n    Stub(**kw)", True),
+    ],
+    ids=[
+        "default",
+        "keyword-false",
+        "positional-false",
+        "forwarded-dict-leaves-default",
+        "forwarded-display-leaves-default",
+        "keyword-true",
+        "positional-true",
+        "forwarded-dict-true",
+        "unknown-value",
+        "dict-changed-after",
+    ],
+)
+def test_a_guarded_publish_is_taken_or_not_as_the_call_settles_its_guard(
+    project: Path, call: str, reported: bool
+) -> None:
+    """The guard of a publish evaluated at the call (issue 36, hpub2): sglang
+    0.5.17's `ModelRunner.__init__` publishes only `if not self.is_draft_worker`
+    (assigned from its parameter, default False). one_batch's runner leaves it
+    False (a publish: no finding after it); a draft worker hands True (none);
+    a value the call cannot tell keeps "some paths" (no publish)."""
+    entry = """
+        from specrt.context import publish
+        from app.draft import build
+
+        def main(server_args) -> None:
+            build(server_args){mark}
+            publish(server_args, role='scheduler')
+        """.format(mark="  # expect" if reported else "")
+    draft = (
+        "from specrt.context import get_parallel\n"
+        "from app.runner import Runner, Stub\n\n\n"
+        f"def build(server_args) -> int:\n    {call}\n    return get_parallel().tp_size\n"
+    )
+    files = {"app/runner.py": GUARDED_RUNNER, "app/draft.py": draft}
+    assert_case(project, RULE, entry, extra=files, path="app/entry.py")

@@ -3,8 +3,9 @@
 
 Unlike `program.reach`, which asks what can run at all, this follows each body
 in the order its statements run: a call whose every callee publishes (on every
-path through it: a publish or call in a branch, `Event.branch`, ends nothing)
-ends the caller's unpublished prefix too, and a call or read under an `if` test that is
+path through it: a publish or call in a branch, `Event.branch`, ends nothing,
+unless it sits under `if` tests the call's context makes true:
+UnsetFlags.takes) ends the caller's unpublished prefix too, and a call or read under an `if` test that is
 false before publish does not run (program.unset_flags: a flag only a bag read
 sets, a parameter handed `False`); a callee is asked in the call's context
 (which of its parameters the call hands such a value). CTX301 asks it of every process entry, and
@@ -95,7 +96,7 @@ class OrderedReach:
         fn = self.graph.funcs[q]
         for event, targets in zip(fn.events, self.graph.edges[q], strict=True):
             if event.kind is self.stop:
-                if event.branch:
+                if event.branch and not self.flags.takes(q, event, ctx):
                     continue  # on some paths only: the statements below may run without it
                 stops = True
                 break
@@ -110,7 +111,7 @@ class OrderedReach:
                     if hit is not None and found is None:
                         found = Hit((t, *hit.chain), hit.accessor, hit.path, hit.line)
                     all_stop = all_stop and t_stops
-                if all_stop and not event.branch:
+                if all_stop and (not event.branch or self.flags.takes(q, event, ctx)):
                     stops = True
                     break
         self._busy.discard(q)
@@ -169,7 +170,7 @@ class Prefix:
         stopping = reach.stop in self.stop_at
         for i, (event, targets) in enumerate(zip(fn.events, graph.edges[self.q], strict=True)):
             if event.kind in self.stop_at:
-                if event.branch:
+                if event.branch and not reach.flags.takes(self.q, event):
                     continue  # on some paths only: the body goes on without it
                 self.stop = (i, event)
                 return
@@ -180,7 +181,7 @@ class Prefix:
             if (
                 stopping
                 and callees
-                and not event.branch
+                and (not event.branch or reach.flags.takes(self.q, event))
                 and all(reach.callee(self.q, event, t)[1] for t in callees)
             ):
                 self.stop = (i, event)
