@@ -524,3 +524,77 @@ def resolve(server_args) -> None:
         "app.dllm.chained": ["server_args"],
         "app.pipeline.page_size": ["view"],
     }, viewed
+
+
+def test_a_pass_handed_to_a_declaration_that_calls_it_with_a_view_reads_the_view(
+    project: Path,
+) -> None:
+    """sglang 0.5.17's shape of htri17 #37: no pass runner apart from the
+    declaration function, `run_post_process_pass(server_args, fn)`, which
+    stashes `fn(View(...))` itself; the passes are registered by a decorator
+    and imported inside the method that hands them, and `_dllm_page_size(view)`
+    hands its view to the static `DllmConfig.from_server_args`. A pass also
+    called directly with the record keeps its reads reported."""
+    runtime = RUNTIME["specrt/resolution.py"].replace(
+        "def run_post_process_pass(server_args, source: str, fn) -> None:\n"
+        "    declared = fn(resolved_view(server_args))\n"
+        "    declare_resolution(server_args, source, **declared)\n",
+        "def run_post_process_pass(server_args, fn) -> None:\n"
+        "    getattr(server_args, STASH).append(fn(View(server_args)))\n",
+    )
+    assert runtime != RUNTIME["specrt/resolution.py"]
+    files = {
+        **RUNTIME,
+        "specrt/resolution.py": runtime,
+        "app/dllm.py": """\
+class DllmConfig:
+    @staticmethod
+    def from_server_args(server_args) -> int:
+        return server_args.context_length
+""",
+        "app/overrides.py": """\
+from specrt.resolution import register_pass
+
+
+@register_pass
+def _dllm_page_size(view) -> dict:
+    from app.dllm import DllmConfig
+
+    return {"chunked_prefill_size": DllmConfig.from_server_args(view)}
+
+
+@register_pass
+def _twice(server_args) -> dict:
+    return {"page_size": server_args.tp_size}  # expect
+""",
+        "app/pipeline.py": """\
+def resolve(server_args) -> None:
+    from specrt.resolution import run_post_process_pass
+
+    from app.overrides import _dllm_page_size, _twice
+
+    run_post_process_pass(server_args, _dllm_page_size)
+    run_post_process_pass(server_args, _twice)
+    _twice(server_args)
+    step(server_args)
+
+
+def step(server_args) -> None:
+    from specrt.resolution import run_post_process_pass
+
+    from app.overrides import _twice
+
+    run_post_process_pass(server_args, _twice)
+""",
+    }
+    write(project, files)
+    out = run_engine(project, select={RULE})
+    derived = out.program.sets[RULE]
+    assert derived["declaration function"] == ["specrt.resolution.run_post_process_pass"]
+    assert derived["passes handed to a pass runner"] == []  # as on 0.5.17
+    got = sorted((f.path, f.line) for f in out.findings if f.path.startswith("app/"))
+    assert got == [("app/overrides.py", 13)], got
+    assert derived["parameters the pipeline hands only a view"] == {
+        "app.dllm.DllmConfig.from_server_args": ["server_args"],
+        "app.overrides._dllm_page_size": ["view"],
+    }

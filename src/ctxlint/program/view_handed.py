@@ -10,8 +10,11 @@ no raw read of the record (CTX103).
 
 Derived, as a least fixed point over the call graph:
 
-- a pass's first parameter holds a view (a pass runner calls the pass handing
-  it one: program.resolution's pass runners);
+- the first parameter of a function the pipeline hands by name only to
+  functions that call their parameter with a view: a pass runner's passes, and
+  0.5.17's passes, handed to the declaration function itself
+  (`run_post_process_pass(self, _dllm_page_size)`, which calls
+  `fn(ResolvedView(...))`), imported inside the method that hands them or not;
 - a parameter of a pipeline function holds a view where every call into the
   function from the pipeline hands it one: the result of a view function
   (`f(resolved_view(self))`), a local every binding of which is one, or a
@@ -42,14 +45,35 @@ def view_params(program: Program) -> Held:
     return program.memo(KEY, lambda: _build(resolution(program)))
 
 
+def _view_passes(res: Resolution) -> set[str]:
+    """Functions the pipeline hands by name, and only to functions that call a
+    parameter with a view (program.resolution's `param_calls`), the
+    declaration function included."""
+    g = res.graph
+    callers = {
+        q
+        for _, _, f in res.files
+        for q, handed in f.param_calls.items()
+        if any(res.is_view(n) for n in handed if n != "?")
+    }
+    ok: set[str] = set()
+    other: set[str] = set()
+    for _, _, f in res.files:
+        for h in f.handed:
+            if h.fn not in res.pipeline:
+                continue
+            to_view = bool(set(g.resolve_global(h.callee)) & callers)
+            for r in h.refs:
+                for t in g.resolve_global(r) if g.resolve_class(r) is None else ():
+                    (ok if to_view else other).add(t)
+    return (ok | res.passes) - other
+
+
 def _build(res: Resolution) -> Held:
     g = res.graph
     held: dict[str, set[str]] = {}
-    for q in sorted(res.passes):
-        fn = g.funcs.get(q)
-        if fn is not None and fn.params:
-            held.setdefault(q, set()).add(fn.params[0])
-    handed_by_name = {t for q in res.pipeline for t in res.handed(q)} - res.passes
+    passes = {q for q in _view_passes(res) if q in g.funcs and g.funcs[q].params}
+    handed_by_name = {t for q in res.pipeline for t in res.handed(q)} - passes
     calls: dict[str, list[tuple[str, Event]]] = {}  # callee -> the pipeline's calls into it
     for c in sorted(res.pipeline):
         for event, targets in zip(g.funcs[c].events, g.edges[c], strict=True):
@@ -59,10 +83,12 @@ def _build(res: Resolution) -> Held:
     changed = True
     while changed:
         changed = False
-        for q, into in sorted(calls.items()):
-            fn = g.funcs[q]
+        for q in sorted(set(calls) | passes):
+            fn, into = g.funcs[q], calls.get(q, [])
             for p in fn.params:
-                if p in held.get(q, ()):
+                # a pass's first parameter: its runner hands a view (and so must
+                # every direct call); any other: every call from the pipeline
+                if p in held.get(q, ()) or not (into or (q in passes and p == fn.params[0])):
                     continue
                 if all(_hands_view(res, held, c, e, fn, p) for c, e in into):
                     held.setdefault(q, set()).add(p)
