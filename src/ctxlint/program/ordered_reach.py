@@ -17,10 +17,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
+from ctxlint.program.call_binding import EMPTY, Context
 from ctxlint.program.call_model import Event, EventKind
 from ctxlint.program.calls import CallGraph, Func, short
 from ctxlint.program.reach import Step
-from ctxlint.program.unset_flags import EMPTY, Context, UnsetFlags
+from ctxlint.program.unset_flags import UnsetFlags
 
 
 @dataclass(frozen=True)

@@ -42,19 +42,21 @@ module's import-time `mod.FLAG = True` are not seen; a call through the class
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 
+from ctxlint.program.call_binding import (
+    ABSENT,
+    EMPTY,
+    FORWARD,
+    Context,
+    binding,
+    bound,
+    star_params,
+)
 from ctxlint.program.call_model import GUARD, Event, EventKind
 from ctxlint.program.calls import CallGraph, Func
-from ctxlint.program.flag_facts import DICT, FALSY, HANDED, NOT, TRUTHY, split_arg
+from ctxlint.program.flag_facts import FALSY, HANDED, NOT, TRUTHY
 
-# what a call hands a function, by parameter: `p` a value false before publish,
-# `+p` a truthy one, `-p` nothing (a name its `**` parameter would take, left
-# out: the default of the call it forwards to), `-*` (its `*` parameter is empty)
-Context = frozenset[str]
-EMPTY: Context = frozenset()
-ABSENT = "-"
-FORWARD = "@"  # a value the caller's own `*`/`**` parameter hands on (its context's)
 # a setter whose name is shorter is not asked for by name (program.process_entries)
 MIN_TOKEN = 8
 
@@ -272,120 +274,3 @@ class UnsetFlags:
 
 def _bare(spelled: str) -> str:
     return spelled.lstrip(NOT)
-
-
-def star_params(fn: Func) -> dict[str, str]:
-    """`*` and `**` -> the names of the function's star parameters."""
-    defaults = fn.flags.defaults if fn.flags is not None else ()
-    out: dict[str, str] = {}
-    for d in defaults:
-        if d.startswith("*"):
-            stars = "**" if d.startswith("**") else "*"
-            out[stars] = d[len(stars) :]
-    return out
-
-
-def _dict(caller: Func | None, spelled: str) -> dict[str, str] | None:
-    """The keywords `**name` binds, where `name` is a local bound once to a dict
-    with literal keys and used for nothing else (program.flag_facts)."""
-    if caller is None or caller.flags is None or not spelled.startswith("n:"):
-        return None
-    values = caller.flags.names.get(spelled[2:], ())
-    if len(values) != 1 or not values[0].startswith(DICT):
-        return None
-    body = values[0][len(DICT) :]
-    return dict(e.split("=", 1) for e in body.split(",")) if body else {}
-
-
-def binding(
-    event: Event,
-    callee: Func,
-    caller: Func | None = None,
-    ctx: Context | None = EMPTY,
-    wanted: Iterable[str] = (),
-) -> dict[str, str]:
-    """Parameter -> the value the call spells for it, or the literal default it
-    leaves it to (FALSY, TRUTHY); `wanted`: names the callee's own `**` takes
-    (ABSENT where the call leaves them out) and `*` (ABSENT: it is empty). A
-    star argument the facts cannot unpack leaves nothing out. The caller's own
-    star parameters handed on hand what its context says (`ctx` None: asked
-    for which, spelled FORWARD + name)."""
-    split = [split_arg(a) for a in event.args]
-    positional = [v for k, v in split if k is None]
-    keywords = {k: v for k, v in split if k not in (None, "*", "**")}
-    stars = star_params(caller) if caller is not None else {}
-    open_pos = open_kw = on_pos = on_kw = False  # unknown / handed on from the caller
-    for k, v in split:
-        if k == "*" and "*" in stars and v == f"n:{stars['*']}":
-            on_pos = True
-        elif k == "*":
-            open_pos = True
-        elif k == "**":
-            unpacked = _dict(caller, v)
-            if unpacked is not None:
-                keywords = {**unpacked, **keywords}
-            elif "**" in stars and v == f"n:{stars['**']}":
-                on_kw = True
-            else:
-                open_kw = True
-    if on_pos and ctx is not None and "-*" not in ctx:
-        open_pos = True  # the caller's `*args` may hold anything
-    own = set(caller.params) if caller is not None else set()
-
-    def handed_on(p: str, default: str | None) -> str | None:
-        """What the caller's `**kwargs` holds for `p` (its context's answer)."""
-        if p in own:
-            return default  # a named parameter of the caller: never in its `**`
-        if ctx is None:
-            return FORWARD + p
-        if p in ctx:
-            return FALSY
-        if TRUTHY + p in ctx:
-            return TRUTHY
-        return default if ABSENT + p in ctx else None
-
-    defaults = callee.flags.defaults if callee.flags is not None else ()
-    out: dict[str, str] = {}
-    for i, p in enumerate(callee.params):
-        default = FALSY if p in defaults else TRUTHY if TRUTHY + p in defaults else None
-        if i < len(positional):
-            out[p] = positional[i]
-        elif p in keywords:
-            out[p] = keywords[p]
-        elif open_pos or open_kw:
-            continue
-        elif on_kw:
-            value = handed_on(p, default)
-            if value is not None:
-                out[p] = value
-        elif default is not None:
-            out[p] = default
-    takes_kw = any(d.startswith("**") for d in defaults)
-    for name in wanted:
-        if name == "*":  # the callee's `*args`: empty where the call hands no positional
-            if positional or open_pos:
-                continue
-            if not on_pos:
-                out[name] = ABSENT
-            elif ctx is None:
-                out[name] = FORWARD + name
-            else:
-                out[name] = ABSENT  # the caller's own is empty (open_pos otherwise)
-        elif name not in callee.params and takes_kw:
-            if name in keywords:
-                out[name] = keywords[name]
-            elif open_kw:
-                continue
-            elif on_kw:
-                value = handed_on(name, ABSENT)
-                if value is not None:
-                    out[name] = value
-            else:
-                out[name] = ABSENT
-    return out
-
-
-def bound(event: Event, callee: Func) -> list[tuple[str, str]]:
-    """(parameter, value) for the callee's parameters the call spells or leaves
-    to a literal default (FALSY, TRUTHY); a star argument leaves nothing out."""
-    return list(binding(event, callee).items())

@@ -28,12 +28,12 @@ a call's result, `n:` a name of the caller, `^` a parameter's handed value).
 
 from __future__ import annotations
 
+from ctxlint.program.call_binding import bound
 from ctxlint.program.call_model import Event
 from ctxlint.program.calls import Func
 from ctxlint.program.core import Program
 from ctxlint.program.flag_facts import HANDED
 from ctxlint.program.resolution import Resolution, resolution
-from ctxlint.program.unset_flags import bound
 
 KEY = "view-handed"
 
@@ -43,6 +43,11 @@ Held = dict[str, frozenset[str]]  # function -> its parameters holding a view
 def view_params(program: Program) -> Held:
     """The run's answer, built once."""
     return program.memo(KEY, lambda: _build(resolution(program)))
+
+
+def view_params_shown(program: Program) -> dict[str, list[str]]:
+    """The derived set as `ctxlint sets` shows it."""
+    return {q: sorted(ps) for q, ps in sorted(view_params(program).items())}
 
 
 def _view_passes(res: Resolution) -> set[str]:

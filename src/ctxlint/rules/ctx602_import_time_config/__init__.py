@@ -68,7 +68,6 @@ _MESSAGES = {
     "memo": "`{call}` read inside `{where}`, memoised process-wide: the first answer outlives "
     "every override and re-publish; read the accessor outside the memo, or drop the memo",
     # the memoised function does more than read: dropping the memo would run it again
-    # (at most 200 characters on the wheels: where to read it is in the details)
     "effects": "`{call}` read inside `{where}`, memoised process-wide: the first answer "
     "outlives every override and re-publish; pass the value in as an argument (the memo's key)",
     "built": "`{call}` read inside `{where}`, memoised process-wide, which builds `{built}`: it "
