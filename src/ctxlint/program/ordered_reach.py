@@ -63,8 +63,14 @@ class OrderedReach:
         stop: EventKind = EventKind.PUBLISH,
         finds: Callable[[Event], bool] | None = None,
         reads: Callable[[Event], bool] | None = None,
+        may_stop: bool = False,
     ) -> None:
         self.graph = graph
+        # a stop in a branch whose guard the call cannot settle: CTX301 counts
+        # it as a stop (it may run: sglang 0.5.23's `lifespan` publishes in one
+        # arm, its other arm runs in a process that published before), CTX102's
+        # hint does not (it names a publish only where one runs)
+        self.may_stop = may_stop
         # which tests are false before publish (`reads`: a bag read that fails there)
         self.flags = UnsetFlags(graph, reads)
         self.find, self.stop = find, stop
@@ -97,7 +103,7 @@ class OrderedReach:
         fn = self.graph.funcs[q]
         for event, targets in zip(fn.events, self.graph.edges[q], strict=True):
             if event.kind is self.stop:
-                if event.branch and not self.flags.takes(q, event, ctx):
+                if event.branch and not self.runs(q, event, ctx):
                     continue  # on some paths only: the statements below may run without it
                 stops = True
                 break
@@ -112,12 +118,19 @@ class OrderedReach:
                     if hit is not None and found is None:
                         found = Hit((t, *hit.chain), hit.accessor, hit.path, hit.line)
                     all_stop = all_stop and t_stops
-                if all_stop and (not event.branch or self.flags.takes(q, event, ctx)):
+                if all_stop and (not event.branch or self.runs(q, event, ctx)):
                     stops = True
                     break
         self._busy.discard(q)
         self._first[key] = (found, stops)
         return found, stops
+
+    def runs(self, q: str, event: Event, ctx: Context = EMPTY) -> bool:
+        """A stop in a branch counts: its guard holds in this call (or, with
+        `may_stop`, the call cannot tell: it does not make it false)."""
+        if self.may_stop:
+            return not self.flags.skips(q, event, ctx)
+        return self.flags.takes(q, event, ctx)
 
     def prefix(
         self, q: str, stop_at: tuple[EventKind, ...] | None = None, near: bool = False
@@ -171,7 +184,7 @@ class Prefix:
         stopping = reach.stop in self.stop_at
         for i, (event, targets) in enumerate(zip(fn.events, graph.edges[self.q], strict=True)):
             if event.kind in self.stop_at:
-                if event.branch and not reach.flags.takes(self.q, event):
+                if event.branch and not reach.runs(self.q, event):
                     continue  # on some paths only: the body goes on without it
                 self.stop = (i, event)
                 return
@@ -182,7 +195,7 @@ class Prefix:
             if (
                 stopping
                 and callees
-                and (not event.branch or reach.flags.takes(self.q, event))
+                and (not event.branch or reach.runs(self.q, event))
                 and all(reach.callee(self.q, event, t)[1] for t in callees)
             ):
                 self.stop = (i, event)
