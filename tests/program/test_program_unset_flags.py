@@ -209,7 +209,7 @@ def test_the_walk_steps_over_calls_under_a_false_test(order: OrderedReach) -> No
 def test_an_attribute_a_subclass_sets_is_not_false(order: OrderedReach) -> None:
     init = f"{G}.Base.__init__"
     found = order.flags._attr(order.graph.funcs[init], "use")
-    assert sorted(found) == [(init, "n:use"), (f"{G}.Sub.enable", "?")]
+    assert sorted(found) == [(init, "n:use"), (f"{G}.Sub.enable", "+")]
     assert not order.flags.falsy(init, "a:use", frozenset({"use"}))
     assert order.first(f"{G}.base_plain")[0] is not None
     assert order.first(f"{G}.counted")[0] is not None  # `self.on += 1` binds it too

@@ -897,3 +897,124 @@ def test_a_pipeline_read_before_the_materialiser_is_not_kept_apart(project: Path
     assert (found.rule, found.line, found.scope) == (RULE, 16, "wide")
     assert found.details.startswith("Declared at app/pipeline.py:7.")
     assert "Inside resolution (reached from" in found.details
+
+
+def test_a_publish_on_some_paths_only_is_named_nowhere_below(project: Path) -> None:
+    """A publish under a guard is no publish on every path (issue 36, htri17's
+    bug 1): sglang 0.5.17's draft workers build a `ModelRunner` with
+    `is_draft_worker=True`, and it publishes only `if not self.is_draft_worker`;
+    the hint named that call "publishes at line N" and sent the read below it.
+    htri23's launcher shape: the read decides the branch that publishes (one
+    path starts a child process instead), so "read below line N" cannot be
+    followed. Either way the hint says what is known, with no line."""
+    write(
+        project,
+        {
+            "app/runner.py": (
+                "from specrt.context import publish\n\n\n"
+                "class Runner:\n"
+                "    def __init__(self, server_args, is_draft: bool = False) -> None:\n"
+                "        if not is_draft:\n"
+                "            publish(server_args, role='scheduler')\n"
+            ),
+            "app/draft.py": (
+                "from app.runner import Runner\n\n\n"
+                "class DraftWorker:\n"
+                "    def __init__(self, server_args) -> None:\n"
+                "        self.server_args = server_args\n"
+                "        self.n = server_args.tp_size\n"
+                "        self.runner = Runner(server_args, is_draft=True)\n"
+            ),
+            "app/launch.py": (
+                "from multiprocessing import Process\n\n"
+                "from specrt.context import publish\n\n\n"
+                "def work(server_args) -> None:\n"
+                "    publish(server_args, role='scheduler')\n\n\n"
+                "def main(server_args) -> None:\n"
+                "    if server_args.model_path:\n"
+                "        print('x')\n"
+                "    if server_args.tp_size == 1:\n"
+                "        work(server_args)\n"
+                "    else:\n"
+                "        Process(target=work, args=(server_args,)).start()\n\n\n"
+                "if __name__ == '__main__':\n"
+                "    main(object())\n"
+            ),
+        },
+    )
+    found = {(f.path, f.line): f for f in run_engine(project, select={RULE}).findings}
+    draft, model, width = (
+        found[("app/draft.py", 7)],
+        found[("app/launch.py", 11)],
+        found[("app/launch.py", 13)],
+    )
+    for f in (draft, model, width):
+        assert "publishes at line" not in f.details and "below line" not in f.details, f.details
+    # the draft worker: no way in the graph can follow; the leaf with when it answers
+    assert draft.details.startswith("Read get_parallel().tp_size once the process"), draft.details
+    # the launcher: nothing has published on any path into the reads
+    for f in (model, width):
+        assert f.details.startswith("No publish precedes this read in `main`"), f.details
+    # the same publish on every path is still named, with its line
+    write(
+        project,
+        {
+            "app/runner.py": (
+                "from specrt.context import publish\n\n\n"
+                "class Runner:\n"
+                "    def __init__(self, server_args, is_draft: bool = False) -> None:\n"
+                "        publish(server_args, role='scheduler')\n"
+            )
+        },
+    )
+    found = {(f.path, f.line): f for f in run_engine(project, select={RULE}).findings}
+    assert found[("app/draft.py", 7)].details.startswith(
+        "`DraftWorker.__init__` publishes at line 8, after this read"
+    ), found[("app/draft.py", 7)].details
+
+
+@pytest.mark.parametrize(
+    ("call", "line"),
+    [
+        ("Runner(server_args)", 8),  # the guard's literal default: it publishes
+        ("Runner(server_args, False)", 8),
+        ("kw = dict(server_args=server_args)\n        self.runner = Stub(**kw)", 9),
+        ("Runner(server_args, is_draft=True)", None),  # sglang's draft workers
+        ("Runner(server_args, is_draft=bool(server_args))", None),  # cannot tell
+    ],
+    ids=["default", "positional-false", "forwarded-dict", "keyword-true", "unknown-value"],
+)
+def test_a_guarded_publish_is_named_where_the_call_settles_its_guard(
+    project: Path, call: str, line: int | None
+) -> None:
+    """The ordered walk CTX301 takes (issue 36, hpub2): the publish under
+    `if not self.is_draft:` is "publishes at line N" where the call makes the
+    guard true (a literal or a literal default, also through a kwargs dict and
+    a subclass forwarding `*args, **kwargs`), and nowhere where it makes it false
+    or cannot tell."""
+    runner = (
+        "from specrt.context import publish\n\n\n"
+        "class Runner:\n"
+        "    def __init__(self, server_args, is_draft: bool = False) -> None:\n"
+        "        self.is_draft = is_draft\n"
+        "        if not self.is_draft:\n"
+        "            publish(server_args, role='scheduler')\n\n\n"
+        "class Stub(Runner):\n"
+        "    def __init__(self, *args, **kwargs) -> None:\n"
+        "        super().__init__(*args, **kwargs)\n"
+    )
+    worker = (
+        "from app.runner import Runner, Stub\n\n\n"
+        "class Worker:\n"
+        "    def __init__(self, server_args) -> None:\n"
+        "        self.server_args = server_args\n"
+        "        self.n = server_args.tp_size\n"
+        f"        self.runner = {call}\n"
+    )
+    write(project, {"app/runner.py": runner, "app/worker.py": worker})
+    found = {(f.path, f.line): f for f in run_engine(project, select={RULE}).findings}
+    details = found[("app/worker.py", 7)].details
+    if line is None:
+        assert "publishes at line" not in details and "below line" not in details, details
+    else:
+        assert details.startswith(f"`Worker.__init__` publishes at line {line}, after this read")

@@ -455,3 +455,146 @@ def resolve(server_args) -> None:
         "declare the new value with declare_resolution(server_args, source, **fields)"
     )
     assert not on.details
+
+
+def test_a_helper_or_factory_the_pipeline_hands_only_a_view_reads_the_view(
+    project: Path,
+) -> None:
+    """The design keeps "a helper the resolution pipeline calls with a
+    resolved_view" and "a factory whose contract is build X from the record you
+    are handed" parameter-form: sglang 0.5.17's `DllmConfig.from_server_args`,
+    called in the pipeline only by the pass `_dllm_page_size(view)` (htri17
+    #37, 9 findings). Derived from the calls (program.view_handed): a pass's
+    parameter, a view function's result, a local bound to one, and a parameter
+    every pipeline call hands a view, through a chain. One raw call keeps
+    every read in the callee reported."""
+    files = {
+        **RUNTIME,
+        "app/dllm.py": """\
+class DllmConfig:
+    @classmethod
+    def from_server_args(cls, server_args) -> int:
+        return server_args.context_length
+
+
+def backends_of(server_args) -> str:
+    return server_args.attention_backend
+
+
+def chained(server_args) -> str:
+    return backends_of(server_args) + server_args.model_path
+
+
+def mixed(server_args) -> int:
+    return server_args.tp_size  # expect
+""",
+        "app/pipeline.py": """\
+from specrt.resolution import (
+    declare_resolution,
+    resolved_view,
+    resolving_view,
+    run_post_process_pass,
+)
+
+from app.dllm import DllmConfig, backends_of, chained, mixed
+
+
+def page_size(view) -> dict:
+    return {"chunked_prefill_size": DllmConfig.from_server_args(view)}
+
+
+def resolve(server_args) -> None:
+    declare_resolution(server_args, "kernels", attention_backend="sdpa")
+    run_post_process_pass(server_args, "dllm", page_size)
+    backends_of(resolved_view(server_args))
+    cfg = resolving_view(server_args)
+    chained(cfg)
+    mixed(cfg)
+    mixed(server_args)
+""",
+    }
+    write(project, files)
+    out = run_engine(project, select={RULE})
+    got = sorted((f.path, f.line) for f in out.findings if f.path.startswith("app/"))
+    assert got == [("app/dllm.py", 16)], got
+    viewed = out.program.sets[RULE]["parameters the pipeline hands only a view"]
+    assert viewed == {
+        "app.dllm.DllmConfig.from_server_args": ["server_args"],
+        "app.dllm.backends_of": ["server_args"],
+        "app.dllm.chained": ["server_args"],
+        "app.pipeline.page_size": ["view"],
+    }, viewed
+
+
+def test_a_pass_handed_to_a_declaration_that_calls_it_with_a_view_reads_the_view(
+    project: Path,
+) -> None:
+    """sglang 0.5.17's shape of htri17 #37: no pass runner apart from the
+    declaration function, `run_post_process_pass(server_args, fn)`, which
+    stashes `fn(View(...))` itself; the passes are registered by a decorator
+    and imported inside the method that hands them, and `_dllm_page_size(view)`
+    hands its view to the static `DllmConfig.from_server_args`. A pass also
+    called directly with the record keeps its reads reported."""
+    runtime = RUNTIME["specrt/resolution.py"].replace(
+        "def run_post_process_pass(server_args, source: str, fn) -> None:\n"
+        "    declared = fn(resolved_view(server_args))\n"
+        "    declare_resolution(server_args, source, **declared)\n",
+        "def run_post_process_pass(server_args, fn) -> None:\n"
+        "    getattr(server_args, STASH).append(fn(View(server_args)))\n",
+    )
+    assert runtime != RUNTIME["specrt/resolution.py"]
+    files = {
+        **RUNTIME,
+        "specrt/resolution.py": runtime,
+        "app/dllm.py": """\
+class DllmConfig:
+    @staticmethod
+    def from_server_args(server_args) -> int:
+        return server_args.context_length
+""",
+        "app/overrides.py": """\
+from specrt.resolution import register_pass
+
+
+@register_pass
+def _dllm_page_size(view) -> dict:
+    from app.dllm import DllmConfig
+
+    return {"chunked_prefill_size": DllmConfig.from_server_args(view)}
+
+
+@register_pass
+def _twice(server_args) -> dict:
+    return {"page_size": server_args.tp_size}  # expect
+""",
+        "app/pipeline.py": """\
+def resolve(server_args) -> None:
+    from specrt.resolution import run_post_process_pass
+
+    from app.overrides import _dllm_page_size, _twice
+
+    run_post_process_pass(server_args, _dllm_page_size)
+    run_post_process_pass(server_args, _twice)
+    _twice(server_args)
+    step(server_args)
+
+
+def step(server_args) -> None:
+    from specrt.resolution import run_post_process_pass
+
+    from app.overrides import _twice
+
+    run_post_process_pass(server_args, _twice)
+""",
+    }
+    write(project, files)
+    out = run_engine(project, select={RULE})
+    derived = out.program.sets[RULE]
+    assert derived["declaration function"] == ["specrt.resolution.run_post_process_pass"]
+    assert derived["passes handed to a pass runner"] == []  # as on 0.5.17
+    got = sorted((f.path, f.line) for f in out.findings if f.path.startswith("app/"))
+    assert got == [("app/overrides.py", 13)], got
+    assert derived["parameters the pipeline hands only a view"] == {
+        "app.dllm.DllmConfig.from_server_args": ["server_args"],
+        "app.overrides._dllm_page_size": ["view"],
+    }

@@ -12,7 +12,7 @@ from typing import Any
 import jsonschema
 import pytest
 from conftest import FIXTURE, run_cli
-from helpers import write
+from helpers import run_engine, write
 from rulecase import assert_case
 
 from ctxlint.config.settings import find_config, load_config
@@ -1376,3 +1376,131 @@ def test_a_bag_handed_out_at_import_fails_closed_only_on_its_leaves(project: Pat
     # a group handle the namespace does not declare, and the class's own
     # `override`, read no leaf; the declared leaf and the escaping object do
     assert [line for _, line, _ in findings(live)] == [6, 7]
+
+
+def test_a_callee_that_publishes_on_some_paths_only_ends_no_walk(project: Path) -> None:
+    """htri17's bug 1: a constructor publishing only under a guard
+    (`if not is_draft:`, sglang's `ModelRunner` and its draft workers), called
+    with the guard off, published nothing: the read after it has no bag. A
+    publish in one branch ends no walk either; on every path it does."""
+    guarded = """
+        from specrt.context import publish
+
+        class Runner:
+            def __init__(self, server_args, is_draft: bool = False) -> None:
+                if not is_draft:
+                    publish(server_args, role='scheduler')
+        """
+    entry = """
+        from specrt.context import publish
+        from app.draft import build
+
+        def main(server_args) -> None:
+            build(server_args)  # expect
+            publish(server_args, role='scheduler')
+        """
+    draft = """
+        from specrt.context import get_parallel
+        from app.runner import Runner
+
+        def build(server_args) -> int:
+            Runner(server_args, is_draft=True)
+            return get_parallel().tp_size
+        """
+    files = {"app/runner.py": guarded, "app/draft.py": draft}
+    assert_case(project, RULE, entry, extra=files, path="app/entry.py")
+    (found,) = [f for f in run_engine(project, select={RULE}).findings if f.kind != "pin"]
+    assert found.message.startswith("get_parallel() at app/draft.py:7 before publish"), found
+    # published on every path: the walk ends at the call
+    always = guarded.replace("        if not is_draft:\n    ", "")
+    assert "if" not in always
+    files["app/runner.py"] = always
+    assert_case(project, RULE, entry.replace("  # expect", ""), extra=files, path="app/entry.py")
+    # a publish in one branch of the entry's own body, on a test the walk
+    # cannot settle: it may run, so it ends the walk (hpub2: sglang 0.5.23's
+    # `lifespan`)
+    branch = """
+        from specrt.context import get_parallel, publish
+
+        def main(server_args) -> int:
+            if server_args.tp_size == 1:
+                publish(server_args, role='scheduler')
+            return get_parallel().tp_size
+        """
+    assert_case(project, RULE, branch, extra=files, path="app/entry.py")
+
+
+GUARDED_RUNNER = """
+    from specrt.context import publish
+
+    class Runner:
+        def __init__(self, server_args, is_draft: bool = False) -> None:
+            self.is_draft = is_draft
+            if not self.is_draft:
+                publish(server_args, role='scheduler')
+
+    class Stub(Runner):
+        def __init__(self, *args, pool=None, **kwargs) -> None:
+            self.pool = pool
+            super().__init__(*args, **kwargs)
+    """
+
+
+@pytest.mark.parametrize(
+    ("call", "reported"),
+    [
+        # the call settles the guard: the publish runs, the read after it has a bag
+        ("Runner(server_args)", False),  # left to its literal default
+        ("Runner(server_args, is_draft=False)", False),
+        ("Runner(server_args, False)", False),
+        # sglang 0.5.17's one_batch: a kwargs dict without the flag, through a
+        # subclass forwarding `*args, **kwargs` to the guarded constructor
+        ("kw = dict(server_args=server_args)\n    Stub(**kw)", False),
+        ("kw = {'server_args': server_args, 'pool': None}\n    Stub(**kw)", False),
+        # the call settles it the other way (the draft workers): no publish
+        ("Runner(server_args, is_draft=True)", True),
+        ("Runner(server_args, True)", True),
+        ("kw = dict(server_args=server_args, is_draft=True)\n    Stub(**kw)", True),
+        # the call cannot tell: the publish may run, so it ends the walk (CTX102
+        # names no line for it: test_ctx102)
+        ("Runner(server_args, is_draft=bool(server_args))", False),
+        ("kw = dict(server_args=server_args)\n    kw['is_draft'] = 1\n    Stub(**kw)", False),
+    ],
+    ids=[
+        "default",
+        "keyword-false",
+        "positional-false",
+        "forwarded-dict-leaves-default",
+        "forwarded-display-leaves-default",
+        "keyword-true",
+        "positional-true",
+        "forwarded-dict-true",
+        "unknown-value",
+        "dict-changed-after",
+    ],
+)
+def test_a_guarded_publish_is_taken_or_not_as_the_call_settles_its_guard(
+    project: Path, call: str, reported: bool
+) -> None:
+    """The guard of a publish evaluated at the call (issue 36, hpub2): sglang
+    0.5.17's `ModelRunner.__init__` publishes only `if not self.is_draft_worker`
+    (assigned from its parameter, default False). one_batch's runner leaves it
+    False (a publish: no finding after it); a draft worker hands True (none);
+    a value the call cannot tell may publish: CTX301 stops there, as main
+    did (0.5.23's `lifespan` publishes in one arm; its other arm runs in a
+    process that has published: 31 false findings otherwise)."""
+    entry = """
+        from specrt.context import publish
+        from app.draft import build
+
+        def main(server_args) -> None:
+            build(server_args){mark}
+            publish(server_args, role='scheduler')
+        """.format(mark="  # expect" if reported else "")
+    draft = (
+        "from specrt.context import get_parallel\n"
+        "from app.runner import Runner, Stub\n\n\n"
+        f"def build(server_args) -> int:\n    {call}\n    return get_parallel().tp_size\n"
+    )
+    files = {"app/runner.py": GUARDED_RUNNER, "app/draft.py": draft}
+    assert_case(project, RULE, entry, extra=files, path="app/entry.py")

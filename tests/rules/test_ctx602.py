@@ -329,3 +329,40 @@ def init_op(group, hidden: int) -> int:
     # group and builds the op; without it that would run again for every dispatcher
     assert "drop the memo" not in effects and "pass the value in as an argument" in effects
     assert "`torch.distributed.register_group()`, `helper()`" in found[2][2]
+    # the message names the remedy, the details where to read and why not drop it
+    assert found[2][2].startswith("Read the accessor outside `init_op` and pass the value in")
+
+
+def test_the_memo_remedy_fits_the_message_on_the_wheels_longest_names(project: Path) -> None:
+    """sglang 0.5.23's `_dp_tp_moe_masks_pad_rows` and 0.5.17's
+    `_enable_qwen35_fused_ar_quant` made the "does more than read" message 207
+    characters: at most 200 (tests/rules/test_rule_specs.py's MAX_MESSAGE), the
+    where and why in the details."""
+    write(
+        project,
+        {
+            "app/masks.py": """\
+from functools import lru_cache
+
+from specrt.context import get_parallel
+
+
+def get_bool_env_var(name: str) -> bool:
+    return bool(name)
+
+
+@lru_cache(maxsize=1)
+def _dp_tp_moe_masks_pad_rows() -> bool:
+    return get_parallel().tp_size > 1 and get_bool_env_var("X")
+"""
+        },
+    )
+    (found,) = [f for f in run_engine(project, select={RULE}).findings if f.rule == RULE]
+    assert len(found.message) <= 200, (len(found.message), found.message)
+    assert found.message.endswith("pass the value in as an argument (the memo's key)")
+    assert found.details.startswith(
+        "Read the accessor outside `_dp_tp_moe_masks_pad_rows` and pass the value in"
+    ), found.details
+    assert "Keep the memo: `_dp_tp_moe_masks_pad_rows` also calls `get_bool_env_var()`" in (
+        found.details
+    )

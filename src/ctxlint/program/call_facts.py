@@ -38,7 +38,7 @@ from ctxlint.program.call_model import (
 )
 from ctxlint.program.call_starts import HELD, ProcessStarts
 from ctxlint.program.calls import KEY
-from ctxlint.program.flag_facts import FlagFacts, FuncFlags, falsy_literal
+from ctxlint.program.flag_facts import FlagFacts, FuncFlags, falsy_literal, truthy_literal
 
 # A bare `except:` catches every exception: the root of the builtin hierarchy.
 BARE_EXCEPT = "BaseException"
@@ -262,7 +262,17 @@ class CallFactsVisitor(FlagFacts, ProcessStarts, FileVisitor):
         ordered = tuple(x.name.value for x in named if x.name.value != scope.self_name)
         fn = _Func(qual, cls, scope.self_name, params, defaults, ordered, annotated, scope.qualname)
         fn.flags.defaults = [
-            x.name.value for x in named if x.default is not None and falsy_literal(x.default)
+            *(x.name.value for x in named if x.default is not None and falsy_literal(x.default)),
+            *(
+                f"+{x.name.value}"
+                for x in named
+                if x.default is not None and truthy_literal(x.default)
+            ),
+            *(
+                f"{star}{param.name.value}"
+                for star, param in (("*", p.star_arg), ("**", p.star_kwarg))
+                if isinstance(param, cst.Param)
+            ),
         ]
         self.stack.append(fn)
         self.funcs[qual] = fn
@@ -354,6 +364,7 @@ class CallFactsVisitor(FlagFacts, ProcessStarts, FileVisitor):
         if self.in_import or id(node) in self.def_names:
             return
         name = node.value
+        self.count_use(name)
         if (
             name in self.ctx.imports
             or name in self.module_names
@@ -420,9 +431,11 @@ class CallFactsVisitor(FlagFacts, ProcessStarts, FileVisitor):
         )
 
     def visit_Try(self, node: cst.Try) -> None:
+        super().visit_Try(node)  # its handlers and `else` are branches (flag_facts)
         self._try(node.body, node.handlers)
 
     def visit_TryStar(self, node: cst.TryStar) -> None:
+        super().visit_TryStar(node)
         self._try(node.body, node.handlers)
 
     def _try(self, body: cst.BaseSuite, handlers: Any) -> None:
@@ -473,7 +486,7 @@ class CallFactsVisitor(FlagFacts, ProcessStarts, FileVisitor):
             special = self.special.get(first.name)
             if special:
                 role = _role(node) if special is EventKind.PUBLISH else None
-                fn.events.append((Event(special, role=role), node))
+                fn.events.append((Event(special, role=role, when=self.when(fn)), node))
                 return
             accessor = self.accessors.get(first.name)
             if accessor:

@@ -87,6 +87,13 @@ def targets_from_json(raw: list[list[str]]) -> tuple[Target, ...]:
 
 
 # -- events: what a function body does, in execution order ----------------------------------
+# in an event's `when`: it runs on some paths through its function only
+# (program.flag_facts marks it), so it is no step every run takes; GUARD: it
+# runs exactly when the `when` conjuncts hold (the `if` tests around it, all spelled)
+BRANCH = "|"
+GUARD = "&"
+
+
 class EventKind(Enum):
     READ = "r"  # a bag accessor call
     PUBLISH = "p"  # the runtime's publish(...)
@@ -123,11 +130,18 @@ class Event(NamedTuple):
     caught: tuple[str, ...] = ()
     # what must be true for the event to run: the operands of the `and`s of the
     # `if` tests around it in its own function, as program.unset_flags spells
-    # a value (`n:name`, `a:attr` off self, `g:qualified`, `=` a falsy literal)
+    # a value (`n:name`, `a:attr` off self, `g:qualified`, `=` a falsy literal,
+    # `~x` a negation: program.flag_facts), and BRANCH (or GUARD) where it runs
+    # on some paths only
     when: tuple[str, ...] = ()
     # CALL: every argument it passes so spelled (`p:SPELLING` positional in
     # order, `kw=SPELLING`, `*` for a star or a call of a call)
     args: tuple[str, ...] = ()
+
+    @property
+    def branch(self) -> bool:
+        """It runs on some paths through its function only."""
+        return BRANCH in self.when or GUARD in self.when
 
     @property
     def line(self) -> int:
@@ -213,7 +227,8 @@ Spellings = dict[str, tuple[str, ...]]
 @dataclass(frozen=True, slots=True)
 class Flags:
     """What a function binds, in the spellings of `Event.when` (program.unset_flags):
-    its parameters with a falsy literal default, what each name its tests and
+    its parameters with a falsy literal default (`+p`: a truthy one; `*a`,
+    `**k`: its star parameters), what each name its tests and
     arguments spell is bound to (`^`: the value handed in), each `self.attr =`
     and each `global` name it assigns (qualified). Kept only for a function
     whose events spell such a value, or that assigns a self attribute or a global."""

@@ -89,8 +89,9 @@ def effect_details(read: ImportTimeRead) -> str | None:
     more = len(read.effects) - 3
     shown += f" and {more} more" if more > 0 else ""
     return (
-        f"`{read.where}` also calls {shown}: dropping the memo would run that again on every "
-        "call, so keep it and make what it reads one of its arguments."
+        f"Read the accessor outside `{read.where}` and pass the value in as one of its "
+        f"arguments, which keys the memo. Keep the memo: `{read.where}` also calls {shown}, "
+        "which would run again on every call without it."
     )
 
 

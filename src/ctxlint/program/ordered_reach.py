@@ -2,8 +2,10 @@
 (a bag read) its calls reach before an event of another (a publish) stops them.
 
 Unlike `program.reach`, which asks what can run at all, this follows each body
-in the order its statements run: a call whose every callee publishes ends the
-caller's unpublished prefix too, and a call or read under an `if` test that is
+in the order its statements run: a call whose every callee publishes (on every
+path through it: a publish or call in a branch, `Event.branch`, ends nothing,
+unless it sits under `if` tests the call's context makes true:
+UnsetFlags.takes) ends the caller's unpublished prefix too, and a call or read under an `if` test that is
 false before publish does not run (program.unset_flags: a flag only a bag read
 sets, a parameter handed `False`); a callee is asked in the call's context
 (which of its parameters the call hands such a value). CTX301 asks it of every process entry, and
@@ -15,10 +17,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 
+from ctxlint.program.call_binding import EMPTY, Context
 from ctxlint.program.call_model import Event, EventKind
 from ctxlint.program.calls import CallGraph, Func, short
 from ctxlint.program.reach import Step
-from ctxlint.program.unset_flags import EMPTY, Context, UnsetFlags
+from ctxlint.program.unset_flags import UnsetFlags
 
 
 @dataclass(frozen=True)
@@ -60,8 +63,14 @@ class OrderedReach:
         stop: EventKind = EventKind.PUBLISH,
         finds: Callable[[Event], bool] | None = None,
         reads: Callable[[Event], bool] | None = None,
+        may_stop: bool = False,
     ) -> None:
         self.graph = graph
+        # a stop in a branch whose guard the call cannot settle: CTX301 counts
+        # it as a stop (it may run: sglang 0.5.23's `lifespan` publishes in one
+        # arm, its other arm runs in a process that published before), CTX102's
+        # hint does not (it names a publish only where one runs)
+        self.may_stop = may_stop
         # which tests are false before publish (`reads`: a bag read that fails there)
         self.flags = UnsetFlags(graph, reads)
         self.find, self.stop = find, stop
@@ -94,6 +103,8 @@ class OrderedReach:
         fn = self.graph.funcs[q]
         for event, targets in zip(fn.events, self.graph.edges[q], strict=True):
             if event.kind is self.stop:
+                if event.branch and not self.runs(q, event, ctx):
+                    continue  # on some paths only: the statements below may run without it
                 stops = True
                 break
             if event.when and self.flags.skips(q, event, ctx):
@@ -107,12 +118,19 @@ class OrderedReach:
                     if hit is not None and found is None:
                         found = Hit((t, *hit.chain), hit.accessor, hit.path, hit.line)
                     all_stop = all_stop and t_stops
-                if all_stop:
+                if all_stop and (not event.branch or self.runs(q, event, ctx)):
                     stops = True
                     break
         self._busy.discard(q)
         self._first[key] = (found, stops)
         return found, stops
+
+    def runs(self, q: str, event: Event, ctx: Context = EMPTY) -> bool:
+        """A stop in a branch counts: its guard holds in this call (or, with
+        `may_stop`, the call cannot tell: it does not make it false)."""
+        if self.may_stop:
+            return not self.flags.skips(q, event, ctx)
+        return self.flags.takes(q, event, ctx)
 
     def prefix(
         self, q: str, stop_at: tuple[EventKind, ...] | None = None, near: bool = False
@@ -166,12 +184,19 @@ class Prefix:
         stopping = reach.stop in self.stop_at
         for i, (event, targets) in enumerate(zip(fn.events, graph.edges[self.q], strict=True)):
             if event.kind in self.stop_at:
+                if event.branch and not reach.runs(self.q, event):
+                    continue  # on some paths only: the body goes on without it
                 self.stop = (i, event)
                 return
             if stopping and event.when and reach.flags.skips(self.q, event):
                 continue  # does not run before publish (the prefix ends there)
             callees = [t for t in targets if not self.near or graph.funcs[t].module == fn.module]
             yield i, event, callees
-            if stopping and callees and all(reach.callee(self.q, event, t)[1] for t in callees):
+            if (
+                stopping
+                and callees
+                and (not event.branch or reach.runs(self.q, event))
+                and all(reach.callee(self.q, event, t)[1] for t in callees)
+            ):
                 self.stop = (i, event)
                 return

@@ -26,6 +26,7 @@ from ctxlint.program.reach import backward
 from ctxlint.program.record_conventions import record_convention
 from ctxlint.program.resolution import Resolution, resolution
 from ctxlint.program.resolution_schema import FieldAccess
+from ctxlint.program.view_handed import view_params
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,9 +166,16 @@ def raw_field_reads(program: Program) -> Iterator[tuple[str, FieldAccess]]:
 def reported_raw_reads(program: Program) -> Iterator[tuple[str, FieldAccess]]:
     """The raw reads CTX103 reports: raw_field_reads, less those in a function
     only the undeclared prefix runs (undeclared_callees: nothing has declared
-    there yet, so a view answers the same)."""
+    there yet, so a view answers the same), and those off a parameter every
+    call from the pipeline hands a view (program.view_handed: it reads the
+    view, as the design's `DllmConfig.from_server_args`)."""
     early = undeclared_callees(resolution(program))
-    return ((path, r) for path, r in raw_field_reads(program) if r.fn not in early)
+    viewed = view_params(program)
+    return (
+        (path, r)
+        for path, r in raw_field_reads(program)
+        if r.fn not in early and r.holder not in viewed.get(r.fn, ())
+    )
 
 
 def pipeline_bag_reads(program: Program) -> Iterator[PipelineBagRead]:

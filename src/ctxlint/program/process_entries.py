@@ -50,7 +50,9 @@ class Analysis:
         # object reads none; one a handler of the pre-publish error guards
         # answers the handler's value)
         leaves = leaf_reads(program)
-        self.order = OrderedReach(g, READ, PUBLISH, leaves.fails_unpublished, leaves.reads)
+        self.order = OrderedReach(
+            g, READ, PUBLISH, leaves.fails_unpublished, leaves.reads, may_stop=True
+        )
         # functions that reach a bag read along any calls (guarded or not)
         self.reaches_read = self.order.reaches_find
         if any(leaves.guarded(e) for q in g.doing(READ) for e in self.funcs[q].events):

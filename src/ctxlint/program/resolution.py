@@ -215,7 +215,7 @@ class Resolution:
             for q, handed in f.param_calls.items():
                 if q not in reach_decl or q == self.declaration or g.funcs[q].module not in core:
                     continue
-                if any(self._is_view(n) for n in handed if n != "?"):
+                if any(self.is_view(n) for n in handed if n != "?"):
                     self.pass_runners.add(q)
                 else:
                     self.wrappers.add(q)
@@ -274,7 +274,8 @@ class Resolution:
         self.via = {q: p for q, p in self.via.items() if q not in self.seeds}
         self.pipeline = self._close(sorted(self.seeds | first))
 
-    def _is_view(self, name: str) -> bool:
+    def is_view(self, name: str) -> bool:
+        """A call of `name` returns a view (a view class, or a view function)."""
         g = self.graph
         cls = g.resolve_class(name)
         if cls is not None:

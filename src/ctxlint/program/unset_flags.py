@@ -17,6 +17,18 @@ A value is false before publish when it is (program/flag_facts.py spells them):
 - `self.attr`, where every `self.attr = ...` of the class, its bases and its
   subclasses binds such a value (the method asking: in the call it runs in).
 
+The same values answer whether a guarded statement runs (`takes`): where a
+publish sits only under `if` tests whose every conjunct is spelled
+(program/flag_facts.py's GUARD), it runs in a call where each conjunct is true:
+a truthy literal (`True`, a nonzero number, a non-empty string), a negation
+(`not x`) of a value false before publish, or a parameter, local or `self.attr`
+every binding of which is one (a parameter: as the call hands it, or its
+literal default where the call leaves it out). A call's `**kw` of a local dict
+built with literal keys (`dict(a=x)`, `{"a": x}`, used nowhere else) binds
+those keywords; a function that forwards its own `*args, **kwargs`
+(`super().__init__(*args, **kwargs)`) hands on what its caller bound, and
+leaves what the caller left out to the callee's defaults.
+
 Flow-insensitive and may-bind: a name bound twice is false only if both
 values are. What the facts cannot see makes nothing false: a binding they do
 not spell, a call of a call (`partial(f, flag=True)()`), another module's
@@ -32,12 +44,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ctxlint.program.call_model import Event, EventKind
+from ctxlint.program.call_binding import (
+    ABSENT,
+    EMPTY,
+    FORWARD,
+    Context,
+    binding,
+    bound,
+    star_params,
+)
+from ctxlint.program.call_model import GUARD, Event, EventKind
 from ctxlint.program.calls import CallGraph, Func
-from ctxlint.program.flag_facts import FALSY, HANDED, split_arg
+from ctxlint.program.flag_facts import FALSY, HANDED, NOT, TRUTHY
 
-Context = frozenset[str]  # the parameters of a function handed a value false before publish
-EMPTY: Context = frozenset()
 # a setter whose name is shorter is not asked for by name (program.process_entries)
 MIN_TOKEN = 8
 
@@ -62,7 +81,7 @@ class UnsetFlags:
             s[2:]
             for fn in graph.funcs.values()
             for e in fn.events
-            for s in e.when
+            for s in map(_bare, e.when)
             if s.startswith("a:")
         }
         self._relevant: dict[str, Context] = {}
@@ -75,15 +94,29 @@ class UnsetFlags:
         """The event sits under an `if` test false before publish (in this call of `q`)."""
         return any(self.falsy(q, s, ctx) for s in event.when)
 
+    def takes(self, q: str, event: Event, ctx: Context = EMPTY) -> bool:
+        """The event runs in this call of `q`: it sits only under `if` tests
+        (GUARD) and every conjunct of them is true there."""
+        return GUARD in event.when and all(s == GUARD or self.truthy(q, s, ctx) for s in event.when)
+
     def handed(self, q: str, event: Event, ctx: Context, target: str) -> Context:
-        """The parameters of `target` that the call `event` of `q` hands a value
-        false before publish, or leaves to a falsy default."""
+        """What the call `event` of `q` (in the context `ctx`) hands the
+        parameters of `target` that matter there (see Context)."""
         callee = self.graph.funcs.get(target)
         relevant = self.relevant(target)
         if callee is None or not relevant:
             return EMPTY
-        bound = self._bound(event, callee)
-        return frozenset(p for p, v in bound if p in relevant and self.falsy(q, v, ctx))
+        values = binding(event, callee, self.graph.funcs.get(q), ctx, relevant)
+        out: set[str] = set()
+        for p in relevant:
+            v = values.get(p)
+            if v == ABSENT:
+                out.add(ABSENT + p)
+            elif v is not None and self.falsy(q, v, ctx):
+                out.add(p)
+            elif v is not None and self.truthy(q, v, ctx):
+                out.add(TRUTHY + p)
+        return frozenset(out)
 
     def relevant(self, q: str) -> Context:
         """The parameters of `q` whose value a test of `q` (or of a callee it
@@ -95,29 +128,43 @@ class UnsetFlags:
         fn = self.graph.funcs.get(q)
         if fn is None or fn.flags is None:
             return EMPTY
-        matter = {s[2:] for e in fn.events for s in e.when if s.startswith("n:")}
+        matter = {s[2:] for e in fn.events for s in map(_bare, e.when) if s.startswith("n:")}
         for attr, values in fn.flags.attrs.items():
             if attr in self.tested:
                 matter.update(v[2:] for v in values if v.startswith("n:"))
+        stars = star_params(fn)
+        handed_on: set[str] = set()  # names the function's `*`/`**` parameter hands on
         for e, targets in zip(fn.events, self.graph.edges[q], strict=True):
             for t in targets if e.args else ():
                 callee, wanted = self.graph.funcs[t], self.relevant(t)
-                for p, v in self._bound(e, callee) if wanted else ():
-                    if p in wanted and v.startswith("n:"):
+                values = binding(e, callee, fn, None, wanted) if wanted else {}
+                for v in values.values():
+                    if v.startswith("n:"):
                         matter.add(v[2:])
+                    elif v.startswith(FORWARD):
+                        handed_on.add(v[1:])
+                if values and "*" in stars and f"*n:{stars['*']}" in e.args:
+                    handed_on.add("*")  # its `*args` handed on: empty or not, it matters
+        if "*" not in stars:
+            handed_on.discard("*")
+        if "**" not in stars:
+            handed_on = handed_on & {"*"}
         todo = list(matter)
         while todo:  # a local the test reads, bound to another name of `q`
             for v in fn.flags.names.get(todo.pop(), ()):
                 if v.startswith("n:") and v[2:] not in matter:
                     matter.add(v[2:])
                     todo.append(v[2:])
-        self._relevant[q] = found = frozenset(p for p in fn.params if p in matter)
+        found = frozenset(p for p in fn.params if p in matter) | handed_on
+        self._relevant[q] = found
         return found
 
     # -- values ----------------------------------------------------------------------
     def falsy(self, q: str, value: str, ctx: Context, seen: frozenset[str] = EMPTY) -> bool:
         if value == FALSY:
             return True
+        if value.startswith(NOT):
+            return self.truthy(q, value[1:], ctx, seen)
         if value.startswith("g:"):
             return self.unset(value[2:])
         fn = self.graph.funcs.get(q)
@@ -134,6 +181,31 @@ class UnsetFlags:
             found = self._attr(fn, value[2:])
             return bool(found) and all(
                 self.falsy(f, v, ctx if f == q else EMPTY, seen) for f, v in found
+            )
+        return False
+
+    def truthy(self, q: str, value: str, ctx: Context, seen: frozenset[str] = EMPTY) -> bool:
+        """`value` is true in this call of `q`: a truthy literal, the negation of a
+        value false before publish, or a name every binding of which is true."""
+        if value == TRUTHY:
+            return True
+        if value.startswith(NOT):
+            return self.falsy(q, value[1:], ctx, seen)
+        fn = self.graph.funcs.get(q)
+        if fn is None or fn.flags is None or value in seen:
+            return False
+        seen = seen | {value}
+        if value.startswith("n:"):
+            values = fn.flags.names.get(value[2:], ())
+            name = value[2:]
+            return bool(values) and all(
+                TRUTHY + name in ctx if v == HANDED else self.truthy(q, v, ctx, seen)
+                for v in values
+            )
+        if value.startswith("a:"):
+            found = self._attr(fn, value[2:])
+            return bool(found) and all(
+                self.truthy(f, v, ctx if f == q else EMPTY, seen) for f, v in found
             )
         return False
 
@@ -186,34 +258,19 @@ class UnsetFlags:
         if not calls:
             return False
         for c, event in calls:
-            value = dict(self._bound(event, fn)).get(name)
+            value = dict(bound(event, fn)).get(name)
             if value is None or not self._settles(c, value, EMPTY):
                 return False
         return True
 
     # -- arguments and attributes ------------------------------------------------------
-    @staticmethod
-    def _bound(event: Event, callee: Func) -> list[tuple[str, str]]:
-        """(parameter, value) for the callee's parameters the call spells or leaves
-        to a falsy default (FALSY); a star argument leaves nothing out."""
-        split = [split_arg(a) for a in event.args]
-        positional = [v for k, v in split if k is None]
-        keywords = {k: v for k, v in split if k is not None and k != "*"}
-        star = any(k == "*" for k, _ in split)
-        defaults = callee.flags.defaults if callee.flags is not None else ()
-        out: list[tuple[str, str]] = []
-        for i, p in enumerate(callee.params):
-            if i < len(positional):
-                out.append((p, positional[i]))
-            elif p in keywords:
-                out.append((p, keywords[p]))
-            elif not star and p in defaults:
-                out.append((p, FALSY))
-        return out
-
     def _attr(self, fn: Func, attr: str) -> list[tuple[str, str]]:
         """Every `self.attr = value` of `fn`'s class, its bases and subclasses."""
         assert fn.cls is not None
         index = self.graph.index
         related = {*self.graph.mro(fn.cls), *index.subclasses(fn.cls)}
         return [(f, v) for f, cls, v in self.attrs.get(attr, ()) if cls in related]
+
+
+def _bare(spelled: str) -> str:
+    return spelled.lstrip(NOT)

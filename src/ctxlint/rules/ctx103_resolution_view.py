@@ -1,12 +1,11 @@
 """CTX103 resolution-view: inside the resolution pipeline, read through a view.
 
-Resolution writes nothing onto the record (a handler declares into the stash),
-so inside the pipeline a direct field read of the record answers with the raw
-input, not with what resolution has decided so far. The pipeline is derived
-(program.resolution): the record's `__post_init__` and what it reaches, the
-functions taking a record of the resolution and field-class modules, the
-registered model-override callables, the passes handed to the pass runner and
-the resolvers the runtime wraps for foreign defaults. Reported there:
+Resolution writes nothing onto the record (a handler declares into the stash):
+in the pipeline a direct field read answers with the raw input, not with what
+resolution has decided so far. The pipeline is derived (program.resolution): the
+record's `__post_init__` and what it reaches, the record-taking functions of the
+resolution and field-class modules, registered overrides, passes, and the
+resolvers the runtime wraps for foreign defaults. Reported there:
 
 - a direct field read of the record: `server_args.x`, `self.x` in a method of
   the record class, a literal `getattr(server_args, "x")`, instead of through
@@ -16,10 +15,10 @@ the resolvers the runtime wraps for foreign defaults. Reported there:
   for a whitelisted field (program.declarable), else the step it needs first;
 - a bag accessor call (no bag exists before publish): only derived accessors.
 
-A read in the record's `__post_init__` before its first call that may declare
-is not reported (program.pipeline_reads.undeclared_prefixes), nor one in a
-function only those early calls run (undeclared_callees): nothing has
-declared on the record being built, so a view answers the same.
+Not reported: a read off a parameter the pipeline hands only a view
+(program.view_handed); a read in `__post_init__` before its first call that may
+declare (pipeline_reads.undeclared_prefixes), or in a function only those early
+calls run (undeclared_callees): there a view answers the same.
 """
 
 from __future__ import annotations
@@ -33,6 +32,7 @@ from ctxlint.program.declarable import FACTS_READ, declarable_fields
 from ctxlint.program.pipeline_reads import pipeline_bag_reads, reported_raw_reads
 from ctxlint.program.resolution import KEY, resolution, start_tokens
 from ctxlint.program.rule import RawFinding, Rule, field_data, finding_at
+from ctxlint.program.view_handed import view_params_shown
 
 ID = "CTX103"
 ENTRIES = "pipeline entries (the record's __post_init__ and methods reaching the declaration)"
@@ -73,6 +73,7 @@ class ResolutionView(Rule):
             "registered callables": sorted(res.registered),
             "passes handed to a pass runner": sorted(res.passes),
             "foreign-default resolvers": sorted(res.resolvers),
+            "parameters the pipeline hands only a view": view_params_shown(program),
             "pipeline functions": len(res.pipeline),
             **(
                 {"note": NOTE} if not (res.entries or res.declaration or res.view_functions) else {}

@@ -69,8 +69,7 @@ _MESSAGES = {
     "every override and re-publish; read the accessor outside the memo, or drop the memo",
     # the memoised function does more than read: dropping the memo would run it again
     "effects": "`{call}` read inside `{where}`, memoised process-wide: the first answer "
-    "outlives every override and re-publish; read it outside and pass the value in as an "
-    "argument (the memo's key)",
+    "outlives every override and re-publish; pass the value in as an argument (the memo's key)",
     "built": "`{call}` read inside `{where}`, memoised process-wide, which builds `{built}`: it "
     "keeps the first publish's values past every override, re-publish and `reset_context()`",
     "legacy": "`{call}` is a legacy accessor, marked deprecated in `{where}`: read what "
