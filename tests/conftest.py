@@ -41,3 +41,18 @@ def project(tmp_path: Path) -> Path:
     (root / "app").mkdir()
     (root / "app" / "__init__.py").write_text("")
     return root
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under the suite's workers (pytest-xdist, `--dist loadgroup`), the tests that use
+    a module- or class-scoped fixture form one group per module: the worker that
+    builds the fixture runs them all, so no second worker builds it again. (Marks
+    given in the test file win; without xdist the mark is inert.)"""
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)
+        if info is None or any(True for _ in item.iter_markers("xdist_group")):
+            continue
+        scopes = {d.scope for defs in info.name2fixturedefs.values() for d in defs}
+        if scopes & {"module", "class"}:
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
