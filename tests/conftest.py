@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -8,6 +9,12 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+# A pytest-xdist worker starts with COLUMNS=80 and LINES=24 in its environment (a plain
+# run has neither, unless the shell exports them): the reports wrap at COLUMNS
+# (core.console), and the tests expect the unwrapped text of a run off a terminal. A
+# test that wants a width sets it itself.
+for _name in ("COLUMNS", "LINES"):
+    os.environ.pop(_name, None)
 # tests/ mirrors src/ctxlint folder for folder; a test module may import another's
 # helpers by name (`from test_audit import make_codebase`), wherever it sits
 for _folder in sorted(Path(__file__).resolve().parent.iterdir()):
