@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import datetime as dt
+import fcntl
 import json
 import os
 import platform
@@ -35,6 +37,7 @@ import tempfile
 import threading
 import time
 import zipfile
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -68,23 +71,40 @@ class Bench:
 
 
 # -- the wheel -------------------------------------------------------------------
+@contextlib.contextmanager
+def held(lock: Path) -> Iterator[None]:
+    """An exclusive lock on the file `lock` for the block: concurrent processes (the
+    test suite's workers, a bench beside them) fill a shared folder one at a time."""
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        yield  # closing the file lets go of the lock
+
+
 def fetch_tree(cache: Path, version: str = VERSION) -> Path:
-    """The unpacked wheel root (holding `sglang/`), downloading and unzipping once."""
+    """The unpacked wheel root (holding `sglang/`), downloading and unzipping once
+    (under a lock: a second process waits for the first's unzip)."""
     root = cache / f"sglang-{version}"
     marker = root / ".unpacked"  # written last: a half-finished unzip is redone
-    if not marker.exists():
-        cache.mkdir(parents=True, exist_ok=True)
-        wheels = sorted(cache.glob(f"sglang-{version}-*.whl"))
-        if not wheels:
-            print(f"downloading sglang=={version} into {cache}", file=sys.stderr)
-            pip = [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet"]
-            subprocess.run([*pip, f"sglang=={version}", "-d", str(cache)], check=True)
-            wheels = sorted(cache.glob(f"sglang-{version}-*.whl"))
-        shutil.rmtree(root, ignore_errors=True)
-        with zipfile.ZipFile(wheels[0]) as zf:
-            zf.extractall(root)
-        marker.write_text(wheels[0].name + "\n")
+    if marker.exists():
+        return root
+    with held(cache / f"sglang-{version}.lock"):
+        if not marker.exists():
+            _unpack(cache, version, root, marker)
     return root
+
+
+def _unpack(cache: Path, version: str, root: Path, marker: Path) -> None:
+    wheels = sorted(cache.glob(f"sglang-{version}-*.whl"))
+    if not wheels:
+        print(f"downloading sglang=={version} into {cache}", file=sys.stderr)
+        pip = [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet"]
+        subprocess.run([*pip, f"sglang=={version}", "-d", str(cache)], check=True)
+        wheels = sorted(cache.glob(f"sglang-{version}-*.whl"))
+    shutil.rmtree(root, ignore_errors=True)
+    with zipfile.ZipFile(wheels[0]) as zf:
+        zf.extractall(root)
+    marker.write_text(wheels[0].name + "\n")
 
 
 def scratch_copy(tree: Path, work: Path) -> Path:

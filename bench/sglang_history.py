@@ -35,7 +35,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))  # the bench's own modules, as compare_guard_tests does
-from bench_sglang import fetch_tree  # noqa: E402
+from bench_sglang import fetch_tree, held  # noqa: E402
 
 REPO = HERE.parent
 RELEASES = ("0.5.14", "0.5.17", "0.5.19", "0.5.21", "0.5.23")
@@ -70,10 +70,11 @@ def tree_cache(version: str, work: Path | None = None) -> Path:
 def working_copy(source: Path, work: Path, version: str) -> Path:
     """`source/sglang` copied to `work/sglang-VERSION/` (kept between runs)."""
     tree = work / f"sglang-{version}"
-    if not (tree / "sglang" / "srt").is_dir():  # (a cache already there is kept)
-        shutil.rmtree(tree / "sglang", ignore_errors=True)
-        tree.mkdir(parents=True, exist_ok=True)
-        shutil.copytree(source / "sglang", tree / "sglang")
+    with held(work / f"sglang-{version}.lock"):  # one copy, whoever else asks at once
+        if not (tree / "sglang" / "srt").is_dir():  # (a cache already there is kept)
+            shutil.rmtree(tree / "sglang", ignore_errors=True)
+            tree.mkdir(parents=True, exist_ok=True)
+            shutil.copytree(source / "sglang", tree / "sglang")
     return tree
 
 

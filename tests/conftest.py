@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -8,6 +9,12 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+# A pytest-xdist worker starts with COLUMNS=80 and LINES=24 in its environment (a plain
+# run has neither, unless the shell exports them): the reports wrap at COLUMNS
+# (core.console), and the tests expect the unwrapped text of a run off a terminal. A
+# test that wants a width sets it itself.
+for _name in ("COLUMNS", "LINES"):
+    os.environ.pop(_name, None)
 # tests/ mirrors src/ctxlint folder for folder; a test module may import another's
 # helpers by name (`from test_audit import make_codebase`), wherever it sits
 for _folder in sorted(Path(__file__).resolve().parent.iterdir()):
@@ -41,3 +48,18 @@ def project(tmp_path: Path) -> Path:
     (root / "app").mkdir()
     (root / "app" / "__init__.py").write_text("")
     return root
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under the suite's workers (pytest-xdist, `--dist loadgroup`), the tests that use
+    a module- or class-scoped fixture form one group per module: the worker that
+    builds the fixture runs them all, so no second worker builds it again. (Marks
+    given in the test file win; without xdist the mark is inert.)"""
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)
+        if info is None or any(True for _ in item.iter_markers("xdist_group")):
+            continue
+        scopes = {d.scope for defs in info.name2fixturedefs.values() for d in defs}
+        if scopes & {"module", "class"}:
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))

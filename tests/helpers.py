@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import shutil
 import site
 import subprocess
 import sys
@@ -183,6 +184,11 @@ def serve(server_args: ServerArgs) -> None:
     pass
 """,
 }
+
+
+# bytecode is no source; and a copy of a package another test process is importing
+# could list a .pyc's temporary file that is renamed away before it is copied
+NO_BYTECODE = shutil.ignore_patterns("__pycache__", "*.pyc")
 
 
 def in_repository(root: Path) -> Path:

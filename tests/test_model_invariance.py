@@ -121,8 +121,16 @@ def test_local_tree_output_is_pinned_byte_for_byte(name: str, tmp_path: Path) ->
     assert_unchanged(name, tmp_path / "cache")
 
 
+def on_its_cache(version: str) -> Any:
+    """A test of a wheel that reads or fills its shared fact cache (shared_fact_cache),
+    in that wheel's xdist group: the suite's workers run a group's tests on one
+    worker in the collection's order (this file first: it fills the cache, the
+    tests after it run warm), never two of them on one cache at once."""
+    return pytest.param(version, marks=pytest.mark.xdist_group(f"sglang-{version}"))
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("version", SGLANG_VERSIONS)
+@pytest.mark.parametrize("version", [on_its_cache(v) for v in SGLANG_VERSIONS])
 def test_sglang_output_is_pinned_byte_for_byte(version: str) -> None:
     assert_unchanged(f"sglang-{version}", sglang_cache(version))
 

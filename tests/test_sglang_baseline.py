@@ -19,7 +19,8 @@ from wheels import sglang_tree, shared_fact_cache
 
 from ctxlint.engine.registry import load_rules
 
-pytestmark = pytest.mark.slow
+# after the model-invariance test of 0.5.23, on the worker that runs it (its cache)
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("sglang-0.5.23")]
 
 BASELINE = REPO / "baselines" / "sglang-0.5.23.json"
 RULES = tuple(r.id for r in load_rules())

@@ -6,6 +6,9 @@ check what an edit derives again, and that the findings are a no-cache run's."""
 
 from __future__ import annotations
 
+import atexit
+import shutil
+import tempfile
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -129,6 +132,24 @@ def _session(root: Path) -> session.Setup:
         run=session.RunOptions(jobs=1, use_cache=True, resident=session.Resident(True))
     )
     return session.Setup(_config(root, rules), [], rules, rules, request=request)
+
+
+_WARM: dict[str, Path] = {}  # per test process (each xdist worker its own)
+
+
+def _warm_copy(name: str, tmp_path: Path) -> Path:
+    """_copy with its fact cache already filled by a first check of the unedited
+    example: the copy a front end opens after an earlier run. The example is
+    checked once per test process, into a folder of its own (tempfile, removed at
+    exit) that every caller copies and none writes; the cache's keys are relative
+    to the project, so each copy hits it."""
+    if name not in _WARM:
+        base = Path(tempfile.mkdtemp(prefix=f"ctxlint-warm-{name}-"))
+        atexit.register(shutil.rmtree, base, True)
+        pristine = _copy(name, base)
+        assert not session.check(_session(pristine)).out.errors
+        _WARM[name] = pristine
+    return Path(shutil.copytree(_WARM[name], tmp_path / "repo", symlinks=True))
 
 
 def _derived(out: RunOutput) -> set[str]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_check_memo import LEGACY, _copy, _no_cache, _session, _shown
+from test_check_memo import LEGACY, _no_cache, _session, _shown, _warm_copy
 from test_moved_outcomes import _body_starts, _with_statement
 
 from ctxlint import session
@@ -26,10 +26,11 @@ def test_statement_edits_spliced_into_the_kept_module_check_as_no_cache(
     """One, two, three statements added at the top of a function (as
     bench_server edits), then a literal in the first changed: each check's
     findings are a no-cache run's, and all but the first edit are spliced."""
-    root = _copy(example, tmp_path)
+    root = _warm_copy(example, tmp_path)
     setup = _session(root)
     original = (root / rel).read_text()
-    session.check(setup, texts={rel: original})  # the buffer opened
+    opened = session.check(setup, texts={rel: original})  # the buffer opened
+    assert opened.out.files_parsed == 0  # every file's facts from the warm cache
     kept = setup.request.run.resident.kept
     assert kept is not None
     line, indent = _body_starts(original)[-1]
@@ -74,7 +75,7 @@ def test_disk_edits_through_the_daemons_resident_splice_and_move(
     to disk, no buffers): the first edit's file is parsed whole and kept, every
     later edit is spliced, and from the second the rules reading that file's
     moved facts are replayed moved, not derived; each check is a no-cache run's."""
-    root = _copy(example, tmp_path)
+    root = _warm_copy(example, tmp_path)
     setup = _session(root)
     resident = setup.request.run.resident
     assert resident is not None and resident.kept is not None and resident.checks is not None

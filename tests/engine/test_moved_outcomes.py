@@ -8,7 +8,7 @@ import ast
 from pathlib import Path
 
 import pytest
-from test_check_memo import LEGACY, _copy, _derived, _no_cache, _session, _shown
+from test_check_memo import LEGACY, _derived, _no_cache, _session, _shown, _warm_copy
 
 from ctxlint import session
 from ctxlint.core.moved_text import Unplaced
@@ -83,7 +83,7 @@ def test_a_statement_added_in_a_function_moves_outcomes_as_a_derivation_would(
     """A new statement at the top of functions spread over a file (one, or
     two), each from the buffer as opened and back: the moved rules' findings,
     sets and pins are a no-cache run's."""
-    root = _copy(example, tmp_path)
+    root = _warm_copy(example, tmp_path)
     setup = _session(root)
     text = (root / rel).read_text()
     session.check(setup, texts={rel: text})  # the buffer opened

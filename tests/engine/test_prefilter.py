@@ -18,7 +18,7 @@ from unittest import mock
 import pytest
 from conftest import REPO
 from fixrun import fix_project
-from helpers import in_repository, project_config, run_engine
+from helpers import NO_BYTECODE, in_repository, project_config, run_engine
 
 import ctxlint.engine.rounds as rounds
 from ctxlint.engine.run import Engine
@@ -77,7 +77,7 @@ def test_a_run_started_where_an_earlier_run_ended_needs_one_round(where: str) ->
 def _legacy_copy(tmp_path: Path) -> Path:
     """examples/legacy_app with the runtime, laid out as its config expects."""
     for part in ("src/ctxrt", "examples/legacy_app"):  # the config's root is two up
-        shutil.copytree(REPO / part, tmp_path / part)
+        shutil.copytree(REPO / part, tmp_path / part, ignore=NO_BYTECODE)
     shutil.copy(REPO / "examples" / "__init__.py", tmp_path / "examples")
     in_repository(tmp_path)
     return tmp_path / "examples" / "legacy_app"

@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from helpers import in_repository, project_config, run_engine
+from helpers import NO_BYTECODE, in_repository, project_config, run_engine
 
 from ctxlint.config.settings import Config, load_config
 from ctxlint.engine.part_digests import positionless
@@ -30,7 +30,7 @@ def _copy(name: str, tmp_path: Path) -> Path:
     config = "pyproject.toml" if name == "serving_app" else f"examples/{name}/ctxlint.toml"
     for rel in ("src/ctxrt", f"examples/{name}", "examples/__init__.py", config):
         if (REPO / rel).is_dir():
-            shutil.copytree(REPO / rel, root / rel)
+            shutil.copytree(REPO / rel, root / rel, ignore=NO_BYTECODE)
         else:
             (root / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(REPO / rel, root / rel)
