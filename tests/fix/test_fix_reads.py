@@ -237,21 +237,30 @@ def page_budget() -> int:
 """
 
 
-def test_a_computed_member_with_no_accessor_says_what_to_add_without_unsafe(
-    project: Path,
-) -> None:
-    context = project / "specrt" / "context.py"
-    context.write_text(context.read_text() + CONTEXT)
-    record = project / "specrt" / "record.py"
-    record.write_text(record.read_text() + RECORD)
-    text = """\
+BUDGET = """\
 from specrt.context import get_server_args
 
 
 def budget() -> int:
     return get_server_args().page_budget
 """
-    write(project, {"app/example.py": text})
+
+
+def _budget_read(project: Path, runtime_tail: str = "") -> Path:
+    """The project with the computed member `page_budget` (no accessor) read in
+    app/example.py (BUDGET); `runtime_tail` ends the runtime module. Its path."""
+    context = project / "specrt" / "context.py"
+    context.write_text(context.read_text() + CONTEXT + runtime_tail)
+    record = project / "specrt" / "record.py"
+    record.write_text(record.read_text() + RECORD)
+    write(project, {"app/example.py": BUDGET})
+    return context
+
+
+def test_a_computed_member_with_no_accessor_says_what_to_add_without_unsafe(
+    project: Path,
+) -> None:
+    context = _budget_read(project)
     before = context.read_text()
     result = fix_project(project, {"CTX101"})
     assert [(s.status, s.reason) for s in result.sites] == [
@@ -263,24 +272,13 @@ def budget() -> int:
             "(what the record's `page_budget` reads)",
         )
     ]
-    assert (project / "app/example.py").read_text() == text
+    assert (project / "app/example.py").read_text() == BUDGET
     assert context.read_text() == before and result.added == {}
 
 
 def test_no_accessor_is_added_over_a_name_the_runtime_module_binds(project: Path) -> None:
-    context = project / "specrt" / "context.py"
     # a module-level value of that name (not a function the targets know)
-    context.write_text(context.read_text() + CONTEXT + "\npage_budget = None\n")
-    record = project / "specrt" / "record.py"
-    record.write_text(record.read_text() + RECORD)
-    text = """\
-from specrt.context import get_server_args
-
-
-def budget() -> int:
-    return get_server_args().page_budget
-"""
-    write(project, {"app/example.py": text})
+    context = _budget_read(project, "\npage_budget = None\n")
     before = context.read_text()
     result = fix_project(project, {"CTX101"}, unsafe=True)
     assert [(s.status, s.reason) for s in result.sites] == [
@@ -290,7 +288,7 @@ def budget() -> int:
             "in the runtime module",
         )
     ]
-    assert (project / "app/example.py").read_text() == text
+    assert (project / "app/example.py").read_text() == BUDGET
     assert context.read_text() == before and result.added == {}
 
 

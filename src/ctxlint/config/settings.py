@@ -153,6 +153,18 @@ def _table(doc: dict[str, Any], path: Path) -> dict[str, Any] | None:
     return None
 
 
+def project_table(config_path: Path, root: Path | None) -> tuple[dict[str, Any], Path, Path]:
+    """The config's ctxlint table, its folder, and the project root: `root`
+    (the command line's tree), else the table's own `root` key, else that folder."""
+    table = _table(read_toml(config_path), config_path)
+    if table is None:
+        raise ConfigError(f"{shown(config_path)} has no [tool.ctxlint] table")
+    base = config_path.parent.resolve()
+    if root is None and isinstance(table.get("root"), str):
+        root = configured_root(table["root"], base)
+    return table, base, (root or base).resolve()
+
+
 def load_config(
     config_path: Path | None,
     *,
@@ -178,13 +190,7 @@ def load_config(
             "no ctxlint configuration found: add a [tool.ctxlint] table to pyproject.toml "
             "or pass --config FILE"
         )
-    table = _table(read_toml(config_path), config_path)
-    if table is None:
-        raise ConfigError(f"{shown(config_path)} has no [tool.ctxlint] table")
-    base = config_path.parent.resolve()
-    if root is None and isinstance(table.get("root"), str):
-        root = configured_root(table["root"], base)
-    project_root = (root or base).resolve()
+    table, base, project_root = project_table(config_path, root)
     _check_table(table, config_path, rule_options)
     # select/ignore take ids, id prefixes, ALL and (given rule_names, aligned
     # with rule_ids) rule names; they are resolved to ids when rules are chosen

@@ -12,12 +12,10 @@ from pathlib import Path
 from ctxlint.config.nested import missing_config
 from ctxlint.config.settings import (
     DEFAULT_CACHE_DIR,
-    _table,
     check_cache_dir,
-    configured_root,
     confined,
     find_config,
-    read_toml,
+    project_table,
 )
 from ctxlint.core.errors import ConfigError, did_you_mean
 
@@ -90,13 +88,7 @@ def cache_folder(cfg_path: Path, tree: Path | None, given: str | None) -> Path:
     it (tests/cli/test_daemon_quick.py holds the two together)."""
     if given:
         return Path(given).resolve()
-    table = _table(read_toml(cfg_path), cfg_path)
-    if table is None:
-        raise ConfigError(f"{cfg_path} has no [tool.ctxlint] table")
-    base = cfg_path.parent.resolve()
-    if tree is None and isinstance(table.get("root"), str):
-        tree = configured_root(table["root"], base)
-    project_root = (tree or base).resolve()
+    table, _, project_root = project_table(cfg_path, tree)
     value = table.get("cache-dir", DEFAULT_CACHE_DIR)
     check_cache_dir(value, project_root)
     return confined("cache-dir", value, project_root)

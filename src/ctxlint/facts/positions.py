@@ -186,7 +186,9 @@ class _SpansAndTexts(_WantedSpans):
                 self.tokens.pop()
             if self.open[-1][0] == key:
                 first = self.open.pop()[1]
-                self.found[key] = " ".join("".join(self.tokens[first:]).split())
+                text = " ".join("".join(self.tokens[first:]).split())
+                # an `elif` is its parent's spelling: the node alone generates `if`
+                self.found[key] = text[2:] if type(node) is cst.If and text[:5] == "elif " else text
                 if not self.open:
                     self.tokens.clear()
         if key in self.wanted:
