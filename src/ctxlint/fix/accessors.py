@@ -68,11 +68,14 @@ def module_alias(plan: FilePlan, expr: cst.BaseExpression, runtime: str) -> bool
         head = dotted[1]
         found = bindings(plan, head, head.value)
         return bool(found) and all(isinstance(a, ImportAssignment) for a in found)
-    if not isinstance(expr, cst.Name):
-        return False
-    found = bindings(plan, expr, expr.value)
+    return isinstance(expr, cst.Name) and binds_module(plan, expr, expr.value, runtime)
+
+
+def binds_module(plan: FilePlan, node: cst.CSTNode, local: str, module: str) -> bool:
+    """`local`, where `node` is, is `module`: every binding of it imports that module."""
+    found = bindings(plan, node, local)
     return bool(found) and all(
-        isinstance(a, ImportAssignment) and plan.src.imported(a.node).get(a.name) == runtime  # type: ignore[arg-type]
+        isinstance(a, ImportAssignment) and plan.src.imported(a.node).get(a.name) == module  # type: ignore[arg-type]
         for a in found
     )
 
@@ -137,23 +140,17 @@ def through_module(plan: FilePlan, node: cst.CSTNode, accessor: str) -> cst.Attr
                 isinstance(small, cst.ImportFrom) and not isinstance(small.names, cst.ImportStar)
             ):
                 for local, target in plan.src.imported(small).items():
-                    if target == runtime and "." not in local and _binds_module(plan, node, local):
+                    if (
+                        target == runtime
+                        and "." not in local
+                        and binds_module(plan, node, local, runtime)
+                    ):
                         return cst.Attribute(value=cst.Name(local), attr=cst.Name(accessor))
     package, _, last = runtime.rpartition(".")
     if package and (plan.module_import or not plan.src.mentions(last)):
         plan.module_import = True
         return cst.Attribute(value=cst.Name(last), attr=cst.Name(accessor))
     return None
-
-
-def _binds_module(plan: FilePlan, node: cst.CSTNode, local: str) -> bool:
-    """`local` at `node` is the runtime module, imported (every binding of it)."""
-    found = bindings(plan, node, local)
-    return bool(found) and all(
-        isinstance(a, ImportAssignment)
-        and plan.src.imported(a.node).get(a.name) == plan.runtime_module  # type: ignore[arg-type]
-        for a in found
-    )
 
 
 def is_from(plan: FilePlan, stmt: cst.ImportFrom, module: str) -> bool:

@@ -161,51 +161,39 @@ class UnsetFlags:
 
     # -- values ----------------------------------------------------------------------
     def falsy(self, q: str, value: str, ctx: Context, seen: frozenset[str] = EMPTY) -> bool:
-        if value == FALSY:
+        return self._is(False, q, value, ctx, seen)
+
+    def truthy(self, q: str, value: str, ctx: Context, seen: frozenset[str] = EMPTY) -> bool:
+        """`value` is true in this call of `q`: a truthy literal, the negation of a
+        value false before publish, or a name every binding of which is true."""
+        return self._is(True, q, value, ctx, seen)
+
+    def _is(self, true: bool, q: str, value: str, ctx: Context, seen: frozenset[str]) -> bool:
+        """`value` is `true` (truthy) or not (falsy) in this call of `q`: its literal,
+        the other answer of what it negates, an unset module flag (falsy only), a
+        name every binding of which is (a handed one as the call hands it), an
+        attribute every assignment of which is."""
+        if value == (TRUTHY if true else FALSY):
             return True
         if value.startswith(NOT):
-            return self.truthy(q, value[1:], ctx, seen)
-        if value.startswith("g:"):
+            return self._is(not true, q, value[1:], ctx, seen)
+        if not true and value.startswith("g:"):
             return self.unset(value[2:])
         fn = self.graph.funcs.get(q)
         if fn is None or fn.flags is None or value in seen:
             return False
         seen = seen | {value}
         if value.startswith("n:"):
-            values = fn.flags.names.get(value[2:], ())
             name = value[2:]
+            values = fn.flags.names.get(name, ())
+            handed = (TRUTHY + name if true else name) in ctx
             return bool(values) and all(
-                name in ctx if v == HANDED else self.falsy(q, v, ctx, seen) for v in values
+                handed if v == HANDED else self._is(true, q, v, ctx, seen) for v in values
             )
         if value.startswith("a:"):
             found = self._attr(fn, value[2:])
             return bool(found) and all(
-                self.falsy(f, v, ctx if f == q else EMPTY, seen) for f, v in found
-            )
-        return False
-
-    def truthy(self, q: str, value: str, ctx: Context, seen: frozenset[str] = EMPTY) -> bool:
-        """`value` is true in this call of `q`: a truthy literal, the negation of a
-        value false before publish, or a name every binding of which is true."""
-        if value == TRUTHY:
-            return True
-        if value.startswith(NOT):
-            return self.falsy(q, value[1:], ctx, seen)
-        fn = self.graph.funcs.get(q)
-        if fn is None or fn.flags is None or value in seen:
-            return False
-        seen = seen | {value}
-        if value.startswith("n:"):
-            values = fn.flags.names.get(value[2:], ())
-            name = value[2:]
-            return bool(values) and all(
-                TRUTHY + name in ctx if v == HANDED else self.truthy(q, v, ctx, seen)
-                for v in values
-            )
-        if value.startswith("a:"):
-            found = self._attr(fn, value[2:])
-            return bool(found) and all(
-                self.truthy(f, v, ctx if f == q else EMPTY, seen) for f, v in found
+                self._is(true, f, v, ctx if f == q else EMPTY, seen) for f, v in found
             )
         return False
 
