@@ -553,6 +553,46 @@ def test_a_write_inside_resolution_is_answered_with_the_declaration(project: Pat
     assert "get_context().override" in outside.details
 
 
+def test_a_declaration_a_later_step_replaces_is_named_before_it(project: Path) -> None:
+    """sglang 0.5.17: the npu defaults (`set_default_server_args`, run by
+    `_handle_npu_backends` from `__post_init__`) write fields, and a later step
+    of the same pipeline (`_handle_model_specific_adjustments`) assigns the
+    declaration stash afresh, which CTX104 reports. Declaring at the npu step
+    would be dropped there: the remedy names that replacement first. A write in a
+    step after the replacement, or with none, keeps the plain declaration."""
+    from resolution_rt import RUNTIME
+
+    def pipeline(replace_first: bool) -> str:
+        steps = ["set_defaults(server_args)", "adjust(server_args)"]
+        if replace_first:
+            steps.reverse()
+        body = "".join(f"    {s}\n" for s in steps)
+        return (
+            "from app.platform import set_defaults\n\n"
+            "def collect(server_args) -> list:\n    return []\n\n"
+            "def adjust(server_args) -> None:\n"
+            "    server_args._stash = collect(server_args)\n\n"
+            f"def resolve(server_args) -> None:\n{body}"
+        )
+
+    platform = (
+        "from specrt.record import ServerArgs\n\n"
+        "def set_defaults(server_args: ServerArgs) -> None:\n"
+        "    server_args.page_size = 128\n"
+    )
+    for replace_first in (False, True):
+        files = {**RUNTIME, "app/pipeline.py": pipeline(replace_first)}
+        write(project, {**files, "app/platform.py": platform})
+        found = run_engine(project, select={RULE}).findings
+        (f,) = [f for f in found if f.scope == "set_defaults"]
+        assert "reached from ServerArgs.__post_init__: declare it with declare_resolution(" in (
+            f.details
+        )
+        named = "`adjust` replaces the declarations after this runs (app/pipeline.py:7, CTX104)"
+        assert (named in f.details) is not replace_first, f.details
+    assert len(f.message) <= 200
+
+
 def test_a_private_memo_is_not_given_the_config_remedies(project: Path) -> None:
     """sglang 0.5.23's test kits seed `_mamba_cache_chunk_size`: no field, so
     `get_context().override` refuses it and the record's constructor takes no

@@ -387,3 +387,38 @@ def test_a_declaration_is_offered_only_for_a_whitelisted_field(project: Path) ->
         "shares is declared on the record you hold with declare_resolution("
     ), found[1].details
     assert "for a field declared resolvable only" in found[1].details
+
+
+def test_a_name_that_is_no_field_is_told_only_the_constructor_argument(project: Path) -> None:
+    """sglang 0.5.17's Ray engine sets `placement_group` (a Ray handle, no field)
+    through `ServerArgs.override(source, **fields)`: a declaration names fields
+    (the writer refuses another name at its slot), so the remedy is the
+    constructor argument alone. The edit method's own parameter (`source`) is no
+    field it sets; where the record class does not define the method in the tree,
+    no keyword is judged."""
+    record = project / "specrt" / "record.py"
+    plain = record.read_text()
+    source = (
+        "from specrt.record import ServerArgs\n\n\n"
+        "def f(sa: ServerArgs, pg: object) -> None:\n"
+        "    sa.override('ray', placement_group=pg)\n"
+        "    sa.override(source='x', tp_size=2)\n"
+    )
+    method = "\n    def override(self, source: str, **fields: object) -> None:\n        pass\n"
+    write(project, {"app/m.py": source})
+    record.write_text(plain + method)
+    found = sorted(run_engine(project, select={RULE}).findings, key=lambda f: f.line)
+    handle, field, entry = found  # the third: the edit method on the record itself
+    assert entry.message.startswith("`ServerArgs.override` defined on the record")
+    assert handle.details.startswith(
+        "Keep the value off the record: pass it to what uses it as a constructor argument; "
+        "`placement_group` is no field of the record, so no declaration can carry it"
+    ), handle.details
+    assert "declare_resolution" not in handle.details
+    assert "Declare a decision on the record you hold with" in field.details
+    assert "no field" not in field.details
+    record.write_text(plain)  # no `override` in the tree: its parameters are not known
+    found = run_engine(project, select={RULE}).findings
+    assert len(found) == 2
+    for f in found:
+        assert "no field of the record" not in f.details

@@ -39,6 +39,22 @@ class Declarable:
             return []
         return sorted({f for f in fields if f in self.fields and f not in self.whitelist})
 
+    def not_fields(self, names: Iterable[str]) -> list[str]:
+        """The names an edit sets that are no field of the record (sorted): no
+        declaration carries them (a declaration names fields; SGLang's writer
+        refuses another name at its slot), so only a constructor argument can."""
+        if not self.fields:
+            return []
+        return sorted({n for n in names if n not in self.fields})
+
+    def _no_field(self, names: list[str]) -> str:
+        said = ", ".join(f"`{n}`" for n in names)
+        one = len(names) == 1
+        return (
+            f"{said} {'is' if one else 'are'} no field of the record, "
+            f"so no declaration can carry {'it' if one else 'them'}"
+        )
+
     def why(self, refused: Iterable[str]) -> str:
         """Why a declaration of `refused` is no remedy yet, and the step before it."""
         names = list(refused)
@@ -64,11 +80,22 @@ class Declarable:
             return why, f"{self.why(refused)}."
         return f"declare the new value with {self.call}", ""
 
-    def remedy(self, fields: Iterable[str] = (), first: str = "") -> str:
+    def remedy(
+        self, fields: Iterable[str] = (), first: str = "", own: frozenset[str] | None = None
+    ) -> str:
         """CTX202's remedies, naming the declaration function as the tree's def
         spells it (a release without the design's `declare_resolution` gets its
-        own writer), and offering it only where every field is on the whitelist."""
+        own writer), and offering it only where every field is on the whitelist;
+        `own`: the edit method's own parameters (None: the method is not known,
+        so no keyword is judged a non-field)."""
         tail = "test doubles use get_context().override_server_args(...)."
+        fields = list(fields)
+        off = self.not_fields(f for f in fields if f not in own) if own is not None else []
+        if off:
+            keep = (
+                "Keep the value off the record: pass it to what uses it as a constructor argument"
+            )
+            return f"{first}{keep}; {self._no_field(off)}; {tail}"
         refused = self.refused(fields)
         if refused:
             return f"{first}Pass a per-runner value as a constructor argument; {self.why(refused)}; {tail}"
@@ -77,17 +104,21 @@ class Declarable:
             f"per-runner value as a constructor argument; {tail}"
         )
 
-    def copy_remedy(self, fields: Iterable[str] | None) -> str:
+    def copy_remedy(self, fields: Iterable[str] | None, judged: bool = False) -> str:
         """CTX202's remedies for a copy (`fields`: those it is given, None where no
         call names them): a copy exists to differ from the record every holder
         shares, so the value another runner owns travels as a constructor argument,
         and a declaration on the held record (it changes it for every holder) is
-        named only for fields the whitelist allows."""
+        named only for fields the whitelist allows (`judged`: the edit methods'
+        own parameters are left out of `fields`, so a name off the record's
+        fields is no field)."""
         tail = "test doubles use get_context().override_server_args(...)."
         lead = "Pass a value another runner owns as a constructor argument"
         shared = (
             f"a decision every holder shares is declared on the record you hold with {self.call}"
         )
+        if judged and (off := self.not_fields(fields or ())):
+            return f"{lead}; {self._no_field(off)}; {tail}"
         refused = self.refused(fields or ())
         if refused:
             said = ", ".join(f"`{f}`" for f in refused)

@@ -243,14 +243,16 @@ def copy_finding(program: Program, path: str, module: str, c: CopyCall) -> tuple
     can = declarable_fields(program)
     why, first = copy_message(program, path, module, c)
     if c.form == IN_PLACE:
-        return why, can.remedy(c.fields, first)
-    fields = set(c.fields)
+        return why, can.remedy(c.fields, first, _own_names(program, c.form))
+    own = _own_names(program, c.form)
+    fields = {f for f in c.fields if own is None or f not in own}
     if not fields:
+        own = _own_names(program, IN_PLACE)
         for p, _, e in record_copies(program):
             after = e.site.span[0] > c.site.span[0]
             if p == path and e.form == IN_PLACE and e.site.scope == c.site.scope and after:
-                fields.update(e.fields)
-    return why, can.copy_remedy(sorted(fields) if fields else None)
+                fields.update(f for f in e.fields if own is None or f not in own)
+    return why, can.copy_remedy(sorted(fields) if fields else None, own is not None)
 
 
 def copy_message(program: Program, path: str, module: str, c: CopyCall) -> tuple[str, str]:
@@ -273,3 +275,21 @@ def copy_message(program: Program, path: str, module: str, c: CopyCall) -> tuple
         )
     why = "where it runs after its process published, the bags do not see it; before, it "
     return f"edit of a record ({c.form}): {why}still breaks the no-copy contract", ""
+
+
+def _own_names(program: Program, form: str) -> frozenset[str] | None:
+    """The named parameters of the record's edit method (`override(self, source,
+    **fields)`: `source` is no field it sets), or None where the record class
+    does not define it in the tree (then no keyword is judged a non-field)."""
+    index = class_index(program)
+    vocab = program.vocab
+    record = f"{vocab.record_module}.{vocab.record_name}"
+    if record not in index.classes:
+        return None
+    name = form.strip(".()")
+    for cls in index.mro(record):
+        info = index.classes.get(cls)
+        if info is not None and name in info.methods:
+            params = info.methods[name].params
+            return frozenset(p[0] for p in params if p[1] in ("po", "pk", "ko"))
+    return None

@@ -22,6 +22,7 @@ from typing import Any, ClassVar
 from ctxlint.facts.vocab import Vocabulary
 from ctxlint.program.core import Program
 from ctxlint.program.declarable import FACTS_READ, declarable_fields
+from ctxlint.program.declaration_writes import dropped_after
 from ctxlint.program.override_seeds import OverrideSeeds
 from ctxlint.program.reads import namespace_hint
 from ctxlint.program.record_conventions import COPY_HELPERS, record_convention, record_names
@@ -99,8 +100,7 @@ class RecordMutation(Rule):
         }
 
     def check(self, program: Program) -> Iterable[RawFinding]:
-        entries = resolution_entries(program)
-        fields = set(program.vocab.fields)
+        entries, fields = resolution_entries(program), set(program.vocab.fields)
         res = resolution(program)
         can = declarable_fields(program)
         slots, apart = provenance(program), []
@@ -128,7 +128,7 @@ class RecordMutation(Rule):
                 fix = f"a launcher-stage decision is resolution: {declare}"
             elif inside is not None:
                 why = f"inside resolution, where a decision is declared, not written: {short}"
-                fix = f"reached from {inside}: {declare}"
+                fix = f"reached from {inside}: {declare}{dropped_after(program, module, w.site)}"
             elif w.field is not None and w.field not in fields:
                 test = is_test_file(path, roots)
                 why, fix = _not_config(program, w.field, slots, seeds if test else None)
