@@ -260,7 +260,10 @@ def copy_message(program: Program, path: str, module: str, c: CopyCall) -> tuple
     edit's as the publish order places it (where none precedes it, the record is
     still being set up: build it with the values)."""
     if c.form != IN_PLACE:
-        why = "a copy re-resolves to the parent's answers and its edits reach no bag"
+        # the design's rule, true whether or not the copy is published later (a
+        # published copy's undeclared edits do reach that process's bags)
+        why = "a resolved record is never copied: the copy's edits are no declaration, so "
+        why += "they bypass resolution"
         return f"copy-and-edit of a record ({c.form}): {why}", ""
     before = publish_before(program, path, module, c)
     if before is Before.PUBLISHED:

@@ -2,8 +2,8 @@
 
 A record is never copied-and-edited: resolution reads only its own input, so a
 copy re-resolves to the parent's answers (or, marked resolved, arrives without
-its memo), and a per-process difference travels as a declaration inside the
-one object. Reported: the record class (or an ancestor) defining `override`,
+its memo), its edits are no declaration (published, they bypass resolution),
+and a per-process difference travels as a declaration inside the one object. Reported: the record class (or an ancestor) defining `override`,
 `derive` or `replace_resolved`; a call of one of those on a record instance or
 on the record class; `dataclasses.replace`, `copy.copy`, `copy.deepcopy`,
 `copy.replace` and `msgspec.structs.replace` of a record, under any import
