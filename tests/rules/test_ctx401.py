@@ -507,6 +507,8 @@ def test_messages(project: Path) -> None:
     imported = by_line[("app/m.py", 2)]
     assert "imported from `app.other.get_model`" in imported.message
     assert "specrt.context.get_model" in imported.message
+    # no name is bound twice (the bag may be imported under another name): no F811 claim
+    assert imported.details.startswith("import the other one under another name, so that")
     # a parameter is bound at entry: no use can come above it (sglang 0.5.17's
     # `EPLBManager.__init__(self, get_model)`), so no UnboundLocalError is claimed
     param = by_line[("app/m.py", 5)]

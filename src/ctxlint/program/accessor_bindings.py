@@ -589,7 +589,8 @@ def binding_message(
         ), ""
     if kind == "import":
         return f"`{name}` imported from `{b.target}`: {means}", (
-            "import the other one under another name (ruff F811's import collision)"
+            "import the other one under another name, so that the accessor's name means the "
+            "accessor here"
         )
     if b.passing is not None:  # a parameter binds on entry: its remedy is its callers'
         what = f"`{name}` is a parameter of `{b.scope}`"
