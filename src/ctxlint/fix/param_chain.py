@@ -1,0 +1,394 @@
+"""A seed-default parameter that calls hand a record, dropped across files.
+
+SGLang 0.5.17's `get_alloc_len_per_decode(server_args=None)` falls back to the
+seed (`if server_args is None: server_args = get_server_args()`), and calls
+hand it a record: `get_alloc_reserve_per_decode(server_args)` its own
+parameter of the same shape, `get_req_to_token_extra_context_len(server_args)`
+its required one, called with `self.server_args`; `pool_configurator` hands
+`sa = kvc.server_args`. Every one of those is the process's published record,
+so 0.5.19 dropped the parameter and the argument along the chain. With
+--unsafe the fix does the same, after planning (fix.default_param planned the
+function's own file as if the parameter went, `Site.drops`):
+
+- every call of the function, in every file that imports it from its module
+  (or its own), is found, and what it hands the parameter is weighed: nothing;
+  the seed accessor's value or a local bound only to it; a record attribute
+  the program model knows as the published record (CTX102's question,
+  program.handed_reads: `self.server_args`, `kvc.server_args`, or a local bound
+  only to one); or a parameter of a module-level function whose own calls all
+  hand the published record, followed up the chain. A parameter used only to
+  hand it on goes too (with the argument at its calls); one with other uses
+  stays, and only the argument it hands goes.
+- any other mention of a function whose parameter goes (a value use, an
+  attribute `x.f`, a rename on import, a string that is its name or a dotted
+  path to it, `__all__` among them), a call through `*args`, a method, or a
+  call whose argument is not provably the published record refuses the whole
+  unit, saying which and where; the function's file is then planned again
+  with that reason.
+
+What holds is one unit: the files it edits (with no finding of their own,
+some) are checked with the rest and rolled back together (fix_run). Prose
+that names a function (a docstring, a comment, a message) is no mention.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import libcst as cst
+from libcst.metadata import Assignment
+
+from ctxlint.fix.source import SourceFile
+from ctxlint.program.core import Program
+from ctxlint.program.handed_reads import handed_reads
+
+PUBLISHED = object()  # what a call hands: the published record
+# (path, module, class of the method or None, attribute) -> is that attribute the
+# published record there (CTX102's handed record)
+Handed = Callable[[str, str, str | None, str], bool]
+
+
+class HandedRecords:
+    """CTX102's answer to "is `self.<attr>` / `x.<attr>` the record the process
+    published" (program.handed_reads: parked, owned, the record-parameter
+    convention), kept apart from the program it was asked of."""
+
+    def __init__(self, program: Program) -> None:
+        found = handed_reads(program)
+        self.convention = found.names
+        self.parked = set(found.parked)
+        self.owned = set(found.owned)
+
+    def __call__(self, path: str, module: str, cls: str | None, attr: str) -> bool:
+        if cls is not None:
+            key = (path, cls, attr)
+            if key in self.parked:
+                return True
+            if key in self.owned:
+                return False
+        return self.convention.holds(attr, module)
+
+
+@dataclass(frozen=True)
+class Fn:
+    """A module-level function's parameter: `name(param)` defined in `path`."""
+
+    path: str
+    name: str
+    param: str
+
+
+@dataclass
+class Unit:
+    """What dropping one parameter takes: the new texts (path -> text), what
+    went beside the function's own parameter, or why nothing goes."""
+
+    texts: dict[str, str] = field(default_factory=dict)
+    also: list[str] = field(default_factory=list)
+    refused: str = ""
+
+
+class _Refused(Exception):
+    pass
+
+
+def _seed_call(expr: cst.BaseExpression, seeds: set[str]) -> bool:
+    if not isinstance(expr, cst.Call) or expr.args:
+        return False
+    func = expr.func
+    last = func.attr if isinstance(func, cst.Attribute) else func
+    return isinstance(last, cst.Name) and last.value in seeds
+
+
+def _def(src: SourceFile, name: str) -> cst.FunctionDef | None:
+    for stmt in src.tree.body:
+        if isinstance(stmt, cst.FunctionDef) and stmt.name.value == name:
+            return stmt
+    return None
+
+
+def _param(fn: cst.FunctionDef, name: str) -> tuple[int | None, cst.Param] | None:
+    """(its position, None for keyword-only; the Param) of `name`."""
+    ps = fn.params
+    for i, p in enumerate([*ps.posonly_params, *ps.params]):
+        if p.name.value == name:
+            return i, p
+    for p in ps.kwonly_params:
+        if p.name.value == name:
+            return None, p
+    return None
+
+
+class Chains:
+    """The parameters to drop, over the tree's current texts."""
+
+    def __init__(
+        self,
+        paths: dict[str, str],  # path -> module, the checked files
+        text: Callable[[str], str],  # a file's text as the fix leaves it so far
+        before: Callable[[str], str],  # a file's text as checked
+        seeds: set[str],
+        handed: Handed,
+    ) -> None:
+        self.paths, self.text, self.before = paths, text, before
+        self.seeds, self.handed = seeds, handed
+        self._parsed: dict[str, SourceFile] = {}
+
+    def _src(self, path: str, *, original: bool = False) -> SourceFile:
+        if original:
+            return SourceFile(path, self.paths[path], self.before(path))
+        if path not in self._parsed:
+            self._parsed[path] = SourceFile(path, self.paths[path], self.text(path))
+        return self._parsed[path]
+
+    def where(self, src: SourceFile, node: cst.CSTNode) -> str:
+        return f"{src.path}:{src.line(node)}"
+
+    # -- the unit ---------------------------------------------------------------
+    def drop(self, path: str, marker: str) -> Unit:
+        """Drop `marker` ("function:parameter", already gone from its def in
+        `path`'s planned text) and the argument at each of its calls."""
+        name, _, param = marker.partition(":")
+        self._parsed.clear()
+        origin = Fn(path, name, param)
+        try:
+            return self._unit(origin)
+        except _Refused as exc:
+            return Unit(refused=f"the parameter `{param}` stays: {exc}")
+
+    def _unit(self, origin: Fn) -> Unit:
+        drop: list[Fn] = [origin]
+        seen = {origin}
+        queue = [origin]
+        args: dict[str, set[int]] = {}  # path -> id(Arg) to remove
+        params: dict[str, set[int]] = {}  # path -> id(Param) to remove
+        also: list[str] = []
+        while queue:
+            fn = queue.pop(0)
+            src = self._src(fn.path, original=fn is origin)
+            found = _def(src, fn.name)
+            spec = _param(found, fn.param) if found is not None else None
+            if spec is None:
+                raise _Refused(f"`{fn.name}({fn.param})` is not a module-level function here")
+            calls = self._calls(fn)
+            if fn is not origin and not calls:
+                raise _Refused(
+                    f"no call of `{fn.name}` in the project: what its `{fn.param}` holds is not known"
+                )
+            for csrc, call in calls:
+                arg = _argument(call, spec[0], fn.param)
+                if arg is None:
+                    continue
+                held = self._held(csrc, arg.value)
+                if isinstance(held, str):
+                    where = self.where(csrc, call)
+                    raise _Refused(f"the call at {where} hands `{_code(arg.value)}`, {held}")
+                if held is not PUBLISHED:
+                    nxt, gparam = held
+                    passed = self._passes_on(csrc, gparam, fn, spec[0], calls)
+                    if nxt not in seen:
+                        seen.add(nxt)
+                        queue.append(nxt)
+                        if passed:
+                            drop.append(nxt)
+                            params.setdefault(nxt.path, set()).add(id(gparam.node))
+                            also.append(f"`{nxt.name}`'s `{nxt.param}`")
+                if fn in drop:
+                    args.setdefault(csrc.path, set()).add(id(arg))
+        n = sum(len(v) for v in args.values())
+        if n:
+            also.append(f"the argument at {n} call{'s' if n > 1 else ''}")
+        texts = {}
+        for path in sorted(set(args) | set(params)):
+            src = self._src(path)
+            new = src.tree.visit(_Edit(args.get(path, set()), params.get(path, set())))
+            text = new.code  # type: ignore[attr-defined]
+            try:
+                compile(text, path, "exec")
+            except SyntaxError as exc:
+                raise _Refused(f"{path} would not compile ({exc.msg})") from exc
+            texts[path] = text
+        return Unit(texts, also)
+
+    def _passes_on(
+        self, src: SourceFile, assignment: Any, fn: Fn, index: int | None, calls: list[Any]
+    ) -> bool:
+        """The parameter's only uses hand it to `fn`'s parameter (it goes with it)."""
+        handed = set()
+        for csrc, call in calls:
+            arg = _argument(call, index, fn.param) if csrc is src else None
+            if arg is not None:
+                handed.add(id(arg.value))
+        refs = [r.node for r in assignment.references]
+        return bool(refs) and all(id(r) in handed for r in refs)
+
+    # -- the calls --------------------------------------------------------------
+    def _calls(self, fn: Fn) -> list[tuple[SourceFile, cst.Call]]:
+        """Every call of `fn` in the tree; any other mention refuses."""
+        word = re.compile(rf"\b{re.escape(fn.name)}\b")
+        module = self.paths[fn.path]
+        out: list[tuple[SourceFile, cst.Call]] = []
+        for path in sorted(self.paths):
+            if path != fn.path and not word.search(self.text(path)):
+                continue
+            src = self._src(path)
+            ours = path == fn.path or self._imports(src, fn.name, module)
+            for node in src.walk.nodes:
+                if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+                    value = node.evaluated_value
+                    if isinstance(value, str) and re.fullmatch(
+                        rf"\s*(?:[\w.]+\.)?{re.escape(fn.name)}\s*", value
+                    ):
+                        raise _Refused(
+                            f"`{fn.name}` is named in a string at {self.where(src, node)}"
+                        )
+                    continue
+                if not (isinstance(node, cst.Name) and node.value == fn.name):
+                    continue
+                up = src.parent(node)
+                if isinstance(up, cst.Attribute) and up.attr is node:
+                    raise _Refused(
+                        f"`{_code(up)}` at {self.where(src, node)} may be `{fn.name}` (an attribute's calls are not followed)"
+                    )
+                if not ours:
+                    continue  # another binding of the name
+                if isinstance(up, cst.ImportAlias):
+                    continue
+                if isinstance(up, cst.FunctionDef) and up.name is node:
+                    if path == fn.path and src.parent(up) is src.tree:
+                        continue
+                    raise _Refused(f"another `{fn.name}` is defined at {self.where(src, node)}")
+                if isinstance(up, cst.Call) and up.func is node:
+                    if any(a.star for a in up.args):
+                        raise _Refused(f"the call at {self.where(src, node)} passes `*` arguments")
+                    out.append((src, up))
+                    continue
+                raise _Refused(
+                    f"`{fn.name}` is named other than in a call at {self.where(src, node)}"
+                )
+        return out
+
+    def _imports(self, src: SourceFile, name: str, module: str) -> bool:
+        """The file imports `name` from `module` under its own name (under another: refused)."""
+        found = False
+        for node in src.walk.nodes:
+            if isinstance(node, cst.ImportFrom):
+                for local, target in src.imported(node).items():
+                    if target != f"{module}.{name}":
+                        continue
+                    if local != name:
+                        where = self.where(src, node)
+                        raise _Refused(f"`{name}` is imported as `{local}` at {where}")
+                    found = True
+        return found
+
+    # -- what a call hands ------------------------------------------------------
+    def _held(self, src: SourceFile, expr: cst.BaseExpression) -> Any:
+        """PUBLISHED; (the function, the Assignment of its parameter) for a
+        parameter of a module-level function; or why it is not known."""
+        if _seed_call(expr, self.seeds):
+            return PUBLISHED
+        if isinstance(expr, cst.Attribute):
+            base, attr = expr.value, expr.attr.value
+            cls = (
+                _class_of(src, expr)
+                if isinstance(base, cst.Name) and base.value == "self"
+                else None
+            )
+            if cls is None and isinstance(base, cst.Name) and base.value == "self":
+                return "not provably the published record (`self` outside a class)"
+            if self.handed(src.path, src.module, cls, attr):
+                return PUBLISHED
+            return "not provably the published record (no handed record, as CTX102 knows them)"
+        if not isinstance(expr, cst.Name):
+            return "not provably the published record"
+        scope = src.scopes.get(expr)
+        found = list(scope[expr.value]) if scope is not None else []
+        if not found or not all(type(a) is Assignment for a in found):
+            return "not provably the published record (a name bound otherwise)"
+        if any(isinstance(a.node, cst.Param) for a in found):
+            param = found[0].node
+            fn = src.parent(src.parent(param))
+            if len(found) > 1 or not isinstance(fn, cst.FunctionDef):
+                return "a parameter also bound otherwise"
+            if src.parent(fn) is not src.tree:
+                return f"a parameter of `{fn.name.value}`, a method (its calls are not followed)"
+            if param.default is not None and not (
+                isinstance(param.default, cst.Name) and param.default.value == "None"
+            ):
+                return f"a parameter of `{fn.name.value}` with a default other than None"
+            return Fn(src.path, fn.name.value, param.name.value), found[0]
+        for a in found:  # a local: each value it is bound to
+            target = src.parent(a.node)
+            assign = src.parent(target) if isinstance(target, cst.AssignTarget) else None
+            if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
+                return "not provably the published record (a name bound otherwise)"
+            if self._held(src, assign.value) is not PUBLISHED:
+                return f"not provably the published record (`{expr.value} = {_code(assign.value)}`)"
+        return PUBLISHED
+
+
+def _argument(call: cst.Call, index: int | None, name: str) -> cst.Arg | None:
+    positional = [a for a in call.args if a.keyword is None]
+    for a in call.args:
+        if a.keyword is not None and a.keyword.value == name:
+            return a
+    if index is not None and index < len(positional):
+        return positional[index]
+    return None
+
+
+def _class_of(src: SourceFile, node: cst.CSTNode) -> str | None:
+    """The qualified name of the class whose method `node` is in."""
+    names: list[str] = []
+    cls = None
+    cur = src.parent(node)
+    while cur is not None:
+        if isinstance(cur, (cst.ClassDef, cst.FunctionDef)):
+            names.append(cur.name.value)
+            if cls is None and isinstance(cur, cst.ClassDef):
+                cls = len(names)
+        cur = src.parent(cur)
+    if cls is None:
+        return None
+    return ".".join(reversed(names[cls - 1 :]))
+
+
+def _code(node: cst.CSTNode) -> str:
+    return cst.Module([]).code_for_node(node)
+
+
+class _Edit(cst.CSTTransformer):
+    """Remove the arguments and parameters named (by id of the original node)."""
+
+    def __init__(self, args: set[int], params: set[int]) -> None:
+        super().__init__()
+        self.args, self.params = args, params
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        kept = _without(original.args, updated.args, self.args)
+        return updated if kept is None else updated.with_changes(args=kept)
+
+    def leave_Parameters(self, original: cst.Parameters, updated: cst.Parameters) -> cst.Parameters:
+        changes: dict[str, Any] = {}
+        for name in ("posonly_params", "params", "kwonly_params"):
+            kept = _without(getattr(original, name), getattr(updated, name), self.params)
+            if kept is not None:
+                changes[name] = kept
+        out = updated.with_changes(**changes) if changes else updated
+        if not out.kwonly_params and isinstance(out.star_arg, cst.ParamStar):
+            out = out.with_changes(star_arg=cst.MaybeSentinel.DEFAULT)  # a bare `*` alone
+        return out
+
+
+def _without(original: Any, updated: Any, remove: set[int]) -> list[Any] | None:
+    """`updated` less the items whose original is in `remove`; None: none was."""
+    if not any(id(o) in remove for o in original):
+        return None
+    kept = [u for o, u in zip(original, updated, strict=True) if id(o) not in remove]
+    if kept and id(original[-1]) in remove:  # the last went: the new last keeps its comma
+        kept[-1] = kept[-1].with_changes(comma=original[-1].comma)
+    return kept
