@@ -315,20 +315,25 @@ class FixRun:
     def _chain(self, result: FixResult, planner: Planner, todo: dict[str, list[Finding]]) -> None:
         """The parameters whose calls hand them a record (fix.param_chain): each
         dropped with the argument at every call, as one unit, or its file planned
-        again with the reason it stays."""
+        again with the reason it stays (until every one left holds)."""
+
+        def text(texts: dict[str, str]) -> Callable[[str], str]:
+            return lambda p: texts.get(p) or self._bytes(p).decode("utf-8", "replace")
+
+        vocab = planner.ctx.vocab
+        seeds = set(vocab.seed_accessors)
+        modules = {vocab.runtime_module, *vocab.accessor_modules.values()}
         while True:
             markers = sorted({(s.path, s.drops) for s in result.sites if s.drops})
-            if not markers:
-                return
             chains = param_chain.Chains(
                 self._files,
-                lambda p: result.after.get(p) or self._bytes(p).decode("utf-8", "replace"),
-                lambda p: result.before.get(p) or self._bytes(p).decode("utf-8", "replace"),
-                set(planner.ctx.vocab.seed_accessors),
+                text(result.after),
+                text(result.before),
+                seeds,
+                modules,
                 self._handed_records,
             )
-            units = {m: chains.drop(*m) for m in markers}
-            refused = {m: u.refused for m, u in units.items() if u.refused}
+            refused = {m: why for m in markers if (why := chains.drop(*m).refused)}
             if not refused:
                 break
             ctx = replace(planner.ctx, refused={**planner.ctx.refused, **refused})
@@ -339,20 +344,13 @@ class FixRun:
                 result.plans[path] = again.sites
                 result.before.pop(path, None)
                 result.after.pop(path, None)
-                if again.after is not None:
-                    result.before[path], result.after[path] = again.before, again.after  # type: ignore[assignment]
-        chains = param_chain.Chains(
-            self._files,
-            lambda p: result.after.get(p) or self._bytes(p).decode("utf-8", "replace"),
-            lambda p: result.before.get(p) or self._bytes(p).decode("utf-8", "replace"),
-            set(planner.ctx.vocab.seed_accessors),
-            self._handed_records,
-        )
+                if again.before is not None and again.after is not None:
+                    result.before[path], result.after[path] = again.before, again.after
         for path, marker in markers:  # each on the texts the ones before it left
             unit = chains.drop(path, marker)
-            for p, text in unit.texts.items():
+            for p, new in unit.texts.items():
                 result.before.setdefault(p, self._bytes(p).decode("utf-8", "replace"))
-                result.after[p] = text
+                result.after[p] = new
             for s in result.plans.get(path, []):
                 if s.drops == marker and unit.also:
                     s.reason += ", and with it " + ", ".join(unit.also)

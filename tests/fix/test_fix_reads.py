@@ -610,3 +610,62 @@ def run_scheduler_process(server_args) -> None:
     assert result.after == {}
     for path, text in {**files, "app/entry.py": entry}.items():
         assert (project / path).read_text() == text
+
+
+LAYER = """\
+from specrt.context import get_server_args
+
+
+class Layer:
+    def _can_dual_stream(self, n: int, server_args=None) -> bool:
+        if server_args is None:
+            server_args = get_server_args()
+        return n > 0 and server_args.max_running_requests > 1
+
+    def forward(self, n: int) -> int:
+        if n:
+            server_args = get_server_args()
+            if self._can_dual_stream(n, server_args):
+                return 2
+        return 1
+"""
+
+
+def test_a_methods_parameter_its_own_class_hands_the_seed_goes(project: Path) -> None:
+    """SGLang 0.5.19's `_can_dual_stream_graph(self, hidden_states)`: its one
+    call, in its class, handed the seed through a local, which goes with it."""
+    write(project, {"app/layer.py": LAYER})
+    result = fix_project(project, {"CTX101"}, unsafe=True)
+    assert [s.status for s in result.sites] == [FIXED]
+    assert (
+        (project / "app/layer.py").read_text()
+        == """\
+from specrt.context import get_schedule
+
+
+class Layer:
+    def _can_dual_stream(self, n: int) -> bool:
+        return n > 0 and get_schedule().max_running_requests > 1
+
+    def forward(self, n: int) -> int:
+        if n:
+            if self._can_dual_stream(n):
+                return 2
+        return 1
+"""
+    )
+    assert fix_project(project, {"CTX101"}, unsafe=True).after == {}
+
+
+def test_a_methods_parameter_another_object_may_hand_stays(project: Path) -> None:
+    other = "def run(layer, sa) -> bool:\n    return layer._can_dual_stream(1, sa)\n"
+    write(project, {"app/layer.py": LAYER, "app/other.py": other})
+    result = fix_project(project, {"CTX101"}, unsafe=True)
+    assert [(s.status, s.reason) for s in result.sites] == [
+        (
+            LEFT,
+            "the parameter `server_args` stays: `layer._can_dual_stream` at app/other.py:2 may "
+            "be `Layer._can_dual_stream` (only its own class's `self` calls are followed)",
+        )
+    ]
+    assert (project / "app/layer.py").read_text() == LAYER

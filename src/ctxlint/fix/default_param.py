@@ -25,6 +25,7 @@ from __future__ import annotations
 import libcst as cst
 
 from ctxlint.fix.context import FixContext
+from ctxlint.fix.param_chain import without_params
 from ctxlint.fix.plan import FIXED, FilePlan, Site
 from ctxlint.fix.reads import UNSAFE
 
@@ -85,9 +86,11 @@ def passed_by_a_caller(plan: FilePlan, fn: cst.FunctionDef, ctx: FixContext) -> 
     import, or a call with no arguments, in this file and every other. "" (with
     --unsafe): calls with arguments here, or mentions in another file, whose
     arguments fix.param_chain weighs across files."""
-    if not isinstance(plan.src.parent(fn), cst.Module):
-        return f"`{fn.name.value}` is a method (its calls are not followed)"
     name = fn.name.value
+    if not isinstance(plan.src.parent(fn), cst.Module):
+        if ctx.unsafe and method_of(plan, fn) is not None:
+            return ""  # its calls are `self.name(...)` in its class: fix.param_chain
+        return f"`{name}` is a method (its calls are not followed)"
     handed = False  # a call here hands an argument
     for node in _names(plan.src.tree, name):
         up = plan.src.parent(node)
@@ -112,6 +115,23 @@ def passed_by_a_caller(plan: FilePlan, fn: cst.FunctionDef, ctx: FixContext) -> 
     return "" if handed else None
 
 
+def method_of(plan: FilePlan, fn: cst.FunctionDef) -> str | None:
+    """The module-level class `fn` is a plain method of (no decorator, `self`
+    first), else None."""
+    block = plan.src.parent(fn)
+    cls = plan.src.parent(block) if isinstance(block, cst.IndentedBlock) else None
+    params = fn.params.posonly_params or fn.params.params
+    if (
+        isinstance(cls, cst.ClassDef)
+        and isinstance(plan.src.parent(cls), cst.Module)
+        and not fn.decorators
+        and params
+        and params[0].name.value == "self"
+    ):
+        return cls.name.value
+    return None
+
+
 def checked(
     plan: FilePlan, param: cst.Param, assigns: list[tuple[cst.Assign, cst.CSTNode]], ctx: FixContext
 ) -> list[cst.If] | str:
@@ -126,7 +146,8 @@ def checked(
         return f"the parameter `{name}` would go: {UNSAFE}"
     why = passed_by_a_caller(plan, shape[0], ctx)
     if why == "":
-        marker = f"{shape[0].name.value}:{name}"
+        cls = method_of(plan, shape[0])
+        marker = f"{cls + '.' if cls else ''}{shape[0].name.value}:{name}"
         refused = ctx.refused.get((plan.src.path, marker))
         if refused is not None:
             return refused
@@ -140,7 +161,9 @@ def drop(plan: FilePlan, param: cst.Param, sites: list[Site]) -> None:
     if any(s.status != FIXED for s in sites):  # the rewrite was given up
         plan.chained.pop(id(param), None)
         return
-    plan.replace[id(param)] = cst.RemoveFromParent()  # type: ignore[assignment]
+    params = plan.src.parent(param)
+    assert isinstance(params, cst.Parameters)
+    plan.replace[id(params)] = without_params(params, params, {id(param)})
     marker = plan.chained.get(id(param), "")
     note = CHAINED if marker else NOTE
     for s in sites:

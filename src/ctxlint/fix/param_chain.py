@@ -42,6 +42,7 @@ import libcst as cst
 from libcst.metadata import Assignment
 
 from ctxlint.fix.source import SourceFile
+from ctxlint.fix.unused import drop_unused_imports
 from ctxlint.program.core import Program
 from ctxlint.program.handed_reads import handed_reads
 
@@ -74,11 +75,16 @@ class HandedRecords:
 
 @dataclass(frozen=True)
 class Fn:
-    """A module-level function's parameter: `name(param)` defined in `path`."""
+    """A module-level function's parameter, `name(param)` defined in `path`, or
+    a plain method's of the module-level class `cls`."""
 
     path: str
     name: str
     param: str
+    cls: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.cls}.{self.name}" if self.cls else self.name
 
 
 @dataclass
@@ -103,19 +109,22 @@ def _seed_call(expr: cst.BaseExpression, seeds: set[str]) -> bool:
     return isinstance(last, cst.Name) and last.value in seeds
 
 
-def _def(src: SourceFile, name: str) -> cst.FunctionDef | None:
-    for stmt in src.tree.body:
-        if isinstance(stmt, cst.FunctionDef) and stmt.name.value == name:
-            return stmt
-    return None
+def _def(src: SourceFile, fn: Fn) -> cst.FunctionDef | None:
+    body: Any = src.tree.body
+    if fn.cls is not None:
+        cls = [s for s in body if isinstance(s, cst.ClassDef) and s.name.value == fn.cls]
+        body = cls[0].body.body if len(cls) == 1 else ()
+    found = [s for s in body if isinstance(s, cst.FunctionDef) and s.name.value == fn.name]
+    return found[0] if len(found) == 1 else None
 
 
-def _param(fn: cst.FunctionDef, name: str) -> tuple[int | None, cst.Param] | None:
-    """(its position, None for keyword-only; the Param) of `name`."""
+def _param(fn: cst.FunctionDef, name: str, bound: bool) -> tuple[int | None, cst.Param] | None:
+    """(its position in a call, None for keyword-only; the Param) of `name`;
+    `bound`: a method called through `self` (its first parameter is not passed)."""
     ps = fn.params
     for i, p in enumerate([*ps.posonly_params, *ps.params]):
         if p.name.value == name:
-            return i, p
+            return i - bound, p
     for p in ps.kwonly_params:
         if p.name.value == name:
             return None, p
@@ -131,10 +140,11 @@ class Chains:
         text: Callable[[str], str],  # a file's text as the fix leaves it so far
         before: Callable[[str], str],  # a file's text as checked
         seeds: set[str],
+        seed_modules: set[str],  # where the seed accessors are defined
         handed: Handed,
     ) -> None:
         self.paths, self.text, self.before = paths, text, before
-        self.seeds, self.handed = seeds, handed
+        self.seeds, self.seed_modules, self.handed = seeds, seed_modules, handed
         self._parsed: dict[str, SourceFile] = {}
 
     def _src(self, path: str, *, original: bool = False) -> SourceFile:
@@ -152,8 +162,9 @@ class Chains:
         """Drop `marker` ("function:parameter", already gone from its def in
         `path`'s planned text) and the argument at each of its calls."""
         name, _, param = marker.partition(":")
+        cls, _, name = name.rpartition(".")
         self._parsed.clear()
-        origin = Fn(path, name, param)
+        origin = Fn(path, name, param, cls or None)
         try:
             return self._unit(origin)
         except _Refused as exc:
@@ -166,17 +177,18 @@ class Chains:
         args: dict[str, set[int]] = {}  # path -> id(Arg) to remove
         params: dict[str, set[int]] = {}  # path -> id(Param) to remove
         also: list[str] = []
+        gone: dict[str, list[cst.BaseExpression]] = {}  # path -> the arguments removed
         while queue:
             fn = queue.pop(0)
             src = self._src(fn.path, original=fn is origin)
-            found = _def(src, fn.name)
-            spec = _param(found, fn.param) if found is not None else None
+            found = _def(src, fn)
+            spec = _param(found, fn.param, fn.cls is not None) if found is not None else None
             if spec is None:
-                raise _Refused(f"`{fn.name}({fn.param})` is not a module-level function here")
+                raise _Refused(f"`{fn}({fn.param})` is not defined once in {fn.path}")
             calls = self._calls(fn)
             if fn is not origin and not calls:
                 raise _Refused(
-                    f"no call of `{fn.name}` in the project: what its `{fn.param}` holds is not known"
+                    f"no call of `{fn}` in the project: what its `{fn.param}` holds is not known"
                 )
             for csrc, call in calls:
                 arg = _argument(call, spec[0], fn.param)
@@ -198,20 +210,51 @@ class Chains:
                             also.append(f"`{nxt.name}`'s `{nxt.param}`")
                 if fn in drop:
                     args.setdefault(csrc.path, set()).add(id(arg))
+                    gone.setdefault(csrc.path, []).append(arg.value)
         n = sum(len(v) for v in args.values())
         if n:
             also.append(f"the argument at {n} call{'s' if n > 1 else ''}")
         texts = {}
         for path in sorted(set(args) | set(params)):
             src = self._src(path)
-            new = src.tree.visit(_Edit(args.get(path, set()), params.get(path, set())))
-            text = new.code  # type: ignore[attr-defined]
+            lines = self._dead(src, gone.get(path, []))
+            edit = _Edit(args.get(path, set()), params.get(path, set()), lines)
+            text = src.tree.visit(edit).code  # type: ignore[attr-defined]
+            if lines:  # the seed accessor's import, if nothing reads it now
+                text = drop_unused_imports(
+                    text, self.seeds, self.seed_modules, src.module, src.is_package
+                )
             try:
                 compile(text, path, "exec")
             except SyntaxError as exc:
                 raise _Refused(f"{path} would not compile ({exc.msg})") from exc
             texts[path] = text
         return Unit(texts, also)
+
+    def _dead(self, src: SourceFile, removed: list[cst.BaseExpression]) -> set[int]:
+        """The `x = <seed>()` lines whose `x` only those removed arguments read."""
+        ids = {id(e) for e in removed}
+        out: set[int] = set()
+        for expr in removed:
+            scope = src.scopes.get(expr) if isinstance(expr, cst.Name) else None
+            found = list(scope[expr.value]) if scope is not None else []  # type: ignore[attr-defined]
+            lines = []
+            for a in found:
+                target = src.parent(a.node) if type(a) is Assignment else None
+                assign = src.parent(target) if isinstance(target, cst.AssignTarget) else None
+                line = src.parent(assign) if isinstance(assign, cst.Assign) else None
+                if not (
+                    isinstance(line, cst.SimpleStatementLine)
+                    and len(line.body) == 1
+                    and len(assign.targets) == 1  # type: ignore[union-attr]
+                    and _seed_call(assign.value, self.seeds)  # type: ignore[union-attr]
+                    and all(id(r.node) in ids for r in a.references)
+                ):
+                    break
+                lines.append(id(line))
+            else:
+                out.update(lines)
+        return out
 
     def _passes_on(
         self, src: SourceFile, assignment: Any, fn: Fn, index: int | None, calls: list[Any]
@@ -227,21 +270,22 @@ class Chains:
 
     # -- the calls --------------------------------------------------------------
     def _calls(self, fn: Fn) -> list[tuple[SourceFile, cst.Call]]:
-        """Every call of `fn` in the tree; any other mention refuses."""
+        """Every call of `fn` in the tree (a method's: `self.name(...)` in its
+        own class); any other mention refuses."""
         word = re.compile(rf"\b{re.escape(fn.name)}\b")
-        module = self.paths[fn.path]
+        named = re.compile(rf"\s*(?:[\w.]+\.)?{re.escape(fn.name)}\s*")
         out: list[tuple[SourceFile, cst.Call]] = []
         for path in sorted(self.paths):
             if path != fn.path and not word.search(self.text(path)):
                 continue
             src = self._src(path)
-            ours = path == fn.path or self._imports(src, fn.name, module)
+            ours = fn.cls is None and (
+                path == fn.path or self._imports(src, fn.name, self.paths[fn.path])
+            )
             for node in src.walk.nodes:
                 if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
                     value = node.evaluated_value
-                    if isinstance(value, str) and re.fullmatch(
-                        rf"\s*(?:[\w.]+\.)?{re.escape(fn.name)}\s*", value
-                    ):
+                    if isinstance(value, str) and named.fullmatch(value):
                         raise _Refused(
                             f"`{fn.name}` is named in a string at {self.where(src, node)}"
                         )
@@ -249,26 +293,39 @@ class Chains:
                 if not (isinstance(node, cst.Name) and node.value == fn.name):
                     continue
                 up = src.parent(node)
-                if isinstance(up, cst.Attribute) and up.attr is node:
-                    raise _Refused(
-                        f"`{_code(up)}` at {self.where(src, node)} may be `{fn.name}` (an attribute's calls are not followed)"
-                    )
-                if not ours:
-                    continue  # another binding of the name
-                if isinstance(up, cst.ImportAlias):
-                    continue
                 if isinstance(up, cst.FunctionDef) and up.name is node:
-                    if path == fn.path and src.parent(up) is src.tree:
+                    if path == fn.path and up is _def(src, fn):
                         continue
                     raise _Refused(f"another `{fn.name}` is defined at {self.where(src, node)}")
-                if isinstance(up, cst.Call) and up.func is node:
-                    if any(a.star for a in up.args):
-                        raise _Refused(f"the call at {self.where(src, node)} passes `*` arguments")
-                    out.append((src, up))
+                call: Any = up
+                if isinstance(up, cst.Attribute) and up.attr is node:
+                    call = src.parent(up)
+                    own = (
+                        fn.cls is not None
+                        and path == fn.path
+                        and isinstance(up.value, cst.Name)
+                        and up.value.value == "self"
+                        and _class_of(src, up) == fn.cls
+                    )
+                    if not (own and isinstance(call, cst.Call) and call.func is up):
+                        raise _Refused(
+                            f"`{_code(up)}` at {self.where(src, node)} may be `{fn}` "
+                            "(only its own class's `self` calls are followed)"
+                            if fn.cls
+                            else f"`{_code(up)}` at {self.where(src, node)} may be `{fn}` "
+                            "(an attribute's calls are not followed)"
+                        )
+                elif not ours:
+                    continue  # another binding of the name (a method is never named bare)
+                elif isinstance(up, cst.ImportAlias):
                     continue
-                raise _Refused(
-                    f"`{fn.name}` is named other than in a call at {self.where(src, node)}"
-                )
+                if not (isinstance(call, cst.Call) and (call.func is node or call.func is up)):
+                    raise _Refused(
+                        f"`{fn}` is named other than in a call at {self.where(src, node)}"
+                    )
+                if any(a.star for a in call.args):
+                    raise _Refused(f"the call at {self.where(src, node)} passes `*` arguments")
+                out.append((src, call))
         return out
 
     def _imports(self, src: SourceFile, name: str, module: str) -> bool:
@@ -362,26 +419,40 @@ def _code(node: cst.CSTNode) -> str:
 
 
 class _Edit(cst.CSTTransformer):
-    """Remove the arguments and parameters named (by id of the original node)."""
+    """Remove the arguments, parameters and statement lines named (by id of the
+    original node)."""
 
-    def __init__(self, args: set[int], params: set[int]) -> None:
+    def __init__(self, args: set[int], params: set[int], lines: set[int]) -> None:
         super().__init__()
-        self.args, self.params = args, params
+        self.args, self.params, self.lines = args, params, lines
+
+    def leave_SimpleStatementLine(
+        self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine
+    ) -> Any:
+        return cst.RemoveFromParent() if id(original) in self.lines else updated
 
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
         kept = _without(original.args, updated.args, self.args)
         return updated if kept is None else updated.with_changes(args=kept)
 
     def leave_Parameters(self, original: cst.Parameters, updated: cst.Parameters) -> cst.Parameters:
-        changes: dict[str, Any] = {}
-        for name in ("posonly_params", "params", "kwonly_params"):
-            kept = _without(getattr(original, name), getattr(updated, name), self.params)
-            if kept is not None:
-                changes[name] = kept
-        out = updated.with_changes(**changes) if changes else updated
-        if not out.kwonly_params and isinstance(out.star_arg, cst.ParamStar):
-            out = out.with_changes(star_arg=cst.MaybeSentinel.DEFAULT)  # a bare `*` alone
-        return out
+        return without_params(original, updated, self.params)
+
+
+def without_params(
+    original: cst.Parameters, updated: cst.Parameters, remove: set[int]
+) -> cst.Parameters:
+    """`updated` less the parameters whose original is in `remove` (by id), the
+    commas left right."""
+    changes: dict[str, Any] = {}
+    for name in ("posonly_params", "params", "kwonly_params"):
+        kept = _without(getattr(original, name), getattr(updated, name), remove)
+        if kept is not None:
+            changes[name] = kept
+    out = updated.with_changes(**changes) if changes else updated
+    if not out.kwonly_params and isinstance(out.star_arg, cst.ParamStar):
+        out = out.with_changes(star_arg=cst.MaybeSentinel.DEFAULT)  # a bare `*` alone
+    return out
 
 
 def _without(original: Any, updated: Any, remove: set[int]) -> list[Any] | None:
