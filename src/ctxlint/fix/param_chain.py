@@ -460,6 +460,8 @@ def _without(original: Any, updated: Any, remove: set[int]) -> list[Any] | None:
     if not any(id(o) in remove for o in original):
         return None
     kept = [u for o, u in zip(original, updated, strict=True) if id(o) not in remove]
-    if kept and id(original[-1]) in remove:  # the last went: the new last keeps its comma
-        kept[-1] = kept[-1].with_changes(comma=original[-1].comma)
+    if kept and id(original[-1]) in remove:  # the last went: the new last takes its comma
+        last = original[-1]  # and the space before the bracket (a line break, say)
+        space = "whitespace_after_param" if isinstance(last, cst.Param) else "whitespace_after_arg"
+        kept[-1] = kept[-1].with_changes(comma=last.comma, **{space: getattr(last, space)})
     return kept
