@@ -669,3 +669,35 @@ def test_a_methods_parameter_another_object_may_hand_stays(project: Path) -> Non
         )
     ]
     assert (project / "app/layer.py").read_text() == LAYER
+
+
+@pytest.mark.parametrize(
+    ("files", "why"),
+    [
+        (
+            {
+                "app/reexport.py": "from app.sizing import alloc_len\n\nLIMIT = 2\n",
+                "app/user.py": "from app.reexport import alloc_len\n\n\n"
+                "def f(x) -> int:\n    return alloc_len(x)\n",
+            },
+            "`alloc_len` is imported from `app.reexport`, which re-exports it, at app/user.py:1",
+        ),
+        (
+            {
+                "app/user.py": "from .sizing import *\n\n\ndef f(x) -> int:\n    return alloc_len(x)\n"
+            },
+            "`app.sizing` is imported by `*` at app/user.py:1",
+        ),
+    ],
+)
+def test_a_call_the_search_could_miss_refuses(project: Path, files: dict, why: str) -> None:
+    """A call through a re-export or a star import names the function under
+    another module: the drop is refused, not made without it."""
+    before = {**_chain(project), **files}
+    write(project, files)
+    result = fix_project(project, {"CTX101"}, unsafe=True)
+    assert [(s.status, s.reason) for s in result.sites] == [
+        (LEFT, f"the parameter `server_args` stays: {why}")
+    ]
+    for path, text in before.items():
+        assert (project / path).read_text() == text

@@ -328,18 +328,34 @@ class Chains:
                 out.append((src, call))
         return out
 
-    def _imports(self, src: SourceFile, name: str, module: str) -> bool:
-        """The file imports `name` from `module` under its own name (under another: refused)."""
+    def _imports(self, src: SourceFile, name: str, module: str, depth: int = 1) -> bool:
+        """The file imports `name` from `module` under its own name. Refused:
+        under another name, by `*`, or from a checked module that re-exports it
+        (its calls would be missed)."""
         found = False
+        by_module = {m: p for p, m in self.paths.items()}
         for node in src.walk.nodes:
-            if isinstance(node, cst.ImportFrom):
-                for local, target in src.imported(node).items():
-                    if target != f"{module}.{name}":
-                        continue
+            if not isinstance(node, cst.ImportFrom):
+                continue
+            where = self.where(src, node)
+            if isinstance(node.names, cst.ImportStar):
+                if _star_source(src, node) == module:
+                    raise _Refused(f"`{module}` is imported by `*` at {where}")
+                continue
+            for local, target in src.imported(node).items():
+                source, _, last = target.rpartition(".")
+                if last != name:
+                    continue
+                if target == f"{module}.{name}":
                     if local != name:
-                        where = self.where(src, node)
                         raise _Refused(f"`{name}` is imported as `{local}` at {where}")
                     found = True
+                elif depth and source in by_module and source != src.module:
+                    again = self._src(by_module[source])
+                    if self._imports(again, name, module, depth - 1):
+                        raise _Refused(
+                            f"`{name}` is imported from `{source}`, which re-exports it, at {where}"
+                        )
         return found
 
     # -- what a call hands ------------------------------------------------------
@@ -386,6 +402,17 @@ class Chains:
             if self._held(src, assign.value) is not PUBLISHED:
                 return f"not provably the published record (`{expr.value} = {_code(assign.value)}`)"
         return PUBLISHED
+
+
+def _star_source(src: SourceFile, node: cst.ImportFrom) -> str:
+    """The module `from M import *` names, relative ones resolved."""
+    name = _code(node.module) if node.module is not None else ""
+    if not node.relative:
+        return name
+    package = src.module if src.is_package else src.module.rpartition(".")[0]
+    for _ in range(len(node.relative) - 1):
+        package = package.rpartition(".")[0]
+    return f"{package}.{name}" if name else package
 
 
 def _argument(call: cst.Call, index: int | None, name: str) -> cst.Arg | None:
