@@ -333,19 +333,19 @@ class FixRun:
                 modules,
                 self._handed_records,
             )
-            refused = {m: why for m in markers if (why := chains.drop(*m).refused)}
+            refused = {m: why for m in markers if (why := self._refused(chains.drop(*m), m[1]))}
             if not refused:
                 break
             ctx = replace(planner.ctx, refused={**planner.ctx.refused, **refused})
             planner = replace(planner, ctx=ctx)
             for path in sorted({p for p, _ in refused}):
                 again = planner.plan((path, todo[path]))
-                result.sites = [s for s in result.sites if s.path != path] + again.sites
                 result.plans[path] = again.sites
                 result.before.pop(path, None)
                 result.after.pop(path, None)
                 if again.before is not None and again.after is not None:
                     result.before[path], result.after[path] = again.before, again.after
+            result.sites = [s for p in sorted(result.plans) for s in result.plans[p]]
         for path, marker in markers:  # each on the texts the ones before it left
             unit = chains.drop(path, marker)
             for p, new in unit.texts.items():
@@ -355,6 +355,16 @@ class FixRun:
                 if s.drops == marker and unit.also:
                     s.reason += ", and with it " + ", ".join(unit.also)
             _join(result, {path, *unit.texts})
+
+    def _refused(self, unit: param_chain.Unit, marker: str) -> str:
+        """Why a parameter's drop does not go ahead ("" : it does)."""
+        outside = sorted(p for p in unit.texts if not self.paths(p))
+        if unit.refused or not outside:
+            return unit.refused
+        param = marker.partition(":")[2]
+        return (
+            f"the parameter `{param}` stays: its calls in {outside[0]} are outside this run's files"
+        )
 
     def _handed_records(self, path: str, module: str, cls: str | None, attr: str) -> bool:
         if self._handed is None:  # the first check replayed: the program once more

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from fixrun import fix_project
-from helpers import write
+from helpers import cli, write
 
 from ctxlint.fix.plan import FIXED, LEFT, ROLLED_BACK
 
@@ -700,4 +700,16 @@ def test_a_call_the_search_could_miss_refuses(project: Path, files: dict, why: s
         (LEFT, f"the parameter `server_args` stays: {why}")
     ]
     for path, text in before.items():
+        assert (project / path).read_text() == text
+
+
+def test_a_drop_that_edits_a_file_outside_the_run_stays(project: Path) -> None:
+    """`ctxlint fix app/sizing.py`: the call in app/pool.py may not change."""
+    files = _chain(project)
+    out = cli("fix", "--unsafe", "--select", "CTX101", "app/sizing.py", cwd=project)
+    assert (
+        "the parameter `server_args` stays: its calls in app/pool.py are outside this "
+        "run's files" in out.stdout
+    ), out.stdout + out.stderr
+    for path, text in files.items():
         assert (project / path).read_text() == text
