@@ -713,3 +713,17 @@ def test_a_drop_that_edits_a_file_outside_the_run_stays(project: Path) -> None:
     ), out.stdout + out.stderr
     for path, text in files.items():
         assert (project / path).read_text() == text
+
+
+def test_a_drop_whose_calls_cannot_all_be_read_stays(project: Path) -> None:
+    """A file naming the function that does not parse may hold a call: nothing goes."""
+    files = _chain(project)
+    write(project, {"app/broken.py": "from app.sizing import alloc_len\n\nalloc_len(\n"})
+    result = fix_project(project, {"CTX101"}, unsafe=True)
+    [site] = [s for s in result.sites if s.path == "app/sizing.py"]
+    assert site.status == LEFT
+    assert site.reason.startswith(
+        "the parameter `server_args` stays: the search for its calls failed (SourceError: "
+    ), site.reason
+    for path, text in files.items():
+        assert (project / path).read_text() == text

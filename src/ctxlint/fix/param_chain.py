@@ -169,6 +169,9 @@ class Chains:
             return self._unit(origin)
         except _Refused as exc:
             return Unit(refused=f"the parameter `{param}` stays: {exc}")
+        except Exception as exc:  # a file that does not parse, or a bug: nothing goes
+            why = f"the search for its calls failed ({type(exc).__name__}: {exc})"
+            return Unit(refused=f"the parameter `{param}` stays: {why}")
 
     def _unit(self, origin: Fn) -> Unit:
         drop: list[Fn] = [origin]
