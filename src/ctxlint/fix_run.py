@@ -26,6 +26,7 @@ import json
 import os
 from collections import Counter
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from ctxlint.core import pysource
@@ -33,7 +34,7 @@ from ctxlint.core.findings import Finding
 from ctxlint.core.outfiles import write_text
 from ctxlint.facts.declarations import schema_facts
 from ctxlint.facts.extract import parse
-from ctxlint.fix import plan_cache
+from ctxlint.fix import param_chain, plan_cache
 from ctxlint.fix.added_accessors import Additions, annotations
 from ctxlint.fix.context import FixContext, Fixer
 from ctxlint.fix.elsewhere import NamedElsewhere, tree_digest
@@ -96,6 +97,8 @@ class FixRun:
         self.elsewhere = NamedElsewhere([], self._bytes)
         self._guards: dict[str, FixGuard] | None = None  # asked of the tree as it is
         self._additions: Additions | None = None  # accessors added to the runtime module
+        # CTX102's "is this attribute the published record", asked of the tree as it is
+        self._handed: param_chain.HandedRecords | None = None
         self.guards_built = 0  # programs built again only to ask the guards
 
     # -- the tree ---------------------------------------------------------------
@@ -170,6 +173,8 @@ class FixRun:
         p = out.program
         if not texts and p.files and self._guarding:  # the tree as it is
             self._guards = self._ask_guards(p)
+        if not texts and p.files and self.unsafe and "CTX101" in self.select:
+            self._handed = param_chain.HandedRecords(p)
         out.program = Program(p.config, p.vocab, {}, sets=p.sets, pinned=p.pinned, paths=p.paths)
         return out
 
@@ -301,10 +306,70 @@ class FixRun:
                     planned.after,
                 )
         result.planned, result.replayed = store.planned, store.replayed
+        self._chain(result, planner, todo)
         self._additions = self._added(result, ctx.targets)
         self._settle(result)
         self._verify(before, result)
         return result
+
+    def _chain(self, result: FixResult, planner: Planner, todo: dict[str, list[Finding]]) -> None:
+        """The parameters whose calls hand them a record (fix.param_chain): each
+        dropped with the argument at every call, as one unit, or its file planned
+        again with the reason it stays (until every one left holds)."""
+
+        def text(texts: dict[str, str]) -> Callable[[str], str]:
+            return lambda p: texts.get(p) or self._bytes(p).decode("utf-8", "replace")
+
+        vocab = planner.ctx.vocab
+        seeds = set(vocab.seed_accessors)
+        modules = {vocab.runtime_module, *vocab.accessor_modules.values()}
+        while True:
+            markers = sorted({(s.path, s.drops) for s in result.sites if s.drops})
+            chains = param_chain.Chains(
+                self._files,
+                text(result.after),
+                text(result.before),
+                seeds,
+                modules,
+                self._handed_records,
+            )
+            refused = {m: why for m in markers if (why := self._refused(chains.drop(*m), m[1]))}
+            if not refused:
+                break
+            ctx = replace(planner.ctx, refused={**planner.ctx.refused, **refused})
+            planner = replace(planner, ctx=ctx)
+            for path in sorted({p for p, _ in refused}):
+                again = planner.plan((path, todo[path]))
+                result.plans[path] = again.sites
+                result.before.pop(path, None)
+                result.after.pop(path, None)
+                if again.before is not None and again.after is not None:
+                    result.before[path], result.after[path] = again.before, again.after
+            result.sites = [s for p in sorted(result.plans) for s in result.plans[p]]
+        for path, marker in markers:  # each on the texts the ones before it left
+            unit = chains.drop(path, marker)
+            for p, new in unit.texts.items():
+                result.before.setdefault(p, self._bytes(p).decode("utf-8", "replace"))
+                result.after[p] = new
+            for s in result.plans.get(path, []):
+                if s.drops == marker and unit.also:
+                    s.reason += ", and with it " + ", ".join(unit.also)
+            _join(result, {path, *unit.texts})
+
+    def _refused(self, unit: param_chain.Unit, marker: str) -> str:
+        """Why a parameter's drop does not go ahead ("" : it does)."""
+        outside = sorted(p for p in unit.texts if not self.paths(p))
+        if unit.refused or not outside:
+            return unit.refused
+        param = marker.partition(":")[2]
+        return (
+            f"the parameter `{param}` stays: its calls in {outside[0]} are outside this run's files"
+        )
+
+    def _handed_records(self, path: str, module: str, cls: str | None, attr: str) -> bool:
+        if self._handed is None:  # the first check replayed: the program once more
+            self._check({}, memo=False)
+        return self._handed is not None and self._handed(path, module, cls, attr)
 
     def _settle(self, result: FixResult) -> None:
         """The runtime module's text in step with the sites fixed now: a file
@@ -397,8 +462,21 @@ class FixRun:
             write_text(self.config.root / path, text, "the fixed file")
 
 
+def _join(result: FixResult, paths: set[str]) -> None:
+    """`paths` are kept or rolled back together (with any unit they meet)."""
+    meet = [u for u in result.units if u & paths]
+    result.units = [u for u in result.units if not u & paths] + [paths.union(*meet)]
+
+
 def _roll_back(result: FixResult, bad: dict[str, str]) -> None:
-    """Leave each of those files as it was, its fixed sites rolled back (why)."""
+    """Leave each of those files as it was, its fixed sites rolled back (why),
+    and every file of a unit one of them is in."""
+    for unit in result.units:
+        hit = sorted(p for p in unit if p in bad)
+        for p in sorted(unit - set(bad)) if hit else ():
+            bad[p] = (
+                f"rolled back with {hit[0]} (one parameter dropped across files): {bad[hit[0]]}"
+            )
     for path, why in bad.items():
         result.after.pop(path, None)
         result.before.pop(path, None)

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from fixrun import fix_project
-from helpers import write
+from helpers import cli, write
 
 from ctxlint.fix.plan import FIXED, LEFT, ROLLED_BACK
 
@@ -91,7 +92,11 @@ def pages(server_args=None) -> int:
     write(project, {"app/example.py": text, "app/handed.py": handed})
     result = fix_project(project, {"CTX101"}, unsafe=True)
     assert [(s.status, s.reason) for s in result.sites] == [
-        (LEFT, "`pages` is named in another file other than as a call with no arguments")
+        (
+            LEFT,
+            "the parameter `server_args` stays: `module.pages` at app/handed.py:2 may be "
+            "`pages` (an attribute's calls are not followed)",
+        )
     ]
     assert (project / "app/example.py").read_text() == text
 
@@ -155,7 +160,11 @@ def twice(sa) -> int:
     write(project, {"app/example.py": text})
     result = fix_project(project, {"CTX101"}, unsafe=True)
     assert [(s.status, s.reason) for s in result.sites] == [
-        (LEFT, "`pages` is named other than as a call with no arguments (line 11)")
+        (
+            LEFT,
+            "the parameter `server_args` stays: no call of `twice` in the project: what its "
+            "`sa` holds is not known",
+        )
     ]
     assert (project / "app/example.py").read_text() == text
 
@@ -436,3 +445,285 @@ def chunks(n: int) -> int:
     return n // chunk_size
 """
     )
+
+
+# SGLang 0.5.17's allocation_sizing.py, in small: a seed-default parameter that
+# calls hand the published record, along a chain of functions and files
+SIZING = """\
+from typing import Optional
+
+from specrt.context import get_server_args
+from specrt.record import ServerArgs
+
+
+def alloc_len(server_args: Optional[ServerArgs] = None) -> int:
+    if server_args is None:
+        server_args = get_server_args()
+    return server_args.max_running_requests
+
+
+def alloc_reserve(server_args: Optional[ServerArgs] = None) -> int:
+    \"\"\"Twice alloc_len.\"\"\"
+    return 2 * alloc_len(server_args)
+
+
+def extra_len(server_args: ServerArgs) -> int:
+    return max(4, alloc_reserve(server_args) + len(server_args.model_path))
+"""
+CONFIGURATOR = """\
+from app.sizing import extra_len
+from specrt.record import ServerArgs
+
+
+class Configurator:
+    def __init__(self, server_args: ServerArgs) -> None:
+        self.server_args = server_args
+
+    def rows(self) -> int:
+        return extra_len(self.server_args)
+"""
+POOL = """\
+from app.sizing import alloc_len
+
+
+def per_request(kvc) -> int:
+    sa = kvc.server_args
+    print(sa)
+    return 2 * alloc_len(sa)
+"""
+BATCH = (
+    "from app.sizing import alloc_reserve\n\n\ndef reserve() -> int:\n    return alloc_reserve()\n"
+)
+
+
+def _chain(project: Path, pool: str = POOL) -> dict[str, str]:
+    files = {
+        "app/sizing.py": SIZING,
+        "app/configurator.py": CONFIGURATOR,
+        "app/pool.py": pool,
+        "app/batch.py": BATCH,
+    }
+    write(project, files)
+    return files
+
+
+def test_a_parameter_every_call_hands_the_published_record_goes_along_the_chain(
+    project: Path,
+) -> None:
+    """SGLang 0.5.19's own edit: `alloc_reserve` only hands its parameter on (it
+    goes too), `extra_len` reads its own (it stays; only the argument goes),
+    `self.server_args` and `sa = kvc.server_args` are the published record."""
+    files = _chain(project)
+    result = fix_project(project, {"CTX101"}, unsafe=True)
+    assert [(s.path, s.status) for s in result.sites] == [("app/sizing.py", FIXED)]
+    assert result.sites[0].reason.endswith(
+        "; the parameter `server_args`, which every call in the project hands the published "
+        "record, goes with its `if server_args is None`, and with it `alloc_reserve`'s "
+        "`server_args`, the argument at 3 calls"
+    )
+    assert (project / "app/sizing.py").read_text() == SIZING.replace(
+        "alloc_len(server_args: Optional[ServerArgs] = None)", "alloc_len()"
+    ).replace("    if server_args is None:\n        server_args = get_server_args()\n", "").replace(
+        "return server_args.max_running_requests", "return get_schedule().max_running_requests"
+    ).replace(
+        "from specrt.context import get_server_args", "from specrt.context import get_schedule"
+    ).replace("alloc_reserve(server_args: Optional[ServerArgs] = None)", "alloc_reserve()").replace(
+        "alloc_len(server_args)", "alloc_len()"
+    ).replace("alloc_reserve(server_args) +", "alloc_reserve() +")
+    assert (project / "app/pool.py").read_text() == POOL.replace("alloc_len(sa)", "alloc_len()")
+    for path in ("app/configurator.py", "app/batch.py"):  # a kept parameter's calls: as they were
+        assert (project / path).read_text() == files[path]
+    for path in files:
+        compile((project / path).read_text(), path, "exec")
+    again = fix_project(project, {"CTX101"}, unsafe=True)
+    assert again.sites == [] and again.after == {}
+
+
+@pytest.mark.parametrize(
+    ("pool", "why"),
+    [
+        (
+            POOL.replace("alloc_len(sa)", "alloc_len(make())"),
+            "the call at app/pool.py:7 hands `make()`, not provably the published record",
+        ),
+        (
+            POOL.replace("sa = kvc.server_args", "sa = kvc.config"),
+            "the call at app/pool.py:7 hands `sa`, not provably the published record "
+            "(`sa = kvc.config`)",
+        ),
+        (
+            "from app.sizing import alloc_len\n\n\nclass Pool:\n"
+            "    def size(self, sa) -> int:\n        return alloc_len(sa)\n",
+            "the call at app/pool.py:6 hands `sa`, a parameter of `size`, a method "
+            "(its calls are not followed)",
+        ),
+        (
+            POOL + "\n\nSIZER = alloc_len\n",
+            "`alloc_len` is named other than in a call at app/pool.py:10",
+        ),
+        (
+            POOL + '\n\n__all__ = ["per_request", "alloc_len"]\n',
+            "`alloc_len` is named in a string at app/pool.py:10",
+        ),
+        (
+            POOL.replace("import alloc_len", "import alloc_len as sizing_len"),
+            "`alloc_len` is imported as `sizing_len` at app/pool.py:1",
+        ),
+        (
+            POOL.replace("alloc_len(sa)", "alloc_len(*[sa])"),
+            "the call at app/pool.py:7 passes `*` arguments",
+        ),
+    ],
+)
+def test_a_parameter_a_call_may_hand_another_record_stays_saying_where(
+    project: Path, pool: str, why: str
+) -> None:
+    files = _chain(project, pool)
+    result = fix_project(project, {"CTX101"}, unsafe=True)
+    assert [(s.status, s.reason) for s in result.sites] == [
+        (LEFT, f"the parameter `server_args` stays: {why}")
+    ]
+    for path, text in files.items():
+        assert (project / path).read_text() == text
+
+
+def test_a_dropped_parameter_is_rolled_back_with_every_file_it_edits(project: Path) -> None:
+    """The rewrite reads a bag in `alloc_len`, which `run_scheduler_process` calls
+    before it publishes (CTX301): the function's file is rolled back, and with it
+    the caller's edit, though that file's own check holds."""
+    entry = """\
+from app.sizing import alloc_len
+from specrt.context import get_server_args, publish
+
+
+def run_scheduler_process(server_args) -> None:
+    n = alloc_len(get_server_args())
+    publish(server_args, role="scheduler")
+    print(n)
+"""
+    files = _chain(project)
+    write(project, {"app/entry.py": entry})
+    result = fix_project(project, {"CTX101"}, unsafe=True)
+    (site,) = [s for s in result.sites if s.path == "app/sizing.py"]
+    assert site.status == ROLLED_BACK and "added a CTX301 finding" in site.reason
+    assert {"app/sizing.py", "app/pool.py", "app/entry.py"} <= set().union(*result.units)
+    assert result.after == {}
+    for path, text in {**files, "app/entry.py": entry}.items():
+        assert (project / path).read_text() == text
+
+
+LAYER = """\
+from specrt.context import get_server_args
+
+
+class Layer:
+    def _can_dual_stream(self, n: int, server_args=None) -> bool:
+        if server_args is None:
+            server_args = get_server_args()
+        return n > 0 and server_args.max_running_requests > 1
+
+    def forward(self, n: int) -> int:
+        if n:
+            server_args = get_server_args()
+            if self._can_dual_stream(n, server_args):
+                return 2
+        return 1
+"""
+
+
+def test_a_methods_parameter_its_own_class_hands_the_seed_goes(project: Path) -> None:
+    """SGLang 0.5.19's `_can_dual_stream_graph(self, hidden_states)`: its one
+    call, in its class, handed the seed through a local, which goes with it."""
+    write(project, {"app/layer.py": LAYER})
+    result = fix_project(project, {"CTX101"}, unsafe=True)
+    assert [s.status for s in result.sites] == [FIXED]
+    assert (
+        (project / "app/layer.py").read_text()
+        == """\
+from specrt.context import get_schedule
+
+
+class Layer:
+    def _can_dual_stream(self, n: int) -> bool:
+        return n > 0 and get_schedule().max_running_requests > 1
+
+    def forward(self, n: int) -> int:
+        if n:
+            if self._can_dual_stream(n):
+                return 2
+        return 1
+"""
+    )
+    assert fix_project(project, {"CTX101"}, unsafe=True).after == {}
+
+
+def test_a_methods_parameter_another_object_may_hand_stays(project: Path) -> None:
+    other = "def run(layer, sa) -> bool:\n    return layer._can_dual_stream(1, sa)\n"
+    write(project, {"app/layer.py": LAYER, "app/other.py": other})
+    result = fix_project(project, {"CTX101"}, unsafe=True)
+    assert [(s.status, s.reason) for s in result.sites] == [
+        (
+            LEFT,
+            "the parameter `server_args` stays: `layer._can_dual_stream` at app/other.py:2 may "
+            "be `Layer._can_dual_stream` (only its own class's `self` calls are followed)",
+        )
+    ]
+    assert (project / "app/layer.py").read_text() == LAYER
+
+
+@pytest.mark.parametrize(
+    ("files", "why"),
+    [
+        (
+            {
+                "app/reexport.py": "from app.sizing import alloc_len\n\nLIMIT = 2\n",
+                "app/user.py": "from app.reexport import alloc_len\n\n\n"
+                "def f(x) -> int:\n    return alloc_len(x)\n",
+            },
+            "`alloc_len` is imported from `app.reexport`, which re-exports it, at app/user.py:1",
+        ),
+        (
+            {
+                "app/user.py": "from .sizing import *\n\n\ndef f(x) -> int:\n    return alloc_len(x)\n"
+            },
+            "`app.sizing` is imported by `*` at app/user.py:1",
+        ),
+    ],
+)
+def test_a_call_the_search_could_miss_refuses(project: Path, files: dict, why: str) -> None:
+    """A call through a re-export or a star import names the function under
+    another module: the drop is refused, not made without it."""
+    before = {**_chain(project), **files}
+    write(project, files)
+    result = fix_project(project, {"CTX101"}, unsafe=True)
+    assert [(s.status, s.reason) for s in result.sites] == [
+        (LEFT, f"the parameter `server_args` stays: {why}")
+    ]
+    for path, text in before.items():
+        assert (project / path).read_text() == text
+
+
+def test_a_drop_that_edits_a_file_outside_the_run_stays(project: Path) -> None:
+    """`ctxlint fix app/sizing.py`: the call in app/pool.py may not change."""
+    files = _chain(project)
+    out = cli("fix", "--unsafe", "--select", "CTX101", "app/sizing.py", cwd=project)
+    assert (
+        "the parameter `server_args` stays: its calls in app/pool.py are outside this "
+        "run's files" in out.stdout
+    ), out.stdout + out.stderr
+    for path, text in files.items():
+        assert (project / path).read_text() == text
+
+
+def test_a_drop_whose_calls_cannot_all_be_read_stays(project: Path) -> None:
+    """A file naming the function that does not parse may hold a call: nothing goes."""
+    files = _chain(project)
+    write(project, {"app/broken.py": "from app.sizing import alloc_len\n\nalloc_len(\n"})
+    result = fix_project(project, {"CTX101"}, unsafe=True)
+    [site] = [s for s in result.sites if s.path == "app/sizing.py"]
+    assert site.status == LEFT
+    assert site.reason.startswith(
+        "the parameter `server_args` stays: the search for its calls failed (SourceError: "
+    ), site.reason
+    for path, text in files.items():
+        assert (project / path).read_text() == text

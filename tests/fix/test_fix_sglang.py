@@ -45,11 +45,14 @@ def test_every_read_with_a_target_is_rewritten_and_the_rest_says_why(swept: dict
     assert swept["fix"].returncode == 1, swept["fix"].stderr  # some are left, by design
     sites = re.findall(r"^(\S+):\d+:\d+: CTX101 (fixed|left|rolled back)", out, re.M)
     status = Counter(s for _, s in sites)
-    assert status == Counter({"fixed": 38, "left": 13})
+    assert status == Counter({"fixed": 45, "left": 6})
     files = {Path(p) for p, s in sites if s == "fixed"}
-    runtime = swept["root"] / "sglang" / "srt" / "runtime_context.py"
-    # the files with a fixed site, and the runtime module the accessors are added to
-    assert set(swept["changed"]) == files | {runtime} and len(files) == 23
+    srt = swept["root"] / "sglang" / "srt"
+    runtime = srt / "runtime_context.py"
+    # the files with a fixed site, the runtime module the accessors are added to, and
+    # the caller whose argument to the dropped parameter goes (it has no finding)
+    pool = srt / "model_executor" / "pool_configurator.py"
+    assert set(swept["changed"]) == files | {runtime, pool} and len(files) == 25
     # 0.5.17 predates the computed members' accessors: --unsafe adds the two the
     # sites read (SGLang added both by 0.5.19), each returning the record's member
     assert (
@@ -68,14 +71,28 @@ def test_every_read_with_a_target_is_rewritten_and_the_rest_says_why(swept: dict
     )
     left = Counter(m for m in re.findall(r"^  (\d+) x CTX101 left: (.*)$", out, re.M))
     reasons = {reason: int(n) for n, reason in left}
-    # left: an alias parked on self and cached lazily, one assigned in a `try`,
-    # a parameter defaulting to the seed that a call hands a record to, a method's
+    # left: an alias parked on self and cached lazily, one assigned in a `try`
     assert reasons == {
-        "`get_alloc_len_per_decode` is named other than as a call with no arguments (line 43)": 6,
         "`self._server_args` is also used other than as a reported field read (line 612)": 5,
-        "`_can_dual_stream_graph` is a method (its calls are not followed)": 1,
         "the alias is assigned inside a `try` (its failure is handled there)": 1,
     }
+    # SGLang 0.5.19's chain: the parameter goes from get_alloc_len_per_decode and from
+    # get_alloc_reserve_per_decode, which only hands it on, and the argument at each
+    # call; get_req_to_token_extra_context_len reads its own parameter (it stays)
+    sizing = (srt / "mem_cache" / "allocation_sizing.py").read_text()
+    assert "def get_alloc_len_per_decode() -> int:" in sizing
+    assert "def get_alloc_reserve_per_decode() -> int:" in sizing
+    assert "    return 2 * get_alloc_len_per_decode()\n" in sizing
+    assert "get_alloc_reserve_per_decode() + server_args.page_size - 1" in sizing
+    assert "def get_req_to_token_extra_context_len(server_args: ServerArgs) -> int:" in sizing
+    before = swept["before"][pool].decode()
+    assert pool.read_text() == before.replace(
+        "2 * get_alloc_len_per_decode(sa)", "2 * get_alloc_len_per_decode()"
+    )
+    # the method's one call, in its class, handed a local bound to the seed: both go
+    model = (srt / "models" / "deepseek_v2.py").read_text()
+    assert "self, hidden_states: torch.Tensor\n    ) -> bool:" in model
+    assert "            if self._can_dual_stream_graph(hidden_states):\n" in model
 
 
 def test_every_changed_file_compiles(swept: dict) -> None:
@@ -87,7 +104,7 @@ def test_what_is_left_is_exactly_what_the_fix_left(swept: dict) -> None:
     res = run_cli("check", *swept["args"], "--format", "json", "--exit-zero")
     report = json.loads(res.stdout)
     left = [f for f in report["findings"] if f["rule"] == "CTX101"]
-    assert len(left) == 13
+    assert len(left) == 6
     assert report["errors"] == []
 
 
@@ -95,7 +112,7 @@ def test_a_second_run_changes_nothing(swept: dict) -> None:
     again = run_cli("fix", "--diff", *swept["args"])
     assert again.returncode == 0, again.stdout[-2000:]
     assert again.stdout == ""
-    assert "Would fix 0 sites in 0 files; 13 left:" in again.stderr
+    assert "Would fix 0 sites in 0 files; 6 left:" in again.stderr
 
 
 def _sweep_bench():
@@ -111,12 +128,12 @@ def _sweep_bench():
 def test_the_fix_beside_sglangs_own_sweep(swept: dict) -> None:
     """tests/data/sglang_sweep_0517_0519.json (bench/sglang_sweep.py) holds the
     51 reads and what SGLang 0.5.19 has in each one's place: the fix writes
-    SGLang's own text where it rewrites, bar the four below."""
+    SGLang's own text where it rewrites, bar the ones below."""
     bench = _sweep_bench()
     rows = json.loads((REPO / "tests" / "data" / "sglang_sweep_0517_0519.json").read_text())
     compared = bench.agreement(rows["reads"], swept["fix"].stdout)
     verdicts = Counter(r["verdict"] for r in compared)
-    assert verdicts == Counter({bench.EXACT: 28, bench.DIFFERENT: 10, bench.LEFT: 13})
+    assert verdicts == Counter({bench.EXACT: 34, bench.DIFFERENT: 11, bench.LEFT: 6})
     different = {
         (r["path"].rpartition("/")[2], r["line"], r["fix"], r["sglang"])
         for r in compared
@@ -127,6 +144,8 @@ def test_the_fix_beside_sglangs_own_sweep(swept: dict) -> None:
         # the launch's request; 0.5.17's dcp_enabled is the effective topology
         # (False with no group), not `dcp_size > 1` (the design's DCP paragraph)
         ("allocation.py", 298, "get_parallel().dcp_size", "get_parallel().dcp_enabled"),
+        # SGLang's allocation page: the schedule's page times the DCP size
+        ("allocation_sizing.py", 20, "get_schedule().page_size", "get_alloc_page_size()"),
         # SGLang made these the backend serving this forward, an accessor 0.5.17 lacks
         ("attn.py", 730, "get_exec().kernel.attention_backend", "attention_backend"),
         ("attn.py", 734, "get_exec().kernel.attention_backend", "attention_backend"),

@@ -23,6 +23,9 @@ class FixContext:
     # rule id -> its fix guard (Rule.fix_guard), for the rules some fixer of the
     # run reads (Rule.fix_guards)
     guards: dict[str, FixGuard] = field(default_factory=dict)
+    # (path, "function:parameter") -> why a parameter whose calls hand it a record
+    # stays (fix.param_chain, asked after a first planning: the file is planned again)
+    refused: dict[tuple[str, str], str] = field(default_factory=dict)
 
     def guard(self, rule: str, path: str, scope: str, line: int) -> str | None:
         """Why a rewrite at that line would add a finding of `rule`, or None

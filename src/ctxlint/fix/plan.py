@@ -28,6 +28,9 @@ class Site:
     unsafe: bool = False
     became: str = ""  # the rewritten spelling
     adds: str = ""  # the runtime accessor the rewrite calls that the fix adds (fix.added_accessors)
+    # "function:parameter" whose calls elsewhere hand it a record: the parameter
+    # goes only if every call in the project hands the published record (fix.param_chain)
+    drops: str = ""
 
 
 @dataclass
@@ -50,6 +53,9 @@ class FilePlan:
     freed: set[str] = field(default_factory=set)  # names a planned rename frees
     planned: set[str] = field(default_factory=set)  # accessors a module-level import will bind
     module_import: bool = False  # a new `from PACKAGE import MODULE` of the runtime module
+    # id(Param) -> "function:parameter", a parameter to drop whose calls hand it
+    # a record: decided across files after planning (fix.param_chain)
+    chained: dict[int, str] = field(default_factory=dict)
 
     def fixed(self) -> list[Site]:
         return [s for s in self.sites if s.status == FIXED]

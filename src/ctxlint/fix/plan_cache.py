@@ -201,6 +201,7 @@ def recording(ctx: FixContext, path: str) -> tuple[FixContext, Trace]:
         ctx.unsafe,
         named_elsewhere,
         ctx.guards,
+        ctx.refused,
         trace=trace,
     )
     return out, trace
@@ -252,6 +253,7 @@ _SITE_FIELDS = {
     "unsafe": bool,
     "became": str,
     "adds": str,
+    "drops": str,
 }
 
 

@@ -29,6 +29,8 @@ class FixResult:
     output: Checked | None = None  # the last check (of the fixed program)
     # the runtime module's file -> the accessors the fix adds to it (fix.added_accessors)
     added: dict[str, list[str]] = field(default_factory=dict)
+    # the files a dropped parameter edits (fix.param_chain): kept or rolled back together
+    units: list[set[str]] = field(default_factory=list)
 
     def count(self, status: str) -> int:
         return sum(1 for s in self.sites if s.status == status)
