@@ -63,8 +63,6 @@ _MESSAGES = {
     "no override reaches a value read once; read it where it is used, inside a function",
     "global": "`{call}` cached in the module global `{where}`: later overrides and re-publishes "
     "are missed; read the accessor where the value is used",
-    # the design's per-runner rule leads: "threaded to consumers as arguments,
-    # never backfilled onto a shared object" (the details keep the rest)
     "paired": "`{call}` and a parameter of its filler backfill the module global `{where}`: "
     "a per-runner value is threaded to its users as arguments, never kept on a shared object",
     "memo": "`{call}` read inside `{where}`, memoised process-wide: the first answer outlives "
