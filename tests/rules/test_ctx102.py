@@ -1119,3 +1119,42 @@ def test_a_field_overridden_only_in_another_process_is_kept_apart(project: Path)
         ("app/control.py", 15)
     ]
     assert out.program.sets[RULE][ELSEWHERE_SET] == ["app/case.py:4 encoder_main `dp_size`"]
+
+
+def test_an_override_in_a_method_run_by_dispatch_runs_where_its_object_is_built(
+    project: Path,
+) -> None:
+    """sglang 0.5.17's `ModelRunner._finalize_scale_up` overrides `dp_size`; it is
+    reached from `ModelRunner.forward`, which nothing the call graph follows
+    calls: it runs where the runner is built, in the scheduler. Without that
+    class the override's role is not known, and the read is reported."""
+    control = (
+        ROLES["app/control.py"]
+        .replace(
+            "    scale()\n",
+            "    Runner()\n",
+        )
+        .replace(
+            "def scale() -> None:\n",
+            "class Runner:\n    def __init__(self) -> None:\n        pass\n\n"
+            "    def forward(self) -> None:\n        self.scale()\n\n"
+            "    def scale(self) -> None:\n",
+        )
+    )
+    control = control.replace("    get_context().override", "        get_context().override")
+    source = """
+        from specrt.context import publish
+
+        def encoder_main(server_args) -> int:
+            width = server_args.dp_size  # the encoder's process: no override there
+            publish(server_args, role="encoder")
+            return width
+        """
+    assert_case(project, RULE, source, extra={**ROLES, "app/control.py": control})
+    built_nowhere = control.replace("    Runner()\n", "")
+    assert_case(
+        project,
+        RULE,
+        source.replace("# the encoder's process: no override there", "# expect"),
+        extra={**ROLES, "app/control.py": built_nowhere},
+    )

@@ -14,9 +14,14 @@ in or an override moves: two cuts program.whole_object makes (CTX102).
   runs under a process role (program.process_roles) that the reading function
   never runs under, and the reading function runs under one at least: "bags do
   not cross a process boundary", so no override reaches the process that
-  reads, and the record answers as its bag will. A field resolution fills in
-  stays reported (whole_object.Exposure.moved), as does a read whose function,
-  or one of whose overriders, no role reaches (not claimed).
+  reads, and the record answers as its bag will. A method no role's calls
+  reach runs where its object is built: under the roles that reach its
+  class's constructor (0.5.17's `ModelRunner.forward`, run by dispatch, and
+  the `_finalize_scale_up` it reaches run in the scheduler that builds the
+  runner). A field resolution fills in stays reported
+  (whole_object.Exposure.moved), and so does a manager-owned field (the
+  manager moves it in its own process without an override), or a read whose
+  function, or one of whose overriders, no role reaches (not claimed).
 """
 
 from __future__ import annotations
@@ -48,7 +53,9 @@ class Cuts:
             for k in c.keywords:
                 self.declared_at.setdefault((path, c.scope), []).append((k.name, k.span[0]))
         self.reach = role_reach(program)
-        self.overriders = manager_model(program).overriders()
+        model = manager_model(program)
+        self.overriders = model.overriders()
+        self.owned = set(model.owned)
 
     def resolved_later(self, handed: HandedReads, path: str, r: ExposedRead, held: Handed) -> str:
         """The call below the read that resolves the parameter it reads off, as
@@ -72,14 +79,21 @@ class Cuts:
         return ""
 
     def roles(self, q: str) -> frozenset[str]:
-        return frozenset(role for role, fns in self.reach.items() if q in fns)
+        """The roles `q` runs under: those whose reach has it, else, for a
+        method, those reaching its class's constructor (where the object lives)."""
+        found = frozenset(role for role, fns in self.reach.items() if q in fns)
+        fn = self.graph.funcs.get(q)
+        if found or fn is None or fn.cls is None:
+            return found
+        inits = self.graph.method(fn.cls, "__init__")
+        return frozenset(role for role, fns in self.reach.items() if fns.intersection(inits))
 
     def overridden_elsewhere(self, q: str, field: str) -> str:
         """The roles the overrides of `field` run under, where none is a role the
         function `q` runs under (", "-joined); "" where that cannot be said."""
         fns = self.overriders.get(field)
         mine = self.roles(q)
-        if not fns or not mine:
+        if not fns or not mine or field in self.owned:
             return ""
         theirs: set[str] = set()
         for o in fns:
