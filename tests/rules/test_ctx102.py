@@ -1158,3 +1158,34 @@ def test_an_override_in_a_method_run_by_dispatch_runs_where_its_object_is_built(
         source.replace("# the encoder's process: no override there", "# expect"),
         extra={**ROLES, "app/control.py": built_nowhere},
     )
+
+
+def test_a_worker_constructor_keeps_its_parameter_reads_a_helpers_does_not(
+    project: Path,
+) -> None:
+    """The design's per-runner text names the process's workers ("every worker
+    (`TpModelWorker`, the draft workers) is handed the same instance the
+    process published, so a bag leaf is the decision"): a parking constructor
+    that builds what publishes (0.5.17's `TpModelWorker.__init__` builds the
+    `ModelRunner`) keeps its parameter reads reported whatever the field; a
+    helper's parking constructor (`ExpertBackupClient.__init__`) reads the
+    parameter as a whole-object pass."""
+    source = """
+        from specrt.context import publish
+
+        class Runner:
+            def __init__(self, server_args) -> None:
+                publish(server_args, role="scheduler")
+
+        class Worker:
+            def __init__(self, server_args) -> None:
+                self.server_args = server_args
+                self.size = server_args.tp_size  # expect
+                self.runner = Runner(server_args)
+
+        class Helper:
+            def __init__(self, server_args) -> None:
+                self.server_args = server_args
+                self.size = server_args.tp_size  # a helper: kept apart
+        """
+    assert_case(project, RULE, source, extra=DECIDING)

@@ -323,6 +323,10 @@ class HandedReads:
         self.unbacked = {p for _, _, f in self.files for p in f.unbacked}
         # (module, class) of every read in a class, handed or not
         self.classes = {(m, r.cls) for _, m, f in self.files for r in f.reads if r.cls}
+        # (path, method, parameter) a method parks on self
+        self.parking = {
+            (path, p.scope, p.param) for path, _, f in self.files for p in f.parks if p.param
+        }
         # (path, function) -> its calls
         self.calls = calls_by_function((path, f.calls) for path, _, f in self.files)
         # (path, function) -> the calls it makes on a parameter
@@ -398,11 +402,12 @@ class HandedReads:
 
     def whole_object(self, path: str, r: ExposedRead, held: Handed) -> bool:
         """The read is of a record handed along as a parameter (`f(server_args)`),
-        not held by an object. A constructor that parks the parameter on self
-        reads the parameter as any function does (sglang 0.5.17's
-        `ExpertBackupClient.__init__`, `server_args.nnodes`): the design pins the
-        parked form as `self.x.field`, and a parameter read as a whole-object pass."""
+        not held by an object (program.whole_object also asks `parks_worker`)."""
         return held.kind == "param"
+
+    def parks(self, path: str, r: ExposedRead, held: Handed) -> bool:
+        """The read is in the method that parks the parameter it reads off."""
+        return (path, r.site.scope, held.name) in self.parking
 
 
 def _leaf(vocab: Vocabulary, field: str, when: str) -> str:

@@ -29,6 +29,8 @@ from typing import Any, Literal
 
 from ctxlint.discover.files import path_matcher
 from ctxlint.facts.vocab import BAGS
+from ctxlint.program.call_model import EventKind
+from ctxlint.program.calls import call_graph
 from ctxlint.program.core import Program
 from ctxlint.program.declared_names import KEY as DECLARATIONS
 from ctxlint.program.declared_names import declarable_sites, declared_fields
@@ -38,6 +40,7 @@ from ctxlint.program.manager_owned import ID as OVERRIDES
 from ctxlint.program.manager_owned import manager_model
 from ctxlint.program.materialised import materialiser
 from ctxlint.program.pipeline_reads import raw_field_reads
+from ctxlint.program.reach import backward
 from ctxlint.program.resolution import resolution
 
 DECLARED = "fields resolution fills in: declares, or writes in the pipeline (where)"
@@ -89,6 +92,8 @@ class Exposure:
         self.entry_reaching = res.entry_reaching
         self.views = sorted(q.rpartition(".")[2] for q in res.view_functions)
         self.cuts = exposure_cuts(program)
+        graph = call_graph(program)
+        self.publishers = frozenset(backward(graph, graph.doing(EventKind.PUBLISH)))
         # no derived set: nothing tells a kept read from a reported one
         self.derived = bool(self.declared or self.overridden)
 
@@ -124,7 +129,12 @@ class Exposure:
         if (path, tuple(r.site.span)) in self.resolution_sites:
             return "resolution"
         in_pipeline = f"{module}.{r.site.scope}" in self.pipeline
-        whole = handed.whole_object(path, r, held)
+        # a worker's constructor (it parks the record and builds what publishes:
+        # the design's "every worker ... is handed the same instance the process
+        # published", whose reads move to the bags) is no whole-object pass; a
+        # helper's parking constructor is (0.5.17's `ExpertBackupClient.__init__`)
+        worker = handed.parks(path, r, held) and f"{module}.{r.site.scope}" in self.publishers
+        whole = handed.whole_object(path, r, held) and not worker
         if self.derived and whole and not self.moved(r.field, in_pipeline):
             return "apart"
         if whole and self.cuts.resolved_later(handed, path, r, held):
