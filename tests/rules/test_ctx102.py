@@ -13,6 +13,8 @@ from resolution_rt import RUNTIME
 from rulecase import assert_case
 
 from ctxlint.program.whole_object import APART, DECLARED, MATERIALISER, NOTE, OVERRIDDEN
+from ctxlint.program.whole_object import ELSEWHERE as ELSEWHERE_SET
+from ctxlint.program.whole_object import LAUNCHER as LAUNCHER_SET
 from ctxlint.rules.ctx102_supplied_exposure import RULE as RULE_OBJECT
 
 RULE = "CTX102"
@@ -669,7 +671,7 @@ WHOLE_OBJECT = """
     class Worker:
         def __init__(self, server_args) -> None:
             self.server_args = server_args
-            self.size = server_args.tp_size  # expect (the object holds this record)
+            self.size = server_args.tp_size  # the parameter, though parked: a whole-object pass
 
         def size_again(self) -> int:
             return self.server_args.tp_size  # expect
@@ -685,15 +687,17 @@ def test_a_whole_object_pass_of_a_field_nothing_moves_is_kept_apart(project: Pat
     constant table the pipeline reads, a pipeline write) or a post-publish override moves (the
     context's `override`, a wrapper handing it `**fields`, called on another
     object); the rest is listed apart by `ctxlint sets`. A read held by an
-    object (`self.server_args`, or the parameter its constructor parks) is
-    reported whatever the field."""
+    object (`self.server_args`) is reported whatever the field; a read of the
+    parameter in the constructor that parks it is a parameter read (sglang
+    0.5.17's `ExpertBackupClient.__init__` reading `server_args.nnodes`)."""
     assert_case(project, RULE, WHOLE_OBJECT, extra=DECIDING)
     out = run_engine(project, select={RULE})
     sets = out.program.sets[RULE]
-    # a method other than the one that parks the parameter (sglang 0.5.17's
-    # DataParallelController.launch_tensor_parallel_group): a whole-object pass
+    # the method that parks the parameter, and another (sglang 0.5.17's
+    # DataParallelController.launch_tensor_parallel_group): whole-object passes
     assert sets[APART] == [
         "app/case.py:2 init_groups `tp_size`",
+        "app/case.py:22 Worker.__init__ `tp_size`",
         "app/case.py:28 Worker.launch `tp_size`",
     ]
     assert set(sets[DECLARED]) == {
@@ -844,13 +848,13 @@ def test_where_declarations_are_written_onto_the_fields_the_message_says_so(
     # answers as the bag does, and keeps the supplied-instance contract
     assert sorted(sets[APART]) == [
         "app/case.py:15 budget `max_running_requests`",
+        "app/case.py:23 Worker.__init__ `tp_size`",
         "app/case.py:29 Worker.launch `tp_size`",
         "app/case.py:3 init_groups `tp_size`",
         "app/case.py:6 chunk `chunked_prefill_size`",
         "app/case.py:9 window `context_length`",
     ]
     assert sorted(found) == [
-        "Worker.__init__",
         "Worker.chunk_again",
         "Worker.size_again",
         "path",
@@ -1018,3 +1022,170 @@ def test_a_guarded_publish_is_named_where_the_call_settles_its_guard(
         assert "publishes at line" not in details and "below line" not in details, details
     else:
         assert details.startswith(f"`Worker.__init__` publishes at line {line}, after this read")
+
+
+LAUNCHER = """
+    from specrt.record import ServerArgs
+    from specrt.resolution import declare_resolution
+
+    def launch(server_args) -> int:
+        size = server_args.chunked_prefill_size  # before this function declares on it
+        declare_resolution(server_args, "launch", context_length=size)
+        return server_args.chunked_prefill_size  # expect (after the declaration)
+
+    def relaunch(server_args, other: ServerArgs) -> int:
+        declare_resolution(server_args, "launch", chunked_prefill_size=1)
+        size = server_args.chunked_prefill_size  # expect (declared above the read)
+        wide = other.dp_size  # expect (another record: nothing resolves it here)
+        declare_resolution(server_args, "again", context_length=size)
+        return size + wide
+    """
+# sglang 0.5.23: `__post_init__` leaves resolution to `resolve_once`, which the
+# launcher calls on the record it was handed
+RESOLVE_ONCE = RUNTIME["specrt/record.py"].replace(
+    "        resolve(self)\n        self._check()\n",
+    "\n    def resolve_once(self) -> None:\n"
+    "        from app.pipeline import resolve\n\n"
+    "        resolve(self)\n",
+)
+
+
+def test_a_read_before_its_function_resolves_the_record_is_launcher_stage(
+    project: Path,
+) -> None:
+    """sglang 0.5.23's `launch_server.run_server` and `benchmark/one_batch.py`
+    read the handed record, then declare on it or call `resolve_once()`: that
+    is launcher-stage resolution ("resolution, not mutation"), where no bag
+    exists and a view answers the raw field too, so the read is kept apart. A
+    read after the resolving call, after a declaration of the field in the same
+    function, or off another parameter, is still reported."""
+    assert_case(project, RULE, LAUNCHER, extra=DECIDING)
+    sets = run_engine(project, select={RULE}).program.sets[RULE]
+    assert sets[LAUNCHER_SET] == ["app/case.py:5 launch `chunked_prefill_size`"]
+    source = """
+        def run_server(server_args) -> int:
+            if server_args.chunked_prefill_size > 1:
+                print("chunked")
+            server_args.resolve_once()
+            return server_args.chunked_prefill_size  # expect
+        """
+    assert_case(project, RULE, source, extra={**DECIDING, "specrt/record.py": RESOLVE_ONCE})
+    sets = run_engine(project, select={RULE}).program.sets[RULE]
+    assert sets[LAUNCHER_SET] == ["app/case.py:2 run_server `chunked_prefill_size`"]
+
+
+ROLES = {
+    **CONVENTION,
+    "app/control.py": """\
+from specrt.context import get_context, publish
+
+
+def scheduler_main(server_args) -> int:
+    publish(server_args, role="scheduler")
+    scale()
+    return shared(server_args)
+
+
+def scale() -> None:
+    get_context().override("scale", dp_size=2)
+
+
+def shared(server_args) -> int:
+    return server_args.dp_size
+""",
+}
+
+
+def test_a_field_overridden_only_in_another_process_is_kept_apart(project: Path) -> None:
+    """sglang 0.5.17's encode server reads `server_args.dp_size` in its own
+    `launch_server`, and every override of `dp_size` runs in a scheduler
+    process: "bags do not cross a process boundary", so no override reaches the
+    encoder's process. A read in a function the overriding role runs too is
+    still reported, and so is one no role reaches (not claimed)."""
+    source = """
+        from specrt.context import publish
+
+        def encoder_main(server_args) -> int:
+            width = server_args.dp_size  # the encoder's process: no override there
+            publish(server_args, role="encoder")
+            return width
+
+        def nowhere(server_args) -> int:
+            return server_args.dp_size  # expect (no role reaches it)
+        """
+    assert_case(project, RULE, source, extra=ROLES)
+    out = run_engine(project, select={RULE})
+    assert [(f.path, f.line) for f in out.findings if f.path == "app/control.py"] == [
+        ("app/control.py", 15)
+    ]
+    assert out.program.sets[RULE][ELSEWHERE_SET] == ["app/case.py:4 encoder_main `dp_size`"]
+
+
+def test_an_override_in_a_method_run_by_dispatch_runs_where_its_object_is_built(
+    project: Path,
+) -> None:
+    """sglang 0.5.17's `ModelRunner._finalize_scale_up` overrides `dp_size`; it is
+    reached from `ModelRunner.forward`, which nothing the call graph follows
+    calls: it runs where the runner is built, in the scheduler. Without that
+    class the override's role is not known, and the read is reported."""
+    control = (
+        ROLES["app/control.py"]
+        .replace(
+            "    scale()\n",
+            "    Runner()\n",
+        )
+        .replace(
+            "def scale() -> None:\n",
+            "class Runner:\n    def __init__(self) -> None:\n        pass\n\n"
+            "    def forward(self) -> None:\n        self.scale()\n\n"
+            "    def scale(self) -> None:\n",
+        )
+    )
+    control = control.replace("    get_context().override", "        get_context().override")
+    source = """
+        from specrt.context import publish
+
+        def encoder_main(server_args) -> int:
+            width = server_args.dp_size  # the encoder's process: no override there
+            publish(server_args, role="encoder")
+            return width
+        """
+    assert_case(project, RULE, source, extra={**ROLES, "app/control.py": control})
+    built_nowhere = control.replace("    Runner()\n", "")
+    assert_case(
+        project,
+        RULE,
+        source.replace("# the encoder's process: no override there", "# expect"),
+        extra={**ROLES, "app/control.py": built_nowhere},
+    )
+
+
+def test_a_worker_constructor_keeps_its_parameter_reads_a_helpers_does_not(
+    project: Path,
+) -> None:
+    """The design's per-runner text names the process's workers ("every worker
+    (`TpModelWorker`, the draft workers) is handed the same instance the
+    process published, so a bag leaf is the decision"): a parking constructor
+    that builds what publishes (0.5.17's `TpModelWorker.__init__` builds the
+    `ModelRunner`) keeps its parameter reads reported whatever the field; a
+    helper's parking constructor (`ExpertBackupClient.__init__`) reads the
+    parameter as a whole-object pass."""
+    source = """
+        from specrt.context import publish
+
+        class Runner:
+            def __init__(self, server_args) -> None:
+                publish(server_args, role="scheduler")
+
+        class Worker:
+            def __init__(self, server_args) -> None:
+                self.server_args = server_args
+                self.size = server_args.tp_size  # expect
+                self.runner = Runner(server_args)
+
+        class Helper:
+            def __init__(self, server_args) -> None:
+                self.server_args = server_args
+                self.size = server_args.tp_size  # a helper: kept apart
+        """
+    assert_case(project, RULE, source, extra=DECIDING)

@@ -125,8 +125,12 @@ def test_a_global_computed_with_a_parameter_is_not_told_to_read_where_used(
     """sglang 0.5.23's `update_deep_gemm_config(gpu_id)` fills
     `_IS_FIRST_RANK_ON_NODE = get_device().base_gpu_id == gpu_id`, and its use
     has no `gpu_id`: "read the accessor where the value is used" cannot be
-    written there. The finding names the parameter and hands the result down;
-    a global from the accessor alone keeps the old remedy."""
+    written there. The message leads with the design's per-runner rule
+    ("threaded to consumers as arguments, never backfilled onto a shared
+    object": every runner's init recomputes the global, so "later overrides are
+    missed" is the weak half, kept in the details); the details name the
+    parameter and hand the result down. A global from the accessor alone keeps
+    the old remedy."""
     write(
         project,
         {
@@ -142,8 +146,11 @@ def test_a_global_computed_with_a_parameter_is_not_told_to_read_where_used(
     )
     paired, alone = sorted(run_engine(project, select={RULE}).findings, key=lambda f: f.line)
     assert paired.message == (
-        "`get_parallel()` cached in the module global `_FIRST` with a parameter of the function "
-        "filling it: later overrides and re-publishes are missed"
+        "`get_parallel()` and a parameter of its filler backfill the module global `_FIRST`: "
+        "a per-runner value is threaded to its users as arguments, never kept on a shared object"
+    )
+    assert paired.details.endswith(
+        "it also misses later overrides and re-publishes of what the accessor answers."
     )
     assert len(paired.message) <= 200
     assert "`_FIRST` is computed from the accessor and `rank`" in paired.details

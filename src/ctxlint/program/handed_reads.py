@@ -32,7 +32,7 @@ from typing import Literal
 
 from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import FileContext, dotted
-from ctxlint.facts.typed import Site, site
+from ctxlint.facts.typed import Site, Span, site
 from ctxlint.facts.vocab import Vocabulary
 from ctxlint.program.bindings import KEY as BINDINGS
 from ctxlint.program.core import Program
@@ -87,6 +87,20 @@ class Park:
 
 
 @dataclass(frozen=True, slots=True)
+class OnParam:
+    """A call on a parameter in a function with a read: `<param>.<name>(...)`
+    (`method` True), or `<name>(<param>, ...)` with the parameter first (`name`
+    qualified where the file resolves it): where that function resolves the
+    record it was handed (program.exposure_cuts)."""
+
+    scope: str
+    param: str
+    name: str
+    method: bool
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
 class ExposureFacts:
     reads: tuple[ExposedRead, ...]
     parks: tuple[Park, ...]
@@ -96,6 +110,7 @@ class ExposureFacts:
     # functions (qualified) writing a parameter's attribute by a computed name,
     # `setattr(server_args, field, value)`: a materialiser candidate
     setters: tuple[str, ...] = ()
+    on_params: tuple[OnParam, ...] = ()  # in the functions with a read
 
 
 class ExposureVisitor(ReadVisitor):
@@ -106,6 +121,7 @@ class ExposureVisitor(ReadVisitor):
         self.unbacked: list[str] = []
         self.calls: list[tuple[str, str, cst.Call]] = []  # (scope, name, node)
         self.setters: set[str] = set()
+        self.on_params: list[tuple[str, str, str, bool, cst.Call]] = []
 
     # -- the record's properties -------------------------------------------------
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
@@ -165,11 +181,25 @@ class ExposureVisitor(ReadVisitor):
             name = func.attr.value
         if name is not None:
             self.calls.append((self.ctx.qualname, name, node))
+            self._on_param(func, name, node)
         if name == "setattr" and isinstance(func, cst.Name) and len(node.args) >= 3:
             obj, attr = node.args[0].value, node.args[1].value
             computed = not isinstance(attr, (cst.SimpleString, cst.ConcatenatedString))
             if computed and isinstance(obj, cst.Name) and self._param(obj.value) is not None:
                 self.setters.add(f"{self.ctx.module}.{self.ctx.qualname}")
+
+    def _on_param(self, func: cst.BaseExpression, name: str, node: cst.Call) -> None:
+        """Keep `param.name(...)` and `name(param, ...)` (the parameter first)."""
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+            held, method = func.value.value, True
+        elif node.args and node.args[0].keyword is None and not node.args[0].star:
+            first = node.args[0].value
+            held, method = (first.value if isinstance(first, cst.Name) else ""), False
+            name = (self.ctx.resolve(func) or name) if held else name
+        else:
+            return
+        if held and self._param(held) in ("rec", "plain"):
+            self.on_params.append((self.ctx.qualname, held, name, method, node))
 
     def _constructs_record(self, value: cst.BaseExpression) -> bool:
         """`ServerArgs(...)` / `ServerArgs.from_cli_args(...)`: a record the code owns."""
@@ -226,12 +256,18 @@ class ExposureVisitor(ReadVisitor):
             for scope, name, node in self.calls
             if scope in scopes
         )
+        on_params = tuple(
+            OnParam(scope, held, name, method, self.ctx.anchor(node))  # type: ignore[arg-type]
+            for scope, held, name, method, node in self.on_params
+            if scope in scopes
+        )
         return ExposureFacts(
             tuple(reads),
             tuple(self.parks),
             tuple(self.unbacked),
             calls,
             tuple(sorted(self.setters)),
+            on_params,
         )
 
 
@@ -287,13 +323,17 @@ class HandedReads:
         self.unbacked = {p for _, _, f in self.files for p in f.unbacked}
         # (module, class) of every read in a class, handed or not
         self.classes = {(m, r.cls) for _, m, f in self.files for r in f.reads if r.cls}
-        # (path, method, parameter) a method parks on self: the worker-constructor
-        # shape; a same-named parameter of another method is a whole-object pass
+        # (path, method, parameter) a method parks on self
         self.parking = {
             (path, p.scope, p.param) for path, _, f in self.files for p in f.parks if p.param
         }
         # (path, function) -> its calls
         self.calls = calls_by_function((path, f.calls) for path, _, f in self.files)
+        # (path, function) -> the calls it makes on a parameter
+        self.on_params: dict[tuple[str, str], list[OnParam]] = {}
+        for path, _, f in self.files:
+            for c in f.on_params:
+                self.on_params.setdefault((path, c.scope), []).append(c)
 
     def held(self, path: str, module: str, r: ExposedRead) -> Handed | None:
         """How the record `r` reads off is handed, or None where it is not."""
@@ -362,10 +402,12 @@ class HandedReads:
 
     def whole_object(self, path: str, r: ExposedRead, held: Handed) -> bool:
         """The read is of a record handed along as a parameter (`f(server_args)`),
-        not held by an object: the reading method does not park that parameter on
-        self (sglang 0.5.17's `DataParallelController.launch_tensor_parallel_group`
-        takes `server_args` as its Ray override does; only `__init__` parks it)."""
-        return held.kind == "param" and (path, r.site.scope, held.name) not in self.parking
+        not held by an object (program.whole_object also asks `parks_worker`)."""
+        return held.kind == "param"
+
+    def parks(self, path: str, r: ExposedRead, held: Handed) -> bool:
+        """The read is in the method that parks the parameter it reads off."""
+        return (path, r.site.scope, held.name) in self.parking
 
 
 def _leaf(vocab: Vocabulary, field: str, when: str) -> str:

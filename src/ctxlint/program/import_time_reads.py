@@ -75,7 +75,8 @@ def global_details(read: ImportTimeRead) -> str | None:
         f"`{read.where}` is computed from the accessor and {names}, a parameter of the function "
         f"that fills it: a use elsewhere has no {names} to recompute it from, so compute it "
         "where that is handed (the runner) and pass the result to its users as an argument, "
-        "as a per-runner value travels."
+        "as a per-runner value travels. Cached once, it also misses later overrides and "
+        "re-publishes of what the accessor answers."
     )
 
 

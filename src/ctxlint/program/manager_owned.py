@@ -249,8 +249,23 @@ class Model:
         wrapper handing its `**fields` to it (`record_config_updates`), by name
         (what it resolves to) or as a method (by its name: on `self` or on
         another object, such as `tokenizer_manager.record_config_updates(...)`)."""
-        short_wrappers = {w.rpartition(".")[2] for w in self.wrappers}
         out: dict[str, set[str]] = {}
+        for path, c in self._override_calls():
+            for name in c.fields:
+                out.setdefault(name, set()).add(f"{path}:{c.site.span[0]}")
+        return {name: sorted(where) for name, where in sorted(out.items())}
+
+    def overriders(self) -> dict[str, frozenset[str]]:
+        """Record field -> the functions (qualified) making an override that names
+        it, as `overridden` counts them (CTX102 asks which process runs each)."""
+        out: dict[str, set[str]] = {}
+        for _, c in self._override_calls():
+            for name in c.fields:
+                out.setdefault(name, set()).add(c.fn)
+        return {name: frozenset(fns) for name, fns in out.items()}
+
+    def _override_calls(self) -> Iterator[tuple[str, FieldsCall]]:
+        short_wrappers = {w.rpartition(".")[2] for w in self.wrappers}
         for path, _, f in self.files:
             for c in f.calls:
                 if c.kind == "name":
@@ -258,9 +273,7 @@ class Model:
                 else:
                     counts = c.kind == "context" or c.name in short_wrappers
                 if counts:
-                    for name in c.fields:
-                        out.setdefault(name, set()).add(f"{path}:{c.site.span[0]}")
-        return {name: sorted(where) for name, where in sorted(out.items())}
+                    yield path, c
 
 
 def manager_model(program: Program) -> Model:

@@ -29,14 +29,18 @@ from typing import Any, Literal
 
 from ctxlint.discover.files import path_matcher
 from ctxlint.facts.vocab import BAGS
+from ctxlint.program.call_model import EventKind
+from ctxlint.program.calls import call_graph
 from ctxlint.program.core import Program
 from ctxlint.program.declared_names import KEY as DECLARATIONS
 from ctxlint.program.declared_names import declarable_sites, declared_fields
+from ctxlint.program.exposure_cuts import exposure_cuts
 from ctxlint.program.handed_reads import KEY, ExposedRead, Handed, HandedReads, handed_reads
 from ctxlint.program.manager_owned import ID as OVERRIDES
 from ctxlint.program.manager_owned import manager_model
 from ctxlint.program.materialised import materialiser
 from ctxlint.program.pipeline_reads import raw_field_reads
+from ctxlint.program.reach import backward
 from ctxlint.program.resolution import resolution
 
 DECLARED = "fields resolution fills in: declares, or writes in the pipeline (where)"
@@ -55,7 +59,18 @@ NOTE_KEY = "note"
 # the facts other rules' visitors gather that the two sets are derived from
 FACTS_READ = (DECLARATIONS, OVERRIDES)
 
-Verdict = Literal["report", "apart", "resolution"]
+LAUNCHER = (
+    "parameter reads before the same function resolves the record "
+    "(launcher-stage resolution, a view answers the raw field: not reported)"
+)
+ELSEWHERE = (
+    "parameter reads of a field overridden only under other process roles "
+    "(bags do not cross a process boundary: not reported)"
+)
+
+Verdict = Literal["report", "apart", "resolution", "launcher", "elsewhere"]
+# the verdicts `ctxlint sets` lists, by title
+KEPT: dict[Verdict, str] = {"apart": APART, "launcher": LAUNCHER, "elsewhere": ELSEWHERE}
 
 
 class Exposure:
@@ -76,18 +91,21 @@ class Exposure:
         self.pipeline = res.pipeline
         self.entry_reaching = res.entry_reaching
         self.views = sorted(q.rpartition(".")[2] for q in res.view_functions)
+        self.cuts = exposure_cuts(program)
+        graph = call_graph(program)
+        self.publishers = frozenset(backward(graph, graph.doing(EventKind.PUBLISH)))
         # no derived set: nothing tells a kept read from a reported one
         self.derived = bool(self.declared or self.overridden)
 
-    def sets(self, program: Program, apart: list[str]) -> dict[str, Any]:
-        """The derived sets `ctxlint sets` shows, with the reads kept `apart`."""
+    def sets(self, program: Program, kept: dict[Verdict, list[str]]) -> dict[str, Any]:
+        """The derived sets `ctxlint sets` shows, with the reads `kept` (kept_apart)."""
         handed = handed_reads(program)
         whole = any(handed.whole_object(p, r, h) for p, _, r, h in handed.reads())
         return {
             DECLARED: _first(self.declared),
             OVERRIDDEN: _first(self.overridden),
             MATERIALISER: [self.materialiser] if self.materialiser else [],
-            APART: sorted(apart),
+            **{title: sorted(kept.get(v, [])) for v, title in KEPT.items()},
             **({NOTE_KEY: NOTE} if whole and not self.derived else {}),
         }
 
@@ -98,8 +116,12 @@ class Exposure:
         once resolution has ended, which is what the bag is projected from: the
         design's reason for the unless-clause ("the record carries the user's
         raw input") does not hold there, but still does inside the pipeline."""
-        filled = field in self.declared and (self.materialiser is None or in_pipeline)
-        return filled or field in self.overridden
+        return self.filled(field, in_pipeline) or field in self.overridden
+
+    def filled(self, field: str, in_pipeline: bool = False) -> bool:
+        """Resolution fills the field in while the record keeps the raw input
+        (`moved`'s first half)."""
+        return field in self.declared and (self.materialiser is None or in_pipeline)
 
     def verdict(
         self, handed: HandedReads, path: str, module: str, r: ExposedRead, held: Handed
@@ -107,9 +129,20 @@ class Exposure:
         if (path, tuple(r.site.span)) in self.resolution_sites:
             return "resolution"
         in_pipeline = f"{module}.{r.site.scope}" in self.pipeline
-        whole = handed.whole_object(path, r, held)
+        # a worker's constructor (it parks the record and builds what publishes:
+        # the design's "every worker ... is handed the same instance the process
+        # published", whose reads move to the bags) is no whole-object pass; a
+        # helper's parking constructor is (0.5.17's `ExpertBackupClient.__init__`)
+        worker = handed.parks(path, r, held) and f"{module}.{r.site.scope}" in self.publishers
+        whole = handed.whole_object(path, r, held) and not worker
         if self.derived and whole and not self.moved(r.field, in_pipeline):
             return "apart"
+        if whole and self.cuts.resolved_later(handed, path, r, held):
+            return "launcher"
+        q = f"{module}.{r.site.scope}"
+        filled = self.filled(r.field, in_pipeline)
+        if whole and not filled and self.cuts.overridden_elsewhere(q, r.field):
+            return "elsewhere"
         return "report"
 
     def holds(self, field: str) -> str:
@@ -198,15 +231,20 @@ def judged(
         yield path, module, r, held, seen.verdict(handed, path, module, r, held)
 
 
-def kept_apart(program: Program, factories: Sequence[str], allowed: Sequence[str]) -> list[str]:
-    """ "path:line scope `field`" of each read kept apart, outside the rule's excludes."""
+def kept_apart(
+    program: Program, factories: Sequence[str], allowed: Sequence[str]
+) -> dict[Verdict, list[str]]:
+    """Verdict -> "path:line scope `field`" of each read it keeps from the report
+    (KEPT), outside the rule's excludes."""
     excluded = program.config.per_rule_exclude.get(KEY)
     outside = path_matcher(excluded).match_file if excluded else lambda _: False
-    return [
-        f"{path}:{r.site.span[0]} {r.site.scope} `{r.field}`"
-        for path, _, r, _, verdict in judged(program, factories, allowed)
-        if verdict == "apart" and not outside(path)
-    ]
+    out: dict[Verdict, list[str]] = {}
+    for path, _, r, _, verdict in judged(program, factories, allowed):
+        if verdict in KEPT and not outside(path):
+            out.setdefault(verdict, []).append(
+                f"{path}:{r.site.span[0]} {r.site.scope} `{r.field}`"
+            )
+    return out
 
 
 def class_matches(allowed: str, module: str, cls: str) -> bool:

@@ -63,8 +63,8 @@ _MESSAGES = {
     "no override reaches a value read once; read it where it is used, inside a function",
     "global": "`{call}` cached in the module global `{where}`: later overrides and re-publishes "
     "are missed; read the accessor where the value is used",
-    "paired": "`{call}` cached in the module global `{where}` with a parameter of the function "
-    "filling it: later overrides and re-publishes are missed",
+    "paired": "`{call}` and a parameter of its filler backfill the module global `{where}`: "
+    "a per-runner value is threaded to its users as arguments, never kept on a shared object",
     "memo": "`{call}` read inside `{where}`, memoised process-wide: the first answer outlives "
     "every override and re-publish; read the accessor outside the memo, or drop the memo",
     # the memoised function does more than read: dropping the memo would run it again
