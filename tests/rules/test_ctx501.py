@@ -773,3 +773,64 @@ class Processor:
         """,
         extra={"app/b.py": base},
     )
+
+
+HYBRID = """\
+class Backend:
+    def forward(self, q, k, v, layer, batch, save=True, **kwargs):
+        raise NotImplementedError
+
+
+class LinearBase(Backend):
+    pass
+
+
+class Full(Backend):
+    def forward(self, q, k, v, layer, batch, save=True, **kwargs):
+        return q
+
+
+class Linear(LinearBase):
+    def forward(self, layer, batch, mixed_qkv, **kwargs):
+        return mixed_qkv
+
+
+class Hybrid(Backend):
+    def __init__(self, full: Backend, linear: LinearBase) -> None:
+        self.full = full
+        self.linear = linear
+
+    def forward(self, q, k, v, layer, batch, save=True, mixed_qkv=None, **kwargs):
+        if layer.full:
+            return self.full.forward(q, k, v, layer, batch, save, **kwargs)
+        return self.linear.forward(
+            q=q, k=k, v=v, layer=layer, batch=batch, save=save, mixed_qkv=mixed_qkv
+        )
+"""
+
+
+def test_the_receivers_declared_kind_decides_the_dispatches_an_override_answers(
+    project: Path,
+) -> None:
+    """Issue 36 (0.5.23's GDN/KDA linear-attention backends): the hybrid
+    backend dispatches its linear side through `self.linear`, declared as the
+    subclass `LinearBase`, and its full side through `self.full`, declared as
+    the base. A `LinearBase` implementation answers to the first; the
+    positional full-attention call is not its contract."""
+    write(project, {"app/back.py": HYBRID})
+    found = [f for f in run_engine(project, select={RULE}).findings if f.rule == RULE]
+    assert found == []
+    # declared as the base, the linear dispatch is every implementation's
+    # (and the positional full-attention call then binds `Linear` too)
+    (project / "app/back.py").write_text(HYBRID.replace("linear: LinearBase", "linear: Backend"))
+    found = [f for f in run_engine(project, select={RULE}).findings if f.rule == RULE]
+    assert [(f.scope, f.span.line) for f in found] == [("Linear.forward", 16)]
+    assert "6 positional arguments" in found[0].message
+    # the linear kind's own dispatch still binds its implementations
+    narrow = "def forward(self, layer, batch, q=None, k=None, v=None, mixed_qkv=None):"
+    (project / "app/back.py").write_text(
+        HYBRID.replace("def forward(self, layer, batch, mixed_qkv, **kwargs):", narrow)
+    )
+    found = [f for f in run_engine(project, select={RULE}).findings if f.rule == RULE]
+    assert [(f.scope, f.span.line) for f in found] == [("Linear.forward", 16)]
+    assert "unknown keyword `save`" in found[0].message

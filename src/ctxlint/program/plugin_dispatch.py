@@ -379,7 +379,30 @@ class Graph:
                 ]
                 if (base, name) in sites and not calls:
                     continue  # dispatched, but never on an object that can be this class
-                yield Override(impl, name, m, base, hook, calls)
+                yield Override(impl, name, m, base, hook, self.through_nearest(impl, base, calls))
+
+    def through_nearest(
+        self, impl: str, base: str, calls: list[tuple[str, MethodCall]]
+    ) -> list[tuple[str, MethodCall]]:
+        """The dispatches `impl` answers to: where some dispatch's receiver is
+        declared (annotated, or assigned constructions) as a subclass S of the
+        base that `impl` derives from, the kind of plugin the code set apart
+        for it (a hybrid backend's `linear_attn_backend: MambaAttnBackendBase`
+        beside its `full_attn_backend: AttentionBackend`), `impl` answers to
+        the dispatches through the nearest such S (or through a class between
+        S and `impl`: `self` in one), not to those declared more generally."""
+        mro = self.mro(impl)
+
+        def depth(call: MethodCall) -> int:  # how near `impl` its receiver's declared class is
+            types = self.receiver_types(call.receiver)
+            return min((mro.index(t) for t in types if t in mro), default=len(mro))
+
+        # `self`/`super()` declare no kind: the class's own code, not a receiver's
+        declared = [depth(c) for _, c in calls if c.receiver.kind in ("attr", "types")]
+        nearest = min(declared, default=len(mro))
+        if nearest >= mro.index(base):  # none declared below the base
+            return calls
+        return [(p, c) for p, c in calls if depth(c) <= nearest]
 
 
 @dataclass(frozen=True, slots=True)
