@@ -834,3 +834,80 @@ def test_the_receivers_declared_kind_decides_the_dispatches_an_override_answers(
     found = [f for f in run_engine(project, select={RULE}).findings if f.rule == RULE]
     assert [(f.scope, f.span.line) for f in found] == [("Linear.forward", 16)]
     assert "unknown keyword `save`" in found[0].message
+
+
+KERNELS = """\
+class MoEBase:
+    def apply(self, layer, dispatch_output):
+        raise NotImplementedError
+
+
+class Fused(MoEBase):
+    def apply(self, layer, dispatch_output):
+        return layer
+
+
+class Kernel(MoEBase):
+    def apply(self, quant_info, hidden, expert_tokens, scale=None):
+        return hidden
+
+
+class Layer:
+    def __init__(self, quant_method: MoEBase) -> None:
+        self.quant_method = quant_method
+
+    def forward(self, x):
+        return self.quant_method.apply(layer=self, dispatch_output=x)
+
+
+class Scheme:
+    def __init__(self) -> None:
+        self.kernel = Kernel()
+
+
+def setup(layer, scheme: Scheme) -> None:
+    layer.w13_kernel, layer.w2_kernel = Kernel(), scheme.kernel
+
+
+def run(layer, info, x, tokens):
+    w13 = layer.w13_kernel
+    hidden = w13.apply(info, x, tokens, scale=None)
+    return layer.w2_kernel.apply(info, hidden, tokens)
+"""
+
+
+@pytest.mark.parametrize(
+    ("edit", "found"),
+    [
+        ((), []),
+        # an object of it handed to an attribute the base's dispatch reads
+        (("    w13 = ", "    layer.quant_method = layer.w2_kernel\n    w13 = "), [12]),
+        (("w13 = layer.w13_kernel", "w13 = layer.w13_kernel\n    w13.apply(layer, x)"), [12]),
+        (
+            (
+                "        self.kernel = Kernel()",
+                "        kernel = Kernel()\n        self.kernel = kernel",
+            ),
+            [12],
+        ),
+        # its own calls fit the base as well: nothing tells the interfaces apart
+        (("hidden = w13.apply(info, x, tokens, scale=None)", "hidden = w13.apply(info, x)"), [12]),
+    ],
+)
+def test_a_method_called_with_its_own_arguments_is_another_interface(
+    project: Path, edit: tuple[str, ...], found: list[int]
+) -> None:
+    """Issue 36 (0.5.23's NPU MoE kernels): `Kernel` derives from the MoE
+    method base, but every object of it is built into `w13_kernel`/`w2_kernel`
+    (the scheme's `kernel` copied there), whose readers call `apply` with the
+    kernel's own arguments: the base's `apply(layer=..., dispatch_output=...)`
+    dispatch through `quant_method` is not its contract."""
+    assert not edit or edit[0] in KERNELS
+    source = KERNELS.replace(*edit) if edit else KERNELS
+    write(project, {"app/moe.py": source})
+    out = run_engine(project, select={RULE})
+    got = [f for f in out.findings if f.rule == RULE]
+    assert [f.span.line for f in got if f.scope == "Kernel.apply"] == found
+    slots = ["*.w13_kernel", "*.w2_kernel", "app.moe.Scheme.kernel"]
+    other = {} if found else {"app.moe.Kernel.apply": slots}
+    assert out.program.sets[RULE]["other interfaces of a hook's name"] == other

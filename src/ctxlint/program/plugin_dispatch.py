@@ -15,7 +15,7 @@ their base is called with (`overrides`, `Override.problems`).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from ctxlint.core.lazy_libcst import cst
@@ -65,9 +65,26 @@ class MethodCall:
     guards: tuple[str, ...] = ()
 
 
+# An attribute by owner: (the class whose method reads/writes `self.<attr>`, or ""
+# for any other object's `<expr>.<attr>`, the attribute)
+Slot = tuple[str, str]
+
+
+_Slots = tuple[
+    dict[str, list[tuple[Slot, CallShape]]], dict[str, set[Slot]], set[tuple[Slot, Slot]]
+]
+
+
 @dataclass(frozen=True, slots=True)
 class PluginFacts:
     calls: tuple[MethodCall, ...]
+    # calls of a method on an object read off an attribute (`x.layer.w13_kernel
+    # .apply(...)`, or through a local last assigned that read): (slot, method, shape)
+    slot_calls: tuple[tuple[Slot, str, CallShape], ...] = ()
+    # constructions of a capitalised callee: (its name, the slot it is assigned
+    # to, or ("", "") where it goes anywhere else)
+    builds: tuple[tuple[str, Slot], ...] = ()
+    copies: tuple[tuple[Slot, Slot], ...] = ()  # `x.a = y.b`: (destination, source)
 
 
 class PluginVisitor(FileVisitor):
@@ -81,6 +98,47 @@ class PluginVisitor(FileVisitor):
         self.narrow: list[list[Any] | None] = []
         # per enclosing `if`: the (receiver text, attribute) pairs its test reads
         self.guarded: list[set[tuple[str, str]]] = []
+        self.slot_calls: set[tuple[Slot, str, CallShape]] = set()
+        self.builds: set[tuple[str, Slot]] = set()
+        self.copies: set[tuple[Slot, Slot]] = set()
+        self.stored: set[int] = set()  # constructions assigned to a slot
+        self.locals: dict[tuple[str, str], Slot | None] = {}  # (scope, name) -> read slot
+
+    # -- attribute slots -------------------------------------------------------
+    def _slot(self, expr: cst.BaseExpression) -> Slot | None:
+        if not isinstance(expr, cst.Attribute):
+            return None
+        r = self.ctx.parts[BINDINGS].receiver(expr.value)
+        return (r.cls if r.kind == "self" and r.cls else "", expr.attr.value)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for t in node.targets:
+            pairs: list[tuple[cst.BaseExpression, cst.BaseExpression | None]] = [
+                (t.target, node.value)
+            ]
+            if isinstance(t.target, (cst.Tuple, cst.List)):
+                targets = [e.value for e in t.target.elements]
+                values = _elements(node.value)
+                paired = values is not None and len(values) == len(targets)
+                pairs = list(zip(targets, values if paired else [None] * len(targets), strict=True))  # type: ignore[arg-type]
+            for target, value in pairs:
+                dest = self._slot(target)
+                if isinstance(target, cst.Name):
+                    read = self._slot(value) if value is not None else None
+                    self.locals[(self.ctx.qualname, target.value)] = read
+                elif dest is not None and isinstance(value, cst.Call):
+                    if (ctor := self._ctor(value)) is not None:
+                        self.builds.add((ctor, dest))
+                        self.stored.add(id(value))
+                elif dest is not None and (src := self._slot(value)) is not None:
+                    self.copies.add((dest, src))
+
+    def _ctor(self, call: cst.Call) -> str | None:
+        """The callee's qualified name where it is capitalised, as classes are."""
+        if not isinstance(call.func, (cst.Name, cst.Attribute)):
+            return None
+        name = self.ctx.resolve(call.func)
+        return name if name and name.rpartition(".")[2].lstrip("_")[:1].isupper() else None
 
     def _receiver(self, expr: cst.BaseExpression) -> Receiver | None:
         r = self.ctx.parts[BINDINGS].receiver(expr)
@@ -136,11 +194,19 @@ class PluginVisitor(FileVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
+        if id(node) not in self.stored and (ctor := self._ctor(node)) is not None:
+            self.builds.add((ctor, ("", "")))
         if not isinstance(func, cst.Attribute):
             return
         method = func.attr.value
         if method.startswith("__") and method.endswith("__"):
             return
+        shape = _shape(node)
+        read = self._slot(func.value)
+        if isinstance(func.value, cst.Name):
+            read = self.locals.get((self.ctx.qualname, func.value.value))
+        if read is not None:
+            self.slot_calls.add((read, method, shape))
         recv = None
         if self.narrow:
             text = dotted(func.value)
@@ -151,18 +217,34 @@ class PluginVisitor(FileVisitor):
         recv = recv or self._receiver(func.value)
         if recv is None:
             return
-        shape = CallShape(
-            sum(1 for a in node.args if a.keyword is None and not a.star),
-            any(a.star == "*" for a in node.args),
-            tuple(a.keyword.value for a in node.args if a.keyword is not None),
-            any(a.star == "**" for a in node.args),
-        )
         text = dotted(func.value)
         guards = sorted({a for g in self.guarded for t, a in g if t == text}) if text else []
         self.calls.append(MethodCall(method, recv, shape, site(self.ctx, node), tuple(guards)))
 
     def finish(self) -> PluginFacts | None:
-        return PluginFacts(tuple(self.calls)) if self.calls else None
+        builds = tuple(sorted(b for b in self.builds if self.ctx.may_name_program_code(b[0])))
+        slots = (tuple(sorted(self.slot_calls, key=repr)), builds, tuple(sorted(self.copies)))
+        if not self.calls and not any(slots):
+            return None
+        return PluginFacts(tuple(self.calls), *slots)
+
+
+def _elements(value: cst.BaseExpression) -> list[cst.BaseExpression] | None:
+    """The elements of a tuple or list display with no starred one."""
+    if not isinstance(value, (cst.Tuple, cst.List)):
+        return None
+    if any(isinstance(e, cst.StarredElement) for e in value.elements):
+        return None
+    return [e.value for e in value.elements]
+
+
+def _shape(node: cst.Call) -> CallShape:
+    return CallShape(
+        sum(1 for a in node.args if a.keyword is None and not a.star),
+        any(a.star == "*" for a in node.args),
+        tuple(a.keyword.value for a in node.args if a.keyword is not None),
+        any(a.star == "**" for a in node.args),
+    )
 
 
 def _always_read(test: cst.BaseExpression) -> Iterator[tuple[str, str]]:
@@ -220,6 +302,7 @@ class Graph:
         self._dispatches: list[tuple[str, MethodCall, str, str, int]] | None = None
         self._interface_calls: dict[tuple[str, str], list[tuple[str, MethodCall]]] | None = None
         self._implementations: dict[str, list[str]] | None = None
+        self._slots: _Slots | None = None
 
     def _bases(self) -> dict[str, dict[str, MethodFacts]]:
         """Plugin base -> hook -> method facts."""
@@ -379,7 +462,72 @@ class Graph:
                 ]
                 if (base, name) in sites and not calls:
                     continue  # dispatched, but never on an object that can be this class
-                yield Override(impl, name, m, base, hook, self.through_nearest(impl, base, calls))
+                o = Override(impl, name, m, base, hook, self.through_nearest(impl, base, calls))
+                if o.problems():  # is it another interface of the same name?
+                    o = replace(o, own=tuple(self.own_interface(impl, name, hook)))
+                yield o
+
+    def _slot_facts(self) -> _Slots:
+        """By method: the slots its calls read; by class: where it is built;
+        the slot copies (worked out once)."""
+        if self._slots is None:
+            calls: dict[str, list[tuple[Slot, CallShape]]] = {}
+            builds: dict[str, set[Slot]] = {}
+            copies: set[tuple[Slot, Slot]] = set()
+            for _, _, facts in self.program.typed_facts(ID, PluginFacts):
+                for slot, method, shape in facts.slot_calls:
+                    calls.setdefault(method, []).append((slot, shape))
+                copies.update(facts.copies)
+                for ctor, slot in facts.builds:
+                    if (real := self.index.resolve(ctor)) is not None:
+                        builds.setdefault(real, set()).add(slot)
+            self._slots = (calls, builds, copies)
+        return self._slots
+
+    def _same_slot(self, a: Slot, b: Slot) -> bool:
+        """Whether two slots can be one object's attribute: the same name, on
+        any object ("") or on classes one object can be both of."""
+        if a[1] != b[1]:
+            return False
+        if not a[0] or not b[0]:
+            return True
+        below = self.index.subclasses
+        return bool({a[0], *below(a[0])} & {b[0], *below(b[0])})
+
+    def own_interface(self, impl: str, name: str, hook: MethodFacts) -> list[Slot]:
+        """The attributes through which `impl`'s `name` is another interface of
+        that name (issue 36: sglang's NPU MoE kernels, `FusedMoEMethodBase`
+        subclasses whose `apply` the Ascend runner calls as `w13_kernel.apply(
+        quant_info, x, expert_tokens, ...)`): every construction of a class that
+        runs this method is assigned to an attribute, those attributes (and the
+        ones they are copied to) are read only by calls of `name` that fit this
+        method, and one of them does not fit the base's. Empty otherwise."""
+        calls, builds, copies = self._slot_facts()
+        family = [c for c in (impl, *self.index.subclasses(impl)) if self._definer(c, name) == impl]
+        slots = {s for c in family for s in builds.get(c, ())}
+        if not slots or ("", "") in slots:
+            return []  # never built by name, or built somewhere other than an attribute
+        todo = list(slots)
+        while todo:
+            src = todo.pop()
+            for dest, copied in copies:
+                if dest not in slots and self._same_slot(copied, src):
+                    slots.add(dest)
+                    todo.append(dest)
+        mine, base = bound(self.methods[impl][name]), bound(hook)
+        read = [
+            shape
+            for slot, shape in calls.get(name, ())
+            if any(self._same_slot(slot, s) for s in slots)
+        ]
+        if not read or any(call_problems(mine, shape) for shape in read):
+            return []
+        if not any(call_problems(base, shape) for shape in read):
+            return []
+        return sorted(slots)
+
+    def _definer(self, cls: str, name: str) -> str | None:
+        return next((a for a in self.mro(cls) if name in self.methods.get(a, {})), None)
 
     def through_nearest(
         self, impl: str, base: str, calls: list[tuple[str, MethodCall]]
@@ -415,10 +563,15 @@ class Override:
     base: str
     hook: MethodFacts
     calls: list[tuple[str, MethodCall]]  # (path, call): the dispatches that can reach it
+    # where it is another interface of the name: the attributes holding every
+    # object of it, read only by calls that fit it (Graph.own_interface)
+    own: tuple[Slot, ...] = ()
 
     def problems(self) -> list[str]:
         """What it does not accept of the base's contract and of each dispatch's
         arguments the base's named parameters take, each once."""
+        if self.own:
+            return []
         mine, base = bound(self.method), bound(self.hook)
         out = accept_problems(mine, base, dispatched=bool(self.calls))
         for site_path, call in self.calls:

@@ -71,6 +71,11 @@ class PluginSignature(Rule):
             "implementations": {
                 impl: sorted(bases) for impl, bases in sorted(graph.implementations().items())
             },
+            "other interfaces of a hook's name": {
+                f"{o.impl}.{o.name}": [f"{owner or '*'}.{attr}" for owner, attr in o.own]
+                for o in graph.overrides()
+                if o.own
+            },
             "dispatch sites": sorted(
                 f"{path}:{call.site.span[0]} {call.site.snippet[:80]} -> {base}.{call.method}"
                 for path, call, base, _, _ in graph.dispatches()
