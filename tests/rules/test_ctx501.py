@@ -911,3 +911,75 @@ def test_a_method_called_with_its_own_arguments_is_another_interface(
     slots = ["*.w13_kernel", "*.w2_kernel", "app.moe.Scheme.kernel"]
     other = {} if found else {"app.moe.Kernel.apply": slots}
     assert out.program.sets[RULE]["other interfaces of a hook's name"] == other
+
+
+CONTROLLER = """\
+class HostPool:
+    def backup(self, device, indices):
+        raise NotImplementedError
+
+
+class HostPoolGroup:
+    def backup(self, device, indices, transfers=None):
+        return indices
+
+
+class Controller:
+    def __init__(self, allocator, host: HostPool, size: int = 1) -> None:
+        self.host = host
+
+
+class HybridController(Controller):
+    def __init__(self, allocator, host, size: int = 1) -> None:
+        super().__init__(allocator, host=host, size=size)
+
+    def write(self, device, indices):
+        self.host.backup(device, indices, transfers=[])
+
+
+def build(allocator, entries):
+    group = HostPoolGroup()
+    return HybridController(allocator, group, 4)
+
+
+def build_again(allocator):
+    return HybridController(allocator, host=HostPoolGroup())
+"""
+
+
+@pytest.mark.parametrize(
+    ("edit", "found"),
+    [
+        ((), []),
+        # one construction hands something not known to be built
+        (
+            ("HybridController(allocator, host=HostPoolGroup())", "HybridController(allocator, x)"),
+            [21],
+        ),
+        # a subclass of the declared base handed: the declaration holds
+        (("class HostPoolGroup:", "class HostPoolGroup(HostPool):"), [21]),
+        # the attribute set again elsewhere
+        (
+            (
+                "    def write(self, device, indices):\n",
+                "    def write(self, device, indices):\n        self.host = device\n",
+            ),
+            [22],
+        ),
+        # the parameter not handed on to the `__init__` that sets it
+        (("host=host, size=size", "host=None, size=size"), [21]),
+    ],
+)
+def test_a_receiver_set_from_a_parameter_every_construction_hands_another_class(
+    project: Path, edit: tuple[str, ...], found: list[int]
+) -> None:
+    """Issue 36 (0.5.17's `HybridCacheController.start_writing`): the
+    controller's `host` is declared `HostPool` in the base `__init__`, but the
+    subclass hands its own parameter on and every construction of the subclass
+    passes a `HostPoolGroup` it built: the call is no dispatch through
+    `HostPool`."""
+    assert not edit or edit[0] in CONTROLLER
+    source = CONTROLLER.replace(*edit) if edit else CONTROLLER
+    write(project, {"app/ctl.py": source})
+    got = [f for f in run_engine(project, select={RULE}).findings if f.rule == RULE]
+    assert [f.span.line for f in got] == found

@@ -75,6 +75,13 @@ _Slots = tuple[
 ]
 
 
+_Inits = tuple[
+    dict[str, dict[str, set[str]]],
+    dict[str, list[tuple[tuple[str, str], ...]]],
+    dict[str, list[tuple[tuple[str, tuple[str, ...]], ...]]],
+]
+
+
 @dataclass(frozen=True, slots=True)
 class PluginFacts:
     calls: tuple[MethodCall, ...]
@@ -85,6 +92,15 @@ class PluginFacts:
     # to, or ("", "") where it goes anywhere else)
     builds: tuple[tuple[str, Slot], ...] = ()
     copies: tuple[tuple[Slot, Slot], ...] = ()  # `x.a = y.b`: (destination, source)
+    # `self.<attr> = ...` in a method of a class: (class, attr, the `__init__`
+    # parameter it is set from, or "" for any other value)
+    sets: tuple[tuple[str, str, str], ...] = ()
+    # `super().__init__(...)` in a class's `__init__`: (class, what it hands
+    # each parameter: (position or keyword, the own parameter handed or ""))
+    forwards: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
+    # constructions of a capitalised callee with what each argument (position or
+    # keyword, "*" for an unpacking) is known to be built as (() unknown)
+    args: tuple[tuple[str, tuple[tuple[str, tuple[str, ...]], ...]], ...] = ()
 
 
 class PluginVisitor(FileVisitor):
@@ -103,6 +119,52 @@ class PluginVisitor(FileVisitor):
         self.copies: set[tuple[Slot, Slot]] = set()
         self.stored: set[int] = set()  # constructions assigned to a slot
         self.locals: dict[tuple[str, str], Slot | None] = {}  # (scope, name) -> read slot
+        self.sets: set[tuple[str, str, str]] = set()
+        self.forwards: set[tuple[str, tuple[tuple[str, str], ...]]] = set()
+        self.args: set[tuple[str, tuple[tuple[str, tuple[str, ...]], ...]]] = set()
+
+    # -- what `__init__` parameters set ----------------------------------------
+    def _init_param(self, value: cst.BaseExpression | None) -> str:
+        """The parameter `value` names where it is one of the enclosing
+        `__init__`'s own; "" otherwise."""
+        scope = self.ctx.scope
+        if scope.kind != "function" or scope.name != "__init__" or scope.class_qualname is None:
+            return ""
+        if not isinstance(value, cst.Name) or not isinstance(scope.node, cst.FunctionDef):
+            return ""
+        ps = scope.node.params
+        names = {p.name.value for p in (*ps.posonly_params, *ps.params, *ps.kwonly_params)}
+        return value.value if value.value in names else ""
+
+    def _set(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
+        slot = self._slot(target)
+        if slot is not None and slot[0]:
+            self.sets.add((slot[0], slot[1], self._init_param(value)))
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._set(node.target, node.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._set(node.target, None)
+
+    def _built(self, value: cst.BaseExpression) -> tuple[str, ...]:
+        """The classes `value` is known to be built as: a construction, or a
+        local bound only by assignment (not a declaration: an annotation admits
+        subclasses)."""
+        b = self.ctx.parts[BINDINGS]
+        if isinstance(value, cst.Call):
+            return tuple(b.value_types(value)[0])
+        r = b.receiver(value)
+        if r.kind == "local" and r.binding is not None and r.binding.kind == "assignment":
+            return r.binding.instances
+        return ()
+
+    def _handed(self, node: cst.Call) -> list[tuple[str, cst.BaseExpression | None]]:
+        out: list[tuple[str, cst.BaseExpression | None]] = []
+        for i, a in enumerate(node.args):
+            key = "*" if a.star else a.keyword.value if a.keyword is not None else str(i)
+            out.append((key, None if a.star else a.value))
+        return out
 
     # -- attribute slots -------------------------------------------------------
     def _slot(self, expr: cst.BaseExpression) -> Slot | None:
@@ -122,6 +184,7 @@ class PluginVisitor(FileVisitor):
                 paired = values is not None and len(values) == len(targets)
                 pairs = list(zip(targets, values if paired else [None] * len(targets), strict=True))  # type: ignore[arg-type]
             for target, value in pairs:
+                self._set(target, value)
                 dest = self._slot(target)
                 if isinstance(target, cst.Name):
                     read = self._slot(value) if value is not None else None
@@ -194,8 +257,22 @@ class PluginVisitor(FileVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if id(node) not in self.stored and (ctor := self._ctor(node)) is not None:
-            self.builds.add((ctor, ("", "")))
+        ctor = self._ctor(node)
+        if ctor is not None:
+            if id(node) not in self.stored:
+                self.builds.add((ctor, ("", "")))
+            handed = self._handed(node)
+            built = tuple((k, self._built(v) if v is not None else ()) for k, v in handed)
+            self.args.add((ctor, built))
+        if (
+            isinstance(func, cst.Attribute)
+            and func.attr.value == "__init__"
+            and self.ctx.parts[BINDINGS].receiver(func.value).kind == "super"
+            and self.ctx.scope.name == "__init__"
+            and (cls := self.ctx.enclosing_class()) is not None
+        ):
+            params = tuple((k, self._init_param(v)) for k, v in self._handed(node))
+            self.forwards.add((f"{self.ctx.module}.{cls}", params))
         if not isinstance(func, cst.Attribute):
             return
         method = func.attr.value
@@ -222,8 +299,16 @@ class PluginVisitor(FileVisitor):
         self.calls.append(MethodCall(method, recv, shape, site(self.ctx, node), tuple(guards)))
 
     def finish(self) -> PluginFacts | None:
-        builds = tuple(sorted(b for b in self.builds if self.ctx.may_name_program_code(b[0])))
-        slots = (tuple(sorted(self.slot_calls, key=repr)), builds, tuple(sorted(self.copies)))
+        named = self.ctx.may_name_program_code
+        builds = tuple(sorted(b for b in self.builds if named(b[0])))
+        slots = (
+            tuple(sorted(self.slot_calls, key=repr)),
+            builds,
+            tuple(sorted(self.copies)),
+            tuple(sorted(self.sets)),
+            tuple(sorted(self.forwards)),
+            tuple(sorted(a for a in self.args if named(a[0]))),
+        )
         if not self.calls and not any(slots):
             return None
         return PluginFacts(tuple(self.calls), *slots)
@@ -303,6 +388,8 @@ class Graph:
         self._interface_calls: dict[tuple[str, str], list[tuple[str, MethodCall]]] | None = None
         self._implementations: dict[str, list[str]] | None = None
         self._slots: _Slots | None = None
+        self._inits: _Inits | None = None
+        self._handed: dict[tuple[str, str], list[str]] = {}
 
     def _bases(self) -> dict[str, dict[str, MethodFacts]]:
         """Plugin base -> hook -> method facts."""
@@ -358,7 +445,11 @@ class Graph:
         if k == "attr":
             if cls not in self.classes:
                 return []
-            return [c for t in index.attr_types(cls, recv.attr) for c in index.instances(t)]  # type: ignore[arg-type]
+            declared = [c for t in index.attr_types(cls, recv.attr) for c in index.instances(t)]  # type: ignore[arg-type]
+            given = self.handed(cls, recv.attr)  # type: ignore[arg-type]
+            if given and not any(d in self.mro(g) for g in given for d in declared):
+                return given  # every object built of it is handed something else
+            return declared
         return [c for t in recv.types for c in index.instances(t)]
 
     def dispatches(self) -> list[tuple[str, MethodCall, str, str, int]]:
@@ -525,6 +616,77 @@ class Graph:
         if not any(call_problems(base, shape) for shape in read):
             return []
         return sorted(slots)
+
+    def _init_facts(self) -> _Inits:
+        """By class: how its `self` attributes are set, its `super().__init__`
+        calls, its constructions' arguments (worked out once)."""
+        if self._inits is None:
+            sets: dict[str, dict[str, set[str]]] = {}
+            forwards: dict[str, list[tuple[tuple[str, str], ...]]] = {}
+            args: dict[str, list[tuple[tuple[str, tuple[str, ...]], ...]]] = {}
+            for _, _, facts in self.program.typed_facts(ID, PluginFacts):
+                for cls, attr, param in facts.sets:
+                    sets.setdefault(cls, {}).setdefault(attr, set()).add(param)
+                for cls, handed in facts.forwards:
+                    forwards.setdefault(cls, []).append(handed)
+                for ctor, built in facts.args:
+                    if (real := self.index.resolve(ctor)) is not None:
+                        args.setdefault(real, []).append(built)
+            self._inits = (sets, forwards, args)
+        return self._inits
+
+    def handed(self, cls: str, attr: str) -> list[str]:
+        """The classes of what `self.<attr>` holds in `cls`'s methods where every
+        object that can be `self` there sets it once, in an `__init__`, from a
+        parameter that each construction of its class hands a value it builds
+        (HiCache's `mem_pool_host`, `HostPoolGroup(entries)` at every
+        `HybridCacheController(...)` of 0.5.17); empty where any of that is not told."""
+        if (cls, attr) not in self._handed:
+            out: set[str] = set()
+            for x in (cls, *self.index.subclasses(cls)):
+                got = self._handed_one(x, attr)
+                if not got:
+                    out = set()
+                    break
+                out.update(got)
+            self._handed[(cls, attr)] = sorted(out)
+        return self._handed[(cls, attr)]
+
+    def _handed_one(self, cls: str, attr: str) -> list[str]:
+        sets, forwards, args = self._init_facts()
+        mro = self.mro(cls)
+        setters = [(a, p) for a in mro for p in sets.get(a, {}).get(attr, ())]
+        if len(setters) != 1 or not setters[0][1]:
+            return []  # set more than once, or from something else than a parameter
+        owner, param = setters[0]
+        inits = [a for a in mro if "__init__" in self.classes[a].methods]
+        if owner not in inits:
+            return []
+        for i in range(inits.index(owner), 0, -1):  # back to the first `__init__` run
+            handed = forwards.get(inits[i - 1], [])
+            if len(handed) != 1:
+                return []
+            key = self._key(inits[i], param)
+            param = next((own for k, own in handed[0] if k in key), "")
+            if not param:
+                return []
+        key = self._key(inits[0], param)
+        out: set[str] = set()
+        for built in args.get(cls, []) or [()]:
+            types = [t for k, t in built if k in key]
+            if len(types) != 1 or not types[0] or any(k == "*" for k, _ in built):
+                return []  # not handed, unpacked, or not known
+            out.update(c for t in types[0] for c in self.index.instances(t))
+        return sorted(out)
+
+    def _key(self, cls: str, param: str) -> set[str]:
+        """How a call of `cls(...)` can hand `param`: by keyword, by position."""
+        params = bound(self.classes[cls].methods["__init__"])
+        key = {param}
+        for i, p in enumerate(q for q in params if q[1] in ("po", "pk")):
+            if p[0] == param:
+                key.add(str(i))
+        return key
 
     def _definer(self, cls: str, name: str) -> str | None:
         return next((a for a in self.mro(cls) if name in self.methods.get(a, {})), None)
