@@ -691,6 +691,19 @@ class Graph:
     def _definer(self, cls: str, name: str) -> str | None:
         return next((a for a in self.mro(cls) if name in self.methods.get(a, {})), None)
 
+    def configured_missing(self) -> list[str]:
+        """The classes the config names as plugin bases that the tree lacks."""
+        return sorted(c for c in self.configured if self.index.resolve(c) is None)
+
+    def other_interfaces(self) -> dict[str, list[str]]:
+        """Implementation.method -> the attributes through which it serves another
+        interface of the hook's name (`ctxlint sets`; `*` for any object's)."""
+        return {
+            f"{o.impl}.{o.name}": [f"{owner or '*'}.{attr}" for owner, attr in o.own]
+            for o in self.overrides()
+            if o.own
+        }
+
     def through_nearest(
         self, impl: str, base: str, calls: list[tuple[str, MethodCall]]
     ) -> list[tuple[str, MethodCall]]:
