@@ -446,7 +446,7 @@ class Graph:
             if cls not in self.classes:
                 return []
             declared = [c for t in index.attr_types(cls, recv.attr) for c in index.instances(t)]  # type: ignore[arg-type]
-            given = self.handed(cls, recv.attr)  # type: ignore[arg-type]
+            given = self.handed(cls, recv.attr) if declared else []  # type: ignore[arg-type]
             if given and not any(d in self.mro(g) for g in given for d in declared):
                 return given  # every object built of it is handed something else
             return declared
