@@ -773,3 +773,213 @@ class Processor:
         """,
         extra={"app/b.py": base},
     )
+
+
+HYBRID = """\
+class Backend:
+    def forward(self, q, k, v, layer, batch, save=True, **kwargs):
+        raise NotImplementedError
+
+
+class LinearBase(Backend):
+    pass
+
+
+class Full(Backend):
+    def forward(self, q, k, v, layer, batch, save=True, **kwargs):
+        return q
+
+
+class Linear(LinearBase):
+    def forward(self, layer, batch, mixed_qkv, **kwargs):
+        return mixed_qkv
+
+
+class Hybrid(Backend):
+    def __init__(self, full: Backend, linear: LinearBase) -> None:
+        self.full = full
+        self.linear = linear
+
+    def forward(self, q, k, v, layer, batch, save=True, mixed_qkv=None, **kwargs):
+        if layer.full:
+            return self.full.forward(q, k, v, layer, batch, save, **kwargs)
+        return self.linear.forward(
+            q=q, k=k, v=v, layer=layer, batch=batch, save=save, mixed_qkv=mixed_qkv
+        )
+"""
+
+
+def test_the_receivers_declared_kind_decides_the_dispatches_an_override_answers(
+    project: Path,
+) -> None:
+    """Issue 36 (0.5.23's GDN/KDA linear-attention backends): the hybrid
+    backend dispatches its linear side through `self.linear`, declared as the
+    subclass `LinearBase`, and its full side through `self.full`, declared as
+    the base. A `LinearBase` implementation answers to the first; the
+    positional full-attention call is not its contract."""
+    write(project, {"app/back.py": HYBRID})
+    found = [f for f in run_engine(project, select={RULE}).findings if f.rule == RULE]
+    assert found == []
+    # declared as the base, the linear dispatch is every implementation's
+    # (and the positional full-attention call then binds `Linear` too)
+    (project / "app/back.py").write_text(HYBRID.replace("linear: LinearBase", "linear: Backend"))
+    found = [f for f in run_engine(project, select={RULE}).findings if f.rule == RULE]
+    assert [(f.scope, f.span.line) for f in found] == [("Linear.forward", 16)]
+    assert "6 positional arguments" in found[0].message
+    # the linear kind's own dispatch still binds its implementations
+    narrow = "def forward(self, layer, batch, q=None, k=None, v=None, mixed_qkv=None):"
+    (project / "app/back.py").write_text(
+        HYBRID.replace("def forward(self, layer, batch, mixed_qkv, **kwargs):", narrow)
+    )
+    found = [f for f in run_engine(project, select={RULE}).findings if f.rule == RULE]
+    assert [(f.scope, f.span.line) for f in found] == [("Linear.forward", 16)]
+    assert "unknown keyword `save`" in found[0].message
+
+
+KERNELS = """\
+class MoEBase:
+    def apply(self, layer, dispatch_output):
+        raise NotImplementedError
+
+
+class Fused(MoEBase):
+    def apply(self, layer, dispatch_output):
+        return layer
+
+
+class Kernel(MoEBase):
+    def apply(self, quant_info, hidden, expert_tokens, scale=None):
+        return hidden
+
+
+class Layer:
+    def __init__(self, quant_method: MoEBase) -> None:
+        self.quant_method = quant_method
+
+    def forward(self, x):
+        return self.quant_method.apply(layer=self, dispatch_output=x)
+
+
+class Scheme:
+    def __init__(self) -> None:
+        self.kernel = Kernel()
+
+
+def setup(layer, scheme: Scheme) -> None:
+    layer.w13_kernel, layer.w2_kernel = Kernel(), scheme.kernel
+
+
+def run(layer, info, x, tokens):
+    w13 = layer.w13_kernel
+    hidden = w13.apply(info, x, tokens, scale=None)
+    return layer.w2_kernel.apply(info, hidden, tokens)
+"""
+
+
+@pytest.mark.parametrize(
+    ("edit", "found"),
+    [
+        ((), []),
+        # an object of it handed to an attribute the base's dispatch reads
+        (("    w13 = ", "    layer.quant_method = layer.w2_kernel\n    w13 = "), [12]),
+        (("w13 = layer.w13_kernel", "w13 = layer.w13_kernel\n    w13.apply(layer, x)"), [12]),
+        (
+            (
+                "        self.kernel = Kernel()",
+                "        kernel = Kernel()\n        self.kernel = kernel",
+            ),
+            [12],
+        ),
+        # its own calls fit the base as well: nothing tells the interfaces apart
+        (("hidden = w13.apply(info, x, tokens, scale=None)", "hidden = w13.apply(info, x)"), [12]),
+    ],
+)
+def test_a_method_called_with_its_own_arguments_is_another_interface(
+    project: Path, edit: tuple[str, ...], found: list[int]
+) -> None:
+    """Issue 36 (0.5.23's NPU MoE kernels): `Kernel` derives from the MoE
+    method base, but every object of it is built into `w13_kernel`/`w2_kernel`
+    (the scheme's `kernel` copied there), whose readers call `apply` with the
+    kernel's own arguments: the base's `apply(layer=..., dispatch_output=...)`
+    dispatch through `quant_method` is not its contract."""
+    assert not edit or edit[0] in KERNELS
+    source = KERNELS.replace(*edit) if edit else KERNELS
+    write(project, {"app/moe.py": source})
+    out = run_engine(project, select={RULE})
+    got = [f for f in out.findings if f.rule == RULE]
+    assert [f.span.line for f in got if f.scope == "Kernel.apply"] == found
+    slots = ["*.w13_kernel", "*.w2_kernel", "app.moe.Scheme.kernel"]
+    other = {} if found else {"app.moe.Kernel.apply": slots}
+    assert out.program.sets[RULE]["other interfaces of a hook's name"] == other
+
+
+CONTROLLER = """\
+class HostPool:
+    def backup(self, device, indices):
+        raise NotImplementedError
+
+
+class HostPoolGroup:
+    def backup(self, device, indices, transfers=None):
+        return indices
+
+
+class Controller:
+    def __init__(self, allocator, host: HostPool, size: int = 1) -> None:
+        self.host = host
+
+
+class HybridController(Controller):
+    def __init__(self, allocator, host, size: int = 1) -> None:
+        super().__init__(allocator, host=host, size=size)
+
+    def write(self, device, indices):
+        self.host.backup(device, indices, transfers=[])
+
+
+def build(allocator, entries):
+    group = HostPoolGroup()
+    return HybridController(allocator, group, 4)
+
+
+def build_again(allocator):
+    return HybridController(allocator, host=HostPoolGroup())
+"""
+
+
+@pytest.mark.parametrize(
+    ("edit", "found"),
+    [
+        ((), []),
+        # one construction hands something not known to be built
+        (
+            ("HybridController(allocator, host=HostPoolGroup())", "HybridController(allocator, x)"),
+            [21],
+        ),
+        # a subclass of the declared base handed: the declaration holds
+        (("class HostPoolGroup:", "class HostPoolGroup(HostPool):"), [21]),
+        # the attribute set again elsewhere
+        (
+            (
+                "    def write(self, device, indices):\n",
+                "    def write(self, device, indices):\n        self.host = device\n",
+            ),
+            [22],
+        ),
+        # the parameter not handed on to the `__init__` that sets it
+        (("host=host, size=size", "host=None, size=size"), [21]),
+    ],
+)
+def test_a_receiver_set_from_a_parameter_every_construction_hands_another_class(
+    project: Path, edit: tuple[str, ...], found: list[int]
+) -> None:
+    """Issue 36 (0.5.17's `HybridCacheController.start_writing`): the
+    controller's `host` is declared `HostPool` in the base `__init__`, but the
+    subclass hands its own parameter on and every construction of the subclass
+    passes a `HostPoolGroup` it built: the call is no dispatch through
+    `HostPool`."""
+    assert not edit or edit[0] in CONTROLLER
+    source = CONTROLLER.replace(*edit) if edit else CONTROLLER
+    write(project, {"app/ctl.py": source})
+    got = [f for f in run_engine(project, select={RULE}).findings if f.rule == RULE]
+    assert [f.span.line for f in got] == found

@@ -15,7 +15,7 @@ their base is called with (`overrides`, `Override.problems`).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from ctxlint.core.lazy_libcst import cst
@@ -65,9 +65,42 @@ class MethodCall:
     guards: tuple[str, ...] = ()
 
 
+# An attribute by owner: (the class whose method reads/writes `self.<attr>`, or ""
+# for any other object's `<expr>.<attr>`, the attribute)
+Slot = tuple[str, str]
+
+
+_Slots = tuple[
+    dict[str, list[tuple[Slot, CallShape]]], dict[str, set[Slot]], set[tuple[Slot, Slot]]
+]
+
+
+_Inits = tuple[
+    dict[str, dict[str, set[str]]],
+    dict[str, list[tuple[tuple[str, str], ...]]],
+    dict[str, list[tuple[tuple[str, tuple[str, ...]], ...]]],
+]
+
+
 @dataclass(frozen=True, slots=True)
 class PluginFacts:
     calls: tuple[MethodCall, ...]
+    # calls of a method on an object read off an attribute (`x.layer.w13_kernel
+    # .apply(...)`, or through a local last assigned that read): (slot, method, shape)
+    slot_calls: tuple[tuple[Slot, str, CallShape], ...] = ()
+    # constructions of a capitalised callee: (its name, the slot it is assigned
+    # to, or ("", "") where it goes anywhere else)
+    builds: tuple[tuple[str, Slot], ...] = ()
+    copies: tuple[tuple[Slot, Slot], ...] = ()  # `x.a = y.b`: (destination, source)
+    # `self.<attr> = ...` in a method of a class: (class, attr, the `__init__`
+    # parameter it is set from, or "" for any other value)
+    sets: tuple[tuple[str, str, str], ...] = ()
+    # `super().__init__(...)` in a class's `__init__`: (class, what it hands
+    # each parameter: (position or keyword, the own parameter handed or ""))
+    forwards: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
+    # constructions of a capitalised callee with what each argument (position or
+    # keyword, "*" for an unpacking) is known to be built as (() unknown)
+    args: tuple[tuple[str, tuple[tuple[str, tuple[str, ...]], ...]], ...] = ()
 
 
 class PluginVisitor(FileVisitor):
@@ -81,6 +114,94 @@ class PluginVisitor(FileVisitor):
         self.narrow: list[list[Any] | None] = []
         # per enclosing `if`: the (receiver text, attribute) pairs its test reads
         self.guarded: list[set[tuple[str, str]]] = []
+        self.slot_calls: set[tuple[Slot, str, CallShape]] = set()
+        self.builds: set[tuple[str, Slot]] = set()
+        self.copies: set[tuple[Slot, Slot]] = set()
+        self.stored: set[int] = set()  # constructions assigned to a slot
+        self.locals: dict[tuple[str, str], Slot | None] = {}  # (scope, name) -> read slot
+        self.sets: set[tuple[str, str, str]] = set()
+        self.forwards: set[tuple[str, tuple[tuple[str, str], ...]]] = set()
+        self.args: set[tuple[str, tuple[tuple[str, tuple[str, ...]], ...]]] = set()
+
+    # -- what `__init__` parameters set ----------------------------------------
+    def _init_param(self, value: cst.BaseExpression | None) -> str:
+        """The parameter `value` names where it is one of the enclosing
+        `__init__`'s own; "" otherwise."""
+        scope = self.ctx.scope
+        if scope.kind != "function" or scope.name != "__init__" or scope.class_qualname is None:
+            return ""
+        if not isinstance(value, cst.Name) or not isinstance(scope.node, cst.FunctionDef):
+            return ""
+        ps = scope.node.params
+        names = {p.name.value for p in (*ps.posonly_params, *ps.params, *ps.kwonly_params)}
+        return value.value if value.value in names else ""
+
+    def _set(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
+        slot = self._slot(target)
+        if slot is not None and slot[0]:
+            self.sets.add((slot[0], slot[1], self._init_param(value)))
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._set(node.target, node.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._set(node.target, None)
+
+    def _built(self, value: cst.BaseExpression) -> tuple[str, ...]:
+        """The classes `value` is known to be built as: a construction, or a
+        local bound only by assignment (not a declaration: an annotation admits
+        subclasses)."""
+        b = self.ctx.parts[BINDINGS]
+        if isinstance(value, cst.Call):
+            return tuple(b.value_types(value)[0])
+        r = b.receiver(value)
+        if r.kind == "local" and r.binding is not None and r.binding.kind == "assignment":
+            return r.binding.instances
+        return ()
+
+    def _handed(self, node: cst.Call) -> list[tuple[str, cst.BaseExpression | None]]:
+        out: list[tuple[str, cst.BaseExpression | None]] = []
+        for i, a in enumerate(node.args):
+            key = "*" if a.star else a.keyword.value if a.keyword is not None else str(i)
+            out.append((key, None if a.star else a.value))
+        return out
+
+    # -- attribute slots -------------------------------------------------------
+    def _slot(self, expr: cst.BaseExpression) -> Slot | None:
+        if not isinstance(expr, cst.Attribute):
+            return None
+        r = self.ctx.parts[BINDINGS].receiver(expr.value)
+        return (r.cls if r.kind == "self" and r.cls else "", expr.attr.value)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for t in node.targets:
+            pairs: list[tuple[cst.BaseExpression, cst.BaseExpression | None]] = [
+                (t.target, node.value)
+            ]
+            if isinstance(t.target, (cst.Tuple, cst.List)):
+                targets = [e.value for e in t.target.elements]
+                values = _elements(node.value)
+                paired = values is not None and len(values) == len(targets)
+                pairs = list(zip(targets, values if paired else [None] * len(targets), strict=True))  # type: ignore[arg-type]
+            for target, value in pairs:
+                self._set(target, value)
+                dest = self._slot(target)
+                if isinstance(target, cst.Name):
+                    read = self._slot(value) if value is not None else None
+                    self.locals[(self.ctx.qualname, target.value)] = read
+                elif dest is not None and isinstance(value, cst.Call):
+                    if (ctor := self._ctor(value)) is not None:
+                        self.builds.add((ctor, dest))
+                        self.stored.add(id(value))
+                elif dest is not None and (src := self._slot(value)) is not None:
+                    self.copies.add((dest, src))
+
+    def _ctor(self, call: cst.Call) -> str | None:
+        """The callee's qualified name where it is capitalised, as classes are."""
+        if not isinstance(call.func, (cst.Name, cst.Attribute)):
+            return None
+        name = self.ctx.resolve(call.func)
+        return name if name and name.rpartition(".")[2].lstrip("_")[:1].isupper() else None
 
     def _receiver(self, expr: cst.BaseExpression) -> Receiver | None:
         r = self.ctx.parts[BINDINGS].receiver(expr)
@@ -136,11 +257,33 @@ class PluginVisitor(FileVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
+        ctor = self._ctor(node)
+        if ctor is not None:
+            if id(node) not in self.stored:
+                self.builds.add((ctor, ("", "")))
+            handed = self._handed(node)
+            built = tuple((k, self._built(v) if v is not None else ()) for k, v in handed)
+            self.args.add((ctor, built))
+        if (
+            isinstance(func, cst.Attribute)
+            and func.attr.value == "__init__"
+            and self.ctx.parts[BINDINGS].receiver(func.value).kind == "super"
+            and self.ctx.scope.name == "__init__"
+            and (cls := self.ctx.enclosing_class()) is not None
+        ):
+            params = tuple((k, self._init_param(v)) for k, v in self._handed(node))
+            self.forwards.add((f"{self.ctx.module}.{cls}", params))
         if not isinstance(func, cst.Attribute):
             return
         method = func.attr.value
         if method.startswith("__") and method.endswith("__"):
             return
+        shape = _shape(node)
+        read = self._slot(func.value)
+        if isinstance(func.value, cst.Name):
+            read = self.locals.get((self.ctx.qualname, func.value.value))
+        if read is not None:
+            self.slot_calls.add((read, method, shape))
         recv = None
         if self.narrow:
             text = dotted(func.value)
@@ -151,18 +294,42 @@ class PluginVisitor(FileVisitor):
         recv = recv or self._receiver(func.value)
         if recv is None:
             return
-        shape = CallShape(
-            sum(1 for a in node.args if a.keyword is None and not a.star),
-            any(a.star == "*" for a in node.args),
-            tuple(a.keyword.value for a in node.args if a.keyword is not None),
-            any(a.star == "**" for a in node.args),
-        )
         text = dotted(func.value)
         guards = sorted({a for g in self.guarded for t, a in g if t == text}) if text else []
         self.calls.append(MethodCall(method, recv, shape, site(self.ctx, node), tuple(guards)))
 
     def finish(self) -> PluginFacts | None:
-        return PluginFacts(tuple(self.calls)) if self.calls else None
+        named = self.ctx.may_name_program_code
+        builds = tuple(sorted(b for b in self.builds if named(b[0])))
+        slots = (
+            tuple(sorted(self.slot_calls, key=repr)),
+            builds,
+            tuple(sorted(self.copies)),
+            tuple(sorted(self.sets)),
+            tuple(sorted(self.forwards)),
+            tuple(sorted(a for a in self.args if named(a[0]))),
+        )
+        if not self.calls and not any(slots):
+            return None
+        return PluginFacts(tuple(self.calls), *slots)
+
+
+def _elements(value: cst.BaseExpression) -> list[cst.BaseExpression] | None:
+    """The elements of a tuple or list display with no starred one."""
+    if not isinstance(value, (cst.Tuple, cst.List)):
+        return None
+    if any(isinstance(e, cst.StarredElement) for e in value.elements):
+        return None
+    return [e.value for e in value.elements]
+
+
+def _shape(node: cst.Call) -> CallShape:
+    return CallShape(
+        sum(1 for a in node.args if a.keyword is None and not a.star),
+        any(a.star == "*" for a in node.args),
+        tuple(a.keyword.value for a in node.args if a.keyword is not None),
+        any(a.star == "**" for a in node.args),
+    )
 
 
 def _always_read(test: cst.BaseExpression) -> Iterator[tuple[str, str]]:
@@ -220,6 +387,9 @@ class Graph:
         self._dispatches: list[tuple[str, MethodCall, str, str, int]] | None = None
         self._interface_calls: dict[tuple[str, str], list[tuple[str, MethodCall]]] | None = None
         self._implementations: dict[str, list[str]] | None = None
+        self._slots: _Slots | None = None
+        self._inits: _Inits | None = None
+        self._handed: dict[tuple[str, str], list[str]] = {}
 
     def _bases(self) -> dict[str, dict[str, MethodFacts]]:
         """Plugin base -> hook -> method facts."""
@@ -275,7 +445,11 @@ class Graph:
         if k == "attr":
             if cls not in self.classes:
                 return []
-            return [c for t in index.attr_types(cls, recv.attr) for c in index.instances(t)]  # type: ignore[arg-type]
+            declared = [c for t in index.attr_types(cls, recv.attr) for c in index.instances(t)]  # type: ignore[arg-type]
+            given = self.handed(cls, recv.attr) if declared else []  # type: ignore[arg-type]
+            if given and not any(d in self.mro(g) for g in given for d in declared):
+                return given  # every object built of it is handed something else
+            return declared
         return [c for t in recv.types for c in index.instances(t)]
 
     def dispatches(self) -> list[tuple[str, MethodCall, str, str, int]]:
@@ -379,7 +553,179 @@ class Graph:
                 ]
                 if (base, name) in sites and not calls:
                     continue  # dispatched, but never on an object that can be this class
-                yield Override(impl, name, m, base, hook, calls)
+                o = Override(impl, name, m, base, hook, self.through_nearest(impl, base, calls))
+                if o.problems():  # is it another interface of the same name?
+                    o = replace(o, own=tuple(self.own_interface(impl, name, hook)))
+                yield o
+
+    def _slot_facts(self) -> _Slots:
+        """By method: the slots its calls read; by class: where it is built;
+        the slot copies (worked out once)."""
+        if self._slots is None:
+            calls: dict[str, list[tuple[Slot, CallShape]]] = {}
+            builds: dict[str, set[Slot]] = {}
+            copies: set[tuple[Slot, Slot]] = set()
+            for _, _, facts in self.program.typed_facts(ID, PluginFacts):
+                for slot, method, shape in facts.slot_calls:
+                    calls.setdefault(method, []).append((slot, shape))
+                copies.update(facts.copies)
+                for ctor, slot in facts.builds:
+                    if (real := self.index.resolve(ctor)) is not None:
+                        builds.setdefault(real, set()).add(slot)
+            self._slots = (calls, builds, copies)
+        return self._slots
+
+    def _same_slot(self, a: Slot, b: Slot) -> bool:
+        """Whether two slots can be one object's attribute: the same name, on
+        any object ("") or on classes one object can be both of."""
+        if a[1] != b[1]:
+            return False
+        if not a[0] or not b[0]:
+            return True
+        below = self.index.subclasses
+        return bool({a[0], *below(a[0])} & {b[0], *below(b[0])})
+
+    def own_interface(self, impl: str, name: str, hook: MethodFacts) -> list[Slot]:
+        """The attributes through which `impl`'s `name` is another interface of
+        that name (issue 36: sglang's NPU MoE kernels, `FusedMoEMethodBase`
+        subclasses whose `apply` the Ascend runner calls as `w13_kernel.apply(
+        quant_info, x, expert_tokens, ...)`): every construction of a class that
+        runs this method is assigned to an attribute, those attributes (and the
+        ones they are copied to) are read only by calls of `name` that fit this
+        method, and one of them does not fit the base's. Empty otherwise."""
+        calls, builds, copies = self._slot_facts()
+        family = [c for c in (impl, *self.index.subclasses(impl)) if self._definer(c, name) == impl]
+        slots = {s for c in family for s in builds.get(c, ())}
+        if not slots or ("", "") in slots:
+            return []  # never built by name, or built somewhere other than an attribute
+        todo = list(slots)
+        while todo:
+            src = todo.pop()
+            for dest, copied in copies:
+                if dest not in slots and self._same_slot(copied, src):
+                    slots.add(dest)
+                    todo.append(dest)
+        mine, base = bound(self.methods[impl][name]), bound(hook)
+        read = [
+            shape
+            for slot, shape in calls.get(name, ())
+            if any(self._same_slot(slot, s) for s in slots)
+        ]
+        if not read or any(call_problems(mine, shape) for shape in read):
+            return []
+        if not any(call_problems(base, shape) for shape in read):
+            return []
+        return sorted(slots)
+
+    def _init_facts(self) -> _Inits:
+        """By class: how its `self` attributes are set, its `super().__init__`
+        calls, its constructions' arguments (worked out once)."""
+        if self._inits is None:
+            sets: dict[str, dict[str, set[str]]] = {}
+            forwards: dict[str, list[tuple[tuple[str, str], ...]]] = {}
+            args: dict[str, list[tuple[tuple[str, tuple[str, ...]], ...]]] = {}
+            for _, _, facts in self.program.typed_facts(ID, PluginFacts):
+                for cls, attr, param in facts.sets:
+                    sets.setdefault(cls, {}).setdefault(attr, set()).add(param)
+                for cls, handed in facts.forwards:
+                    forwards.setdefault(cls, []).append(handed)
+                for ctor, built in facts.args:
+                    if (real := self.index.resolve(ctor)) is not None:
+                        args.setdefault(real, []).append(built)
+            self._inits = (sets, forwards, args)
+        return self._inits
+
+    def handed(self, cls: str, attr: str) -> list[str]:
+        """The classes of what `self.<attr>` holds in `cls`'s methods where every
+        object that can be `self` there sets it once, in an `__init__`, from a
+        parameter that each construction of its class hands a value it builds
+        (HiCache's `mem_pool_host`, `HostPoolGroup(entries)` at every
+        `HybridCacheController(...)` of 0.5.17); empty where any of that is not told."""
+        if (cls, attr) not in self._handed:
+            out: set[str] = set()
+            for x in (cls, *self.index.subclasses(cls)):
+                got = self._handed_one(x, attr)
+                if not got:
+                    out = set()
+                    break
+                out.update(got)
+            self._handed[(cls, attr)] = sorted(out)
+        return self._handed[(cls, attr)]
+
+    def _handed_one(self, cls: str, attr: str) -> list[str]:
+        sets, forwards, args = self._init_facts()
+        mro = self.mro(cls)
+        setters = [(a, p) for a in mro for p in sets.get(a, {}).get(attr, ())]
+        if len(setters) != 1 or not setters[0][1]:
+            return []  # set more than once, or from something else than a parameter
+        owner, param = setters[0]
+        inits = [a for a in mro if "__init__" in self.classes[a].methods]
+        if owner not in inits:
+            return []
+        for i in range(inits.index(owner), 0, -1):  # back to the first `__init__` run
+            handed = forwards.get(inits[i - 1], [])
+            if len(handed) != 1:
+                return []
+            key = self._key(inits[i], param)
+            param = next((own for k, own in handed[0] if k in key), "")
+            if not param:
+                return []
+        key = self._key(inits[0], param)
+        out: set[str] = set()
+        for built in args.get(cls, []) or [()]:
+            types = [t for k, t in built if k in key]
+            if len(types) != 1 or not types[0] or any(k == "*" for k, _ in built):
+                return []  # not handed, unpacked, or not known
+            out.update(c for t in types[0] for c in self.index.instances(t))
+        return sorted(out)
+
+    def _key(self, cls: str, param: str) -> set[str]:
+        """How a call of `cls(...)` can hand `param`: by keyword, by position."""
+        params = bound(self.classes[cls].methods["__init__"])
+        key = {param}
+        for i, p in enumerate(q for q in params if q[1] in ("po", "pk")):
+            if p[0] == param:
+                key.add(str(i))
+        return key
+
+    def _definer(self, cls: str, name: str) -> str | None:
+        return next((a for a in self.mro(cls) if name in self.methods.get(a, {})), None)
+
+    def configured_missing(self) -> list[str]:
+        """The classes the config names as plugin bases that the tree lacks."""
+        return sorted(c for c in self.configured if self.index.resolve(c) is None)
+
+    def other_interfaces(self) -> dict[str, list[str]]:
+        """Implementation.method -> the attributes through which it serves another
+        interface of the hook's name (`ctxlint sets`; `*` for any object's)."""
+        return {
+            f"{o.impl}.{o.name}": [f"{owner or '*'}.{attr}" for owner, attr in o.own]
+            for o in self.overrides()
+            if o.own
+        }
+
+    def through_nearest(
+        self, impl: str, base: str, calls: list[tuple[str, MethodCall]]
+    ) -> list[tuple[str, MethodCall]]:
+        """The dispatches `impl` answers to: where some dispatch's receiver is
+        declared (annotated, or assigned constructions) as a subclass S of the
+        base that `impl` derives from, the kind of plugin the code set apart
+        for it (a hybrid backend's `linear_attn_backend: MambaAttnBackendBase`
+        beside its `full_attn_backend: AttentionBackend`), `impl` answers to
+        the dispatches through the nearest such S (or through a class between
+        S and `impl`: `self` in one), not to those declared more generally."""
+        mro = self.mro(impl)
+
+        def depth(call: MethodCall) -> int:  # how near `impl` its receiver's declared class is
+            types = self.receiver_types(call.receiver)
+            return min((mro.index(t) for t in types if t in mro), default=len(mro))
+
+        # `self`/`super()` declare no kind: the class's own code, not a receiver's
+        declared = [depth(c) for _, c in calls if c.receiver.kind in ("attr", "types")]
+        nearest = min(declared, default=len(mro))
+        if nearest >= mro.index(base):  # none declared below the base
+            return calls
+        return [(p, c) for p, c in calls if depth(c) <= nearest]
 
 
 @dataclass(frozen=True, slots=True)
@@ -392,10 +738,15 @@ class Override:
     base: str
     hook: MethodFacts
     calls: list[tuple[str, MethodCall]]  # (path, call): the dispatches that can reach it
+    # where it is another interface of the name: the attributes holding every
+    # object of it, read only by calls that fit it (Graph.own_interface)
+    own: tuple[Slot, ...] = ()
 
     def problems(self) -> list[str]:
         """What it does not accept of the base's contract and of each dispatch's
         arguments the base's named parameters take, each once."""
+        if self.own:
+            return []
         mine, base = bound(self.method), bound(self.hook)
         out = accept_problems(mine, base, dispatched=bool(self.calls))
         for site_path, call in self.calls:

@@ -65,12 +65,11 @@ class PluginSignature(Rule):
                 base: {h: sig_text(m.params) for h, m in sorted(hooks.items())}
                 for base, hooks in sorted(graph.bases.items())
             },
-            "configured plugin bases not found": sorted(
-                c for c in graph.configured if graph.index.resolve(c) is None
-            ),
+            "configured plugin bases not found": graph.configured_missing(),
             "implementations": {
                 impl: sorted(bases) for impl, bases in sorted(graph.implementations().items())
             },
+            "other interfaces of a hook's name": graph.other_interfaces(),
             "dispatch sites": sorted(
                 f"{path}:{call.site.span[0]} {call.site.snippet[:80]} -> {base}.{call.method}"
                 for path, call, base, _, _ in graph.dispatches()
