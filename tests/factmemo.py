@@ -9,8 +9,8 @@ misses its cache, "parses" each file, stores and digests the entries), only
 LibCST's parse and the visitors' walk are skipped the second time. The key adds
 the visitors' classes, so a test's own rule is not served another's facts.
 
-Off: where a test patches anything (the `monkeypatch` fixture, `mock`, a module that
-says `patch(`), since a patched extractor makes other facts than its key says; for
+Off: where a test may patch anything (it uses the `monkeypatch` fixture, or its module
+names `mock` or a MonkeyPatch of its own), since a patched extractor makes other facts than its key says; for
 a parse on a kept tree (the edit path: its own parser); for a timed run (its
 clock is the point); in a pool's workers (only the parent's in-process parse).
 `CTXLINT_TEST_MEMO=check` extracts every hit again and compares (a self-check of
@@ -34,8 +34,10 @@ from ctxlint.engine import workers
 
 MODE = os.environ.get("CTXLINT_TEST_MEMO", "on")
 BUDGET = 256 << 20  # bytes of entries kept (least recently used go first)
-# what in a test module's text says the test patches code (derived per module)
-PATCHES = ("mock", "MonkeyPatch", "patch(", "monkeypatch")
+# what in a test module's text says its tests may patch code out of pytest's sight
+# (unittest.mock, pytest-mock, a MonkeyPatch of their own): derived per module; the
+# `monkeypatch` fixture is seen in each test's fixtures
+PATCHES = ("mock", "MonkeyPatch(", "MonkeyPatch.context")
 
 _real_work = engine_run._work
 _memo: OrderedDict[tuple[Any, ...], workers.Result] = OrderedDict()
