@@ -9,10 +9,11 @@ misses its cache, "parses" each file, stores and digests the entries), only
 LibCST's parse and the visitors' walk are skipped the second time. The key adds
 the visitors' classes, so a test's own rule is not served another's facts.
 
-Off: where a test may patch anything (it uses the `monkeypatch` fixture, or its module
-names `mock` or a MonkeyPatch of its own), since a patched extractor makes other facts than its key says; for
-a parse on a kept tree (the edit path: its own parser); for a timed run (its
-clock is the point); in a pool's workers (only the parent's in-process parse).
+Off: where a test may patch anything (it uses the `monkeypatch` fixture, or its
+module names `mock` or a MonkeyPatch of its own), since a patched extractor makes
+other facts than its key says; for a parse on a kept tree (the edit path: its own
+parser); for a timed run (its clock is the point); in a pool's workers (only the
+parent's in-process parse).
 `CTXLINT_TEST_MEMO=check` extracts every hit again and compares (a self-check of
 the key); `=off` turns the memo off.
 """
