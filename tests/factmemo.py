@@ -111,11 +111,11 @@ def memo_allowed(item: pytest.Item) -> bool:
 
 @contextlib.contextmanager
 def memo_on(on: bool) -> Iterator[None]:
-    _state["on"] = on
+    before, _state["on"] = _state["on"], on
     try:
         yield
     finally:
-        _state["on"] = False
+        _state["on"] = before
 
 
 def stats() -> dict[str, int]:
