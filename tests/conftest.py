@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from factmemo import memo_allowed, memo_on
 
 REPO = Path(__file__).resolve().parents[1]
 # A pytest-xdist worker starts with COLUMNS=80 and LINES=24 in its environment (a plain
@@ -63,3 +64,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         scopes = {d.scope for defs in info.name2fixturedefs.values() for d in defs}
         if scopes & {"module", "class"}:
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> object:
+    """The suite's memo of files' facts (tests/factmemo.py) serves the engine runs of
+    each test that patches nothing (fixtures of every scope set up for it included)."""
+    with memo_on(memo_allowed(item)):
+        yield

@@ -60,15 +60,30 @@ def serve(root: Path, mode: str, out: Path) -> subprocess.CompletedProcess[str]:
     server = Server([], root, env={MODE_ENV: mode, OUT_ENV: str(out)}, root=root)
     try:
         server.wait_ready()
-        asyncio.run(_two_streams(server.url))
+        asyncio.run(_two_streams(server.url, dying=mode == "enforce"))
     finally:
         code = server.terminate(timeout_s=30)
     return subprocess.CompletedProcess(server.proc.args, code, server.stdout(), server.stderr())
 
 
-async def _two_streams(url: str) -> None:
+async def _two_streams(url: str, *, dying: bool) -> None:
+    """Two concurrent streams; each must end well unless the server is `dying`.
+
+    Under enforce the first request that reaches the detokenizer kills it, and the
+    watchdog takes the server down: a stream open by then gets its `abort` chunk,
+    but on a busy machine the other request may not have its response started yet
+    (its connection is cut: httpx.ReadError), or not even sent (ConnectError, or
+    the manager's refusal of a new request: an error status). Which one happens
+    is the race; what the test asserts is the server's exit and its stderr."""
     async with httpx.AsyncClient(timeout=60.0) as client:
-        await asyncio.gather(*(stream_generate(client, url, "Hi", 8) for _ in range(2)))
+        results = await asyncio.gather(
+            *(stream_generate(client, url, "Hi", 8) for _ in range(2)), return_exceptions=True
+        )
+    for result in results:
+        if isinstance(result, BaseException):
+            if dying and isinstance(result, (httpx.TransportError, httpx.HTTPStatusError)):
+                continue
+            raise result
 
 
 def test_every_pair_the_runtime_records_is_in_the_static_reach(app: Path) -> None:

@@ -9,8 +9,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
-from helpers import run_engine, write
+from helpers import cli, run_engine, write
 from rulecase import assert_case
 
 from ctxlint.program.signatures import (
@@ -605,7 +604,7 @@ PLUGIN_USE = {
 
 
 def _check(project: Path) -> tuple[int, list[dict]]:
-    r = run_cli("check", "--strict", "--format", "json", "--no-cache", cwd=project)
+    r = cli("check", "--strict", "--format", "json", "--no-cache", cwd=project)
     doc = json.loads(r.stdout)
     return r.returncode, [f for f in doc["findings"] if f["rule"] == RULE]
 
@@ -618,7 +617,7 @@ def test_pins_recorded_by_baseline_update_and_changes_fail_until_recorded(
     rc, found = _check(project)
     assert rc == 0 and found == []
 
-    r = run_cli("baseline", "update", "--no-cache", cwd=project)
+    r = cli("baseline", "update", "--no-cache", cwd=project)
     assert r.returncode == 0, r.stdout + r.stderr
     doc = json.loads((project / "ctxlint-baseline.json").read_text())
     assert doc["pins"][RULE] == {"app.plugin.Algo.build": "(self, server_args, target)"}
@@ -639,7 +638,7 @@ def test_pins_recorded_by_baseline_update_and_changes_fail_until_recorded(
     )
     assert "ctxlint baseline update" in f["message"]
 
-    r = run_cli("baseline", "update", "--no-cache", cwd=project)
+    r = cli("baseline", "update", "--no-cache", cwd=project)
     assert r.returncode == 0, r.stdout + r.stderr
     doc = json.loads((project / "ctxlint-baseline.json").read_text())
     assert doc["pins"][RULE] == {"app.plugin.Algo.build": "(self, server_args, *, target=None)"}
@@ -662,7 +661,7 @@ def test_a_gone_hook_is_reported_in_its_base_class_file(project: Path) -> None:
     other = PLUGIN.replace("class Algo", "class Early").replace("def build", "def early")
     two_hooks = PLUGIN + "\n    @abc.abstractmethod\n    def probe(self) -> None: ...\n"
     write(project, {"app/aaa.py": other, "app/plugin.py": two_hooks, **PLUGIN_USE})
-    r = run_cli("baseline", "update", "--no-cache", cwd=project)
+    r = cli("baseline", "update", "--no-cache", cwd=project)
     assert r.returncode == 0, r.stdout + r.stderr
     (project / "app/plugin.py").write_text(
         two_hooks.replace(

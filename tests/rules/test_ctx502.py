@@ -7,8 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import run_cli
-from helpers import run_engine, write
+from helpers import cli, run_engine, write
 from rulecase import assert_case
 
 from ctxlint.program.readback_surfaces import WHOLE
@@ -162,7 +161,7 @@ def test_each_sibling_reports_what_the_others_lack(project: Path) -> None:
 
 
 def _check(project: Path) -> tuple[int, list[dict]]:
-    r = run_cli("check", "--strict", "--format", "json", "--no-cache", cwd=project)
+    r = cli("check", "--strict", "--format", "json", "--no-cache", cwd=project)
     doc = json.loads(r.stdout)
     return r.returncode, [f for f in doc["findings"] if f["rule"] == RULE]
 
@@ -186,7 +185,7 @@ def test_pins_recorded_by_baseline_update_and_changes_fail_until_recorded(
 ) -> None:
     write(project, {"app/readback.py": SURFACES})
     assert _check(project) == (0, [])  # no pins yet: nothing to enforce
-    r = run_cli("baseline", "update", "--no-cache", cwd=project)
+    r = cli("baseline", "update", "--no-cache", cwd=project)
     assert r.returncode == 0, r.stdout + r.stderr
     doc = json.loads((project / "ctxlint-baseline.json").read_text())
     assert doc["pins"][RULE] == {
@@ -202,7 +201,7 @@ def test_pins_recorded_by_baseline_update_and_changes_fail_until_recorded(
     rc, found = _check(project)
     assert rc == 1 and len(found) == 2
     assert all("changed: pinned" in f["message"] for f in found)
-    run_cli("baseline", "update", "--no-cache", cwd=project)
+    cli("baseline", "update", "--no-cache", cwd=project)
     assert _check(project) == (0, [])
 
     # one sibling drops it: the pin change, and the disagreement
@@ -221,7 +220,7 @@ def test_pins_recorded_by_baseline_update_and_changes_fail_until_recorded(
 
     # a surface that disappears was pinned and is gone
     (project / "app/readback.py").write_text(SURFACES.split("\n\nclass Engine")[0] + "\n")
-    run_cli("baseline", "update", "--no-cache", cwd=project)
+    cli("baseline", "update", "--no-cache", cwd=project)
     (project / "app/readback.py").write_text(SURFACES)
     rc, found = _check(project)
     assert rc == 1

@@ -7,8 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import run_cli
-from helpers import run_engine, write
+from helpers import cli, run_engine, write
 from rulecase import assert_case
 
 RULE = "CTX701"
@@ -222,13 +221,13 @@ def test_no_tier_is_a_derived_note_and_no_lease_function_a_partial_run(project: 
     ctx.write_text(before)
     out = run_engine(project, select={RULE})
     assert out.program.sets[RULE] == {"resources tier": "(no get_resources() in specrt.context)"}
-    r = run_cli("check", "--select", RULE, "--no-cache", cwd=project)
+    r = cli("check", "--select", RULE, "--no-cache", cwd=project)
     assert r.returncode == 0 and "partial" not in r.stdout + r.stderr  # nothing to lease
     ctx.write_text(
         before + "\n\nclass Resources:\n    streams: dict = {}\n\n\n"
         "def get_resources() -> Resources:\n    return Resources()\n"
     )
-    r = run_cli("check", "--select", RULE, "--no-cache", cwd=project)
+    r = cli("check", "--select", RULE, "--no-cache", cwd=project)
     assert "CTX701 resource-lease is partial: no lease functions" in r.stderr
 
 
@@ -236,11 +235,11 @@ def test_the_name_table_is_pinned_by_baseline_update(project: Path) -> None:
     write(project, {"app/models/llama.py": MODELS})
 
     def check() -> tuple[int, list[dict]]:
-        r = run_cli("check", "--strict", "--format", "json", "--no-cache", cwd=project)
+        r = cli("check", "--strict", "--format", "json", "--no-cache", cwd=project)
         return r.returncode, [f for f in json.loads(r.stdout)["findings"] if f["rule"] == RULE]
 
     assert check() == (0, [])  # no pins yet: nothing to enforce
-    assert run_cli("baseline", "update", "--no-cache", cwd=project).returncode == 0
+    assert cli("baseline", "update", "--no-cache", cwd=project).returncode == 0
     doc = json.loads((project / "ctxlint-baseline.json").read_text())
     assert doc["pins"][RULE] == {"streams alt": "app.models"}
     write(
@@ -254,5 +253,5 @@ def test_the_name_table_is_pinned_by_baseline_update(project: Path) -> None:
     assert [f["message"].split(";")[0] for f in found] == [
         "streams offload is not pinned in the baseline (now app.layers)"
     ]
-    run_cli("baseline", "update", "--no-cache", cwd=project)
+    cli("baseline", "update", "--no-cache", cwd=project)
     assert check() == (0, [])

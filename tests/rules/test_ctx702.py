@@ -7,8 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conftest import run_cli
-from helpers import run_engine, write
+from helpers import cli, run_engine, write
 from rulecase import assert_case
 
 RULE = "CTX702"
@@ -174,13 +173,13 @@ def test_sticky_names_are_pinned_by_baseline_update(project: Path) -> None:
     write(project, {"app/batch.py": mark})
 
     def check() -> tuple[int, list[str]]:
-        r = run_cli("check", "--strict", "--format", "json", "--no-cache", cwd=project)
+        r = cli("check", "--strict", "--format", "json", "--no-cache", cwd=project)
         doc = json.loads(r.stdout)
         return r.returncode, [f["message"] for f in doc["findings"] if f["rule"] == RULE]
 
     rc, found = check()  # nothing pinned: every sticky set is outside the pinned set
     assert rc == 1 and len(found) == 1 and "`is_extend_in_batch`" in found[0]
-    r = run_cli("baseline", "update", "--no-cache", cwd=project)
+    r = cli("baseline", "update", "--no-cache", cwd=project)
     assert r.returncode == 0, r.stdout + r.stderr
     doc = json.loads((project / "ctxlint-baseline.json").read_text())
     assert doc["pins"][RULE] == {"sticky is_extend_in_batch": "app.batch.mark"}

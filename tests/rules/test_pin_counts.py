@@ -12,8 +12,7 @@ import json
 import re
 from pathlib import Path
 
-from conftest import run_cli
-from helpers import write
+from helpers import cli, write
 
 # two sites of one sticky setter (CTX702: one pin, listed at both sites) and a seed read
 STICKY = """\
@@ -35,7 +34,7 @@ def tp() -> int:
 
 def test_pins_are_counted_by_key_apart_from_findings(project: Path) -> None:
     write(project, {"app/batch.py": STICKY})
-    doc = json.loads(run_cli("check", "--no-cache", "--format", "json", cwd=project).stdout)
+    doc = json.loads(cli("check", "--no-cache", "--format", "json", cwd=project).stdout)
     kinds = sorted((f["rule"], f.get("kind", "violation")) for f in doc["findings"])
     assert kinds == [("CTX101", "violation"), ("CTX702", "pin"), ("CTX702", "pin")]
     assert doc["summary"]["CTX101"] == {"found": 1, "new": 1, "baselined": 0, "stale": 0}
@@ -47,7 +46,7 @@ def test_pins_are_counted_by_key_apart_from_findings(project: Path) -> None:
         "pins": 1,
     }
 
-    text = run_cli("check", "--no-cache", cwd=project)
+    text = cli("check", "--no-cache", cwd=project)
     said = " ".join(text.stdout.split())
     assert "1 new finding, 1 pin change (CTX702 1), 0 stale baseline entries" in said, said
     assert "app/batch.py (1 new finding)" in said, said
@@ -55,29 +54,27 @@ def test_pins_are_counted_by_key_apart_from_findings(project: Path) -> None:
     pins = said.index("2 pin change sites (not findings")
     assert said.index("app/batch.py (1 new finding)") < pins, said
     assert "PIN" in said[pins:] and "NEW" not in said[pins:].split("pin change (")[0], said
-    concise = run_cli("check", "--no-cache", "--output-format", "concise", cwd=project).stdout
+    concise = cli("check", "--no-cache", "--output-format", "concise", cwd=project).stdout
     assert concise.count(": CTX702 pin change: ") == 2 and ": CTX101 " in concise, concise
-    github = run_cli("check", "--no-cache", "--output-format", "github", cwd=project).stdout
+    github = cli("check", "--no-cache", "--output-format", "github", cwd=project).stdout
     assert github.count("(a pin change that baseline update records)") == 2, github
     # bookkeeping is a notice, never an error; the violation stays an error
     assert sorted(line[2:8] for line in github.splitlines()) == ["error ", "notice", "notice"], (
         github
     )
-    sarif = json.loads(
-        run_cli("check", "--no-cache", "--output-format", "sarif", cwd=project).stdout
-    )
+    sarif = json.loads(cli("check", "--no-cache", "--output-format", "sarif", cwd=project).stdout)
     got = sorted(
         (r["ruleId"], r["level"], r.get("properties", {}).get("kind", ""))
         for r in sarif["runs"][0]["results"]
     )
     assert got == [("CTX101", "error", ""), ("CTX702", "note", "pin"), ("CTX702", "note", "pin")]
-    junit = run_cli("check", "--no-cache", "--output-format", "junit", cwd=project).stdout
+    junit = cli("check", "--no-cache", "--output-format", "junit", cwd=project).stdout
     assert 'message="2 pin change sites"' in junit and 'message="1 new finding"' in junit, junit
-    stats = run_cli("check", "--no-cache", "--statistics", cwd=project)
+    stats = cli("check", "--no-cache", "--statistics", cwd=project)
     row = next(line.split() for line in stats.stdout.splitlines() if line.startswith("CTX702"))
     assert row[-1] == "1" and "Pin changes" in stats.stdout, stats.stdout
 
-    audit = run_cli("audit", "--no-cache", "--format", "json", cwd=project)
+    audit = cli("audit", "--no-cache", "--format", "json", cwd=project)
     doc = json.loads(audit.stdout)
     rows = {r["id"]: r for r in doc["rules"]}
     assert (rows["CTX702"]["found"], rows["CTX702"]["pins"]) == (0, 1)
@@ -89,9 +86,7 @@ def test_pins_are_counted_by_key_apart_from_findings(project: Path) -> None:
 
     # baseline update adds the new finding and records the pin: the same numbers,
     # by rule (rules that compare only once pinned, CTX501 say, are recorded too)
-    upd = run_cli(
-        "baseline", "update", "--no-cache", "--allow-growth", "--reason=legacy", cwd=project
-    )
+    upd = cli("baseline", "update", "--no-cache", "--allow-growth", "--reason=legacy", cwd=project)
     assert upd.returncode == 0, upd.stdout + upd.stderr
     line = " ".join(upd.stdout.split())
     assert "removed 0, added 1, kept 0; pins: " in line, line
@@ -101,5 +96,5 @@ def test_pins_are_counted_by_key_apart_from_findings(project: Path) -> None:
     assert recorded["CTX702"] == 1, line
     pins = json.loads((project / "ctxlint-baseline.json").read_text())["pins"]
     assert recorded == {rule: len(keys) for rule, keys in pins.items()}
-    after = run_cli("check", "--no-cache", "--strict", cwd=project)
+    after = cli("check", "--no-cache", "--strict", cwd=project)
     assert after.returncode == 0, after.stdout + after.stderr

@@ -64,26 +64,12 @@ def uri(path: Path) -> str:
 
 
 def batch(root: Path) -> dict[str, Any]:
-    """`ctxlint check --no-cache --format json` on the tree as it is on disk."""
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "ctxlint.cli",
-            "check",
-            "--no-cache",
-            "--format",
-            "json",
-            "--config",
-            CONFIG,
-            "--jobs",
-            "1",
-            ".",
-        ],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        check=False,
+    """`ctxlint check --no-cache --format json` on the tree as it is on disk (in this
+    process: helpers.cli; the server under test is the subprocess)."""
+    from helpers import cli
+
+    done = cli(
+        "check", "--no-cache", "--format", "json", "--config", CONFIG, "--jobs", "1", ".", cwd=root
     )
     assert done.returncode in (0, 1), done.stderr
     return json.loads(done.stdout)
