@@ -319,7 +319,8 @@ class Engine:
         from ctxlint.facts.extract import parse  # LibCST: only when parsing
 
         with deepstack.running():
-            yield _work(miss, kept.parser(miss[0], parse, content_hash(miss[2])))
+            before = self.check_memo.text_before(miss[0]) if self.check_memo is not None else None
+            yield _work(miss, kept.parser(miss[0], parse, content_hash(miss[2]), before))
 
     def _edited_texts(self) -> dict[str, str]:
         """The texts whose edits the check memo moves outcomes for: the editor's
