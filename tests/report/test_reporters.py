@@ -606,3 +606,17 @@ def test_text_blocks_drawn_again_only_where_what_they_show_changed(
             }
             # another console: every block drawn
             assert (len(again) == new) if step == 0 else (again == want[step]), (step, again)
+
+
+def test_text_to_a_recording_console_is_recorded(tmp_path: Path) -> None:
+    """A console whose buffer is read (record, capture) gets every block
+    through rich itself: a kept block written to its file would be missing."""
+    result = make_result(tmp_path, errors=False)
+    plain = text_of(result)
+    recording = Console(file=io.StringIO(), width=10_000, color_system=None, record=True)
+    print_text(result, recording)
+    assert recording.export_text() == plain
+    captured = Console(file=io.StringIO(), width=10_000, color_system=None)
+    with captured.capture() as capture:
+        print_text(result, captured)
+    assert capture.get() == plain

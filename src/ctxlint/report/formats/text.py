@@ -126,6 +126,9 @@ def _print_findings(
             details = f.details if show_details else ""
             title = titles[f.rule]
             key = (shown(path), title, f.span, f.message, f.scope, details, _shows(f, lines))
+            if console.record or console._buffer_index:  # (its buffer is read: no text)
+                _print_block(console, f, title, shown(path), details, lines)
+                continue
             drawn = blocks.get(key)
             if drawn is None:
                 with console.capture() as capture:
