@@ -50,11 +50,12 @@ def test_statement_edits_spliced_into_the_kept_module_check_as_no_cache(
         ]
         assert out.pins == want.pins
     assert (kept.parsed, kept.spliced) == (1, len(texts) - 1)
-    # the first edit is a whole parse (the opened text was the cache's); the
-    # first splice walks the whole module, the next ones from the edited
-    # statement on (facts.resume); no splice's positions generate the module
-    assert walked[0] == (0, "module") and walked[1][0] == 0, walked
-    assert all(at > 0 for at, _ in walked[2:]), walked
+    # the first edit is a whole parse (the opened text was the cache's), which
+    # keeps the walk's state at the statement it changed in the opened text
+    # (Kept.hint); every splice walks from the edited statement on
+    # (facts.resume); no splice's positions generate the module
+    assert walked[0] == (0, "module"), walked
+    assert all(at > 0 for at, _ in walked[1:]), walked
     assert all(generated != "module" for _, generated in walked[1:]), walked
     assert kept.path == rel and kept.kept is not None and kept.kept.module.code == texts[-1]
     setup.request.run.resident.forget()  # released with the resident's state

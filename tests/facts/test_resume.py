@@ -90,15 +90,42 @@ def test_the_whole_walk_answers_where_the_kept_state_could_differ() -> None:
     assert (tree.kept.changed.index, tree.kept.walked_from) == (earlier, 0)
 
 
-def test_a_whole_parse_keeps_no_state_and_places_the_whole_module() -> None:
+def test_a_whole_parse_keeps_the_state_where_its_text_changed() -> None:
     vocab, visitors, text, _ = _setup()
     tree = KeptTree()
     parser = tree.parser(REL, parse)
     _extracted(tree, parser, vocab, visitors, text)
+    assert tree.kept is not None and tree.kept.walk is None  # no text before: none kept
     text = text + "\n\nLATE = 1\n"  # a statement added at the end: a whole parse
     _extracted(tree, parser, vocab, visitors, text)
     assert tree.parsed == 2 and tree.kept is not None
-    assert (tree.kept.walked_from, tree.kept.walk, tree.kept.generated) == (0, None, "module")
+    last = len(tree.kept.module.body) - 1
+    assert (tree.kept.walked_from, tree.kept.generated) == (0, "module")
+    assert tree.kept.walk is not None and tree.kept.walk.index == last  # (Kept.hint)
+    _extracted(tree, parser, vocab, visitors, text.replace("LATE = 1", "LATE = 2"))
+    assert tree.spliced == 1 and tree.kept.walked_from == last
+
+
+def test_an_edits_first_whole_parse_keeps_the_state_at_the_statement_changed_since() -> None:
+    """The text of the last run given (`before`: an editor's buffer opened,
+    its facts the cache's): the first edit's whole parse keeps the walk's
+    state at the statement it changed, so the first splice walks from it."""
+    vocab, visitors, text, body = _setup()
+    index, line, col = _function(body, "run_scheduler_process")
+    tree = KeptTree()
+    text = _insert(text, line, " " * col + "_ctxlint_edit = 1\n")
+    before = (REPO / REL).read_text()
+    _extracted(tree, tree.parser(REL, parse, None, before), vocab, visitors, text)
+    assert tree.kept is not None and tree.kept.hint == index
+    assert tree.kept.walk is not None and tree.kept.walk.index == index
+    for n in (2, 3):
+        text = _insert(text, line, " " * col + f"_ctxlint_edit = {n}\n")
+        _extracted(tree, tree.parser(REL, parse), vocab, visitors, text)
+        assert (tree.kept.walked_from, tree.kept.generated) == (index, "statement"), n
+    # the same text before: nothing changed, no state kept
+    fresh = KeptTree()
+    _extracted(fresh, fresh.parser(REL, parse, None, text), vocab, visitors, text)
+    assert fresh.kept is not None and fresh.kept.hint is None and fresh.kept.walk is None
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

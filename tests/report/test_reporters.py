@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import json
 import xml.etree.ElementTree as ET
+from dataclasses import replace
 from pathlib import Path
 
 import jsonschema
@@ -535,3 +536,87 @@ def test_every_format_renders_the_same_bytes_under_any_hash_seed(tmp_path: Path)
         assert sorted(rendered) == sorted(FORMATS)
         outputs.add(done.stdout)
     assert len(outputs) == 1
+
+
+def test_text_blocks_drawn_again_only_where_what_they_show_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A resident renderer keeps each new finding's drawn block (text.BLOCKS):
+    every report equals one drawn afresh, over edits that move one file's
+    findings, change a frame's context line, a message, and over consoles of
+    other widths and colours, details and sources shown or not; only the
+    blocks whose text changed are drawn again."""
+    from ctxlint.report.formats import text
+
+    monkeypatch.chdir(tmp_path)
+    result = make_result(tmp_path, errors=False)
+    other = "pkg/other.py"
+    (tmp_path / other).write_text("".join(f"x{i} = get_server_args().a{i}\n" for i in range(9)))
+    result.findings += [
+        Finding("CTX101", other, Span(i, 6, i, 30), "<module>", f"read {i}", f"a{i}", f"fp-o{i}")
+        for i in range(1, 9, 2)
+    ]
+    new = len(result.new_findings)
+    drawn: list[str] = []
+    real = text._print_block
+    monkeypatch.setattr(text, "_print_block", lambda *a: (drawn.append(a[1].path), real(*a))[1])
+    kept = text.Blocks()
+
+    def report(blocks: text.Blocks, width: int, color: str | None, **kw: bool) -> str:
+        buf = io.StringIO()
+        console = Console(file=buf, width=width, color_system=color, force_terminal=bool(color))
+        monkeypatch.setattr(text, "BLOCKS", blocks)
+        print_text(result, console, **kw)
+        return buf.getvalue()
+
+    def moved(f: Finding) -> Finding:
+        s = f.span
+        return replace(f, span=Span(s.line + 1, s.column, s.end_line + 1, s.end_column))
+
+    serve = tmp_path / "pkg" / "serve.py"
+    for width, color, details, source in [
+        (10_000, None, False, True),
+        (40, None, True, True),
+        (40, "truecolor", True, False),
+        (10_000, "standard", False, True),
+    ]:
+        shown = {"show_details": details, "show_source": source}
+        for step in range(5):
+            if step == 1:  # a line added above: serve.py's findings move down
+                serve.write_text("# a comment\n" + serve.read_text())
+                result.findings = [
+                    moved(f) if f.path == "pkg/serve.py" else f for f in result.findings
+                ]
+            elif step == 2:  # a context line changed, the spans the same
+                serve.write_text(serve.read_text().replace("return tp", f"return tp  # {width}"))
+            elif step == 3:  # a message changed
+                result.findings = [
+                    replace(f, message=f.message + "!") if f.fingerprint == "fp-o3" else f
+                    for f in result.findings
+                ]
+            drawn.clear()
+            mine = report(kept, width, color, **shown)
+            again = list(drawn)
+            assert mine == report(text.Blocks(), width, color, **shown), (width, color, step)
+            want = {
+                1: ["pkg/serve.py"],  # its one new finding moved
+                2: ["pkg/serve.py"] if source else [],  # its frame's last line changed
+                3: [other],
+                4: [],  # the same report
+            }
+            # another console: every block drawn
+            assert (len(again) == new) if step == 0 else (again == want[step]), (step, again)
+
+
+def test_text_to_a_recording_console_is_recorded(tmp_path: Path) -> None:
+    """A console whose buffer is read (record, capture) gets every block
+    through rich itself: a kept block written to its file would be missing."""
+    result = make_result(tmp_path, errors=False)
+    plain = text_of(result)
+    recording = Console(file=io.StringIO(), width=10_000, color_system=None, record=True)
+    print_text(result, recording)
+    assert recording.export_text() == plain
+    captured = Console(file=io.StringIO(), width=10_000, color_system=None)
+    with captured.capture() as capture:
+        print_text(result, captured)
+    assert capture.get() == plain

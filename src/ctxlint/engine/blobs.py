@@ -41,8 +41,13 @@ def digest_entry(raw: bytes | None) -> bytes | None:
 class Blobs(Mapping[str, bytes]):
     """Path -> facts entry (bytes) and its digest, some left in the cache until asked for."""
 
-    def __init__(self, cache: FactCache, extract_again: Extract) -> None:
+    def __init__(
+        self, cache: FactCache, extract_again: Extract, learnt: dict[str, bytes] | None = None
+    ) -> None:
         self.digests: dict[str, bytes] = {}
+        # fact key -> the digest of its entry as this run has it (a resident's
+        # runs: gather's `known` at the next run), kept up to date by `replace`
+        self.learnt = learnt
         self._blobs: dict[str, bytes] = {}
         self._deferred: dict[str, tuple[str, str]] = {}  # path -> (module, fact key)
         self._keys: dict[str, str] = {}  # path -> its fact key
@@ -78,7 +83,10 @@ class Blobs(Mapping[str, bytes]):
         """An entry extracted again (the cached one was not of our shape): its
         new digest replaces the stored one, as the entry itself was replaced."""
         key = self._keys[path]
-        self._cache.put_many({DIGEST_PREFIX + key: self.put(path, blob, key).hex().encode()})
+        digest = self.put(path, blob, key)
+        self._cache.put_many({DIGEST_PREFIX + key: digest.hex().encode()})
+        if self.learnt is not None and key in self.learnt:
+            self.learnt[key] = digest
 
     def release(self, path: str, module: str) -> None:
         """Let an entry in hand go once the program holds its facts (a cold run
@@ -119,22 +127,36 @@ def gather(
     blobs: Blobs,
     extract: Extract,
     unstored: set[str],
+    known: Mapping[str, bytes] | None = None,
 ) -> None:
     """(path, module, fact key) items into `blobs`: deferred when the cache holds
     the entry's digest; otherwise read or extracted (`extract`), and the digest
-    stored beside an entry that was stored (not one in `unstored`: a dead worker's)."""
-    stored = cache.get_many([DIGEST_PREFIX + key for _, _, key in items])
+    stored beside an entry that was stored (not one in `unstored`: a dead worker's).
+
+    `known`: a resident's last run's digests by fact key (`Blobs.learnt`), not
+    asked of the cache again: a fact key names its entry's content (the file's
+    bytes, the code, the vocabulary), so the digest stored under it is the same
+    while the cache keeps it; an entry gone from the cache since is extracted
+    again when read (`Blobs.load`), and one whose bytes differ from the digest
+    makes the engine run again without the cache, and without `known`."""
+    known = known or {}
+    stored = cache.get_many([DIGEST_PREFIX + key for _, _, key in items if key not in known])
     rest, keys = [], {}
+    learnt = blobs.learnt
     for path, module, key in items:
-        digest = digest_entry(stored.get(DIGEST_PREFIX + key))
+        digest = known.get(key) or digest_entry(stored.get(DIGEST_PREFIX + key))
         if digest is None:
             rest.append((path, module))
             keys[path] = key
         else:
             blobs.defer(path, module, key, digest)
+            if learnt is not None:
+                learnt[key] = digest
     fresh: dict[str, bytes] = {}
     for path, blob in extract(rest).items():
         digest = blobs.put(path, blob, keys[path])
         if path not in unstored:
             fresh[DIGEST_PREFIX + keys[path]] = digest.hex().encode()
+            if learnt is not None:
+                learnt[keys[path]] = digest
     cache.put_many(fresh)

@@ -114,6 +114,12 @@ class CheckMemo:
         self._texts, self._entries, self._made_columns = {}, {}, None
         self._carried, self._loose, self._blobs = {}, {}, {}
 
+    def text_before(self, path: str) -> str | None:
+        """`path`'s text in the last run, when it was an edited one (a buffer,
+        a file changed on disk): where an edit's whole parse keeps the walk's
+        state (engine.kept_tree)."""
+        return self._texts.get(path)
+
     def _place(self, digests: Mapping[str, bytes], load: LoadDigests) -> dict[bytes, PartDigests]:
         """The part digests (positions kept) of this run's entries; the last
         run's of the entries gone since are returned."""

@@ -95,12 +95,18 @@ class KeptTree:
         )
 
     def parser(
-        self, path: str, parse: Callable[[str], object], content: str | None = None
+        self,
+        path: str,
+        parse: Callable[[str], object],
+        content: str | None = None,
+        before: str | None = None,
     ) -> _KeptParse:
         """A parse of `path`'s text (facts.extract's): the kept module spliced
         where it can be, else `parse`; the module is kept either way, with
-        `content` (the hash of the bytes the text was read from)."""
-        return _KeptParse(self, path, parse, content)
+        `content` (the hash of the bytes the text was read from). `before`:
+        the file's text at the last run, when known (an edit's whole parse
+        keeps the walk's state at the statement changed since: Kept.hint)."""
+        return _KeptParse(self, path, parse, content, before)
 
 
 class _KeptParse:
@@ -114,8 +120,10 @@ class _KeptParse:
         path: str,
         parse: Callable[[str], object],
         content: str | None = None,
+        before: str | None = None,
     ) -> None:
         self.tree, self.path, self.parse, self.content = tree, path, parse, content
+        self.before = before
 
     @property
     def kept(self) -> Kept | None:
@@ -133,6 +141,9 @@ class _KeptParse:
         else:
             tree.kept = Kept.of(text, self.parse(text))  # type: ignore[arg-type]
             tree.parsed += 1
+            before = kept.text if kept is not None else self.before
+            if before is not None and before != text:
+                tree.kept.hint = tree.kept.edited_in(before)
             if kept is not None:  # its pieces are compared by content (facts.entry)
                 tree.kept.entry = kept.entry
         tree.path, tree.hash = self.path, self.content

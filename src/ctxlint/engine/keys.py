@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from pathlib import Path
@@ -48,8 +49,14 @@ def fact_key(digest: str, tag: str, binding: tuple[str, str] | None) -> str:
     cannot share an entry. Both are relative to the project root, so a cache
     restored into another clone or folder is still warm. The syntax check
     (binding None) depends on the bytes alone and is shared by every copy."""
-    where = "" if binding is None else ":" + json.dumps(binding, separators=(",", ":"))
-    return f"{FACT_LAYOUT}:{digest}:{tag}{where}"
+    return f"{FACT_LAYOUT}:{digest}:{tag}{'' if binding is None else _where(binding)}"
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _where(binding: tuple[str, str]) -> str:
+    """A binding's part of a fact key (each run makes every gathered file's key:
+    the JSON of its (path, module) made once per process)."""
+    return ":" + json.dumps(binding, separators=(",", ":"))
 
 
 def facts_key(

@@ -74,6 +74,9 @@ class TreeMemo:
     verdicts: dict[str, str | None] = field(default_factory=dict)  # fact key -> its error
     # the vocabulary, its key(), to_json() and full_key()
     vocab: tuple[Vocabulary, str, dict[str, Any], str] | None = None
+    # the last run's entry digests by fact key (engine.blobs.gather's `known`):
+    # an edit's run asks the cache for the edited files' alone
+    digests: dict[str, bytes] = field(default_factory=dict)
 
     def vocabulary(self, vocab: Vocabulary) -> tuple[Vocabulary, str, dict[str, Any], str]:
         """The kept vocabulary and its keys when `vocab` equals it, else `vocab`'s."""
@@ -319,7 +322,8 @@ class Engine:
         from ctxlint.facts.extract import parse  # LibCST: only when parsing
 
         with deepstack.running():
-            yield _work(miss, kept.parser(miss[0], parse, content_hash(miss[2])))
+            before = self.check_memo.text_before(miss[0]) if self.check_memo is not None else None
+            yield _work(miss, kept.parser(miss[0], parse, content_hash(miss[2]), before))
 
     def _edited_texts(self) -> dict[str, str]:
         """The texts whose edits the check memo moves outcomes for: the editor's
@@ -372,6 +376,7 @@ class Engine:
             blobs,
             lambda items: self._extract(items, sources, vocab),
             self._unstored,
+            self.tree.digests if self.tree is not None and blobs.learnt is not None else None,
         )
 
     def _decoded(
@@ -445,6 +450,8 @@ class Engine:
                 # again, and is reported as a bug.
                 self.cache.close()
                 self.cache = FactCache(self.config.cache_dir, read=False)
+                if self.tree is not None:  # (its digests were the cache's)
+                    self.tree.digests = {}
                 self.parsed, self.timings, self._done = 0, {}, 0
                 out = self._run_once()
                 print(
@@ -496,7 +503,10 @@ class Engine:
             else:
                 tokens |= more
         module_of = {f.rel: f.module for f in files}
-        blobs = Blobs(self.cache, lambda items: self._extract(items, sources, vocab, read=False))
+        learnt = {} if self.tree is not None and self.cache.reads_back else None
+        blobs = Blobs(
+            self.cache, lambda items: self._extract(items, sources, vocab, read=False), learnt
+        )
         decoder = FactsDecoder(
             blobs,
             program,
@@ -527,6 +537,8 @@ class Engine:
             self.decoded = {p: (blobs.digests[p], f) for p, f in program.files.items()}
             out = self._derive_and_check(program, errors, len(files), blobs, module_of)
         out.rounds = RoundsEnd(tuple(sorted(tokens)), frozenset(blobs))
+        if self.tree is not None and blobs.learnt:  # (this run's files' only)
+            self.tree.digests = blobs.learnt
         if key and outcome is None:
             self.cache.put_many({key: record(out)})
         return out

@@ -232,7 +232,7 @@ def _extract(
         walk(tree, dispatcher.on_visit, dispatcher.on_leave)
     else:
         setup = resume.Setup(path, module, vocab_json, tuple(kinds))
-        at = kept.changed.index if kept.changed is not None else None
+        at = kept.changed.index if kept.changed is not None else kept.hint
         state, kept.walk, _ = resume.walked(kept, setup, fresh, dispatch, text, at)
     ctx, walking = state
     visitors = list(zip([rid for rid, _ in kinds], walking, strict=False))

@@ -110,10 +110,34 @@ class Kept:
     # at (0: the whole module) and what the positions' codegen covered
     walked_from: int = 0
     generated: str = ""  # "module", "statement" or "" (none)
+    # a whole parse's guess of the statement the next edits change (`edited_in`):
+    # the walk keeps its state there (facts.resume), as a splice's keeps it at
+    # the spliced statement; only where the state is kept depends on it
+    hint: int | None = None
 
     @classmethod
     def of(cls, text: str, module: cst.Module) -> Kept:
         return cls(text, module, lines_of(text))
+
+    def edited_in(self, before: str) -> int | None:
+        """The statement of this module the first line that differs from the
+        text `before` lies in (an edit's first whole parse: the next edits
+        likely change it again); None when the two texts' lines are the same
+        or differ only in the header or footer."""
+        old = lines_of(before)
+        new = self.lines
+        n = min(len(old), len(new))
+        top = 0
+        while top < n and old[top] == new[top]:
+            top += 1
+        if self.counts is None:
+            self.counts = _counts(self.module)
+        start, counts = self.counts
+        for index, count in enumerate(counts):
+            start += count
+            if top < start:
+                return index
+        return None
 
     def window(self, new_lines: list[str]) -> Window | None:
         """The one top-level statement the change lies in, or None (see module doc)."""

@@ -210,7 +210,8 @@ class CtxlintServer(LanguageServer):
         of that model is carried and only the edited files' sites are built
         again), it is built at once, as soon as the loop is free: a question
         sent right after the diagnostics finds it built. The rest waits until
-        the editor has been quiet a while (WARM_IDLE): the program, the model
+        the editor has been quiet a while (WARM_IDLE, counted from the end of
+        that index when it is built at once): the program, the model
         after a check that changed what it reads, take seconds on sglang
         0.5.23, and the layouts and the cyclic GC's collection are for later."""
 
@@ -218,6 +219,11 @@ class CtxlintServer(LanguageServer):
             self._index_handle = None
             if project.current:
                 lsp_navigation.warm(project)
+            # the quiet is counted from here: an edit sent on the check's log
+            # line is read in several turns of the loop after this, and a timer
+            # due meanwhile (the index took longer than WARM_IDLE) would run
+            # the collection first, which the edit's check would wait behind
+            self._warm_timer = loop.call_later(WARM_IDLE, warm)
 
         def warm() -> None:
             self._warm_timer = None
@@ -236,7 +242,8 @@ class CtxlintServer(LanguageServer):
             return
         if lsp_navigation.ready_soon(project):
             self._index_handle = loop.call_soon(index)
-        self._warm_timer = loop.call_later(WARM_IDLE, warm)
+        else:
+            self._warm_timer = loop.call_later(WARM_IDLE, warm)
 
     def model(self) -> None:
         """The program's facts held, for navigation and for the next edit's
