@@ -387,6 +387,7 @@ class Graph:
         self._dispatches: list[tuple[str, MethodCall, str, str, int]] | None = None
         self._interface_calls: dict[tuple[str, str], list[tuple[str, MethodCall]]] | None = None
         self._implementations: dict[str, list[str]] | None = None
+        self._overrides: list[Override] | None = None
         self._slots: _Slots | None = None
         self._inits: _Inits | None = None
         self._handed: dict[tuple[str, str], list[str]] = {}
@@ -528,7 +529,15 @@ class Graph:
                 if self.is_interface(base, hook):
                     yield base, hook, m
 
-    def overrides(self) -> Iterator[Override]:
+    def overrides(self) -> list[Override]:
+        """The overrides `_find_overrides` finds, worked out once: the derived sets
+        (`other_interfaces`) and the check both ask, and each judges every
+        override's problems."""
+        if self._overrides is None:
+            self._overrides = list(self._find_overrides())
+        return self._overrides
+
+    def _find_overrides(self) -> Iterator[Override]:
         """Each in-tree implementation's override of an interface hook it can be
         compared with (the same flavor), by implementation and name, with the
         dispatch calls whose receiver can be it; an override of a hook only ever
