@@ -41,6 +41,7 @@ from typing import Any
 import libcst as cst
 from libcst.metadata import Assignment
 
+from ctxlint.fix.plan import node_text
 from ctxlint.fix.source import SourceFile
 from ctxlint.fix.unused import drop_unused_imports
 from ctxlint.program.core import Program
@@ -200,7 +201,7 @@ class Chains:
                 held = self._held(csrc, arg.value)
                 if isinstance(held, str):
                     where = self.where(csrc, call)
-                    raise _Refused(f"the call at {where} hands `{_code(arg.value)}`, {held}")
+                    raise _Refused(f"the call at {where} hands `{node_text(arg.value)}`, {held}")
                 if held is not PUBLISHED:
                     nxt, gparam = held
                     passed = self._passes_on(csrc, gparam, fn, spec[0], calls)
@@ -312,10 +313,10 @@ class Chains:
                     )
                     if not (own and isinstance(call, cst.Call) and call.func is up):
                         raise _Refused(
-                            f"`{_code(up)}` at {self.where(src, node)} may be `{fn}` "
+                            f"`{node_text(up)}` at {self.where(src, node)} may be `{fn}` "
                             "(only its own class's `self` calls are followed)"
                             if fn.cls
-                            else f"`{_code(up)}` at {self.where(src, node)} may be `{fn}` "
+                            else f"`{node_text(up)}` at {self.where(src, node)} may be `{fn}` "
                             "(an attribute's calls are not followed)"
                         )
                 elif not ours:
@@ -403,13 +404,13 @@ class Chains:
             if not isinstance(assign, cst.Assign) or len(assign.targets) != 1:
                 return "not provably the published record (a name bound otherwise)"
             if self._held(src, assign.value) is not PUBLISHED:
-                return f"not provably the published record (`{expr.value} = {_code(assign.value)}`)"
+                return f"not provably the published record (`{expr.value} = {node_text(assign.value)}`)"
         return PUBLISHED
 
 
 def _star_source(src: SourceFile, node: cst.ImportFrom) -> str:
     """The module `from M import *` names, relative ones resolved."""
-    name = _code(node.module) if node.module is not None else ""
+    name = node_text(node.module) if node.module is not None else ""
     if not node.relative:
         return name
     package = src.module if src.is_package else src.module.rpartition(".")[0]
@@ -442,10 +443,6 @@ def _class_of(src: SourceFile, node: cst.CSTNode) -> str | None:
     if cls is None:
         return None
     return ".".join(reversed(names[cls - 1 :]))
-
-
-def _code(node: cst.CSTNode) -> str:
-    return cst.Module([]).code_for_node(node)
 
 
 class _Edit(cst.CSTTransformer):

@@ -93,7 +93,7 @@ class _Apply(cst.CSTTransformer):
             grown = with_names(updated, plan.add_names[key])
             wrapped = fitted(grown, indent, plan.line_length)
             if wrapped is not grown:
-                plan.wrapped.add(_code(wrapped))
+                plan.wrapped.add(node_text(wrapped))
             return wrapped
         if isinstance(updated, (cst.IndentedBlock, cst.Module)):
             assert isinstance(original, (cst.IndentedBlock, cst.Module))
@@ -228,7 +228,8 @@ def import_from(module: str, names: list[str], limit: int) -> cst.SimpleStatemen
     return line.with_changes(body=[fitted(stmt, 0, limit)])
 
 
-def _code(node: cst.CSTNode) -> str:
+def node_text(node: cst.CSTNode) -> str:
+    """A node's source text, outside any module (param_chain quotes arguments with it)."""
     return cst.Module([]).code_for_node(node)
 
 
@@ -236,8 +237,8 @@ def _laid_out(stmt: cst.ImportFrom, wrap: bool) -> cst.ImportFrom:
     """`stmt` (not a star import) written again: on one line, or parenthesized one
     name a line with a trailing comma (isort's and ruff's wrapping)."""
     assert not isinstance(stmt.names, cst.ImportStar)
-    head = "." * len(stmt.relative) + (_code(stmt.module) if stmt.module is not None else "")
-    names = [_code(a.with_changes(comma=cst.MaybeSentinel.DEFAULT)) for a in stmt.names]
+    head = "." * len(stmt.relative) + (node_text(stmt.module) if stmt.module is not None else "")
+    names = [node_text(a.with_changes(comma=cst.MaybeSentinel.DEFAULT)) for a in stmt.names]
     body = "(\n" + "".join(f"    {n},\n" for n in names) + ")" if wrap else ", ".join(names)
     line = cst.parse_statement(f"from {head} import {body}\n")
     assert isinstance(line, cst.SimpleStatementLine) and isinstance(line.body[0], cst.ImportFrom)
@@ -249,7 +250,7 @@ def one_line(stmt: cst.ImportFrom, indent: int, limit: int) -> cst.ImportFrom:
     if isinstance(stmt.names, cst.ImportStar):
         return stmt
     flat = _laid_out(stmt, wrap=False)
-    return flat if indent + len(_code(flat)) <= limit else stmt
+    return flat if indent + len(node_text(flat)) <= limit else stmt
 
 
 def fitted(stmt: cst.ImportFrom, indent: int, limit: int) -> cst.ImportFrom:
@@ -258,7 +259,7 @@ def fitted(stmt: cst.ImportFrom, indent: int, limit: int) -> cst.ImportFrom:
     its layout."""
     if isinstance(stmt.names, cst.ImportStar) or stmt.lpar is not None:
         return stmt
-    if indent + len(_code(stmt)) <= limit:
+    if indent + len(node_text(stmt)) <= limit:
         return stmt
     return _laid_out(stmt, wrap=True)
 

@@ -8,7 +8,7 @@ import libcst as cst
 from libcst.metadata import ImportAssignment, MetadataWrapper, ParentNodeProvider, ScopeProvider
 
 from ctxlint.facts.context import import_bindings
-from ctxlint.fix.plan import FilePlan, _Apply, _code, one_line, without_names
+from ctxlint.fix.plan import FilePlan, _Apply, node_text, one_line, without_names
 
 
 def drop_unused_imports(
@@ -52,7 +52,7 @@ def drop_unused_imports(
         if kept is None and isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1:
             edits.remove.add(id(line))
         elif kept is not None:
-            if wrapped and _code(node) in wrapped:
+            if wrapped and node_text(node) in wrapped:
                 kept = one_line(kept, _indent(line, parents, wrapper.module), limit)
             edits.replace[id(node)] = kept
     return wrapper.module.visit(_Apply(edits)).code
