@@ -56,6 +56,7 @@ class Cuts:
         model = manager_model(program)
         self.overriders = model.overriders()
         self.owned = set(model.owned)
+        self._roles: dict[str, frozenset[str]] = {}  # asked per read of each overrider
 
     def resolved_later(self, handed: HandedReads, path: str, r: ExposedRead, held: Handed) -> str:
         """The call below the read that resolves the parameter it reads off, as
@@ -81,12 +82,14 @@ class Cuts:
     def roles(self, q: str) -> frozenset[str]:
         """The roles `q` runs under: those whose reach has it, else, for a
         method, those reaching its class's constructor (where the object lives)."""
-        found = frozenset(role for role, fns in self.reach.items() if q in fns)
-        fn = self.graph.funcs.get(q)
-        if found or fn is None or fn.cls is None:
-            return found
-        inits = self.graph.method(fn.cls, "__init__")
-        return frozenset(role for role, fns in self.reach.items() if fns.intersection(inits))
+        if q not in self._roles:
+            found = frozenset(role for role, fns in self.reach.items() if q in fns)
+            fn = self.graph.funcs.get(q)
+            if not found and fn is not None and fn.cls is not None:
+                inits = self.graph.method(fn.cls, "__init__")
+                found = frozenset(r for r, fns in self.reach.items() if fns.intersection(inits))
+            self._roles[q] = found
+        return self._roles[q]
 
     def overridden_elsewhere(self, q: str, field: str) -> str:
         """The roles the overrides of `field` run under, where none is a role the
