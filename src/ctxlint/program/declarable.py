@@ -39,13 +39,15 @@ class Declarable:
             return []
         return sorted({f for f in fields if f in self.fields and f not in self.whitelist})
 
-    def not_fields(self, names: Iterable[str]) -> list[str]:
+    def not_fields(self, names: Iterable[str], own: frozenset[str] | None) -> list[str]:
         """The names an edit sets that are no field of the record (sorted): no
         declaration carries them (a declaration names fields; SGLang's writer
-        refuses another name at its slot), so only a constructor argument can."""
-        if not self.fields:
+        refuses another name at its slot), so only a constructor argument can.
+        `own`: the edit method's own parameters, which are no field it sets
+        (`source`); None where the method is not known: nothing is judged."""
+        if not self.fields or own is None:
             return []
-        return sorted({n for n in names if n not in self.fields})
+        return sorted({n for n in names if n not in self.fields and n not in own})
 
     def _no_field(self, names: list[str]) -> str:
         said = ", ".join(f"`{n}`" for n in names)
@@ -90,8 +92,7 @@ class Declarable:
         so no keyword is judged a non-field)."""
         tail = "test doubles use get_context().override_server_args(...)."
         fields = list(fields)
-        off = self.not_fields(f for f in fields if f not in own) if own is not None else []
-        if off:
+        if off := self.not_fields(fields, own):
             keep = (
                 "Keep the value off the record: pass it to what uses it as a constructor argument"
             )
@@ -104,20 +105,18 @@ class Declarable:
             f"per-runner value as a constructor argument; {tail}"
         )
 
-    def copy_remedy(self, fields: Iterable[str] | None, judged: bool = False) -> str:
+    def copy_remedy(self, fields: Iterable[str] | None, own: frozenset[str] | None = None) -> str:
         """CTX202's remedies for a copy (`fields`: those it is given, None where no
         call names them): a copy exists to differ from the record every holder
         shares, so the value another runner owns travels as a constructor argument,
         and a declaration on the held record (it changes it for every holder) is
-        named only for fields the whitelist allows (`judged`: the edit methods'
-        own parameters are left out of `fields`, so a name off the record's
-        fields is no field)."""
+        named only for fields the whitelist allows (`own`: as `not_fields`)."""
         tail = "test doubles use get_context().override_server_args(...)."
         lead = "Pass a value another runner owns as a constructor argument"
         shared = (
             f"a decision every holder shares is declared on the record you hold with {self.call}"
         )
-        if judged and (off := self.not_fields(fields or ())):
+        if off := self.not_fields(fields or (), own):
             return f"{lead}; {self._no_field(off)}; {tail}"
         refused = self.refused(fields or ())
         if refused:

@@ -252,7 +252,7 @@ def copy_finding(program: Program, path: str, module: str, c: CopyCall) -> tuple
             after = e.site.span[0] > c.site.span[0]
             if p == path and e.form == IN_PLACE and e.site.scope == c.site.scope and after:
                 fields.update(f for f in e.fields if own is None or f not in own)
-    return why, can.copy_remedy(sorted(fields) if fields else None, own is not None)
+    return why, can.copy_remedy(sorted(fields) if fields else None, own)
 
 
 def copy_message(program: Program, path: str, module: str, c: CopyCall) -> tuple[str, str]:
