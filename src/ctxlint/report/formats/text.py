@@ -65,11 +65,18 @@ class _Sources:
         return self._lines[path]
 
 
+def _window(f: Finding, lines: list[str]) -> tuple[int, int] | None:
+    """The first and last line a finding's code frame shows (None: off the file)."""
+    if not 1 <= f.span.line <= len(lines):
+        return None
+    return max(1, f.span.line - CONTEXT), min(len(lines), f.span.line + CONTEXT)
+
+
 def _frame(f: Finding, lines: list[str], indent: str = "    ") -> Text | None:
     s = f.span
-    if not 1 <= s.line <= len(lines):
+    if (window := _window(f, lines)) is None:
         return None
-    first, last = max(1, s.line - CONTEXT), min(len(lines), s.line + CONTEXT)
+    first, last = window
     width = len(str(last))
     out = Text(no_wrap=True, overflow="ellipsis")
     for n in range(first, last + 1):
@@ -155,9 +162,9 @@ def _print_block(
 def _shows(f: Finding, lines: list[str] | None) -> tuple[int, tuple[str, ...]] | None:
     """What a finding's code frame shows of its file (`_frame` reads no more):
     the lines around the finding's and how many the file has past them."""
-    if lines is None or not 1 <= f.span.line <= len(lines):
+    if lines is None or (window := _window(f, lines)) is None:
         return None
-    first, last = max(1, f.span.line - CONTEXT), min(len(lines), f.span.line + CONTEXT)
+    first, last = window
     return last, tuple(lines[first - 1 : last])
 
 
