@@ -51,7 +51,15 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="then derive every rule again on the last edit's text and compare the reports",
     )
+    parser.add_argument(
+        "--inline",
+        action="store_true",
+        help="run the deep thread's calls (LibCST's part of the extraction) on the"
+        " main thread, so that cProfile sees them",
+    )
     args = parser.parse_args(argv)
+    if args.inline:
+        inline_deep_calls()
     overrides = session.Overrides(cache_dir=args.cache_dir)
     request = session.Request(paths=(str(args.tree),), profile="sglang", overrides=overrides)
     project = Project(load(request))
@@ -109,6 +117,21 @@ def main(argv: list[str] | None = None) -> int:
     if args.compare:
         print(compare(project))
     return 0
+
+
+def inline_deep_calls() -> None:
+    """deepstack.call made a plain call (the recursion limit raised for it)."""
+    from ctxlint.core import deepstack
+
+    def call(fn, *args):  # type: ignore[no-untyped-def]
+        limit = sys.getrecursionlimit()
+        sys.setrecursionlimit(max(limit, deepstack.RECURSION_LIMIT))
+        try:
+            return fn(*args)
+        finally:
+            sys.setrecursionlimit(limit)
+
+    deepstack.call = call  # type: ignore[assignment]
 
 
 def compare(project: Project) -> str:

@@ -451,6 +451,38 @@ def test_ruff_is_only_run_for_candidates(project: Path, monkeypatch) -> None:
     assert len(calls) == 1 and out.program.sets[RULE]["ruff"].startswith("ran on 1 file")
 
 
+def test_ruff_runs_again_only_for_a_candidate_whose_text_changed(
+    project: Path, monkeypatch
+) -> None:
+    """F811 is per file: a resident's next run reads the reports of a text
+    ruff read before, and starts ruff on the changed candidates alone; the
+    findings are a fresh process's (the memo forgotten) on the same text."""
+    from ctxlint.facts import ruff
+
+    calls = _count_ruff_runs(monkeypatch)
+    third = TWICE_IMPORT.replace("get_model", "get_exec")
+    write(project, {"app/n.py": TWICE_IMPORT, "app/o.py": TWICE_IMPORT + "x = 1\n"})
+
+    def run() -> tuple[list[str], list[object]]:
+        out = run_engine(project, select={RULE})
+        return [f"{f.path}:{f.line} {f.message}" for f in out.findings], out.program.sets[RULE]
+
+    first = run()
+    assert len(calls) == 1 and first[1]["ruff F811 on accessor names"]
+    assert run() == first and len(calls) == 1  # nothing changed: ruff not started
+    write(project, {"app/o.py": third})  # one candidate changed: ruff on it alone
+    changed = run()
+    assert len(calls) == 2 and calls[-1][-1] == "app/o.py"
+    monkeypatch.setattr(ruff, "_KNOWN", {})
+    assert run() == changed and len(calls) == 3
+    # an editor's buffer of that file, of the text on disk: its reports too
+    held = ruff.BUFFERS.set({"app/o.py": third})
+    try:
+        assert run() == changed and len(calls) == 3
+    finally:
+        ruff.BUFFERS.reset(held)
+
+
 def test_ruff_is_not_run_when_ctx401_is_not_selected(project: Path, monkeypatch) -> None:
     """Every runnable rule derives its sets, whatever the selection: ruff runs
     from CTX401's check, which only a selected rule's run reaches."""

@@ -6,6 +6,7 @@ outcome is keyed by): a change to how its reports are read is a cache miss."""
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import os
@@ -80,23 +81,84 @@ def identity(cmd: list[str] | None) -> str:
     return f"ruff: {exe} {st.st_size} {st.st_mtime_ns}"
 
 
+# Each file's F811 items from ruff's last run over it, by (root, ruff, path,
+# the text's hash): F811 is a per-file check (no config: --isolated), so a
+# resident front end's next run starts ruff only for the candidates whose
+# text changed (an edit elsewhere starts none). Only the last call's are kept.
+_KNOWN: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+
+
+def _text_key(root: str | Path, cmd: list[str], path: str, data: bytes) -> tuple[str, ...]:
+    digest = hashlib.blake2b(data, digest_size=16).hexdigest()
+    return (str(root), *cmd, identity(cmd), path, digest)
+
+
+def _on_disk(root: str | Path, path: str) -> bytes | None:
+    try:
+        return (Path(root) / path).read_bytes()
+    except OSError:
+        return None  # (ruff says what it says of it: not kept)
+
+
 def f811(
     root: str | Path, paths: list[str], names: set[str], cmd: list[str] | None
 ) -> tuple[str, list[F811]]:
     """(status, reports) of F811 on `names` in `paths`; the status says whether
-    ruff ran ("ran on N file(s)", "not run: ...", "unavailable: ...")."""
+    ruff ran ("ran on N file(s)", "not run: ...", "unavailable: ..."). A file
+    whose text ruff's last run here read gives that run's reports."""
+    global _KNOWN
     if not paths:
         return "not run: no file binds an accessor name twice", []
     if cmd is None:
         return "unavailable: ruff is not installed (it is a dependency: `pip install ruff`)", []
+    held = BUFFERS.get()
+    keys: dict[str, tuple[str, ...]] = {}
+    for p in paths:
+        data = held[p].encode("utf-8") if p in held else _on_disk(root, p)
+        if data is not None:
+            keys[p] = _text_key(root, cmd, p, data)
+    by_path = {p: _KNOWN[k] for p, k in keys.items() if k in _KNOWN}
+    todo = [p for p in paths if p not in by_path]
+    if todo:
+        ran = _run(root, todo, held, cmd)
+        if isinstance(ran, str):
+            return ran, []
+        for p in todo:
+            items = ran.pop(p, [])
+            by_path[p] = items
+            # kept only where the file still has the text hashed before ruff read it
+            # (and ruff named every file it reported by a path asked: else none)
+            data = held[p].encode("utf-8") if p in held else _on_disk(root, p)
+            if p in keys and data is not None and _text_key(root, cmd, p, data) == keys[p]:
+                _KNOWN[keys[p]] = items
+        for path, items in ran.items():  # (a path ruff named otherwise: a link)
+            by_path[path] = items
+            _KNOWN.clear()
+    _KNOWN = {k: _KNOWN[k] for k in keys.values() if k in _KNOWN}  # (this call's only)
+    found: set[F811] = set()
+    for path, items in by_path.items():
+        for item in items:
+            m = _NAME.search(item.get("message", ""))
+            if item.get("code") != "F811" or m is None or m.group(1) not in names:
+                continue
+            loc = item["location"]
+            found.add(
+                F811(path, loc["row"], loc["column"], m.group(1), item["message"].split(":")[0])
+            )
+    return f"ran on {len(paths)} file(s)", sorted(found)
+
+
+def _run(
+    root: str | Path, paths: list[str], held: Mapping[str, str], cmd: list[str]
+) -> dict[str, list[dict[str, Any]]] | str:
+    """ruff's items per path (as `_relative` names it), or why it did not run."""
     args = [*cmd, "check", "--select", "F811", "--output-format", "json", "--no-cache"]
     args += ["--isolated", "--exit-zero"]
-    held = BUFFERS.get()
     on_disk = [p for p in paths if p not in held]
     # (the arguments, the text on stdin): the files on disk at once, each buffer apart
     runs = [([*args, "--", *on_disk], None)] if on_disk else []
     runs += [([*args, "--stdin-filename", p, "-"], held[p]) for p in paths if p in held]
-    items: list[dict[str, Any]] = []
+    out: dict[str, list[dict[str, Any]]] = {}
     for argv, text in runs:
         try:
             done = subprocess.run(
@@ -108,20 +170,14 @@ def f811(
                 timeout=TIMEOUT_S,
                 check=False,
             )
-            items += json.loads(done.stdout or "[]")
+            items = json.loads(done.stdout or "[]")
         except (OSError, subprocess.TimeoutExpired, json.JSONDecodeError) as exc:
-            return f"unavailable: ruff failed ({type(exc).__name__})", []
+            return f"unavailable: ruff failed ({type(exc).__name__})"
         if done.returncode != 0:
-            return f"unavailable: ruff exited {done.returncode}", []
-    found: set[F811] = set()
-    for item in items:
-        m = _NAME.search(item.get("message", ""))
-        if item.get("code") != "F811" or m is None or m.group(1) not in names:
-            continue
-        loc = item["location"]
-        path = _relative(root, item["filename"])
-        found.add(F811(path, loc["row"], loc["column"], m.group(1), item["message"].split(":")[0]))
-    return f"ran on {len(paths)} file(s)", sorted(found)
+            return f"unavailable: ruff exited {done.returncode}"
+        for item in items:
+            out.setdefault(_relative(root, item["filename"]), []).append(item)
+    return out
 
 
 def _relative(root: str | Path, filename: str) -> str:
