@@ -289,13 +289,21 @@ def test_a_resident_run_works_out_only_the_edited_files_share_of_the_rounds(
     assert _shown(after) == _shown(_no_cache(root))
 
 
-def test_the_columns_patched_for_changed_entries_are_those_made_afresh() -> None:
+@pytest.mark.parametrize("chunk", [3, 64])
+def test_the_columns_patched_for_changed_entries_are_those_made_afresh(
+    chunk: int, monkeypatch
+) -> None:
     """CheckMemo's columns, patched run after run for the files whose entry
     changed (a part's digest changed, added, dropped; an error; a module), are
-    the columns made from scratch, with and without some files' digests instead."""
+    the columns made from scratch, with and without some files' digests
+    instead; with chunks of 3 lines (a column in many: only the changed ones
+    hashed again) as with one chunk a column."""
     import random
 
+    from ctxlint.engine import check_memo
     from ctxlint.engine.check_memo import _Columns
+
+    monkeypatch.setattr(check_memo, "CHUNK", chunk)
 
     rng = random.Random(7)
     paths = [f"p{i:02}.py" for i in range(30)]

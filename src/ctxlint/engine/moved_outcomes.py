@@ -22,6 +22,7 @@ every rule's moved outcome against its derivation on the edited text.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Callable
@@ -106,6 +107,13 @@ def _part_texts(blob: bytes, keys: set[str]) -> dict[str, str]:
     """The JSON text of each facts part `keys` names, cut out of an entry as
     the workers encode it (keys sorted, no spaces: each part's text is then
     its digest's, which the caller checks), decoded once and never encoded."""
+    texts = _all_part_texts(blob)
+    return {k: texts[k] for k in keys if k in texts}
+
+
+@functools.lru_cache(maxsize=2)  # an edit's new entry is the next edit's old one
+def _all_part_texts(blob: bytes) -> dict[str, str]:
+    """Every facts part's JSON text in an entry (read only: it is kept)."""
     text = blob.decode("utf-8", "surrogateescape")
     at = text.find('"facts":{')
     if at < 0:
@@ -116,8 +124,7 @@ def _part_texts(blob: bytes, keys: set[str]) -> dict[str, str]:
         if text[i] != ":":
             return {}
         end = decoder.raw_decode(text, i + 1)[1]
-        if key in keys:
-            out[key] = text[i + 1 : end]
+        out[key] = text[i + 1 : end]
         i = end + 1 if end < len(text) and text[end] == "," else end
     return out
 
