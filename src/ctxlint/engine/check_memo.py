@@ -469,16 +469,16 @@ class _Columns:
 
     def _column_chunks(self, key: str) -> list[bytes | None]:
         """The key's chunk digests, those changed since made again."""
-        lines = [line for _, line in self.columns[key]]
+        column = self.columns[key]
         chunks = self._chunks.get(key)
         if chunks is None:
-            chunks = self._chunks[key] = _chunks_of(lines)
+            chunks = self._chunks[key] = _chunks_of([line for _, line in column])
             return chunks
-        n = (len(lines) + CHUNK - 1) // CHUNK
-        chunks += [None] * (n - len(chunks))
+        chunks += [None] * ((len(column) + CHUNK - 1) // CHUNK - len(chunks))
         for c, known in enumerate(chunks):
             if known is None:
-                chunks[c] = _column_digest(_encoded(lines[c * CHUNK : (c + 1) * CHUNK]))
+                lines = [line for _, line in column[c * CHUNK : (c + 1) * CHUNK]]
+                chunks[c] = _column_digest(_encoded(lines))
         return chunks
 
     def encoded(self, keys: set[str] | None) -> dict[str, bytes]:
