@@ -81,3 +81,19 @@ def test_an_edit_of_a_fact_source_moves_both_keys_and_a_reporter_neither(tmp_pat
     walk.write_text(walk.read_text() + "\n# an extractor edit\n")
     moved = _versions(tmp_path)
     assert moved[0] != before[0] and moved[1] not in (before[1], run)
+
+
+def test_a_daemons_quick_client_hashes_the_fact_sources_alone() -> None:
+    """RUN_VERSION is hashed when first asked: the quick client (which sends
+    CODE_VERSION) never asks it; an engine's import does, and it is the one
+    the sources give."""
+    code = (
+        "import ctxlint.cli.quick_check; from ctxlint.engine import keys; "
+        "print('RUN_VERSION' in vars(keys)); import ctxlint.engine.run; "
+        "print('RUN_VERSION' in vars(keys))"
+    )
+    env = dict(os.environ, PYTHONPATH=str(PACKAGE.parent))
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.split() == ["False", "True"]

@@ -34,7 +34,18 @@ def _code_version(*parts: str) -> str:
 FACT_SOURCES = ("core/pysource.py", "facts/*.py", "program/*.py", "rules/*.py", "rules/*/*.py")
 CODE_VERSION = _code_version(*FACT_SOURCES)
 # A whole run's outcome also depends on discovery, configuration and the engine.
-RUN_VERSION = _code_version(*FACT_SOURCES, "engine/*.py", "config/*.py", "discover/*.py")
+RUN_SOURCES = (*FACT_SOURCES, "engine/*.py", "config/*.py", "discover/*.py")
+
+
+def __getattr__(name: str) -> str:
+    """RUN_VERSION, hashed when first asked: a daemon's client, which sends
+    CODE_VERSION alone, never asks it (its hash is most of the client's
+    start in this module)."""
+    if name == "RUN_VERSION":
+        value: str = _code_version(*RUN_SOURCES)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 FACT_LAYOUT = "f2"  # the layout of fact keys and blobs: bump when either changes
