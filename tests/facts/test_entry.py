@@ -118,25 +118,3 @@ def test_a_leaf_that_changes_only_its_type_is_encoded_again() -> None:
         assert entry.text(got, "placed") == json.dumps(
             {"facts": {"a": {"x": [leaf, 2]}}}, separators=(",", ":")
         )
-
-
-def test_a_long_list_of_the_same_json_whole_is_the_last_piece(monkeypatch) -> None:
-    """One encoding of the whole list finds it unchanged (its elements are
-    not encoded one by one); a change of one element's type alone is not."""
-    sites = [Site("a", [i, 0, i, 4]) for i in range(6)]
-    last = entry.piece({"facts": {"a": {"x": sites}}}, None)
-    encoded: list[Any] = []
-    raw = entry._RAW
-    monkeypatch.setattr(entry, "_RAW", lambda v: encoded.append(v) or raw(v))
-    again = entry.piece({"facts": {"a": {"x": [dataclasses.replace(s) for s in sites]}}}, last)
-    assert again is last
-    assert not [v for v in encoded if isinstance(v, Site)]  # the list's one encoding alone
-    listed = last.children["facts"].children["a"].children["x"]  # type: ignore[index]
-    assert listed.items is not None and listed.raw is not None
-    changed = [*sites[:5], Site("a", [5, 0, 5, 4], flag=1)]  # type: ignore[arg-type]
-    got = entry.piece({"facts": {"a": {"x": changed}}}, last)
-    assert got is not last
-    assert entry.text(got, "placed") == entry.sorted_json(
-        json.loads(json.dumps({"facts": {"a": {"x": changed}}}, default=typed.plain))
-    )
-    assert '"flag":1' in entry.text(got, "placed")

@@ -90,7 +90,7 @@ class Piece:
     value: Any
     placed: str | None
     bare: str | None
-    raw: str | None = None  # a leaf's JSON, a long list's (json.dumps, keys unsorted)
+    raw: str | None = None
     children: dict[str, Piece] | None = None
     items: list[Piece] | None = None  # a long list's elements (each a leaf)
     digests: dict[str, str] | None = None  # a part's (engine.part_digests.of_piece)
@@ -151,12 +151,7 @@ def _leaf(raw: str) -> Piece:
 
 def _listed(value: list[Any] | tuple[Any, ...], last: Piece | None, depth: int) -> Piece:
     """A long list's piece: each element the last list's element of the same
-    JSON, wherever it stood (an element inserted above moves the rest). The
-    same JSON as the last list, whole (one encoding, not one per element: an
-    edit changes few of a file's lists), is the last list."""
-    whole = _RAW(value)
-    if last is not None and last.raw == whole and last.items is not None:
-        return last
+    JSON, wherever it stood (an element inserted above moves the rest)."""
     before = last.items if last is not None else None
     known = {item.raw: item for item in before} if before is not None else {}
     items = []
@@ -164,7 +159,5 @@ def _listed(value: list[Any] | tuple[Any, ...], last: Piece | None, depth: int) 
         raw = _RAW(element)
         items.append(known.get(raw) or _leaf(raw))
     if before is not None and len(before) == len(items) and all(map(operator.is_, before, items)):
-        last.raw = whole  # type: ignore[union-attr]
         return last  # type: ignore[return-value]
-    made = Piece([item.value for item in items], None, None, raw=whole, items=items)
-    return _joined(made, depth)
+    return _joined(Piece([item.value for item in items], None, None, items=items), depth)
