@@ -129,7 +129,7 @@ def _all_part_texts(blob: bytes) -> dict[str, str]:
     return out
 
 
-@functools.lru_cache(maxsize=64)  # (the texts of an edit's new entry: the next one's old)
+@functools.lru_cache(maxsize=32)  # (the texts of an edit's new entry: the next one's old)
 def _spans(text: str) -> list[tuple[str, str, str, str]]:
     """The spans `_SPAN` finds in a part's text (read only: it is kept)."""
     return _SPAN.findall(text)  # type: ignore[no-any-return]
