@@ -129,12 +129,6 @@ def _all_part_texts(blob: bytes) -> dict[str, str]:
     return out
 
 
-@functools.lru_cache(maxsize=32)  # (the texts of an edit's new entry: the next one's old)
-def _spans(text: str) -> list[tuple[str, str, str, str]]:
-    """The spans `_SPAN` finds in a part's text (read only: it is kept)."""
-    return _SPAN.findall(text)  # type: ignore[no-any-return]
-
-
 def _moved_to(old: tuple[str, ...], new: tuple[str, ...], lines: LineMap) -> bool:
     """Whether span `new`, moved back, is `old` (in a string: is it, unmoved)."""
     if old == new and int(new[0]) <= lines.head and int(new[2]) <= lines.head:
@@ -169,7 +163,7 @@ def back_digests(
             continue
         if content_hash(now_text.encode()) != new[key]:
             continue
-        was, now = _spans(was_text), _spans(now_text)
+        was, now = _SPAN.findall(was_text), _SPAN.findall(now_text)
         if len(was) == len(now) and all(
             _moved_to(a, b, lines) for a, b in zip(was, now, strict=True)
         ):
