@@ -1189,3 +1189,39 @@ def test_a_worker_constructor_keeps_its_parameter_reads_a_helpers_does_not(
                 self.size = server_args.tp_size  # a helper: kept apart
         """
     assert_case(project, RULE, source, extra=DECIDING)
+
+
+def test_a_worker_interfaces_other_implementation_keeps_its_parameter_reads(
+    project: Path,
+) -> None:
+    """sglang 0.5.17's `NGRAMWorker` is a `BaseSpecWorker` like `EAGLEWorkerV2`,
+    handed the record the same way, but drafts from a CPU corpus and builds no
+    runner: its constructor reaches no publish. The design names it anyway
+    ("the draft workers in `speculative/`"), so it is a worker, not a helper. A
+    class sharing no base with a worker stays a helper."""
+    source = """
+        from specrt.context import publish
+
+        class Runner:
+            def __init__(self, server_args) -> None:
+                publish(server_args, role="scheduler")
+
+        class BaseSpec:
+            pass
+
+        class Eagle(BaseSpec):
+            def __init__(self, server_args) -> None:
+                self.server_args = server_args
+                self.runner = Runner(server_args)
+
+        class Ngram(BaseSpec):
+            def __init__(self, server_args) -> None:
+                self.server_args = server_args
+                self.size = server_args.tp_size  # expect
+
+        class Helper:
+            def __init__(self, server_args) -> None:
+                self.server_args = server_args
+                self.size = server_args.tp_size  # a helper: kept apart
+        """
+    assert_case(project, RULE, source, extra=DECIDING)

@@ -598,3 +598,39 @@ def step(server_args) -> None:
         "app.dllm.DllmConfig.from_server_args": ["server_args"],
         "app.overrides._dllm_page_size": ["view"],
     }
+
+
+def test_a_read_in_a_method_entry_before_it_declares_names_the_caller_s_declaration(
+    project: Path,
+) -> None:
+    """sglang 0.5.23's `ServerArgs.resolve_once` reads `device` before it runs
+    the pipeline: there only a declaration made on the record before the method
+    ran (a launcher's) can have moved the field, so the message says what the
+    read misses, not that it misses "resolution's decision" (which has not run
+    yet). A read after the declaring call keeps the pipeline's message."""
+    record = """\
+from specrt.fields import ExecKernel, ExecMoe, Memory, Model, Parallel, Schedule
+
+
+class ServerArgs(Parallel, Model, ExecKernel, ExecMoe, Schedule, Memory):
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_stash", [])
+
+    def resolve_once(self) -> None:
+        from app.pipeline import resolve
+
+        if getattr(self, "_resolved", False):
+            return
+        requested = getattr(self, "attention_backend", None)  # line 13
+        resolve(self)
+        print(requested, self.tp_size)  # line 15
+"""
+    files = {**RUNTIME, "specrt/record.py": record, "app/pipeline.py": DECLARING}
+    write(project, files)
+    out = run_engine(project, select={RULE})
+    got = sorted((f.line, f.message) for f in out.findings if f.scope == "ServerArgs.resolve_once")
+    assert [line for line, _ in got] == [13, 15], got
+    early, late = got[0][1], got[1][1]
+    assert early.startswith("`self.attention_backend` read in `resolve_once` before it declares")
+    assert "missing a declaration made before it ran" in early, early
+    assert "not resolution's decision" in late and "before it declares" not in late

@@ -328,7 +328,9 @@ def init_op(group, hidden: int) -> int:
     assert [line for line, _, _ in found] == [18, 25, 32]  # the decorator's call runs once
     built, plain, effects = found[0][1], found[1][1], found[2][1]
     assert "`_get_comm`, memoised process-wide, which builds `AllReduce`" in built
-    assert "keeps the first publish's values" in built and "reset_context()" in built
+    assert "keeps the first publish's values" in built
+    # specrt has no `reset_context`: nothing shows that a reset misses the memo
+    assert "reset_context()" not in built + found[0][2]
     assert "drop the memo" not in built  # one object per call would replace the shared one
     # reads and a builtin type's conversion only: dropping the memo changes nothing else
     assert "builds" not in plain and "drop the memo" in plain  # a function is no class
@@ -373,3 +375,91 @@ def _dp_tp_moe_masks_pad_rows() -> bool:
     assert "Keep the memo: `_dp_tp_moe_masks_pad_rows` also calls `get_bool_env_var()`" in (
         found.details
     )
+
+
+RESET_RUNTIME = """
+
+class _Tiers:
+    resources = Resources()
+
+
+_TIERS = _Tiers()
+
+
+def reset_context() -> None:
+    _CONTEXT.server_args = None
+    _TIERS.resources = Resources()
+{clear}"""
+
+HANDLES = """\
+from functools import lru_cache
+
+from specrt.context import get_parallel, get_schedule
+
+
+class AllReduce:
+    def __init__(self, size: int) -> None:
+        self.size = size
+
+
+@lru_cache
+def get_comm(occupancy: int) -> int:
+    comm = AllReduce(max(get_schedule().max_running_requests, occupancy))  # line 13
+    return comm.size
+
+
+@lru_cache(maxsize=4)
+def init_op(group, hidden: int):
+    import mori
+
+    world = get_parallel().tp_size  # line 21
+    mori.shmem.init(group.cpu_group)
+    op = mori.ops.DispatchOp(world, hidden)
+    return op
+
+
+@lru_cache
+def sizes() -> int:
+    return max(get_schedule().max_running_requests, 1)  # line 29
+"""
+
+
+def _handle_findings(project: Path, clear: str = "") -> list[tuple[int, str, str]]:
+    context = project / "specrt" / "context.py"
+    context.write_text(context.read_text() + RESET_RUNTIME.format(clear=clear))
+    write(project, {"app/handles.py": HANDLES})
+    return sorted(
+        (f.line, f.message, f.details)
+        for f in run_engine(project, select={RULE}).findings
+        if f.rule == RULE
+    )
+
+
+def test_a_memo_building_a_handle_leads_with_the_reset_it_outlives(project: Path) -> None:
+    """sglang 0.5.23's `init_mori_op`, `init_mori_epv2_op` (moriep.py:352, :646)
+    and `MiniMaxM2QKRMSNorm._get_comm` (minimax_m2.py:434): a `functools` memo
+    builds a process-level handle (a parsed class, or one outside the tree that
+    it hands back) from an accessor. That release's `reset_context()` installs a
+    fresh resources tier (`_CONTEXT.resources = Resources()`) and clears no memo,
+    so after a reset and re-publish the memo hands back the old handle: the
+    message leads with that, the details name a `get_resources()` entry."""
+    found = _handle_findings(project)
+    assert [line for line, _, _ in found] == [13, 21, 29]
+    (_, comm, comm_fix), (_, op, op_fix), (_, plain, _) = found
+    assert comm.startswith("`reset_context()` does not clear the `functools` memo `get_comm`")
+    assert "hands back the `AllReduce` built from the old `get_schedule()` values" in comm
+    assert "hands back the `DispatchOp` built from the old `get_parallel()` values" in op
+    assert "keep `DispatchOp` in a `get_resources()` entry" in op_fix
+    assert "pass the values `get_comm` reads in as its arguments" in comm_fix
+    # a memo that builds nothing keeps its message: no handle to keep in the tier
+    assert "reset_context()" not in plain and "builds" not in plain
+
+
+def test_a_memo_the_reset_clears_is_no_handle_it_outlives(project: Path) -> None:
+    """Where `reset_context()` calls the memo's `cache_clear()`, the reset does
+    not miss it: the message keeps the override and re-publish it does miss."""
+    clear = "    from app.handles import get_comm\n\n    get_comm.cache_clear()\n"
+    found = _handle_findings(project, clear)
+    comm, op = found[0][1], found[1][1]
+    assert "reset_context()" not in comm and "which builds `AllReduce`" in comm
+    assert op.startswith("`reset_context()` does not clear the `functools` memo `init_op`")

@@ -30,6 +30,9 @@ from ctxlint.program.bindings import Bindings
 from ctxlint.program.classes import class_index
 from ctxlint.program.core import Program
 from ctxlint.program.reads import HOP, config_accessors, config_attribute, has_config_hop
+from ctxlint.program.resource_leases import ACCESSOR as RESOURCES
+from ctxlint.program.resource_leases import SLOT
+from ctxlint.program.test_doubles import RESET
 
 # The standard library's process-wide memos (the language's, not the codebase's).
 MEMO_DECORATORS = ("functools.cache", "functools.lru_cache")
@@ -113,7 +116,7 @@ class ImportTimeRead:
     import time, the global, the memoised function, the legacy accessor's module,
     a hop's namespace)."""
 
-    kind: str  # "import", "global", "memo", "legacy" or "hop"
+    kind: str  # "import", "global", "memo", "legacy", "hop", or "reset" (RuntimeReset)
     name: str
     where: str
     site: Site
@@ -128,6 +131,13 @@ class ImportTimeRead:
     # computed with (`get_device().base_gpu_id == gpu_id`): a use elsewhere
     # lacks them, so "read the accessor where the value is used" does not do
     params: tuple[str, ...] = ()
+    # a memo's: the callees (resolved) whose result it hands back, directly or
+    # through a local (`op = mori.ops.EpDispatchCombineOp(cfg)`, `return op`)
+    returns: tuple[str, ...] = ()
+    # the runtime module's "reset": its `reset_context` (`name`) reinstalls the
+    # slots in `where` (","-joined: `_CONTEXT.resources = Resources()`) and clears
+    # the memos in `builds` (`init_op.cache_clear()`); `returns` holds
+    # `get_resources` where the module defines that tier accessor
 
 
 class ImportTimeVisitor(FileVisitor):
@@ -140,6 +150,8 @@ class ImportTimeVisitor(FileVisitor):
         defining = {q.rpartition(".")[0] for q in vocab.legacy_accessors}
         self.legacy = set() if ctx.module in defining else set(vocab.legacy_accessors)
         self.active = ctx.module != vocab.runtime_module
+        # the runtime module: what its `reset_context` reinstalls and clears
+        self.reset: RuntimeReset | None = None if self.active else RuntimeReset()
         self.lambdas = 0
         self.main_guards = 0
         self.bindings: Bindings = ctx.parts[BINDINGS]  # which names a function declared global
@@ -150,6 +162,10 @@ class ImportTimeVisitor(FileVisitor):
         self.memo_effects: dict[int, list[str]] = {}
         self.def_calls: dict[int, set[int]] = {}
         self.memo_reads: list[tuple[int, int]] = []  # (index in found, its function node)
+        # memoised function node -> local name -> the callee its value came from;
+        # memoised function node -> the callees whose result it returns
+        self.memo_bound: dict[int, dict[str, str]] = {}
+        self.memo_returns: dict[int, list[str]] = {}
         self.reported: set[int] = set()
         self.not_config: set[int] = set()  # accessor calls followed by a non-config name
         self.found: list[ImportTimeRead] = []
@@ -226,6 +242,8 @@ class ImportTimeVisitor(FileVisitor):
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
         # the def's own scope is pushed already: its decorators and defaults
         # run where the def statement runs, at import time when no function encloses it
+        if self.reset is not None and self.ctx.qualname in (RESET, RESOURCES):
+            self.reset.defines.add(self.ctx.qualname)
         if not self.active or self.lambdas or self.main_guards:
             return
         if any(s.kind == "function" for s in self.ctx.scopes[:-1]):
@@ -263,6 +281,37 @@ class ImportTimeVisitor(FileVisitor):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         self._cached([t.target for t in node.targets], node.value)
+        if self.reset is not None:
+            self.reset.assigned(self.ctx, node)
+        elif len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
+            callee = self._built_by(node.value)
+            fn = self.ctx.scope.node
+            if callee is not None:
+                self.memo_bound.setdefault(id(fn), {})[node.targets[0].target.value] = callee
+
+    def visit_Return(self, node: cst.Return) -> None:
+        value = node.value
+        fn = self.ctx.scope.node
+        if value is None or not isinstance(fn, cst.FunctionDef) or not self.active:
+            return
+        if isinstance(value, cst.Name):
+            callee = self.memo_bound.get(id(fn), {}).get(value.value)
+        else:
+            callee = self._built_by(value)
+        if callee is not None:
+            self.memo_returns.setdefault(id(fn), []).append(callee)
+
+    def _built_by(self, value: cst.BaseExpression) -> str | None:
+        """The callee (resolved) of a call in a memoised function that is neither
+        an accessor nor a builtin type's conversion: what may build an object."""
+        fn = self.ctx.scope.node
+        if not isinstance(value, cst.Call) or not isinstance(value.func, (cst.Name, cst.Attribute)):
+            return None
+        if not isinstance(fn, cst.FunctionDef) or self._at_import_time() or not self._memoised(fn):
+            return None
+        if self._accessor(value) is not None or self._builtin_type(value.func):
+            return None
+        return self.ctx.resolve(value.func)
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         self._cached([node.target], node.value)
@@ -306,6 +355,8 @@ class ImportTimeVisitor(FileVisitor):
         self.memo_effects.setdefault(id(fn), []).append(text)
 
     def visit_Call(self, node: cst.Call) -> None:
+        if self.reset is not None:
+            self.reset.called(self.ctx, node)
         if self.active:
             self._memo_effect(node)
         if not self.active or not isinstance(node.func, (cst.Name, cst.Attribute)):
@@ -318,7 +369,9 @@ class ImportTimeVisitor(FileVisitor):
             return
         fn = self.ctx.scope.node
         memoised = not self._at_import_time() and self._memoised(fn)
-        if memoised and q not in self.accessors:
+        # a decorator's or default's call runs once, where the def runs: it builds nothing kept
+        at_def = self._at_def(fn) if memoised and isinstance(fn, cst.FunctionDef) else set()
+        if memoised and q not in self.accessors and id(node) not in at_def:
             self.memo_calls.setdefault(id(fn), []).append(q)
         if q not in self.accessors or node.args or id(node) in self.not_config:
             return
@@ -351,8 +404,77 @@ class ImportTimeVisitor(FileVisitor):
         for i, fn in self.memo_reads:
             calls = tuple(sorted(set(self.memo_calls.get(fn, ()))))
             effects = tuple(dict.fromkeys(self.memo_effects.get(fn, ())))
-            self.found[i] = replace(self.found[i], builds=calls, effects=effects)
+            returns = tuple(dict.fromkeys(self.memo_returns.get(fn, ())))
+            self.found[i] = replace(self.found[i], builds=calls, effects=effects, returns=returns)
+        if self.reset is not None and RESET in self.reset.defines and self.reset.site is not None:
+            self.found.append(self.reset.fact(self.ctx.module))
         return tuple(self.found) or None
+
+
+class RuntimeReset:
+    """The runtime module's `reset_context`, as written: the slots it assigns a
+    fresh object (`_CONTEXT.resources = Resources()`), the memos it clears
+    (`x.cache_clear()`), and whether the module defines the resources tier's
+    accessor. CTX602 says a memo outlives the reset only where this shows it."""
+
+    def __init__(self) -> None:
+        self.slots: list[str] = []
+        self.cleared: list[str] = []
+        self.defines: set[str] = set()
+        self.site: Site | None = None
+
+    def assigned(self, ctx: FileContext, node: cst.Assign) -> None:
+        if ctx.qualname != RESET or not isinstance(node.value, cst.Call):
+            return
+        self.site = self.site or site(ctx, node)
+        for t in node.targets:
+            if isinstance(t.target, cst.Attribute):
+                self.slots.append(t.target.attr.value)
+
+    def called(self, ctx: FileContext, node: cst.Call) -> None:
+        func = node.func
+        if ctx.qualname == RESET and isinstance(func, cst.Attribute):
+            if func.attr.value == "cache_clear":
+                self.cleared.append(ctx.resolve(func.value) or dotted(func.value) or "?")
+
+    def fact(self, module: str) -> ImportTimeRead:
+        assert self.site is not None
+        return ImportTimeRead(
+            "reset",
+            f"{module}.{RESET}",
+            ",".join(dict.fromkeys(self.slots)),
+            self.site,
+            builds=tuple(dict.fromkeys(self.cleared)),
+            returns=(RESOURCES,) if RESOURCES in self.defines else (),
+        )
+
+
+def resets_resources(program: Program, key: str) -> tuple[bool, frozenset[str]]:
+    """Whether the runtime's `reset_context` installs a fresh resources tier
+    (it assigns the tier's slot a new object) in a module defining the tier's
+    accessor, and the memos it clears."""
+    for _, _, found in program.typed_facts(key, tuple[ImportTimeRead, ...]):
+        for f in found:
+            if f.kind == "reset" and SLOT in f.where.split(",") and RESOURCES in f.returns:
+                return True, frozenset(f.builds)
+    return False, frozenset()
+
+
+def handles_built(program: Program, read: ImportTimeRead) -> str:
+    """What a memoised function builds and keeps: the parsed classes it
+    constructs (`built_classes`), else what it hands back from a call of a name
+    outside the parsed tree spelled as a class (PEP 8's CapWords: 0.5.23's
+    `init_mori_op` returns `mori.ops.EpDispatchCombineOp(config)`)."""
+    found = built_classes(program, read)
+    if found:
+        return found
+    index = class_index(program)
+    outside = {
+        short
+        for q in read.returns
+        if index.external(q) and (short := q.rpartition(".")[2])[:1].isupper()
+    }
+    return ", ".join(sorted(outside))
 
 
 def built_classes(program: Program, read: ImportTimeRead) -> str:
@@ -372,5 +494,35 @@ def memo_modules(program: Program, key: str) -> set[str]:
         f"module:{q.rpartition('.')[0]}"
         for _, _, found in program.typed_facts(key, tuple[ImportTimeRead, ...])
         for f in found
+        if f.kind == "memo"
         for q in f.builds
     }
+
+
+# the remedies a message has no room for (the finding's details): a memo that
+# builds an object, and one building it where the runtime's `reset_context()`
+# installs a fresh resources tier (the design's home of process-level handles)
+# and does not clear the memo
+BUILT_REMEDY = "pass the values in as the memo's arguments"
+HANDLE_REMEDY = (
+    "A process-level handle belongs in the resources tier, which `reset_context()` "
+    "replaces: keep `{built}` in a `get_resources()` entry, or pass the values `{where}` "
+    "reads in as its arguments (the memo's key). Until then it also misses every override."
+)
+
+
+def kind_of(program: Program, module: str, read: ImportTimeRead, key: str) -> tuple[str, str, str]:
+    """CTX602's message kind for a read, what its memo builds, and its details:
+    "handle" where the memo builds an object the reset misses, "built" where it
+    builds one, "paired" for a global computed with its filler's parameters,
+    "effects" for a memo that does more than read, else the read's own kind."""
+    built = handles_built(program, read) if read.kind == "memo" else ""
+    details = global_details(read) or effect_details(read) or ""
+    if built:
+        resets, cleared = program.memo(f"{key}:reset", lambda: resets_resources(program, key))
+        if resets and f"{module}.{read.site.scope}" not in cleared:
+            return "handle", built, HANDLE_REMEDY.format(built=built, where=read.where)
+        return "built", built, BUILT_REMEDY
+    if read.kind == "global" and details:
+        return "paired", "", details
+    return ("effects" if read.kind == "memo" and read.effects else read.kind), "", details

@@ -56,12 +56,13 @@ def views(res: Resolution) -> set[str]:
     return res.view_functions | {q for q, fn in g.funcs.items() if fn.cls in res.view_classes}
 
 
-def undeclared_prefixes(res: Resolution) -> dict[str, int]:
+def undeclared_prefixes(res: Resolution, methods: bool = False) -> dict[str, int]:
     """Per `__post_init__` entry: how many of its calls run before the first that
     may declare. The record is being built there, so nothing can have declared on
     it yet: a read before that call answers what a view would (the stash is
     empty). A method entry has no such prefix: a caller may declare before it
-    runs (a launcher before `resolve_once`), or it runs after resolution."""
+    runs (a launcher before `resolve_once`), or it runs after resolution; with
+    `methods`, the same count per method entry instead (`early_in_method_entry`)."""
     g = res.graph
     if res.declaration is None:
         return {}
@@ -85,10 +86,10 @@ def undeclared_prefixes(res: Resolution) -> dict[str, int]:
     out: dict[str, int] = {}
     for _, _, facts in res.files:
         for q, calls in facts.record_calls.items():
-            if q in res.entries and q.endswith(".__post_init__") and q in g.funcs:
+            if q in res.entries and q.endswith(".__post_init__") != methods and q in g.funcs:
                 out[q] = next((i for i, c in enumerate(calls) if may_declare(c, q)), len(calls))
     for q in res.entries:  # an entry making no call declares nothing itself
-        if q.endswith(".__post_init__") and q in g.funcs:
+        if q.endswith(".__post_init__") != methods and q in g.funcs:
             out.setdefault(q, 0)
     return out
 
@@ -192,3 +193,21 @@ def pipeline_bag_reads(program: Program) -> Iterator[PipelineBagRead]:
             yield PipelineBagRead(
                 fn.path, name, e.site.snippet, e.site.span, e.accessor or "", chain
             )
+
+
+def raw_read_misses(program: Program, r: FieldAccess) -> str:
+    """Where a reported raw read is and what it misses, for CTX103's message. In
+    a method entry before its first call that may declare (0.5.23's
+    `ServerArgs.resolve_once` reading `device` before it runs the pipeline),
+    only a declaration made on the record before the method ran (a launcher's)
+    can have moved the field. Whether one does is not derived (a declaration
+    spreading a dict, `**detected`, names keys the facts do not hold), so the
+    read stays reported, and the message names that case."""
+    res = resolution(program)
+    prefixes = program.memo(
+        "pipeline-reads:method-prefixes", lambda: undeclared_prefixes(res, True)
+    )
+    if 0 <= r.calls_before <= prefixes.get(r.fn, -1):
+        entry = r.fn.rpartition(".")[2]
+        return f"in `{entry}` before it declares is the raw input, missing a declaration made before it ran"
+    return "inside the resolution pipeline is the raw input, not resolution's decision"

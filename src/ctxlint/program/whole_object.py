@@ -30,7 +30,7 @@ from typing import Any, Literal
 from ctxlint.discover.files import path_matcher
 from ctxlint.facts.vocab import BAGS
 from ctxlint.program.call_model import EventKind
-from ctxlint.program.calls import call_graph
+from ctxlint.program.calls import CallGraph, call_graph
 from ctxlint.program.core import Program
 from ctxlint.program.declared_names import KEY as DECLARATIONS
 from ctxlint.program.declared_names import declarable_sites, declared_fields
@@ -94,6 +94,7 @@ class Exposure:
         self.cuts = exposure_cuts(program)
         graph = call_graph(program)
         self.publishers = frozenset(backward(graph, graph.doing(EventKind.PUBLISH)))
+        self.workers = _workers(graph, handed_reads(program), self.publishers)
         # no derived set: nothing tells a kept read from a reported one
         self.derived = bool(self.declared or self.overridden)
 
@@ -129,11 +130,11 @@ class Exposure:
         if (path, tuple(r.site.span)) in self.resolution_sites:
             return "resolution"
         in_pipeline = f"{module}.{r.site.scope}" in self.pipeline
-        # a worker's constructor (it parks the record and builds what publishes:
-        # the design's "every worker ... is handed the same instance the process
+        # a worker's constructor (the design's "every worker (`TpModelWorker`, the
+        # draft workers in `speculative/`) is handed the same instance the process
         # published", whose reads move to the bags) is no whole-object pass; a
         # helper's parking constructor is (0.5.17's `ExpertBackupClient.__init__`)
-        worker = handed.parks(path, r, held) and f"{module}.{r.site.scope}" in self.publishers
+        worker = handed.parks(path, r, held) and f"{module}.{r.site.scope}" in self.workers
         whole = handed.whole_object(path, r, held) and not worker
         if self.derived and whole and not self.moved(r.field, in_pipeline):
             return "apart"
@@ -254,3 +255,24 @@ def class_matches(allowed: str, module: str, cls: str) -> bool:
         full = f"{module}.{cls}"
         return full == allowed or full.startswith(allowed + ".")
     return allowed in cls.split(".")
+
+
+def _workers(graph: CallGraph, handed: HandedReads, publishers: frozenset[str]) -> frozenset[str]:
+    """The workers' parking constructors: a constructor that parks the record
+    and builds what publishes (`TpModelWorker.__init__`, 0.5.17's
+    `EAGLEWorkerV2.__init__`), and one that parks it in a class sharing a
+    parsed base with such a worker: another implementation of the same worker
+    interface, handed the record the same way (0.5.17's `NGRAMWorker`, a
+    `BaseSpecWorker` drafting from a CPU corpus, builds no runner of its own:
+    the design's "the draft workers in `speculative/`")."""
+    modules = {path: module for path, module, _ in handed.files}
+    parking = {f"{modules[path]}.{scope}" for path, scope, _ in handed.parking}
+    builds = {q for q in parking if q in publishers}
+    index = graph.index
+    bases = {b for q in builds if (c := graph.funcs[q].cls) for b in index.mro(c)[1:]}
+    out = set(builds)
+    for q in parking - builds:
+        fn = graph.funcs.get(q)
+        if fn is not None and fn.cls is not None and bases.intersection(index.mro(fn.cls)[1:]):
+            out.add(q)
+    return frozenset(out)

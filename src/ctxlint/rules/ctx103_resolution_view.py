@@ -29,7 +29,11 @@ from typing import Any
 from ctxlint.facts.vocab import BAGS, Vocabulary
 from ctxlint.program.core import Program
 from ctxlint.program.declarable import FACTS_READ, declarable_fields
-from ctxlint.program.pipeline_reads import pipeline_bag_reads, reported_raw_reads
+from ctxlint.program.pipeline_reads import (
+    pipeline_bag_reads,
+    raw_read_misses,
+    reported_raw_reads,
+)
 from ctxlint.program.resolution import KEY, resolution, start_tokens
 from ctxlint.program.rule import RawFinding, Rule, field_data, finding_at
 from ctxlint.program.view_handed import view_params_shown
@@ -106,8 +110,8 @@ class ResolutionView(Rule):
                 why = f"`{r.holder}.{r.field}` edited in place inside the resolution pipeline "
                 why += f"writes the operator's input, and a view is read-only: {todo}"
             else:
-                why = f"`{r.holder}.{r.field}` read inside the resolution pipeline is the raw "
-                why += f"input, not resolution's decision: read it through a view ({spelled})"
+                why = f"`{r.holder}.{r.field}` read {raw_read_misses(program, r)}: read it "
+                why += f"through a view ({spelled})"
             yield finding_at(ID, path, r.site, why, fix, **field_data(program.vocab, r.field))
         for b in pipeline_bag_reads(program):
             why = f"`{b.accessor}()` inside the resolution pipeline ({b.chain}): no bag exists "

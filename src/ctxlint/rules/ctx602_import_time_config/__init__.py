@@ -53,11 +53,6 @@ class FindingData:
         return cls(**{k: str(v) for k, v in data.items() if k in ("kind", "namespace")})
 
 
-# the remedy a message has no room for (the finding's details, --show-details)
-_BUILT_REMEDY = (
-    "pass the values in as the memo's arguments, or keep the built object in a "
-    "`get_resources()` entry (cleared by `reset_context()`)"
-)
 _MESSAGES = {
     "import": "`{call}` read at import time ({where}): no publish can have happened yet, and "
     "no override reaches a value read once; read it where it is used, inside a function",
@@ -71,7 +66,10 @@ _MESSAGES = {
     "effects": "`{call}` read inside `{where}`, memoised process-wide: the first answer "
     "outlives every override and re-publish; pass the value in as an argument (the memo's key)",
     "built": "`{call}` read inside `{where}`, memoised process-wide, which builds `{built}`: it "
-    "keeps the first publish's values past every override, re-publish and `reset_context()`",
+    "keeps the first publish's values past every override and re-publish",
+    # the memo builds a handle and the runtime's reset clears the resources tier, not it
+    "handle": "`reset_context()` does not clear the `functools` memo `{where}`: after a reset "
+    "and re-publish it hands back the `{built}` built from the old `{call}` values",
     "legacy": "`{call}` is a legacy accessor, marked deprecated in `{where}`: read what "
     "replaces it (the deprecation names it)",
     "hop": "`{call}.config` is the removed `.config` hop: `{ns}` has no `config` leaf; read "
@@ -114,14 +112,10 @@ class ImportTimeConfig(Rule):
         }
 
     def check(self, program: Program) -> Iterable[RawFinding]:
-        for path, _, found in program.typed_facts(ID, tuple[ImportTimeRead, ...]):
-            for f in found:
+        for path, module, found in program.typed_facts(ID, tuple[ImportTimeRead, ...]):
+            for f in (f for f in found if f.kind != "reset"):
                 call = f"{f.name.rpartition('.')[2]}()"
-                built = at_import.built_classes(program, f) if f.kind == "memo" else ""
-                details = at_import.global_details(f) or at_import.effect_details(f)
-                kind = "built" if built else "paired" if f.kind == "global" and details else f.kind
-                kind = "effects" if kind == "memo" and f.effects else kind
-                details = _BUILT_REMEDY if built else details
+                kind, built, details = at_import.kind_of(program, module, f, ID)
                 message = _MESSAGES[kind].format(call=call, where=f.where, ns=f.where, built=built)
                 data = FindingData(f.kind, f.where if f.kind == "hop" else "").to_data()
                 at = f.site
