@@ -982,3 +982,90 @@ def test_a_receiver_set_from_a_parameter_every_construction_hands_another_class(
     write(project, {"app/ctl.py": source})
     got = [f for f in run_engine(project, select={RULE}).findings if f.rule == RULE]
     assert [f.span.line for f in got] == found
+
+
+POOLS = """\
+class KVCache:
+    def get_cpu_copy(self, indices, mamba_indices=None, req_pool_index=None):
+        raise NotImplementedError()
+
+
+class MHAPool(KVCache):
+    def get_cpu_copy(self, indices, mamba_indices=None, req_pool_index=None):
+        return indices
+
+
+class KOnlyPool(MHAPool):
+    pass
+
+
+class IndexKPool(KVCache):
+    def get_cpu_copy(self, indices):
+        return indices
+
+
+class SparsePool(KVCache):
+    def __init__(self, size, main_pool_cls=MHAPool, index_k_pool_cls=KOnlyPool, sparse=True):
+        self.main_pool = main_pool_cls(size)
+        self.index_k_pool: KOnlyPool | None = index_k_pool_cls(size) if sparse else None
+
+    def get_cpu_copy(self, indices, mamba_indices=None, req_pool_index=None):
+        return self.main_pool.get_cpu_copy(indices)
+
+
+class Nvfp4Pool(SparsePool):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs, index_k_pool_cls=IndexKPool)
+
+    def get_cpu_copy(self, indices, mamba_indices=None, req_pool_index=None):
+        return self.index_k_pool.get_cpu_copy(indices)
+
+
+class Allocator:
+    def __init__(self, kvcache: KVCache) -> None:
+        self._kvcache = kvcache
+
+    def backup(self, indices, slot):
+        return self._kvcache.get_cpu_copy(indices, mamba_indices=None, req_pool_index=slot)
+"""
+
+
+@pytest.mark.parametrize(
+    ("edit", "found"),
+    [
+        ((), []),
+        # built by its name somewhere too: it may be any `KVCache` receiver's
+        (
+            (
+                "    def backup(",
+                "    def spare(self):\n        return IndexKPool(4)\n\n    def backup(",
+            ),
+            [16],
+        ),
+        # the subclass does not fix the class object (it may come in `kwargs`)
+        (("**kwargs, index_k_pool_cls=IndexKPool", "**kwargs"), [16]),
+        # the attribute set again elsewhere
+        (
+            (
+                "    def get_cpu_copy(self, indices, mamba_indices=None, req_pool_index=None):\n"
+                "        return self.index_k_pool",
+                "    def drop(self):\n        self.index_k_pool = None\n\n"
+                "    def get_cpu_copy(self, indices, mamba_indices=None, req_pool_index=None):\n"
+                "        return self.index_k_pool",
+            ),
+            [16],
+        ),
+    ],
+)
+def test_a_class_built_through_a_class_object_handed_to_init_is_held_apart(
+    project: Path, edit: tuple[str, str] | tuple[()], found: list[int]
+) -> None:
+    """Issue 36 (0.5.23's MiniMax index-K pool): `IndexKPool` is built only as
+    `self.index_k_pool = index_k_pool_cls(...)`, the class object handed by
+    `Nvfp4Pool`'s `super().__init__`; those receivers dispatch with its own
+    arguments, and the allocator's `self._kvcache: KVCache` never holds it."""
+    assert not edit or edit[0] in POOLS
+    source = POOLS.replace(*edit) if edit else POOLS
+    write(project, {"app/pools.py": source})
+    got = [f for f in run_engine(project, select={RULE}).findings if f.rule == RULE]
+    assert [(f.scope, f.span.line) for f in got] == [("IndexKPool.get_cpu_copy", n) for n in found]
