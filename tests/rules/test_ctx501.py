@@ -1069,3 +1069,81 @@ def test_a_class_built_through_a_class_object_handed_to_init_is_held_apart(
     write(project, {"app/pools.py": source})
     got = [f for f in run_engine(project, select={RULE}).findings if f.rule == RULE]
     assert [(f.scope, f.span.line) for f in got] == [("IndexKPool.get_cpu_copy", n) for n in found]
+
+
+IMPLS = """\
+class AttentionImpl:
+    def forward(self, query, key, value, attn_metadata):
+        raise NotImplementedError
+
+
+class FlashImpl(AttentionImpl):
+    def forward(self, query, key, value, attn_metadata=None, return_softmax_lse=False):
+        return query
+
+
+class AiterImpl(AttentionImpl):
+    def forward(self, query, key, value, attn_metadata=None):
+        return query
+
+
+class Layer:
+    def __init__(self, impl: AttentionImpl) -> None:
+        self.impl = impl
+
+    def ring(self, q, k, v):
+        return self.impl.forward(q, k, v, attn_metadata=None, return_softmax_lse=True)
+
+    def plain(self, q, k, v, meta):
+        return self.impl.forward(q, k, v, meta)
+"""
+
+
+@pytest.mark.parametrize(
+    ("edit", "tail"),
+    [
+        (
+            (),
+            (
+                "in-tree `AiterImpl.forward` (attn.py:12) raises TypeError here, as does a "
+                "plugin following the base signature"
+            ),
+        ),
+        # every in-tree implementation takes the keyword: only a plugin fails
+        (
+            ("value, attn_metadata=None):", "value, attn_metadata=None, **kw):"),
+            ": a plugin following the base signature raises TypeError here",
+        ),
+    ],
+)
+def test_a_misfit_dispatch_names_the_in_tree_implementations_it_breaks(
+    project: Path, edit: tuple[str, str] | tuple[()], tail: str
+) -> None:
+    """Issue 36 (0.5.23's `return_softmax_lse` ring calls): where in-tree
+    implementations lack what the dispatch passes, the message names them;
+    "a plugin" alone only where none fails."""
+    source = IMPLS.replace(*edit) if edit else IMPLS
+    assert not edit or edit[0] in IMPLS
+    write(project, {"app/attn.py": source})
+    got = [f for f in run_engine(project, select={RULE}).findings if f.rule == RULE]
+    assert [(f.span.line, f.message.endswith(tail)) for f in got] == [(21, True)], got
+    assert ("raises TypeError here too: AiterImpl.forward" in got[0].details) == bool(not edit)
+
+
+def test_a_dispatch_whose_positionals_shift_says_what_is_left_unbound(project: Path) -> None:
+    """Issue 36 (0.5.23's `VideoSparseAttentionImpl.forward`): the override puts
+    `gate_compress` before `attn_metadata`, so the dispatch's fourth positional
+    binds `gate_compress` and leaves `attn_metadata` unbound; the base has an
+    `attn_metadata`, so "which the base does not pass" would misread it."""
+    shifted = IMPLS.replace(
+        "    def forward(self, query, key, value, attn_metadata=None):",
+        "    def forward(self, query, key, value, gate_compress, attn_metadata):",
+    )
+    write(project, {"app/attn.py": shifted})
+    got = [f for f in run_engine(project, select={RULE}).findings if f.scope == "AiterImpl.forward"]
+    assert [f.message for f in got] == [
+        "`AiterImpl.forward` does not accept what the plugin base `AttentionImpl.forward` is "
+        "called with (the dispatch passes four positionals; the override's fifth parameter, "
+        "`attn_metadata`, is left unbound)"
+    ]
+    assert "which the base does not pass" not in got[0].details

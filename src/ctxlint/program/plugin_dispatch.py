@@ -565,6 +565,35 @@ class Graph:
             if problems and (definer == base or ntypes <= 1):
                 yield path, call, base, definer, problems
 
+    def failing_implementations(self, path: str, call: MethodCall, base: str) -> list[str]:
+        """The in-tree implementations (`impl`, by their own override of the hook)
+        that a dispatch through `base` reaches and does not fit either: the
+        receiver can be one (it is declared, or handed, as one of their ancestors,
+        and no nearer declared kind sets them apart), their override does not
+        decline the hook, and is no other interface of the name."""
+        name, out = call.method, []
+        hook = self.bases[base][name]
+        types = self.receiver_types(call.receiver)
+        sites = self.interface_calls().get((base, name), [])
+        for impl in sorted(self.implementations()):
+            m = self.methods[impl].get(name)
+            if m is None or m.abstract == "raise" or m.flavor != hook.flavor:
+                continue  # inherits it, declines it, or a static/class override
+            mro = self.mro(impl)
+            if impl == base or base not in mro or not any(t in mro for t in types):
+                continue
+            if not call_problems(bound(m), call.shape):
+                continue
+            reach = [
+                (p, c) for p, c in sites if any(t in mro for t in self.receiver_types(c.receiver))
+            ]
+            if (path, call) not in self.through_nearest(impl, base, [*reach, (path, call)]):
+                continue  # a kind declared nearer sets it apart from this receiver
+            if self.held_apart(impl, name) or self.own_interface(impl, name, hook):
+                continue
+            out.append(impl)
+        return out
+
     def unguarded(self, base: str, call: MethodCall) -> list[str]:
         """The attributes an `if` test guarding `call` reads of its receiver that
         neither `base` (nor any of its ancestors) nor the receiver's own class
@@ -878,7 +907,48 @@ class Override:
             return []
         mine, base = bound(self.method), bound(self.hook)
         out = accept_problems(mine, base, dispatched=bool(self.calls))
+        unbound: set[str] = set()
         for site_path, call in self.calls:
-            for p in call_problems(mine, through_base(call.shape, base)):
+            shape = through_base(call.shape, base)
+            left = dict(_left_unbound(mine, base, shape))
+            for p in call_problems(mine, shape):
+                name = p.removeprefix("missing required `").removesuffix("`")
+                if name in left:  # a positional the dispatch's own ones bind elsewhere
+                    unbound.add(name)
+                    p = left[name]
                 out.append(f"{p} at the dispatch {site_path}:{call.site.span[0]}")
-        return list(dict.fromkeys(out))
+        # "requires `x`, which the base does not pass" misreads where the base has
+        # an `x` too: the dispatches' positionals fill the override's others first
+        told = {f"requires `{n}`, which the base does not pass" for n in unbound}
+        return list(dict.fromkeys(p for p in out if p not in told))
+
+
+_WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
+_ORDINALS = ("", "first", "second", "third", "fourth", "fifth", "sixth", "seventh")
+_ORDINALS += ("eighth", "ninth", "tenth")
+
+
+def _left_unbound(params: list[Any], base: list[Any], call: CallShape) -> Iterator[tuple[str, str]]:
+    """(name, why) for each required positional of `params` that a call passing
+    some positionals, none unpacked, leaves unbound where one of them binds a
+    parameter the base names otherwise: "the dispatch passes four positionals;
+    the override's fifth parameter, `attn_metadata`, is left unbound" (the
+    fourth went to `gate_compress`, where the base has `attn_metadata`)."""
+    n = call.npos
+    positional = [p for p in params if p[1] in ("po", "pk")]
+    theirs = [p for p in base if p[1] in ("po", "pk")]
+    if n == 0 or call.star or call.dstar:
+        return
+    if all(a[0] == b[0] for a, b in zip(positional[:n], theirs[:n], strict=False)):
+        return  # the positionals bind as the base's do: "missing required" says it
+    count = f"{_WORDS[n] if n < len(_WORDS) else n} positional{'s' if n != 1 else ''}"
+    for i, (name, _, default) in enumerate(positional):
+        if i >= n and default is None and name not in call.kws:
+            nth = _ORDINALS[i + 1] if i + 1 < len(_ORDINALS) else f"#{i + 1}"
+            yield (
+                name,
+                (
+                    f"the dispatch passes {count}; the override's {nth} parameter, "
+                    f"`{name}`, is left unbound"
+                ),
+            )
