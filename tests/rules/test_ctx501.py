@@ -1147,3 +1147,35 @@ def test_a_dispatch_whose_positionals_shift_says_what_is_left_unbound(project: P
         "`attn_metadata`, is left unbound)"
     ]
     assert "which the base does not pass" not in got[0].details
+
+
+@pytest.mark.parametrize(
+    ("built", "held"),
+    [
+        # the default where a construction hands nothing, the class object where it does
+        (
+            "SparsePool(4)\nSparsePool(4, index_k_pool_cls=IndexKPool)\n",
+            ["IndexKPool", "KOnlyPool"],
+        ),
+        # handed something that is no class of the tree
+        ("SparsePool(4, index_k_pool_cls=make)\n", []),
+        # an unpacking may hand it anything
+        ("SparsePool(4, **options)\n", []),
+        # no construction by name: what builds it is not known
+        ("", []),
+    ],
+)
+def test_an_attribute_built_by_a_class_object_parameter_holds_what_is_handed(
+    project: Path, built: str, held: list[str]
+) -> None:
+    """`self.index_k_pool = index_k_pool_cls(...)`: what it holds is built of the
+    class object every construction hands (or the parameter's default), and
+    `Nvfp4Pool`'s `super().__init__(..., index_k_pool_cls=IndexKPool)` fixes it
+    for every `Nvfp4Pool`, however that is built."""
+    from ctxlint.program.plugin_dispatch import plugin_graph
+
+    write(project, {"app/pools.py": POOLS + "\n\n" + built})
+    graph = plugin_graph(run_engine(project, select={RULE}).program)
+    assert graph.handed("app.pools.Nvfp4Pool", "index_k_pool") == ["app.pools.IndexKPool"]
+    expected = [f"app.pools.{c}" for c in held]
+    assert graph.handed("app.pools.SparsePool", "index_k_pool") == expected
