@@ -1071,7 +1071,7 @@ def test_a_class_built_through_a_class_object_handed_to_init_is_held_apart(
     assert [(f.scope, f.span.line) for f in got] == [("IndexKPool.get_cpu_copy", n) for n in found]
 
 
-IMPLS = """\
+ATTN_IMPLS = """\
 class AttentionImpl:
     def forward(self, query, key, value, attn_metadata):
         raise NotImplementedError
@@ -1122,8 +1122,8 @@ def test_a_misfit_dispatch_names_the_in_tree_implementations_it_breaks(
     """Issue 36 (0.5.23's `return_softmax_lse` ring calls): where in-tree
     implementations lack what the dispatch passes, the message names them;
     "a plugin" alone only where none fails."""
-    source = IMPLS.replace(*edit) if edit else IMPLS
-    assert not edit or edit[0] in IMPLS
+    source = ATTN_IMPLS.replace(*edit) if edit else ATTN_IMPLS
+    assert not edit or edit[0] in ATTN_IMPLS
     write(project, {"app/attn.py": source})
     got = [f for f in run_engine(project, select={RULE}).findings if f.rule == RULE]
     assert [(f.span.line, f.message.endswith(tail)) for f in got] == [(21, True)], got
@@ -1135,7 +1135,7 @@ def test_a_dispatch_whose_positionals_shift_says_what_is_left_unbound(project: P
     `gate_compress` before `attn_metadata`, so the dispatch's fourth positional
     binds `gate_compress` and leaves `attn_metadata` unbound; the base has an
     `attn_metadata`, so "which the base does not pass" would misread it."""
-    shifted = IMPLS.replace(
+    shifted = ATTN_IMPLS.replace(
         "    def forward(self, query, key, value, attn_metadata=None):",
         "    def forward(self, query, key, value, gate_compress, attn_metadata):",
     )

@@ -30,6 +30,7 @@ from ctxlint.program.signatures import (
     accept_problems,
     bound,
     call_problems,
+    sig_text,
     through_base,
 )
 
@@ -565,9 +566,12 @@ class Graph:
             if problems and (definer == base or ntypes <= 1):
                 yield path, call, base, definer, problems
 
-    def failing_implementations(self, path: str, call: MethodCall, base: str) -> list[str]:
-        """The in-tree implementations (`impl`, by their own override of the hook)
-        that a dispatch through `base` reaches and does not fit either: the
+    def failing_implementations(
+        self, path: str, call: MethodCall, base: str
+    ) -> list[tuple[str, str]]:
+        """(`Impl.hook` (file.py:line), `Impl.hook(sig)` (path)) for each in-tree
+        implementation, by its own override of the hook, that a dispatch through
+        `base` reaches and does not fit either: the
         receiver can be one (it is declared, or handed, as one of their ancestors,
         and no nearer declared kind sets them apart), their override does not
         decline the hook, and is no other interface of the name."""
@@ -591,8 +595,27 @@ class Graph:
                 continue  # a kind declared nearer sets it apart from this receiver
             if self.held_apart(impl, name) or self.own_interface(impl, name, hook):
                 continue
-            out.append(impl)
+            where, short = self.where[impl][0], impl.rpartition(".")[2]
+            out.append(
+                (
+                    f"`{short}.{name}` ({where.rpartition('/')[2]}:{m.span[0]})",
+                    f"{short}.{name}{sig_text(m.params)} ({where}:{m.span[0]})",
+                )
+            )
         return out
+
+    def raising_here(self, path: str, call: MethodCall, base: str) -> tuple[str, list[str]]:
+        """What raises `TypeError` at a dispatch through `base` that does not fit
+        it: a plugin following the base, and the in-tree implementations
+        `failing_implementations` names (the message's first and how many more;
+        a details line each)."""
+        failing = self.failing_implementations(path, call, base)
+        tree = [f"raises TypeError here too: {detail}" for _, detail in failing]
+        plugin = "a plugin following the base signature"
+        if not failing:
+            return f"{plugin} raises TypeError here", tree
+        more = f" and {len(failing) - 1} more raise" if len(failing) > 1 else " raises"
+        return f"in-tree {failing[0][0]}{more} TypeError here, as does {plugin}", tree
 
     def unguarded(self, base: str, call: MethodCall) -> list[str]:
         """The attributes an `if` test guarding `call` reads of its receiver that

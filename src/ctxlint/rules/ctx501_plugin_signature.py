@@ -93,26 +93,11 @@ class PluginSignature(Rule):
     def _dispatch_findings(self, graph: Graph) -> Iterable[RawFinding]:
         """Dispatch sites against the signature that binds them."""
         for path, call, base, definer, problems in graph.misfit_dispatches():
-            failing = graph.failing_implementations(path, call, base) if definer == base else []
+            whose, result, tree = f"{_short(base)} hook override", "this call raises TypeError", []
             if definer == base:
-                whose = "plugin hook"
-                result = "a plugin following the base signature raises TypeError here"
-            else:
-                whose = f"{_short(base)} hook override"
-                result = "this call raises TypeError"
-            if failing:  # in-tree implementations raise too, not only a plugin
-                more = f" and {len(failing) - 1} more raise" if len(failing) > 1 else " raises"
-                result = (
-                    f"in-tree {_where(graph, failing[0], call.method)}{more} TypeError here, "
-                    "as does a plugin following the base signature"
-                )
+                whose, (result, tree) = "plugin hook", graph.raising_here(path, call, base)
             hook_name = f"{_short(definer)}.{call.method}"
             hook = graph.methods[definer][call.method]
-            tree = [
-                f"raises TypeError here too: {_short(i)}.{call.method}"
-                f"{sig_text(graph.methods[i][call.method].params)} ({graph.where[i][0]})"
-                for i in failing
-            ]
             yield RawFinding(
                 ID,
                 path,
@@ -178,12 +163,6 @@ def _first(problems: list[str]) -> str:
 def _details(signatures: list[str], problems: list[str]) -> str:
     """The signatures compared and every problem, one a line (`--show-details`)."""
     return "\n".join([*signatures, "problems:", *(f"  - {p}" for p in problems)])
-
-
-def _where(graph: Graph, impl: str, name: str) -> str:
-    """`Impl.name` (file.py:line), the override's place."""
-    path = graph.where[impl][0].rpartition("/")[2]
-    return f"`{_short(impl)}.{name}` ({path}:{graph.methods[impl][name].span[0]})"
 
 
 def _short(qual: str) -> str:
