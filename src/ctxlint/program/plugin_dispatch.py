@@ -14,6 +14,7 @@ their base is called with (`overrides`, `Override.problems`).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any, Literal
@@ -575,7 +576,8 @@ class Graph:
         receiver can be one (it is declared, or handed, as one of their ancestors,
         and no nearer declared kind sets them apart), their override does not
         decline the hook, and is no other interface of the name."""
-        name, out = call.method, []
+        name = call.method
+        out: list[tuple[tuple[bool, int, int, str], str, str]] = []  # (order, label, detail)
         hook = self.bases[base][name]
         types = self.receiver_types(call.receiver)
         sites = self.interface_calls().get((base, name), [])
@@ -596,13 +598,15 @@ class Graph:
             if self.held_apart(impl, name) or self.own_interface(impl, name, hook):
                 continue
             where, short = self.where[impl][0], impl.rpartition(".")[2]
-            out.append(
-                (
-                    f"`{short}.{name}` ({where.rpartition('/')[2]}:{m.span[0]})",
-                    f"{short}.{name}{sig_text(m.params)} ({where}:{m.span[0]})",
-                )
-            )
-        return out
+            # named first: not the attribute's own holder (a composite is not its
+            # own part), then the nearest the dispatch's file, then to its class
+            holder = call.receiver.kind == "attr" and call.receiver.cls in mro
+            near = len(os.path.commonpath([where, path]).split("/"))
+            depth = min(mro.index(t) for t in types if t in mro)
+            label = f"`{short}.{name}` ({where.rpartition('/')[2]}:{m.span[0]})"
+            detail = f"{short}.{name}{sig_text(m.params)} ({where}:{m.span[0]})"
+            out.append(((holder, -near, depth, impl), label, detail))
+        return [(label, detail) for _, label, detail in sorted(out)]
 
     def raising_here(self, path: str, call: MethodCall, base: str) -> tuple[str, list[str]]:
         """What raises `TypeError` at a dispatch through `base` that does not fit
