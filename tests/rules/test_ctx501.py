@@ -1104,10 +1104,7 @@ class Layer:
     [
         (
             (),
-            (
-                "in-tree `AiterImpl.forward` (attn.py:12) raises TypeError here, as does a "
-                "plugin following the base signature"
-            ),
+            ("in-tree `AiterImpl.forward` (attn.py:12) raises TypeError here, as does a plugin"),
         ),
         # every in-tree implementation takes the keyword: only a plugin fails
         (

@@ -34,6 +34,7 @@ from ctxlint.program.signatures import (
     sig_text,
     through_base,
 )
+from ctxlint.program.test_code import is_test_file, test_roots
 
 ID = "CTX501"  # the rule whose facts these are
 PLUGIN_BASES = "plugin-bases"
@@ -581,6 +582,7 @@ class Graph:
         hook = self.bases[base][name]
         types = self.receiver_types(call.receiver)
         sites = self.interface_calls().get((base, name), [])
+        roots = test_roots(self.program)
         for impl in sorted(self.implementations()):
             m = self.methods[impl].get(name)
             if m is None or m.abstract == "raise" or m.flavor != hook.flavor:
@@ -598,9 +600,11 @@ class Graph:
             if self.held_apart(impl, name) or self.own_interface(impl, name, hook):
                 continue
             where, short = self.where[impl][0], impl.rpartition(".")[2]
-            # named first: not the attribute's own holder (a composite is not its
-            # own part), then the nearest the dispatch's file, then to its class
+            # named first: not test code, not the attribute's own holder (a
+            # composite is not its own part), then the nearest the dispatch's
+            # file, then the nearest its receiver's class
             holder = call.receiver.kind == "attr" and call.receiver.cls in mro
+            holder = holder or is_test_file(where, roots)
             near = len(os.path.commonpath([where, path]).split("/"))
             depth = min(mro.index(t) for t in types if t in mro)
             label = f"`{short}.{name}` ({where.rpartition('/')[2]}:{m.span[0]})"
@@ -619,7 +623,7 @@ class Graph:
         if not failing:
             return f"{plugin} raises TypeError here", tree
         more = f" and {len(failing) - 1} more raise" if len(failing) > 1 else " raises"
-        return f"in-tree {failing[0][0]}{more} TypeError here, as does {plugin}", tree
+        return f"in-tree {failing[0][0]}{more} TypeError here, as does a plugin", tree
 
     def unguarded(self, base: str, call: MethodCall) -> list[str]:
         """The attributes an `if` test guarding `call` reads of its receiver that
