@@ -1176,3 +1176,27 @@ def test_an_attribute_built_by_a_class_object_parameter_holds_what_is_handed(
     assert graph.handed("app.pools.Nvfp4Pool", "index_k_pool") == ["app.pools.IndexKPool"]
     expected = [f"app.pools.{c}" for c in held]
     assert graph.handed("app.pools.SparsePool", "index_k_pool") == expected
+
+
+def test_a_class_held_apart_is_not_named_at_a_misfit_dispatch(project: Path) -> None:
+    """The index pool is held only as `index_k_pool`: a misfit dispatch through an
+    allocator's `KVCache` names the in-tree pools it breaks, not that one."""
+    extra = """
+    def get_key_buffer(self, layer_id):
+        raise NotImplementedError()
+"""
+    source = POOLS.replace(
+        "class MHAPool(KVCache):\n",
+        "class MHAPool(KVCache):\n    def get_key_buffer(self, layer_id):\n        return 1\n\n",
+    )
+    source = source.replace(
+        "class IndexKPool(KVCache):\n",
+        "class IndexKPool(KVCache):\n    def get_key_buffer(self, layer_id):\n        return 2\n\n",
+    )
+    source = source.replace("class KVCache:\n", "class KVCache:" + extra + "\n")
+    source += "\n    def key(self, layer_id, scale):\n        return self._kvcache.get_key_buffer(layer_id, scale)\n"
+    write(project, {"app/pools.py": source})
+    got = [f for f in run_engine(project, select={RULE}).findings if f.rule == RULE]
+    assert [f.message.split("): ", 1)[1] for f in got] == [
+        "in-tree `MHAPool.get_key_buffer` (pools.py:10) raises TypeError here, as does a plugin"
+    ]

@@ -597,8 +597,8 @@ class Graph:
             ]
             if (path, call) not in self.through_nearest(impl, base, [*reach, (path, call)]):
                 continue  # a kind declared nearer sets it apart from this receiver
-            if self.held_apart(impl, name) or self.own_interface(impl, name, hook):
-                continue
+            if self.held_apart(impl) or self.own_interface(impl, name, hook):
+                continue  # held where this receiver is not, or another interface
             where, short = self.where[impl][0], impl.rpartition(".")[2]
             # named first: not test code, not the attribute's own holder (a
             # composite is not its own part), then the nearest the dispatch's
@@ -683,20 +683,20 @@ class Graph:
                     o = replace(o, own=tuple(self.own_interface(impl, name, hook)))
                 yield o
 
-    def held_apart(self, impl: str, name: str) -> list[tuple[str, MethodCall]]:
-        """The dispatches of `name` on a receiver `self.<attr>` that what the
-        constructors hand shows holds `impl` alone, where `impl` is never built
-        by its name: its objects are built through a class object handed to an
-        `__init__` (sglang's `MiniMaxSparseKVPool(index_k_pool_cls=...)` sets
-        `self.index_k_pool = index_k_pool_cls(...)`), so they are held there
-        and dispatched with what `impl` itself takes, not through the base by
-        receivers declared more generally. Empty otherwise."""
+    def held_apart(self, impl: str, name: str | None = None) -> list[tuple[str, MethodCall]]:
+        """The dispatches (of `name`, or of any hook) on a receiver `self.<attr>`
+        that what the constructors hand shows holds `impl` alone, where `impl`
+        is never built by its name: its objects are built through a class object
+        handed to an `__init__` (sglang's `MiniMaxSparseKVPool(index_k_pool_cls=
+        ...)` sets `self.index_k_pool = index_k_pool_cls(...)`), so they are held
+        there and dispatched with what `impl` itself takes, not through the base
+        by receivers declared more generally. Empty otherwise."""
         if impl in self._slot_facts()[1]:
             return []  # built by name somewhere: it may go anywhere
         return [
             (path, call)
             for path, call, _, definer, _ in self.dispatches()
-            if call.method == name
+            if name in (None, call.method)
             and definer == impl
             and call.receiver.kind == "attr"
             and self.handed(call.receiver.cls, call.receiver.attr) == [impl]  # type: ignore[arg-type]
