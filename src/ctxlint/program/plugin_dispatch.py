@@ -573,10 +573,10 @@ class Graph:
     ) -> list[tuple[str, str]]:
         """(`Impl.hook` (file.py:line), `Impl.hook(sig)` (path)) for each in-tree
         implementation, by its own override of the hook, that a dispatch through
-        `base` reaches and does not fit either: the
-        receiver can be one (it is declared, or handed, as one of their ancestors,
-        and no nearer declared kind sets them apart), their override does not
-        decline the hook, and is no other interface of the name."""
+        `base` reaches and does not fit either: the receiver can be one (it is
+        declared, or handed, as one of its ancestors, no nearer declared kind
+        sets it apart, and it is not held apart), its override does not decline
+        the hook, and is no other interface of the name."""
         name = call.method
         out: list[tuple[tuple[bool, int, int, str], str, str]] = []  # (order, label, detail)
         hook = self.bases[base][name]
