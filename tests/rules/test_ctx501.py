@@ -982,3 +982,221 @@ def test_a_receiver_set_from_a_parameter_every_construction_hands_another_class(
     write(project, {"app/ctl.py": source})
     got = [f for f in run_engine(project, select={RULE}).findings if f.rule == RULE]
     assert [f.span.line for f in got] == found
+
+
+POOLS = """\
+class KVCache:
+    def get_cpu_copy(self, indices, mamba_indices=None, req_pool_index=None):
+        raise NotImplementedError()
+
+
+class MHAPool(KVCache):
+    def get_cpu_copy(self, indices, mamba_indices=None, req_pool_index=None):
+        return indices
+
+
+class KOnlyPool(MHAPool):
+    pass
+
+
+class IndexKPool(KVCache):
+    def get_cpu_copy(self, indices):
+        return indices
+
+
+class SparsePool(KVCache):
+    def __init__(self, size, main_pool_cls=MHAPool, index_k_pool_cls=KOnlyPool, sparse=True):
+        self.main_pool = main_pool_cls(size)
+        self.index_k_pool: KOnlyPool | None = index_k_pool_cls(size) if sparse else None
+
+    def get_cpu_copy(self, indices, mamba_indices=None, req_pool_index=None):
+        return self.main_pool.get_cpu_copy(indices)
+
+
+class Nvfp4Pool(SparsePool):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs, index_k_pool_cls=IndexKPool)
+
+    def get_cpu_copy(self, indices, mamba_indices=None, req_pool_index=None):
+        return self.index_k_pool.get_cpu_copy(indices)
+
+
+class Allocator:
+    def __init__(self, kvcache: KVCache) -> None:
+        self._kvcache = kvcache
+
+    def backup(self, indices, slot):
+        return self._kvcache.get_cpu_copy(indices, mamba_indices=None, req_pool_index=slot)
+"""
+
+
+@pytest.mark.parametrize(
+    ("edit", "found"),
+    [
+        ((), []),
+        # built by its name somewhere too: it may be any `KVCache` receiver's
+        (
+            (
+                "    def backup(",
+                "    def spare(self):\n        return IndexKPool(4)\n\n    def backup(",
+            ),
+            [16],
+        ),
+        # the subclass does not fix the class object (it may come in `kwargs`)
+        (("**kwargs, index_k_pool_cls=IndexKPool", "**kwargs"), [16]),
+        # the attribute set again elsewhere
+        (
+            (
+                "    def get_cpu_copy(self, indices, mamba_indices=None, req_pool_index=None):\n"
+                "        return self.index_k_pool",
+                "    def drop(self):\n        self.index_k_pool = None\n\n"
+                "    def get_cpu_copy(self, indices, mamba_indices=None, req_pool_index=None):\n"
+                "        return self.index_k_pool",
+            ),
+            [16],
+        ),
+    ],
+)
+def test_a_class_built_through_a_class_object_handed_to_init_is_held_apart(
+    project: Path, edit: tuple[str, str] | tuple[()], found: list[int]
+) -> None:
+    """Issue 36 (0.5.23's MiniMax index-K pool): `IndexKPool` is built only as
+    `self.index_k_pool = index_k_pool_cls(...)`, the class object handed by
+    `Nvfp4Pool`'s `super().__init__`; those receivers dispatch with its own
+    arguments, and the allocator's `self._kvcache: KVCache` never holds it."""
+    assert not edit or edit[0] in POOLS
+    source = POOLS.replace(*edit) if edit else POOLS
+    write(project, {"app/pools.py": source})
+    got = [f for f in run_engine(project, select={RULE}).findings if f.rule == RULE]
+    assert [(f.scope, f.span.line) for f in got] == [("IndexKPool.get_cpu_copy", n) for n in found]
+
+
+ATTN_IMPLS = """\
+class AttentionImpl:
+    def forward(self, query, key, value, attn_metadata):
+        raise NotImplementedError
+
+
+class FlashImpl(AttentionImpl):
+    def forward(self, query, key, value, attn_metadata=None, return_softmax_lse=False):
+        return query
+
+
+class AiterImpl(AttentionImpl):
+    def forward(self, query, key, value, attn_metadata=None):
+        return query
+
+
+class Layer:
+    def __init__(self, impl: AttentionImpl) -> None:
+        self.impl = impl
+
+    def ring(self, q, k, v):
+        return self.impl.forward(q, k, v, attn_metadata=None, return_softmax_lse=True)
+
+    def plain(self, q, k, v, meta):
+        return self.impl.forward(q, k, v, meta)
+"""
+
+
+@pytest.mark.parametrize(
+    ("edit", "tail"),
+    [
+        (
+            (),
+            ("in-tree `AiterImpl.forward` (attn.py:12) raises TypeError here, as does a plugin"),
+        ),
+        # every in-tree implementation takes the keyword: only a plugin fails
+        (
+            ("value, attn_metadata=None):", "value, attn_metadata=None, **kw):"),
+            ": a plugin following the base signature raises TypeError here",
+        ),
+    ],
+)
+def test_a_misfit_dispatch_names_the_in_tree_implementations_it_breaks(
+    project: Path, edit: tuple[str, str] | tuple[()], tail: str
+) -> None:
+    """Issue 36 (0.5.23's `return_softmax_lse` ring calls): where in-tree
+    implementations lack what the dispatch passes, the message names them;
+    "a plugin" alone only where none fails."""
+    source = ATTN_IMPLS.replace(*edit) if edit else ATTN_IMPLS
+    assert not edit or edit[0] in ATTN_IMPLS
+    write(project, {"app/attn.py": source})
+    got = [f for f in run_engine(project, select={RULE}).findings if f.rule == RULE]
+    assert [(f.span.line, f.message.endswith(tail)) for f in got] == [(21, True)], got
+    assert ("raises TypeError here too: AiterImpl.forward" in got[0].details) == bool(not edit)
+
+
+def test_a_dispatch_whose_positionals_shift_says_what_is_left_unbound(project: Path) -> None:
+    """Issue 36 (0.5.23's `VideoSparseAttentionImpl.forward`): the override puts
+    `gate_compress` before `attn_metadata`, so the dispatch's fourth positional
+    binds `gate_compress` and leaves `attn_metadata` unbound; the base has an
+    `attn_metadata`, so "which the base does not pass" would misread it."""
+    shifted = ATTN_IMPLS.replace(
+        "    def forward(self, query, key, value, attn_metadata=None):",
+        "    def forward(self, query, key, value, gate_compress, attn_metadata):",
+    )
+    write(project, {"app/attn.py": shifted})
+    got = [f for f in run_engine(project, select={RULE}).findings if f.scope == "AiterImpl.forward"]
+    assert [f.message for f in got] == [
+        "`AiterImpl.forward` does not accept what the plugin base `AttentionImpl.forward` is "
+        "called with (the dispatch passes four positionals; the override's fifth parameter, "
+        "`attn_metadata`, is left unbound)"
+    ]
+    assert "which the base does not pass" not in got[0].details
+
+
+@pytest.mark.parametrize(
+    ("built", "held"),
+    [
+        # the default where a construction hands nothing, the class object where it does
+        (
+            "SparsePool(4)\nSparsePool(4, index_k_pool_cls=IndexKPool)\n",
+            ["IndexKPool", "KOnlyPool"],
+        ),
+        # handed something that is no class of the tree
+        ("SparsePool(4, index_k_pool_cls=make)\n", []),
+        # an unpacking may hand it anything
+        ("SparsePool(4, **options)\n", []),
+        # no construction by name: what builds it is not known
+        ("", []),
+    ],
+)
+def test_an_attribute_built_by_a_class_object_parameter_holds_what_is_handed(
+    project: Path, built: str, held: list[str]
+) -> None:
+    """`self.index_k_pool = index_k_pool_cls(...)`: what it holds is built of the
+    class object every construction hands (or the parameter's default), and
+    `Nvfp4Pool`'s `super().__init__(..., index_k_pool_cls=IndexKPool)` fixes it
+    for every `Nvfp4Pool`, however that is built."""
+    from ctxlint.program.plugin_dispatch import plugin_graph
+
+    write(project, {"app/pools.py": POOLS + "\n\n" + built})
+    graph = plugin_graph(run_engine(project, select={RULE}).program)
+    assert graph.handed("app.pools.Nvfp4Pool", "index_k_pool") == ["app.pools.IndexKPool"]
+    expected = [f"app.pools.{c}" for c in held]
+    assert graph.handed("app.pools.SparsePool", "index_k_pool") == expected
+
+
+def test_a_class_held_apart_is_not_named_at_a_misfit_dispatch(project: Path) -> None:
+    """The index pool is held only as `index_k_pool`: a misfit dispatch through an
+    allocator's `KVCache` names the in-tree pools it breaks, not that one."""
+    extra = """
+    def get_key_buffer(self, layer_id):
+        raise NotImplementedError()
+"""
+    source = POOLS.replace(
+        "class MHAPool(KVCache):\n",
+        "class MHAPool(KVCache):\n    def get_key_buffer(self, layer_id):\n        return 1\n\n",
+    )
+    source = source.replace(
+        "class IndexKPool(KVCache):\n",
+        "class IndexKPool(KVCache):\n    def get_key_buffer(self, layer_id):\n        return 2\n\n",
+    )
+    source = source.replace("class KVCache:\n", "class KVCache:" + extra + "\n")
+    source += "\n    def key(self, layer_id, scale):\n        return self._kvcache.get_key_buffer(layer_id, scale)\n"
+    write(project, {"app/pools.py": source})
+    got = [f for f in run_engine(project, select={RULE}).findings if f.rule == RULE]
+    assert [f.message.split("): ", 1)[1] for f in got] == [
+        "in-tree `MHAPool.get_key_buffer` (pools.py:10) raises TypeError here, as does a plugin"
+    ]

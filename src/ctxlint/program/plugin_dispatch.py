@@ -14,6 +14,7 @@ their base is called with (`overrides`, `Override.problems`).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any, Literal
@@ -30,8 +31,10 @@ from ctxlint.program.signatures import (
     accept_problems,
     bound,
     call_problems,
+    sig_text,
     through_base,
 )
+from ctxlint.program.test_code import is_test_file, test_roots
 
 ID = "CTX501"  # the rule whose facts these are
 PLUGIN_BASES = "plugin-bases"
@@ -75,10 +78,16 @@ _Slots = tuple[
 ]
 
 
+# what a call hands each parameter (position or keyword, "*" for an unpacking):
+# an own parameter of the caller (a forward) or the classes of what it builds (a
+# construction), and the class object it is where it is one
+_Forward = tuple[tuple[str, str, str], ...]
+_Built = tuple[tuple[str, tuple[str, ...], str], ...]
 _Inits = tuple[
     dict[str, dict[str, set[str]]],
-    dict[str, list[tuple[tuple[str, str], ...]]],
-    dict[str, list[tuple[tuple[str, tuple[str, ...]], ...]]],
+    dict[str, list[_Forward]],
+    dict[str, list[_Built]],
+    dict[tuple[str, str], tuple[str, str]],
 ]
 
 
@@ -96,11 +105,18 @@ class PluginFacts:
     # parameter it is set from, or "" for any other value)
     sets: tuple[tuple[str, str, str], ...] = ()
     # `super().__init__(...)` in a class's `__init__`: (class, what it hands
-    # each parameter: (position or keyword, the own parameter handed or ""))
-    forwards: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
+    # each parameter: (position or keyword, the own parameter handed or "", the
+    # class object handed or ""))
+    forwards: tuple[tuple[str, _Forward], ...] = ()
     # constructions of a capitalised callee with what each argument (position or
-    # keyword, "*" for an unpacking) is known to be built as (() unknown)
-    args: tuple[tuple[str, tuple[tuple[str, tuple[str, ...]], ...]], ...] = ()
+    # keyword, "*" for an unpacking) is known to be built as (() unknown), and
+    # the class object it is ("" none)
+    args: tuple[tuple[str, _Built], ...] = ()
+    # `self.<attr> = <param>(...)` in a class's `__init__` (alone, or one side of
+    # `... if c else None`): (class, attr, the parameter called, its default's
+    # qualified name or ""): what the attribute holds is built of the class
+    # object the parameter is handed
+    made: tuple[tuple[str, str, str, str], ...] = ()
 
 
 class PluginVisitor(FileVisitor):
@@ -120,8 +136,9 @@ class PluginVisitor(FileVisitor):
         self.stored: set[int] = set()  # constructions assigned to a slot
         self.locals: dict[tuple[str, str], Slot | None] = {}  # (scope, name) -> read slot
         self.sets: set[tuple[str, str, str]] = set()
-        self.forwards: set[tuple[str, tuple[tuple[str, str], ...]]] = set()
-        self.args: set[tuple[str, tuple[tuple[str, tuple[str, ...]], ...]]] = set()
+        self.forwards: set[tuple[str, _Forward]] = set()
+        self.args: set[tuple[str, _Built]] = set()
+        self.made: set[tuple[str, str, str, str]] = set()
 
     # -- what `__init__` parameters set ----------------------------------------
     def _init_param(self, value: cst.BaseExpression | None) -> str:
@@ -140,6 +157,30 @@ class PluginVisitor(FileVisitor):
         slot = self._slot(target)
         if slot is not None and slot[0]:
             self.sets.add((slot[0], slot[1], self._init_param(value)))
+            made = _unless_none(value)
+            if isinstance(made, cst.Call) and (param := self._init_param(made.func)):
+                self.made.add((slot[0], slot[1], param, self._default(param)))
+
+    def _default(self, param: str) -> str:
+        """The qualified name the enclosing `__init__`'s `param` defaults to
+        where it is a name ("" otherwise)."""
+        node = self.ctx.scope.node
+        assert isinstance(node, cst.FunctionDef)
+        ps = node.params
+        p = next(
+            p for p in (*ps.posonly_params, *ps.params, *ps.kwonly_params) if p.name.value == param
+        )
+        return self._class_object(p.default) if p.default is not None else ""
+
+    def _class_object(self, value: cst.BaseExpression | None) -> str:
+        """The qualified name `value` names where it is a capitalised name that
+        can be the program's (a class object handed on); "" otherwise."""
+        if not isinstance(value, (cst.Name, cst.Attribute)):
+            return ""
+        name = self.ctx.resolve(value)
+        if not name or not name.rpartition(".")[2].lstrip("_")[:1].isupper():
+            return ""
+        return name if self.ctx.may_name_program_code(name) else ""
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         self._set(node.target, node.value)
@@ -262,7 +303,10 @@ class PluginVisitor(FileVisitor):
             if id(node) not in self.stored:
                 self.builds.add((ctor, ("", "")))
             handed = self._handed(node)
-            built = tuple((k, self._built(v) if v is not None else ()) for k, v in handed)
+            built = tuple(
+                (k, self._built(v) if v is not None else (), self._class_object(v))
+                for k, v in handed
+            )
             self.args.add((ctor, built))
         if (
             isinstance(func, cst.Attribute)
@@ -271,7 +315,9 @@ class PluginVisitor(FileVisitor):
             and self.ctx.scope.name == "__init__"
             and (cls := self.ctx.enclosing_class()) is not None
         ):
-            params = tuple((k, self._init_param(v)) for k, v in self._handed(node))
+            params = tuple(
+                (k, self._init_param(v), self._class_object(v)) for k, v in self._handed(node)
+            )
             self.forwards.add((f"{self.ctx.module}.{cls}", params))
         if not isinstance(func, cst.Attribute):
             return
@@ -308,10 +354,21 @@ class PluginVisitor(FileVisitor):
             tuple(sorted(self.sets)),
             tuple(sorted(self.forwards)),
             tuple(sorted(a for a in self.args if named(a[0]))),
+            tuple(sorted(self.made)),
         )
         if not self.calls and not any(slots):
             return None
         return PluginFacts(tuple(self.calls), *slots)
+
+
+def _unless_none(value: cst.BaseExpression | None) -> cst.BaseExpression | None:
+    """The other side of `x if c else None` (or `None if c else x`): `None`
+    holds no object to dispatch on; `value` itself otherwise."""
+    if isinstance(value, cst.IfExp):
+        sides = [value.body, value.orelse]
+        rest = [e for e in sides if not (isinstance(e, cst.Name) and e.value == "None")]
+        return rest[0] if len(rest) == 1 else value
+    return value
 
 
 def _elements(value: cst.BaseExpression) -> list[cst.BaseExpression] | None:
@@ -511,6 +568,63 @@ class Graph:
             if problems and (definer == base or ntypes <= 1):
                 yield path, call, base, definer, problems
 
+    def failing_implementations(
+        self, path: str, call: MethodCall, base: str
+    ) -> list[tuple[str, str]]:
+        """(`Impl.hook` (file.py:line), `Impl.hook(sig)` (path)) for each in-tree
+        implementation, by its own override of the hook, that a dispatch through
+        `base` reaches and does not fit either: the receiver can be one (it is
+        declared, or handed, as one of its ancestors, no nearer declared kind
+        sets it apart, and it is not held apart), its override does not decline
+        the hook, and is no other interface of the name."""
+        name = call.method
+        out: list[tuple[tuple[bool, int, int, str], str, str]] = []  # (order, label, detail)
+        hook = self.bases[base][name]
+        types = self.receiver_types(call.receiver)
+        sites = self.interface_calls().get((base, name), [])
+        roots = test_roots(self.program)
+        for impl in sorted(self.implementations()):
+            m = self.methods[impl].get(name)
+            if m is None or m.abstract == "raise" or m.flavor != hook.flavor:
+                continue  # inherits it, declines it, or a static/class override
+            mro = self.mro(impl)
+            if impl == base or base not in mro or not any(t in mro for t in types):
+                continue
+            if not call_problems(bound(m), call.shape):
+                continue
+            reach = [
+                (p, c) for p, c in sites if any(t in mro for t in self.receiver_types(c.receiver))
+            ]
+            if (path, call) not in self.through_nearest(impl, base, [*reach, (path, call)]):
+                continue  # a kind declared nearer sets it apart from this receiver
+            if self.held_apart(impl) or self.own_interface(impl, name, hook):
+                continue  # held where this receiver is not, or another interface
+            where, short = self.where[impl][0], impl.rpartition(".")[2]
+            # named first: not test code, not the attribute's own holder (a
+            # composite is not its own part), then the nearest the dispatch's
+            # file, then the nearest its receiver's class
+            holder = call.receiver.kind == "attr" and call.receiver.cls in mro
+            holder = holder or is_test_file(where, roots)
+            near = len(os.path.commonpath([where, path]).split("/"))
+            depth = min(mro.index(t) for t in types if t in mro)
+            label = f"`{short}.{name}` ({where.rpartition('/')[2]}:{m.span[0]})"
+            detail = f"{short}.{name}{sig_text(m.params)} ({where}:{m.span[0]})"
+            out.append(((holder, -near, depth, impl), label, detail))
+        return [(label, detail) for _, label, detail in sorted(out)]
+
+    def raising_here(self, path: str, call: MethodCall, base: str) -> tuple[str, list[str]]:
+        """What raises `TypeError` at a dispatch through `base` that does not fit
+        it: a plugin following the base, and the in-tree implementations
+        `failing_implementations` names (the message's first and how many more;
+        a details line each)."""
+        failing = self.failing_implementations(path, call, base)
+        tree = [f"raises TypeError here too: {detail}" for _, detail in failing]
+        plugin = "a plugin following the base signature"
+        if not failing:
+            return f"{plugin} raises TypeError here", tree
+        more = f" and {len(failing) - 1} more raise" if len(failing) > 1 else " raises"
+        return f"in-tree {failing[0][0]}{more} TypeError here, as does a plugin", tree
+
     def unguarded(self, base: str, call: MethodCall) -> list[str]:
         """The attributes an `if` test guarding `call` reads of its receiver that
         neither `base` (nor any of its ancestors) nor the receiver's own class
@@ -562,10 +676,31 @@ class Graph:
                 ]
                 if (base, name) in sites and not calls:
                     continue  # dispatched, but never on an object that can be this class
+                if calls and self.held_apart(impl, name):
+                    continue  # its objects go where only its own signature binds the calls
                 o = Override(impl, name, m, base, hook, self.through_nearest(impl, base, calls))
                 if o.problems():  # is it another interface of the same name?
                     o = replace(o, own=tuple(self.own_interface(impl, name, hook)))
                 yield o
+
+    def held_apart(self, impl: str, name: str | None = None) -> list[tuple[str, MethodCall]]:
+        """The dispatches (of `name`, or of any hook) on a receiver `self.<attr>`
+        that what the constructors hand shows holds `impl` alone, where `impl`
+        is never built by its name: its objects are built through a class object
+        handed to an `__init__` (sglang's `MiniMaxSparseKVPool(index_k_pool_cls=
+        ...)` sets `self.index_k_pool = index_k_pool_cls(...)`), so they are held
+        there and dispatched with what `impl` itself takes, not through the base
+        by receivers declared more generally. Empty otherwise."""
+        if impl in self._slot_facts()[1]:
+            return []  # built by name somewhere: it may go anywhere
+        return [
+            (path, call)
+            for path, call, _, definer, _ in self.dispatches()
+            if name in (None, call.method)
+            and definer == impl
+            and call.receiver.kind == "attr"
+            and self.handed(call.receiver.cls, call.receiver.attr) == [impl]  # type: ignore[arg-type]
+        ]
 
     def _slot_facts(self) -> _Slots:
         """By method: the slots its calls read; by class: where it is built;
@@ -628,11 +763,13 @@ class Graph:
 
     def _init_facts(self) -> _Inits:
         """By class: how its `self` attributes are set, its `super().__init__`
-        calls, its constructions' arguments (worked out once)."""
+        calls, its constructions' arguments, the attributes it sets by calling
+        a class-object parameter (worked out once)."""
         if self._inits is None:
             sets: dict[str, dict[str, set[str]]] = {}
-            forwards: dict[str, list[tuple[tuple[str, str], ...]]] = {}
-            args: dict[str, list[tuple[tuple[str, tuple[str, ...]], ...]]] = {}
+            forwards: dict[str, list[_Forward]] = {}
+            args: dict[str, list[_Built]] = {}
+            made: dict[tuple[str, str], tuple[str, str]] = {}
             for _, _, facts in self.program.typed_facts(ID, PluginFacts):
                 for cls, attr, param in facts.sets:
                     sets.setdefault(cls, {}).setdefault(attr, set()).add(param)
@@ -641,7 +778,9 @@ class Graph:
                 for ctor, built in facts.args:
                     if (real := self.index.resolve(ctor)) is not None:
                         args.setdefault(real, []).append(built)
-            self._inits = (sets, forwards, args)
+                for cls, attr, param, default in facts.made:
+                    made[(cls, attr)] = (param, default)
+            self._inits = (sets, forwards, args, made)
         return self._inits
 
     def handed(self, cls: str, attr: str) -> list[str]:
@@ -662,31 +801,72 @@ class Graph:
         return self._handed[(cls, attr)]
 
     def _handed_one(self, cls: str, attr: str) -> list[str]:
-        sets, forwards, args = self._init_facts()
+        sets, forwards, args, made = self._init_facts()
         mro = self.mro(cls)
         setters = [(a, p) for a in mro for p in sets.get(a, {}).get(attr, ())]
-        if len(setters) != 1 or not setters[0][1]:
-            return []  # set more than once, or from something else than a parameter
+        if len(setters) != 1:
+            return []  # set more than once
         owner, param = setters[0]
+        # `self.<attr> = <param>(...)`: built of the class object handed
+        called, default = ("", "") if param else made.get((owner, attr), ("", ""))
+        param = param or called
         inits = [a for a in mro if "__init__" in self.classes[a].methods]
-        if owner not in inits:
-            return []
+        if not param or owner not in inits:
+            return []  # set from something else than a parameter
         for i in range(inits.index(owner), 0, -1):  # back to the first `__init__` run
             handed = forwards.get(inits[i - 1], [])
             if len(handed) != 1:
                 return []
-            key = self._key(inits[i], param)
-            param = next((own for k, own in handed[0] if k in key), "")
-            if not param:
+            got = self._hand(handed[0], self._key(inits[i], param))
+            if got is None:
+                if not called or any(k == "*" for k, _, _ in handed[0]):
+                    return []  # not handed on, or perhaps through an unpacking
+                return self._objects_of([default])  # the parameter's default
+            own, obj = got
+            if called and obj:
+                return self._objects_of([obj])  # this `__init__` fixes the class
+            if not own:
                 return []
+            param = own
         key = self._key(inits[0], param)
         out: set[str] = set()
         for built in args.get(cls, []) or [()]:
-            types = [t for k, t in built if k in key]
-            if len(types) != 1 or not types[0] or any(k == "*" for k, _ in built):
-                return []  # not handed, unpacked, or not known
+            if any(k == "*" for k, _, _ in built):
+                return []  # unpacked: not known
+            got_built = [(t, obj) for k, t, obj in built if k in key]
+            if called:
+                classes = [obj for _, obj in got_built] or ([default] if built else [])
+                objects = self._objects_of(classes)
+                if not objects:
+                    return []
+                out.update(objects)
+                continue
+            types = [t for t, _ in got_built]
+            if len(types) != 1 or not types[0]:
+                return []  # not handed, or not known
             out.update(c for t in types[0] for c in self.index.instances(t))
         return sorted(out)
+
+    @staticmethod
+    def _hand(handed: _Forward, key: set[str]) -> tuple[str, str] | None:
+        """What a forward hands the parameter `key` names (the own parameter, the
+        class object); None where it hands it nothing. A position after an
+        unpacking is not where it seems, so it is not matched."""
+        for i, (k, own, obj) in enumerate(handed):
+            if k in key and (not k.isdigit() or all(h[0] != "*" for h in handed[:i])):
+                return own, obj
+        return None
+
+    def _objects_of(self, class_objects: list[str]) -> list[str]:
+        """The classes of what calling each class object builds; empty where
+        one is not a class of the tree."""
+        out: list[str] = []
+        for name in class_objects:
+            real = self.index.resolve(name) if name else None
+            if real is None:
+                return []
+            out.append(real)
+        return sorted(set(out))
 
     def _key(self, cls: str, param: str) -> set[str]:
         """How a call of `cls(...)` can hand `param`: by keyword, by position."""
@@ -758,7 +938,48 @@ class Override:
             return []
         mine, base = bound(self.method), bound(self.hook)
         out = accept_problems(mine, base, dispatched=bool(self.calls))
+        unbound: set[str] = set()
         for site_path, call in self.calls:
-            for p in call_problems(mine, through_base(call.shape, base)):
+            shape = through_base(call.shape, base)
+            left = dict(_left_unbound(mine, base, shape))
+            for p in call_problems(mine, shape):
+                name = p.removeprefix("missing required `").removesuffix("`")
+                if name in left:  # a positional the dispatch's own ones bind elsewhere
+                    unbound.add(name)
+                    p = left[name]
                 out.append(f"{p} at the dispatch {site_path}:{call.site.span[0]}")
-        return list(dict.fromkeys(out))
+        # "requires `x`, which the base does not pass" misreads where the base has
+        # an `x` too: the dispatches' positionals fill the override's others first
+        told = {f"requires `{n}`, which the base does not pass" for n in unbound}
+        return list(dict.fromkeys(p for p in out if p not in told))
+
+
+_WORDS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
+_ORDINALS = ("", "first", "second", "third", "fourth", "fifth", "sixth", "seventh")
+_ORDINALS += ("eighth", "ninth", "tenth")
+
+
+def _left_unbound(params: list[Any], base: list[Any], call: CallShape) -> Iterator[tuple[str, str]]:
+    """(name, why) for each required positional of `params` that a call passing
+    some positionals, none unpacked, leaves unbound where one of them binds a
+    parameter the base names otherwise: "the dispatch passes four positionals;
+    the override's fifth parameter, `attn_metadata`, is left unbound" (the
+    fourth went to `gate_compress`, where the base has `attn_metadata`)."""
+    n = call.npos
+    positional = [p for p in params if p[1] in ("po", "pk")]
+    theirs = [p for p in base if p[1] in ("po", "pk")]
+    if n == 0 or call.star or call.dstar:
+        return
+    if all(a[0] == b[0] for a, b in zip(positional[:n], theirs[:n], strict=False)):
+        return  # the positionals bind as the base's do: "missing required" says it
+    count = f"{_WORDS[n] if n < len(_WORDS) else n} positional{'s' if n != 1 else ''}"
+    for i, (name, _, default) in enumerate(positional):
+        if i >= n and default is None and name not in call.kws:
+            nth = _ORDINALS[i + 1] if i + 1 < len(_ORDINALS) else f"#{i + 1}"
+            yield (
+                name,
+                (
+                    f"the dispatch passes {count}; the override's {nth} parameter, "
+                    f"`{name}`, is left unbound"
+                ),
+            )

@@ -93,12 +93,9 @@ class PluginSignature(Rule):
     def _dispatch_findings(self, graph: Graph) -> Iterable[RawFinding]:
         """Dispatch sites against the signature that binds them."""
         for path, call, base, definer, problems in graph.misfit_dispatches():
+            whose, result, tree = f"{_short(base)} hook override", "this call raises TypeError", []
             if definer == base:
-                whose = "plugin hook"
-                result = "a plugin following the base signature raises TypeError here"
-            else:
-                whose = f"{_short(base)} hook override"
-                result = "this call raises TypeError"
+                whose, (result, tree) = "plugin hook", graph.raising_here(path, call, base)
             hook_name = f"{_short(definer)}.{call.method}"
             hook = graph.methods[definer][call.method]
             yield RawFinding(
@@ -109,7 +106,7 @@ class PluginSignature(Rule):
                 call.site.span,
                 f"call of {whose} `{hook_name}` does not fit its signature "
                 f"({_first(problems)}): {result}",
-                _details([f"hook: {hook_name}{sig_text(hook.params)}"], problems),
+                _details([f"hook: {hook_name}{sig_text(hook.params)}", *tree], problems),
             )
 
     def _implementation_findings(self, graph: Graph) -> Iterable[RawFinding]:
