@@ -22,6 +22,11 @@ if os.environ.get("PYTHONDONTWRITEBYTECODE") and not os.environ.get("PYTHONPYCAC
     del os.environ["PYTHONDONTWRITEBYTECODE"]
     os.environ["PYTHONPYCACHEPREFIX"] = sys.pycache_prefix = _PYCACHE
     sys.dont_write_bytecode = False
+    if "PYTEST_XDIST_WORKER" not in os.environ:  # a run starts: its workers start later
+        # the bytecode of the trees tests copy into the temp folder is never read
+        # again: dropped, so that the prefix does not grow run after run
+        _temp = Path(tempfile.gettempdir()).resolve()
+        shutil.rmtree(Path(_PYCACHE, *_temp.parts[1:]), ignore_errors=True)
 
 from factmemo import memo_allowed, memo_on
 
