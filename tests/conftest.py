@@ -4,9 +4,30 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
+
+# PYTHONDONTWRITEBYTECODE (set on some images: these machines' included) makes every
+# process of the suite compile what it imports from source again: each worker its
+# test modules (pytest's assertion rewriting: half of a collection) and the linter,
+# each `ctxlint`, `pytest` or server subprocess the linter or the runtime. The
+# bytecode goes to a prefix of its own (as bench/bench_sglang.py's timed runs do),
+# never into the tree; set here, before the test modules are imported, and in the
+# environment, which the xdist workers and every subprocess inherit. A prefix the
+# caller chose is kept.
+if os.environ.get("PYTHONDONTWRITEBYTECODE") and not os.environ.get("PYTHONPYCACHEPREFIX"):
+    _PYCACHE = str(Path(tempfile.gettempdir()) / "ctxlint-test-pycache")
+    del os.environ["PYTHONDONTWRITEBYTECODE"]
+    os.environ["PYTHONPYCACHEPREFIX"] = sys.pycache_prefix = _PYCACHE
+    sys.dont_write_bytecode = False
+    if "PYTEST_XDIST_WORKER" not in os.environ:  # a run starts: its workers start later
+        # the bytecode of the trees tests copy into the temp folder is never read
+        # again: dropped, so that the prefix does not grow run after run
+        _temp = Path(tempfile.gettempdir()).resolve()
+        shutil.rmtree(Path(_PYCACHE, *_temp.parts[1:]), ignore_errors=True)
+
 from factmemo import memo_allowed, memo_on
 
 REPO = Path(__file__).resolve().parents[1]

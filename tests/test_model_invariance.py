@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import cli
 
 REPO = Path(__file__).resolve().parents[1]
 PINS = REPO / "tests" / "data" / "model_invariance.json"
@@ -50,15 +51,15 @@ def tree_args(name: str) -> tuple[str, ...]:
     return ("--profile", "sglang", str(sglang_tree(name.removeprefix("sglang-"))))
 
 
-def ctxlint(*args: str) -> str:
-    """stdout of `ctxlint ARGS`, run from the repository root (stable paths)."""
-    res = subprocess.run(
-        [sys.executable, "-m", "ctxlint.cli", *args],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+def ctxlint(*args: str, here: bool = False) -> str:
+    """stdout of `ctxlint ARGS`, run from the repository root (stable paths): `here`,
+    in this process (helpers.cli: main() as the command line calls it; a small tree's
+    pins are of its output, not of a process start), else in a subprocess."""
+    if here:
+        res: Any = cli(*args, cwd=REPO)
+    else:
+        cmd = [sys.executable, "-m", "ctxlint.cli", *args]
+        res = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, check=False)
     assert res.returncode in (0, 1), res.stderr[-3000:] or res.stdout[-3000:]
     return res.stdout
 
@@ -85,11 +86,16 @@ def digest(kind: str, out: str) -> dict[str, Any]:
 def outputs(name: str, cache: Path) -> dict[str, str]:
     """check cold (no cache), sets (filling `cache`), check warm (from `cache`)."""
     args = tree_args(name)
-    json_out = ("--format", "json")
+    # a small tree runs in this process, in one job: its files are parsed here, where
+    # a cold run after another's (the sets after the --no-cache check) is answered
+    # by the suite's memo of facts (tests/factmemo.py), and no interpreter or pool
+    # starts; the output does not depend on the jobs (the pins hold either way)
+    here = name in LOCAL_TREES
+    json_out = ("--format", "json", *(("--jobs", "1") if here else ()))
     return {
-        "check": ctxlint("check", "--no-cache", *json_out, *args),
-        "sets": ctxlint("sets", "--cache-dir", str(cache), *json_out, *args),
-        "check warm": ctxlint("check", "--cache-dir", str(cache), *json_out, *args),
+        "check": ctxlint("check", "--no-cache", *json_out, *args, here=here),
+        "sets": ctxlint("sets", "--cache-dir", str(cache), *json_out, *args, here=here),
+        "check warm": ctxlint("check", "--cache-dir", str(cache), *json_out, *args, here=here),
     }
 
 

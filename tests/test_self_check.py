@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import json
 
-from conftest import REPO, run_cli
+from conftest import REPO
+from helpers import cli
+
+# in this process, one job (the facts parsed here, where the suite's memo of facts
+# answers a tree another test parsed: tests/factmemo.py); what is asserted is the
+# repository's own report, not a process start
+ONE_JOB = ("--jobs", "1")
 
 
 def test_repository_is_clean_under_strict_check_with_no_baselined_findings() -> None:
@@ -12,7 +18,7 @@ def test_repository_is_clean_under_strict_check_with_no_baselined_findings() -> 
     if baseline.exists():
         # pins (derived facts under review) may live there; allowances may not
         assert json.loads(baseline.read_text())["entries"] == []
-    result = run_cli("check", "--strict", "--format", "json", "--no-cache", cwd=REPO)
+    result = cli("check", "--strict", "--format", "json", "--no-cache", *ONE_JOB, cwd=REPO)
     report = json.loads(result.stdout)
     assert result.returncode == 0, result.stdout + result.stderr
     assert report["findings"] == [] and report["stale"] == [] and report["errors"] == []
@@ -20,7 +26,7 @@ def test_repository_is_clean_under_strict_check_with_no_baselined_findings() -> 
 
 
 def test_derivation_on_ctxrt_finds_every_namespace_accessor() -> None:
-    result = run_cli("sets", "--format", "json", "--no-cache", cwd=REPO)
+    result = cli("sets", "--format", "json", "--no-cache", *ONE_JOB, cwd=REPO)
     assert result.returncode == 0, result.stderr
     vocab = json.loads(result.stdout)["vocabulary"]
     assert vocab["seed accessors"] == ["get_server_args"]

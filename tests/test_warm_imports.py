@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from test_rounds import _copy
 
 _RUN = """
@@ -30,19 +31,28 @@ def _check(project: Path, *options: str) -> tuple[bool, bool, int]:
     return out[-3] == "True", out[-2] == "True", int(out[-1])
 
 
-def test_a_warm_run_imports_no_libcst(tmp_path: Path) -> None:
-    project = _copy("serving_app", tmp_path)  # with its config and the runtime: a real run
-    _, pooled, cold_code = _check(project)  # (the cold run's parsing: in its workers)
+@pytest.fixture(scope="module")
+def cold(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, tuple[bool, bool, int]]:
+    """The serving app (with its config and the runtime: a real run) after its cold
+    check, and what that check imported: one cold run for the module's warm runs,
+    each of which asks the cache only."""
+    project = _copy("serving_app", tmp_path_factory.mktemp("warm"))
+    return project, _check(project)  # (the cold run's parsing: in its workers)
+
+
+def test_a_warm_run_imports_no_libcst(cold: tuple[Path, tuple[bool, bool, int]]) -> None:
+    project, (_, pooled, cold_code) = cold
     assert pooled and cold_code == 0  # a clean check that parsed its files on the pool
     # a warm run starts no pool either: multiprocessing is imported only to start one
     assert _check(project) == (False, False, cold_code)
 
 
-def test_a_run_that_derives_again_from_cached_facts_imports_no_libcst(tmp_path: Path) -> None:
+def test_a_run_that_derives_again_from_cached_facts_imports_no_libcst(
+    cold: tuple[Path, tuple[bool, bool, int]],
+) -> None:
     """Another selection: no outcome or round to replay, but every file's facts
     are cached, so the program is derived again without LibCST."""
-    project = _copy("serving_app", tmp_path)
-    _check(project)
+    project, _ = cold
     libcst, pooled, _ = _check(project, "--select", "CTX1")
     assert (libcst, pooled) == (False, False)
 

@@ -11,8 +11,8 @@ from typing import Any
 
 import jsonschema
 import pytest
-from conftest import FIXTURE, run_cli
-from helpers import run_engine, write
+from conftest import FIXTURE
+from helpers import CliResult, cli, run_engine, write
 from rulecase import assert_case
 
 from ctxlint.config.settings import find_config, load_config
@@ -36,6 +36,12 @@ def run(project: Path, files: dict[str, str], pinned: dict[str, Any] | None = No
     ).run()
     assert not out.errors, out.errors
     return out
+
+
+def here(*args: str, cwd: Path | None = None) -> CliResult:
+    """`ctxlint ARGS` in this process, from `cwd` (default: the working folder): the
+    command's output is asserted, not its process (helpers.cli)."""
+    return cli(*args, cwd=Path.cwd() if cwd is None else cwd)
 
 
 def entries(out: RunOutput) -> dict[str, str]:
@@ -447,9 +453,9 @@ def test_baseline_update_records_the_pin_and_check_strict_passes(project: Path) 
     baseline = project / "ctx.json"
     args = ["--config", str(project / "pyproject.toml"), "--baseline", str(baseline)]
     # (the --baseline file is not there yet: check refuses it; the config's own is absent too)
-    failing = run_cli("check", "--strict", "--no-cache", "--select", RULE, *args[:2])
+    failing = here("check", "--strict", "--no-cache", "--select", RULE, *args[:2])
     assert failing.returncode == 1, failing.stdout + failing.stderr
-    upd = run_cli("baseline", "update", "--no-cache", *args)
+    upd = here("baseline", "update", "--no-cache", *args)
     assert upd.returncode == 0, upd.stdout + upd.stderr
     # what it recorded is said: not "removed 0, added 0, kept 0" alone
     said = " ".join(upd.stdout.split())  # (the runner sets COLUMNS)
@@ -457,9 +463,9 @@ def test_baseline_update_records_the_pin_and_check_strict_passes(project: Path) 
     assert json.loads(baseline.read_text())["pins"][RULE] == {
         "app.case.set_global_server_args_for_scheduler": NO_READ
     }
-    ok = run_cli("check", "--strict", "--no-cache", "--select", RULE, *args)
+    ok = here("check", "--strict", "--no-cache", "--select", RULE, *args)
     assert ok.returncode == 0, ok.stdout + ok.stderr
-    sets = run_cli("sets", "--no-cache", "--select", RULE, "--format", "json", *args)
+    sets = here("sets", "--no-cache", "--select", RULE, "--format", "json", *args)
     assert sets.returncode == 0, sets.stderr
     assert "set_global_server_args_for_scheduler" in sets.stdout
 
@@ -522,7 +528,7 @@ def test_a_multi_level_chain_across_modules_names_the_path(project: Path) -> Non
         "Read it after the publish, or take the value as an argument."
     )
     # SARIF carries them: the details, and the read as a related location
-    sarif = run_cli(
+    sarif = here(
         "check", "--no-cache", "--select", RULE, "--format", "sarif",
         "--config", str(project / "pyproject.toml"),
     )  # fmt: skip
@@ -1003,7 +1009,8 @@ def test_the_repo_example_server_derives_its_spawned_entries() -> None:
     reads; the entries are found through the spawn context."""
     from conftest import REPO
 
-    res = run_cli("sets", "--no-cache", "--select", RULE, "--format", "json", cwd=REPO)
+    # (one job: the files parsed here, where the suite's memo of facts serves them)
+    res = here("sets", "--no-cache", "--select", RULE, "--format", "json", "--jobs", "1", cwd=REPO)
     assert res.returncode == 0, res.stderr
     data = json.loads(res.stdout)
     got = data[RULE]["process entries"]
