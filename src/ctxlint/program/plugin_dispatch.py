@@ -618,12 +618,18 @@ class Graph:
         `failing_implementations` names (the message's first and how many more;
         a details line each)."""
         failing = self.failing_implementations(path, call, base)
-        tree = [f"raises TypeError here too: {detail}" for _, detail in failing]
+        # the receiver's declaration admits these; a branch or a registry key
+        # the model does not read may rule some out here: "would", "if held"
+        tree = [f"would raise TypeError here too, if held: {d}" for _, d in failing]
         plugin = "a plugin following the base signature"
         if not failing:
             return f"{plugin} raises TypeError here", tree
-        more = f" and {len(failing) - 1} more raise" if len(failing) > 1 else " raises"
-        return f"in-tree {failing[0][0]}{more} TypeError here, as does a plugin", tree
+        more = f" and {len(failing) - 1} more" if len(failing) > 1 else ""
+        held = "if the receiver holds one" if len(failing) > 1 else "if the receiver holds it"
+        return (
+            f"in-tree {failing[0][0]}{more} would raise TypeError here {held}, as would a plugin",
+            tree,
+        )
 
     def unguarded(self, base: str, call: MethodCall) -> list[str]:
         """The attributes an `if` test guarding `call` reads of its receiver that
