@@ -88,16 +88,20 @@ def identity(cmd: list[str] | None) -> str:
 _KNOWN: dict[tuple[str, ...], list[dict[str, Any]]] = {}
 
 
-def _text_key(root: str | Path, cmd: list[str], path: str, data: bytes) -> tuple[str, ...]:
+def _text_key(
+    root: str | Path, cmd: list[str], ruff: str, held: Mapping[str, str], path: str
+) -> tuple[str, ...] | None:
+    """The key of `path`'s text as ruff reads it now (the buffer, else the file);
+    None where the file cannot be read (ruff says what it says of it: not kept)."""
+    if path in held:
+        data = held[path].encode("utf-8")
+    else:
+        try:
+            data = (Path(root) / path).read_bytes()
+        except OSError:
+            return None
     digest = hashlib.blake2b(data, digest_size=16).hexdigest()
-    return (str(root), *cmd, identity(cmd), path, digest)
-
-
-def _on_disk(root: str | Path, path: str) -> bytes | None:
-    try:
-        return (Path(root) / path).read_bytes()
-    except OSError:
-        return None  # (ruff says what it says of it: not kept)
+    return (str(root), *cmd, ruff, path, digest)
 
 
 def f811(
@@ -112,11 +116,8 @@ def f811(
     if cmd is None:
         return "unavailable: ruff is not installed (it is a dependency: `pip install ruff`)", []
     held = BUFFERS.get()
-    keys: dict[str, tuple[str, ...]] = {}
-    for p in paths:
-        data = held[p].encode("utf-8") if p in held else _on_disk(root, p)
-        if data is not None:
-            keys[p] = _text_key(root, cmd, p, data)
+    ruff = identity(cmd)
+    keys = {p: k for p in paths if (k := _text_key(root, cmd, ruff, held, p)) is not None}
     by_path = {p: _KNOWN[k] for p, k in keys.items() if k in _KNOWN}
     todo = [p for p in paths if p not in by_path]
     if todo:
@@ -128,8 +129,7 @@ def f811(
             by_path[p] = items
             # kept only where the file still has the text hashed before ruff read it
             # (and ruff named every file it reported by a path asked: else none)
-            data = held[p].encode("utf-8") if p in held else _on_disk(root, p)
-            if p in keys and data is not None and _text_key(root, cmd, p, data) == keys[p]:
+            if p in keys and _text_key(root, cmd, ruff, held, p) == keys[p]:
                 _KNOWN[keys[p]] = items
         for path, items in ran.items():  # (a path ruff named otherwise: a link)
             by_path[path] = items
