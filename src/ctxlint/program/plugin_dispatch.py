@@ -581,7 +581,12 @@ class Graph:
         out: list[tuple[tuple[bool, int, int, str], str, str]] = []  # (order, label, detail)
         hook = self.bases[base][name]
         types = self.receiver_types(call.receiver)
-        sites = self.interface_calls().get((base, name), [])
+        # each dispatch site of the hook with its receiver's types (asked once,
+        # not again for every implementation)
+        sites = [
+            (p, c, self.receiver_types(c.receiver))
+            for p, c in self.interface_calls().get((base, name), [])
+        ]
         roots = test_roots(self.program)
         for impl in sorted(self.implementations()):
             m = self.methods[impl].get(name)
@@ -592,9 +597,7 @@ class Graph:
                 continue
             if not call_problems(bound(m), call.shape):
                 continue
-            reach = [
-                (p, c) for p, c in sites if any(t in mro for t in self.receiver_types(c.receiver))
-            ]
+            reach = [(p, c) for p, c, held in sites if any(t in mro for t in held)]
             if (path, call) not in self.through_nearest(impl, base, [*reach, (path, call)]):
                 continue  # a kind declared nearer sets it apart from this receiver
             if self.held_apart(impl) or self.own_interface(impl, name, hook):
