@@ -86,3 +86,38 @@ def test_an_edit_that_changes_the_model_s_answer_is_not_carried(root: Path) -> N
     assert project.nav.reused == reused  # the call graph's functions changed: asked again
     assert "config_value" not in index.readers
     assert same(index, ConfigIndex(program))
+
+
+def test_an_edit_of_one_file_s_own_sites_patches_the_last_index(root: Path) -> None:
+    """A statement edit that moves the scheduler's sites (lines added above
+    its reads, the model's answer carried) patches the last index: the
+    scheduler's sites made again and put in their places in each leaf's and
+    namespace's list, in path order. An edit of what the index reads across
+    files (a new field class) builds it whole. Each equals the index built
+    afresh on the same program."""
+    project, text = _warm_project(root)
+    at = text.index("\n", text.index(ENTRY)) + 1
+    below = text.count("\n", 0, at) + 1  # the first line after the edit point
+    steps = [
+        (text[:at] + "    _edit = 0\n" + text[at:], 1),
+        (text[:at] + "    _edit = 0\n" * 3 + text[at:], 3),
+        (text, 0),
+        (f"{text}\n\nclass Knobs:\n    _NS_PATH = 'knobs'\n", None),  # built whole
+    ]
+    first = None
+    for i, (edited, shift) in enumerate(steps):
+        project.edit(SCHEDULER, edited)
+        project.refresh()
+        program = project.checked.out.program  # type: ignore[union-attr]
+        patched = project.nav.patched
+        index = config_index(program)
+        assert project.nav.patched == patched + (shift is not None), i
+        fresh = ConfigIndex(program)
+        assert same(index, fresh), i
+        assert list(index.by_path) == list(fresh.by_path), i
+        # (the control: the scheduler's sites below the edit moved with it)
+        lines = [s.span[0] for s in index.by_path[SCHEDULER] if s.span[0] >= below]
+        assert lines, i
+        first = lines[0] - (shift or 0) if first is None else first
+        if shift is not None:
+            assert lines[0] == first + shift, i

@@ -135,6 +135,21 @@ class Held:
 Decided = tuple[frozenset[str], frozenset[str], frozenset[str], str | None, RecordConvention]
 
 
+# the parts of a file's config sites that the index reads together with every
+# other file's (declarations, namespaces, the role table, the writers and
+# readers by name); the rest (reads, literals, keywords) make that file's sites
+_WHOLE_KEYS = (
+    "decls",
+    "classes",
+    "accessor_defs",
+    "tables",
+    "imports",
+    "star_defs",
+    "forwards",
+    "handoffs",
+)
+
+
 @dataclass(slots=True)
 class _FileSites:
     """One file's sites, as the last index built them from its facts entry."""
@@ -147,6 +162,32 @@ class _FileSites:
     module: str
     decided: Decided | None  # what `kept` was kept by
     kept: list[Site]  # sorted; the role table's entries not among them
+    whole: tuple[Any, ...] = ()  # its _WHOLE_KEYS parts
+
+
+@dataclass
+class _Whole:
+    """What the last index built with a carry made of all its files together,
+    for the next index to patch where only some files' own sites changed. Not
+    the index itself: that holds its program, which a carry must not keep
+    alive once a newer check replaced it."""
+
+    digests: dict[str, bytes]  # every file's entry digest (Carry.digests)
+    vocab: str
+    decided: Decided
+    leaves: dict[str, Declaration]
+    declarations: dict[str, list[Declaration]]
+    namespaces: dict[str, Namespace]
+    role_table: RoleTable | None
+    table_facts: tuple[str, Any] | None
+    by_path: dict[str, list[Site]]
+    by_field: dict[str, list[Site]]
+    by_namespace: dict[str, list[Site]]
+    writers: set[str]
+    readers: set[str]
+    declaration_function: str | None
+    returning: set[str]
+    accessor_sites: dict[str, tuple[str, Span]]
 
 
 @dataclass
@@ -169,13 +210,27 @@ class Carry:
     key: Callable[[Program], str | None]
     files: dict[str, _FileSites] = field(default_factory=dict)
     held: Held | None = None
+    whole: _Whole | None = None
     built: int = 0  # indexes built with it (for the tests and the log)
     reused: int = 0  # of those, the ones that took `held` as it was
+    patched: int = 0  # of those, the ones made by patching the last one's files
 
 
 def vocabulary_key(program: Program) -> str:
-    """The program's vocabulary's full key, once per program."""
-    return program.memo("vocabulary key", program.vocab.full_key)
+    """The program's vocabulary's full key, once per program (and once per
+    vocabulary: a resident's checks may hand on the same one)."""
+    return program.memo("vocabulary key", lambda: _full_key(program.vocab))
+
+
+_LAST_VOCAB: list[tuple[Any, str]] = []  # the last vocabulary keyed, and its key
+
+
+def _full_key(vocab: Any) -> str:
+    if _LAST_VOCAB and _LAST_VOCAB[0][0] is vocab:
+        return _LAST_VOCAB[0][1]
+    key = vocab.full_key()
+    _LAST_VOCAB[:] = [(vocab, key)]
+    return key
 
 
 def carry_into(program: Program, carry: Carry) -> None:
@@ -229,15 +284,19 @@ class ConfigIndex:
     def __post_init__(self) -> None:
         program = self.program
         vocab = program.vocab
+        carry = self.carry
+        digests = carry.digests(program) if carry is not None else None
+        if digests is None:  # nothing known to carry by: built afresh
+            carry = None
+        self._table_facts: tuple[str, Any] | None = None
+        self._starts: dict[str, list[tuple[int, int]]] = {}  # path -> its sites' starts, asked
+        if carry is not None and digests is not None and self._patched(carry, digests):
+            return
         files = [
             (path, entry["module"], f)
             for path, entry in sorted(program.files.items())
             if (f := entry["facts"].get(CONFIG_SITES))
         ]
-        carry = self.carry
-        digests = carry.digests(program) if carry is not None else None
-        if digests is None:  # nothing known to carry by: built afresh
-            carry = None
         known = carry.files if carry is not None else {}
         self._declarations(files)
         self._namespaces(files)
@@ -291,9 +350,17 @@ class ConfigIndex:
                 kept = sorted([*fixed, *self._kept(maybe, module, held.convention)], key=_by_place)
             if carry is not None:
                 built[path] = _FileSites(
-                    digest, vocab_key, fixed, maybe, f.get("handoffs"), module, decided, kept
+                    digest,
+                    vocab_key,
+                    fixed,
+                    maybe,
+                    f.get("handoffs"),
+                    module,
+                    decided,
+                    kept,
+                    _whole_parts(f),
                 )
-            if self.role_table is not None and self._table_facts[0] == path:
+            if self._table_facts is not None and self._table_facts[0] == path:
                 kept = sorted([*kept, *self._role_entries(path)], key=_by_place)
             self.by_path[path] = kept
             for s in kept:
@@ -301,10 +368,115 @@ class ConfigIndex:
                     self.by_field.setdefault(s.field, []).append(s)
                 elif s.namespace is not None:
                     self.by_namespace.setdefault(s.namespace, []).append(s)
-        self._starts: dict[str, list[tuple[int, int]]] = {}  # path -> its sites' starts, asked
-        if carry is not None:
+        if carry is not None and digests is not None:
             carry.files, carry.held = built, held
+            carry.whole = self._whole(digests, vocab_key, decided)
             carry.built += 1
+
+    def _whole(self, digests: dict[str, bytes], vocab_key: str, decided: Decided) -> _Whole:
+        return _Whole(
+            digests,
+            vocab_key,
+            decided,
+            self.leaves,
+            self.declarations,
+            self.namespaces,
+            self.role_table,
+            self._table_facts,
+            self.by_path,
+            self.by_field,
+            self.by_namespace,
+            self.writers,
+            self.readers,
+            self.declaration_function,
+            self.returning,
+            self.accessor_sites,
+        )
+
+    def _patched(self, carry: Carry, digests: dict[str, bytes]) -> bool:
+        """The index made from the last one with the same carry, where the files
+        whose entries changed changed only their own sites: every part the index
+        reads across files (`_WHOLE_KEYS`), each file's module, the vocabulary
+        and what the whole-program model answers are as the last index had
+        them, so its declarations, namespaces, role table, writers and readers
+        hold, and only those files' sites are built again and put in their
+        places (the sites of a leaf or a namespace are in path order). False
+        (nothing set) when any of that differs: the index is built whole."""
+        last, held = carry.whole, carry.held
+        if last is None or held is None or held.readers is None:
+            return False
+        program = self.program
+        if len(digests) != len(last.digests):
+            return False
+        changed = [p for p, d in digests.items() if last.digests.get(p, b"") != d]
+        if len(changed) > _PATCHED or any(p not in last.digests for p in changed):
+            return False
+        if vocabulary_key(program) != last.vocab:
+            return False
+        key = carry.key(program)
+        if key is None or held.key != key:
+            return False
+        now: dict[str, tuple[str, dict[str, Any] | None]] = {}
+        for path in changed:
+            entry = program.files[path]
+            f = entry["facts"].get(CONFIG_SITES)
+            old = carry.files.get(path)
+            if old is None:
+                if f and any(_whole_parts(f)):
+                    return False
+            elif not f or old.module != entry["module"] or old.whole != _whole_parts(f):
+                return False
+            now[path] = (entry["module"], f or None)
+        self.leaves, self.declarations = last.leaves, last.declarations
+        self.namespaces, self.accessor_sites = last.namespaces, last.accessor_sites
+        self.role_table, self._table_facts = last.role_table, last.table_facts
+        self.writers, self.readers = last.writers, last.readers
+        self.declaration_function, self.returning = last.declaration_function, last.returning
+        decided = last.decided
+        vocab = program.vocab
+        place = {**vocab.derived_leaves, **vocab.fields}
+        files = dict(carry.files)
+        by_path = dict(last.by_path)
+        by_field = dict(last.by_field)
+        by_namespace = dict(last.by_namespace)
+        for path, (module, f) in sorted(now.items()):
+            old_sites = by_path.pop(path, []) if not f else by_path.get(path, [])
+            files.pop(path, None)
+            kept: list[Site] = []
+            if f:
+                fixed, maybe = _sites(path, f, vocab, place)
+                kept = sorted([*fixed, *self._kept(maybe, module, held.convention)], key=_by_place)
+                files[path] = _FileSites(
+                    digests[path],
+                    last.vocab,
+                    fixed,
+                    maybe,
+                    f.get("handoffs"),
+                    module,
+                    decided,
+                    kept,
+                    _whole_parts(f),
+                )
+                if self._table_facts is not None and self._table_facts[0] == path:
+                    kept = sorted([*kept, *self._role_entries(path)], key=_by_place)
+                by_path[path] = kept
+            _replace_sites(by_field, path, old_sites, kept, lambda s: s.field)
+            _replace_sites(
+                by_namespace,
+                path,
+                old_sites,
+                kept,
+                lambda s: s.namespace if s.field is None else None,
+            )
+        if list(by_path) != sorted(by_path):  # (a file with sites for the first time)
+            by_path = dict(sorted(by_path.items()))
+        self.by_path, self.by_field, self.by_namespace = by_path, by_field, by_namespace
+        carry.files = files
+        carry.whole = self._whole(digests, last.vocab, decided)
+        carry.built += 1
+        carry.reused += 1
+        carry.patched += 1
+        return True
 
     def _held(self, carry: Carry | None) -> Held:
         """What the whole-program model answers: the carried answer while the
@@ -519,7 +691,44 @@ class ConfigIndex:
         return [s for s in self.by_namespace.get(top, ()) if s.kind == ROLE_ENTRY]
 
 
-_RECORDS = ("seed", "built", "annotated", "self")  # holders that are records wherever they are
+_RECORDS = ("seed", "built", "annotated", "self")
+_PATCHED = 8  # the most changed files an index is patched for; more: built whole
+
+
+def _path_of(site: Site) -> str:
+    return site.path
+
+
+def _whole_parts(f: dict[str, Any]) -> tuple[Any, ...]:
+    return tuple(f.get(k) for k in _WHOLE_KEYS)
+
+
+def _replace_sites(
+    by: dict[str, list[Site]],
+    path: str,
+    old: list[Site],
+    new: list[Site],
+    key: Callable[[Site], str | None],
+) -> None:
+    """`path`'s `new` sites in place of its `old` ones in the lists of `by`
+    (each list in path order, one file's sites in their order), the lists
+    changed made anew (the last index's are left as they were)."""
+    mine: dict[str, list[Site]] = {}
+    for s in old:
+        if (k := key(s)) is not None:
+            mine.setdefault(k, [])
+    for s in new:
+        if (k := key(s)) is not None:
+            mine.setdefault(k, []).append(s)
+    for name, sites in mine.items():
+        held = by.get(name, [])
+        lo = bisect.bisect_left(held, path, key=_path_of)
+        hi = bisect.bisect_right(held, path, lo=lo, key=_path_of)
+        merged = [*held[:lo], *sites, *held[hi:]]
+        if merged:
+            by[name] = merged
+        else:
+            by.pop(name, None)  # holders that are records wherever they are
 
 
 def _by_place(site: Site) -> tuple[Span, str]:

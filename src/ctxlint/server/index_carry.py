@@ -58,28 +58,48 @@ def carry(resident: Resident) -> Carry:
     def key(program: Program) -> str | None:
         return program.memo(KEY, lambda: _key(program))
 
+    # the last key made, and what it was made of: its head (the vocabulary,
+    # the config, the file list), each file's (module, entry digest) and share
+    last: list[tuple[str, dict[str, tuple[str, bytes]], dict[str, bytes], str]] = []
+
     def _key(program: Program) -> str | None:
         found = digests(program)
         memo = resident.checks
         if found is None or memo is None:
             return None
         parts = memo.rounds.parts  # entry digest (hex) -> its part digests
+        head = f"{vocabulary_key(program)}\0{program.config!r}\0" + "\0".join(program.paths)
+        files = program.files
+        entries = {path: (files[path]["module"], digest) for path, digest in found.items()}
+
+        def share_of(path: str) -> bytes | None:
+            module, digest = entries[path]
+            held = parts.get(digest.hex())
+            return None if held is None else file_share(path, module, held, MODEL_PARTS)
+
+        if last and last[0][0] == head and last[0][1].keys() == entries.keys():
+            # only the files whose entries changed are asked; while each one's
+            # share is as it was, so is the key (it is made of the shares)
+            was, had, key = last[0][1], last[0][2], last[0][3]
+            changed = [p for p, e in entries.items() if was[p] != e]
+            now = {p: share_of(p) for p in changed}
+            if all(now[p] == had[p] for p in changed):
+                last[0] = (head, entries, had, key)
+                return key
         h = hashlib.blake2b(digest_size=16)
-        h.update(f"{vocabulary_key(program)}\0{program.config!r}\0".encode())
-        h.update("\0".join(program.paths).encode("utf-8", "surrogateescape"))
-        made: dict[tuple[str, str, bytes], bytes] = {}
-        for path in sorted(found):
-            entry = (path, program.files[path]["module"], found[path])
-            share = shares.get(entry)
+        h.update(head.encode("utf-8", "surrogateescape"))
+        made: dict[str, bytes] = {}
+        for path in sorted(entries):
+            share = shares.get((path, *entries[path]))
             if share is None:
-                held = parts.get(entry[2].hex())
-                if held is None:
+                share = share_of(path)
+                if share is None:
                     return None
-                share = file_share(path, entry[1], held, MODEL_PARTS)
-            made[entry] = share
+            made[path] = share
             h.update(share)
         shares.clear()  # (those of entries gone since go)
-        shares.update(made)
-        return h.hexdigest()
+        shares.update({(p, *entries[p]): made[p] for p in made})
+        last[:] = [(head, entries, made, h.hexdigest())]
+        return last[0][3]
 
     return Carry(digests, key)
