@@ -2,8 +2,9 @@
 
 pre-commit runs a hook from the repository root and CI jobs start there too, so
 a project kept in a subfolder (`services/server/pyproject.toml`) is not found by
-walking up. The error names the project folders git tracks a config in and the
-PATH (or pre-commit `args:`) that would check each one.
+walking up. The error names the project folders git holds a config in (tracked,
+or untracked and not ignored) and the PATH (or pre-commit `args:`) that would
+check each one.
 """
 
 from __future__ import annotations
@@ -16,14 +17,18 @@ from ctxlint.core.errors import ConfigError
 from ctxlint.core.gitcmd import run_git
 
 _SHOWN = 3  # the configs named in the message; more are counted
+# the files git tracks, and those it would add (untracked, not ignored)
+_LISTED = ("ls-files", "-z", "--full-name", "--cached", "--others", "--exclude-standard")
 
 
 def configs_below(start: Path) -> tuple[Path, list[Path]]:
-    """The git work tree's root and the config files it tracks below `start`
-    that hold a ctxlint table, nearest first; none outside a git work tree."""
+    """The git work tree's root and the config files below `start` that hold a
+    ctxlint table, nearest first: those git tracks and those it would add (not
+    yet committed, not ignored: a project set up before its first commit);
+    none outside a git work tree."""
     patterns = [f":(glob)**/{name}" for name in CONFIG_FILES]
     try:
-        done = run_git(start, "ls-files", "-z", "--full-name", "--", *patterns)
+        done = run_git(start, *_LISTED, "--", *patterns)
         top = run_git(start, "rev-parse", "--show-toplevel")
     except OSError:  # no git: nothing to name
         return start, []
