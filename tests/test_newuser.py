@@ -153,6 +153,11 @@ def test_text_paths_are_seen_from_the_working_folder_as_concise_ones(nested: Pat
 def test_baseline_update_takes_the_project_folder_from_outside_it(nested: Path) -> None:
     server = nested / "services" / "server"
     write(server, {"app/stats.py": SEED_READ})
+    out = cli("baseline", "update", "services/server", cwd=nested)
+    assert out.returncode == 1
+    assert "1 new finding was NOT added: fix it, or accept it with `ctxlint baseline update " in (
+        out.stdout
+    )
     grow = ("baseline", "update", "--allow-growth", "--reason", "legacy")
     out = cli(*grow, "services/server", cwd=nested)
     assert out.returncode == 0, out.stderr
