@@ -59,7 +59,12 @@ def missing_config(
         more = f" (and {len(below) - _SHOWN} more)" if len(below) > _SHOWN else ""
         folder = below[0].parent
         if pytest_plugin:
-            message += f"; below it, {named}{more} has one: pass --ctxlint-root {_shown(folder)}"
+            # the config, not its folder: --ctxlint-root makes the folder the tree,
+            # in place of the config's own `root` (a config in apps/x with
+            # root = "../.." then finds its src roots nowhere)
+            message += (
+                f"; below it, {named}{more} has one: pass --ctxlint-config {_shown(below[0])}"
+            )
             return ConfigError(message)
         # pre-commit runs hooks from the repository's root, whatever the working folder
         hook = folder.relative_to(top).as_posix()
