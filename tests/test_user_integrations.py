@@ -128,6 +128,13 @@ def test_missing_roots_name_the_command_that_would_work(tmp_path: Path) -> None:
     )
     # and the suggested command works
     assert cli("check", "--config", "tools/ctxlint.toml", ".", cwd=tmp_path).returncode == 0
+    # the tree given with --config: its config's `root` played no part, so only
+    # the command is suggested (hwalk: "or set root" named a key already set)
+    out = cli("check", "--config", "tools/ctxlint.toml", "tools", cwd=tmp_path)
+    assert out.returncode == 2
+    assert out.stderr.endswith(
+        "they are all under .: run `ctxlint check --config tools/ctxlint.toml .`\n"
+    ), out.stderr
 
 
 def test_missing_roots_never_suggest_a_folder_outside_the_git_work_tree(tmp_path: Path) -> None:

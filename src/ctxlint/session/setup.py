@@ -179,11 +179,11 @@ def rerun_advice(request: Request, config: Config, folder: Path) -> str:
         return f"pass --ctxlint-root {shown(folder)}"
     if cfg is None or cfg.is_relative_to(PROFILES):
         return f"run `ctxlint {request.command} --profile {request.profile} {shown(folder)}`"
+    run = f"run `ctxlint {request.command} --config {shown(cfg)} {shown(folder)}`"
+    if request.config is not None and request.paths:
+        return run  # the tree was given: the config's `root` was not what failed
     up = Path(os.path.relpath(folder, cfg.parent)).as_posix()
-    return (
-        f"run `ctxlint {request.command} --config {shown(cfg)} {shown(folder)}`, "
-        f'or set root = "{up}" in {shown(cfg)}'
-    )
+    return f'{run}, or set root = "{up}" in {shown(cfg)}'
 
 
 def check_paths(paths: tuple[str, ...] | list[str]) -> None:
