@@ -65,6 +65,57 @@ def test_no_config_above_names_the_project_below_and_the_hook_args(nested: Path)
     assert cli("check", "services/server", cwd=nested).returncode == 0
 
 
+def test_a_config_not_yet_committed_is_named_below_an_ignored_one_is_not(tmp_path: Path) -> None:
+    """A project set up before its first commit (hwalk): its config is found below
+    as a tracked one is; one in an ignored folder (a vendored copy) is not."""
+    repo = tmp_path / "repo"
+    shutil.copytree(FIXTURE, repo / "services" / "server")
+    _git(repo, "init", "--quiet")  # nothing added
+    out = cli("check", cwd=repo)
+    assert out.returncode == 2
+    assert "services/server/pyproject.toml has one" in out.stderr, out.stderr
+    assert "`args: [services/server]`" in out.stderr
+    (repo / ".gitignore").write_text("services/\n")
+    out = cli("check", cwd=repo)
+    assert out.returncode == 2 and "below it" not in out.stderr, out.stderr
+
+
+def test_the_daemon_command_is_named_as_typed(nested: Path) -> None:
+    out = cli("server", "--daemon", "status", cwd=nested)
+    assert out.returncode == 2
+    assert "`ctxlint server --daemon status services/server`" in out.stderr, out.stderr
+
+
+def test_a_usage_error_is_one_line_as_every_error(project: Path) -> None:
+    """argparse printed its whole usage above the error (hwalk): the README says
+    errors are one line on stderr."""
+    out = cli("check", "--jobs", "abc", cwd=project)
+    assert out.returncode == 2
+    assert out.stderr == (
+        "ctxlint check: error: argument --jobs/-j: invalid int value: 'abc' "
+        "(`ctxlint check --help` lists the options)\n"
+    )
+    out = cli("baseline", cwd=project)
+    assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
+    assert out.stderr.startswith("ctxlint baseline: error: the following arguments are required")
+
+
+def test_a_baseline_outside_names_the_project_root_not_the_configs_folder(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "proj"
+    shutil.copytree(FIXTURE, root)
+    table = (FIXTURE / "pyproject.toml").read_text().split("\n", 1)[1]
+    write(
+        root,
+        {"tools/ctxlint.toml": "[tool.ctxlint]\nroot = '..'\nbaseline = '../../b.json'\n" + table},
+    )
+    _git(root, "init", "--quiet")
+    out = cli("check", "tools", cwd=root)
+    assert out.returncode == 2
+    assert f"points outside the project {root.resolve()} (give --baseline" in out.stderr, out.stderr
+
+
 def test_no_config_anywhere_says_only_how_to_add_one(tmp_path: Path) -> None:
     out = cli("check", cwd=tmp_path)
     assert out.returncode == 2
@@ -102,6 +153,11 @@ def test_text_paths_are_seen_from_the_working_folder_as_concise_ones(nested: Pat
 def test_baseline_update_takes_the_project_folder_from_outside_it(nested: Path) -> None:
     server = nested / "services" / "server"
     write(server, {"app/stats.py": SEED_READ})
+    out = cli("baseline", "update", "services/server", cwd=nested)
+    assert out.returncode == 1
+    assert "1 new finding was NOT added: fix it, or accept it with `ctxlint baseline update " in (
+        out.stdout
+    )
     grow = ("baseline", "update", "--allow-growth", "--reason", "legacy")
     out = cli(*grow, "services/server", cwd=nested)
     assert out.returncode == 0, out.stderr

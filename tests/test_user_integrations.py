@@ -128,6 +128,13 @@ def test_missing_roots_name_the_command_that_would_work(tmp_path: Path) -> None:
     )
     # and the suggested command works
     assert cli("check", "--config", "tools/ctxlint.toml", ".", cwd=tmp_path).returncode == 0
+    # the tree given with --config: its config's `root` played no part, so only
+    # the command is suggested (hwalk: "or set root" named a key already set)
+    out = cli("check", "--config", "tools/ctxlint.toml", "tools", cwd=tmp_path)
+    assert out.returncode == 2
+    assert out.stderr.endswith(
+        "they are all under .: run `ctxlint check --config tools/ctxlint.toml .`\n"
+    ), out.stderr
 
 
 def test_missing_roots_never_suggest_a_folder_outside_the_git_work_tree(tmp_path: Path) -> None:
@@ -212,6 +219,34 @@ def test_pytest_plugin_reports_a_config_error_once_and_takes_a_root(tmp_path: Pa
     )
     assert good.returncode == 0, good.stdout + good.stderr
     assert f"{len(load_rules())} passed" in good.stdout
+
+
+def test_pytest_plugins_advice_for_a_config_in_a_subfolder_leads_to_a_run(
+    tmp_path: Path,
+) -> None:
+    """A config in apps/x whose root is the repository (root = "../.."), pytest run
+    at the repository's root (hwalk): the advice was `--ctxlint-root apps/x`, whose
+    error advised `--ctxlint-root .`, whose error advised `--ctxlint-root apps/x`.
+    It names the config, which carries its root."""
+    _tools_config(tmp_path)
+    (tmp_path / "apps" / "x").mkdir(parents=True)
+    (tmp_path / "tools" / "ctxlint.toml").rename(tmp_path / "apps" / "x" / "ctxlint.toml")
+    cfg = tmp_path / "apps" / "x" / "ctxlint.toml"
+    cfg.write_text(cfg.read_text().replace("[tool.ctxlint]\n", '[tool.ctxlint]\nroot = "../.."\n'))
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    lost = _pytest(tmp_path, "--ctxlint", "-n", "0")
+    assert lost.returncode == 4
+    assert "has one: pass --ctxlint-config apps/x/ctxlint.toml" in lost.stderr, lost.stderr
+    as_root = _pytest(tmp_path, "--ctxlint", "-n", "0", "--ctxlint-root", "apps/x")
+    assert as_root.returncode == 4
+    assert "pass --ctxlint-config apps/x/ctxlint.toml --ctxlint-root ." in as_root.stderr, (
+        as_root.stderr
+    )
+    config = ("--ctxlint-config", "apps/x/ctxlint.toml")
+    for advised in (config, (*config, "--ctxlint-root", ".")):
+        good = _pytest(tmp_path, "--ctxlint", "-n", "0", *advised)
+        assert good.returncode == 0, good.stdout + good.stderr
+        assert f"{len(load_rules())} passed" in good.stdout
 
 
 def test_pytest_plugin_reports_a_run_error_once(tmp_path: Path) -> None:

@@ -133,3 +133,50 @@ def test_the_key_is_made_once_private_and_a_shared_one_is_refused(
     shared = _check(project, env)
     assert shared.returncode == 0
     assert "must be yours alone" in shared.stderr and "running without the cache" in shared.stderr
+
+
+@pytest.mark.parametrize("name", ["facts.sqlite", "facts.sqlite-wal"])
+def test_a_shipped_link_in_the_cache_folder_is_never_written_through(
+    project: Path, tmp_path: Path, name: str
+) -> None:
+    """An unpacked archive (no git to say the folder is shipped) whose
+    `.ctxlint_cache/facts.sqlite` links to a database elsewhere: sqlite wrote
+    its table into that database (hwalk). The cache is not used; the target is
+    left byte for byte."""
+    theirs = tmp_path / "theirs.db"
+    with sqlite3.connect(theirs) as conn:
+        conn.execute("CREATE TABLE mine (x)")
+    conn.close()
+    before = theirs.read_bytes()
+    cache = project / ".ctxlint_cache"
+    cache.mkdir()
+    (cache / name).symlink_to(theirs)
+    write(project, {"app/seed.py": SEED_READ})
+    res = _check(project, _env(tmp_path, "k"))
+    assert _rules(res) == ["CTX101"]
+    assert f"holds {name} as a symbolic link" in res.stderr and "running without it" in res.stderr
+    assert theirs.read_bytes() == before
+    assert (cache / name).is_symlink() and sorted(p.name for p in cache.iterdir()) == [name]
+
+
+def test_the_daemons_lock_and_log_are_never_opened_through_a_link(
+    project: Path, tmp_path: Path
+) -> None:
+    """`server.lock -> FILE` shipped in the cache folder: `--daemon start`
+    truncated FILE to write its pid, and `server.log -> FILE` had the daemon's
+    output appended (hwalk). Each is refused, saying which link, and FILE is
+    left as it was."""
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious\n")
+    cache = project / ".ctxlint_cache"
+    cache.mkdir()
+    (cache / "server.lock").symlink_to(victim)
+    for action in ("status", "start", "stop"):
+        res = run_cli("server", "--daemon", action, cwd=project)
+        assert res.returncode == 2, (action, res.stdout, res.stderr)
+        assert "server.lock is a symbolic link" in res.stderr, res.stderr
+    (cache / "server.lock").unlink()
+    (cache / "server.log").symlink_to(victim)
+    res = run_cli("server", "--daemon", "start", cwd=project)
+    assert res.returncode == 2 and "server.log is a symbolic link" in res.stderr, res.stderr
+    assert victim.read_text() == "precious\n"

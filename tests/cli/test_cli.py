@@ -88,6 +88,7 @@ def test_baseline_ratchet_end_to_end(findings_project: Path) -> None:
     res = cli("baseline", "update", cwd=root)
     assert res.returncode == 1
     assert "NOT added" in res.stdout and "--allow-growth" in res.stdout
+    assert "2 new findings were NOT added: fix them, or accept them" in res.stdout
     assert _entries(root) == []
 
     res = cli("baseline", "update", "--allow-growth", cwd=root)

@@ -4,6 +4,7 @@ stdin closes, leaving no worker behind."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -126,3 +127,35 @@ def test_a_config_given_that_cannot_be_used_is_a_usage_error(tmp_path: Path) -> 
     assert done.stderr.startswith("ctxlint: error: config file ")
     assert len(done.stderr.strip().splitlines()) == 1
     assert done.stdout == ""
+
+
+@pytest.mark.asyncio
+async def test_a_workspace_with_no_project_says_so_on_screen(root: Path) -> None:
+    """An editor started at a monorepo's root, the config in a subfolder (hwalk):
+    the reason nothing is served went to the log alone, which Neovim keeps in a
+    file, so the editor showed nothing and said nothing. It is shown as well,
+    naming the folder below that has a config."""
+    from lspclient import SERVER, uri
+    from pytest_lsp import ClientServerConfig, LanguageClient
+
+    client = await ClientServerConfig(server_command=SERVER).start()
+    assert isinstance(client, LanguageClient)
+    try:
+        await client.initialize_session(
+            types.InitializeParams(
+                capabilities=types.ClientCapabilities(),
+                workspace_folders=[types.WorkspaceFolder(uri=uri(root), name="repo")],
+            )
+        )
+        until = time.monotonic() + 60
+        while not client.messages and time.monotonic() < until:
+            await asyncio.sleep(0.05)
+        (shown,) = client.messages
+        assert shown.type == types.MessageType.Error
+        assert shown.message.startswith("ctxlint: no project: no ctxlint configuration found")
+        assert f"{APP}/ctxlint.toml has one" in shown.message, shown.message
+        assert f"`args: [{APP}]`" in shown.message
+        assert any(m.message == shown.message for m in client.log_messages)
+    finally:
+        await client.shutdown_session()
+        await client.stop()

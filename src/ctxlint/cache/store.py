@@ -11,6 +11,8 @@ code that reads it (an unexpected entry is a miss there too).
 Rows are signed with a key outside the tree (cache.signing): a row the run
 cannot verify, such as one that came with the checked tree, is a miss. A cache
 folder that git tracks is not used at all: a cache is never part of the tree.
+Nor is one whose database (or its -wal, -shm, -journal) is a symbolic link:
+sqlite would write through it, into any database the link names.
 """
 
 from __future__ import annotations
@@ -67,9 +69,20 @@ def _why(exc: BaseException) -> str:
     ).__name__
 
 
+_DB = "facts.sqlite"
+_DB_FILES = (_DB, f"{_DB}-wal", f"{_DB}-shm", f"{_DB}-journal")  # what sqlite opens
+
+
 def _unusable(folder: Path) -> str | None:
-    """Why a cache folder must not be used: git tracks files in it."""
-    return _tracked(str(folder)) if folder.is_dir() else None  # a new folder holds nothing
+    """Why a cache folder must not be used: git tracks files in it, or its
+    database is reached through a symbolic link (ctxlint makes none: one that
+    came with the tree, an unpacked archive's, may lead to any file)."""
+    if not folder.is_dir():
+        return None  # a new folder holds nothing
+    for name in _DB_FILES:
+        if (folder / name).is_symlink():
+            return f"holds {name} as a symbolic link (ctxlint makes none: remove it)"
+    return _tracked(str(folder))
 
 
 @functools.lru_cache(maxsize=8)  # a run opens its cache several times
@@ -111,7 +124,7 @@ class FactCache:
                 pass
             else:
                 (folder / ".gitignore").write_text("# created by ctxlint\n*\n")
-            self.path = folder / "facts.sqlite"
+            self.path = folder / _DB
             try:
                 self.db = _connect(self.path)
             except sqlite3.DatabaseError as exc:

@@ -15,12 +15,17 @@ from ctxlint.report.formats import FORMATS
 
 class Parser(argparse.ArgumentParser):
     """argparse, except that help or a version that cannot be written (stdout
-    on a full disk) raises, so the command exits 2 saying so; argparse drops
-    the error and exits 0."""
+    on a full disk) raises, so the command exits 2 saying so (argparse drops
+    the error and exits 0), and a usage error is one line on stderr."""
 
     def _print_message(self, message: str, file: Any = None) -> None:
         if message:
             (file or sys.stderr).write(message)
+
+    def error(self, message: str) -> Any:
+        """A usage error in one line, as every other error is (argparse would
+        print the whole usage above it): what is wrong, and where the options are."""
+        self.exit(2, f"{self.prog}: error: {message} (`{self.prog} --help` lists the options)\n")
 
 
 class IntermixedParser(Parser):

@@ -121,9 +121,10 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     if report.left_out:
         n = len(report.left_out)
         command = options.update_command(args, config)
+        it = "it" if n == 1 else "them"
         console.print(
             f"{n} new finding{'' if n == 1 else 's'} {'was' if n == 1 else 'were'} NOT added: "
-            f'fix them, or accept them with `{command} --allow-growth --reason "..."`',
+            f'fix {it}, or accept {it} with `{command} --allow-growth --reason "..."`',
             markup=False,
         )
         return 1

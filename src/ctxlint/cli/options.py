@@ -78,8 +78,13 @@ def resolve(args: argparse.Namespace, **report: Any) -> session.Setup:
 
 
 def _command(args: argparse.Namespace) -> str:
-    """The command asked for, as typed after `ctxlint` ("check", "baseline update")."""
-    return args.command + (f" {args.action}" if args.command == "baseline" else "")
+    """The command asked for, as typed after `ctxlint` ("check", "baseline update",
+    "server --daemon status")."""
+    if args.command == "baseline":
+        return f"baseline {args.action}"
+    if args.command == "server" and getattr(args, "daemon", None):
+        return f"server --daemon {args.daemon}"
+    return str(args.command)
 
 
 def command_as_typed(

@@ -2,8 +2,9 @@
 
 pre-commit runs a hook from the repository root and CI jobs start there too, so
 a project kept in a subfolder (`services/server/pyproject.toml`) is not found by
-walking up. The error names the project folders git tracks a config in and the
-PATH (or pre-commit `args:`) that would check each one.
+walking up. The error names the project folders git holds a config in (tracked,
+or untracked and not ignored) and the PATH (or pre-commit `args:`) that would
+check each one.
 """
 
 from __future__ import annotations
@@ -16,14 +17,18 @@ from ctxlint.core.errors import ConfigError
 from ctxlint.core.gitcmd import run_git
 
 _SHOWN = 3  # the configs named in the message; more are counted
+# the files git tracks, and those it would add (untracked, not ignored)
+_LISTED = ("ls-files", "-z", "--full-name", "--cached", "--others", "--exclude-standard")
 
 
 def configs_below(start: Path) -> tuple[Path, list[Path]]:
-    """The git work tree's root and the config files it tracks below `start`
-    that hold a ctxlint table, nearest first; none outside a git work tree."""
+    """The git work tree's root and the config files below `start` that hold a
+    ctxlint table, nearest first: those git tracks and those it would add (not
+    yet committed, not ignored: a project set up before its first commit);
+    none outside a git work tree."""
     patterns = [f":(glob)**/{name}" for name in CONFIG_FILES]
     try:
-        done = run_git(start, "ls-files", "-z", "--full-name", "--", *patterns)
+        done = run_git(start, *_LISTED, "--", *patterns)
         top = run_git(start, "rev-parse", "--show-toplevel")
     except OSError:  # no git: nothing to name
         return start, []
@@ -54,7 +59,12 @@ def missing_config(
         more = f" (and {len(below) - _SHOWN} more)" if len(below) > _SHOWN else ""
         folder = below[0].parent
         if pytest_plugin:
-            message += f"; below it, {named}{more} has one: pass --ctxlint-root {_shown(folder)}"
+            # the config, not its folder: --ctxlint-root makes the folder the tree,
+            # in place of the config's own `root` (a config in apps/x with
+            # root = "../.." then finds its src roots nowhere)
+            message += (
+                f"; below it, {named}{more} has one: pass --ctxlint-config {_shown(below[0])}"
+            )
             return ConfigError(message)
         # pre-commit runs hooks from the repository's root, whatever the working folder
         hook = folder.relative_to(top).as_posix()

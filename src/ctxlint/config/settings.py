@@ -308,9 +308,14 @@ def confined(key: str, value: str, base: Path, *others: Path) -> Path:
             f"(give --{key} on the command line to use it)"
         )
     path = (base / value).resolve()
-    if not any(path.is_relative_to(folder.resolve()) for folder in (base, *others)):
+    folders = [folder.resolve() for folder in (base, *others)]
+    if not any(path.is_relative_to(folder) for folder in folders):
+        # name the widest folders allowed: the project root, not the config's
+        # folder inside it (`root = "../.."`)
+        widest = [f for f in folders if not any(f != g and f.is_relative_to(g) for g in folders)]
+        where = " or ".join(str(f) for f in dict.fromkeys(widest))
         raise ConfigError(
-            f"config key {key!r} = {value!r} points outside the project {base} "
+            f"config key {key!r} = {value!r} points outside the project {where} "
             f"(give --{key} on the command line to use it)"
         )
     return path

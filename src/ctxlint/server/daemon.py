@@ -8,12 +8,16 @@ its lock held was left by a daemon that was killed: it is stale, and the next
 daemon replaces it. Connections from another user are closed unanswered
 (SO_PEERCRED). Requests are answered one at a time, in the order they come:
 `check` by the `answer` callable it was given (the command line's check, run
-in this process with the project resident), `status` and `stop` here.
+in this process with the project resident), `status` and `stop` here. The
+lock and the log are never opened through a symbolic link: a checked tree may
+ship its cache folder (an unpacked archive), and `server.lock -> ~/.bashrc`
+would have the daemon truncate that file.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import os
 import select
@@ -40,12 +44,33 @@ class Stopped(Exception):
     """SIGTERM or SIGINT: close the socket and exit."""
 
 
+def open_own(path: Path, flags: int) -> int:
+    """A descriptor of the daemon's file `path` in the cache folder (created
+    0600), never through a symbolic link: ctxlint makes none there, so one came
+    with the tree and may lead anywhere (OSError saying so)."""
+    try:
+        return os.open(path, flags | os.O_NOFOLLOW, 0o600)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise OSError(
+                errno.ELOOP, f"{path} is a symbolic link (ctxlint makes none there: remove it)"
+            ) from None
+        raise
+
+
+_LOCK_FLAGS = os.O_RDWR | os.O_CREAT | os.O_APPEND  # open(..., "a+")
+
+
+def _open_lock(cache_dir: Path) -> IO[str]:
+    return os.fdopen(open_own(cache_dir / client.LOCK, _LOCK_FLAGS), "a+", encoding="utf-8")
+
+
 @contextlib.contextmanager
 def held_lock(cache_dir: Path) -> Iterator[IO[str]]:
     """The project's daemon lock, held until the block ends (AlreadyRunning if
     another process holds it)."""
     cache_dir.mkdir(parents=True, exist_ok=True)
-    lock = open(cache_dir / client.LOCK, "a+", encoding="utf-8")
+    lock = _open_lock(cache_dir)
     try:
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -61,16 +86,19 @@ def held_lock(cache_dir: Path) -> Iterator[IO[str]]:
 
 
 def lock_is_held(cache_dir: Path) -> bool:
-    """Whether a live process holds the project's daemon lock."""
+    """Whether a live process holds the project's daemon lock (OSError when
+    the lock is a symbolic link: no daemon can run there until it is gone)."""
     try:
-        with open(cache_dir / client.LOCK, "a+", encoding="utf-8") as lock:
+        with _open_lock(cache_dir) as lock:
             try:
                 fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
                 return True
             fcntl.flock(lock, fcntl.LOCK_UN)
             return False
-    except OSError:
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise
         return False
 
 
@@ -206,14 +234,15 @@ def _default_signals() -> None:
 def detach(log: Path) -> int:
     """Fork the daemon's process: 0 in the child (its own session, its output
     to `log`, no terminal), the child's pid in the parent."""
+    out = open_own(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND)  # here: its error is said
     for stream in (sys.stdout, sys.stderr):
         stream.flush()
     pid = os.fork()
     if pid:
+        os.close(out)
         return pid
     os.setsid()
     null = os.open(os.devnull, os.O_RDONLY)
-    out = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     os.dup2(null, 0)
     os.dup2(out, 1)
     os.dup2(out, 2)

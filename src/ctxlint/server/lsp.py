@@ -110,7 +110,13 @@ class CtxlintServer(LanguageServer):
             setup = load(request)
         except CtxlintError as exc:
             self.project = None
-            self.log(f"ctxlint: no project: {exc}", types.MessageType.Error)
+            said = f"ctxlint: no project: {exc}"
+            self.log(said, types.MessageType.Error)
+            # and on the screen: in the log alone, an editor started at a monorepo's
+            # root showed nothing at all, and nothing said why (hwalk)
+            self.window_show_message(
+                types.ShowMessageParams(type=types.MessageType.Error, message=said)
+            )
             return
         if self.project is None:
             self.project = Project(setup, use_cache=self.use_cache, jobs=self.jobs)

@@ -172,16 +172,18 @@ def _overridden(config: Config, given: Overrides) -> Config:
 def rerun_advice(request: Request, config: Config, folder: Path) -> str:
     """How to check `folder` when the tree is not under the config's root: the
     pytest plugin's option, else the command line with this config."""
-    if request.command == PYTEST:
-        return f"pass --ctxlint-root {shown(folder)}"
     cfg = config.config_path
+    if request.command == PYTEST:
+        if request.config is None and cfg is not None:  # found from --ctxlint-root: name it
+            return f"pass --ctxlint-config {shown(cfg)} --ctxlint-root {shown(folder)}"
+        return f"pass --ctxlint-root {shown(folder)}"
     if cfg is None or cfg.is_relative_to(PROFILES):
         return f"run `ctxlint {request.command} --profile {request.profile} {shown(folder)}`"
+    run = f"run `ctxlint {request.command} --config {shown(cfg)} {shown(folder)}`"
+    if request.config is not None and request.paths:
+        return run  # the tree was given: the config's `root` was not what failed
     up = Path(os.path.relpath(folder, cfg.parent)).as_posix()
-    return (
-        f"run `ctxlint {request.command} --config {shown(cfg)} {shown(folder)}`, "
-        f'or set root = "{up}" in {shown(cfg)}'
-    )
+    return f'{run}, or set root = "{up}" in {shown(cfg)}'
 
 
 def check_paths(paths: tuple[str, ...] | list[str]) -> None:
