@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+from typing import NamedTuple
 
+import libcst as cst
 from conftest import REPO
 from test_splice import _facts, _project
 
 from ctxlint.engine.kept_tree import KeptTree
 from ctxlint.facts import resume
+from ctxlint.facts.context import Anchor
 from ctxlint.facts.extract import parse
 
 REL, MODULE = "examples/serving_app/scheduler.py", "serving_app.scheduler"
@@ -155,3 +158,61 @@ def test_slotted_dataclasses_load_through_their_slots_as_they_were() -> None:
     assert got[0].b is got[3].b  # (one list, as pickled)
     assert resume._slotted(_Derived) is not None and resume._slotted(_Plain) is None
     assert b"_restore" in pickled.blob  # the slots' way was taken
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Record:
+    name: str
+    parts: tuple[str, ...] = ()
+    inner: object = None
+
+
+class _Pair(NamedTuple):
+    a: str
+    b: object
+
+
+@dataclasses.dataclass(frozen=True)
+class _Dicted:  # frozen, but with a __dict__ (a cached_property could write there)
+    a: str
+
+
+class _Open(_Record):  # a frozen record's subclass that is not a dataclass itself
+    pass
+
+
+def test_a_kept_state_holds_what_nothing_can_change_by_reference_and_copies_the_rest() -> None:
+    """The frozen records of only strings, tuples, numbers, enum members and
+    nodes are the kept objects themselves at a load (no record made again);
+    any that holds, or is, something mutable is a copy, as before."""
+    node = cst.Name("x")
+    frozen = _Record("a", ("b", "c"), _Record("d", (), (node, 1, 2.5, None, True)))
+    pair = _Pair("p", frozenset({("q", 1)}))
+    mutable = [
+        _Record("e", (), []),  # a list inside
+        _Record("f", (), (1, {"k": 2})),  # a dict inside a tuple
+        _Record("g", (), Anchor(node)),  # a placeholder the walk's end fills in
+        _Pair("h", [1]),
+        _Dicted("i"),
+        _Open("j"),
+        _Derived(1),  # (its list field)
+    ]
+    state = {"frozen": frozen, "pair": pair, "mutable": mutable, "again": frozen}
+    kept = resume._dump(state, {}, shared=True)
+    assert kept is not None
+    got = resume._load(kept, {})
+    assert got["frozen"] is frozen and got["again"] is frozen and got["pair"] is pair
+    assert got["mutable"] is not mutable
+    for was, now in zip(mutable, got["mutable"], strict=True):
+        assert now is not was and type(now) is type(was), was
+    assert got["mutable"][2].inner.node is node  # (the node: by reference, as ever)
+    assert got["mutable"][:2] == mutable[:2] and got["mutable"][3:] == mutable[3:]
+    # the fresh state's pickle (compared with the last one's: Pickled.same) copies all
+    fresh = resume._dump(state, {})
+    assert fresh is not None
+    again = resume._load(fresh, {})
+    assert again["frozen"] == frozen and again["frozen"] is not frozen
+    assert again["frozen"].inner.inner[0] is node
+    assert resume._frozen_class(_Record) and resume._frozen_class(_Pair)
+    assert not resume._frozen_class(_Dicted) and not resume._frozen_class(_Open)
+    assert not resume._frozen_class(_Plain)  # (no slots: a __dict__)

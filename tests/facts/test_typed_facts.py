@@ -107,3 +107,48 @@ def test_a_program_decodes_each_file_once_and_drops_the_json() -> None:
     assert program.typed_file("c.py", "K", list[Inner]) is None
     assert program.files["a.py"]["facts"]["K"] != [raw]  # the JSON is not kept beside
     assert program.files["a.py"]["facts"]["other"] == {"kept": 1}
+
+
+@dataclass(frozen=True, slots=True)
+class _Defaults:
+    v: Any  # (the names the written-out encoder uses itself)
+    o: Any = 0
+    out: Any = None
+    flag: bool = False
+    text: str = ""
+    items: tuple[str, ...] = ()
+    many: list[int] = field(default_factory=list)
+    table: dict[str, int] = field(default_factory=dict)
+    made: Any = field(default_factory=lambda: [1])
+
+
+def test_a_fact_classes_encoder_leaves_out_exactly_the_fields_at_their_default() -> None:
+    """A field is left out where it holds its default (of the default's type
+    and equal: `0` is not `False`), or an empty container of its factory's
+    type; the rest keep the fields' order. The encoder is written out per
+    class (each field read by name, no dict made whole and then cut)."""
+    import itertools
+
+    from ctxlint.facts import typed
+
+    def reference(o: Any) -> dict[str, Any]:
+        out = {}
+        for name, default, factory in typed._fields(type(o)):
+            value = getattr(o, name)
+            if default is not typed._MISSING and type(value) is type(default):
+                if value == default:
+                    continue
+            if factory is not typed._MISSING and type(value) is factory and not value:
+                continue
+            out[name] = value
+        return out
+
+    values = [0, False, 0.0, None, "", "x", (), ("a",), [], [0], {}, {"k": 1}, 1, True]
+    encode = typed._encoder(_Defaults)
+    for row in itertools.product(values[:6], values[3:9], values[8:], repeat=1):
+        for made in ([], [1], ()):
+            o = _Defaults(row[0], row[1], row[2], *row, many=row[2], table=row[2], made=made)
+            got = encode(o)
+            assert got == reference(o) and list(got) == list(reference(o)), o
+            assert json.dumps(plain(o)) == json.dumps(reference(o))
+    assert {"v", "o", "out", "flag", "many", "made"} <= set(encode.__code__.co_names)

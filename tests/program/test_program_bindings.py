@@ -409,3 +409,79 @@ def test_tracked_values_follow_every_binding_at_one_time() -> None:
         "g": False,
         "C": False,
     }
+
+
+_LOCALS_CASE = """
+def outer(a, /, b=1, *args, c, **kw):
+    x = 1
+    y: int = 2
+    z += 1
+    (p, [q, *r]) = s
+    for i, j in pairs:
+        pass
+    with open(f) as (fh, other), lock:
+        pass
+    try:
+        pass
+    except E as err:
+        pass
+    if (w := f()):
+        pass
+    import os.path, json as js
+    from m import n, o as oo
+    del gone
+    global g
+    nonlocal nl
+    [t for t in xs if (u := t)]
+    lambda lam: (lam_inner := 1)
+
+    def inner(hidden=(dflt := 1)):
+        never = 1
+
+    @deco(dec := 2)
+    class K:
+        attr = 1
+"""
+
+
+def test_function_locals_reads_the_tree_as_libcsts_visit_did_without_it(monkeypatch) -> None:
+    """The names a function binds (program.function_locals), read by the facts
+    walk's reading of the tree, are LibCST's visit's over every def of this
+    repository's code; and LibCST's visit (which rebuilds each node) is not
+    called."""
+    from pathlib import Path
+
+    from ctxlint.program.function_locals import LocalNames, function_locals
+
+    def seen(node: cst.CSTNode) -> tuple[set[str], set[str], set[str]]:
+        by_visit = LocalNames()
+        node.visit(by_visit)
+        return by_visit.bound, by_visit.globals, by_visit.module_globals
+
+    class Defs(cst.CSTVisitor):
+        def __init__(self) -> None:
+            self.found: list[cst.FunctionDef] = []
+
+        def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+            self.found.append(node)
+
+    root = Path(__file__).resolve().parents[2] / "src" / "ctxlint" / "program"
+    defs = Defs()
+    cst.parse_module(_LOCALS_CASE).visit(defs)
+    for path in sorted(root.glob("b*.py")) + sorted(root.glob("f*.py")):
+        cst.parse_module(path.read_text()).visit(defs)
+    assert len(defs.found) > 100
+    expected = [seen(node) for node in defs.found]
+    case = expected[0]
+    assert {"a", "b", "args", "c", "kw", "x", "y", "z", "p", "q", "r", "i", "j"} <= case[0]
+    assert {"fh", "other", "err", "w", "os", "js", "n", "oo", "gone", "u", "inner", "K"} <= case[0]
+    assert not {"t", "lam", "lam_inner", "never", "attr"} & case[0]
+    assert case[1:] == ({"g", "nl"}, {"g"})
+
+    def no_visit(self, visitor):  # type: ignore[no-untyped-def]
+        raise AssertionError("LibCST's visit")
+
+    monkeypatch.setattr(cst.CSTNode, "visit", no_visit)
+    for node, want in zip(defs.found, expected, strict=True):
+        got = function_locals(node)
+        assert (got.bound, got.globals, got.module_globals) == want, node.name.value

@@ -257,3 +257,34 @@ def test_a_read_in_a_try_keeps_what_its_handlers_catch_and_any_other_its_cached_
     raw = {"k": "r", "r": "get_exec", "m": "comm", "g": ["ValueError", "app.errors.Unpublished"]}
     assert caught.to_json() == raw
     assert Event.from_json(caught.to_json()) == caught
+
+
+def test_the_files_reach_closures_read_each_functions_callees_once() -> None:
+    """CallFactsVisitor.finish's closures (functions that reach a publish or a
+    read through same-module calls): the fixpoint over every function's
+    callees, from the callers found once (a long chain of helpers took a
+    round per link, each round reading every function's callees again)."""
+    import random
+
+    from ctxlint.program.call_facts import _callers, _closure
+
+    rng = random.Random(7)
+    names = [f"f{i}" for i in range(60)]
+    calls = {q: rng.sample(names, rng.randint(0, 3)) for q in names}
+    calls.update({f"f{i}": [f"f{i + 1}"] for i in range(20, 40)})  # a chain
+    read: list[str] = []
+
+    def callees(fn: str):  # type: ignore[no-untyped-def]
+        read.append(fn)
+        return iter(calls[fn])
+
+    callers = _callers({q: q for q in names}, callees)  # type: ignore[arg-type]
+    assert sorted(read) == sorted(names)  # each function's callees read once
+    for seed in ({"f40"}, {"f3", "f59"}, set()):
+        naive, changed = set(seed), True
+        while changed:  # the fixpoint, round by round
+            grown = {q for q in names if any(c in naive for c in calls[q])} - naive
+            naive |= grown
+            changed = bool(grown)
+        assert _closure(seed, callers) == naive, seed
+    assert {f"f{i}" for i in range(20, 41)} <= _closure({"f40"}, callers)

@@ -11,8 +11,13 @@ walk then goes on from that statement to the end, and each visitor's
 
 The state is kept pickled, its LibCST nodes by reference (they are the kept
 module's: the statements before the edit), so that the walk going on cannot
-change the kept copy. It is used only when all of these hold, else the whole
-module is walked (and the state at the edited statement kept for the next):
+change the kept copy. So are the objects nothing can change (`_frozen`: a
+frozen slotted dataclass or a named tuple whose values are such objects,
+strings, numbers, tuples and frozensets of them, ...): a load that made them
+again would make equal objects that no one could tell apart from the kept
+ones but by id(), and making them (the typed records) was most of a load's
+time. It is used only when all of these hold, else the whole module is walked
+(and the state at the edited statement kept for the next):
 
 - the statements before it are the same objects (`is`) as when it was taken;
 - the path, module, vocabulary and visitors are the same;
@@ -29,6 +34,7 @@ again refers to the new ones.
 from __future__ import annotations
 
 import dataclasses
+import enum
 import inspect
 import io
 import pickle
@@ -64,7 +70,7 @@ class Pickled:
     """Objects pickled, their LibCST nodes by reference."""
 
     blob: bytes
-    nodes: list[cst.CSTNode]
+    nodes: list[Any]  # LibCST nodes, and other objects nothing can change (`_frozen`)
 
     def same(self, other: Pickled) -> bool:
         return (
@@ -127,11 +133,79 @@ def _restore(cls: type, values: tuple[Any, ...]) -> Any:
     return obj
 
 
+# Objects that cannot change once made, whatever holds them: kept by reference
+# in a kept state (`_frozen`). Exact types: a subclass may add what changes.
+_ATOMS: frozenset[type] = frozenset({str, int, float, complex, bool, bytes, type(None), type})
+_FROZEN_CLASSES: dict[type, bool] = {}
+
+
+def _frozen_class(cls: type) -> bool:
+    """Whether no object of `cls` can be changed once made, where its values
+    cannot be (decided once per class): a frozen dataclass made so by
+    @dataclass itself (its __setattr__ and __delattr__ refuse every name)
+    with no __dict__ and no slot but its fields' (nothing a frozen
+    dataclass's own method could set by object.__setattr__ that pickling
+    would not copy), or a named tuple with no __dict__ and no slots."""
+    known = _FROZEN_CLASSES.get(cls)
+    if known is not None:
+        return known
+    slots = {name for c in cls.__mro__ for name in _slot_names(c)} - {"__weakref__"}
+    if issubclass(cls, tuple):
+        frozen = hasattr(cls, "_fields") and cls.__dictoffset__ == 0 and not slots
+    else:
+        params = cls.__dict__.get("__dataclass_params__")
+        frozen = (
+            params is not None
+            and params.frozen
+            and cls.__dictoffset__ == 0
+            and slots <= {f.name for f in dataclasses.fields(cls)}
+        )
+    _FROZEN_CLASSES[cls] = frozen
+    return frozen
+
+
+def _slot_names(cls: type) -> tuple[str, ...]:
+    slots = cls.__dict__.get("__slots__", ())
+    return (slots,) if isinstance(slots, str) else tuple(slots)
+
+
+def _frozen(obj: Any, seen: dict[int, bool]) -> bool:
+    """Whether nothing can change `obj` nor anything it holds: an atom (a
+    string, a number, None, a class), a LibCST node (the walk's, kept by
+    reference anyway), an Enum member (pickled by name: the same object), a
+    tuple or frozenset of such objects, or a `_frozen_class` object whose
+    values are. `seen`: the answers so far by id() (their objects live while
+    the state is pickled)."""
+    kind = type(obj)
+    if kind in _ATOMS or kind in _NODES or isinstance(kind, enum.EnumMeta):
+        return True
+    answer = seen.get(id(obj))
+    if answer is None:
+        seen[id(obj)] = False  # (a cycle: not frozen)
+        if kind is tuple or kind is frozenset:
+            answer = all(_frozen(x, seen) for x in obj)
+        elif not _frozen_class(kind):
+            answer = False
+        elif isinstance(obj, tuple):
+            answer = all(_frozen(x, seen) for x in obj)
+        else:
+            answer = all(_frozen(getattr(obj, f.name), seen) for f in dataclasses.fields(obj))
+        seen[id(obj)] = answer
+    return answer
+
+
 class _Pickler(pickle.Pickler):
-    def __init__(self, file: io.BytesIO, named: dict[int, str]) -> None:
+    """Pickles `named` objects (id -> the index of the object the load is
+    given in its place) and LibCST nodes by reference, and with `shared` the
+    `_frozen` objects too (their index: past the named ones')."""
+
+    def __init__(self, file: io.BytesIO, named: dict[int, int], shared: bool) -> None:
         super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
         self.named = named
-        self.nodes: list[cst.CSTNode] = []
+        self.nodes: list[Any] = []
+        self.shared = shared
+        self.seen: dict[int, bool] = {}  # _frozen's answers
+        self.index: dict[int, int] = {}  # id of an object kept by reference -> its pid
 
     def reducer_override(self, obj: Any) -> Any:
         how = _slotted(type(obj))
@@ -140,25 +214,27 @@ class _Pickler(pickle.Pickler):
         return _restore, (type(obj), tuple(getattr(obj, n) for n in how[0]))
 
     def persistent_id(self, obj: Any) -> Any:
-        named = self.named.get(id(obj))
-        if named is None and type(obj) in _NODES:
-            self.nodes.append(obj)
-            return len(self.nodes) - 1
-        return named
+        key = id(obj)
+        named = self.named.get(key)
+        if named is not None:
+            return named
+        kind = type(obj)
+        if kind in _ATOMS:
+            return None  # (pickled as ever: a string's copy costs less than a reference)
+        if kind in _NODES or (self.shared and _frozen(obj, self.seen)):
+            pid = self.index.get(key)
+            if pid is None:
+                pid = self.index[key] = len(self.named) + len(self.nodes)
+                self.nodes.append(obj)
+            return pid
+        return None
 
 
-class _Unpickler(pickle.Unpickler):
-    def __init__(self, file: io.BytesIO, nodes: list[cst.CSTNode], named: dict[str, Any]) -> None:
-        super().__init__(file)
-        self.nodes, self.named = nodes, named
-
-    def persistent_load(self, pid: Any) -> Any:
-        return self.nodes[pid] if type(pid) is int else self.named[pid]
-
-
-def _dump(state: Any, named: dict[str, Any]) -> Pickled | None:
+def _dump(state: Any, named: dict[str, Any], shared: bool = False) -> Pickled | None:
+    """`state` pickled, `named` objects and LibCST nodes (and with `shared`,
+    `_frozen` objects) by reference; None where it cannot be."""
     out = io.BytesIO()
-    pickler = _Pickler(out, {id(obj): name for name, obj in named.items()})
+    pickler = _Pickler(out, {id(obj): i for i, obj in enumerate(named.values())}, shared)
     try:
         pickler.dump(state)
     except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
@@ -167,7 +243,12 @@ def _dump(state: Any, named: dict[str, Any]) -> Pickled | None:
 
 
 def _load(pickled: Pickled, named: dict[str, Any]) -> Any:
-    return _Unpickler(io.BytesIO(pickled.blob), pickled.nodes, named).load()
+    """The state `_dump` pickled, `named` (the same names, in the same order)
+    in place of the objects it named then."""
+    unpickler = pickle.Unpickler(io.BytesIO(pickled.blob))
+    # (a list's lookup: no Python call per object kept by reference)
+    unpickler.persistent_load = [*named.values(), *pickled.nodes].__getitem__
+    return unpickler.load()
 
 
 # the fresh state (the context and the visitors it walks with), and a dispatcher
@@ -209,7 +290,7 @@ def walked(
     body = module.body
     for i in range(start, len(body)):
         if i == at and keep is None and init is not None:
-            taken = _dump(state, named)
+            taken = _dump(state, named, shared=True)
             if taken is not None:
                 keep = Resume(setup, init, i, tuple(body[:i]), taken)
         walk(body[i], dispatcher.on_visit, dispatcher.on_leave)

@@ -155,3 +155,28 @@ def walk(
                 for child in reversed(value):
                     if type(child) in walked:
                         push(child)
+
+
+def descend(node: cst.CSTNode, on_visit: Callable[[cst.CSTNode], object]) -> None:
+    """Call on_visit on each non-trivia node, before its children, which are
+    skipped where it returns False (as a LibCST visitor's `visit_X`): `walk`
+    with no leave and the same children, not LibCST's rebuilding `visit`."""
+    stack: list[Any] = [node]
+    pop, push = stack.pop, stack.append
+    walked, sequences, fields = WALKED, _SEQUENCES, _REVERSED
+    while stack:
+        item = pop()
+        if on_visit(item) is False:
+            continue
+        names = fields.get(type(item))
+        if names is None:
+            names = fields[type(item)] = walked_fields(type(item))[::-1]
+        for name in names:
+            value = getattr(item, name)
+            kind = type(value)
+            if kind in walked:
+                push(value)
+            elif kind in sequences:
+                for child in reversed(value):
+                    if type(child) in walked:
+                        push(child)

@@ -521,8 +521,9 @@ class CallFactsVisitor(FlagFacts, ProcessStarts, FileVisitor):
 
         # What the file alone knows: functions that publish (directly or through
         # a same-module helper) and functions that reach a read in this module.
-        publishes = _closure(doing(EventKind.PUBLISH), funcs, callees)
-        reads = _closure(doing(EventKind.READ), funcs, callees)
+        callers = _callers(funcs, callees)
+        publishes = _closure(doing(EventKind.PUBLISH), callers)
+        reads = _closure(doing(EventKind.READ), callers)
         started: set[str] = set()
         for s in self.starts:
             for t in s.targets:
@@ -586,18 +587,28 @@ class CallFactsVisitor(FlagFacts, ProcessStarts, FileVisitor):
                 yield q
 
 
-def _closure(
-    seed: set[str], funcs: dict[str, _Func], callees: Callable[[_Func], Iterator[str]]
-) -> set[str]:
-    """Functions that reach `seed` through same-module calls."""
+def _callers(
+    funcs: dict[str, _Func], callees: Callable[[_Func], Iterator[str]]
+) -> dict[str, list[str]]:
+    """Each same-module function's callers among `funcs` (its callees read once)."""
+    callers: dict[str, list[str]] = {}
+    for q, fn in funcs.items():
+        for c in callees(fn):
+            callers.setdefault(c, []).append(q)
+    return callers
+
+
+def _closure(seed: set[str], callers: dict[str, list[str]]) -> set[str]:
+    """Functions that reach `seed` through same-module calls: `seed` and the
+    callers of any function in it, found caller by caller (each function's
+    callers read once, not every function's callees again per round)."""
     out = set(seed)
-    changed = True
-    while changed:
-        changed = False
-        for q, fn in funcs.items():
-            if q not in out and any(c in out for c in callees(fn)):
+    todo = list(seed)
+    while todo:
+        for q in callers.get(todo.pop(), ()):
+            if q not in out:
                 out.add(q)
-                changed = True
+                todo.append(q)
     return out
 
 

@@ -9,8 +9,11 @@ The record tracker asks it whether a module-level seed alias is shadowed.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import dotted
+from ctxlint.facts.walk import descend
 from ctxlint.program.binding_syntax import all_params, target_names
 
 
@@ -87,7 +90,21 @@ class LocalNames(cst.CSTVisitor):
 
 def function_locals(node: cst.CSTNode) -> LocalNames:
     """The names the function `node` binds anywhere, and those it declares
-    global or nonlocal."""
+    global or nonlocal. Its `visit_X` called as LibCST's `node.visit` would
+    (a False skips the node's children), by the facts walk's reading of the
+    tree (facts.walk.descend): LibCST's visit rebuilds every node."""
     collector = LocalNames()
-    node.visit(collector)
+    calls: dict[type, Any] = {}
+
+    def on_visit(item: cst.CSTNode) -> object:
+        kind = type(item)
+        call = calls.get(kind, _UNSEEN)
+        if call is _UNSEEN:
+            call = calls[kind] = getattr(collector, f"visit_{kind.__name__}", None)
+        return True if call is None else call(item)
+
+    descend(node, on_visit)
     return collector
+
+
+_UNSEEN = object()
