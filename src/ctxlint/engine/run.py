@@ -17,7 +17,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctxlint.cache.entries import facts_entry, learnt_entry, outcome_entry
+from ctxlint.cache.entries import facts_entry, facts_value, learnt_entry, outcome_entry
+from ctxlint.cache.pending import PendingCache
 from ctxlint.cache.store import FactCache
 from ctxlint.config.settings import Config
 from ctxlint.core import deepstack, heap
@@ -47,6 +48,7 @@ from ctxlint.engine.workers import (
     _init_pool_worker,
     _init_worker,
     _work,
+    used_entry,
 )
 from ctxlint.facts.vocab import Vocabulary
 from ctxlint.program.calls import read_ahead
@@ -161,6 +163,8 @@ class Engine:
         self._meanwhile: FactsDecoder | None = None
         self._parts: dict[str, PartDigests] = {}  # entry digest -> part digests (workers')
         self._round_memo: RoundMemo | None = None  # the last run's rounds
+        # (entry, its facts.entry.Piece) of the kept module's edit parsed this run
+        self._kept_entry: tuple[bytes, Any] | None = None
 
     # -- phases -------------------------------------------------------------
     def timed(self, name: str, start: float) -> None:
@@ -323,7 +327,11 @@ class Engine:
 
         with deepstack.running():
             before = self.check_memo.text_before(miss[0]) if self.check_memo is not None else None
-            yield _work(miss, kept.parser(miss[0], parse, content_hash(miss[2]), before))
+            result = _work(miss, kept.parser(miss[0], parse, content_hash(miss[2]), before))
+        entry = used_entry()
+        # the entry's facts, decoded from the kept pieces, not its JSON (_decoded)
+        self._kept_entry = (result[1], entry) if entry is not None else None
+        yield result
 
     def _edited_texts(self) -> dict[str, str]:
         """The texts whose edits the check memo moves outcomes for: the editor's
@@ -386,6 +394,13 @@ class Engine:
         shape this code writes is a miss (issue 11 D18): the file is extracted
         again and its entry replaced."""
         path, module = item
+        held = self._kept_entry
+        if held is not None and held[0] is blob and self.kept is not None:
+            # this run's edit, encoded from a kept module's entry: its values in hand
+            self._kept_entry = None
+            facts = facts_value(self.kept.value_of(held[1]), module, schema=vocab is None)
+            if facts is not None:
+                return facts, blob
         facts = facts_entry(blob, None if vocab == SYNTAX_ONLY else module, schema=vocab is None)
         if facts is None:
             blob = self._extract([item], sources, vocab, read=False)[path]
@@ -447,7 +462,10 @@ class Engine:
                 # tripped over what its own facts held (issue 11 D18): the cache
                 # is never a source of truth, so the run is done again without
                 # reading it (its writes replace the entries). A bug raises
-                # again, and is reported as a bug.
+                # again, and is reported as a bug. What a resident's cache
+                # holds unwritten is not trusted either (cache.pending).
+                if isinstance(self.cache, PendingCache):
+                    self.cache.discard()
                 self.cache.close()
                 self.cache = FactCache(self.config.cache_dir, read=False)
                 if self.tree is not None:  # (its digests were the cache's)
