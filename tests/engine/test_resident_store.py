@@ -20,6 +20,7 @@ from ctxlint import session
 from ctxlint.cache import pending
 from ctxlint.cache.pending import PendingCache
 from ctxlint.cache.signing import load_key, verified
+from ctxlint.engine import moved_outcomes
 from ctxlint.engine import run as engine_run
 
 REL = f"{LEGACY}/scheduler.py"
@@ -128,7 +129,8 @@ def test_an_edits_facts_are_decoded_from_the_kept_entry(
 ) -> None:
     """A spliced edit's facts are the kept module's entry's values, not its
     JSON decoded: equal to it, in the same order (its encoding is the entry),
-    and only the pieces the edit changed are decoded again."""
+    and only the pieces the edit changed are decoded again; the outcomes it
+    moves read its parts' texts as the entry's pieces hold them."""
     root = _warm_copy("legacy_app", tmp_path)
     setup = _session(root)
     resident = setup.request.run.resident
@@ -141,11 +143,21 @@ def test_an_edits_facts_are_decoded_from_the_kept_entry(
         return real(blob, *args, **kwargs)
 
     monkeypatch.setattr(engine_run, "facts_entry", counted)
+    asked, cut = [], []  # the entries whose part texts the moves read, those cut from JSON
+    all_texts, cut_texts = moved_outcomes._all_part_texts, moved_outcomes._cut_part_texts
+    monkeypatch.setattr(
+        moved_outcomes, "_all_part_texts", lambda blob: asked.append(blob) or all_texts(blob)
+    )
+    monkeypatch.setattr(
+        moved_outcomes, "_cut_part_texts", lambda blob: cut.append(blob) or cut_texts(blob)
+    )
     original = (root / REL).read_text()
     session.check(setup, texts={REL: original})
-    pieces = []
+    pieces, moves = [], []
     for text in _edits(original):
         decoded.clear()
+        asked.clear()
+        cut.clear()
         out = session.check(setup, texts={REL: text}).out
         facts = out.program.files[REL]
         entry = json.dumps(facts, separators=(",", ":")).encode()  # (keys as they are)
@@ -153,6 +165,10 @@ def test_an_edits_facts_are_decoded_from_the_kept_entry(
         assert entry not in decoded  # (its JSON not decoded)
         assert entry == json.dumps(facts, sort_keys=True, separators=(",", ":")).encode()
         pieces.append(resident.kept.decoded)
+        moves.append((len(asked), len(cut)))
     # the first edit's entry is decoded whole; each later one only what changed
     first, later = pieces[0], [b - a for a, b in itertools.pairwise(pieces)]
     assert first > 0 and all(0 < n < first / 4 for n in later), (first, later)
+    # the moves read each spliced entry's part texts as encoded, not cut out of
+    # its JSON (the first edit's old entry, the cache's, is cut)
+    assert all(n > 0 for n, _ in moves[1:]) and all(c == 0 for _, c in moves[1:]), moves

@@ -34,6 +34,7 @@ from ctxlint.engine.decoding import FactsDecoder
 from ctxlint.engine.fingerprints import fingerprint, to_findings
 from ctxlint.engine.kept_tree import KeptTree
 from ctxlint.engine.keys import CODE_VERSION, RUN_VERSION, fact_key, facts_key, run_inputs, run_key
+from ctxlint.engine.moved_outcomes import note_part_texts
 from ctxlint.engine.outcome import RoundsEnd, RunOutput, record, replay
 from ctxlint.engine.part_digests import PartDigests
 from ctxlint.engine.prefilter import MODULE_TOKEN, prefilter, token_matcher
@@ -50,6 +51,7 @@ from ctxlint.engine.workers import (
     _work,
     used_entry,
 )
+from ctxlint.facts.entry import text as piece_text
 from ctxlint.facts.vocab import Vocabulary
 from ctxlint.program.calls import read_ahead
 from ctxlint.program.core import Program
@@ -331,6 +333,9 @@ class Engine:
         entry = used_entry()
         # the entry's facts, decoded from the kept pieces, not its JSON (_decoded)
         self._kept_entry = (result[1], entry) if entry is not None else None
+        if entry is not None and entry.children is not None:  # (its parts' texts: moves)
+            parts = entry.children["facts"].children
+            note_part_texts(result[1], {k: piece_text(p, "placed") for k, p in parts.items()})
         yield result
 
     def _edited_texts(self) -> dict[str, str]:
