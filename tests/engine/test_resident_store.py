@@ -172,3 +172,43 @@ def test_an_edits_facts_are_decoded_from_the_kept_entry(
     # the moves read each spliced entry's part texts as encoded, not cut out of
     # its JSON (the first edit's old entry, the cache's, is cut)
     assert all(n > 0 for n, _ in moves[1:]) and all(c == 0 for _, c in moves[1:]), moves
+
+
+def test_ctx401_is_replayed_by_its_facts_and_its_ruff_texts(tmp_path: Path) -> None:
+    """CTX401 runs ruff over its candidates' texts: a resident replays it (or
+    moves it) while its facts and those texts are as its last run read them,
+    and derives it again when a candidate's text changes where no fact does
+    (a noqa comment). Each check is a no-cache run's."""
+    root = _warm_copy("serving_app", tmp_path)
+    setup = _session(root)
+    resident = setup.request.run.resident
+    assert resident is not None and resident.checks is not None
+    rel = "examples/serving_app/launcher.py"
+    text = (root / rel).read_text()
+    # another object bound to an accessor name above the runtime's import of it
+    twice = "from os.path import join as get_serving\n" + text
+    lines = twice.splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if "get_serving" in line and i > 0)
+    quiet = "".join([*lines[:at], lines[at].rstrip("\n") + "  # noqa: F811\n", *lines[at + 1 :]])
+    other = root / "examples/serving_app/scheduler.py"
+    steps = [
+        (rel, twice, True),  # its facts changed: derived (ruff reports F811)
+        (other, None, False),  # another file's edit: replayed
+        (rel, quiet, True),  # the same facts, the candidate's text not: derived
+    ]
+    derived = []
+    for target, new, _ in steps:
+        if new is None:
+            path = other
+            path.write_text(path.read_text() + "\n\nX_CTXLINT_EDIT = 1\n")
+        else:
+            (root / target).write_text(new)
+        out = session.check(setup).out
+        want = _no_cache(root)
+        assert _shown(out) == _shown(want)
+        assert out.program.sets["CTX401"] == want.program.sets["CTX401"]
+        derived.append("CTX401" in resident.checks.derived)
+        if new is twice:
+            assert "F811" in str(out.program.sets["CTX401"]["ruff F811 on accessor names"])
+    assert derived == [want for _, _, want in steps], derived
+    assert "F811" not in str(out.program.sets["CTX401"]["ruff F811 on accessor names"])
