@@ -209,6 +209,46 @@ def test_ctx401_is_replayed_by_its_facts_and_its_ruff_texts(tmp_path: Path) -> N
         assert out.program.sets["CTX401"] == want.program.sets["CTX401"]
         derived.append("CTX401" in resident.checks.derived)
         if new is twice:
-            assert "F811" in str(out.program.sets["CTX401"]["ruff F811 on accessor names"])
+            assert "Redefinition" in str(out.program.sets["CTX401"]["ruff F811 on accessor names"])
     assert derived == [want for _, _, want in steps], derived
-    assert "F811" not in str(out.program.sets["CTX401"]["ruff F811 on accessor names"])
+    assert out.program.sets["CTX401"]["ruff F811 on accessor names"] == []
+
+
+def test_an_edits_vocabulary_and_round_answers_come_from_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A resident's edit of a file the vocabulary does not read replays the
+    last vocabulary (no schema read), and its rounds' rule answers come
+    from memory (no learnt key asked of the cache) where the keys are those
+    of an earlier run; an edit of the runtime module derives the vocabulary
+    again. Each check is a no-cache run's."""
+    root = _warm_copy("legacy_app", tmp_path)
+    setup = _session(root)
+    resident = setup.request.run.resident
+    assert resident is not None
+    asked: list[str] = []
+    real = PendingCache.get_many
+
+    def spied(self: PendingCache, keys: Any) -> dict[str, bytes]:
+        keys = list(keys)
+        asked.extend(keys)
+        return real(self, keys)
+
+    monkeypatch.setattr(PendingCache, "get_many", spied)
+    original = (root / REL).read_text()
+    session.check(setup, texts={REL: original})
+    assert resident.tree.reads.derived == 1
+    edits = _edits(original)
+    for text in [*edits, edits[0]]:
+        asked.clear()
+        out = session.check(setup, texts={REL: text}).out
+    assert resident.tree.reads.derived == 1  # (replayed: no schema entry asked)
+    assert not [k for k in asked if k.startswith("learnt:")], asked
+    (root / REL).write_text(edits[0])
+    want = _no_cache(root)
+    assert _shown(out) == _shown(want) and out.program.vocab == want.program.vocab
+    runtime = root / "src/ctxrt/context.py"
+    runtime.write_text(runtime.read_text() + "\n# an edit of the runtime module\n")
+    out = session.check(setup, texts={REL: edits[0]}).out
+    assert resident.tree.reads.derived == 2
+    assert _shown(out) == _shown(_no_cache(root))

@@ -40,7 +40,7 @@ from ctxlint.engine.part_digests import PartDigests
 from ctxlint.engine.prefilter import MODULE_TOKEN, prefilter, token_matcher
 from ctxlint.engine.rounds import RoundMemo
 from ctxlint.engine.start import Decoded, Start
-from ctxlint.engine.vocabulary import run_vocabulary
+from ctxlint.engine.vocabulary import VocabMemo, run_vocabulary
 from ctxlint.engine.workers import (
     _PYTHON,
     SYNTAX_ONLY,
@@ -81,6 +81,8 @@ class TreeMemo:
     # the last run's entry digests by fact key (engine.blobs.gather's `known`):
     # an edit's run asks the cache for the edited files' alone
     digests: dict[str, bytes] = field(default_factory=dict)
+    # the last vocabulary derived and what it read: replayed while that is the same
+    reads: VocabMemo = field(default_factory=VocabMemo)
 
     def vocabulary(self, vocab: Vocabulary) -> tuple[Vocabulary, str, dict[str, Any], str]:
         """The kept vocabulary and its keys when `vocab` equals it, else `vocab`'s."""
@@ -427,7 +429,8 @@ class Engine:
             blob = self._extract([(f.rel, f.module)], sources, None)[f.rel]
             return self._decoded((f.rel, f.module), blob, sources, None)[0]
 
-        vocab = run_vocabulary(self.config, files, sources, schema_of, self.schemas)
+        memo = self.tree.reads if self.tree is not None else None
+        vocab = run_vocabulary(self.config, files, sources, schema_of, self.schemas, memo)
         if self.tree is not None:  # (the one kept when equal: its keys are made)
             vocab = self.tree.vocabulary(vocab)[0]
         self._timed("vocabulary", t)
@@ -475,6 +478,8 @@ class Engine:
                 self.cache = FactCache(self.config.cache_dir, read=False)
                 if self.tree is not None:  # (its digests were the cache's)
                     self.tree.digests = {}
+                if self.check_memo is not None:  # (the rules' answers it read)
+                    self.check_memo.rounds.answers.clear()
                 self.parsed, self.timings, self._done = 0, {}, 0
                 out = self._run_once()
                 print(
