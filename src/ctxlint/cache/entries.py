@@ -37,7 +37,11 @@ def facts_entry(
     None) {} or {"error"}; otherwise {"module", "error"} or {"module",
     "facts": {rule: ...}, "suppressions"?, "schema"?}, for this very module
     (with "schema" when `schema`: the vocabulary round's facts)."""
-    facts = _json(blob)
+    return facts_value(_json(blob), module, schema=schema)
+
+
+def facts_value(facts: Any, module: str | None, *, schema: bool = False) -> dict[str, Any] | None:
+    """facts_entry of an entry's value in hand (decoded already)."""
     if not isinstance(facts, dict):
         return None
     if "error" in facts and not isinstance(facts["error"], str):

@@ -15,7 +15,13 @@ added above them) replays a rule reading them with its outcome moved to the
 new lines (engine.moved_outcomes), not derived again.
 
 What a rule reads besides its facts cannot be keyed by them: a rule with an
-environment (CTX401 runs ruff over the files' text) always runs. No rule reads
+environment always runs, unless it names the files whose text it read
+(`memo_texts`) and a digest of those texts as it reads them (`texts_key`):
+CTX401 runs ruff over the texts of its candidates (files that bind an
+accessor name twice, a set its facts decide), and ruff's reports depend on
+those texts alone (and on ruff, in the environment: the head). It is then
+replayed, or moved, while its facts' key is its last run's and the texts of
+its last run's candidates are those it read (a `# noqa` added: derived). No rule reads
 another rule's derived sets (program.sets); tests/engine/test_check_memo.py checks,
 rule by rule, that a rule's outcome depends on nothing but `check_reads`.
 """
@@ -74,9 +80,14 @@ def built_from(parts: set[str]) -> set[str]:
 
 
 def replayable(rule: Rule) -> bool:
-    """Whether a rule reads nothing but the program: one with an environment
-    (a helper tool it runs) reads past the facts."""
-    return not rule.environment()
+    """Whether a rule's outcome can be keyed: it reads nothing but the program,
+    or what its environment (a helper tool it runs) reads past the facts is
+    the text of files it names (`memo_texts`, `texts_key`)."""
+    return not rule.environment() or _reads_texts(rule)
+
+
+def _reads_texts(rule: Rule) -> bool:
+    return callable(getattr(rule, "memo_texts", None))
 
 
 @dataclass(frozen=True)
@@ -107,8 +118,12 @@ class CheckMemo:
         self._made_columns: _Columns | None = None  # the last run's (see _columns)
         # the model's parts built by the last runs (Program.memo), by what they read
         self._carried: dict[str, tuple[str, Any]] = {}
+        # rule -> the files whose text its last derived outcome read past the
+        # facts (`memo_texts`), and the digest of those texts then (`texts_key`)
+        self._read: dict[str, tuple[list[str], str | None]] = {}
 
     def forget(self) -> None:
+        self._read = {}
         self._placed, self._last, self.derived, self.moved = {}, {}, (), ()
         self.rounds = RoundCache()
         self._texts, self._entries, self._made_columns = {}, {}, None
@@ -181,6 +196,16 @@ class CheckMemo:
                 keys[rule.id] = h.hexdigest()
         return keys
 
+    def _texts_same(self, rule: Any, program: Program) -> bool:
+        """Whether the files whose text the rule's last outcome read hold that
+        text still (a rule that reads none: True)."""
+        if not _reads_texts(rule):
+            return True
+        read = self._read.get(rule.id)
+        if read is None or read[1] is None:
+            return False
+        return bool(rule.texts_key(program.config.root, read[0]) == read[1])
+
     def _moves(
         self,
         digests: Mapping[str, bytes],
@@ -246,10 +271,18 @@ class CheckMemo:
         gone = self._place(digests, load)
         files, columns = self._columns(digests, modules)
         keys = self._keys(program, runnable, selected, head, files, columns)
+        rules = {r.id: r for r in runnable}
+        same: dict[str, bool] = {}  # rule -> whether the texts it read are as they were
+
+        def texts_same(rid: str) -> bool:
+            if rid not in same:
+                same[rid] = self._texts_same(rules[rid], program)
+            return same[rid]
+
         replayed = {
             rid: hit[1]
             for rid, key in keys.items()
-            if (hit := self._last.get(rid)) is not None and hit[0] == key
+            if (hit := self._last.get(rid)) is not None and hit[0] == key and texts_same(rid)
         }
         moved: dict[str, Outcome] = {}
         missed = [
@@ -263,7 +296,11 @@ class CheckMemo:
                 again = self._keys(program, missed, selected, head, files, {**columns, **shifted})
                 for rule in missed:
                     last_key, done = self._last[rule.id]
-                    if again[rule.id] == last_key and (out := self._moved(rule, done, maps)):
+                    if (
+                        again[rule.id] == last_key
+                        and texts_same(rule.id)
+                        and (out := self._moved(rule, done, maps))
+                    ):
                         moved[rule.id] = out
         self._texts = dict(texts or {})
         self._entries = dict(digests)
@@ -315,14 +352,23 @@ class CheckMemo:
                 done = Outcome(program.sets[rule.id], found, pinning)
             if rule.id in keys and (rule.id not in replayed or rule.id in moved):
                 self._last[rule.id] = (keys[rule.id], done)
+                if rule.id not in replayed and _reads_texts(rule):
+                    self._read[rule.id] = _texts_read(rule, program)
             if done.found is not None:
                 raw.extend(done.found)
             if done.pins:
                 pins[rule.id] = done.pins
         self._last = {rid: v for rid, v in self._last.items() if rid in keys}
+        self._read = {rid: v for rid, v in self._read.items() if rid in self._last}
         self.derived = tuple(r.id for r in runnable if r.id not in replayed)
         self.moved = tuple(r.id for r in runnable if r.id in moved)
         return checks.judged(program, raw, runnable, selected), pins
+
+
+def _texts_read(rule: Any, program: Program) -> tuple[list[str], str | None]:
+    """The files whose text a rule's outcome read past the facts, and their digest."""
+    paths = list(rule.memo_texts(program))
+    return paths, rule.texts_key(program.config.root, paths)
 
 
 def _common(program: Program, head: str, files: bytes) -> Any:

@@ -85,18 +85,23 @@ class FactsDecoder:
     def decode_all(self) -> None:
         """Facts into the program for every entry not decoded yet, in path
         order (however many `step` decoded ahead); a file's error into errors."""
-        todo = sorted(set(self.blobs) - self._done)
-        same = {p for p in todo if self._as_earlier(p)}
-        self.blobs.load(p for p in todo if p not in same)
+        blobs, earlier, modules = self.blobs, self._earlier, self._modules
+        todo = sorted(set(blobs) - self._done)
+        digests = blobs.digests
+        same = {p for p in todo if (e := earlier.get(p)) is not None and e[0] == digests.get(p)}
+        blobs.load(p for p in todo if p not in same)
+        files: dict[str, dict[str, Any]] = {}  # (into the program at once, in path order)
         for path in todo:
-            facts = self._earlier[path][1] if path in same else self._ahead.pop(path, None)
+            facts = earlier[path][1] if path in same else self._ahead.pop(path, None)
             if facts is None:
-                facts, blob = self._decode(path, self.blobs[path])
-                if blob is not self.blobs[path]:  # a bad entry, extracted again
-                    self.blobs.replace(path, blob)
-            self._done.add(path)
-            self.blobs.release(path, self._modules[path])
+                facts, blob = self._decode(path, blobs[path])
+                if blob is not blobs[path]:  # a bad entry, extracted again
+                    blobs.replace(path, blob)
+            blobs.release(path, modules[path])
             if "error" in facts:
                 self.errors.append(FileError(path, facts["error"]))
             else:
-                self.program.files[path] = facts
+                files[path] = facts
+        self._done.update(todo)
+        if files:
+            self.program.files.update(files)

@@ -22,7 +22,6 @@ every rule's moved outcome against its derivation on the edited text.
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 from collections.abc import Callable
@@ -111,9 +110,27 @@ def _part_texts(blob: bytes, keys: set[str]) -> dict[str, str]:
     return {k: texts[k] for k in keys if k in texts}
 
 
-@functools.lru_cache(maxsize=2)  # an edit's new entry is the next edit's old one
+# entry -> its part texts, the last two (an edit's new entry is the next edit's
+# old one): those cut out of the entry, or known with it (note_part_texts)
+_TEXTS: dict[bytes, dict[str, str]] = {}
+
+
+def note_part_texts(blob: bytes, texts: dict[str, str]) -> None:
+    """An entry's part texts known where it was encoded (a kept module's
+    entry, each part's encoding in hand: engine.run), not cut out of it again."""
+    if blob not in _TEXTS and len(_TEXTS) >= 2:
+        del _TEXTS[next(iter(_TEXTS))]
+    _TEXTS[blob] = texts
+
+
 def _all_part_texts(blob: bytes) -> dict[str, str]:
     """Every facts part's JSON text in an entry (read only: it is kept)."""
+    found = _TEXTS.pop(blob, None)
+    note_part_texts(blob, found if found is not None else _cut_part_texts(blob))
+    return _TEXTS[blob]
+
+
+def _cut_part_texts(blob: bytes) -> dict[str, str]:
     text = blob.decode("utf-8", "surrogateescape")
     at = text.find('"facts":{')
     if at < 0:

@@ -56,6 +56,11 @@ class RoundCache:
     )
     order: tuple[str, ...] = ()
     made_of: dict[str, tuple[str, str]] = field(default_factory=dict)
+    # the rules' answers by their keys (what the cache holds under them, as the
+    # last runs read or wrote it): an edit's rounds ask the cache for none
+    answers: dict[str, frozenset[str]] = field(default_factory=dict)
+    modules: object = None  # the files' modules `paths` was last checked against
+    tokens: tuple[set[str], str] = (set(), "")  # the last tokens, joined as a key holds them
 
 
 def file_share(path: str, module: str, parts: PartDigests, keys: Iterable[str]) -> bytes:
@@ -210,24 +215,37 @@ class RoundMemo:
         current = set(blob_digests.values())
         if len(self._parts) > len(current):
             self._kept.parts = self._parts = {d: self._parts[d] for d in current}
-        if self._kept.paths != modules.keys():  # the shares of files gone since go
-            self._kept.paths = frozenset(modules)
+        kept = self._kept
+        # the shares of files gone since go (a later round's files: the same object)
+        if kept.modules is not modules and kept.paths != modules.keys():
+            kept.paths = frozenset(modules)
             for rid, made in self._made.items():
                 self._made[rid] = {p: hit for p, hit in made.items() if p in modules}
+        kept.modules = modules
         self._order_files(modules, blob_digests)
-        joined = "\0".join(sorted(tokens))
+        if kept.tokens[0] != tokens:
+            kept.tokens = (set(tokens), "\0".join(sorted(tokens)))
+        joined = kept.tokens[1]
         keys = {r.id: self._key(r, modules, blob_digests, joined) for r in rules}
         # (a rule this learn did not key missed its files' changes since)
-        self._kept.joined = {rid: v for rid, v in self._kept.joined.items() if rid in keys}
-        stored = self.cache.get_many(list(keys.values()))
+        kept.joined = {rid: v for rid, v in kept.joined.items() if rid in keys}
+        answers = kept.answers
+        if len(answers) > 16 * len(keys):  # (the answers of many runs ago go)
+            answers.clear()
+        asked = [k for k in keys.values() if k not in answers]
+        stored = self.cache.get_many(asked) if asked else {}
         out: set[str] = set()
         fresh: dict[str, bytes] = {}
         for rule in rules:
-            known = learnt_entry(stored.get(keys[rule.id]))
+            key = keys[rule.id]
+            known = answers.get(key)
             if known is None:
-                decode()
-                known = set(rule.more_tokens(program))
-                fresh[keys[rule.id]] = json.dumps(sorted(known)).encode()
+                found = learnt_entry(stored.get(key))
+                if found is None:
+                    decode()
+                    found = set(rule.more_tokens(program))
+                    fresh[key] = json.dumps(sorted(found)).encode()
+                known = answers[key] = frozenset(found)
             out |= known
         if fresh:
             self.cache.put_many(fresh)

@@ -17,7 +17,8 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctxlint.cache.entries import facts_entry, learnt_entry, outcome_entry
+from ctxlint.cache.entries import facts_entry, facts_value, learnt_entry, outcome_entry
+from ctxlint.cache.pending import PendingCache
 from ctxlint.cache.store import FactCache
 from ctxlint.config.settings import Config
 from ctxlint.core import deepstack, heap
@@ -33,12 +34,13 @@ from ctxlint.engine.decoding import FactsDecoder
 from ctxlint.engine.fingerprints import fingerprint, to_findings
 from ctxlint.engine.kept_tree import KeptTree
 from ctxlint.engine.keys import CODE_VERSION, RUN_VERSION, fact_key, facts_key, run_inputs, run_key
+from ctxlint.engine.moved_outcomes import note_part_texts
 from ctxlint.engine.outcome import RoundsEnd, RunOutput, record, replay
 from ctxlint.engine.part_digests import PartDigests
 from ctxlint.engine.prefilter import MODULE_TOKEN, prefilter, token_matcher
 from ctxlint.engine.rounds import RoundMemo
 from ctxlint.engine.start import Decoded, Start
-from ctxlint.engine.vocabulary import run_vocabulary
+from ctxlint.engine.vocabulary import VocabMemo, run_vocabulary
 from ctxlint.engine.workers import (
     _PYTHON,
     SYNTAX_ONLY,
@@ -47,7 +49,9 @@ from ctxlint.engine.workers import (
     _init_pool_worker,
     _init_worker,
     _work,
+    used_entry,
 )
+from ctxlint.facts.entry import text as piece_text
 from ctxlint.facts.vocab import Vocabulary
 from ctxlint.program.calls import read_ahead
 from ctxlint.program.core import Program
@@ -77,6 +81,8 @@ class TreeMemo:
     # the last run's entry digests by fact key (engine.blobs.gather's `known`):
     # an edit's run asks the cache for the edited files' alone
     digests: dict[str, bytes] = field(default_factory=dict)
+    # the last vocabulary derived and what it read: replayed while that is the same
+    reads: VocabMemo = field(default_factory=VocabMemo)
 
     def vocabulary(self, vocab: Vocabulary) -> tuple[Vocabulary, str, dict[str, Any], str]:
         """The kept vocabulary and its keys when `vocab` equals it, else `vocab`'s."""
@@ -161,6 +167,8 @@ class Engine:
         self._meanwhile: FactsDecoder | None = None
         self._parts: dict[str, PartDigests] = {}  # entry digest -> part digests (workers')
         self._round_memo: RoundMemo | None = None  # the last run's rounds
+        # (entry, its facts.entry.Piece) of the kept module's edit parsed this run
+        self._kept_entry: tuple[bytes, Any] | None = None
 
     # -- phases -------------------------------------------------------------
     def timed(self, name: str, start: float) -> None:
@@ -323,7 +331,14 @@ class Engine:
 
         with deepstack.running():
             before = self.check_memo.text_before(miss[0]) if self.check_memo is not None else None
-            yield _work(miss, kept.parser(miss[0], parse, content_hash(miss[2]), before))
+            result = _work(miss, kept.parser(miss[0], parse, content_hash(miss[2]), before))
+        entry = used_entry()
+        # the entry's facts, decoded from the kept pieces, not its JSON (_decoded)
+        self._kept_entry = (result[1], entry) if entry is not None else None
+        if entry is not None and entry.children is not None:  # (its parts' texts: moves)
+            parts = entry.children["facts"].children
+            note_part_texts(result[1], {k: piece_text(p, "placed") for k, p in parts.items()})
+        yield result
 
     def _edited_texts(self) -> dict[str, str]:
         """The texts whose edits the check memo moves outcomes for: the editor's
@@ -386,6 +401,13 @@ class Engine:
         shape this code writes is a miss (issue 11 D18): the file is extracted
         again and its entry replaced."""
         path, module = item
+        held = self._kept_entry
+        if held is not None and held[0] is blob and self.kept is not None:
+            # this run's edit, encoded from a kept module's entry: its values in hand
+            self._kept_entry = None
+            facts = facts_value(self.kept.value_of(held[1]), module, schema=vocab is None)
+            if facts is not None:
+                return facts, blob
         facts = facts_entry(blob, None if vocab == SYNTAX_ONLY else module, schema=vocab is None)
         if facts is None:
             blob = self._extract([item], sources, vocab, read=False)[path]
@@ -407,7 +429,8 @@ class Engine:
             blob = self._extract([(f.rel, f.module)], sources, None)[f.rel]
             return self._decoded((f.rel, f.module), blob, sources, None)[0]
 
-        vocab = run_vocabulary(self.config, files, sources, schema_of, self.schemas)
+        memo = self.tree.reads if self.tree is not None else None
+        vocab = run_vocabulary(self.config, files, sources, schema_of, self.schemas, memo)
         if self.tree is not None:  # (the one kept when equal: its keys are made)
             vocab = self.tree.vocabulary(vocab)[0]
         self._timed("vocabulary", t)
@@ -447,11 +470,16 @@ class Engine:
                 # tripped over what its own facts held (issue 11 D18): the cache
                 # is never a source of truth, so the run is done again without
                 # reading it (its writes replace the entries). A bug raises
-                # again, and is reported as a bug.
+                # again, and is reported as a bug. What a resident's cache
+                # holds unwritten is not trusted either (cache.pending).
+                if isinstance(self.cache, PendingCache):
+                    self.cache.discard()
                 self.cache.close()
                 self.cache = FactCache(self.config.cache_dir, read=False)
                 if self.tree is not None:  # (its digests were the cache's)
                     self.tree.digests = {}
+                if self.check_memo is not None:  # (the rules' answers it read)
+                    self.check_memo.rounds.answers.clear()
                 self.parsed, self.timings, self._done = 0, {}, 0
                 out = self._run_once()
                 print(

@@ -84,11 +84,19 @@ def _work(item: tuple[str, str, bytes], parser: Any = None) -> Result:
         facts = _error(module, f"cannot check: {type(exc).__name__}: {exc}", syntax_only)
     kept = getattr(parser, "kept", None)
     entry = getattr(kept, "entry", None)
+    _WORKER.pop("entry", None)
     if entry is not None and entry.value is facts:  # a kept module's (facts.entry)
         parts = of_piece(entry)
         if parts is not None:
+            _WORKER["entry"] = entry  # (the engine decodes the facts from it: used_entry)
             return path, text(entry, "placed").encode(), clock, parts
     return _encode(path, facts, clock, syntax_only)
+
+
+def used_entry() -> Any:
+    """The kept module's entry (facts.entry.Piece) the last `_work` here encoded
+    its result from (None: it encoded the facts); asked once."""
+    return _WORKER.pop("entry", None)
 
 
 def _error(module: str, message: str, syntax_only: bool) -> dict[str, Any]:

@@ -104,6 +104,21 @@ def _text_key(
     return (str(root), *cmd, ruff, path, digest)
 
 
+def texts_key(root: str | Path, paths: list[str], cmd: list[str] | None) -> str | None:
+    """A digest of `paths`' texts as ruff would read them now (the buffers, else
+    the files) and of the ruff that would: what its reports on them depend on
+    (a resident's check memo replays CTX401 by it). None where one cannot be read."""
+    ruff = identity(cmd)
+    held = BUFFERS.get()
+    h = hashlib.blake2b(ruff.encode(), digest_size=16)
+    for path in paths:
+        key = _text_key(root, cmd or [], ruff, held, path)
+        if key is None:
+            return None
+        h.update("\0".join(key).encode("utf-8", "surrogateescape"))
+    return h.hexdigest()
+
+
 def f811(
     root: str | Path, paths: list[str], names: set[str], cmd: list[str] | None
 ) -> tuple[str, list[F811]]:

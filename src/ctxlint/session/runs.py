@@ -12,9 +12,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import partial
+from pathlib import Path
 from typing import Any
 
+from ctxlint.cache.pending import PendingCache
 from ctxlint.cache.shared import SharedCache
+from ctxlint.cache.store import FactCache
 from ctxlint.core.findings import FileError, Finding
 from ctxlint.discover.files import SourceFile
 from ctxlint.discover.sources import Sources
@@ -51,6 +54,23 @@ class Resident:
     kept: KeptTree | None = field(default_factory=KeptTree)
     # the stat signatures, syntax verdicts and vocabulary of the last runs
     tree: TreeMemo = field(default_factory=TreeMemo)
+    # the fact cache its runs read and put into, kept open: what they put is
+    # written after their answers (cache.pending), always before it is dropped
+    store: PendingCache | None = field(default=None, repr=False)
+
+    def cache(self, folder: Path | None) -> PendingCache:
+        """The runs' fact cache in `folder` (another folder: the last one's
+        writes are made, and it is closed)."""
+        if self.store is None or self.store.folder != folder:
+            if self.store is not None:
+                self.store.finish()
+            self.store = PendingCache(folder)
+        return self.store
+
+    def flush(self) -> None:
+        """Write what the runs put and is held (cache.pending) now."""
+        if self.store is not None:
+            self.store.flush()
 
     def start(self, hashes: Mapping[str, str]) -> Start | None:
         if self.rounds is None:
@@ -62,6 +82,8 @@ class Resident:
         # A run that replayed its whole outcome has no rounds: the last rounds
         # stay, with the hashes of the tree they were decided on, so that the
         # next run scans every file that differs from that tree
+        if engine.cache is self.store and self.store is not None:
+            self.store.idle()  # (its writes, once the front end is idle)
         if out.rounds is not None:
             self.rounds, self.hashes = out.rounds, engine.hashes
         # a replayed outcome decoded nothing: the facts decoded before stay
@@ -138,6 +160,10 @@ class Runs:
         when they were discovered."""
         setup, options = self.setup, self.setup.request.run
         make: Any = Engine if resident is None else partial(_Resumed, resident=resident)
+        cache: FactCache | None = self._cache
+        if cache is None and resident is not None and options.use_cache:
+            cache = resident.cache(setup.config.cache_dir)  # (kept open, writes held)
+            cache.begin()
         return make(
             setup.config,
             setup.rules,
@@ -152,7 +178,7 @@ class Runs:
             folder_errors=folder_errors,
             start=start,
             texts=texts,
-            cache=self._cache,
+            cache=cache,
         )
 
     def check(

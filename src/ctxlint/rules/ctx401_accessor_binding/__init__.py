@@ -83,6 +83,17 @@ class AccessorBinding(Rule):
         # ruff) must not be replayed once that changes
         return ruff.identity(_ruff_command())
 
+    # A resident's check memo replays the rule by its facts and by the texts of
+    # the files ruff read (engine.check_memo): ruff's reports on a file depend
+    # on its text alone (a noqa comment too, which no fact holds)
+    def memo_texts(self, program: Program) -> list[str]:
+        """The files whose text the outcome read past the facts: ruff's candidates."""
+        return accessor_uses(program).ruff_candidates()
+
+    def texts_key(self, root: Any, paths: list[str]) -> str | None:
+        """The digest of those files' texts as ruff reads them now, and of ruff."""
+        return ruff.texts_key(root, paths, _ruff_command())
+
     def partial(self, sets: dict[str, Any]) -> str | None:
         status = str(sets.get(RUFF_STATUS, ""))
         if status.startswith("unavailable"):
