@@ -13,7 +13,6 @@ from pathlib import Path
 
 from ctxlint.config.settings import CONFIG_FILES, has_table
 from ctxlint.core.errors import ConfigError
-from ctxlint.core.gitcmd import run_git
 
 _SHOWN = 3  # the configs named in the message; more are counted
 
@@ -21,6 +20,8 @@ _SHOWN = 3  # the configs named in the message; more are counted
 def configs_below(start: Path) -> tuple[Path, list[Path]]:
     """The git work tree's root and the config files it tracks below `start`
     that hold a ctxlint table, nearest first; none outside a git work tree."""
+    from ctxlint.core.gitcmd import run_git  # (an error's path: not the daemon client's)
+
     patterns = [f":(glob)**/{name}" for name in CONFIG_FILES]
     try:
         done = run_git(start, "ls-files", "-z", "--full-name", "--", *patterns)
