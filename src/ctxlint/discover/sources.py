@@ -24,6 +24,7 @@ from ctxlint.cache.entries import signatures_entry
 from ctxlint.cache.store import FactCache
 from ctxlint.core.errors import CtxlintError
 from ctxlint.core.findings import FileError
+from ctxlint.discover.watched import Changes, Cursor, Watch, watch_of
 
 RACY_NS = 2_000_000_000
 # The layout of the signature entry (cache_entries.signatures_entry): in its key,
@@ -52,6 +53,41 @@ class Signatures:
     def __init__(self) -> None:
         self.key: str | None = None
         self.recorded: dict[str, list[Any]] = {}
+        # the tree's watch (discover.watched), when a resident front end keeps
+        # one: a run stats only the paths it names since the last run
+        self.cursor: Cursor | None = None
+        # the symbolic links: what one points at may change with no event
+        self.unwatched: set[str] = set()
+        self.stats = 0  # the files the last run stat'd
+
+
+def _quiet(
+    paths: list[str],
+    known: dict[str, list[Any]],
+    changes: Changes | None,
+    watch: Watch | None,
+    unwatched: set[str],
+) -> set[str]:
+    """The paths whose kept signature (and hash) holds without a stat: each
+    recorded by the last run, in a folder watched since, with no event since
+    (nor on a folder above it), its own inode watched (a write through another
+    name of it is an event too), and no symbolic link. None without a watch's
+    changes."""
+    if changes is None or watch is None:
+        return set()
+    covered: dict[str, bool] = {}
+    files = watch.watched_files
+    quiet = set()
+    for rel in paths:
+        if rel not in known or rel in unwatched or rel not in files or changes.touches(rel):
+            continue
+        folder = rel[: max(rel.rfind("/"), 0)]
+        seen = covered.get(folder)
+        if seen is None:
+            seen = covered[folder] = watch.covers(folder)
+        if seen:
+            quiet.add(rel)
+    return quiet
 
 
 class Sources(Mapping[str, bytes]):
@@ -66,16 +102,33 @@ class Sources(Mapping[str, bytes]):
         self.errors: list[FileError] = []
         self._bytes: dict[str, bytes] = {}
         key = f"stat:{STAT_LAYOUT}:{root}"
+        base = str(root)
+        watch = watch_of(base) if kept is not None else None
+        changes: Changes | None = None
+        if kept is not None:
+            if watch is None or kept.cursor is None or kept.cursor.watch is not watch:
+                kept.cursor = watch.cursor() if watch is not None else None
+            if kept.cursor is not None:  # (before any stat: what changes after is an event)
+                changes = kept.cursor.take()
         if kept is not None and kept.key == key:
             known = kept.recorded
         else:
             known = signatures_entry(cache.get_many([key]).get(key))
+            changes = None  # (the signatures the watch's events follow are the kept ones)
         settled = time.time_ns() - RACY_NS
         recorded: dict[str, list[Any]] = {}
-        base = str(root)
         inside = os.path.realpath(base) + os.sep
         prefix = os.path.join(base, "")
+        unwatched = kept.unwatched if kept is not None else set()
+        quiet = _quiet(paths, known, changes, watch, unwatched)
+        stats = 0
         for rel in paths:
+            if rel in quiet:  # no event since its signature was taken: the same
+                old = known[rel]
+                self.hashes[rel] = str(old[4])
+                recorded[rel] = old
+                continue
+            stats += 1
             full = prefix + rel  # (os.path.join: rel is relative)
             try:
                 st = os.lstat(full)
@@ -85,6 +138,9 @@ class Sources(Mapping[str, bytes]):
                         self.errors.append(FileError(rel, LINKED_OUT))
                         continue
                     st = os.stat(full)
+                    unwatched.add(rel)
+                else:
+                    unwatched.discard(rel)
             except OSError as exc:
                 self.errors.append(_cannot_read(rel, exc, full))
                 continue
@@ -106,7 +162,9 @@ class Sources(Mapping[str, bytes]):
         if recorded != known:
             cache.put_many({key: json.dumps(recorded, sort_keys=True).encode()})
         if kept is not None:
-            kept.key, kept.recorded = key, recorded
+            kept.key, kept.recorded, kept.stats = key, recorded, stats
+            if kept.cursor is not None:
+                kept.cursor.done()
 
     def edit(self, rel: str, text: str) -> None:
         """`rel` as an edit holds it (a fix's rewrite, an editor's buffer), in place
