@@ -24,7 +24,7 @@ from ctxlint.cache.entries import signatures_entry
 from ctxlint.cache.store import FactCache
 from ctxlint.core.errors import CtxlintError
 from ctxlint.core.findings import FileError
-from ctxlint.discover.watched import Changes, Cursor, Watch, watch_of
+from ctxlint.discover.watched import Changes, Cursor, watch_of
 
 RACY_NS = 2_000_000_000
 # The layout of the signature entry (cache_entries.signatures_entry): in its key,
@@ -61,35 +61,6 @@ class Signatures:
         self.stats = 0  # the files the last run stat'd
 
 
-def _quiet(
-    paths: list[str],
-    known: dict[str, list[Any]],
-    changes: Changes | None,
-    watch: Watch | None,
-    unwatched: set[str],
-) -> set[str]:
-    """The paths whose kept signature (and hash) holds without a stat: each
-    recorded by the last run, in a folder watched since, with no event since
-    (nor on a folder above it), its own inode watched (a write through another
-    name of it is an event too), and no symbolic link. None without a watch's
-    changes."""
-    if changes is None or watch is None:
-        return set()
-    covered: dict[str, bool] = {}
-    files = watch.watched_files
-    quiet = set()
-    for rel in paths:
-        if rel not in known or rel in unwatched or rel not in files or changes.touches(rel):
-            continue
-        folder = rel[: max(rel.rfind("/"), 0)]
-        seen = covered.get(folder)
-        if seen is None:
-            seen = covered[folder] = watch.covers(folder)
-        if seen:
-            quiet.add(rel)
-    return quiet
-
-
 class Sources(Mapping[str, bytes]):
     """Path (relative to the root) -> bytes, for every readable file; `hashes`
     holds each one's content hash, `errors` the files that cannot be read."""
@@ -120,12 +91,27 @@ class Sources(Mapping[str, bytes]):
         inside = os.path.realpath(base) + os.sep
         prefix = os.path.join(base, "")
         unwatched = kept.unwatched if kept is not None else set()
-        quiet = _quiet(paths, known, changes, watch, unwatched)
+        # A path's kept signature (and hash) holds without a stat when it was
+        # recorded by the last run, every change of it is an event (its inode
+        # watched, in a folder watched: Watch.watched_files), none came since
+        # (nor on a folder above it), and it is no symbolic link.
+        if changes is not None and watch is not None:
+            watched, changed = watch.watched_files, changes.paths
+            touches = changes.touches if changes.folders else None
+        else:
+            watched, changed, touches = set(), set(), None
+        hashes = self.hashes
         stats = 0
         for rel in paths:
-            if rel in quiet:  # no event since its signature was taken: the same
-                old = known[rel]
-                self.hashes[rel] = str(old[4])
+            old = known.get(rel)
+            if (
+                old is not None
+                and rel in watched
+                and rel not in changed
+                and rel not in unwatched
+                and (touches is None or not touches(rel))
+            ):
+                hashes[rel] = old[4]  # the same file since its signature was taken
                 recorded[rel] = old
                 continue
             stats += 1

@@ -64,9 +64,9 @@ class Watch:
         self.root = root
         self.ok = True
         self.watched: set[str] = set()
-        # the files whose own changes come with events whatever name they are
-        # made through (a Python file's inode watched: a second name out of the
-        # tree, a hard link, writes too); a file not here is stat'd every time
+        # the files whose every change comes with an event: a Python file whose
+        # inode is watched (its writes through any name: a hard link out of the
+        # tree) in a folder watched (its name); a file not here is stat'd
         self.watched_files: set[str] = set()
         self.generation = 0  # one more each time events may have been missed
         self._cursors: weakref.WeakSet[Cursor] = weakref.WeakSet()
@@ -85,7 +85,7 @@ class Watch:
 
     def covers_file(self, rel: str) -> bool:
         """Whether every change of the file `rel` comes with an event."""
-        return rel in self.watched_files and self.covers(rel[: max(rel.rfind("/"), 0)])
+        return self.ok and rel in self.watched_files
 
     def note(self, rel: str, *, named: bool, folder: bool) -> None:
         """An event on `rel`: its name (`named`) or its content changed."""

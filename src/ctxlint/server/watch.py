@@ -239,6 +239,11 @@ class TreeWatch(Watch):
             if folder is not None:
                 del self._folders[event.wd]
                 self.watched.discard(folder)
+                # (its files' names are not watched now: Watch.watched_files)
+                under = folder + "/" if folder else ""
+                self.watched_files.difference_update(
+                    [r for r in self.watched_files if r.startswith(under)]
+                )
                 self.note(folder, named=True, folder=True)
             return True
         if folder is None:  # (an event of a watch removed since)
