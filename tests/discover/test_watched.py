@@ -209,3 +209,36 @@ def test_outside_a_checkout_git_is_asked_once_until_a_git_folder_appears(
     subprocess.run(["git", "init", "-q", str(root)], check=True)
     found = [f.rel for f in files.discover(root, (".",), ())]
     assert len(asked) == 4 and "top.py" in found  # a checkout now: git lists
+
+
+def test_a_file_renamed_or_saved_by_rename_is_watched_again(tmp_path: Path) -> None:
+    """Its new inode (a save's) or its new name (a rename's) is watched: the
+    check after it stats that file, the next one nothing; a write through a
+    second name out of the tree is its own inode's event."""
+    root = _tree(tmp_path)
+    with watch.watching(root) as tree:
+        resident = Resident(root)
+        resident.read()
+        _settle()
+        resident.read()
+        target = root / "pkg" / "a.py"
+        (root / "pkg" / ".a.py.swp").write_text("saved = 1\n")
+        os.replace(root / "pkg" / ".a.py.swp", target)
+        os.rename(root / "pkg" / "sub" / "b.py", root / "pkg" / "sub" / "renamed.py")
+        _settle()
+        assert resident.read() == resident.fresh()
+        assert resident.kept.stats == 2
+        _settle()
+        resident.read()
+        assert resident.kept.stats == 0
+        assert {"pkg/a.py", "pkg/sub/renamed.py"} <= tree.watched_files
+        outside = tmp_path / "outside.py"
+        os.link(target, outside)
+        _settle()
+        resident.read()  # (the link count's change: an event on its inode)
+        with open(outside, "a", encoding="utf-8") as fh:
+            fh.write("through = 2\n")
+        _settle()
+        assert resident.read() == resident.fresh()
+        assert resident.kept.stats == 1
+        assert "through = 2" in (root / "pkg" / "a.py").read_text()

@@ -94,6 +94,7 @@ class TreeWatch(Watch):
         self._fd: Any = None
         self._folders: dict[int, str] = {}  # watch descriptor -> its folder (relative)
         self._files: dict[int, set[str]] = {}  # a Python file's watch -> its names (relative)
+        self._file_wd: dict[str, int] = {}  # a Python file's name -> its watch now
         self._new: set[str] = set()  # Python files named in this drain: watched at its end
         if self._lib is None or not sys.platform.startswith("linux") or not local_tree(root):
             self.ok = False
@@ -108,6 +109,7 @@ class TreeWatch(Watch):
         self.watched_files.clear()
         self._folders.clear()
         self._files.clear()
+        self._file_wd.clear()
         self._new.clear()
         try:
             self._fd = self._lib.INotify(nonblocking=True)
@@ -158,6 +160,7 @@ class TreeWatch(Watch):
                 return
             raise
         self._files.setdefault(wd, set()).add(rel)
+        self._file_wd[rel] = wd
         self.watched_files.add(rel)
 
     def _add_tree(self, rel: str) -> None:
@@ -224,13 +227,17 @@ class TreeWatch(Watch):
         names = self._files.get(event.wd)
         if names is not None:  # a Python file's own watch
             if mask & (f.IGNORED | f.MOVE_SELF | f.DELETE_SELF):
-                # gone, or its names changed: unwatched, until its new name's
-                # event (in its folder) watches it again
+                # gone, or its names changed: its names unwatched (those a newer
+                # watch holds now excepted: a late event of a file replaced)
                 del self._files[event.wd]
-                self.watched_files.difference_update(names)
+                for rel in names:
+                    if self._file_wd.get(rel) == event.wd:
+                        del self._file_wd[rel]
+                        self.watched_files.discard(rel)
                 if not mask & f.IGNORED:
                     with contextlib.suppress(OSError):
                         self._fd.rm_watch(event.wd)
+                    self._new.update(names)  # what holds each name now, at the drain's end
             for rel in names:
                 self.note(rel, named=False, folder=False)
             return True
@@ -241,9 +248,8 @@ class TreeWatch(Watch):
                 self.watched.discard(folder)
                 # (its files' names are not watched now: Watch.watched_files)
                 under = folder + "/" if folder else ""
-                self.watched_files.difference_update(
-                    [r for r in self.watched_files if r.startswith(under)]
-                )
+                gone = [r for r in self.watched_files if r.startswith(under)]
+                self.watched_files.difference_update(gone)
                 self.note(folder, named=True, folder=True)
             return True
         if folder is None:  # (an event of a watch removed since)
