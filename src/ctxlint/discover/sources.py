@@ -16,15 +16,15 @@ import json
 import os
 import stat
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ctxlint.cache.entries import signatures_entry
 from ctxlint.cache.store import FactCache
 from ctxlint.core.errors import CtxlintError
 from ctxlint.core.findings import FileError
-from ctxlint.discover.watched import Changes, Cursor, watch_of
+from ctxlint.discover.watched import Cursor, watch_of
 
 RACY_NS = 2_000_000_000
 # The layout of the signature entry (cache_entries.signatures_entry): in its key,
@@ -61,6 +61,30 @@ class Signatures:
         self.stats = 0  # the files the last run stat'd
 
 
+class _Watched(NamedTuple):
+    """A watch's changes since the last run, and the files it covers."""
+
+    paths: frozenset[str]
+    folders: frozenset[str]
+    touches: Callable[[str], bool]
+    watched: set[str]  # Watch.watched_files
+
+
+def _taken(kept: Signatures, base: str) -> _Watched | None:
+    """What the tree's watch saw since `kept`'s last run (its cursor made or
+    replaced for the watch of now); None: no watch, or it cannot say."""
+    watch = watch_of(base)
+    if watch is None or kept.cursor is None or kept.cursor.watch is not watch:
+        kept.cursor = watch.cursor() if watch is not None else None
+    if kept.cursor is None:
+        return None
+    changes = kept.cursor.take()  # (before any stat: what changes after is an event)
+    if changes is None:
+        return None
+    files = kept.cursor.watch.watched_files
+    return _Watched(changes.paths, changes.folders, changes.touches, files)
+
+
 class Sources(Mapping[str, bytes]):
     """Path (relative to the root) -> bytes, for every readable file; `hashes`
     holds each one's content hash, `errors` the files that cannot be read."""
@@ -74,13 +98,7 @@ class Sources(Mapping[str, bytes]):
         self._bytes: dict[str, bytes] = {}
         key = f"stat:{STAT_LAYOUT}:{root}"
         base = str(root)
-        watch = watch_of(base) if kept is not None else None
-        changes: Changes | None = None
-        if kept is not None:
-            if watch is None or kept.cursor is None or kept.cursor.watch is not watch:
-                kept.cursor = watch.cursor() if watch is not None else None
-            if kept.cursor is not None:  # (before any stat: what changes after is an event)
-                changes = kept.cursor.take()
+        changes = _taken(kept, base) if kept is not None else None
         if kept is not None and kept.key == key:
             known = kept.recorded
         else:
@@ -95,11 +113,8 @@ class Sources(Mapping[str, bytes]):
         # recorded by the last run, every change of it is an event (its inode
         # watched, in a folder watched: Watch.watched_files), none came since
         # (nor on a folder above it), and it is no symbolic link.
-        if changes is not None and watch is not None:
-            watched, changed = watch.watched_files, changes.paths
-            touches = changes.touches if changes.folders else None
-        else:
-            watched, changed, touches = set(), set(), None
+        watched, changed = (changes.watched, changes.paths) if changes else (set(), set())
+        touches = changes.touches if changes and changes.folders else None
         hashes = self.hashes
         stats = 0
         for rel in paths:
