@@ -242,3 +242,24 @@ def test_a_file_renamed_or_saved_by_rename_is_watched_again(tmp_path: Path) -> N
         assert resident.read() == resident.fresh()
         assert resident.kept.stats == 1
         assert "through = 2" in (root / "pkg" / "a.py").read_text()
+
+
+def test_a_mount_made_anywhere_starts_the_watch_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No inotify event says that a folder now shows another file system: a
+    change of the mount table (seen as the kernel marks it) is a loss."""
+    root = _tree(tmp_path)
+    with watch.watching(root) as tree:
+        resident = Resident(root)
+        resident.read()
+        _settle()
+        resident.read()
+        before = tree.generation
+        changed = watch._MountWatch.changed
+        monkeypatch.setattr(watch._MountWatch, "changed", lambda _self: True)
+        resident.read()
+        assert resident.kept.stats == 5 and tree.generation > before
+        monkeypatch.setattr(watch._MountWatch, "changed", changed)
+        resident.read()
+        assert resident.kept.stats == 0

@@ -10,7 +10,7 @@ watched, with every folder in it, when its event is read, before any reader
 lists it. What the watch cannot follow exactly makes every reader look at
 everything for that check, and the watch starts again (its folders watched
 anew): an overflowed queue, a folder moved away or within the tree, the
-root moved. A watch that cannot start (not Linux, no inotify_simple, the
+root moved, a mount made or undone (the mount table's change). A watch that cannot start (not Linux, no inotify_simple, the
 kernel's limit of watches or instances, a file system whose changes may come
 from elsewhere: NFS, FUSE and the like) is no watch: every check stats all.
 
@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import select
 import sys
 import threading
 from collections.abc import Iterator
@@ -83,6 +84,24 @@ def local_tree(root: str) -> bool:
     return all(t in LOCAL for t in inside)
 
 
+class _MountWatch:
+    """The mount table's changes: the kernel marks /proc/self/mountinfo
+    (POLLPRI) when a mount is made or undone anywhere this process sees, and
+    no inotify event says that a folder now shows another file system."""
+
+    def __init__(self) -> None:
+        self._file = open("/proc/self/mountinfo", "rb")  # (held open: polled)
+        self._file.read()
+        self._poll = select.poll()
+        self._poll.register(self._file, select.POLLPRI | select.POLLERR)
+
+    def changed(self) -> bool:
+        return bool(self._poll.poll(0))
+
+    def close(self) -> None:
+        self._file.close()
+
+
 class TreeWatch(Watch):
     """inotify on every walked folder of `root` (see the module's docstring)."""
 
@@ -96,7 +115,8 @@ class TreeWatch(Watch):
         self._files: dict[int, set[str]] = {}  # a Python file's watch -> its names (relative)
         self._file_wd: dict[str, int] = {}  # a Python file's name -> its watch now
         self._new: set[str] = set()  # Python files named in this drain: watched at its end
-        if self._lib is None or not sys.platform.startswith("linux") or not local_tree(root):
+        self._mounts: Any = None  # /proc/self/mountinfo, polled: a mount made or undone
+        if self._lib is None or not sys.platform.startswith("linux"):
             self.ok = False
             return
         self._start()
@@ -112,6 +132,10 @@ class TreeWatch(Watch):
         self._file_wd.clear()
         self._new.clear()
         try:
+            # (first: a mount made while the folders are watched is seen)
+            self._mounts = _MountWatch()
+            if not local_tree(self.root):
+                raise OSError("not a local file system")
             self._fd = self._lib.INotify(nonblocking=True)
             self._add_tree("")
         except OSError:
@@ -121,10 +145,11 @@ class TreeWatch(Watch):
         self.ok = True
 
     def _close(self) -> None:
-        if self._fd is not None:
-            with contextlib.suppress(OSError):
-                self._fd.close()
-        self._fd = None
+        for held in (self._fd, self._mounts):
+            if held is not None:
+                with contextlib.suppress(OSError):
+                    held.close()
+        self._fd = self._mounts = None
 
     def _mask(self, folder: str) -> int:
         f = self._lib.flags
@@ -197,6 +222,9 @@ class TreeWatch(Watch):
 
     def _drain(self) -> None:
         if not self.ok:
+            return
+        if self._mounts.changed():  # a folder of the tree may show another file system
+            self._restart()
             return
         f = self._lib.flags
         named = f.CREATE | f.DELETE | f.MOVED_FROM | f.MOVED_TO
