@@ -7,11 +7,14 @@ from __future__ import annotations
 
 import argparse
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from lspclient import APP, copy_legacy_app
 
+import ctxlint
 from ctxlint.cli.main import build_parser
 from ctxlint.cli.options import resolve
 from ctxlint.cli.quick_check import parsed, socket_folder
@@ -149,3 +152,39 @@ def test_a_daemon_gives_a_report_it_made_for_the_same_run_again(
         assert ask("--output", str(out))["code"] == edited["code"]
         assert out.read_text() == edited["stdout"]
         out.unlink()
+
+
+# the quick client's whole way to the socket, in a fresh interpreter, and what it imported
+_IMPORTED = """
+import sys
+from ctxlint.cli.quick_check import parsed, socket_folder
+folder = socket_folder(parsed(sys.argv[1:]))
+unwanted = ("pathspec", "subprocess", "ctxlint.core.gitcmd", "ctxlint.discover.files")
+print(folder is not None, sorted(m for m in unwanted if m in sys.modules))
+"""
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["check", APP],
+        ["check", "--profile", "sglang", ".", "--exit-zero"],
+        ["check", "--strict", APP],
+    ],
+)
+def test_the_quick_client_leaves_the_linters_imports_unimported(
+    tree: Path, argv: list[str]
+) -> None:
+    """The client finds its socket folder (the config read, its cache folder
+    made) without pathspec (a third of its imports: config.settings used it
+    at the top for one check of the globs) or a subprocess (git, asked only
+    when a config's root leads outside its folder, or to name configs)."""
+    done = subprocess.run(
+        [sys.executable, "-c", _IMPORTED, *argv],
+        cwd=tree,
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(Path(ctxlint.__file__).parents[1])},
+    )
+    assert done.stdout.split("\n")[0] == "True []"

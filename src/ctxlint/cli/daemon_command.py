@@ -139,9 +139,13 @@ def foreground(setup: session.Setup, cache_dir: Path, _args: argparse.Namespace)
 
 
 def _serve(setup: session.Setup, cache_dir: Path) -> int:
+    from ctxlint.server.watch import watching
+
     answers = Answers()
     try:
-        with held_lock(cache_dir):
+        # the tree's own watch (server.watch) from before the first check: the
+        # checks after stat only the files changed on disk since the last one
+        with held_lock(cache_dir), watching(setup.config.root):
             answers.prime(setup)
             print(f"ctxlint server: serving {setup.config.root} (pid {os.getpid()})", flush=True)
             Daemon(cache_dir, setup.config.root, answers).serve()

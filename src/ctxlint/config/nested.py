@@ -14,7 +14,6 @@ from pathlib import Path
 
 from ctxlint.config.settings import CONFIG_FILES, has_table
 from ctxlint.core.errors import ConfigError
-from ctxlint.core.gitcmd import run_git
 
 _SHOWN = 3  # the configs named in the message; more are counted
 # the files git tracks, and those it would add (untracked, not ignored)
@@ -26,6 +25,8 @@ def configs_below(start: Path) -> tuple[Path, list[Path]]:
     ctxlint table, nearest first: those git tracks and those it would add (not
     yet committed, not ignored: a project set up before its first commit);
     none outside a git work tree."""
+    from ctxlint.core.gitcmd import run_git  # (an error's path: not the daemon client's)
+
     patterns = [f":(glob)**/{name}" for name in CONFIG_FILES]
     try:
         done = run_git(start, *_LISTED, "--", *patterns)

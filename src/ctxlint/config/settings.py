@@ -14,11 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pathspec
-
 from ctxlint.config.selection import resolve as resolve_selectors
 from ctxlint.core.errors import ConfigError, did_you_mean
-from ctxlint.core.gitcmd import run_git
 from ctxlint.core.pysource import DEFAULT_TARGET, unsupported_target
 
 if sys.version_info >= (3, 11):
@@ -290,6 +287,10 @@ def _check_strings(key: str, value: Any) -> None:
 
 
 def _check_globs(key: str, globs: list[str]) -> None:
+    # (imported here: `ctxlint check` through a daemon reads the config file
+    # without loading it, and pathspec was a third of that client's imports)
+    import pathspec
+
     for glob in globs:
         try:
             pathspec.GitIgnoreSpec.from_lines([glob])
@@ -331,6 +332,8 @@ def configured_root(value: str, base: Path) -> Path:
     root = (base / value).resolve()
     if root.is_relative_to(base) or root.is_relative_to(Path.cwd().resolve()):
         return root
+    from ctxlint.core.gitcmd import run_git  # (subprocess: not for every client)
+
     try:
         top = run_git(base, "rev-parse", "--show-toplevel")
     except OSError:

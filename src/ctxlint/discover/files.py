@@ -20,6 +20,7 @@ from ctxlint.core.errors import CtxlintError
 from ctxlint.core.findings import FileError
 from ctxlint.core.gitcmd import run_git
 from ctxlint.discover.sources import RACY_NS
+from ctxlint.discover.watched import Changes, Cursor, Watch, watch_of
 
 SKIP_DIRS = {
     ".git",
@@ -42,6 +43,9 @@ class SourceFile:
 def _git_files(root: Path) -> list[str] | None:
     # ls-files run from `root` prints paths relative to it; outside a work tree
     # (or without git) it fails and the caller walks the tree instead.
+    outside = (str(root), _git_environment())
+    if outside in _NO_CHECKOUT and not _git_above(root):
+        return None
     try:
         ignored = run_git(root, "check-ignore", "-q", ".")
         if ignored.returncode == 0:  # an ignored tree inside a checkout (a cache): walk it
@@ -50,8 +54,38 @@ def _git_files(root: Path) -> list[str] | None:
     except OSError:
         return None
     if out.returncode != 0:
+        if not _git_above(root):
+            _NO_CHECKOUT.add(outside)
         return None
     return [p for p in out.stdout.decode("utf-8", "surrogateescape").split("\0") if p]
+
+
+# The trees git found no work tree for (root, git's environment): a resident
+# front end discovers before every check, and asked git twice each time only to
+# hear "not a git repository" (an unpacked wheel). git finds a work tree by a
+# `.git` in the root or a folder above it (or by its environment): while none
+# of those exists, which a few lstats tell, the answer is the same.
+_NO_CHECKOUT: set[tuple[str, tuple[tuple[str, str], ...]]] = set()
+
+
+def _git_environment() -> tuple[tuple[str, str], ...]:
+    return tuple(sorted((k, v) for k, v in os.environ.items() if k.startswith("GIT_")))
+
+
+def _git_above(root: Path) -> bool:
+    """Whether a `.git` may be in `root` or a folder above it (one that cannot
+    be looked at counts)."""
+    for folder in (root, *root.parents):
+        if folder.name == ".git":
+            return True
+        try:
+            os.lstat(os.path.join(folder, ".git"))
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        except OSError:
+            return True
+        return True
+    return False
 
 
 def _walk_files(
@@ -127,12 +161,29 @@ def discover(
 
     listed = _git_files(root)
     key = (str(root), tuple(roots), tuple(exclude))
+    base = str(root)  # os.path on strings: pathlib costs more than the stat on a large tree
+    watch = watch_of(base)
+    cursor = None
     if listed is None:
         walked = _WALKS.get(key)
-        if walked is not None and (errors is not None or not walked.errors) and walked.unchanged():
-            if errors is not None:
-                errors.extend(walked.errors)
-            return list(walked.files)
+        if walked is not None and walked.cursor is not None and walked.cursor.watch is watch:
+            cursor = walked.cursor
+        changes = cursor.take() if cursor is not None else None
+        if walked is not None and (errors is not None or not walked.errors):
+            if changes is not None and cursor is not None:
+                files = walked.applied(changes, base, roots, spec)
+                if files is not None:
+                    cursor.done()
+                    return list(files)
+            if walked.settled and walked.unchanged():
+                if cursor is not None:
+                    cursor.done()
+                if errors is not None:
+                    errors.extend(walked.errors)
+                return list(walked.files)
+        if watch is not None and cursor is None:
+            cursor = watch.cursor()
+            cursor.take()  # (before the walk: what changes after is an event)
     folders: dict[str, tuple[int, ...] | None] = {}
     since = time.time_ns() - RACY_NS
     found_errors: list[FileError] = []
@@ -145,30 +196,117 @@ def discover(
     )
     if errors is not None:
         errors.extend(found_errors)
+    if listed is not None and watch is not None:
+        return list(_chosen_listed(key, listed, base, roots, spec, watch))
     chosen: dict[str, SourceFile] = {}
     links: dict[str, bool] = {}  # each symbolic link to a Python file -> whether it was listed
-    base = str(root)  # os.path on strings: pathlib costs more than the stat on a large tree
     for rel in files:
-        if not rel.endswith(".py") or spec.match_file(rel):
-            continue
-        if any(part in SKIP_DIRS for part in rel.split("/")[:-1]):
-            continue
-        if not any(r in (".", "") or rel.startswith(r.rstrip("/") + "/") for r in roots):
-            continue
-        full = os.path.join(base, rel)
-        there, link = _file_kind(full)
-        if link:  # (what it points at may change with no folder changing)
-            links[full] = there
-        if not there:  # deleted, still in the index
-            continue
-        chosen[rel] = SourceFile(rel, module_name(rel, roots))
+        _choose(rel, base, roots, spec, chosen, links)
     out = [chosen[k] for k in sorted(chosen)]
     _WALKS.pop(key, None)
-    if listed is None and all(s is not None and max(s[:2]) < since for s in folders.values()):
-        _WALKS[key] = _Walked(folders, links, out, found_errors)  # type: ignore[arg-type]
+    settled = all(s is not None and max(s[:2]) < since for s in folders.values())
+    if listed is None and (settled or cursor is not None):
+        _WALKS[key] = _Walked(folders, links, out, found_errors, settled, cursor)  # type: ignore[arg-type]
         while len(_WALKS) > 4:
             del _WALKS[next(iter(_WALKS))]
+        if cursor is not None:
+            cursor.done()
     return list(out)
+
+
+@dataclass
+class _Chosen:
+    """git's last listing of a watched checkout, and the files chosen of it."""
+
+    listed: frozenset[str]
+    chosen: dict[str, SourceFile]
+    links: dict[str, bool]
+    out: list[SourceFile]
+    cursor: Cursor
+
+
+# A watched checkout's last choice (discover's key -> _Chosen): git lists the
+# files each time (its index and ignore files decide), but whether each one is
+# there to check (a file deleted is still in the index) changes only with an
+# event on its name: the others are not looked at again.
+_CHOSEN: dict[tuple[str, tuple[str, ...], tuple[str, ...]], _Chosen] = {}
+
+
+def _chosen_listed(
+    key: tuple[str, tuple[str, ...], tuple[str, ...]],
+    listed: list[str],
+    base: str,
+    roots: list[str],
+    spec: pathspec.PathSpec,
+    watch: Watch,
+) -> list[SourceFile]:
+    """The checked files of git's listing `listed`, looked at again only where
+    the watch saw a name change since the last listing (or cannot say)."""
+    memo = _CHOSEN.pop(key, None)
+    changes = None
+    if memo is not None and memo.cursor.watch is watch:
+        cursor = memo.cursor
+        changes = cursor.take()
+    else:
+        cursor = watch.cursor()
+        cursor.take()  # (before any look: what changes after is an event)
+    now = frozenset(listed)
+    if memo is None or changes is None or memo.links:
+        chosen: dict[str, SourceFile] = {}
+        links: dict[str, bool] = {}
+        for rel in listed:
+            _choose(rel, base, roots, spec, chosen, links)
+        out = [chosen[k] for k in sorted(chosen)]
+    else:
+        named = Changes(changes.names, changes.names, changes.folders)
+        covered: dict[str, bool] = {}
+
+        def again(rel: str) -> bool:
+            folder = rel[: max(rel.rfind("/"), 0)]
+            seen = covered.get(folder)
+            if seen is None:
+                seen = covered[folder] = watch.covers(folder)
+            return not seen or named.touches(rel)
+
+        looked = (now ^ memo.listed) | {rel for rel in now if again(rel)}
+        chosen, links, out = memo.chosen, memo.links, memo.out
+        if looked:
+            chosen, links = dict(chosen), {}
+            for rel in looked:
+                chosen.pop(rel, None)
+                if rel in now:
+                    _choose(rel, base, roots, spec, chosen, links)
+            out = [chosen[k] for k in sorted(chosen)]
+    _CHOSEN[key] = _Chosen(now, chosen, links, out, cursor)
+    while len(_CHOSEN) > 4:
+        del _CHOSEN[next(iter(_CHOSEN))]
+    cursor.done()
+    return out
+
+
+def _choose(
+    rel: str,
+    base: str,
+    roots: list[str],
+    spec: pathspec.PathSpec,
+    chosen: dict[str, SourceFile],
+    links: dict[str, bool],
+) -> None:
+    """`rel` into `chosen` when it is a checked file; each link to a Python
+    file into `links` (its full path -> whether it is listed)."""
+    if not rel.endswith(".py") or spec.match_file(rel):
+        return
+    if any(part in SKIP_DIRS for part in rel.split("/")[:-1]):
+        return
+    if not any(r in (".", "") or rel.startswith(r.rstrip("/") + "/") for r in roots):
+        return
+    full = os.path.join(base, rel)
+    there, link = _file_kind(full)
+    if link:  # (what it points at may change with no folder changing)
+        links[full] = there
+    if not there:  # deleted, still in the index
+        return
+    chosen[rel] = SourceFile(rel, module_name(rel, roots))
 
 
 # A walked tree's last discovery (root, src roots, excludes -> _Walked): a
@@ -191,17 +329,75 @@ def _signature(folder: str) -> tuple[int, ...] | None:
     return (st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_mode)
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Walked:
     folders: dict[str, tuple[int, ...]]  # each folder walked -> its signature then
     links: dict[str, bool]  # each link to a Python file -> whether it was listed
     files: list[SourceFile]
     errors: list[FileError]
+    # whether every folder had settled at the walk (else its signatures do not
+    # tell a change: only a watch's events do)
+    settled: bool = True
+    cursor: Cursor | None = None  # the tree's watch's (discover.watched), when watched
 
     def unchanged(self) -> bool:
         return all(_signature(f) == s for f, s in self.folders.items()) and all(
             _listed_file(f) == was for f, was in self.links.items()
         )
+
+    def applied(
+        self, changes: Changes, base: str, roots: list[str], spec: pathspec.PathSpec
+    ) -> list[SourceFile] | None:
+        """The files now, by the watch's events since the walk: each path made,
+        deleted or moved (a folder's: everything under it) looked at again,
+        a folder listed (the watch watches it already). None when the walk
+        must be done again: a folder that could not be read, a link changed."""
+        if self.errors or any(_listed_file(f) != was for f, was in self.links.items()):
+            return None
+        names = changes.names | changes.folders
+        if not names:
+            return self.files
+        if "" in names:
+            return None
+        chosen = {f.rel: f for f in self.files}
+        links = dict(self.links)
+        for name in sorted(names):
+            under = name + "/"
+            for rel in [r for r in chosen if r == name or r.startswith(under)]:
+                del chosen[rel]
+            for full in [
+                f
+                for f in links
+                if f == os.path.join(base, name) or f.startswith(os.path.join(base, under))
+            ]:
+                del links[full]
+            parts = name.split("/")
+            if any(p in SKIP_DIRS or p.endswith(".egg-info") for p in parts[:-1]):
+                continue
+            full = os.path.join(base, name)
+            try:
+                st = os.lstat(full)
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+            except OSError:
+                return None
+            if not stat.S_ISDIR(st.st_mode):
+                _choose(name, base, roots, spec, chosen, links)
+                continue
+            if parts[-1] in SKIP_DIRS or parts[-1].endswith(".egg-info"):
+                continue
+            failed: list[OSError] = []
+            for folder, dirs, files in os.walk(full, onerror=failed.append):
+                dirs[:] = [d for d in dirs if d not in SKIP_DIRS and not d.endswith(".egg-info")]
+                rel_folder = os.path.relpath(folder, base).replace(os.sep, "/")
+                for file in files:
+                    _choose(f"{rel_folder}/{file}", base, roots, spec, chosen, links)
+            if failed:
+                return None
+        self.files = [chosen[k] for k in sorted(chosen)]
+        self.links = links
+        self.settled = False  # (its folders' signatures are the walk's)
+        return self.files
 
 
 def buffer_file(

@@ -16,14 +16,15 @@ import json
 import os
 import stat
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ctxlint.cache.entries import signatures_entry
 from ctxlint.cache.store import FactCache
 from ctxlint.core.errors import CtxlintError
 from ctxlint.core.findings import FileError
+from ctxlint.discover.watched import Cursor, watch_of
 
 RACY_NS = 2_000_000_000
 # The layout of the signature entry (cache_entries.signatures_entry): in its key,
@@ -52,6 +53,36 @@ class Signatures:
     def __init__(self) -> None:
         self.key: str | None = None
         self.recorded: dict[str, list[Any]] = {}
+        # the tree's watch (discover.watched), when a resident front end keeps
+        # one: a run stats only the paths it names since the last run
+        self.cursor: Cursor | None = None
+        # the symbolic links: what one points at may change with no event
+        self.unwatched: set[str] = set()
+        self.stats = 0  # the files the last run stat'd
+
+
+class _Watched(NamedTuple):
+    """A watch's changes since the last run, and the files it covers."""
+
+    paths: frozenset[str]
+    folders: frozenset[str]
+    touches: Callable[[str], bool]
+    watched: set[str]  # Watch.watched_files
+
+
+def _taken(kept: Signatures, base: str) -> _Watched | None:
+    """What the tree's watch saw since `kept`'s last run (its cursor made or
+    replaced for the watch of now); None: no watch, or it cannot say."""
+    watch = watch_of(base)
+    if watch is None or kept.cursor is None or kept.cursor.watch is not watch:
+        kept.cursor = watch.cursor() if watch is not None else None
+    if kept.cursor is None:
+        return None
+    changes = kept.cursor.take()  # (before any stat: what changes after is an event)
+    if changes is None:
+        return None
+    files = kept.cursor.watch.watched_files
+    return _Watched(changes.paths, changes.folders, changes.touches, files)
 
 
 class Sources(Mapping[str, bytes]):
@@ -66,16 +97,39 @@ class Sources(Mapping[str, bytes]):
         self.errors: list[FileError] = []
         self._bytes: dict[str, bytes] = {}
         key = f"stat:{STAT_LAYOUT}:{root}"
+        base = str(root)
+        changes = _taken(kept, base) if kept is not None else None
         if kept is not None and kept.key == key:
             known = kept.recorded
         else:
             known = signatures_entry(cache.get_many([key]).get(key))
+            changes = None  # (the signatures the watch's events follow are the kept ones)
         settled = time.time_ns() - RACY_NS
         recorded: dict[str, list[Any]] = {}
-        base = str(root)
         inside = os.path.realpath(base) + os.sep
         prefix = os.path.join(base, "")
+        unwatched = kept.unwatched if kept is not None else set()
+        # A path's kept signature (and hash) holds without a stat when it was
+        # recorded by the last run, every change of it is an event (its inode
+        # watched, in a folder watched: Watch.watched_files), none came since
+        # (nor on a folder above it), and it is no symbolic link.
+        watched, changed = (changes.watched, changes.paths) if changes else (set(), set())
+        touches = changes.touches if changes and changes.folders else None
+        hashes = self.hashes
+        stats = 0
         for rel in paths:
+            old = known.get(rel)
+            if (
+                old is not None
+                and rel in watched
+                and rel not in changed
+                and rel not in unwatched
+                and (touches is None or not touches(rel))
+            ):
+                hashes[rel] = old[4]  # the same file since its signature was taken
+                recorded[rel] = old
+                continue
+            stats += 1
             full = prefix + rel  # (os.path.join: rel is relative)
             try:
                 st = os.lstat(full)
@@ -85,6 +139,9 @@ class Sources(Mapping[str, bytes]):
                         self.errors.append(FileError(rel, LINKED_OUT))
                         continue
                     st = os.stat(full)
+                    unwatched.add(rel)
+                else:
+                    unwatched.discard(rel)
             except OSError as exc:
                 self.errors.append(_cannot_read(rel, exc, full))
                 continue
@@ -106,7 +163,9 @@ class Sources(Mapping[str, bytes]):
         if recorded != known:
             cache.put_many({key: json.dumps(recorded, sort_keys=True).encode()})
         if kept is not None:
-            kept.key, kept.recorded = key, recorded
+            kept.key, kept.recorded, kept.stats = key, recorded, stats
+            if kept.cursor is not None:
+                kept.cursor.done()
 
     def edit(self, rel: str, text: str) -> None:
         """`rel` as an edit holds it (a fix's rewrite, an editor's buffer), in place

@@ -20,12 +20,14 @@ from __future__ import annotations
 
 import logging
 import os
+import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ctxlint.core import pysource
 from ctxlint.core.findings import FileError, Finding, RuleInfo
 from ctxlint.program.config_index import carry_into
+from ctxlint.server import watch
 from ctxlint.server.checking import Checker
 from ctxlint.server.index_carry import carry
 from ctxlint.server.layout_edits import Layout, changes_code, compare
@@ -70,6 +72,12 @@ class Project:
         self.checker = Checker(self.setup, use_cache=self.use_cache, jobs=self.jobs)
         # what each check's navigation index takes from the last one's (index_carry)
         self.nav = carry(self.checker.resident)
+        self._watch_tree(self.root)
+
+    def _watch_tree(self, root: Path) -> None:
+        """The tree's own watch (server.watch), while this project lives: each
+        check stats only the files changed on disk since the last one."""
+        self._unwatch = weakref.finalize(self, watch.stop, watch.start(root).root)
 
     @property
     def root(self) -> Path:
@@ -123,6 +131,9 @@ class Project:
 
     def reload(self, setup: Setup) -> None:
         """A new config (its file or the baseline changed): checks start afresh."""
+        if setup.config.root != self.root:
+            self._unwatch()
+            self._watch_tree(setup.config.root)
         self.setup = setup
         self.checker = Checker(setup, use_cache=self.use_cache, jobs=self.jobs)
         self.nav = carry(self.checker.resident)
