@@ -5,7 +5,6 @@ edited buffer's facts are decoded from the kept module's entry, not its JSON
 
 from __future__ import annotations
 
-import itertools
 import json
 import sqlite3
 import zlib
@@ -124,13 +123,14 @@ def test_a_dropped_resident_writes_what_it_held(tmp_path: Path) -> None:
     assert _rows(root).keys() >= held.keys()
 
 
-def test_an_edits_facts_are_decoded_from_the_kept_entry(
+def test_an_edits_moves_read_the_kept_entrys_part_texts(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A spliced edit's facts are the kept module's entry's values, not its
-    JSON decoded: equal to it, in the same order (its encoding is the entry),
-    and only the pieces the edit changed are decoded again; the outcomes it
-    moves read its parts' texts as the entry's pieces hold them."""
+    """The outcomes a spliced edit moves read its parts' texts as the kept
+    module's entry's pieces hold them, not cut out of its JSON again; its
+    facts are its entry's JSON decoded (a decoding from the pieces' values,
+    shared from run to run, was tried: it held 30 to 50 MiB more in the
+    server over 200 edits, docs/server.md)."""
     root = _warm_copy("legacy_app", tmp_path)
     setup = _session(root)
     resident = setup.request.run.resident
@@ -153,7 +153,7 @@ def test_an_edits_facts_are_decoded_from_the_kept_entry(
     )
     original = (root / REL).read_text()
     session.check(setup, texts={REL: original})
-    pieces, moves = [], []
+    moves = []
     for text in _edits(original):
         decoded.clear()
         asked.clear()
@@ -162,13 +162,9 @@ def test_an_edits_facts_are_decoded_from_the_kept_entry(
         facts = out.program.files[REL]
         entry = json.dumps(facts, separators=(",", ":")).encode()  # (keys as they are)
         assert json.loads(entry) == facts
-        assert entry not in decoded  # (its JSON not decoded)
+        assert entry in decoded  # (its JSON decoded)
         assert entry == json.dumps(facts, sort_keys=True, separators=(",", ":")).encode()
-        pieces.append(resident.kept.decoded)
         moves.append((len(asked), len(cut)))
-    # the first edit's entry is decoded whole; each later one only what changed
-    first, later = pieces[0], [b - a for a, b in itertools.pairwise(pieces)]
-    assert first > 0 and all(0 < n < first / 4 for n in later), (first, later)
     # the moves read each spliced entry's part texts as encoded, not cut out of
     # its JSON (the first edit's old entry, the cache's, is cut)
     assert all(n > 0 for n, _ in moves[1:]) and all(c == 0 for _, c in moves[1:]), moves

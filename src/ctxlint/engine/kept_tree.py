@@ -13,20 +13,14 @@ tokenized again.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ctxlint.facts import code_digest as cd
 
 if TYPE_CHECKING:  # LibCST is imported only by a run that parses (facts.splice)
-    from ctxlint.facts.entry import Piece
     from ctxlint.facts.splice import Kept
-
-# the decoded pieces kept (value_of) past this many times those of the last
-# whole entry decoded: let go, and the next entry decoded whole
-KEPT_VALUES = 2
 
 
 @dataclass
@@ -48,54 +42,11 @@ class KeptTree:
         self.cut: _Cut | None = None  # the digest lines of the kept text, or of the next one
         self.spliced = 0  # parses answered by a splice (for tests and the log)
         self.parsed = 0  # whole parses
-        # id(piece) -> (the piece, its value as the entry's JSON decodes): value_of
-        self._values: dict[int, tuple[Piece, Any]] = {}
-        self._most = 0  # how many may be kept (KEPT_VALUES)
-        self.decoded = 0  # pieces decoded by value_of (for tests)
 
     def release(self, path: str | None = None) -> None:
         """Let go of the module (of `path` only, when given)."""
         if path is None or path == self.path:
             self.path, self.kept, self.cut, self.hash = None, None, None, None
-            self._values, self._most = {}, 0
-
-    def value_of(self, entry: Piece) -> Any:
-        """A kept module's entry (facts.entry) as json.loads of its encoding
-        (`text(entry, "placed")`, keys sorted) decodes it, the same values in
-        the same order, with no JSON text of the whole: each piece's value is
-        kept by the piece, and a piece of the next entry that is the last
-        one's (what the edit did not change: facts.entry.piece) is not
-        decoded again; a new dict or list joins its pieces' values, a new
-        leaf decodes its own sorted encoding. The values are shared by the
-        programs of successive runs, as an unchanged file's facts are (engine.start)."""
-        values = self._values
-        if len(values) > self._most:
-            values.clear()  # (the pieces of many entries gone: all decoded again)
-        decoded = 0
-
-        def value(piece: Piece) -> Any:
-            nonlocal decoded
-            hit = values.get(id(piece))
-            if hit is not None and hit[0] is piece:
-                return hit[1]
-            if piece.children is not None:
-                children = piece.children
-                made: Any = {k: value(children[k]) for k in sorted(children)}
-            elif piece.items is not None:
-                made = [value(item) for item in piece.items]
-            else:
-                assert piece.placed is not None  # (a leaf: facts.entry._leaf)
-                made = json.loads(piece.placed)
-            decoded += 1
-            values[id(piece)] = (piece, made)
-            return made
-
-        whole = not values
-        out = value(entry)
-        if whole:
-            self._most = KEPT_VALUES * len(values) + 64
-        self.decoded += decoded
-        return out
 
     def current(self, hashes: Mapping[str, str]) -> dict[str, str]:
         """The kept file's text, when the run with these content hashes read

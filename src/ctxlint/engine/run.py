@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ctxlint.cache.entries import facts_entry, facts_value, learnt_entry, outcome_entry
+from ctxlint.cache.entries import facts_entry, learnt_entry, outcome_entry
 from ctxlint.cache.pending import PendingCache
 from ctxlint.cache.store import FactCache
 from ctxlint.config.settings import Config
@@ -168,7 +168,6 @@ class Engine:
         self._parts: dict[str, PartDigests] = {}  # entry digest -> part digests (workers')
         self._round_memo: RoundMemo | None = None  # the last run's rounds
         # (entry, its facts.entry.Piece) of the kept module's edit parsed this run
-        self._kept_entry: tuple[bytes, Any] | None = None
 
     # -- phases -------------------------------------------------------------
     def timed(self, name: str, start: float) -> None:
@@ -334,7 +333,6 @@ class Engine:
             result = _work(miss, kept.parser(miss[0], parse, content_hash(miss[2]), before))
         entry = used_entry()
         # the entry's facts, decoded from the kept pieces, not its JSON (_decoded)
-        self._kept_entry = (result[1], entry) if entry is not None else None
         if entry is not None and entry.children is not None:  # (its parts' texts: moves)
             parts = entry.children["facts"].children
             note_part_texts(result[1], {k: piece_text(p, "placed") for k, p in parts.items()})
@@ -401,13 +399,6 @@ class Engine:
         shape this code writes is a miss (issue 11 D18): the file is extracted
         again and its entry replaced."""
         path, module = item
-        held = self._kept_entry
-        if held is not None and held[0] is blob and self.kept is not None:
-            # this run's edit, encoded from a kept module's entry: its values in hand
-            self._kept_entry = None
-            facts = facts_value(self.kept.value_of(held[1]), module, schema=vocab is None)
-            if facts is not None:
-                return facts, blob
         facts = facts_entry(blob, None if vocab == SYNTAX_ONLY else module, schema=vocab is None)
         if facts is None:
             blob = self._extract([item], sources, vocab, read=False)[path]
