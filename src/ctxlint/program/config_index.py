@@ -164,6 +164,21 @@ class _FileSites:
     kept: list[Site]  # sorted; the role table's entries not among them
     whole: tuple[Any, ...] = ()  # its _WHOLE_KEYS parts
 
+    @classmethod
+    def of(
+        cls,
+        digest: bytes,
+        vocab: str,
+        fixed: list[Site],
+        maybe: list[tuple[Site, str, str]],
+        f: dict[str, Any],
+        module: str,
+        decided: Decided | None,
+        kept: list[Site],
+    ) -> _FileSites:
+        handoffs = f.get("handoffs")
+        return cls(digest, vocab, fixed, maybe, handoffs, module, decided, kept, _whole_parts(f))
+
 
 @dataclass
 class _Whole:
@@ -349,19 +364,10 @@ class ConfigIndex:
             else:
                 kept = sorted([*fixed, *self._kept(maybe, module, held.convention)], key=_by_place)
             if carry is not None:
-                built[path] = _FileSites(
-                    digest,
-                    vocab_key,
-                    fixed,
-                    maybe,
-                    f.get("handoffs"),
-                    module,
-                    decided,
-                    kept,
-                    _whole_parts(f),
+                built[path] = _FileSites.of(
+                    digest, vocab_key, fixed, maybe, f, module, decided, kept
                 )
-            if self._table_facts is not None and self._table_facts[0] == path:
-                kept = sorted([*kept, *self._role_entries(path)], key=_by_place)
+            kept = self._with_role_entries(path, kept)
             self.by_path[path] = kept
             for s in kept:
                 if s.field is not None:
@@ -446,19 +452,10 @@ class ConfigIndex:
             if f:
                 fixed, maybe = _sites(path, f, vocab, place)
                 kept = sorted([*fixed, *self._kept(maybe, module, held.convention)], key=_by_place)
-                files[path] = _FileSites(
-                    digests[path],
-                    last.vocab,
-                    fixed,
-                    maybe,
-                    f.get("handoffs"),
-                    module,
-                    decided,
-                    kept,
-                    _whole_parts(f),
+                files[path] = _FileSites.of(
+                    digests[path], last.vocab, fixed, maybe, f, module, decided, kept
                 )
-                if self._table_facts is not None and self._table_facts[0] == path:
-                    kept = sorted([*kept, *self._role_entries(path)], key=_by_place)
+                kept = self._with_role_entries(path, kept)
                 by_path[path] = kept
             _replace_sites(by_field, path, old_sites, kept, lambda s: s.field)
             _replace_sites(
@@ -642,6 +639,12 @@ class ConfigIndex:
                 if name == self.declaration_function:
                     site = Site(site.path, site.span, DECLARE, site.namespace, site.field, name)
                 yield site
+
+    def _with_role_entries(self, path: str, kept: list[Site]) -> list[Site]:
+        """A file's sites, with the role table's entries where it holds the table."""
+        if self._table_facts is None or self._table_facts[0] != path:
+            return kept
+        return sorted([*kept, *self._role_entries(path)], key=_by_place)
 
     def _role_entries(self, path: str) -> list[Site]:
         return [
