@@ -316,25 +316,7 @@ class ConfigIndex:
         self._declarations(files)
         self._namespaces(files)
         self._role_table(files)
-        held = self._held(carry)
-        self.declaration_function = held.declaration_function
-        self.returning = set(held.returning)
-        self.writers = self._writers(files, held.declaration_function)
-        same = held.readers is not None and all(
-            (old := known.get(path)) is not None
-            and (old.digest == digests[path] or old.handoffs == f.get("handoffs"))  # type: ignore[index]
-            for path, _, f in files
-        )
-        if not (same and len(known) == len(files)):
-            held = replace(held, readers=frozenset(self._readers(files)))
-        self.readers = set(held.readers or ())
-        decided: Decided = (
-            frozenset(self.readers),
-            frozenset(self.writers),
-            held.returning,
-            held.declaration_function,
-            held.convention,
-        )
+        held, decided = self._decide(files, self._held(carry), known, digests)
         vocab_key = vocabulary_key(program) if carry is not None else ""
         place = {**vocab.derived_leaves, **vocab.fields}
         built: dict[str, _FileSites] = {}
@@ -378,6 +360,36 @@ class ConfigIndex:
             carry.files, carry.held = built, held
             carry.whole = self._whole(digests, vocab_key, decided)
             carry.built += 1
+
+    def _decide(
+        self,
+        files: list[tuple[str, str, dict[str, Any]]],
+        held: Held,
+        known: dict[str, _FileSites],
+        digests: dict[str, bytes] | None,
+    ) -> tuple[Held, Decided]:
+        """The writers and readers by name, the model's answer (its readers
+        derived again unless every file's handoffs are as when they were), and
+        what decides which of a file's candidate sites count."""
+        self.declaration_function = held.declaration_function
+        self.returning = set(held.returning)
+        self.writers = self._writers(files, held.declaration_function)
+        same = held.readers is not None and all(
+            (old := known.get(path)) is not None
+            and (old.digest == digests[path] or old.handoffs == f.get("handoffs"))  # type: ignore[index]
+            for path, _, f in files
+        )
+        if not (same and len(known) == len(files)):
+            held = replace(held, readers=frozenset(self._readers(files)))
+        self.readers = set(held.readers or ())
+        decided: Decided = (
+            frozenset(self.readers),
+            frozenset(self.writers),
+            held.returning,
+            held.declaration_function,
+            held.convention,
+        )
+        return held, decided
 
     def _whole(self, digests: dict[str, bytes], vocab_key: str, decided: Decided) -> _Whole:
         return _Whole(

@@ -83,11 +83,8 @@ class AccessorBinding(Rule):
         # ruff) must not be replayed once that changes
         return ruff.identity(_ruff_command())
 
-    # A resident's check memo replays the rule by its facts and by the texts of
-    # the files ruff read (engine.check_memo): ruff's reports on a file depend
-    # on its text alone (a noqa comment too, which no fact holds)
     def memo_texts(self, program: Program) -> list[str]:
-        """The files whose text the outcome read past the facts: ruff's candidates."""
+        """ruff's candidates: its reports on them depend on their text alone (engine.check_memo)."""
         return accessor_uses(program).ruff_candidates()
 
     def texts_key(self, root: Any, paths: list[str]) -> str | None:
