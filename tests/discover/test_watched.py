@@ -53,6 +53,16 @@ class Resident:
         self.kept = Signatures()
         self.cache = FactCache(None)
 
+    @classmethod
+    def settled(cls, root: Path) -> Resident:
+        """One that has read the tree with the watch on and in step (the first
+        read sets the watch up; the second reads after its events settled)."""
+        resident = cls(root)
+        resident.read()
+        _settle()
+        resident.read()
+        return resident
+
     def read(self) -> tuple[list[str], dict[str, str]]:
         found = [f.rel for f in files.discover(self.root, (".",), ())]
         return found, dict(Sources(self.root, found, self.cache, self.kept).hashes)
@@ -176,10 +186,7 @@ def test_events_lost_make_every_reader_look_at_everything(tmp_path: Path) -> Non
 def test_a_folder_moved_starts_the_watch_again(tmp_path: Path) -> None:
     root = _tree(tmp_path)
     with watch.watching(root) as tree:
-        resident = Resident(root)
-        resident.read()
-        _settle()
-        resident.read()
+        resident = Resident.settled(root)
         before = tree.generation
         os.rename(root / "pkg" / "sub", root / "moved")
         _settle()
@@ -217,10 +224,7 @@ def test_a_file_renamed_or_saved_by_rename_is_watched_again(tmp_path: Path) -> N
     second name out of the tree is its own inode's event."""
     root = _tree(tmp_path)
     with watch.watching(root) as tree:
-        resident = Resident(root)
-        resident.read()
-        _settle()
-        resident.read()
+        resident = Resident.settled(root)
         target = root / "pkg" / "a.py"
         (root / "pkg" / ".a.py.swp").write_text("saved = 1\n")
         os.replace(root / "pkg" / ".a.py.swp", target)
@@ -251,10 +255,7 @@ def test_a_mount_made_anywhere_starts_the_watch_again(
     change of the mount table (seen as the kernel marks it) is a loss."""
     root = _tree(tmp_path)
     with watch.watching(root) as tree:
-        resident = Resident(root)
-        resident.read()
-        _settle()
-        resident.read()
+        resident = Resident.settled(root)
         before = tree.generation
         changed = watch._MountWatch.changed
         monkeypatch.setattr(watch._MountWatch, "changed", lambda _self: True)
