@@ -97,6 +97,11 @@ class FactsDecoder:
                 facts, blob = self._decode(path, blobs[path])
                 if blob is not blobs[path]:  # a bad entry, extracted again
                     blobs.replace(path, blob)
+                if self._prepare is not None and "error" not in facts:
+                    # now, file by file: what it reads stands in the entry for
+                    # the JSON, which goes before the next file's is made (all
+                    # files' JSON at once was most of a cold run's peak)
+                    self._prepare(facts)
             blobs.release(path, modules[path])
             if "error" in facts:
                 self.errors.append(FileError(path, facts["error"]))

@@ -55,6 +55,7 @@ from ctxlint.facts.entry import text as piece_text
 from ctxlint.facts.vocab import Vocabulary
 from ctxlint.program.calls import read_ahead
 from ctxlint.program.core import Program
+from ctxlint.program.fact_kinds import decode_parts, fact_decoders
 from ctxlint.program.rule import Rule
 
 # (done, total, phase): one count over every phase of the run, so a progress
@@ -505,6 +506,12 @@ class Engine:
         self.cache.close()
         return out
 
+    def _read_ahead(self, entry: dict[str, Any]) -> None:
+        """What the model reads of one file entry, read as it is decoded: its
+        call summary and its typed parts (each then stands for its JSON)."""
+        read_ahead(entry)
+        decode_parts(entry, fact_decoders(tuple(self.rules)))
+
     def _run(self, files: list[SourceFile], sources: Sources, errors: list[FileError]) -> RunOutput:
         vocab = self.vocabulary(files, sources)
         unreadable = list(errors)  # and broken files no rule needed; the others' are in facts
@@ -533,7 +540,7 @@ class Engine:
             module_of,
             lambda path, blob: self._decoded((path, module_of[path]), blob, sources, vocab),
             self.start.decoded if self.start else {},
-            read_ahead,
+            self._read_ahead,
         )
 
         self._rounds(vocab, sources, module_of, program, blobs, decoder, tokens, everything)

@@ -17,7 +17,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from enum import Enum
 from functools import lru_cache
+from sys import intern
 from typing import Any, NamedTuple
+
+
+def _text(raw: str | None) -> str | None:
+    """One object per distinct name across the program's summaries (facts.typed
+    interns the same way: json.loads makes a new str for each occurrence)."""
+    return None if raw is None else intern(raw)
+
+
+def _texts(raw: list[str] | tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(map(intern, raw))
 
 
 # -- targets: what `expr(...)` runs, as far as one file can tell --------------------------
@@ -64,6 +75,7 @@ def target_json(t: Target) -> list[str]:
 @lru_cache(maxsize=1 << 16)
 def _target(tag: str, name: str, method: str | None) -> Target:
     """One shared object per target (a program names the same ones again and again)."""
+    name = intern(name)
     if tag == "g":
         return Global(name)
     if tag == "s":
@@ -71,7 +83,7 @@ def _target(tag: str, name: str, method: str | None) -> Target:
     if tag == "S":
         return SuperMethod(name)
     assert method is not None
-    return HeldMethod(name, method)
+    return HeldMethod(name, intern(method))
 
 
 def target_from_json(raw: list[str]) -> Target:
@@ -175,13 +187,13 @@ class Event(NamedTuple):
         return Event(
             _EVENT_KINDS[raw["k"]],
             targets_from_json(targets) if targets else (),
-            raw.get("r"),
+            _text(raw.get("r")),
             Site(at[0], at[1]) if at else None,
-            raw.get("role"),
-            raw.get("m"),
-            tuple(raw.get("g", ())),
-            tuple(raw.get("w", ())),
-            tuple(raw.get("x", ())),
+            _text(raw.get("role")),
+            _text(raw.get("m")),
+            _texts(raw.get("g", ())),
+            _texts(raw.get("w", ())),
+            _texts(raw.get("x", ())),
         )
 
 
@@ -212,11 +224,11 @@ class FuncSummary:
     def from_json(qual: str, raw: dict[str, Any]) -> FuncSummary:
         return FuncSummary(
             qual,
-            raw["cls"],
-            tuple(Event.from_json(e) for e in raw["events"]),
-            tuple(raw.get("params", ())),
+            _text(raw["cls"]),
+            tuple([Event.from_json(e) for e in raw["events"]]),
+            _texts(raw.get("params", ())),
             bool(raw.get("record")),
-            tuple(raw.get("refs", ())),
+            _texts(raw.get("refs", ())),
             Flags.from_json(raw["flags"]) if "flags" in raw else None,
         )
 
@@ -250,9 +262,9 @@ class Flags:
     @staticmethod
     def from_json(raw: dict[str, Any]) -> Flags:
         def read(key: str) -> Spellings:
-            return {k: tuple(v) for k, v in raw.get(key, {}).items()}
+            return {k: _texts(v) for k, v in raw.get(key, {}).items()}
 
-        return Flags(tuple(raw.get("d", ())), read("n"), read("a"), read("g"))
+        return Flags(_texts(raw.get("d", ())), read("n"), read("a"), read("g"))
 
 
 def _lists(spellings: Spellings) -> dict[str, list[str]]:
@@ -275,9 +287,9 @@ class ClassSummary:
     @staticmethod
     def from_json(raw: dict[str, Any]) -> ClassSummary:
         return ClassSummary(
-            tuple(raw["bases"]),
+            _texts(raw["bases"]),
             {a: targets_from_json(ts) for a, ts in raw["parked"].items()},
-            {a: tuple(cs) for a, cs in raw["held"].items()},
+            {a: _texts(cs) for a, cs in raw["held"].items()},
         )
 
 
@@ -313,9 +325,9 @@ class Start:
         return Start(
             StartKind(raw["kind"]),
             targets_from_json(raw["targets"]),
-            raw["scope"],
-            raw["fn"],
-            raw["cls"],
+            intern(raw["scope"]),
+            _text(raw["fn"]),
+            _text(raw["cls"]),
             Site(raw["at"][0], raw["at"][1]),
         )
 
@@ -353,7 +365,7 @@ class ModuleSummary:
             {q: FuncSummary.from_json(q, f) for q, f in raw["funcs"].items()},
             {q: ClassSummary.from_json(c) for q, c in raw["classes"].items()},
             tuple(Start.from_json(s) for s in raw["starts"]),
-            dict(raw["imports"]),
-            tuple(raw["module_refs"]),
-            tuple(raw.get("falsy", ())),
+            {local: intern(name) for local, name in raw["imports"].items()},
+            _texts(raw["module_refs"]),
+            _texts(raw.get("falsy", ())),
         )

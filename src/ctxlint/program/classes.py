@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from ctxlint.core.lazy_libcst import cst
 from ctxlint.facts.context import FileContext, dotted, string_value
@@ -31,7 +30,7 @@ PROPERTIES = frozenset(("property", "cached_property"))
 
 # A param is [name, kind, default source | None]; kinds: po (positional-only),
 # pk (positional-or-keyword), va (*args), ko (keyword-only), vk (**kwargs).
-Param = list[Any]
+Param = list[str | None]
 
 
 def raises_not_implemented(body: cst.BaseSuite) -> bool:

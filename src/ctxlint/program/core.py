@@ -51,9 +51,11 @@ def _typed(facts: dict[str, Any], key: str, found: Any, read: Callable[[Any], T]
     """A part's facts decoded, once per file entry: the typed facts then stand in
     the entry for their JSON, which is not kept beside them."""
     if type(found) is Decoded:
+        if found.read is not read:
+            raise TypeError(f"facts {key!r} asked as another kind than they were read as")
         return found.value  # type: ignore[no-any-return]
     value = read(found)
-    facts[key] = Decoded(value)
+    facts[key] = Decoded(value, read)
     return value
 
 
