@@ -508,9 +508,14 @@ class Engine:
 
     def _read_ahead(self, entry: dict[str, Any]) -> None:
         """What the model reads of one file entry, read as it is decoded: its
-        call summary and its typed parts (each then stands for its JSON)."""
+        call summary and, where this run reads every file's entry (no earlier
+        run's to start from), its typed parts too, each then standing for its
+        JSON: all files' JSON at once was such a run's peak. An edit's few
+        entries are left to the rules that ask (most of their outcomes move
+        or replay, never asking the edited file's parts)."""
         read_ahead(entry)
-        decode_parts(entry, fact_decoders(tuple(self.rules)))
+        if self.start is None or not self.start.decoded:
+            decode_parts(entry, fact_decoders(tuple(self.rules)))
 
     def _run(self, files: list[SourceFile], sources: Sources, errors: list[FileError]) -> RunOutput:
         vocab = self.vocabulary(files, sources)

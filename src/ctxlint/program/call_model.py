@@ -27,8 +27,8 @@ def _text(raw: str | None) -> str | None:
     return None if raw is None else intern(raw)
 
 
-def _texts(raw: list[str] | tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(map(intern, raw))
+def _texts(raw: list[str] | None) -> tuple[str, ...]:
+    return tuple(map(intern, raw)) if raw else ()
 
 
 # -- targets: what `expr(...)` runs, as far as one file can tell --------------------------
@@ -191,9 +191,9 @@ class Event(NamedTuple):
             Site(at[0], at[1]) if at else None,
             _text(raw.get("role")),
             _text(raw.get("m")),
-            _texts(raw.get("g", ())),
-            _texts(raw.get("w", ())),
-            _texts(raw.get("x", ())),
+            _texts(raw.get("g")),
+            _texts(raw.get("w")),
+            _texts(raw.get("x")),
         )
 
 
@@ -226,9 +226,9 @@ class FuncSummary:
             qual,
             _text(raw["cls"]),
             tuple([Event.from_json(e) for e in raw["events"]]),
-            _texts(raw.get("params", ())),
+            _texts(raw.get("params")),
             bool(raw.get("record")),
-            _texts(raw.get("refs", ())),
+            _texts(raw.get("refs")),
             Flags.from_json(raw["flags"]) if "flags" in raw else None,
         )
 
@@ -264,7 +264,7 @@ class Flags:
         def read(key: str) -> Spellings:
             return {k: _texts(v) for k, v in raw.get(key, {}).items()}
 
-        return Flags(_texts(raw.get("d", ())), read("n"), read("a"), read("g"))
+        return Flags(_texts(raw.get("d")), read("n"), read("a"), read("g"))
 
 
 def _lists(spellings: Spellings) -> dict[str, list[str]]:
@@ -367,5 +367,5 @@ class ModuleSummary:
             tuple(Start.from_json(s) for s in raw["starts"]),
             {local: intern(name) for local, name in raw["imports"].items()},
             _texts(raw["module_refs"]),
-            _texts(raw.get("falsy", ())),
+            _texts(raw.get("falsy")),
         )
