@@ -13,6 +13,7 @@ from __future__ import annotations
 import io
 import json
 import random
+import re
 import tokenize
 from pathlib import Path
 
@@ -22,7 +23,7 @@ from helpers import project_config
 
 from ctxlint.engine.registry import file_visitors
 from ctxlint.engine.run import Engine
-from ctxlint.facts.code_digest import code_digest
+from ctxlint.facts.code_digest import code_digest, without_end_blanks
 from ctxlint.facts.extract import extract_file
 
 CODE = """\
@@ -170,3 +171,16 @@ def test_comment_edits_keep_the_facts_of_sglang() -> None:
     tree = sglang_tree()
     profile = REPO / "src" / "ctxlint" / "config" / "profiles" / "sglang.toml"
     assert _facts_unchanged(profile, tree, sample=150) > 300
+
+
+def test_the_blank_lines_a_file_ends_with_are_cut_as_the_pattern_cut_them() -> None:
+    """without_end_blanks finds the cut from the end; it cuts what the pattern
+    searched from the start (`(\\r?\\n|\\r)[ \\t\\f\\r\\n]*\\Z`, kept by its first
+    line break) cut, line breaks of every kind and blanks before them included."""
+    pattern = re.compile(r"(\r?\n|\r)[ \t\f\r\n]*\Z")
+    pieces = ["a", "#", " ", "\t", "\f", "\r", "\n", "\r\n"]
+    rng = random.Random(37)
+    for _ in range(20000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 12)))
+        assert without_end_blanks(text) == pattern.sub(r"\1", text), repr(text)
+    assert without_end_blanks("x = 1  \r\n\n \n") == "x = 1  \r\n"

@@ -47,18 +47,28 @@ def _word_pattern(words: tuple[bytes, ...]) -> re.Pattern[bytes]:
     return re.compile(rb"\b(?:" + _trie(list(words)) + rb")\b")
 
 
-def token_matcher(tokens: set[str]) -> Callable[[bytes], bool]:
+def token_matcher(tokens: set[str] | frozenset[str]) -> Callable[[bytes], bool]:
     """A test for "these bytes hold one of the tokens": identifiers as whole
     words through one pattern (one pass, whatever the number of names: a
     substring scan per name costs minutes on a large tree), others as substrings."""
+    return _matcher(frozenset(tokens))
+
+
+@functools.lru_cache(maxsize=8)
+def _matcher(tokens: frozenset[str]) -> Callable[[bytes], bool]:
+    """token_matcher's, kept: a resident front end's every edit asks it for the
+    same tokens (sorting sglang's thousands took a few ms an edit)."""
     words = tuple(sorted(t.encode() for t in tokens if _IDENTIFIER.fullmatch(t)))
     others = [t.encode() for t in sorted(tokens) if not _IDENTIFIER.fullmatch(t)]
     pattern = _word_pattern(words) if words else None
 
     def match(source: bytes) -> bool:
-        if any(o in source for o in others):
+        # the words first: a file that holds one mostly names it early, where a
+        # scan for each other token reads the whole file (11 ms an edit of
+        # sglang's 282 KB scheduler.py)
+        if pattern is not None and pattern.search(source) is not None:
             return True
-        return pattern is not None and pattern.search(source) is not None
+        return any(o in source for o in others)
 
     return match
 

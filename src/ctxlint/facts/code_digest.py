@@ -28,7 +28,7 @@ from ctxlint.facts.suppression_comments import INTENT
 VERSION = "cd1:py{}{}".format(*sys.version_info[:2])
 _OPEN, _CLOSE = frozenset("([{"), frozenset(")]}")
 _LONE_CR = re.compile(rb"\r(?!\n)")  # a line break of old Macs: CPython's, not readline's
-_END = re.compile(r"(\r?\n|\r)[ \t\f\r\n]*\Z")  # the blank lines the file ends with
+_BLANKS = " \t\f\r\n"  # what the blank lines a file ends with are made of
 
 
 def _read(comment: str) -> bool:
@@ -94,9 +94,22 @@ def recut(lines: list[str], first: int, last: int) -> list[str] | None:
     return out
 
 
+def without_end_blanks(text: str) -> str:
+    """`text` less the blank lines it ends with: cut after the first line break
+    that only blanks follow. Found from the end: a pattern searched from the
+    start tried each of a 282 KB file's positions (7 ms an edit)."""
+    body = text.rstrip(_BLANKS)
+    tail = text[len(body) :]
+    breaks = [i for i in (tail.find("\n"), tail.find("\r")) if i >= 0]
+    if not breaks:
+        return text
+    at = min(breaks)
+    return body + tail[:at] + ("\r\n" if tail.startswith("\r\n", at) else tail[at])
+
+
 def digest_of(encoding: str, cut: list[str]) -> str:
     """The digest of lines `cut_lines` or `recut` gave."""
-    text = _END.sub(r"\1", "".join(cut))
+    text = without_end_blanks("".join(cut))
     h = hashlib.blake2b(f"{VERSION}\0{encoding}\0".encode(), digest_size=16)
     h.update(text.encode("utf-8", "surrogatepass"))
     return h.hexdigest()
