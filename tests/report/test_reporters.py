@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import xml.etree.ElementTree as ET
 from dataclasses import replace
 from pathlib import Path
@@ -22,6 +23,7 @@ from ctxlint import __version__
 from ctxlint.core.findings import BASELINED, FileError, Finding, Result, RuleInfo, Span, StaleEntry
 from ctxlint.report.formats import FORMATS, print_text, render
 from ctxlint.report.formats.github import escape_data, escape_property
+from ctxlint.report.formats.text import _Sources
 
 DATA = Path(__file__).parents[1] / "data"
 RULES = [
@@ -620,3 +622,16 @@ def test_text_to_a_recording_console_is_recorded(tmp_path: Path) -> None:
     with captured.capture() as capture:
         print_text(result, captured)
     assert capture.get() == plain
+
+
+@pytest.mark.parametrize(
+    "text", ["a\nb\n", "a\r\nb\r\n", "a\rb\r", "a\r\nb\nc\rd", "a\n\nb", "", "\n"]
+)
+def test_a_code_frame_s_lines_break_at_each_kind_of_line_break(tmp_path: Path, text: str) -> None:
+    """The text report's sources split as the checked file's lines are, LF
+    alone (str.split) or CR LF and lone CR too (the pattern)."""
+    (tmp_path / "m.py").write_bytes(text.encode())
+    expected = re.split(r"\r\n|\r|\n", text)
+    if expected and expected[-1] == "":
+        expected.pop()
+    assert _Sources(str(tmp_path)).lines("m.py") == expected

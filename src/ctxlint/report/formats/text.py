@@ -58,7 +58,9 @@ class _Sources:
                     text = decode(data)
                 except SourceError:  # (a file that was not checked: shown as best it can be)
                     text = data.decode("utf-8", errors="replace")
-                lines = _NEWLINE.split(text)
+                # (no CR: str.split, 6 times the pattern's speed; a report reads
+                # every file with a finding, 63 thousand lines on sglang 0.5.23)
+                lines = text.split("\n") if "\r" not in text else _NEWLINE.split(text)
                 if lines and lines[-1] == "":
                     lines.pop()  # a final newline ends the last line; it starts none
                 self._lines[path] = lines
