@@ -8,6 +8,7 @@ fixed point as rules learn new names from facts (record parameter names, say).
 
 from __future__ import annotations
 
+import functools
 import gc
 import json
 import os
@@ -52,6 +53,7 @@ from ctxlint.engine.workers import (
     used_entry,
 )
 from ctxlint.facts.entry import text as piece_text
+from ctxlint.facts.typed import Decoder
 from ctxlint.facts.vocab import Vocabulary
 from ctxlint.program.calls import read_ahead
 from ctxlint.program.core import Program
@@ -168,7 +170,6 @@ class Engine:
         self._meanwhile: FactsDecoder | None = None
         self._parts: dict[str, PartDigests] = {}  # entry digest -> part digests (workers')
         self._round_memo: RoundMemo | None = None  # the last run's rounds
-        # (entry, its facts.entry.Piece) of the kept module's edit parsed this run
 
     # -- phases -------------------------------------------------------------
     def timed(self, name: str, start: float) -> None:
@@ -333,7 +334,6 @@ class Engine:
             before = self.check_memo.text_before(miss[0]) if self.check_memo is not None else None
             result = _work(miss, kept.parser(miss[0], parse, content_hash(miss[2]), before))
         entry = used_entry()
-        # the entry's facts, decoded from the kept pieces, not its JSON (_decoded)
         if entry is not None and entry.children is not None:  # (its parts' texts: moves)
             parts = entry.children["facts"].children
             note_part_texts(result[1], {k: piece_text(p, "placed") for k, p in parts.items()})
@@ -515,7 +515,12 @@ class Engine:
         or replay, never asking the edited file's parts)."""
         read_ahead(entry)
         if self.start is None or not self.start.decoded:
-            decode_parts(entry, fact_decoders(tuple(self.rules)))
+            decode_parts(entry, self._fact_decoders)
+
+    @functools.cached_property
+    def _fact_decoders(self) -> dict[str, Decoder]:
+        """Each facts key's decoder (program.fact_kinds), once per run."""
+        return fact_decoders(tuple(self.rules))
 
     def _run(self, files: list[SourceFile], sources: Sources, errors: list[FileError]) -> RunOutput:
         vocab = self.vocabulary(files, sources)
